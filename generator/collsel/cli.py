@@ -1,0 +1,55 @@
+"""The `collsel` command: one console script, subcommands registered by the modules that own them."""
+import argparse
+import importlib
+import sys
+
+from . import __version__
+from .errors import CollselError
+
+# Each module has `register(subparsers)`, which adds its subcommands with `set_defaults(run=...)`.
+COMMAND_MODULES = (
+    "collsel.commands",        # build, query, stats
+    "collsel.sweep.command",   # sweep, baseline
+    "collsel.ingest.command",  # ingest
+)
+
+DESCRIPTION = """\
+Pick the algorithm (and segment size) an MPI collective should use for each communicator size
+and message size on this machine.
+
+Typical use:
+  collsel sweep --collective bcast --out bcast.csv      measure every Open MPI algorithm
+  collsel build bcast.csv --collective bcast --out out/ decision map -> quadtree -> C code
+  collsel query out/tree.json --comm-size 8 --msg-size 65536
+
+Exit status: 0 success, 1 failure, 2 bad input (the message names the file and line).
+"""
+
+
+def parser():
+    top = argparse.ArgumentParser(prog="collsel", description=DESCRIPTION,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    top.add_argument("--version", action="version", version=f"collsel {__version__}")
+    sub = top.add_subparsers(title="commands", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return top
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    if not hasattr(args, "run"):
+        parser().print_help(sys.stderr)
+        return 2
+    try:
+        return args.run(args) or 0
+    except CollselError as e:
+        print(f"collsel: error: {e}", file=sys.stderr)
+        return e.exit_status
+    except KeyboardInterrupt:
+        print("collsel: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

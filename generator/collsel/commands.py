@@ -1,0 +1,5 @@
+"""`collsel build`, `collsel query`, `collsel stats` (issue "Encode")."""
+
+
+def register(subparsers):
+    pass

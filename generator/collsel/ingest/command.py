@@ -1,0 +1,5 @@
+"""`collsel ingest` (issue "Ingest"): not written yet."""
+
+
+def register(subparsers):
+    pass

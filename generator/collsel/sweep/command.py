@@ -1,0 +1,5 @@
+"""`collsel sweep` and `collsel baseline` (issue "Measure"): not written yet."""
+
+
+def register(subparsers):
+    pass
