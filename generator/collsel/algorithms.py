@@ -1,7 +1,8 @@
 """Open MPI coll/tuned algorithm ids, their names, and which ones honour a segment size.
 
 Facts from Open MPI 4.1 (`coll_tuned_bcast_decision.c`, `coll_tuned_reduce_decision.c`,
-`coll_base_bcast.c`, `coll_base_reduce.c`). Id 0 ("ignore") is Open MPI's own fixed decision: a
+`coll_base_bcast.c`, `coll_base_reduce.c`; allreduce and gather ids as `ompi_info --param coll
+tuned --level 9` prints them for Open MPI 4.1.2, and their `*_intra_do_this` calls). Id 0 ("ignore") is Open MPI's own fixed decision: a
 baseline, never a candidate.
 """
 import re
@@ -21,6 +22,12 @@ ALGORITHMS = {
         0: "ignore", 1: "linear", 2: "chain", 3: "pipeline", 4: "binary", 5: "binomial",
         6: "in-order_binary", 7: "rabenseifner",
     },
+    # Read by ingest (ReproMPI, IMB and ompi-collectives-tuning files measure them).
+    "allreduce": {
+        0: "ignore", 1: "basic_linear", 2: "nonoverlapping", 3: "recursive_doubling", 4: "ring",
+        5: "segmented_ring", 6: "rabenseifner",
+    },
+    "gather": {0: "ignore", 1: "basic_linear", 2: "binomial", 3: "linear_sync"},
 }
 
 # Algorithms whose base implementation uses the segsize argument; the others ignore it
@@ -28,10 +35,13 @@ ALGORITHMS = {
 SEGMENTING = {
     "bcast": frozenset({2, 3, 4, 5, 6, 7}),
     "reduce": frozenset({2, 3, 4, 5, 6}),
+    "allreduce": frozenset({5}),
+    "gather": frozenset({3}),      # linear_sync: size of the first segment
 }
 
 # Algorithms that read faninout (chain: number of chains; 0 is forced to 1).
-USES_FANINOUT = {"bcast": frozenset({2}), "reduce": frozenset({2})}
+USES_FANINOUT = {"bcast": frozenset({2}), "reduce": frozenset({2}), "allreduce": frozenset(),
+                 "gather": frozenset()}
 
 # Reduce algorithms valid for non-commutative operations.
 REDUCE_NONCOMMUTATIVE = frozenset({1, 6})
@@ -59,6 +69,21 @@ _ALIASES = {
         "binomial": 5, "binomialtree": 5,
         "inorderbinary": 6, "inorderbinarytree": 6, "inorderbintree": 6,
         "rabenseifner": 7, "redscatgather": 7, "reducescattergather": 7,
+    },
+    "allreduce": {
+        "default": 0, "tuned": 0, "ignore": 0, "fixed": 0,
+        "linear": 1, "basiclinear": 1,
+        "nonoverlapping": 2, "reducebcast": 2,
+        "recursivedoubling": 3, "recdoubling": 3, "rd": 3,
+        "ring": 4,
+        "segmentedring": 5, "segring": 5,
+        "rabenseifner": 6, "redscatallgather": 6, "reducescatterallgather": 6,
+    },
+    "gather": {
+        "default": 0, "tuned": 0, "ignore": 0, "fixed": 0,
+        "linear": 1, "basiclinear": 1,
+        "binomial": 2, "binomialtree": 2,
+        "linearsync": 3, "synclinear": 3,
     },
 }
 
