@@ -1,4 +1,5 @@
 """`collsel build`, `collsel query`, `collsel stats`: table -> map -> tree -> stats and C code."""
+import argparse
 import json
 import os
 import shutil
@@ -17,9 +18,9 @@ INT_MAX = 2**31 - 1
 
 def _percent(text):
     try:
-        return float(text.rstrip("%"))
+        return float(text.strip().rstrip("%"))
     except ValueError:
-        raise InputError(f"'{text}' is not a percentage") from None
+        raise argparse.ArgumentTypeError(f"'{text}' is not a percentage") from None
 
 
 def _add_tree_options(p):
@@ -222,7 +223,10 @@ def format_stats(rows, fmt):
 
 
 def run_stats(args):
-    thresholds = [_percent(x) for x in args.thresholds.split(",") if x.strip()]
+    try:
+        thresholds = [_percent(x) for x in args.thresholds.split(",") if x.strip()]
+    except argparse.ArgumentTypeError as e:
+        raise InputError(f"--thresholds: {e}") from None
     dmap = load_map(args)
     rows = stats_rows(dmap, args.depths, thresholds)
     if args.format == "json":
