@@ -10,7 +10,7 @@ BUILD := build
 APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
                 build-essential clang
 
-.PHONY: setup setup-apt setup-python demo test test-python bench clean
+.PHONY: setup setup-apt setup-python demo test test-python bench bench-encode clean
 
 setup: setup-apt setup-python
 
@@ -29,6 +29,28 @@ test: test-python
 
 test-python:
 	$(PYTHON) -m pytest -q tests
+
+# The main job: measured tables in bench-data/ -> stats, trees and C for bcast and reduce in out/.
+DEMO_COLLECTIVES := bcast reduce
+demo:
+	@for c in $(DEMO_COLLECTIVES); do \
+	  tables=$$(ls bench-data/*$$c*.csv 2>/dev/null); \
+	  if [ -z "$$tables" ]; then echo "make demo: no bench-data/*$$c*.csv (see bench-data/README.md)"; exit 1; fi; \
+	  set -e; echo "== $$c: $$tables"; mkdir -p $(OUT)/$$c; \
+	  collsel stats $$tables --collective $$c --depths 6 > $(OUT)/$$c/stats.txt; \
+	  head -2 $(OUT)/$$c/stats.txt; \
+	  collsel build $$tables --collective $$c --out $(OUT)/$$c/exact; \
+	  collsel build $$tables --collective $$c --max-depth 3 --out $(OUT)/$$c/depth3; \
+	  collsel build $$tables --collective $$c --threshold 90 --leaf penalty --out $(OUT)/$$c/threshold90; \
+	  $(CC) $(CFLAGS) -c $(OUT)/$$c/depth3/decision.c -o $(OUT)/$$c/depth3/decision.o; \
+	done
+	@echo "make demo: outputs in $(OUT)/ (stats.txt, and tree.json, stats.json, decision.c/h, Open MPI dec_fixed per tree)"
+
+bench: bench-encode
+
+# Exact tree + stats of a 1024 x 1024 x 40 map as a ratio to one NumPy pass (target <= 20).
+bench-encode:
+	$(PYTHON) bench/encode_speed.py
 
 clean:
 	rm -rf $(BUILD) $(OUT)
