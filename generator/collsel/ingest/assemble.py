@@ -40,7 +40,7 @@ def select_collective(path, parsed, given, lenient=False):
         algorithms.check_collective(want)
         points = [p for p in parsed.points if p.collective in (None, want)]
         if not points:
-            raise located(path, None, f"no {want} results (the file holds: "
+            raise located(path, parsed.points[0].line, f"no {want} results (the file holds: "
                           f"{', '.join(present)})")
         parsed.skipped += [c for c in present if c != want]
         return points, [want]
@@ -54,10 +54,10 @@ def select_collective(path, parsed, given, lenient=False):
     known = [c for c in present if c in algorithms.ALGORITHMS]
     parsed.skipped += [c for c in present if c not in algorithms.ALGORITHMS]
     if not known:
-        raise located(path, None, f"no collective collsel knows (the file holds: "
+        raise located(path, parsed.points[0].line, f"no collective collsel knows (the file holds: "
                       f"{', '.join(present)}; known: {', '.join(algorithms.collectives())})")
     if len(known) > 1 and not lenient:
-        raise located(path, None, f"holds several collectives ({', '.join(known)}); "
+        raise located(path, parsed.points[0].line, f"holds several collectives ({', '.join(known)}); "
                       "choose one with --collective")
     return [p for p in parsed.points if p.collective in known], known
 
@@ -83,6 +83,8 @@ def rows(path, parsed, given, lenient=False):
                 raise located(path, p.line, f"{key} {mine} in the file, but "
                               f"{given[key][0][1]} says {theirs}")
             row[key] = mine if mine is not None else theirs
+        if coll is None:
+            needs.add("collective")
         row["algorithm"] = _algorithm(path, p, coll, given, algs) if coll else None
         if row["algorithm"] is None:
             needs.add("algorithm")

@@ -47,6 +47,6 @@ def parse(path, lines, opts):
             points.append(Point(lineno, size, mean, {"mean_us": mean, "stdev_us": stdev},
                                 comm_size=procs, algorithm=name))
     if header is None or not points:
-        raise located(path, None, "no '#Nnodes Message_size' table with data")
+        raise located(path, len(lines), "no '#Nnodes Message_size' table with data")
     return Parsed("coltune", points, "ompi-collectives-tuning detail.out: mean over runs of "
                   "OSU Avg latency (mean over ranks)", RANK_MEAN)

@@ -51,6 +51,9 @@ def register(subparsers):
                    help="unit of CSV or SKaMPI times when not printed: us, ms, s, ns")
     p.add_argument("--datatype-size", dest="datatype_size", metavar="BYTES",
                    help="ReproMPI element size when the file lacks #@datatype_size_bytes")
+    p.add_argument("--partial", action="store_true",
+                   help="read a SKaMPI result block cut off before its 'end result' (a run "
+                   "killed at its time limit, a manual excerpt)")
     p.add_argument("--duplicates", choices=output.DUPLICATE_POLICIES, default="error",
                    help="two measurements of one point: error (default) or how to merge")
     p.set_defaults(run=run)

@@ -76,7 +76,7 @@ def read_lines(path):
         line = raw[:e.start].count(b"\n") + 1
         raise located(path, line, f"not UTF-8 text (byte 0x{raw[e.start]:02x})") from None
     if not text.strip():
-        raise located(path, None, "empty file")
+        raise located(path, 1, "empty file")
     return text.splitlines()
 
 

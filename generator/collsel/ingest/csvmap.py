@@ -51,7 +51,7 @@ def parse(path, lines, opts):
                           "truncated line?")
         points.append(_row(path, lineno, fields, index, factors))
     if header is None:
-        raise located(path, None, "no header line")
+        raise located(path, len(lines), "no header line")
     if not points:
         raise located(path, hline, "no data rows after the header (truncated?)")
     unit = "" if "time_us" not in factors else f" ({mapping['time_us']})"

@@ -26,5 +26,5 @@ def detect(path, lines, forced=None, mapped=False):
         for name, mark in _MARKS:
             if mark.search(line):
                 return name
-    raise located(path, None, "format not recognised (no OSU, IMB, SKaMPI, ReproMPI or "
+    raise located(path, 1, "format not recognised (no OSU, IMB, SKaMPI, ReproMPI or "
                   "ompi-collectives-tuning header); for a CSV give --map, or give --format")

@@ -48,7 +48,7 @@ def parse(path, lines, opts):
         found = _PROCS.match(stripped)
         if found:
             procs = parse_int(found.group(1), path, lineno, "#processes", 1, 2**31 - 1)
-        elif stripped.startswith("#bytes") or stripped.startswith("#repetitions"):
+        elif re.match(r"#(bytes|repetitions)\b", stripped) or " #bytes " in f" {stripped} ":
             header = _header(path, lineno, stripped, name, procs, statistic, skipped)
         elif not stripped or stripped.startswith("#"):
             if header is not None:     # a blank or comment line ends the block's rows
@@ -62,8 +62,10 @@ def parse(path, lines, opts):
             points.append(_row(path, lineno, stripped, header, name, procs))
     if header is not None:
         _end(path, len(lines), header, name)
-    if not points and not skipped:
-        raise located(path, None, "no '# Benchmarking' blocks: not IMB-MPI1 output")
+    if not points:
+        found = f" (only {', '.join(skipped)})" if skipped else ""
+        raise located(path, len(lines), "no '# Benchmarking' block of a collective with "
+                      f"message sizes{found}")
     kind, words = STATISTICS[statistic]
     return Parsed("imb", points, f"IMB {words}", kind, info, skipped)
 
@@ -75,6 +77,9 @@ def _end(path, lineno, header, name):
 
 def _header(path, lineno, text, name, procs, statistic, skipped):
     names = text.split()
+    if "#bytes" in names[1:]:
+        raise located(path, lineno, f"IMB header '{text}': '#bytes' is not the first column: "
+                      "columns out of order?")
     if procs is None:
         raise located(path, lineno, f"'{name}' block has no '# #processes = P' line")
     times = {}

@@ -42,7 +42,7 @@ def parse(path, lines, opts):
             if len(datatypes) > 1:
                 raise located(path, lineno, "a second datatype block (osu -T all); "
                               "split the file per datatype")
-        elif re.match(r"#\s*Size\b", stripped):
+        elif re.match(r"#\s*Size\b", stripped) or "Latency(" in stripped:
             header = _header(path, lineno, stripped, statistic)
         elif stripped.startswith("#"):
             continue
@@ -54,9 +54,10 @@ def parse(path, lines, opts):
         else:
             points.append(_row(path, lineno, stripped, header, collective))
     if header is None:
-        raise located(path, None, "no '# Size  Avg Latency(us)' header: not OSU latency output")
+        raise located(path, len(lines), "no '# Size  Avg Latency(us)' header before the end: "
+                      "not OSU latency output")
     if not points:
-        raise located(path, None, "no data rows after the OSU header (truncated?)")
+        raise located(path, len(lines), "no data rows after the OSU header (truncated?)")
     kind, words = STATISTICS[statistic]
     info = {"datatype": datatypes[0]} if datatypes else {}
     column = {"avg": "Avg", "min": "Min", "max": "Max"}[statistic]

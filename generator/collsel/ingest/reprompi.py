@@ -38,7 +38,7 @@ def parse(path, lines, opts):
         else:
             _row(path, lineno, stripped, header, meta, opts, groups)
     if header is None:
-        raise located(path, None, "no column header line ('test nrep count runtime_sec' or "
+        raise located(path, len(lines), "no column header line ('test nrep count runtime_sec' or "
                       "'test count total_nrep ...'): not ReproMPI output")
     if not groups:
         raise located(path, hline, "no data rows after the header (truncated?)")
@@ -59,14 +59,14 @@ def _check_header(path, lineno, header):
     if header[0] == "process":
         raise located(path, lineno, "per-process output (mpibenchmark -v) is not supported; "
                       "use the default or --summary output")
+    for c in header:
+        if c.endswith(("_ms", "_us", "_ns")):
+            raise located(path, lineno, f"column '{c}': ReproMPI prints seconds (*_sec)")
     size = [c for c in ("count", "msize_bytes") if c in header]
     if "test" not in header or not size or not ("runtime_sec" in header or any(
             c.endswith("_sec") for c in header)):
         raise located(path, lineno, f"header '{' '.join(header)}' lacks test, count and a "
                       "*_sec column: not a ReproMPI header")
-    for c in header:
-        if c.endswith(("_ms", "_us", "_ns")):
-            raise located(path, lineno, f"column '{c}': ReproMPI prints seconds (*_sec)")
 
 
 def _row(path, lineno, text, header, meta, opts, groups):

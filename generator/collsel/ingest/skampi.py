@@ -50,11 +50,11 @@ def parse(path, lines, opts):
         else:
             rows += 1
             points.append(_row(path, lineno, stripped, block, factor))
-    if block is not None:
+    if block is not None and not getattr(opts, "partial", False):
         raise located(path, len(lines), f"result \"{block}\" begun at line {begin} has no "
-                      "'end result' (truncated?)")
+                      "'end result' (truncated?); --partial reads the lines before the cut")
     if not points:
-        raise located(path, None, "no 'begin result' blocks with data: not SKaMPI output")
+        raise located(path, len(lines), "no 'begin result' blocks with data: not SKaMPI output")
     unit = "µs" if factor == 1 else f"{getattr(opts, 'time_unit')} converted to µs"
     return Parsed("skampi", points, "SKaMPI result: interquartile mean over repetitions of the "
                   f"slowest rank's time ({unit})", RANK_MAX)

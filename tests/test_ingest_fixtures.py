@@ -1,0 +1,188 @@
+"""Every shared fixture that holds collective timings goes through `collsel ingest`; expected
+counts, P, m and methods were read from the files by hand (see the comments)."""
+from pathlib import Path
+
+import pytest
+
+from collsel import cli, table
+
+FIX = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+if not FIX.is_dir():
+    FIX = Path("/work/shared/fixtures")
+pytestmark = pytest.mark.skipif(not FIX.is_dir(), reason="shared fixtures not present")
+MAP = "comm_size=Processes,msg_size=Size,algorithm=Algorithm,time_us=Latency(us)"
+POW2 = lambda lo, hi: {2**k for k in range(lo, hi + 1)}  # noqa: E731
+
+
+def ingest(tmp_path, capsys, *args):
+    out = tmp_path / "t.csv"
+    status = cli.main(["ingest", *map(str, args), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    return table.read_table(out), captured.err, out
+
+
+def rows_at(t, **where):
+    keep = [all(getattr(t, k)[i] == v for k, v in where.items()) for i in range(len(t))]
+    return t.take(keep)
+
+
+def test_ten_osu_files_make_one_table_with_ten_methods(tmp_path, capsys):
+    files = sorted((FIX / "osu").glob("osu-broadcast-*.txt"))
+    assert len(files) == 10
+    t, err, out = ingest(tmp_path, capsys, *files, "--pattern", "osu-broadcast-{algorithm}.txt",
+                         "--comm-size", 8, "--segsize", 0)
+    assert err == ""                                   # one statistic kind: no warning
+    assert len(t) == 210                               # 21 sizes x 10 algorithms
+    assert set(t.comm_size.tolist()) == {8}
+    assert set(t.msg_size.tolist()) == POW2(0, 20)     # 1 .. 1048576
+    assert set(t.algorithm.tolist()) == set(range(10))
+    assert set(t.collective.tolist()) == {"bcast"}
+    chain = rows_at(t, algorithm=2, msg_size=4096)     # osu-broadcast-chain.txt line 16
+    assert chain.time_us.tolist() == [85.44]
+    assert chain.extra["n"].tolist() == ["1000"]
+    assert rows_at(t, algorithm=2, msg_size=16384).extra["n"].tolist() == ["100"]
+    meta = t.sources[0].metadata
+    assert meta["statistic"] == "rank-mean"
+    assert meta["source.4.file"].endswith("osu-broadcast-chain.txt")
+    assert "Avg" in meta["source.4.statistic"]
+
+
+def test_osu_max_statistic_takes_the_slowest_rank(tmp_path, capsys):
+    t, _, _ = ingest(tmp_path, capsys, FIX / "osu/osu-broadcast-chain.txt", "--algorithm", "chain",
+                     "--comm-size", 8, "--segsize", 0, "--statistic", "max")
+    assert rows_at(t, msg_size=1).time_us.tolist() == [103.87]
+    assert t.sources[0].metadata["statistic"] == "rank-max"
+
+
+def test_imb_full_run_bcast_and_reduce_blocks(tmp_path, capsys):
+    f = FIX / "imb/IMB-MPI1_internode_juno_np2.txt"
+    bcast, _, _ = ingest(tmp_path, capsys, f, "--collective", "bcast", "--algorithm", 0)
+    assert len(bcast) == 24                            # 0 and 1 .. 4194304
+    assert set(bcast.msg_size.tolist()) == {0} | POW2(0, 22)
+    assert set(bcast.comm_size.tolist()) == {2}
+    assert rows_at(bcast, msg_size=1).time_us.tolist() == [155.37]
+    reduce, _, _ = ingest(tmp_path, capsys, f, "--collective", "reduce", "--algorithm", 0)
+    assert len(reduce) == 22                           # MPI_FLOAT: 0, 4 .. 4194304
+    assert set(reduce.msg_size.tolist()) == {0} | POW2(2, 22)
+    r = rows_at(reduce, msg_size=65536)                # repetitions drop to 640 here
+    assert r.time_us.tolist() == [840.75] and r.extra["n"].tolist() == ["640"]
+
+
+def test_imb_p42_time_limited_repetitions(tmp_path, capsys):
+    f = FIX / "imb/ompi-www_users_2010-07_13859_imb_bcast_np42.txt"
+    t, _, _ = ingest(tmp_path, capsys, f, "--algorithm", "default", "--statistic", "max")
+    assert len(t) == 24 and set(t.comm_size.tolist()) == {42}
+    r = rows_at(t, msg_size=131072)
+    assert r.time_us.tolist() == [17647.29] and r.extra["n"].tolist() == ["299"]
+    assert set(t.algorithm.tolist()) == {0}
+
+
+def test_reprompi_per_repetition_rows_are_summarised(tmp_path, capsys):
+    t, _, _ = ingest(tmp_path, capsys, FIX / "reprompi/reprompi_allreduce_p4_per_rep.txt",
+                     "--algorithm", 0)
+    assert len(t) == 5 and set(t.comm_size.tolist()) == {4}
+    assert set(t.msg_size.tolist()) == {1, 10, 100, 1000, 10000}
+    assert set(t.collective.tolist()) == {"allreduce"}
+    # the ten runtime_sec values of count 1, lines 20-29, in µs
+    reps = [10.9819, 3.0911, 2.9809, 2.7870, 2.7970, 3.0100, 3.1460, 4.1078, 5.2340, 2.9281]
+    one = rows_at(t, msg_size=1)
+    assert one.time_us[0] == pytest.approx(sorted(reps)[4] / 2 + sorted(reps)[5] / 2)
+    assert float(one.extra["min_us"][0]) == pytest.approx(min(reps))
+    assert float(one.extra["max_us"][0]) == pytest.approx(max(reps))
+    assert float(one.extra["mean_us"][0]) == pytest.approx(sum(reps) / 10)
+    assert one.extra["n"].tolist() == ["10"]
+    assert "slowest-rank" in t.sources[0].metadata["source.1.statistic"]
+
+
+def test_reprompi_summary(tmp_path, capsys):
+    t, _, _ = ingest(tmp_path, capsys, FIX / "reprompi/reprompi_allreduce_p4_summary.txt",
+                     "--algorithm", "ring", "--statistic", "mean")
+    assert len(t) == 5 and set(t.algorithm.tolist()) == {4}
+    r = rows_at(t, msg_size=10000)                     # mean_sec 0.0000719138
+    assert r.time_us[0] == pytest.approx(71.9138)
+    assert float(r.extra["median_us"][0]) == pytest.approx(30.3395)
+
+
+def test_skampi_manual_excerpt_old_form(tmp_path, capsys):
+    f = FIX / "skampi/manual_sec7.1_MPI_Bcast-length_excerpt.txt"
+    t, _, _ = ingest(tmp_path, capsys, f, "--algorithm", 0, "--partial", "--duplicates", "mean")
+    # 11 data lines, count=1 measured twice at nodes=2 (sqrt(2) loop): 10 points
+    assert len(t) == 10
+    assert set(t.comm_size.tolist()) == {2, 3, 4}
+    assert set(t.msg_size.tolist()) == {4, 8, 12, 256, 364, 512, 724, 1024}
+    assert rows_at(t, comm_size=4, msg_size=1024).time_us.tolist() == [508.0]
+    assert rows_at(t, comm_size=2, msg_size=4).time_us[0] == pytest.approx((67.3 + 63.8) / 2)
+
+
+def test_skampi_duplicate_needs_a_policy(capsys):
+    f = FIX / "skampi/manual_sec7.1_MPI_Bcast-length_excerpt.txt"
+    assert cli.main(["ingest", str(f), "--algorithm", "0", "--partial", "--check"]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}:3: duplicate point" in err and f"{f}:2" in err and "--duplicates" in err
+
+
+def test_skampi_new_form_with_procs_loop(tmp_path, capsys):
+    """The current `# begin result` form, written here from the format description."""
+    sko = tmp_path / "bcast.sko"
+    sko.write_text('# SKaMPI Version 5.0.4 rev. 0\n\n# begin result "MPI_Bcast-procs-length"\n'
+                   "procs= 2 count= 1        4       6.0       0.1       16       5.7       6.0\n"
+                   "procs= 3 count= 1        4       7.5       0.2       16       5.7       6.0"
+                   "       7.5\n"
+                   '# end result "MPI_Bcast-procs-length"\n# duration = 0.01 sec\n')
+    t, _, _ = ingest(tmp_path, capsys, sko, "--algorithm", "binomial", "--segsize", 0)
+    assert t.comm_size.tolist() == [2, 3] and t.time_us.tolist() == [6.0, 7.5]
+
+
+def test_skampi_pt2pt_demo_is_not_a_collective(capsys):
+    f = FIX / "skampi/demo.sko"
+    assert cli.main(["ingest", str(f), "--algorithm", "0", "--check"]) == 0   # reported
+    assert cli.main(["ingest", str(f), "--algorithm", "0", "--out", "/nonexistent/x"]) == 2
+    err = capsys.readouterr().err
+    assert "Pingpong_Send_Recv" in err and "--collective" in err
+
+
+@pytest.mark.parametrize("name,collective,rows,methods", [
+    ("bcast", "bcast", 640, {0, 1, 3, 6}),     # Default, Basic Linear, Pipeline, Binomial
+    ("reduce", "reduce", 639, {0, 1, 5, 7}),   # Default, Linear, Binomial, Rabenseifner
+])
+def test_tanjaderin_csv_through_map(tmp_path, capsys, name, collective, rows, methods):
+    f = FIX / f"datasets/trieste_tanjaderin_{name}_combined.csv"
+    t, _, _ = ingest(tmp_path, capsys, f, "--map", MAP, "--collective", collective,
+                     "--segsize", 0, "--kind", "rank-mean")
+    assert len(t) == rows
+    assert set(t.comm_size.tolist()) == POW2(1, 8)
+    assert set(t.msg_size.tolist()) == POW2(1, 20)
+    assert set(t.algorithm.tolist()) == methods
+    if name == "reduce":   # Linear lacks P=256, 1 MiB; the other three have it
+        big = rows_at(t, comm_size=256, msg_size=1048576)
+        assert sorted(big.algorithm.tolist()) == [0, 5, 7]
+        assert rows_at(big, algorithm=0).time_us.tolist() == [950.42]
+
+
+def test_ompi_collectives_tuning_detail(tmp_path, capsys):
+    f = FIX / "ompi-collectives-tuning/detail.out"
+    t, _, _ = ingest(tmp_path, capsys, f, "--collective", "gather", "--segsize", 0)
+    assert len(t) == 168                               # 2 P x 21 sizes x 4 columns
+    assert set(t.comm_size.tolist()) == {2, 4}
+    assert set(t.algorithm.tolist()) == {0, 1, 2, 3}   # tuned, basic_linear, binomial, sync
+    r = rows_at(t, comm_size=2, msg_size=1, algorithm=3)
+    assert r.time_us.tolist() == [2393.96] and float(r.extra["stdev_us"][0]) == 35.23
+
+
+@pytest.mark.parametrize("name", ["ompi-collectives-tuning/best.out", "osu/info.txt"])
+def test_files_without_raw_timings_are_refused_clearly(name, capsys):
+    assert cli.main(["ingest", "--check", str(FIX / name), "--collective", "gather"]) == 2
+    assert str(FIX / name) in capsys.readouterr().err
+
+
+def test_check_reports_without_writing(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    f = FIX / "imb/IMB-MPI1_internode_juno_np2.txt"
+    assert cli.main(["ingest", "--check", str(f)]) == 0
+    out = capsys.readouterr().out
+    # Bcast 24 + Gather 24 (0, 1 .. 4 MiB) + Reduce 22 + Allreduce 22 (0, 4 .. 4 MiB)
+    assert "format imb" in out and "92 points" in out and "allreduce/bcast/gather/reduce" in out
+    assert "P 2," in out and "m 0..4194304 B" in out and "missing: algorithm" in out
+    assert "PingPong" in out
+    assert list(tmp_path.iterdir()) == []
