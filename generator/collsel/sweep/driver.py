@@ -331,7 +331,9 @@ def run_launch(argv, env, sizes, silence_timeout, on_point):
         rc = proc.wait()
         proc.stdout.close()
         if result.failure is None and rc != 0:
-            how = (f"killed by signal {-rc}" if rc < 0 else f"exited with status {rc}")
+            how = (f"killed by signal {-rc}" if rc < 0 else
+                   f"exited with status {rc} (a rank died of signal {rc - 128})" if rc > 128 else
+                   f"exited with status {rc}")
             errf.flush()
             result.failure = f"benchmark {how}: " + _tail_file(errf)
         elif result.failure is None and expected:
@@ -346,8 +348,11 @@ def _tail_file(f):
     f.seek(0)
     lines = [ln.strip() for ln in f.read().decode("utf-8", errors="replace").splitlines()
              if ln.strip()]
-    mine = [ln for ln in lines if "collsel_bench" in ln]
-    return (" | ".join((mine or lines)[-3:]) or "no error output")[:400]
+    # Our own messages first, then mpirun's one-line verdict, then whatever came last
+    # (backtraces are long and say little).
+    mine = [ln for ln in lines if "collsel_bench:" in ln]
+    verdict = [ln for ln in lines if "exited on signal" in ln or "noticed that" in ln]
+    return (" | ".join((mine or verdict or lines)[-3:]) or "no error output")[:400]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,8 +29,10 @@ class Launcher:
 
     def check(self):
         if shutil.which(self.program) is None:
+            hint = ("install openmpi-bin with 'make setup'" if self.name != "srun"
+                    else "is this a Slurm node?")
             raise InputError(f"launcher program '{self.program}' not found on PATH "
-                             f"(install openmpi-bin with 'make setup', or pass --mpirun PATH)")
+                             f"({hint}, or pass --mpirun PATH)")
 
     def mapping(self, nprocs):
         raise NotImplementedError
@@ -101,10 +103,10 @@ class SrunLauncher(Launcher):
         self.require_allocation = require_allocation
 
     def check(self):
-        super().check()
         if self.require_allocation and not os.environ.get("SLURM_JOB_ID"):
             raise InputError("--launcher srun runs inside a Slurm allocation (SLURM_JOB_ID is "
                              "not set): use salloc/sbatch, or --emit-sbatch FILE")
+        super().check()
 
     def mapping(self, nprocs):
         nodes = os.environ.get("SLURM_JOB_NUM_NODES", "?")

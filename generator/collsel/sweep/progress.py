@@ -20,6 +20,7 @@ class Progress:
         self.interval, self.width = interval, width
         self.start = self.last = time.monotonic()
         self.label = ""
+        self.shown = None   # `done` at the last plain line, so the final line is not repeated
 
     def line(self):
         elapsed = time.monotonic() - self.start
@@ -44,7 +45,8 @@ class Progress:
                 self.stream.write("\r\033[K" + self.line())
                 self.stream.flush()
                 self.last = now
-        elif force or now - self.last >= self.interval:
+        elif (force and self.done != self.shown) or now - self.last >= self.interval:
+            self.shown = self.done
             self.stream.write("collsel sweep: " + self.line() + "\n")
             self.stream.flush()
             self.last = now

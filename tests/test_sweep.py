@@ -1,0 +1,258 @@
+"""`collsel sweep` / `collsel baseline` with the real benchmark under real Open MPI (tiny sweeps).
+
+Every MPI run goes through the sweep, whose silence timeout kills hung launches, and every
+subprocess here also has its own timeout.
+"""
+import csv
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from collsel import table as tbl
+from collsel.sweep import driver
+
+needs_mpi = pytest.mark.skipif(shutil.which("mpirun") is None or shutil.which("mpicc") is None,
+                               reason="Open MPI (mpirun, mpicc) not installed; run make setup")
+
+
+def collsel(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "collsel.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def rows_of(path):
+    """Data rows of a sweep table, as lists of fields (comments and the header skipped)."""
+    rows, header = [], None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            fields = next(csv.reader([line]))
+            if header is None:
+                header = fields
+                continue
+            rows.append(fields)
+    return header, rows
+
+
+def metadata(path):
+    meta = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("# ") and "=" in line:
+                k, _, v = line[2:].partition("=")
+                meta[k] = v.strip()
+    return meta
+
+
+def keys(rows):
+    return [tuple(int(x) for x in r[1:5]) for r in rows]
+
+
+# --- bad input: one clear line, exit status 2, nothing launched -----------------------------
+
+@pytest.mark.parametrize("extra, message", [
+    (["--algorithms", "fastest"], "unknown bcast algorithm 'fastest'"),
+    (["--algorithms", "linear:8K"], "ignores the segment size"),
+    (["--algorithms", "scatter_allgather", "--segsizes", "0,8K"], "ignores the segment size"),
+    (["--comm-sizes", "0,2"], "below 1"),
+    (["--comm-sizes", "-3"], "below 1"),
+    (["--mpirun", "/nonexistent/mpirun"], "'/nonexistent/mpirun' not found"),
+    (["--msg-sizes", "4X"], "not a size in bytes"),
+    (["--launcher", "srun"], "Slurm allocation"),
+])
+def test_bad_input_is_one_line_exit_2(tmp_path, extra, message):
+    env_has_slurm = bool(os.environ.get("SLURM_JOB_ID"))
+    if "srun" in extra and env_has_slurm:
+        pytest.skip("inside a Slurm allocation")
+    out = tmp_path / "t.csv"
+    r = collsel("sweep", "--collective", "bcast", "--out", out, *extra, timeout=60)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("collsel: error: ") and message in lines[0], \
+        r.stderr
+    assert not out.exists()
+
+
+def test_existing_table_needs_resume_or_force(tmp_path):
+    out = tmp_path / "t.csv"
+    out.write_text("x\n")
+    r = collsel("sweep", "--collective", "bcast", "--out", out, "--dry-run", "--comm-sizes", "2",
+                "--msg-sizes", "1", "--algorithms", "binomial:0", timeout=60)
+    assert r.returncode == 0   # a dry run never writes
+    r = collsel("sweep", "--collective", "bcast", "--out", out, "--comm-sizes", "2",
+                "--msg-sizes", "1", "--algorithms", "binomial:0", timeout=60)
+    assert r.returncode == 2 and "--resume" in r.stderr
+    assert out.read_text() == "x\n"
+
+
+def test_plan_defaults():
+    sizes = driver.default_msg_sizes()
+    assert sizes[0] == 1 and sizes[-1] == 4 << 20 and len(sizes) == 44
+    assert 3 * 2**20 in sizes and 6 in sizes and 5 not in sizes
+    bcast = driver.plan_methods("bcast")
+    assert len(bcast) == 6 * 5 + 3 + 1      # 6 segmenting x 5 segsizes, 3 others, baseline
+    assert driver.Method(0, 0) in bcast and driver.Method(8, 0) in bcast
+    assert driver.Method(8, 1024) not in bcast
+    reduce = driver.plan_methods("reduce")
+    assert len(reduce) == 5 * 5 + 2 + 1
+    assert driver.plan_methods("bcast", "pipeline:8K,6", "0,1K", baseline=False) == [
+        driver.Method(3, 8192), driver.Method(6, 0), driver.Method(6, 1024)]
+
+
+def test_dry_run_prints_forcing_commands(tmp_path):
+    r = collsel("sweep", "--collective", "reduce", "--out", tmp_path / "r.csv", "--dry-run",
+                "--comm-sizes", "2,4", "--msg-sizes", "1,4K", "--algorithms", "pipeline:1K,linear",
+                timeout=60)
+    assert r.returncode == 0, r.stderr
+    cmds = [ln for ln in r.stdout.splitlines() if not ln.startswith("#")]
+    assert len(cmds) == 2 * 3                    # 2 P x (2 methods + baseline)
+    assert all("--mca coll_tuned_use_dynamic_rules 1" in c for c in cmds)
+    assert any("coll_tuned_reduce_algorithm 3 --mca coll_tuned_reduce_algorithm_segmentsize "
+               "1024" in c and "-np 4" in c for c in cmds)
+    assert any("coll_tuned_reduce_algorithm 0 " in c for c in cmds)
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_emit_sbatch(tmp_path):
+    script = tmp_path / "s.sbatch"
+    r = collsel("sweep", "--collective", "bcast", "--out", tmp_path / "b.csv", "--comm-sizes",
+                "2-8", "--msg-sizes", "1,2", "--emit-sbatch", script, timeout=60)
+    assert r.returncode == 0, r.stderr
+    text = script.read_text()
+    assert "#SBATCH --ntasks=8" in text
+    assert "--launcher srun" in text and "--resume" in text and "--comm-sizes 2,3,4,5,6,7,8" in text
+    assert os.access(script, os.X_OK)
+
+
+# --- real runs ------------------------------------------------------------------------------
+
+SMALL = ["--collective", "bcast", "--comm-sizes", "2,3", "--algorithms", "binomial:0,pipeline:8K",
+         "--msg-sizes", "1,64,4K,64K,256K", "--time-cap", "0.01", "--timeout", "60"]
+
+
+@needs_mpi
+def test_kill_and_resume_gives_the_same_points(tmp_path):
+    ref = tmp_path / "ref.csv"
+    r = collsel("sweep", *SMALL, "--out", ref)
+    assert r.returncode == 0, r.stderr
+    _, ref_rows = rows_of(ref)
+    want = sorted(keys(ref_rows))
+    assert len(want) == 2 * 3 * 5 and len(set(want)) == len(want)
+
+    out = tmp_path / "killed.csv"
+    proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", "sweep", *SMALL, "--out", out],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if out.exists() and len(rows_of(out)[1]) >= len(want) // 2:
+            break
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    _, partial = rows_of(out)
+    assert len(want) // 2 <= len(partial) < len(want), "kill did not land halfway"
+    # A kill during a write leaves at most a partial last line: make one, resume must drop it.
+    with open(out, "a") as f:
+        f.write("bcast,3,262144,6,0,0,12")
+    r = collsel("sweep", *SMALL, "--out", out, "--resume")
+    assert r.returncode == 0, r.stderr
+    header, rows = rows_of(out)
+    assert header == driver.COLUMNS
+    assert all(len(r) == len(header) for r in rows)
+    got = keys(rows)
+    assert len(got) == len(set(got)), "duplicated rows after resume"
+    assert sorted(got) == want
+    assert rows[:len(partial)] == partial            # what was there is kept as it was
+    meta = metadata(out)
+    assert meta["run.2.dropped_truncated_line"] == "bcast,3,262144,6,0,0,12"
+    assert tbl.read_table(out).time_us.min() > 0     # the canonical reader accepts it
+
+
+@needs_mpi
+def test_crash_is_recorded_and_the_sweep_goes_on(tmp_path):
+    out = tmp_path / "crash.csv"
+    r = collsel("sweep", "--collective", "reduce", "--comm-sizes", "2", "--algorithms", "binomial:0",
+                "--no-baseline", "--msg-sizes", "1,2,4,8", "--time-cap", "0.01", "--fault",
+                "crash@4", "--out", out)
+    assert r.returncode == 1
+    assert "1 point(s) failed" in r.stderr.strip().splitlines()[-1]
+    _, rows = rows_of(out)
+    assert sorted(k[1] for k in keys(rows)) == [1, 2, 8]     # the size after the crash is done
+    meta = metadata(out)
+    assert "msg_size=4:" in meta["failed.1"] and "signal" in meta["failed.1"]
+    assert meta["run.1.failed_points"] == "1"
+
+
+@needs_mpi
+def test_hang_is_killed_by_the_timeout_and_the_sweep_goes_on(tmp_path):
+    out = tmp_path / "hang.csv"
+    start = time.monotonic()
+    r = collsel("sweep", "--collective", "bcast", "--comm-sizes", "2", "--algorithms", "binomial:0",
+                "--no-baseline", "--msg-sizes", "1,2,4", "--time-cap", "0.01", "--fault",
+                "hang@2", "--timeout", "4", "--out", out)
+    assert r.returncode == 1
+    assert time.monotonic() - start < 60
+    _, rows = rows_of(out)
+    assert sorted(k[1] for k in keys(rows)) == [1, 4]
+    assert "no output for 4 s (hang?)" in metadata(out)["failed.1"]
+
+
+@needs_mpi
+def test_timings_are_sane(tmp_path, capsys):
+    """4 MiB takes longer than 4 KiB; repeated runs of one point agree within their CIs."""
+    out = tmp_path / "sane.csv"
+    r = collsel("sweep", "--collective", "bcast", "--comm-sizes", "2", "--algorithms", "binomial:0",
+                "--msg-sizes", "4K,4M", "--time-cap", "0.5", "--out", out)
+    assert r.returncode == 0, r.stderr
+    t = tbl.read_table(out)
+    by = {(int(a), int(m)): float(x) for a, m, x in zip(t.algorithm, t.msg_size, t.time_us)}
+    for alg in (0, 6):
+        assert by[(alg, 4 << 20)] > 10 * by[(alg, 4096)], by
+
+    runs = []
+    for i in range(3):
+        o = tmp_path / f"rep{i}.csv"
+        r = collsel("sweep", "--collective", "bcast", "--comm-sizes", "2", "--algorithms",
+                    "binomial", "--no-baseline", "--msg-sizes", "1M", "--time-cap", "1",
+                    "--max-reps", "5000", "--out", o)
+        assert r.returncode == 0, r.stderr
+        runs.append(tbl.read_table(o).extra)
+    mean = [float(x["mean_us"][0]) for x in runs]
+    ci = [float(x["ci_halfwidth_us"][0]) for x in runs]
+    with capsys.disabled():
+        print(f"\n  bcast P=2 4 KiB {by[(6, 4096)]:.2f} µs vs 4 MiB {by[(6, 4 << 20)]:.1f} µs "
+              f"(binomial, median); 1 MiB repeated: "
+              + ", ".join(f"{m:.1f}±{c:.1f}" for m, c in zip(mean, ci)) + " µs")
+    # Two runs agree when their 95 % intervals overlap.
+    for a in range(3):
+        for b in range(a + 1, 3):
+            assert abs(mean[a] - mean[b]) <= ci[a] + ci[b], (mean, ci)
+
+
+def test_baseline_penalty(tmp_path):
+    rows = []
+    for p in (2, 4):
+        for m in (8, 1024):
+            rows.append(dict(collective="bcast", comm_size=p, msg_size=m, algorithm=6, segsize=0,
+                             time_us=10.0))
+            rows.append(dict(collective="bcast", comm_size=p, msg_size=m, algorithm=3,
+                             segsize=8192, time_us=20.0 if m == 8 else 5.0))
+            rows.append(dict(collective="bcast", comm_size=p, msg_size=m, algorithm=0, segsize=0,
+                             time_us=10.0 * p))
+    path = tmp_path / "b.csv"
+    tbl.write_atomic(path, tbl.render_table(rows, {"source": "test"}))
+    r = collsel("baseline", path, timeout=60)
+    assert r.returncode == 0, r.stderr
+    # best: 10 at m=8, 5 at m=1024; alg 0: 20 (P=2), 40 (P=4) -> 1, 3, 3, 7
+    assert "min 100.0%  max 700.0%  mean 350.0%  median 300.0%" in r.stdout
+    worst = r.stdout.split("worst 4 points:")[1].splitlines()
+    assert worst[2].split()[:2] == ["4", "1024"] and "pipeline/8K" in worst[2]
+    r = collsel("baseline", path, "--collective", "reduce", timeout=60)
+    assert r.returncode == 2 and "no rows for collective 'reduce'" in r.stderr
