@@ -1,0 +1,104 @@
+"""The C benchmark program on its own, under real mpirun (runtime/bench/collsel_bench.c)."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from collsel.sweep import bench
+
+pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None or shutil.which("mpicc") is None,
+                                reason="Open MPI (mpirun, mpicc) not installed; run make setup")
+
+ROOT = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+
+
+def mpirun(binary, nprocs, *args, mca=None, env=None, timeout=120):
+    cmd = ["mpirun", *ROOT, "--oversubscribe", "-np", str(nprocs)]
+    for k, v in (mca or {}).items():
+        cmd += ["--mca", k, str(v)]
+    return subprocess.run(cmd + [binary, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def parse(stdout):
+    meta, rows = {}, []
+    for line in stdout.splitlines():
+        if line.startswith("#@"):
+            k, _, v = line[2:].partition("=")
+            meta[k] = v
+        elif line and not line.startswith("#"):
+            f = line.split()
+            rows.append(dict(m=int(f[0]), mean=float(f[1]), median=float(f[2]), min=float(f[3]),
+                             max=float(f[4]), stdev=float(f[5]), ci=float(f[6]), n=int(f[7]),
+                             met=int(f[8])))
+    return meta, rows
+
+
+@pytest.fixture(scope="module")
+def binary():
+    return bench.locate()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--collective", "allreduce", "--sizes", "1"], "unknown collective 'allreduce'"),
+    (["--collective", "bcast", "--sizes", "1,x"], "bad message size 'x'"),
+    (["--collective", "bcast", "--sizes", "3G"], "exceeds INT_MAX"),
+    (["--collective", "bcast"], "--sizes is required"),
+    (["--sizes", "1"], "--collective is required"),
+    (["--collective", "bcast", "--sizes", "1", "--min-reps", "1"], "--min-reps '1'"),
+    (["--collective", "bcast", "--sizes", "1", "--bogus", "1"], "unknown option '--bogus'"),
+    (["--collective", "bcast", "--sizes", "1", "--time-cap"], "needs a value"),
+])
+def test_bad_arguments(binary, args, message):
+    r = mpirun(binary, 1, *args, timeout=60)
+    assert r.returncode != 0
+    first = r.stderr.splitlines()[0]
+    assert first.startswith("collsel_bench: ") and message in first, r.stderr
+    assert r.stdout == ""
+
+
+def test_output_is_self_describing_and_consistent(binary):
+    sizes = [0, 1, 3, 1000, 65536, 1 << 20]
+    r = mpirun(binary, 3, "--collective", "bcast", "--sizes", ",".join(map(str, sizes)),
+               "--time-cap", "0.05", mca={"coll_tuned_use_dynamic_rules": 1,
+                                          "coll_tuned_bcast_algorithm": 7})
+    assert r.returncode == 0, r.stderr
+    meta, rows = parse(r.stdout)
+    assert meta["nprocs"] == "3" and meta["collective"] == "bcast"
+    assert meta["mpi_library"].startswith("Open MPI")
+    assert meta["coll_tuned_bcast_algorithm"] == "7"
+    assert meta["runtime_type"] == "max_over_ranks_of_local_time"
+    assert [x["m"] for x in rows] == sizes
+    for x in rows:
+        assert 0 <= x["min"] <= x["median"] <= x["max"] and x["min"] <= x["mean"] <= x["max"]
+        assert x["n"] >= 2 and x["ci"] >= 0
+        assert x["met"] == (x["n"] >= 5 and x["ci"] <= 0.025 * x["mean"])
+
+
+@pytest.mark.parametrize("collective, algs", [("bcast", range(0, 10)), ("reduce", range(0, 8))])
+def test_every_forced_algorithm_gives_the_right_result(binary, collective, algs):
+    """The program checks each result (bcast data, reduce sums) and aborts when wrong; odd P and
+    odd sizes exercise the segment remainders."""
+    for alg in algs:
+        r = mpirun(binary, 3, "--collective", collective, "--sizes", "1,4097,100003",
+                   "--time-cap", "0.005", "--warmup", "1",
+                   mca={"coll_tuned_use_dynamic_rules": 1,
+                        f"coll_tuned_{collective}_algorithm": alg,
+                        f"coll_tuned_{collective}_algorithm_segmentsize": 1024})
+        assert r.returncode == 0, (alg, r.stderr[-500:])
+        assert len(parse(r.stdout)[1]) == 3
+
+
+def test_no_out_of_bounds_access_under_asan(tmp_path):
+    """Built with AddressSanitizer: no access outside the buffers for any size."""
+    exe = tmp_path / "bench_asan"
+    build = subprocess.run(["mpicc", "-fsanitize=address", "-g", "-O1", "-std=c99", "-o", exe,
+                            str(bench.source_path()), "-lm"], capture_output=True, text=True,
+                           timeout=300)
+    if build.returncode != 0:
+        pytest.skip("mpicc cannot build with -fsanitize=address: " + build.stderr[-200:])
+    for collective in ("bcast", "reduce"):
+        r = mpirun(str(exe), 3, "--collective", collective, "--sizes", "0,1,7,4097,262147",
+                   "--time-cap", "0.005", env={"ASAN_OPTIONS": "detect_leaks=0"})
+        assert r.returncode == 0 and "AddressSanitizer" not in r.stderr, r.stderr[-1000:]
