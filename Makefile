@@ -10,7 +10,7 @@ BUILD := build
 APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
                 build-essential clang
 
-.PHONY: setup setup-apt setup-python demo test test-python bench bench-encode clean
+.PHONY: setup setup-apt setup-python demo test test-python bench bench-encode bench-program clean
 
 setup: setup-apt setup-python
 
@@ -51,6 +51,13 @@ bench: bench-encode
 # Exact tree + stats of a 1024 x 1024 x 40 map as a ratio to one NumPy pass (target <= 20).
 bench-encode:
 	$(PYTHON) bench/encode_speed.py
+
+# The MPI benchmark `collsel sweep` runs (the sweep also builds it on first use, in ~/.cache/collsel).
+bench-program: $(BUILD)/collsel_bench
+
+$(BUILD)/collsel_bench: runtime/bench/collsel_bench.c
+	@mkdir -p $(BUILD)
+	$(MPICC) $(CFLAGS) -o $@ $< -lm
 
 clean:
 	rm -rf $(BUILD) $(OUT)
