@@ -49,6 +49,7 @@ def binary():
     (["--collective", "bcast", "--sizes", "1", "--min-reps", "1"], "--min-reps '1'"),
     (["--collective", "bcast", "--sizes", "1", "--bogus", "1"], "unknown option '--bogus'"),
     (["--collective", "bcast", "--sizes", "1", "--time-cap"], "needs a value"),
+    (["--collective", "bcast", "--sizes", "1", "--runtime", "wall"], "--runtime 'wall'"),
 ])
 def test_bad_arguments(binary, args, message):
     r = mpirun(binary, 1, *args, timeout=60)
@@ -68,7 +69,7 @@ def test_output_is_self_describing_and_consistent(binary):
     assert meta["nprocs"] == "3" and meta["collective"] == "bcast"
     assert meta["mpi_library"].startswith("Open MPI")
     assert meta["coll_tuned_bcast_algorithm"] == "7"
-    assert meta["runtime_type"] == "max_over_ranks_of_local_time"
+    assert meta["runtime_type"] == "global_max_end_minus_min_start"   # one node, one clock
     assert [x["m"] for x in rows] == sizes
     for x in rows:
         assert 0 <= x["min"] <= x["median"] <= x["max"] and x["min"] <= x["mean"] <= x["max"]
@@ -77,6 +78,14 @@ def test_output_is_self_describing_and_consistent(binary):
 
 
 @pytest.mark.parametrize("collective, algs", [("bcast", range(0, 10)), ("reduce", range(0, 8))])
+def test_local_runtime_is_available(binary):
+    r = mpirun(binary, 2, "--collective", "reduce", "--sizes", "64", "--runtime", "local",
+               "--time-cap", "0.01")
+    assert r.returncode == 0, r.stderr
+    meta, rows = parse(r.stdout)
+    assert meta["runtime_type"] == "max_over_ranks_of_local_time" and rows[0]["median"] > 0
+
+
 def test_every_forced_algorithm_gives_the_right_result(binary, collective, algs):
     """The program checks each result (bcast data, reduce sums) and aborts when wrong; odd P and
     odd sizes exercise the segment remainders."""

@@ -4,8 +4,13 @@
  *   - warm-up calls, then repetitions each started after an MPI_Barrier;
  *   - every rank stores its local duration of each repetition in a preallocated array;
  *     nothing is printed or reduced inside the timed loop;
- *   - after each batch the per-repetition times are reduced with MPI_MAX to rank 0, so one
- *     sample = the time of the slowest rank in that repetition;
+ *   - one sample per repetition, computed after each batch on rank 0:
+ *       global (default when all ranks share one node, hence one monotonic clock): latest end
+ *         minus earliest start over ranks (ReproMPI's global-clock runtime). Ranks leave the
+ *         barrier at different times, badly so when oversubscribed; a rank that starts late
+ *         then finds its data already there and times almost nothing, so local durations
+ *         would report a 6-rank bcast on 2 cores as 0.2 µs;
+ *       local (several nodes: clocks differ): the maximum over ranks of each rank's duration;
  *   - rank 0 stops when the 95 % confidence interval of the mean is within --rel-ci of the
  *     mean (Nuriyev et al. 2022, section 6.1), or --max-reps, or --time-cap seconds spent on
  *     the point, and broadcasts the decision.
@@ -24,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BENCH_VERSION "1"
@@ -45,8 +51,11 @@
 enum collective { COLL_BCAST, COLL_REDUCE };
 enum fault { FAULT_NONE, FAULT_CRASH, FAULT_HANG };
 
+enum runtime { RUNTIME_AUTO, RUNTIME_GLOBAL, RUNTIME_LOCAL };
+
 struct options {
     enum collective coll;
+    enum runtime runtime;
     unsigned long long sizes[MAX_SIZES];
     int nsizes;
     long min_reps, max_reps, warmup;
@@ -67,7 +76,8 @@ static int usage_error(int rank, const char *fmt, const char *arg)
         fprintf(stderr, fmt, arg);
         fprintf(stderr, "\nusage: collsel_bench --collective bcast|reduce --sizes M[,M...] "
                         "[--min-reps N] [--max-reps N] [--warmup N] [--rel-ci F] "
-                        "[--time-cap SEC] [--fault crash@M|hang@M]\n");
+                        "[--time-cap SEC] [--runtime global|local|auto] "
+                        "[--fault crash@M|hang@M]\n");
     }
     return 2;
 }
@@ -126,6 +136,7 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
     o->time_cap = 1.0;
     o->fault = FAULT_NONE;
     o->fault_size = 0;
+    o->runtime = RUNTIME_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *key = argv[i];
         if (strcmp(key, "--help") == 0 || strcmp(key, "-h") == 0)
@@ -168,6 +179,11 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
         } else if (strcmp(key, "--time-cap") == 0) {
             if (parse_double(val, 1e-6, 1e6, &o->time_cap) != 0)
                 return usage_error(rank, "--time-cap '%s' must be a positive number of seconds", val);
+        } else if (strcmp(key, "--runtime") == 0) {
+            if (strcmp(val, "global") == 0) o->runtime = RUNTIME_GLOBAL;
+            else if (strcmp(val, "local") == 0) o->runtime = RUNTIME_LOCAL;
+            else if (strcmp(val, "auto") == 0) o->runtime = RUNTIME_AUTO;
+            else return usage_error(rank, "--runtime '%s' must be global, local or auto", val);
         } else if (strcmp(key, "--fault") == 0) {
             const char *at = strchr(val, '@');
             if (at && strncmp(val, "crash@", 6) == 0) o->fault = FAULT_CRASH;
@@ -202,6 +218,15 @@ static double t975(long df)
         return table[df];
     const double z = 1.959964, d = (double)df;
     return z + (z * z * z + z) / (4 * d) + (5 * pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * d * d);
+}
+
+/* CLOCK_MONOTONIC is one clock for all processes of a node, so starts and ends of different
+ * ranks on one node can be compared. */
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -281,7 +306,7 @@ static long verify(const struct options *o, const struct bufs *bf, int rank, int
     return -1;
 }
 
-static void print_header(const struct options *o, int nprocs)
+static void print_header(const struct options *o, int nprocs, int global)
 {
     char host[256] = "unknown", lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
     int len = 0, major = 0, minor = 0;
@@ -303,9 +328,13 @@ static void print_header(const struct options *o, int nprocs)
     printf("#@datatype=%s\n", o->coll == COLL_BCAST ? "MPI_BYTE" : "MPI_UNSIGNED_CHAR");
     if (o->coll == COLL_REDUCE)
         printf("#@op=MPI_SUM\n");
-    printf("#@timer=MPI_Wtime\n#@timer_resolution_s=%g\n", MPI_Wtick());
+    struct timespec res;
+    clock_getres(CLOCK_MONOTONIC, &res);
+    printf("#@timer=clock_gettime(CLOCK_MONOTONIC)\n#@timer_resolution_s=%g\n",
+           (double)res.tv_sec + 1e-9 * (double)res.tv_nsec);
     printf("#@sync=MPI_Barrier\n");
-    printf("#@runtime_type=max_over_ranks_of_local_time\n");
+    printf("#@runtime_type=%s\n", global ? "global_max_end_minus_min_start"
+                                           : "max_over_ranks_of_local_time");
     printf("#@min_reps=%ld\n#@max_reps=%ld\n#@warmup=%ld\n", o->min_reps, o->max_reps, o->warmup);
     printf("#@rel_ci=%g\n#@ci_level=0.95\n#@time_cap_s=%g\n", o->rel_ci, o->time_cap);
     /* The algorithm is forced by MCA parameters; echo what this process received. */
@@ -342,14 +371,27 @@ int main(int argc, char **argv)
     /* Samples are kept on every rank (local) and on rank 0 (max over ranks). */
     double *local = malloc((size_t)opt.max_reps * sizeof *local);
     double *maxed = malloc((size_t)opt.max_reps * sizeof *maxed);
+    double *starts = malloc((size_t)opt.max_reps * sizeof *starts);
+    double *minstart = malloc((size_t)opt.max_reps * sizeof *minstart);
     double *scratch = malloc((size_t)opt.max_reps * sizeof *scratch);
-    if (!bf.a || !bf.b || !local || !maxed || !scratch) {
+    if (!bf.a || !bf.b || !local || !maxed || !scratch || !starts || !minstart) {
         fprintf(stderr, "collsel_bench: rank %d: cannot allocate %llu-byte buffers\n", rank, maxm);
         MPI_Abort(MPI_COMM_WORLD, 4);
     }
     memset(bf.b, 0, maxm ? maxm : 1);
+    /* Global runtimes need one clock: all ranks on one node. */
+    int global = opt.runtime == RUNTIME_GLOBAL;
+    if (opt.runtime == RUNTIME_AUTO) {
+        MPI_Comm node;
+        int node_size = 0;
+        MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                                      &node));
+        MPI_CHECK(MPI_Comm_size(node, &node_size));
+        MPI_CHECK(MPI_Comm_free(&node));
+        global = node_size == nprocs;
+    }
     if (rank == 0)
-        print_header(&opt, nprocs);
+        print_header(&opt, nprocs, global);
 
     for (int s = 0; s < opt.nsizes; s++) {
         const unsigned long long m = opt.sizes[s];
@@ -363,9 +405,9 @@ int main(int argc, char **argv)
         /* Warm-up; the first call is also checked for a correct result. */
         prepare(&opt, &bf, rank, nprocs, m);
         MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-        double first = MPI_Wtime();
+        double first = now();
         run_once(&opt, &bf, count);
-        first = MPI_Wtime() - first;
+        first = now() - first;
         long bad = verify(&opt, &bf, rank, nprocs, m);
         if (bad >= 0) {
             fprintf(stderr, "collsel_bench: rank %d: wrong result at byte %ld of a %llu-byte %s\n",
@@ -387,21 +429,30 @@ int main(int argc, char **argv)
             batch = (long)(opt.time_cap / first) < 2 ? 2 : (long)(opt.time_cap / first);
         int stop = 0;
         struct stats st = {0, 0, 0, 0, 0, 0, 0};
-        double start = MPI_Wtime();
+        double start = now();
         while (!stop) {
             for (long i = n; i < n + batch; i++) {
                 MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-                double t0 = MPI_Wtime();
+                double t0 = now();
                 run_once(&opt, &bf, count);
-                local[i] = MPI_Wtime() - t0;
+                double t1 = now();
+                starts[i] = t0;
+                local[i] = global ? t1 : t1 - t0;   /* end time, or duration */
             }
             MPI_CHECK(MPI_Reduce(local + n, maxed + n, (int)batch, MPI_DOUBLE, MPI_MAX, 0,
                                  MPI_COMM_WORLD));
+            if (global) {
+                MPI_CHECK(MPI_Reduce(starts + n, minstart + n, (int)batch, MPI_DOUBLE, MPI_MIN,
+                                     0, MPI_COMM_WORLD));
+                if (rank == 0)
+                    for (long i = n; i < n + batch; i++)
+                        maxed[i] -= minstart[i];
+            }
             n += batch;
             long next = 0;
             if (rank == 0) {
                 compute_stats(maxed, n, scratch, &st);
-                double spent = MPI_Wtime() - start;
+                double spent = now() - start;
                 if ((n >= opt.min_reps && st.ci <= opt.rel_ci * st.mean) || n >= opt.max_reps ||
                     spent >= opt.time_cap) {
                     next = 0;
@@ -432,6 +483,8 @@ int main(int argc, char **argv)
     free(bf.b);
     free(local);
     free(maxed);
+    free(starts);
+    free(minstart);
     free(scratch);
     MPI_CHECK(MPI_Finalize());
     return 0;

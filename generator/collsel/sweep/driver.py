@@ -29,8 +29,10 @@ COLUMNS = list(COLUMN_ORDER)
 # The median, not the mean, is what decisions use: on a shared, oversubscribed machine single
 # repetitions can be 1000x slower (descheduled ranks), and a mean over a handful of repetitions
 # then ranks methods by luck. The precision target is still on the mean (Nuriyev et al. 6.1).
-STATISTIC = ("time_us = median over timed repetitions of the per-repetition maximum over ranks "
-             "of each rank's local MPI_Wtime duration of one call (µs); every repetition starts "
+STATISTIC = ("time_us = median over timed repetitions of the per-repetition runtime of one call "
+             "(µs): latest end minus earliest start over ranks (CLOCK_MONOTONIC) when all ranks "
+             "share a node, else the maximum over ranks of each rank's own duration (the "
+             "benchmark's #@runtime_type, recorded as runtime_type); every repetition starts "
              "after MPI_Barrier, after warm-up calls; mean_us..stdev_us describe the same "
              "samples, ci_halfwidth_us is the 95 % Student-t half-width of the mean, n the "
              "number of repetitions")
@@ -461,6 +463,11 @@ def run(cfg, stdout=None, stderr=None):
     run_no = _next_index(meta, "run.")
     fail_no = _next_index(meta, "failed.")
     table.open()
+    # A sweep stopped by `kill` (SIGTERM; background jobs also ignore SIGINT) still kills its
+    # running launch and closes the table: the handler turns the signal into an exception.
+    def _terminate(signum, frame):
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGTERM, _terminate)
     started = time.monotonic()
     failures = 0
     progress = Progress(total, total - sum(len(s) for _, _, s in launches), stderr,
@@ -493,6 +500,8 @@ def run(cfg, stdout=None, stderr=None):
                 result = run_launch(argv, env, todo, cfg.silence_timeout, on_point)
                 if not have_library and result.meta.get("mpi_library"):
                     table.append_meta("mpi_library", result.meta["mpi_library"])
+                    table.append_meta("runtime_type", result.meta.get("runtime_type", "?"))
+                    table.append_meta("timer", result.meta.get("timer", "?"))
                     have_library = True
                 todo = todo[result.rows:]
                 if result.failure is None:
@@ -518,6 +527,7 @@ def run(cfg, stdout=None, stderr=None):
         table.append_meta(f"run.{run_no}.failed_points", failures)
         table.close()
         progress.finish()
+        signal.signal(signal.SIGTERM, previous)
     if failures:
         raise CollselError(f"{failures} point(s) failed; see the failed.* lines in {cfg.out} "
                            "(rerun with --resume to retry them)")
