@@ -83,3 +83,11 @@ def test_query_bad_points(tmp_path):
     bad_tree.write_text('{"format": "collsel-tree", "version": 99}')
     r = run("query", bad_tree, "--comm-size", "2", "--msg-size", "1")
     assert r.returncode == 2 and "version 99 unsupported" in r.stderr
+
+
+def test_duplicate_with_other_spread_is_still_a_conflict(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us,n\n"
+                    "bcast,2,8,1,0,1.5,10\nbcast,2,8,1,0,1.7,12\n")
+    r = run("build", path, "--collective", "bcast", "--out", tmp_path / "o")
+    assert r.returncode == 2 and f"{path}:3: duplicate of {path}:2" in r.stderr, r.stderr

@@ -113,14 +113,16 @@ def _parse_time(text, path, line, name="time_us"):
     return value
 
 
-def _lines(path):
+def read_lines(path, what="a CSV table"):
+    """The file as text lines; one located error for unreadable, binary or non-UTF-8 input."""
     try:
         with open(path, "rb") as f:
             raw = f.read()
     except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+        raise located(path, None, f"cannot read: {e.strerror}") from None
     if b"\0" in raw:
-        raise located(path, None, "binary data (NUL byte), not a CSV table")
+        line = raw[:raw.index(b"\0")].count(b"\n") + 1
+        raise located(path, line, f"binary data (NUL byte), not {what}")
     try:
         return raw.decode("utf-8").splitlines()
     except UnicodeDecodeError as e:
@@ -130,7 +132,7 @@ def _lines(path):
 
 def read_table(path):
     """Read and validate one canonical CSV table."""
-    lines = _lines(path)
+    lines = read_lines(path)
     source = Source(str(path))
     header = None
     cols = {k: [] for k in ("collective",) + INT_COLUMNS + ("time_us",)}
@@ -221,13 +223,12 @@ def read_tables(paths):
     return combine(read_table(p) for p in paths)
 
 
-def point_keys(table, z_column=None):
-    """The identity of a measurement: everything but the times."""
-    z = table.column(z_column) if z_column else np.full(len(table), "", dtype=object)
+def point_keys(table):
+    """The identity of a measurement: everything but the times and their spread."""
+    labels = [k for k in sorted(table.extra) if k not in STAT_COLUMNS]
     return list(zip(table.collective.tolist(), table.comm_size.tolist(), table.msg_size.tolist(),
                     table.algorithm.tolist(), table.segsize.tolist(), table.faninout.tolist(),
-                    z.tolist() if z_column else [""] * len(table),
-                    *[table.extra[k].tolist() for k in sorted(table.extra) if k != z_column]))
+                    *[table.extra[k].tolist() for k in labels]))
 
 
 def check_duplicates(table):

@@ -61,23 +61,11 @@ def unit_factor(unit, path, line):
 
 
 def read_lines(path):
-    """The file as text lines; one located error for unreadable, binary or non-UTF-8 input."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise located(path, None, f"cannot read: {e.strerror}") from None
-    if b"\0" in raw:
-        line = raw[:raw.index(b"\0")].count(b"\n") + 1
-        raise located(path, line, "binary data (NUL byte), not benchmark output")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise located(path, line, f"not UTF-8 text (byte 0x{raw[e.start]:02x})") from None
-    if not text.strip():
+    """The file as text lines; one located error for unreadable, binary, non-UTF-8 or empty."""
+    lines = table.read_lines(path, "benchmark output")
+    if not any(line.strip() for line in lines):
         raise located(path, 1, "empty file")
-    return text.splitlines()
+    return lines
 
 
 def parse_int(text, path, line, name, low=0, high=table.MAX_MSG_SIZE):
