@@ -263,6 +263,17 @@ class LaunchResult:
         self.header_seen = False
 
 
+def _die_with_parent():
+    """Runs in the child before exec: on Linux, SIGTERM the launch when the sweep dies, even by
+    SIGKILL, so a killed sweep leaves no mpirun behind (mpirun passes SIGTERM to its ranks)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _kill(proc):
     """Stop a launch and everything it started (it runs in its own session)."""
     for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
@@ -284,7 +295,8 @@ def run_launch(argv, env, sizes, silence_timeout, on_point):
     expected = list(sizes)
     with tempfile.TemporaryFile() as errf:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errf, stdin=subprocess.DEVNULL,
-                                env={**os.environ, **env}, start_new_session=True)
+                                env={**os.environ, **env}, start_new_session=True,
+                                preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         sel = selectors.DefaultSelector()
         sel.register(proc.stdout, selectors.EVENT_READ)
         buf = b""
