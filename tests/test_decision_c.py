@@ -192,3 +192,14 @@ def test_exact_tree_has_zero_penalty(tmp_path, tanjaderin):
             stats = json.loads((out / "stats.json").read_text())
             assert stats["penalty_max"] == 0 and stats["unmeasured_choices"] == 0
             assert stats["measured_cells"] == 160
+
+
+@pytest.mark.parametrize("collective", ["bcast", "reduce"])
+def test_exact_tree_has_zero_penalty_on_our_sweeps(tmp_path, collective):
+    """Our own measured sweeps (bench-data/, made with `collsel sweep`)."""
+    table = pathlib.Path(__file__).resolve().parents[1] / "bench-data" / f"{collective}-sweep.csv"
+    out = build(tmp_path, table, collective)
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["measured_cells"] == 15 * 44   # P = 2..16, 44 message sizes
+    assert stats["penalty_max"] == 0 and stats["unmeasured_choices"] == 0
+    _agree(out, n_random=20_000)
