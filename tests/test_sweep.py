@@ -231,11 +231,12 @@ def test_timings_are_sane(tmp_path, capsys):
               f"(binomial, median); 1 MiB repeated: "
               + ", ".join(f"{m:.1f}±{c:.1f}" for m, c in zip(mean, ci)) + " µs")
     # Two runs should agree within their 95 % intervals, but a run's CI only covers noise inside
-    # the run: back-to-back runs drift by up to 9 % here (130.1, 124.9, 119.1 ± 2.5-2.9 µs on a
-    # quiet machine), so the bound is the wider of the CIs and 10 % (issue 3 stays open on this).
+    # one launch: launches start at different levels (1 MiB at P=2 measured 109-130 µs across
+    # launches, each ± 2.5-3 µs). Until the sweep reports a CI across launches (issue 3), this
+    # only checks that repeated launches are not wildly apart.
     for a in range(3):
         for b in range(a + 1, 3):
-            bound = max(ci[a] + ci[b], 0.10 * min(mean[a], mean[b]))
+            bound = max(ci[a] + ci[b], 0.25 * min(mean[a], mean[b]))
             assert abs(mean[a] - mean[b]) <= bound, (mean, ci)
 
 
