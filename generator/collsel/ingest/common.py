@@ -52,6 +52,21 @@ class Parsed:
     skipped: list = field(default_factory=list)  # blocks read but not collectives we know
 
 
+# OSU and IMB both report, per message size, statistics over ranks of each rank's mean time.
+RANK_STATISTICS = {"avg": (RANK_MEAN, "mean over ranks of each rank's mean time per call"),
+                   "max": (RANK_MAX, "slowest rank's mean time per call"),
+                   "min": (RANK_MIN, "fastest rank's mean time per call")}
+
+
+def rank_statistic(path, opts, tool):
+    """The --statistic a per-rank-mean tool (OSU, IMB) was asked for; 'avg' by default."""
+    statistic = getattr(opts, "statistic", None) or "avg"
+    if statistic not in RANK_STATISTICS:
+        raise located(path, None, f"--statistic {statistic} does not apply to {tool} output "
+                      f"(choose {', '.join(RANK_STATISTICS)})")
+    return statistic
+
+
 def unit_factor(unit, path, line):
     """µs per one `unit`; an error for a unit we do not know."""
     factor = _UNITS.get(unit.strip().lower())

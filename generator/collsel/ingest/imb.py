@@ -13,22 +13,16 @@ with a message size and are listed as skipped.
 import re
 
 from ..errors import located
-from .common import (RANK_MAX, RANK_MEAN, RANK_MIN, Parsed, Point, check_order,
-                     collective_name, parse_int, parse_time, unit_factor)
+from .common import (RANK_STATISTICS, Parsed, Point, check_order,
+                     collective_name, parse_int, parse_time, rank_statistic, unit_factor)
 
 _BLOCK = re.compile(r"#\s*Benchmarking\s+(\S+)")
 _PROCS = re.compile(r"#\s*#processes\s*=\s*(\S+)")
 _TIME = re.compile(r"t_(min|max|avg)\[(\w+)\]$")
-STATISTICS = {"avg": (RANK_MEAN, "t_avg: mean over ranks of each rank's mean time per call"),
-              "max": (RANK_MAX, "t_max: slowest rank's mean time per call"),
-              "min": (RANK_MIN, "t_min: fastest rank's mean time per call")}
 
 
 def parse(path, lines, opts):
-    statistic = getattr(opts, "statistic", None) or "avg"
-    if statistic not in STATISTICS:
-        raise located(path, None, f"--statistic {statistic} does not apply to IMB output "
-                      f"(choose {', '.join(STATISTICS)})")
+    statistic = rank_statistic(path, opts, "IMB")
     points, skipped, info = [], [], {}
     name = procs = header = None
     for lineno, text in enumerate(lines, 1):
@@ -66,7 +60,8 @@ def parse(path, lines, opts):
         found = f" (only {', '.join(skipped)})" if skipped else ""
         raise located(path, len(lines), "no '# Benchmarking' block of a collective with "
                       f"message sizes{found}")
-    kind, words = STATISTICS[statistic]
+    kind, words = RANK_STATISTICS[statistic]
+    words = f"t_{statistic}: {words}"
     return Parsed("imb", points, f"IMB {words}", kind, info, skipped)
 
 

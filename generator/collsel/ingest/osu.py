@@ -10,23 +10,17 @@ call; Min/Max (with -f) are the fastest and slowest rank's mean.
 import re
 
 from ..errors import located
-from .common import (RANK_MAX, RANK_MEAN, RANK_MIN, Parsed, Point, check_order,
-                     parse_int, parse_time, unit_factor)
+from .common import (RANK_STATISTICS, Parsed, Point, check_order,
+                     parse_int, parse_time, rank_statistic, unit_factor)
 
 _TITLE = re.compile(r"#\s*OSU MPI(?:-\w+)? (.+?) Latency Test")
 _CALLS = {"broadcast": "bcast", "bcast": "bcast", "reduce": "reduce", "allreduce": "allreduce",
           "gather": "gather", "allgather": "allgather"}
 _LATENCY = re.compile(r"(Avg|Min|Max) Latency\s*\((\S+)\)$")
-STATISTICS = {"avg": (RANK_MEAN, "mean over ranks of each rank's mean time per call"),
-              "max": (RANK_MAX, "slowest rank's mean time per call"),
-              "min": (RANK_MIN, "fastest rank's mean time per call")}
 
 
 def parse(path, lines, opts):
-    statistic = getattr(opts, "statistic", None) or "avg"
-    if statistic not in STATISTICS:
-        raise located(path, None, f"--statistic {statistic} does not apply to OSU output "
-                      f"(choose {', '.join(STATISTICS)})")
+    statistic = rank_statistic(path, opts, "OSU")
     collective, header, datatypes, points = None, None, [], []
     for lineno, text in enumerate(lines, 1):
         stripped = text.strip()
@@ -58,7 +52,7 @@ def parse(path, lines, opts):
                       "not OSU latency output")
     if not points:
         raise located(path, len(lines), "no data rows after the OSU header (truncated?)")
-    kind, words = STATISTICS[statistic]
+    kind, words = RANK_STATISTICS[statistic]
     info = {"datatype": datatypes[0]} if datatypes else {}
     column = {"avg": "Avg", "min": "Min", "max": "Max"}[statistic]
     return Parsed("osu", points, f"OSU {column} Latency: {words}", kind, info)
