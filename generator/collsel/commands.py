@@ -6,8 +6,6 @@ import shutil
 import sys
 import tempfile
 
-import numpy as np
-
 from . import decision_map, penalty, table, tree, treefile
 from .emit import c as emit_c
 from .errors import InputError
@@ -145,9 +143,12 @@ def _z_value(axis, text, where):
 def _read_points(args, loaded):
     n_axes = len(loaded.axes)
     if args.points:
-        stream = sys.stdin if args.points == "-" else None
         try:
-            lines = (stream or open(args.points, encoding="utf-8")).read().splitlines()
+            if args.points == "-":
+                lines = sys.stdin.read().splitlines()
+            else:
+                with open(args.points, encoding="utf-8") as f:
+                    lines = f.read().splitlines()
         except (OSError, UnicodeDecodeError) as e:
             raise InputError(f"{args.points}: cannot read: {e}") from None
         rows = [(i, line.split()) for i, line in enumerate(lines, 1)

@@ -113,7 +113,7 @@ def _halve(bounds):
     mid = lo + (hi - lo + 1) // 2
     splits = hi - lo >= 2
     new = np.union1d(bounds, mid[splits])
-    return new, np.searchsorted(new, lo), splits
+    return new, np.searchsorted(new, lo), splits, mid
 
 
 def _block_reduce(ufunc, grid, bounds):
@@ -221,9 +221,8 @@ def build_tree(dmap, options=None):
         n_children = np.where(splitting, 1 << splits_axis.sum(axis=1), 0)
         starts = next_id + np.concatenate(([0], np.cumsum(n_children)[:-1]))
         first_child.append(np.where(splitting, starts, LEAF))
-        boundary = np.stack([grid.to_original[d][
-            np.minimum(lo[:, d] + (hi[:, d] - lo[:, d] + 1) // 2, grid.shape[d])]
-            for d in range(n_axes)], 1)
+        boundary = np.stack([grid.to_original[d][halves[d][3][node_iv[:, d]]]
+                             for d in range(n_axes)], 1)
         split.append(np.where(splitting[:, None] & splits_axis, boundary, UNDEFINED))
         method.append(leaf_method)
         depth.append(np.full(len(leaf), level))
