@@ -10,7 +10,7 @@ BUILD := build
 APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
                 build-essential clang
 
-.PHONY: setup setup-apt setup-python demo test test-python bench bench-encode bench-program clean
+.PHONY: setup setup-apt setup-python demo test test-python integration bench bench-encode bench-program clean
 
 setup: setup-apt setup-python
 
@@ -28,7 +28,11 @@ setup-python:
 test: test-python
 
 test-python:
-	$(PYTHON) -m pytest -q tests
+	$(PYTHON) -m pytest -q tests --ignore=tests/integration
+
+# Real MPI libraries end to end (Open MPI rules, patched Open MPI, MPICH JSON, report in Chromium).
+integration:
+	$(PYTHON) -m pytest -q tests/integration
 
 # The main job: measured tables in bench-data/ -> stats, trees and C for bcast and reduce in out/.
 DEMO_COLLECTIVES := bcast reduce

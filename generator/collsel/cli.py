@@ -11,6 +11,7 @@ COMMAND_MODULES = (
     "collsel.commands",        # build, query, stats
     "collsel.sweep.command",   # sweep, baseline
     "collsel.ingest.command",  # ingest
+    "collsel.emit.command",    # emit
 )
 
 DESCRIPTION = """\

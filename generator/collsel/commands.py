@@ -85,8 +85,8 @@ def write_outputs(out_dir, files):
     tmp = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(out_dir)}.tmp-")
     try:
         for name, text in files.items():
-            with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
-                f.write(text)
+            with open(os.path.join(tmp, name), "wb") as f:
+                f.write(text.encode("utf-8") if isinstance(text, str) else text)
         if not os.path.exists(out_dir):
             os.rename(tmp, out_dir)
             return

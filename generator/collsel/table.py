@@ -267,13 +267,13 @@ def render_table(rows, metadata, columns=None):
 
 
 def write_atomic(path, text):
-    """Write a whole file or nothing: a temporary file beside it, fsync, then rename."""
+    """Write a whole file (str or bytes) or nothing: a temporary file beside it, fsync, then rename."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8") if isinstance(text, str) else text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

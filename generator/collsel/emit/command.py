@@ -1,0 +1,64 @@
+"""`collsel emit --target T TREE.json...`: one tree (or several) -> the files of one target.
+
+Targets are registered in TARGETS by the module that renders them. A target module provides
+  emit(trees, args) -> {file name: str or bytes}
+and, optionally, add_arguments(parser) for its own options (named --<target>-... or shared).
+A target that renders one file writes it to --out; several files go into the --out directory.
+"""
+import argparse
+import importlib
+
+from .. import treefile
+from ..errors import InputError
+
+# name -> (module, one-line help)
+TARGETS = {
+    "c": ("collsel.emit.c_target", "decision.c and decision.h: <prefix>_decide()"),
+    "ompi-dec-fixed": ("collsel.emit.c_target",
+                       "ompi_<coll>_intra_dec_fixed.c: drop-in Open MPI 4.1 dec_fixed body"),
+}
+
+
+def _target_modules():
+    """Target modules, each imported when the parser is built so it can add options."""
+    return sorted({module for module, _ in TARGETS.values()})
+
+
+def register(sub):
+    lines = "\n".join(f"  {name:16} {text}" for name, (_, text) in TARGETS.items())
+    p = sub.add_parser("emit", help="tree.json -> C, rules files, binary blob, ...",
+                       description="Render one or more tree.json files (from `collsel build`) "
+                       "for a target.\n\ntargets:\n" + lines,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("trees", nargs="+", metavar="TREE.json")
+    p.add_argument("--target", required=True, choices=sorted(TARGETS), metavar="TARGET",
+                   help="one of: " + ", ".join(sorted(TARGETS)))
+    p.add_argument("--out", required=True, metavar="PATH",
+                   help="output file (one-file targets) or directory (several files)")
+    for module in _target_modules():
+        hook = getattr(importlib.import_module(module), "add_arguments", None)
+        if hook:
+            hook(p)
+    p.set_defaults(run=run_emit)
+
+
+def emit_files(trees, args):
+    module = importlib.import_module(TARGETS[args.target][0])
+    return module.emit(trees, args)
+
+
+def run_emit(args):
+    from ..commands import write_outputs
+    from ..table import write_atomic
+    trees = [treefile.load(path) for path in args.trees]
+    files = emit_files(trees, args)
+    if not files:
+        raise InputError(f"target {args.target} produced no files")
+    if len(files) == 1:
+        (data,) = files.values()
+        write_atomic(args.out, data)
+        print(f"{args.out}: {len(data)} bytes")
+    else:
+        write_outputs(args.out, files)
+        print(f"{args.out}/: " + ", ".join(sorted(files)))
+    return 0
