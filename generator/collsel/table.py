@@ -29,7 +29,7 @@ REQUIRED = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "time
 INT_COLUMNS = ("comm_size", "msg_size", "algorithm", "segsize", "faninout")
 # Spread and precision of the measurement behind time_us, as the sweep writes them.
 STAT_COLUMNS = ("mean_us", "median_us", "min_us", "max_us", "stdev_us", "ci_halfwidth_us",
-                "n", "ci_met")
+                "n", "ci_met", "launches")
 COLUMN_ORDER = REQUIRED[:5] + ("faninout", "time_us") + STAT_COLUMNS
 MAX_MSG_SIZE = 2**64 - 1
 MAX_COMM_SIZE = 2**31 - 1

@@ -56,10 +56,17 @@ def register(subparsers):
     p.add_argument("--launcher-args", default="", help="extra launcher arguments (one string)")
     p.add_argument("--bench", help="benchmark binary (default: build runtime/bench with mpicc)")
     p.add_argument("--mpicc", default="mpicc", help="MPI compiler wrapper for the benchmark")
-    p.add_argument("--time-cap", type=float, default=0.1,
-                   help="seconds of timed repetitions per point at most (default 0.1)")
+    p.add_argument("--launches", type=int, default=3,
+                   help="separate launches per point (default 3): launches differ by more than "
+                        "one launch's own CI, so time_us is the mean of the launch medians and "
+                        "its CI is taken across launches; they run in rounds over all methods "
+                        "of a P, spreading each point over the sweep's time")
+    p.add_argument("--time-cap", type=float, default=0.04,
+                   help="seconds of timed repetitions per point and launch at most "
+                        "(default 0.04)")
     p.add_argument("--rel-ci", type=float, default=0.025,
-                   help="target 95%% CI half-width relative to the mean (default 0.025)")
+                   help="target 95%% CI half-width relative to the mean, for each launch's "
+                        "stopping rule and for ci_met across launches (default 0.025)")
     p.add_argument("--min-reps", type=int, default=5, help="repetitions before the CI "
                    "test (default 5; fewer only when one call exceeds the time cap)")
     p.add_argument("--max-reps", type=int, default=1000, help="repetition cap (default 1000)")
@@ -90,6 +97,8 @@ def register(subparsers):
 def _check_numbers(args):
     if not args.time_cap > 0:
         raise InputError("--time-cap must be positive")
+    if not 1 <= args.launches <= 100:
+        raise InputError("--launches must be in 1..100")
     if not 0 < args.rel_ci <= 10:
         raise InputError("--rel-ci must be in (0, 10]")
     if args.min_reps < 2 or args.max_reps < args.min_reps:
@@ -107,6 +116,7 @@ def _canonical(args, cfg, launcher_name):
              "--msg-sizes", ",".join(map(str, cfg.msg_sizes)),
              "--algorithms", ",".join(f"{m.algorithm}:{m.segsize}" for m in cfg.methods
                                       if m.algorithm != algorithms.BASELINE_ALGORITHM),
+             "--launches", str(args.launches),
              "--time-cap", str(args.time_cap), "--rel-ci", str(args.rel_ci),
              "--min-reps", str(args.min_reps), "--max-reps", str(args.max_reps),
              "--warmup", str(args.warmup), "--timeout", str(args.timeout),
@@ -156,7 +166,7 @@ def run_sweep(args):
         dry_run=args.dry_run,
         command=shlex.join(["collsel" if argv0 in ("collsel", "__main__.py") else argv0]
                            + sys.argv[1:]),
-        progress_interval=args.progress_interval)
+        progress_interval=args.progress_interval, launches=args.launches, rel_ci=args.rel_ci)
     cfg.options = _canonical(args, cfg, launcher.name)
 
     if sbatch:

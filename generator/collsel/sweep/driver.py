@@ -1,8 +1,12 @@
-"""The sweep: one benchmark launch per (P, method), rows appended to the table as points finish.
+"""The sweep: each (P, method) measured in `launches` separate benchmark launches, in rounds (all
+methods of one P once, then again), so a point's launches are spread over minutes; a point's row
+goes into the table when its last launch reports it.
 
-Durability: the table starts as metadata + header (written atomically); each finished point is
-then appended as one whole line with a single write() followed by fsync(), so a sweep killed at
-any moment leaves complete rows plus at most one truncated last line, which `--resume` drops.
+Durability: the table and its journal TABLE.launches (one line per point and launch) start as
+metadata + header (written atomically); each finished point of a launch is then appended to the
+journal, and each finished point to the table, as one whole line with a single write() followed
+by fsync(), so a sweep killed at any moment leaves complete rows plus at most one truncated last
+line per file, which `--resume` drops.
 Failures (non-zero exit, crash, hang past the silence timeout, wrong output) become `# failed.K=`
 metadata lines and the sweep goes on with the next point.
 """
@@ -22,20 +26,14 @@ from dataclasses import dataclass
 from .. import __version__, algorithms
 from ..errors import CollselError, InputError, located
 from ..table import COLUMN_ORDER, render_table, write_atomic
-from . import bench, launchers
+from . import bench, launchers, statistics
 from .progress import Progress
 
 COLUMNS = list(COLUMN_ORDER)
-# The median, not the mean, is what decisions use: on a shared, oversubscribed machine single
-# repetitions can be 1000x slower (descheduled ranks), and a mean over a handful of repetitions
-# then ranks methods by luck. The precision target is still on the mean (Nuriyev et al. 6.1).
-STATISTIC = ("time_us = median over timed repetitions of the per-repetition runtime of one call "
-             "(µs): latest end minus earliest start over ranks (CLOCK_MONOTONIC) when all ranks "
-             "share a node, else the maximum over ranks of each rank's own duration (the "
-             "benchmark's #@runtime_type, recorded as runtime_type); every repetition starts "
-             "after MPI_Barrier, after warm-up calls; mean_us..stdev_us describe the same "
-             "samples, ci_halfwidth_us is the 95 % Student-t half-width of the mean, n the "
-             "number of repetitions")
+# Every launch's statistics of every point, kept beside the table (TABLE.launches): the table row
+# of a point is written once all its launches are in, from this journal.
+JOURNAL_COLUMNS = ["collective", "comm_size", "msg_size", "algorithm", "segsize", "launch",
+                   *statistics.LAUNCH_FIELDS]
 DEFAULT_COMM_SIZES = (2, 3, 4, 6, 8, 12, 16)
 DEFAULT_SEGSIZES = (0, 1024, 8192, 32768, 131072)
 BENCH_FIELDS = ("msg_size", "mean_us", "median_us", "min_us", "max_us", "stdev_us",
@@ -179,14 +177,15 @@ def ompi_version():
 
 
 class TableFile:
-    """Append-only access to the table being filled."""
+    """Append-only access to the table (or journal) being filled."""
 
-    def __init__(self, path):
+    def __init__(self, path, columns):
         self.path = path
+        self.columns = columns
         self.fd = None
 
     def create(self, metadata):
-        write_atomic(self.path, render_table([], metadata, columns=COLUMNS))
+        write_atomic(self.path, render_table([], metadata, columns=self.columns))
 
     def open(self):
         self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
@@ -199,7 +198,7 @@ class TableFile:
         os.fsync(self.fd)
 
     def append_row(self, row):
-        self.append(render_table([row], {}, columns=COLUMNS).split("\n", 1)[1])
+        self.append(render_table([row], {}, columns=self.columns).split("\n", 1)[1])
 
     def append_meta(self, key, value):
         self.append(f"# {key}={' '.join(str(value).split())}\n")
@@ -210,9 +209,10 @@ class TableFile:
             self.fd = None
 
 
-def load_existing(path, collective):
-    """Metadata and done points of a table this driver wrote. A truncated last line (the point
-    in flight when a sweep was killed) is cut off the file. Returns (metadata, done, dropped)."""
+def load_existing(path, columns, collective, repair=True):
+    """Metadata and rows of a table (or journal) this driver wrote. A truncated last line (the
+    point in flight when a sweep was killed) is cut off the file unless `repair` is false.
+    Returns (metadata, rows as {column: text}, dropped bytes)."""
     with open(path, "rb") as f:
         raw = f.read()
     dropped = b""
@@ -220,8 +220,9 @@ def load_existing(path, collective):
         cut = raw.rfind(b"\n") + 1
         dropped = raw[cut:]
         raw = raw[:cut]
-        os.truncate(path, cut)
-    meta, header, done = {}, None, set()
+        if repair:
+            os.truncate(path, cut)
+    meta, header, rows = {}, None, []
     for lineno, text in enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1):
         if not text.strip():
             continue
@@ -232,23 +233,31 @@ def load_existing(path, collective):
             continue
         fields = next(csv.reader([text]))
         if header is None:
-            if fields != COLUMNS:
-                raise located(path, lineno, "not a table written by 'collsel sweep' (header "
-                              f"{','.join(fields)}); cannot resume into it")
+            if fields != columns:
+                raise located(path, lineno, "not written by this version of 'collsel sweep' "
+                              f"(header {','.join(fields)}); cannot resume into it")
             header = fields
             continue
-        if len(fields) != len(COLUMNS):
-            raise located(path, lineno, f"{len(fields)} fields, expected {len(COLUMNS)}")
+        if len(fields) != len(columns):
+            raise located(path, lineno, f"{len(fields)} fields, expected {len(columns)}")
         if fields[0] != collective:
             raise located(path, lineno, f"row for collective '{fields[0]}', but this sweep "
                           f"measures '{collective}'")
+        row = dict(zip(columns, fields))
         try:
-            done.add((int(fields[1]), int(fields[2]), int(fields[3]), int(fields[4])))
+            for key in ("comm_size", "msg_size", "algorithm", "segsize", "launch"):
+                if key in row:
+                    row[key] = int(row[key])
         except ValueError:
             raise located(path, lineno, "malformed row") from None
+        rows.append(row)
     if "collective" in meta and meta["collective"] != collective:
         raise InputError(f"{path}: table is a '{meta['collective']}' sweep, not '{collective}'")
-    return meta, done, dropped
+    return meta, rows, dropped
+
+
+def point_key(row):
+    return (row["comm_size"], row["msg_size"], row["algorithm"], row["segsize"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -390,6 +399,8 @@ class Config:
     command: str = ""
     options: str = ""
     progress_interval: float = 30.0
+    launches: int = 3           # launches per point; the point's CI is taken across them
+    rel_ci: float = 0.025       # precision target of the combined CI (ci_met)
 
 
 def _bench_argv(cfg, sizes):
@@ -405,10 +416,13 @@ def header_metadata(cfg):
         "source": "collsel sweep",
         "collsel_version": __version__,
         "collective": cfg.collective,
-        "statistic": STATISTIC,
-        "precision_target": "stop when the 95 % CI half-width <= rel_ci x mean (after min_reps), "
-                            "or at max_reps, or when time_cap is spent on the point; "
-                            "ci_met says which",
+        "statistic": statistics.STATISTIC,
+        "launches_per_point": cfg.launches,
+        "journal": os.path.basename(journal_path(cfg.out)) + " (every launch of every point)",
+        "precision_target": "each launch repeats until the 95 % CI half-width of its mean <= "
+                            "rel_ci x mean (after min_reps), or max_reps, or time_cap spent on "
+                            f"the point; ci_met: the CI across launches <= {cfg.rel_ci:g} x "
+                            "time_us",
         "bench_options": " ".join(cfg.bench_args),
         "baseline": "algorithm 0 rows = Open MPI's fixed decision (coll_tuned_use_dynamic_rules=1, "
                     "algorithm 0), a baseline, not a candidate",
@@ -431,50 +445,101 @@ def header_metadata(cfg):
     }
 
 
+def journal_path(out):
+    return out + ".launches"
+
+
 def _next_index(meta, prefix):
     used = [int(k[len(prefix):].split(".")[0]) for k in meta
             if k.startswith(prefix) and k[len(prefix):].split(".")[0].isdigit()]
     return max(used, default=0) + 1
 
 
+class Plan:
+    """What is done and what is left: table rows, journal entries and the launches to run.
+
+    Round r (1..launches) of P measures every method once; a point's row is written when its
+    launches are all in the journal."""
+
+    def __init__(self, cfg, done, journal_rows):
+        self.cfg = cfg
+        self.done = done                       # points with a table row
+        self.partial = {}                      # point -> {launch: fields}, no row yet
+        for row in journal_rows:
+            key = point_key(row)
+            if key not in done and 1 <= row["launch"] <= cfg.launches:
+                self.partial.setdefault(key, {})[row["launch"]] = row
+        self.launches = []                     # (P, round, method, sizes)
+        for p in cfg.comm_sizes:
+            for r in range(1, cfg.launches + 1):
+                for method in cfg.methods:
+                    sizes = [m for m in cfg.msg_sizes if self.needs(p, m, method, r)]
+                    if sizes:
+                        self.launches.append((p, r, method, sizes))
+        self.total = len(cfg.comm_sizes) * len(cfg.methods) * len(cfg.msg_sizes) * cfg.launches
+        self.left = sum(len(s) for *_, s in self.launches)
+
+    def needs(self, p, m, method, r):
+        key = (p, m, method.algorithm, method.segsize)
+        return key not in self.done and r not in self.partial.get(key, {})
+
+    def add(self, key, r, fields):
+        """Record launch r of a point; returns the point's combined row once complete."""
+        got = self.partial.setdefault(key, {})
+        got[r] = fields
+        if len(got) < self.cfg.launches:
+            return None
+        del self.partial[key]
+        self.done.add(key)
+        return statistics.combine([got[i] for i in sorted(got)], self.cfg.rel_ci)
+
+
 def run(cfg, stdout=None, stderr=None):
     """Run (or with dry_run, print) the sweep. Returns the exit status."""
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
-    done, meta, dropped = set(), {}, b""
+    journal_file = journal_path(cfg.out)
+    done, journal_rows, meta, dropped = set(), [], {}, []
     exists = os.path.exists(cfg.out)
     if exists and not (cfg.resume or cfg.force or cfg.dry_run):
         raise InputError(f"{cfg.out} exists: pass --resume to continue that sweep or --force "
                          "to start it again")
-    if exists and cfg.resume:
-        meta, done, dropped = load_existing(cfg.out, cfg.collective) if not cfg.dry_run else \
-            _peek_existing(cfg.out, cfg.collective)
-
-    launches = []   # (P, method, sizes still to measure)
-    for p in cfg.comm_sizes:
-        for method in cfg.methods:
-            sizes = [m for m in cfg.msg_sizes
-                     if (p, m, method.algorithm, method.segsize) not in done]
-            if sizes:
-                launches.append((p, method, sizes))
-    total = len(cfg.comm_sizes) * len(cfg.methods) * len(cfg.msg_sizes)
+    resuming = exists and cfg.resume
+    if resuming:
+        repair = not cfg.dry_run
+        meta, rows, cut = load_existing(cfg.out, COLUMNS, cfg.collective, repair)
+        done = {point_key(r) for r in rows}
+        dropped.append(cut)
+        if os.path.exists(journal_file):
+            _, journal_rows, cut = load_existing(journal_file, JOURNAL_COLUMNS, cfg.collective,
+                                                 repair)
+            dropped.append(cut)
+    plan = Plan(cfg, done, journal_rows)
 
     if cfg.dry_run:
-        for p, method, sizes in launches:
+        for p, r, method, sizes in plan.launches:
             argv, env = cfg.launcher.command(p, mca_settings(cfg.collective, method),
                                              _bench_argv(cfg, sizes))
             stdout.write(launchers.render(argv, env) + "\n")
-        stdout.write(f"# {len(launches)} launches, {sum(len(s) for _, _, s in launches)} of "
-                     f"{total} points to measure\n")
+        stdout.write(f"# {len(plan.launches)} launches, {plan.left} of {plan.total} point "
+                     f"launches to measure ({cfg.launches} per point)\n")
         return 0
 
-    table = TableFile(cfg.out)
-    if not (exists and cfg.resume):
-        table.create(header_metadata(cfg))
+    table = TableFile(cfg.out, COLUMNS)
+    journal = TableFile(journal_file, JOURNAL_COLUMNS)
+    if not resuming:
+        header = header_metadata(cfg)
+        journal.create({"source": header["source"], "collective": cfg.collective,
+                        "table": os.path.basename(cfg.out)})
+        table.create(header)
         meta = {}
+    elif not os.path.exists(journal_file):
+        journal.create({"source": "collsel sweep", "collective": cfg.collective,
+                        "table": os.path.basename(cfg.out)})
     run_no = _next_index(meta, "run.")
     fail_no = _next_index(meta, "failed.")
     table.open()
+    journal.open()
     # A sweep stopped by `kill` (SIGTERM; background jobs also ignore SIGINT) still kills its
     # running launch and closes the table: the handler turns the signal into an exception.
     def _terminate(signum, frame):
@@ -482,19 +547,19 @@ def run(cfg, stdout=None, stderr=None):
     previous = signal.signal(signal.SIGTERM, _terminate)
     started = time.monotonic()
     failures = 0
-    progress = Progress(total, total - sum(len(s) for _, _, s in launches), stderr,
-                        cfg.progress_interval)
+    progress = Progress(plan.total, plan.total - plan.left, stderr, cfg.progress_interval)
     try:
         table.append_meta(f"run.{run_no}.start", now_iso())
         table.append_meta(f"run.{run_no}.loadavg_start", loadavg())
         if run_no > 1:
             table.append_meta(f"run.{run_no}.command", cfg.command)
-            if dropped:
-                table.append_meta(f"run.{run_no}.dropped_truncated_line",
-                                  dropped.decode("utf-8", "replace")[:200])
+            for cut in dropped:
+                if cut:
+                    table.append_meta(f"run.{run_no}.dropped_truncated_line",
+                                      cut.decode("utf-8", "replace")[:200])
         have_library = "mpi_library" in meta
-        for p, method, sizes in launches:
-            label = f"P={p} {method.label(cfg.collective)}"
+        for p, r, method, sizes in plan.launches:
+            label = f"P={p} {method.label(cfg.collective)} launch {r}/{cfg.launches}"
             progress.label = label
             progress.show()
             todo = list(sizes)
@@ -502,11 +567,17 @@ def run(cfg, stdout=None, stderr=None):
                 argv, env = cfg.launcher.command(p, mca_settings(cfg.collective, method),
                                                  _bench_argv(cfg, todo))
 
-                def on_point(fields, p=p, method=method):
-                    row = _row(cfg.collective, p, method, fields)
-                    if row is None:
+                def on_point(fields, p=p, r=r, method=method):
+                    key = (p, int(fields["msg_size"]), method.algorithm, method.segsize)
+                    if not float(fields["median_us"]) > 0:
                         raise CollselError(f"benchmark reported a non-positive time: {fields}")
-                    table.append_row(row)
+                    entry = dict(zip(("comm_size", "msg_size", "algorithm", "segsize"), key))
+                    journal.append_row({"collective": cfg.collective, **entry, "launch": r,
+                                        **{f: fields[f] for f in statistics.LAUNCH_FIELDS}})
+                    combined = plan.add(key, r, fields)
+                    if combined is not None:
+                        table.append_row({"collective": cfg.collective, **entry, "faninout": 0,
+                                          **combined})
                     progress.advance(1)
 
                 result = run_launch(argv, env, todo, cfg.silence_timeout, on_point)
@@ -525,7 +596,7 @@ def run(cfg, stdout=None, stderr=None):
                 sizes_text = (str(lost[0]) if len(lost) == 1
                               else f"{lost[0]}..{lost[-1]} ({len(lost)} sizes)")
                 reason = (f"P={p} algorithm={method.algorithm} segsize={method.segsize} "
-                          f"msg_size={sizes_text}: {result.failure}; command: "
+                          f"msg_size={sizes_text} launch={r}: {result.failure}; command: "
                           f"{launchers.render(argv, env)}")
                 table.append_meta(f"failed.{fail_no}", reason)
                 fail_no += 1
@@ -538,39 +609,14 @@ def run(cfg, stdout=None, stderr=None):
         table.append_meta(f"run.{run_no}.loadavg_end", loadavg())
         table.append_meta(f"run.{run_no}.failed_points", failures)
         table.close()
+        journal.close()
         progress.finish()
         signal.signal(signal.SIGTERM, previous)
     if failures:
-        raise CollselError(f"{failures} point(s) failed; see the failed.* lines in {cfg.out} "
-                           "(rerun with --resume to retry them)")
+        raise CollselError(f"{failures} point launch(es) failed, so their points have no row; "
+                           f"see the failed.* lines in {cfg.out} (rerun with --resume to retry "
+                           "them)")
     return 0
-
-
-def _peek_existing(path, collective):
-    """load_existing without modifying the file (for --dry-run)."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    fd, tmp = tempfile.mkstemp()
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-        return load_existing(tmp, collective)
-    finally:
-        os.unlink(tmp)
-
-
-def _row(collective, p, method, fields):
-    median = float(fields["median_us"])
-    if not median > 0:
-        return None
-    row = {"collective": collective, "comm_size": p, "msg_size": int(fields["msg_size"]),
-           "algorithm": method.algorithm, "segsize": method.segsize, "faninout": 0,
-           "time_us": median}
-    for key in ("mean_us", "median_us", "min_us", "max_us", "stdev_us", "ci_halfwidth_us"):
-        row[key] = float(fields[key])
-    row["n"] = int(fields["n"])
-    row["ci_met"] = int(fields["ci_met"])
-    return row
 
 
 def sbatch_script(cfg, inner_command, ntasks, time_limit, nodes=None, extra=""):
