@@ -18,6 +18,16 @@
  * flushed at once so a driver can record each point as soon as it is done:
  *   msg_size mean_us median_us min_us max_us stdev_us ci_halfwidth_us n ci_met
  * The algorithm is chosen outside (Open MPI MCA parameters); the values seen are echoed.
+ *
+ * Model-fitting experiments (Nuriyev et al. 2022, section 5; `collsel model fit`), timed on the
+ * root only (other ranks contribute 0 to the max), one `#@experiment=` header line added:
+ *   --experiment nbft          root MPI_Isend's m bytes to every other rank, MPI_Waitall;
+ *                              the others MPI_Irecv + MPI_Wait (a non-blocking flat tree);
+ *   --experiment bcast-gather  MPI_Bcast (forced algorithm), MPI_Barrier, then a flat gather
+ *                              without synchronisation: every rank MPI_Send's min(m, G) bytes
+ *                              to the root, which MPI_Recv's them in rank order
+ *                              (G = --gather-size, default 8192).
+ * Without --experiment nothing changes.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -52,6 +62,7 @@ enum collective { COLL_BCAST, COLL_REDUCE };
 enum fault { FAULT_NONE, FAULT_CRASH, FAULT_HANG };
 
 enum runtime { RUNTIME_AUTO, RUNTIME_GLOBAL, RUNTIME_LOCAL };
+enum experiment { EXP_NONE, EXP_NBFT, EXP_BCAST_GATHER };
 
 struct options {
     enum collective coll;
@@ -62,6 +73,8 @@ struct options {
     double rel_ci, time_cap;
     enum fault fault;               /* test hook: make the run fail at one size */
     unsigned long long fault_size;
+    enum experiment experiment;
+    unsigned long long gather_size;
 };
 
 struct stats {
@@ -77,7 +90,8 @@ static int usage_error(int rank, const char *fmt, const char *arg)
         fprintf(stderr, "\nusage: collsel_bench --collective bcast|reduce --sizes M[,M...] "
                         "[--min-reps N] [--max-reps N] [--warmup N] [--rel-ci F] "
                         "[--time-cap SEC] [--runtime global|local|auto] "
-                        "[--fault crash@M|hang@M]\n");
+                        "[--fault crash@M|hang@M] [--experiment nbft|bcast-gather] "
+                        "[--gather-size G]\n");
     }
     return 2;
 }
@@ -137,6 +151,8 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
     o->fault = FAULT_NONE;
     o->fault_size = 0;
     o->runtime = RUNTIME_AUTO;
+    o->experiment = EXP_NONE;
+    o->gather_size = 8192;
     for (int i = 1; i < argc; i++) {
         const char *key = argv[i];
         if (strcmp(key, "--help") == 0 || strcmp(key, "-h") == 0)
@@ -184,6 +200,16 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
             else if (strcmp(val, "local") == 0) o->runtime = RUNTIME_LOCAL;
             else if (strcmp(val, "auto") == 0) o->runtime = RUNTIME_AUTO;
             else return usage_error(rank, "--runtime '%s' must be global, local or auto", val);
+        } else if (strcmp(key, "--experiment") == 0) {
+            if (strcmp(val, "nbft") == 0) o->experiment = EXP_NBFT;
+            else if (strcmp(val, "bcast-gather") == 0) o->experiment = EXP_BCAST_GATHER;
+            else return usage_error(rank, "--experiment '%s' must be nbft or bcast-gather", val);
+            o->coll = COLL_BCAST;
+            have_coll = 1;
+        } else if (strcmp(key, "--gather-size") == 0) {
+            if (parse_size(val, &o->gather_size) != 0 || o->gather_size == 0 ||
+                o->gather_size > (unsigned long long)INT_MAX)
+                return usage_error(rank, "--gather-size '%s' must be a size of 1 byte or more", val);
         } else if (strcmp(key, "--fault") == 0) {
             const char *at = strchr(val, '@');
             if (at && strncmp(val, "crash@", 6) == 0) o->fault = FAULT_CRASH;
@@ -265,11 +291,43 @@ static unsigned char pattern(size_t i, unsigned long long m)
 
 struct bufs {
     unsigned char *a, *b;   /* bcast: a; reduce: a = send, b = receive */
+    MPI_Request *reqs;      /* experiments: one per rank */
+    unsigned char *gather;  /* bcast-gather: nprocs * gather_size bytes on the root */
 };
+
+static void run_experiment(const struct options *o, struct bufs *bf, int count)
+{
+    int rank = 0, nprocs = 0;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
+    if (o->experiment == EXP_NBFT) {
+        if (rank == 0) {
+            for (int r = 1; r < nprocs; r++)
+                MPI_CHECK(MPI_Isend(bf->a, count, MPI_BYTE, r, 77, MPI_COMM_WORLD, &bf->reqs[r - 1]));
+            MPI_CHECK(MPI_Waitall(nprocs - 1, bf->reqs, MPI_STATUSES_IGNORE));
+        } else {
+            MPI_CHECK(MPI_Irecv(bf->a, count, MPI_BYTE, 0, 77, MPI_COMM_WORLD, &bf->reqs[0]));
+            MPI_CHECK(MPI_Wait(&bf->reqs[0], MPI_STATUS_IGNORE));
+        }
+        return;
+    }
+    int g = (unsigned long long)count < o->gather_size ? count : (int)o->gather_size;
+    MPI_CHECK(MPI_Bcast(bf->a, count, MPI_BYTE, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        for (int r = 1; r < nprocs; r++)
+            MPI_CHECK(MPI_Recv(bf->gather + (size_t)r * o->gather_size, g, MPI_BYTE, r, 78,
+                               MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    } else {
+        MPI_CHECK(MPI_Send(bf->a, g, MPI_BYTE, 0, 78, MPI_COMM_WORLD));
+    }
+}
 
 static void run_once(const struct options *o, struct bufs *bf, int count)
 {
-    if (o->coll == COLL_BCAST)
+    if (o->experiment != EXP_NONE)
+        run_experiment(o, bf, count);
+    else if (o->coll == COLL_BCAST)
         MPI_CHECK(MPI_Bcast(bf->a, count, MPI_BYTE, 0, MPI_COMM_WORLD));
     else
         MPI_CHECK(MPI_Reduce(bf->a, bf->b, count, MPI_UNSIGNED_CHAR, MPI_SUM, 0, MPI_COMM_WORLD));
@@ -335,6 +393,9 @@ static void print_header(const struct options *o, int nprocs, int global)
     printf("#@sync=MPI_Barrier\n");
     printf("#@runtime_type=%s\n", global ? "global_max_end_minus_min_start"
                                            : "max_over_ranks_of_local_time");
+    if (o->experiment != EXP_NONE)
+        printf("#@experiment=%s\n#@gather_size=%llu\n",
+               o->experiment == EXP_NBFT ? "nbft" : "bcast-gather", o->gather_size);
     printf("#@min_reps=%ld\n#@max_reps=%ld\n#@warmup=%ld\n", o->min_reps, o->max_reps, o->warmup);
     printf("#@rel_ci=%g\n#@ci_level=0.95\n#@time_cap_s=%g\n", o->rel_ci, o->time_cap);
     /* The algorithm is forced by MCA parameters; echo what this process received. */
@@ -367,7 +428,15 @@ int main(int argc, char **argv)
     unsigned long long maxm = 0;
     for (int i = 0; i < opt.nsizes; i++)
         if (opt.sizes[i] > maxm) maxm = opt.sizes[i];
-    struct bufs bf = {malloc(maxm ? maxm : 1), malloc(maxm ? maxm : 1)};
+    struct bufs bf = {malloc(maxm ? maxm : 1), malloc(maxm ? maxm : 1), NULL, NULL};
+    if (opt.experiment != EXP_NONE) {
+        bf.reqs = malloc((size_t)nprocs * sizeof *bf.reqs);
+        bf.gather = malloc(rank == 0 ? (size_t)nprocs * opt.gather_size : 1);
+        if (!bf.reqs || !bf.gather) {
+            fprintf(stderr, "collsel_bench: rank %d: cannot allocate experiment buffers\n", rank);
+            MPI_Abort(MPI_COMM_WORLD, 4);
+        }
+    }
     /* Samples are kept on every rank (local) and on rank 0 (max over ranks). */
     double *local = malloc((size_t)opt.max_reps * sizeof *local);
     double *maxed = malloc((size_t)opt.max_reps * sizeof *maxed);
@@ -381,7 +450,9 @@ int main(int argc, char **argv)
     memset(bf.b, 0, maxm ? maxm : 1);
     /* Global runtimes need one clock: all ranks on one node. */
     int global = opt.runtime == RUNTIME_GLOBAL;
-    if (opt.runtime == RUNTIME_AUTO) {
+    if (opt.experiment != EXP_NONE) {
+        global = 0;   /* experiments are timed on the root's clock (paper section 6.1) */
+    } else if (opt.runtime == RUNTIME_AUTO) {
         MPI_Comm node;
         int node_size = 0;
         MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
@@ -438,6 +509,8 @@ int main(int argc, char **argv)
                 double t1 = now();
                 starts[i] = t0;
                 local[i] = global ? t1 : t1 - t0;   /* end time, or duration */
+                if (opt.experiment != EXP_NONE && rank != 0)
+                    local[i] = 0;                   /* the root's time only */
             }
             MPI_CHECK(MPI_Reduce(local + n, maxed + n, (int)batch, MPI_DOUBLE, MPI_MAX, 0,
                                  MPI_COMM_WORLD));
@@ -481,6 +554,8 @@ int main(int argc, char **argv)
     }
     free(bf.a);
     free(bf.b);
+    free(bf.reqs);
+    free(bf.gather);
     free(local);
     free(maxed);
     free(starts);
