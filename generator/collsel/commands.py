@@ -84,6 +84,9 @@ def write_outputs(out_dir, files):
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(out_dir)}.tmp-")
     try:
+        umask = os.umask(0)      # mkdtemp makes the directory 0700; give it the usual mode
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)
         for name, text in files.items():
             with open(os.path.join(tmp, name), "wb") as f:
                 f.write(text.encode("utf-8") if isinstance(text, str) else text)
