@@ -12,6 +12,7 @@ COMMAND_MODULES = (
     "collsel.sweep.command",   # sweep, baseline
     "collsel.ingest.command",  # ingest
     "collsel.emit.command",    # emit
+    "collsel.emit.ompi_rules_check",  # check-rules
 )
 
 DESCRIPTION = """\
