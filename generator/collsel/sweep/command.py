@@ -61,15 +61,17 @@ def register(subparsers):
                         "one launch's own CI, so time_us is the mean of the launch medians and "
                         "its CI is taken across launches; they run in rounds over all methods "
                         "of a P, spreading each point over the sweep's time")
-    p.add_argument("--time-cap", type=float, default=0.04,
+    p.add_argument("--time-cap", type=float, default=0.03,
                    help="seconds of timed repetitions per point and launch at most "
-                        "(default 0.04)")
+                        "(default 0.03)")
     p.add_argument("--rel-ci", type=float, default=0.025,
                    help="target 95%% CI half-width relative to the mean, for each launch's "
                         "stopping rule and for ci_met across launches (default 0.025)")
     p.add_argument("--min-reps", type=int, default=5, help="repetitions before the CI "
                    "test (default 5; fewer only when one call exceeds the time cap)")
-    p.add_argument("--max-reps", type=int, default=1000, help="repetition cap (default 1000)")
+    p.add_argument("--max-reps", type=int, default=300,
+                   help="repetition cap per launch (default 300; the CI is across launches, so "
+                        "one launch needs only a stable median)")
     p.add_argument("--warmup", type=int, default=2, help="warm-up calls per point (default 2)")
     p.add_argument("--timeout", type=float, default=120.0,
                    help="kill a launch that prints nothing for this many seconds (default 120)")
