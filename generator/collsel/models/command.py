@@ -177,6 +177,8 @@ def run_fit(args):
                      "mapping": "; ".join(runner.launcher.mapping(P) for P in comm_sizes)})
         if args.experiments:
             write_atomic(args.experiments, experiments.save(rows, meta))
+    meta["comm_sizes"] = ",".join(map(str, sorted({r["comm_size"] for r in rows
+                                                    if r["experiment"] == "bcast-gather"})))
     doc = fit.fit(rows)
     n_nbft = sum(r["experiment"] == "nbft" for r in rows)
     out = {"format": params.FORMAT, "version": params.VERSION, "name": "fitted",

@@ -56,8 +56,9 @@ class Runner:
                    "coll_tuned_bcast_algorithm_segmentsize": segsize,
                    "coll_tuned_bcast_algorithm_chain_fanout": chain_fanout}
         argv = [self.bench, "--experiment", experiment, "--sizes", ",".join(map(str, sizes)),
-                "--gather-size", str(gather), "--time-cap", str(self.time_cap),
-                "--max-reps", str(self.max_reps)]
+                "--time-cap", str(self.time_cap), "--max-reps", str(self.max_reps)]
+        if experiment == "bcast-gather":
+            argv += ["--gather-size", str(gather)]
         cmd, env = self.launcher.command(P, mca, argv)
         self.launches += 1
         try:

@@ -1,0 +1,34 @@
+"""`collsel model fit` on real Open MPI: the benchmark's --experiment modes run, a parameter file
+comes out, and predict/validate read it (small plan: one P, three sizes)."""
+import json
+import subprocess
+import sys
+
+from collsel.models import params
+from collsel.table import read_table
+
+
+def run_cli(*argv, timeout=900):
+    return subprocess.run([sys.executable, "-m", "collsel.cli", *argv], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_fit_predict_validate(tmp_path):
+    exp, out = tmp_path / "exp.csv", tmp_path / "params.json"
+    done = run_cli("model", "fit", "--out", str(out), "--experiments", str(exp),
+                   "--comm-sizes", "3", "--msg-sizes", "1,4096,65536", "--time-cap", "0.02")
+    assert done.returncode == 0, done.stderr[-3000:]
+    par = params.load(out)
+    assert len(par.methods) == 33
+    assert par.doc["fit"]["measurements"] == 15 + 5 * 6 + 33 * 3
+    assert all(v >= 0 for theta in par.methods.values() for v in theta)
+    table = tmp_path / "pred.csv"
+    done = run_cli("model", "predict", str(out), "--comm-sizes", "2-5", "--msg-sizes", "1K-8K",
+                   "--out", str(table))
+    assert done.returncode == 0, done.stderr
+    assert len(read_table(table)) == 4 * 4 * 33
+    # a second fit from the saved experiments measures nothing and gives the same file
+    again = tmp_path / "again.json"
+    done = run_cli("model", "fit", "--out", str(again), "--experiments", str(exp))
+    assert done.returncode == 0 and "from " + str(exp) in done.stderr
+    assert json.loads(again.read_text())["methods"] == json.loads(out.read_text())["methods"]
