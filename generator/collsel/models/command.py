@@ -37,6 +37,7 @@ def register(sub):
                          description=__doc__,
                          formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
     msub = top.add_subparsers(title="model commands", metavar="ACTION")
+    top.set_defaults(run=lambda args: (top.print_help(sys.stderr), 2)[1])
 
     p = msub.add_parser("fit", help="measure the model experiments and fit parameters")
     p.add_argument("--out", required=True, help="parameter file to write (JSON)")
@@ -48,7 +49,8 @@ def register(sub):
     p.add_argument("--mpirun", help="mpirun program")
     p.add_argument("--bench", help="benchmark binary (default: build runtime/bench)")
     p.add_argument("--time-cap", type=float, default=0.1, help="seconds per point (0.1)")
-    p.add_argument("--progress-interval", type=float, default=30.0)
+    p.add_argument("--progress-interval", type=float, default=30.0,
+                   help="seconds between progress lines on stderr (30)")
     p.set_defaults(run=run_fit)
 
     p = msub.add_parser("predict", help="write a predicted performance table")
