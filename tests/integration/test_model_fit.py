@@ -20,7 +20,8 @@ def test_fit_predict_validate(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     par = params.load(out)
     assert len(par.methods) == 33
-    assert par.doc["fit"]["measurements"] == 15 + 5 * 6 + 33 * 3
+    # NBFT: P = 2 at the 3 sizes + 4 segment sizes, P = 3..8 at the segment sizes
+    assert par.doc["fit"]["measurements"] == 7 + 6 * 4 + 33 * 3
     assert all(v >= 0 for theta in par.methods.values() for v in theta)
     table = tmp_path / "pred.csv"
     done = run_cli("model", "predict", str(out), "--comm-sizes", "2-5", "--msg-sizes", "1K-8K",
