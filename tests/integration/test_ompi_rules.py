@@ -1,0 +1,165 @@
+"""Integration (a): a generated rules file takes effect inside real Open MPI 4.1.
+
+Trees are built from our measured bcast sweep (bench-data/bcast-sweep.csv). The "bad" tree comes
+from a copy of the table in which chain with 1 KiB segments is made to look fastest at P = 4 for
+m >= 512 KiB (measured there: ~30x slower than the best); its rules file therefore picks that
+method in one region. At P = 4, m = 1 MiB the benchmark program the sweep uses runs
+  good      the rules file of the real tree (measured best method),
+  bad       the rules file with the pathological region,
+  elsewhere the same pathological edit made at P = 8 instead (not this region),
+  rejected  the bad file with its first message size set to 1 (Open MPI ignores such a file),
+  none      no dynamic rules (Open MPI's fixed decision),
+in alternating rounds, each launch under `timeout` and the measurement lock. The bad file must
+be much slower than every other variant, medians compared. `check-rules --query` must say what
+each file picks there, and agree with `collsel query` on the tree.
+"""
+import contextlib
+import csv
+import fcntl
+import os
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TABLE = REPO / "bench-data" / "bcast-sweep.csv"
+P, M = 4, 1048576
+BAD_ALG, BAD_SEG = 2, 1024          # chain, 1 KiB segments
+ROUNDS = 3
+LOCK = "/tmp/collsel-measure.lock"
+LOCK_WAIT = float(os.environ.get("COLLSEL_LOCK_WAIT", 1800))   # s to wait for other measurements
+
+pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None or shutil.which("mpicc") is None,
+                                reason="Open MPI (mpirun, mpicc) not installed")
+
+
+def collsel(*args):
+    r = subprocess.run(["collsel", *map(str, args)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"collsel {' '.join(map(str, args))}: {r.stderr}"
+    return r.stdout
+
+
+def pathological_table(src, dst, comm_size):
+    """Copy of the table where chain/1K looks fastest at `comm_size` for m >= 512 KiB."""
+    with open(src) as f, open(dst, "w") as out:
+        lines = f.read().splitlines(keepends=True)
+        header = None
+        for line in lines:
+            if line.startswith("#") or not line.strip():
+                out.write(line)
+                continue
+            if header is None:
+                header = next(csv.reader([line]))
+                out.write(line)
+                continue
+            row = dict(zip(header, next(csv.reader([line]))))
+            if (int(row["comm_size"]) == comm_size and int(row["msg_size"]) >= 524288
+                    and int(row["algorithm"]) == BAD_ALG and int(row["segsize"]) == BAD_SEG):
+                row["time_us"] = "0.001"
+                line = ",".join(row[h] for h in header) + "\n"
+            out.write(line)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ompi_rules")
+    out = {}
+    for name, comm_size in (("good", None), ("bad", P), ("elsewhere", 8)):
+        table = TABLE
+        if comm_size is not None:
+            table = d / f"{name}.csv"
+            pathological_table(TABLE, table, comm_size)
+        collsel("build", table, "--collective", "bcast", "--out", d / name)
+        collsel("emit", "--target", "ompi-rules", d / name / "tree.json",
+                "--out", d / f"{name}.conf")
+        out[name] = d / f"{name}.conf"
+    text = out["bad"].read_text().splitlines(keepends=True)
+    first_rule = next(i for i, line in enumerate(text)
+                      if line.startswith("0 ") and len(line.split("#")[0].split()) == 4)
+    text[first_rule] = "1" + text[first_rule][1:]
+    out["rejected"] = d / "rejected.conf"
+    out["rejected"].write_text("".join(text))
+    out["dir"] = d
+    return out
+
+
+def test_files_pick_what_the_trees_pick(files):
+    picks = {}
+    for name in ("good", "bad", "elsewhere"):
+        picks[name] = collsel("check-rules", files[name], "--collective", "bcast",
+                              "--query", P, M).split()
+        tree = files["dir"] / name / "tree.json"
+        assert picks[name] == collsel("query", tree, "--comm-size", P, "--msg-size", M).split()
+    assert picks["bad"] == [str(BAD_ALG), str(BAD_SEG), "0"]
+    assert picks["good"] != picks["bad"] and picks["elsewhere"] == picks["good"]
+    r = subprocess.run(["collsel", "check-rules", str(files["rejected"])], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "must be 0; Open MPI ignores the whole file" in r.stderr
+
+
+def bench_program():
+    from collsel.sweep import bench
+    return bench.locate()
+
+
+def run_once(program, rules):
+    cmd = ["timeout", "60", "mpirun", "--allow-run-as-root", "--oversubscribe",
+           "--mca", "mpi_yield_when_idle", "1", "-np", str(P)]
+    if rules is not None:
+        cmd += ["--mca", "coll_tuned_use_dynamic_rules", "1",
+                "--mca", "coll_tuned_dynamic_rules_filename", str(rules)]
+    cmd += [program, "--collective", "bcast", "--sizes", str(M), "--time-cap", "0.2",
+            "--max-reps", "200"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMPI_MCA_coll_tuned")}
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, f"{' '.join(cmd)}: {r.stderr[-2000:]}"
+    rows = [line.split() for line in r.stdout.splitlines()
+            if line.strip() and not line.startswith("#")]
+    assert len(rows) == 1 and int(rows[0][0]) == M, r.stdout
+    return float(rows[0][2])          # median_us
+
+
+@contextlib.contextmanager
+def measurement_lock():
+    """The shared measurement lock, held for the whole timed loop (waits at most LOCK_WAIT s)."""
+    with open(LOCK, "a") as f:
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"{LOCK} held by another measurement for over {LOCK_WAIT:.0f} s")
+                time.sleep(1)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def test_pathological_region_is_slower_in_real_open_mpi(files):
+    program = bench_program()
+    variants = {"good": files["good"], "bad": files["bad"], "elsewhere": files["elsewhere"],
+                "rejected": files["rejected"], "none": None}
+    times = {name: [] for name in variants}
+    with measurement_lock():
+        started = time.monotonic()
+        for _ in range(ROUNDS):
+            for name, rules in variants.items():
+                times[name].append(run_once(program, rules))
+        took = time.monotonic() - started
+    med = {name: statistics.median(t) for name, t in times.items()}
+    print(f"\nbcast P={P} m={M}: medians of {ROUNDS} launches (µs): "
+          + ", ".join(f"{n} {med[n]:.0f} {sorted(round(x) for x in times[n])}" for n in med))
+    print("bad / good = %.1fx; %d launches in %.0f s" % (med["bad"] / med["good"],
+                                                          ROUNDS * len(variants), took))
+    # measured first: bad ~26000 µs vs good ~540 µs (~50x); 5x leaves room for a noisy machine
+    for name in ("good", "elsewhere", "rejected", "none"):
+        assert med["bad"] > 5 * med[name], (name, med)
+    # every bad launch is slower than every good launch, not just the medians
+    assert min(times["bad"]) > max(times["good"]), times
