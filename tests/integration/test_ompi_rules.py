@@ -18,6 +18,7 @@ import csv
 import fcntl
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import time
@@ -123,19 +124,25 @@ def run_once(program, rules):
     return float(rows[0][2])          # median_us
 
 
+class LockTimeout(Exception):
+    pass
+
+
 @contextlib.contextmanager
 def measurement_lock():
     """The shared measurement lock, held for the whole timed loop (waits at most LOCK_WAIT s)."""
+    def expired(signum, frame):
+        raise LockTimeout()
     with open(LOCK, "a") as f:
-        deadline = time.monotonic() + LOCK_WAIT
-        while True:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"{LOCK} held by another measurement for over {LOCK_WAIT:.0f} s")
-                time.sleep(1)
+        previous = signal.signal(signal.SIGALRM, expired)
+        signal.alarm(int(LOCK_WAIT))
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX)       # a blocking waiter, queued like `flock LOCK`
+        except LockTimeout:
+            pytest.fail(f"{LOCK} held by another measurement for over {LOCK_WAIT:.0f} s")
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
         try:
             yield
         finally:

@@ -27,7 +27,7 @@ import json
 import numpy as np
 
 from .. import __version__
-from ..errors import InputError
+from ..errors import CollselError, InputError
 from ..tree import cells_of_values
 from . import ompi_rules_check as check
 from . import render
@@ -201,7 +201,8 @@ def emit(trees, args):
     rules = check.read("<emitted>", text.encode("ascii"), ompi)
     if rules.errors:
         line, message = rules.errors[0]
-        raise AssertionError(f"emitted rules file fails its own check, line {line}: {message}")
+        raise CollselError(f"internal error: the emitted rules file fails check-rules, line "
+                           f"{line}: {message}")
     for c in collectives:
         coll_id = c["id"]
         differ, total = disagreement(

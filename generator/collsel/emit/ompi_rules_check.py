@@ -256,12 +256,13 @@ def read(path, data, version=(4, 1, 4)):
         lines = sorted({n.line for n in group})
         if role == "rule":
             first = group[0]
+            maxreq_note = " with MAXREQ" if len(group) == 5 else ""
             if len(lines) > 1 or not first.first_on_line:
                 errors.append((first.line, f"Open MPI reads a message rule "
                                f"({' '.join(FIELDS[:len(group)])}) from "
                                f"{_where(group)}: a count above does not match the rules that "
                                "follow, or a line has the wrong number of fields "
-                               f"({len(group)} per rule{' with MAXREQ' if len(group) == 5 else ''})"))
+                               f"({len(group)} per rule{maxreq_note})"))
                 return False
         elif not group[0].first_on_line:
             errors.append((group[0].line, f"Open MPI reads {role} {group[0].value} from the middle "
