@@ -25,7 +25,7 @@ setup-apt:
 setup-python:
 	$(PYTHON) -m pip install -q -e '.[test]'
 
-test: test-python
+test: test-python test-runtime
 
 test-python:
 	$(PYTHON) -m pytest -q tests --ignore=tests/integration
@@ -81,3 +81,75 @@ model-validate:
 
 model-paper:
 	collsel model paper
+
+# --- Runtime library (issue 5): tree blob loader + query in C, tests, fuzzing, benchmark -------
+# test-runtime: Catch2 under ASan+UBSan against `collsel query` answers made by make_cases.py.
+# fuzz: libFuzzer on the loader + query for FUZZ_SECONDS. bench-runtime: decision times.
+RT_CC ?= gcc
+RT_CXX ?= g++
+RT_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
+RT_BUILD := $(BUILD)/runtime
+RT_CASES := $(BUILD)/runtime-test
+RT_LIB := runtime/tree/collsel_tree.c include/collsel_tree.h
+FUZZ_SECONDS ?= 600
+.PHONY: test-runtime runtime-example fuzz bench-runtime
+
+$(RT_CASES)/cases.txt: tests/runtime/make_cases.py tests/test_decision_c.py tests/conftest.py \
+                       bench-data/bcast-sweep.csv bench-data/reduce-sweep.csv \
+                       $(wildcard generator/collsel/*.py generator/collsel/emit/*.py)
+	$(PYTHON) tests/runtime/make_cases.py $(RT_CASES)
+
+$(RT_BUILD)/catch_main.o: tests/runtime/catch_main.cpp
+	@mkdir -p $(@D)
+	$(RT_CXX) -std=c++14 $(RT_SAN) -c $< -o $@
+
+$(RT_BUILD)/collsel_tree_san.o: $(RT_LIB)
+	@mkdir -p $(@D)
+	$(RT_CC) $(CFLAGS) $(RT_SAN) -Iinclude -c $< -o $@
+
+$(RT_BUILD)/test_runtime: tests/runtime/test_runtime.cpp $(RT_BUILD)/catch_main.o \
+                          $(RT_BUILD)/collsel_tree_san.o
+	$(RT_CXX) -std=c++14 -Wall -Wextra -Werror $(RT_SAN) -Iinclude \
+	    -DCASES_DIR='"$(RT_CASES)"' $^ -o $@
+
+test-runtime: $(RT_BUILD)/test_runtime $(RT_CASES)/cases.txt runtime-example
+	$(RT_BUILD)/test_runtime
+	@want=$$(collsel query $(RT_CASES)/bcast-exact/tree.json --comm-size 6 --msg-size 65536); \
+	got=$$($(RT_BUILD)/query_tree $(RT_CASES)/bcast-exact/tree.bin 6 65536); \
+	echo "runtime-example: $$got (collsel query: $$want)"; [ "$$got" = "$$want" ]
+
+# The README's example program: load a blob, answer one query.
+runtime-example: $(RT_BUILD)/query_tree
+$(RT_BUILD)/query_tree: runtime/examples/query_tree.c $(RT_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iinclude runtime/examples/query_tree.c runtime/tree/collsel_tree.c -o $@
+
+# libFuzzer (clang) on load + query; seed corpus: the test blobs. Runs under nice.
+FUZZ_DIR := $(BUILD)/fuzz
+$(FUZZ_DIR)/fuzz_tree: tests/runtime/fuzz_tree.c $(RT_LIB)
+	@mkdir -p $(@D)
+	clang -std=c99 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -Iinclude tests/runtime/fuzz_tree.c runtime/tree/collsel_tree.c -o $@
+
+fuzz: $(FUZZ_DIR)/fuzz_tree $(RT_CASES)/cases.txt
+	@mkdir -p $(FUZZ_DIR)/seed $(FUZZ_DIR)/corpus
+	for c in $$(cat $(RT_CASES)/cases.txt); do cp $(RT_CASES)/$$c/tree.bin $(FUZZ_DIR)/seed/$$c.bin; done
+	nice -n 19 $(FUZZ_DIR)/fuzz_tree -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seed
+
+# Decision time of the compiled function, the runtime query, Open MPI 4.1's fixed bcast ladder
+# and a dynamic-rules linear scan, over the same 10^6 random queries (under the measure lock).
+BENCH_RT := $(BUILD)/bench-runtime
+$(BENCH_RT)/bcast/tree.json: bench-data/bcast-sweep.csv
+	collsel build $< --collective bcast --prefix bench_bcast --out $(@D)
+
+$(BENCH_RT)/bcast/tree.bin: $(BENCH_RT)/bcast/tree.json
+	collsel emit --target blob $< --out $@
+
+$(BENCH_RT)/bench_runtime: runtime/tree/bench/bench_runtime.c runtime/tree/bench/baselines.c \
+                           runtime/tree/bench/baselines.h $(RT_LIB) $(BENCH_RT)/bcast/tree.json
+	$(CC) $(CFLAGS) -Iinclude -I$(BENCH_RT)/bcast -Iruntime/tree/bench runtime/tree/bench/bench_runtime.c \
+	    runtime/tree/bench/baselines.c runtime/tree/collsel_tree.c $(BENCH_RT)/bcast/decision.c -o $@
+
+bench-runtime: $(BENCH_RT)/bench_runtime $(BENCH_RT)/bcast/tree.bin
+	flock /tmp/collsel-measure.lock $(BENCH_RT)/bench_runtime $(BENCH_RT)/bcast/tree.bin

@@ -16,6 +16,8 @@ TARGETS = {
     "c": ("collsel.emit.c_target", "decision.c and decision.h: <prefix>_decide()"),
     "ompi-dec-fixed": ("collsel.emit.c_target",
                        "ompi_<coll>_intra_dec_fixed.c: drop-in Open MPI 4.1 dec_fixed body"),
+    "blob": ("collsel.emit.blob", "tree.bin: binary tree for the C runtime (collsel_tree.h)"),
+    "c-array": ("collsel.emit.blob", "<name>.c: the blob as a static const unsigned char array"),
     "ompi-rules": ("collsel.emit.ompi_rules",
                    "rules.conf: Open MPI 4.1/5.0 coll_tuned_dynamic_rules_filename (classic)"),
     "ompi-json": ("collsel.emit.ompi_rules", "rules.json: Open MPI 6/main JSON rules file"),

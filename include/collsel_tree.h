@@ -1,0 +1,142 @@
+/* collsel_tree: load a collsel decision-tree blob and answer "which algorithm?" in O(depth).
+ *
+ * A blob is written by `collsel emit --target blob TREE.json` (or embedded in C by
+ * `--target c-array`). The library validates the whole blob once at load time, then answers
+ * queries without allocating, locking or checking anything again. A corrupted or hostile blob
+ * gives an error code (collsel_tree_strerror() names it), never a crash, a hang or a read
+ * outside the buffer.
+ *
+ * ------------------------------------------------------------------------------------------
+ * Blob format, version 1. All integers little-endian, no padding, no alignment requirement.
+ *
+ *   offset  size      field
+ *   0       4         magic "CSLT" (0x43 0x53 0x4C 0x54)
+ *   4       1         format version = 1
+ *   5       1         A = number of axes: 2 (comm_size, msg_size) or 3 (+ z)
+ *   6       1         split mode: 0 = balanced, 1 = replicate (see "Descent" below)
+ *   7       1         W = bytes per node: 2 or 4
+ *   8       4         u32 N = node count, >= 1 (W = 2 needs N <= 32768)
+ *   12      2         u16 M = method count, >= 1 (W = 2 needs M <= 32768)
+ *   14      2         reserved, 0
+ *   16      16        collective name: 1-16 printable ASCII bytes (0x21-0x7E), NUL-padded
+ *   32      4 * A     axis records, one per axis:
+ *                       u8  kind: 0 = linear, 1 = log2, 2 = category
+ *                       u8  reserved, 0
+ *                       u16 n = number of cells, >= 1
+ *                     axis 0 (comm_size) is linear, axis 1 (msg_size) is log2,
+ *                     axis 2 (z) is linear or category
+ *   ...     cuts      for each axis in order, its n - 1 cuts, strictly increasing:
+ *                       axis 0: u32 each; axis 1: u64 each; axis 2 linear: s64 each;
+ *                       axis 2 category: nothing (cut k is k + 1: the category index is the
+ *                       cell, values beyond either end take the edge category)
+ *                     cell of a value v = number of cuts <= v (cut k-1 is the smallest value
+ *                     in cell k; the edge cells extend to every P >= 1, m >= 0 and z)
+ *   ...     8 * M     methods: u16 algorithm, u16 faninout, u32 segsize (<= INT_MAX)
+ *   ...     W * N     nodes in breadth-first order, node 0 the root. One unsigned W-byte word:
+ *                       top bit set   -> leaf; the other bits are its method index (< M)
+ *                       top bit clear -> internal; the other bits are its first child's index.
+ *                     The children of a node are contiguous; the first children of the
+ *                     internal nodes, in index order, are 1, 1 + c0, 1 + c0 + c1, ... where ci
+ *                     is the child count of the i-th internal node, and the last range ends at
+ *                     N (so every node but the root has exactly one parent, and every child
+ *                     index is greater than its parent's).
+ *   ...     4         CRC-32 (IEEE 802.3 / zlib: reflected polynomial 0xEDB88320, initial
+ *                     value and final XOR 0xFFFFFFFF) of every preceding byte
+ *
+ * Descent. Split positions are not stored: a node's split follows from its box of cells,
+ * exactly as `collsel build` chooses it. The root's box is [0, n) on every axis.
+ *   balanced:  an axis of a box [lo, hi) with hi - lo >= 2 splits at mid = lo + (hi-lo+1)/2;
+ *              narrower axes do not split.
+ *   replicate: boxes live on a grid of S = 2^k builder cells per axis, S the smallest power
+ *              of two >= every n; builder cell b holds cell (b * n) / S. A box [lo, hi) with
+ *              hi - lo >= 2 splits every axis at builder mid = lo + (hi - lo) / 2, which is
+ *              cell boundary ((mid - 1) * n) / S + 1 (a child can be empty).
+ *   A value in cell c goes to the high half when c >= boundary. The child index is the first
+ *   child plus one bit per split axis, axis 0 the most significant bit, 1 = high half.
+ *   An internal node must split at least one axis and have exactly 2^(split axes) children.
+ * ------------------------------------------------------------------------------------------
+ */
+#ifndef COLLSEL_TREE_H
+#define COLLSEL_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define COLLSEL_TREE_FORMAT_VERSION 1
+/* Largest blob collsel_tree_load_file() accepts. */
+#define COLLSEL_TREE_MAX_FILE_SIZE (64u << 20)
+
+enum collsel_tree_error {
+    COLLSEL_TREE_OK = 0,
+    COLLSEL_TREE_EINVAL,     /* NULL argument, or comm_size < 1 */
+    COLLSEL_TREE_EIO,        /* cannot open or read the file */
+    COLLSEL_TREE_ENOMEM,     /* out of memory (file loading only) */
+    COLLSEL_TREE_ETOOBIG,    /* file larger than COLLSEL_TREE_MAX_FILE_SIZE */
+    COLLSEL_TREE_ETRUNCATED, /* fewer bytes than the header declares */
+    COLLSEL_TREE_ESIZE,      /* more bytes than the header declares */
+    COLLSEL_TREE_EMAGIC,     /* not a collsel tree blob */
+    COLLSEL_TREE_EVERSION,   /* unsupported format version */
+    COLLSEL_TREE_EHEADER,    /* bad axis count, split mode, node width, counts, name */
+    COLLSEL_TREE_EAXIS,      /* bad axis kind or cell count */
+    COLLSEL_TREE_ECHECKSUM,  /* CRC-32 mismatch */
+    COLLSEL_TREE_ECUTS,      /* axis cuts not strictly increasing */
+    COLLSEL_TREE_EMETHOD,    /* method segsize > INT_MAX */
+    COLLSEL_TREE_ENODE,      /* method index out of range, or the node layout is not a tree */
+    COLLSEL_TREE_EDIMS,      /* query with the wrong number of axes for this tree */
+    COLLSEL_TREE_NERRORS
+};
+
+/* A loaded tree (opaque). */
+typedef struct collsel_tree collsel_tree;
+
+/* Caller-owned memory for collsel_tree_load_buffer(): no allocation in that case. */
+typedef struct collsel_tree_storage {
+    union {
+        uint64_t words[16];
+        void *pointer;
+    } opaque;
+} collsel_tree_storage;
+
+/* The decision: Open MPI coll/tuned algorithm id, segment size in bytes (0 = none), fan-in/out. */
+typedef struct collsel_tree_choice {
+    int algorithm;
+    int segsize;
+    int faninout;
+} collsel_tree_choice;
+
+/* Reads and validates a blob file; on success *tree must be released with collsel_tree_free(). */
+int collsel_tree_load_file(const char *path, collsel_tree **tree);
+
+/* Validates `size` bytes at `data` and makes *tree refer to them (not copied: `data` must stay
+ * valid and unchanged while the tree is used) with its state in `storage`. Allocates nothing;
+ * collsel_tree_free() on such a tree does nothing. */
+int collsel_tree_load_buffer(const void *data, size_t size, collsel_tree_storage *storage,
+                             collsel_tree **tree);
+
+void collsel_tree_free(collsel_tree *tree);
+
+/* Decision for a communicator of comm_size (>= 1) processes and msg_size bytes; 2-axis trees. */
+int collsel_tree_query(const collsel_tree *tree, int comm_size, size_t msg_size,
+                       collsel_tree_choice *choice);
+
+/* The same for 3-axis trees; for a category axis z is the category index (tree.json order). */
+int collsel_tree_query3(const collsel_tree *tree, int comm_size, size_t msg_size, long z,
+                        collsel_tree_choice *choice);
+
+int collsel_tree_axes(const collsel_tree *tree);          /* 2 or 3 */
+uint32_t collsel_tree_node_count(const collsel_tree *tree);
+uint32_t collsel_tree_method_count(const collsel_tree *tree);
+const char *collsel_tree_collective(const collsel_tree *tree);   /* e.g. "bcast" */
+
+/* One line describing an error code (never NULL). */
+const char *collsel_tree_strerror(int error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,561 @@
+/* collsel_tree: loader, validator and query of collsel tree blobs (format in collsel_tree.h). */
+#include "collsel_tree.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HEADER_SIZE 32u
+#define AXIS_RECORD 4u
+#define METHOD_SIZE 8u
+#define CRC_SIZE 4u
+#define MAX_AXES 3
+/* A box halves at every level (both modes), so depth <= 16 for n <= 65535 cells an axis. */
+#define MAX_DEPTH 17
+#define STACK_SIZE (1 + MAX_DEPTH * 7)
+
+enum { KIND_LINEAR = 0, KIND_LOG2 = 1, KIND_CATEGORY = 2 };
+enum { SPLIT_BALANCED = 0, SPLIT_REPLICATE = 1 };
+
+struct collsel_tree {
+    const unsigned char *cuts[MAX_AXES];
+    const unsigned char *methods;
+    const unsigned char *nodes;
+    uint32_t n_cells[MAX_AXES];
+    uint32_t n_nodes;
+    uint32_t n_methods;
+    uint32_t leaf_bit;     /* 0x8000 or 0x80000000 */
+    uint32_t log2_size;    /* replicate: S = 1 << log2_size */
+    unsigned char n_axes;
+    unsigned char kind[MAX_AXES];
+    unsigned char split_mode;
+    unsigned char width;
+    unsigned char owned;   /* allocated by collsel_tree_load_file */
+    char name[17];
+};
+
+typedef char storage_is_big_enough[sizeof(struct collsel_tree) <= sizeof(collsel_tree_storage)
+                                   ? 1 : -1];
+
+static uint16_t rd16(const unsigned char *p) { return (uint16_t)(p[0] | (unsigned)p[1] << 8); }
+
+static uint32_t rd32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const unsigned char *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+/* CRC-32 (IEEE 802.3, reflected 0xEDB88320), one table entry per byte value. */
+static const uint32_t crc_table[256] = {
+    0x00000000u, 0x77073096u, 0xee0e612cu, 0x990951bau, 0x076dc419u, 0x706af48fu,
+    0xe963a535u, 0x9e6495a3u, 0x0edb8832u, 0x79dcb8a4u, 0xe0d5e91eu, 0x97d2d988u,
+    0x09b64c2bu, 0x7eb17cbdu, 0xe7b82d07u, 0x90bf1d91u, 0x1db71064u, 0x6ab020f2u,
+    0xf3b97148u, 0x84be41deu, 0x1adad47du, 0x6ddde4ebu, 0xf4d4b551u, 0x83d385c7u,
+    0x136c9856u, 0x646ba8c0u, 0xfd62f97au, 0x8a65c9ecu, 0x14015c4fu, 0x63066cd9u,
+    0xfa0f3d63u, 0x8d080df5u, 0x3b6e20c8u, 0x4c69105eu, 0xd56041e4u, 0xa2677172u,
+    0x3c03e4d1u, 0x4b04d447u, 0xd20d85fdu, 0xa50ab56bu, 0x35b5a8fau, 0x42b2986cu,
+    0xdbbbc9d6u, 0xacbcf940u, 0x32d86ce3u, 0x45df5c75u, 0xdcd60dcfu, 0xabd13d59u,
+    0x26d930acu, 0x51de003au, 0xc8d75180u, 0xbfd06116u, 0x21b4f4b5u, 0x56b3c423u,
+    0xcfba9599u, 0xb8bda50fu, 0x2802b89eu, 0x5f058808u, 0xc60cd9b2u, 0xb10be924u,
+    0x2f6f7c87u, 0x58684c11u, 0xc1611dabu, 0xb6662d3du, 0x76dc4190u, 0x01db7106u,
+    0x98d220bcu, 0xefd5102au, 0x71b18589u, 0x06b6b51fu, 0x9fbfe4a5u, 0xe8b8d433u,
+    0x7807c9a2u, 0x0f00f934u, 0x9609a88eu, 0xe10e9818u, 0x7f6a0dbbu, 0x086d3d2du,
+    0x91646c97u, 0xe6635c01u, 0x6b6b51f4u, 0x1c6c6162u, 0x856530d8u, 0xf262004eu,
+    0x6c0695edu, 0x1b01a57bu, 0x8208f4c1u, 0xf50fc457u, 0x65b0d9c6u, 0x12b7e950u,
+    0x8bbeb8eau, 0xfcb9887cu, 0x62dd1ddfu, 0x15da2d49u, 0x8cd37cf3u, 0xfbd44c65u,
+    0x4db26158u, 0x3ab551ceu, 0xa3bc0074u, 0xd4bb30e2u, 0x4adfa541u, 0x3dd895d7u,
+    0xa4d1c46du, 0xd3d6f4fbu, 0x4369e96au, 0x346ed9fcu, 0xad678846u, 0xda60b8d0u,
+    0x44042d73u, 0x33031de5u, 0xaa0a4c5fu, 0xdd0d7cc9u, 0x5005713cu, 0x270241aau,
+    0xbe0b1010u, 0xc90c2086u, 0x5768b525u, 0x206f85b3u, 0xb966d409u, 0xce61e49fu,
+    0x5edef90eu, 0x29d9c998u, 0xb0d09822u, 0xc7d7a8b4u, 0x59b33d17u, 0x2eb40d81u,
+    0xb7bd5c3bu, 0xc0ba6cadu, 0xedb88320u, 0x9abfb3b6u, 0x03b6e20cu, 0x74b1d29au,
+    0xead54739u, 0x9dd277afu, 0x04db2615u, 0x73dc1683u, 0xe3630b12u, 0x94643b84u,
+    0x0d6d6a3eu, 0x7a6a5aa8u, 0xe40ecf0bu, 0x9309ff9du, 0x0a00ae27u, 0x7d079eb1u,
+    0xf00f9344u, 0x8708a3d2u, 0x1e01f268u, 0x6906c2feu, 0xf762575du, 0x806567cbu,
+    0x196c3671u, 0x6e6b06e7u, 0xfed41b76u, 0x89d32be0u, 0x10da7a5au, 0x67dd4accu,
+    0xf9b9df6fu, 0x8ebeeff9u, 0x17b7be43u, 0x60b08ed5u, 0xd6d6a3e8u, 0xa1d1937eu,
+    0x38d8c2c4u, 0x4fdff252u, 0xd1bb67f1u, 0xa6bc5767u, 0x3fb506ddu, 0x48b2364bu,
+    0xd80d2bdau, 0xaf0a1b4cu, 0x36034af6u, 0x41047a60u, 0xdf60efc3u, 0xa867df55u,
+    0x316e8eefu, 0x4669be79u, 0xcb61b38cu, 0xbc66831au, 0x256fd2a0u, 0x5268e236u,
+    0xcc0c7795u, 0xbb0b4703u, 0x220216b9u, 0x5505262fu, 0xc5ba3bbeu, 0xb2bd0b28u,
+    0x2bb45a92u, 0x5cb36a04u, 0xc2d7ffa7u, 0xb5d0cf31u, 0x2cd99e8bu, 0x5bdeae1du,
+    0x9b64c2b0u, 0xec63f226u, 0x756aa39cu, 0x026d930au, 0x9c0906a9u, 0xeb0e363fu,
+    0x72076785u, 0x05005713u, 0x95bf4a82u, 0xe2b87a14u, 0x7bb12baeu, 0x0cb61b38u,
+    0x92d28e9bu, 0xe5d5be0du, 0x7cdcefb7u, 0x0bdbdf21u, 0x86d3d2d4u, 0xf1d4e242u,
+    0x68ddb3f8u, 0x1fda836eu, 0x81be16cdu, 0xf6b9265bu, 0x6fb077e1u, 0x18b74777u,
+    0x88085ae6u, 0xff0f6a70u, 0x66063bcau, 0x11010b5cu, 0x8f659effu, 0xf862ae69u,
+    0x616bffd3u, 0x166ccf45u, 0xa00ae278u, 0xd70dd2eeu, 0x4e048354u, 0x3903b3c2u,
+    0xa7672661u, 0xd06016f7u, 0x4969474du, 0x3e6e77dbu, 0xaed16a4au, 0xd9d65adcu,
+    0x40df0b66u, 0x37d83bf0u, 0xa9bcae53u, 0xdebb9ec5u, 0x47b2cf7fu, 0x30b5ffe9u,
+    0xbdbdf21cu, 0xcabac28au, 0x53b39330u, 0x24b4a3a6u, 0xbad03605u, 0xcdd70693u,
+    0x54de5729u, 0x23d967bfu, 0xb3667a2eu, 0xc4614ab8u, 0x5d681b02u, 0x2a6f2b94u,
+    0xb40bbe37u, 0xc30c8ea1u, 0x5a05df1bu, 0x2d02ef8du
+};
+
+static uint32_t crc32_ieee(const unsigned char *p, size_t n)
+{
+    uint32_t crc = 0xFFFFFFFFu;
+    size_t i;
+    for (i = 0; i < n; i++)
+        crc = (crc >> 8) ^ crc_table[(crc ^ p[i]) & 0xFFu];
+    return crc ^ 0xFFFFFFFFu;
+}
+
+static size_t cut_width(int axis, int kind)
+{
+    if (kind == KIND_CATEGORY)
+        return 0;
+    return axis == 0 ? 4 : 8;
+}
+
+static uint32_t node_word(const struct collsel_tree *t, uint32_t i)
+{
+    return t->width == 2 ? rd16(t->nodes + 2 * (size_t)i) : rd32(t->nodes + 4 * (size_t)i);
+}
+
+/* ---- validation ------------------------------------------------------------------------ */
+
+static int check_header(const unsigned char *b, size_t size, struct collsel_tree *t,
+                        size_t *expected)
+{
+    size_t pos, a;
+    uint32_t s;
+    int i, seen_nul = 0;
+
+    if (size < 8)
+        return size >= 4 && memcmp(b, "CSLT", 4) != 0 ? COLLSEL_TREE_EMAGIC
+                                                       : COLLSEL_TREE_ETRUNCATED;
+    if (memcmp(b, "CSLT", 4) != 0)
+        return COLLSEL_TREE_EMAGIC;
+    if (b[4] != COLLSEL_TREE_FORMAT_VERSION)
+        return COLLSEL_TREE_EVERSION;
+    if (size < HEADER_SIZE)
+        return COLLSEL_TREE_ETRUNCATED;
+    t->n_axes = b[5];
+    t->split_mode = b[6];
+    t->width = b[7];
+    t->n_nodes = rd32(b + 8);
+    t->n_methods = rd16(b + 12);
+    if ((t->n_axes != 2 && t->n_axes != 3) || t->split_mode > SPLIT_REPLICATE
+        || (t->width != 2 && t->width != 4) || rd16(b + 14) != 0)
+        return COLLSEL_TREE_EHEADER;
+    t->leaf_bit = t->width == 2 ? 0x8000u : 0x80000000u;
+    if (t->n_nodes < 1 || t->n_methods < 1 || t->n_nodes > t->leaf_bit
+        || t->n_methods > t->leaf_bit)
+        return COLLSEL_TREE_EHEADER;
+    for (i = 0; i < 16; i++) {
+        unsigned char ch = b[16 + i];
+        if (ch == 0)
+            seen_nul = 1;
+        else if (seen_nul || ch < 0x21 || ch > 0x7E)
+            return COLLSEL_TREE_EHEADER;
+        t->name[i] = (char)ch;
+    }
+    t->name[16] = 0;
+    if (t->name[0] == 0)
+        return COLLSEL_TREE_EHEADER;
+
+    pos = HEADER_SIZE;
+    if (size < pos + AXIS_RECORD * t->n_axes)
+        return COLLSEL_TREE_ETRUNCATED;
+    for (i = 0; i < t->n_axes; i++) {
+        const unsigned char *r = b + pos + AXIS_RECORD * (size_t)i;
+        int kind = r[0];
+        int ok = i == 0 ? kind == KIND_LINEAR : i == 1 ? kind == KIND_LOG2
+                                                       : kind == KIND_LINEAR || kind == KIND_CATEGORY;
+        if (!ok || r[1] != 0 || rd16(r + 2) == 0)
+            return COLLSEL_TREE_EAXIS;
+        t->kind[i] = (unsigned char)kind;
+        t->n_cells[i] = rd16(r + 2);
+    }
+    pos += AXIS_RECORD * t->n_axes;
+    /* Every term is bounded (< 2^16 * 8 or < 2^31 * 4), so no size_t overflow on 32-bit hosts
+     * beyond the node term, which is checked on its own. */
+    for (i = 0; i < t->n_axes; i++) {
+        t->cuts[i] = NULL;
+        pos += (size_t)(t->n_cells[i] - 1) * cut_width(i, t->kind[i]);
+    }
+    pos += (size_t)METHOD_SIZE * t->n_methods;
+    if ((uint64_t)t->n_nodes * t->width > (uint64_t)(SIZE_MAX - pos - CRC_SIZE))
+        return COLLSEL_TREE_ETRUNCATED;
+    a = pos + (size_t)t->n_nodes * t->width + CRC_SIZE;
+    *expected = a;
+    s = 0;
+    for (i = 0; i < t->n_axes; i++)
+        if (t->n_cells[i] > s)
+            s = t->n_cells[i];
+    t->log2_size = 0;
+    while ((1u << t->log2_size) < s)
+        t->log2_size++;
+    return COLLSEL_TREE_OK;
+}
+
+static int check_cuts(struct collsel_tree *t, const unsigned char *b)
+{
+    size_t pos = HEADER_SIZE + AXIS_RECORD * (size_t)t->n_axes;
+    int i;
+    uint32_t k;
+    for (i = 0; i < t->n_axes; i++) {
+        size_t w = cut_width(i, t->kind[i]);
+        const unsigned char *c = b + pos;
+        t->cuts[i] = c;
+        for (k = 1; w && k + 1 < t->n_cells[i]; k++) {
+            int sorted = i == 0   ? rd32(c + 4 * (k - 1)) < rd32(c + 4 * k)
+                         : i == 1 ? rd64(c + 8 * (k - 1)) < rd64(c + 8 * k)
+                                  : (int64_t)rd64(c + 8 * (k - 1)) < (int64_t)rd64(c + 8 * k);
+            if (!sorted)
+                return COLLSEL_TREE_ECUTS;
+        }
+        pos += (size_t)(t->n_cells[i] - 1) * w;
+    }
+    t->methods = b + pos;
+    for (k = 0; k < t->n_methods; k++)
+        if (rd32(t->methods + METHOD_SIZE * (size_t)k + 4) > (uint32_t)INT_MAX)
+            return COLLSEL_TREE_EMETHOD;
+    t->nodes = t->methods + (size_t)METHOD_SIZE * t->n_methods;
+    return COLLSEL_TREE_OK;
+}
+
+/* Pass 1, index order: leaves name a method; first children of internal nodes are > their
+ * node, strictly increasing, start at 1 and stay < N, so their ranges partition [1, N). */
+static int check_layout(const struct collsel_tree *t)
+{
+    uint32_t i, prev = 0, mask = t->leaf_bit - 1;
+    if (t->n_nodes > 1 && (node_word(t, 0) & t->leaf_bit))
+        return COLLSEL_TREE_ENODE;
+    for (i = 0; i < t->n_nodes; i++) {
+        uint32_t w = node_word(t, i);
+        if (w & t->leaf_bit) {
+            if ((w & mask) >= t->n_methods)
+                return COLLSEL_TREE_ENODE;
+            continue;
+        }
+        w &= mask;
+        if (w <= i || w >= t->n_nodes || (prev == 0 ? w != 1 : w <= prev))
+            return COLLSEL_TREE_ENODE;
+        prev = w;
+    }
+    return COLLSEL_TREE_OK;
+}
+
+struct box {
+    uint32_t node, depth;
+    uint32_t lo[MAX_AXES], hi[MAX_AXES];
+};
+
+/* Children of internal node i according to the layout: up to the next internal node's first
+ * child, or N. The scans over all internal nodes add up to O(N). */
+static uint32_t implied_children(const struct collsel_tree *t, uint32_t i, uint32_t first)
+{
+    uint32_t j;
+    for (j = i + 1; j < t->n_nodes; j++) {
+        uint32_t w = node_word(t, j);
+        if (!(w & t->leaf_bit))
+            return w - first;
+    }
+    return t->n_nodes - first;
+}
+
+/* Pass 2, depth first from the root: each internal node's child count, derived from its box as
+ * the query derives it, equals the count the layout implies; boxes shrink, so depth is bounded. */
+static int check_tree(const struct collsel_tree *t)
+{
+    struct box stack[STACK_SIZE];
+    int top = 0, d, n_axes = t->n_axes;
+    uint32_t visited = 0;
+    stack[0].node = 0;
+    stack[0].depth = 0;
+    for (d = 0; d < n_axes; d++) {
+        stack[0].lo[d] = 0;
+        stack[0].hi[d] = t->split_mode == SPLIT_REPLICATE ? 1u << t->log2_size : t->n_cells[d];
+    }
+    while (top >= 0) {
+        struct box b = stack[top--];
+        uint32_t w = node_word(t, b.node), first, count, rank;
+        uint32_t mid[MAX_AXES];
+        int splits[MAX_AXES], n_split = 0;
+        if (++visited > t->n_nodes)
+            return COLLSEL_TREE_ENODE;
+        if (w & t->leaf_bit)
+            continue;
+        first = w & (t->leaf_bit - 1);
+        for (d = 0; d < n_axes; d++) {
+            uint32_t len = b.hi[d] - b.lo[d];
+            splits[d] = len >= 2;
+            mid[d] = t->split_mode == SPLIT_REPLICATE ? b.lo[d] + len / 2 : b.lo[d] + (len + 1) / 2;
+            n_split += splits[d];
+        }
+        if (n_split == 0 || b.depth + 1 >= MAX_DEPTH)
+            return COLLSEL_TREE_ENODE;
+        count = 1u << n_split;
+        if (implied_children(t, b.node, first) != count || top + (int)count >= STACK_SIZE)
+            return COLLSEL_TREE_ENODE;
+        for (rank = 0; rank < count; rank++) {
+            struct box c = b;
+            int shift = n_split;
+            c.node = first + rank;
+            c.depth = b.depth + 1;
+            for (d = 0; d < n_axes; d++) {
+                if (!splits[d])
+                    continue;
+                if (rank >> --shift & 1)
+                    c.lo[d] = mid[d];
+                else
+                    c.hi[d] = mid[d];
+            }
+            stack[++top] = c;
+        }
+    }
+    return visited == t->n_nodes ? COLLSEL_TREE_OK : COLLSEL_TREE_ENODE;
+}
+
+static int validate(const unsigned char *b, size_t size, struct collsel_tree *t)
+{
+    size_t expected = 0;
+    int err = check_header(b, size, t, &expected);
+    if (err)
+        return err;
+    if (size < expected)
+        return COLLSEL_TREE_ETRUNCATED;
+    if (size > expected)
+        return COLLSEL_TREE_ESIZE;
+    if (crc32_ieee(b, size - CRC_SIZE) != rd32(b + size - CRC_SIZE))
+        return COLLSEL_TREE_ECHECKSUM;
+    if ((err = check_cuts(t, b)) != 0 || (err = check_layout(t)) != 0)
+        return err;
+    return check_tree(t);
+}
+
+/* ---- loading ---------------------------------------------------------------------------- */
+
+int collsel_tree_load_buffer(const void *data, size_t size, collsel_tree_storage *storage,
+                             collsel_tree **tree)
+{
+    struct collsel_tree t;
+    int err;
+    if (tree)
+        *tree = NULL;
+    if (!data || !storage || !tree)
+        return COLLSEL_TREE_EINVAL;
+    memset(&t, 0, sizeof t);
+    err = validate((const unsigned char *)data, size, &t);
+    if (err)
+        return err;
+    memcpy(storage, &t, sizeof t);
+    *tree = (struct collsel_tree *)(void *)storage;
+    return COLLSEL_TREE_OK;
+}
+
+int collsel_tree_load_file(const char *path, collsel_tree **tree)
+{
+    FILE *f;
+    long len;
+    unsigned char *mem;
+    struct collsel_tree *t;
+    size_t head = (sizeof(struct collsel_tree) + 15) / 16 * 16;
+    int err;
+    if (tree)
+        *tree = NULL;
+    if (!path || !tree)
+        return COLLSEL_TREE_EINVAL;
+    f = fopen(path, "rb");
+    if (!f)
+        return COLLSEL_TREE_EIO;
+    /* a first read tells a directory or unreadable file (EIO) from a big one (ETOOBIG) */
+    if (getc(f) == EOF && ferror(f)) {
+        fclose(f);
+        return COLLSEL_TREE_EIO;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return COLLSEL_TREE_EIO;
+    }
+    if ((unsigned long)len > COLLSEL_TREE_MAX_FILE_SIZE) {
+        fclose(f);
+        return COLLSEL_TREE_ETOOBIG;
+    }
+    mem = (unsigned char *)malloc(head + (size_t)len + 1);
+    if (!mem) {
+        fclose(f);
+        return COLLSEL_TREE_ENOMEM;
+    }
+    /* one byte more than expected: a file that grew since ftell is caught as too long */
+    if (fread(mem + head, 1, (size_t)len + 1, f) != (size_t)len || ferror(f)) {
+        fclose(f);
+        free(mem);
+        return COLLSEL_TREE_EIO;
+    }
+    fclose(f);
+    t = (struct collsel_tree *)(void *)mem;
+    memset(t, 0, sizeof *t);
+    err = validate(mem + head, (size_t)len, t);
+    if (err) {
+        free(mem);
+        return err;
+    }
+    t->owned = 1;
+    *tree = t;
+    return COLLSEL_TREE_OK;
+}
+
+void collsel_tree_free(collsel_tree *tree)
+{
+    if (tree && tree->owned)
+        free(tree);
+}
+
+/* ---- query ------------------------------------------------------------------------------ */
+
+/* Number of cuts <= v: a branch-free binary search over the strictly increasing cuts. */
+static uint32_t cell_u32(const unsigned char *cuts, uint32_t n_cuts, uint32_t v)
+{
+    uint32_t base = 0, n = n_cuts;
+    if (n == 0)
+        return 0;
+    while (n > 1) {
+        uint32_t half = n / 2;
+        base = rd32(cuts + 4 * (size_t)(base + half)) <= v ? base + half : base;
+        n -= half;
+    }
+    return base + (rd32(cuts + 4 * (size_t)base) <= v);
+}
+
+static uint32_t cell_u64(const unsigned char *cuts, uint32_t n_cuts, uint64_t v)
+{
+    uint32_t base = 0, n = n_cuts;
+    if (n == 0)
+        return 0;
+    while (n > 1) {
+        uint32_t half = n / 2;
+        base = rd64(cuts + 8 * (size_t)(base + half)) <= v ? base + half : base;
+        n -= half;
+    }
+    return base + (rd64(cuts + 8 * (size_t)base) <= v);
+}
+
+static uint32_t cell_s64(const unsigned char *cuts, uint32_t n_cuts, int64_t v)
+{
+    uint32_t base = 0, n = n_cuts;
+    if (n == 0)
+        return 0;
+    while (n > 1) {
+        uint32_t half = n / 2;
+        base = (int64_t)rd64(cuts + 8 * (size_t)(base + half)) <= v ? base + half : base;
+        n -= half;
+    }
+    return base + ((int64_t)rd64(cuts + 8 * (size_t)base) <= v);
+}
+
+/* Leaf word for cells c[]: valid because load checked every node and child count. */
+static uint32_t descend(const struct collsel_tree *t, const uint32_t *c)
+{
+    uint32_t node = 0, w = node_word(t, 0), mask = t->leaf_bit - 1;
+    int d, n_axes = t->n_axes;
+    if (t->split_mode == SPLIT_REPLICATE) {
+        uint32_t lo[MAX_AXES] = {0, 0, 0}, half = 1u << t->log2_size, k = t->log2_size;
+        while (!(w & t->leaf_bit)) {
+            uint32_t off = 0;
+            half >>= 1;
+            for (d = 0; d < n_axes; d++) {
+                uint32_t mid = lo[d] + half;
+                uint32_t bound = (uint32_t)(((uint64_t)(mid - 1) * t->n_cells[d]) >> k) + 1;
+                uint32_t bit = c[d] >= bound;
+                lo[d] += bit ? half : 0;
+                off = 2 * off + bit;
+            }
+            node = (w & mask) + off;
+            w = node_word(t, node);
+        }
+    } else {
+        uint32_t lo[MAX_AXES] = {0, 0, 0}, hi[MAX_AXES];
+        for (d = 0; d < n_axes; d++)
+            hi[d] = t->n_cells[d];
+        while (!(w & t->leaf_bit)) {
+            uint32_t off = 0;
+            for (d = 0; d < n_axes; d++) {
+                uint32_t len = hi[d] - lo[d], mid, bit;
+                if (len < 2)
+                    continue;
+                mid = lo[d] + (len + 1) / 2;
+                bit = c[d] >= mid;
+                lo[d] = bit ? mid : lo[d];
+                hi[d] = bit ? hi[d] : mid;
+                off = 2 * off + bit;
+            }
+            node = (w & mask) + off;
+            w = node_word(t, node);
+        }
+    }
+    return w & mask;
+}
+
+static int answer(const struct collsel_tree *t, const uint32_t *c, collsel_tree_choice *choice)
+{
+    const unsigned char *m = t->methods + METHOD_SIZE * (size_t)descend(t, c);
+    choice->algorithm = rd16(m);
+    choice->faninout = rd16(m + 2);
+    choice->segsize = (int)rd32(m + 4);
+    return COLLSEL_TREE_OK;
+}
+
+int collsel_tree_query(const collsel_tree *tree, int comm_size, size_t msg_size,
+                       collsel_tree_choice *choice)
+{
+    uint32_t c[MAX_AXES];
+    if (!tree || !choice || comm_size < 1)
+        return COLLSEL_TREE_EINVAL;
+    if (tree->n_axes != 2)
+        return COLLSEL_TREE_EDIMS;
+    c[0] = cell_u32(tree->cuts[0], tree->n_cells[0] - 1, (uint32_t)comm_size);
+    c[1] = cell_u64(tree->cuts[1], tree->n_cells[1] - 1, (uint64_t)msg_size);
+    return answer(tree, c, choice);
+}
+
+int collsel_tree_query3(const collsel_tree *tree, int comm_size, size_t msg_size, long z,
+                        collsel_tree_choice *choice)
+{
+    uint32_t c[MAX_AXES];
+    if (!tree || !choice || comm_size < 1)
+        return COLLSEL_TREE_EINVAL;
+    if (tree->n_axes != 3)
+        return COLLSEL_TREE_EDIMS;
+    c[0] = cell_u32(tree->cuts[0], tree->n_cells[0] - 1, (uint32_t)comm_size);
+    c[1] = cell_u64(tree->cuts[1], tree->n_cells[1] - 1, (uint64_t)msg_size);
+    if (tree->kind[2] == KIND_CATEGORY)
+        c[2] = z < 0 ? 0 : (unsigned long)z >= tree->n_cells[2] ? tree->n_cells[2] - 1 : (uint32_t)z;
+    else
+        c[2] = cell_s64(tree->cuts[2], tree->n_cells[2] - 1, (int64_t)z);
+    return answer(tree, c, choice);
+}
+
+int collsel_tree_axes(const collsel_tree *tree) { return tree ? tree->n_axes : 0; }
+uint32_t collsel_tree_node_count(const collsel_tree *tree) { return tree ? tree->n_nodes : 0; }
+uint32_t collsel_tree_method_count(const collsel_tree *tree) { return tree ? tree->n_methods : 0; }
+const char *collsel_tree_collective(const collsel_tree *tree) { return tree ? tree->name : ""; }
+
+const char *collsel_tree_strerror(int error)
+{
+    static const char *const text[COLLSEL_TREE_NERRORS] = {
+        "success",
+        "invalid argument (NULL pointer or comm_size < 1)",
+        "cannot open or read the tree file",
+        "out of memory",
+        "tree file too large",
+        "tree blob truncated (fewer bytes than its header declares)",
+        "tree blob has trailing bytes (more than its header declares)",
+        "not a collsel tree blob (bad magic)",
+        "unsupported tree blob format version",
+        "bad tree blob header (axis count, split mode, node width, counts or name)",
+        "bad axis record (kind or cell count)",
+        "tree blob checksum mismatch (corrupted)",
+        "axis cuts are not strictly increasing",
+        "method segment size out of range",
+        "bad node (method index out of range, or the node layout is not a valid tree)",
+        "query has the wrong number of axes for this tree",
+    };
+    if (error < 0 || error >= COLLSEL_TREE_NERRORS)
+        return "unknown collsel_tree error";
+    return text[error];
+}

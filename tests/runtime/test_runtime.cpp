@@ -1,0 +1,375 @@
+// Catch2 tests of the C runtime (runtime/tree/collsel_tree.c), run under ASan + UBSan by
+// `make test-runtime`. Reference cases (blobs, points, `collsel query` answers) are made by
+// tests/runtime/make_cases.py into CASES_DIR.
+#include <catch2/catch.hpp>
+
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collsel_tree.h"
+
+#ifndef CASES_DIR
+#define CASES_DIR "build/runtime-test"
+#endif
+
+typedef std::vector<unsigned char> Bytes;
+
+static Bytes read_file(const std::string &path)
+{
+    std::ifstream f(path.c_str(), std::ios::binary);
+    REQUIRE(f.good());
+    return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+static std::vector<std::string> lines(const std::string &path)
+{
+    std::ifstream f(path.c_str());
+    REQUIRE(f.good());
+    std::vector<std::string> out;
+    std::string line;
+    while (std::getline(f, line))
+        if (!line.empty())
+            out.push_back(line);
+    return out;
+}
+
+static std::vector<std::string> cases() { return lines(std::string(CASES_DIR) + "/cases.txt"); }
+
+static std::string blob_path(const std::string &name)
+{
+    return std::string(CASES_DIR) + "/" + name + "/tree.bin";
+}
+
+// An independent bitwise CRC-32 (IEEE), to re-seal deliberately corrupted blobs.
+static uint32_t crc32(const unsigned char *p, size_t n)
+{
+    uint32_t crc = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; k++)
+            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+static void reseal(Bytes &b)
+{
+    uint32_t c = crc32(b.data(), b.size() - 4);
+    for (int i = 0; i < 4; i++)
+        b[b.size() - 4 + i] = (unsigned char)(c >> (8 * i));
+}
+
+// Loads from an exact-size heap copy, so ASan sees any read past the end.
+struct Loaded {
+    std::unique_ptr<unsigned char[]> mem;
+    collsel_tree_storage storage;
+    collsel_tree *tree = nullptr;
+    int err;
+    Loaded(const unsigned char *data, size_t n) : mem(new unsigned char[n ? n : 1])
+    {
+        if (n)
+            std::memcpy(mem.get(), data, n);
+        err = collsel_tree_load_buffer(mem.get(), n, &storage, &tree);
+    }
+};
+
+static std::string answer(const collsel_tree *t, long long p, unsigned long long m, long long z,
+                          bool three)
+{
+    collsel_tree_choice c;
+    int err = three ? collsel_tree_query3(t, (int)p, (size_t)m, (long)z, &c)
+                    : collsel_tree_query(t, (int)p, (size_t)m, &c);
+    if (err)
+        return std::string("error ") + collsel_tree_strerror(err);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%d %d %d", c.algorithm, c.segsize, c.faninout);
+    return buf;
+}
+
+TEST_CASE("runtime answers exactly as collsel query on every case")
+{
+    std::vector<std::string> names = cases();
+    REQUIRE(names.size() >= 10);
+    int three_d = 0;
+    for (const std::string &name : names) {
+        INFO("case " << name);
+        std::string dir = std::string(CASES_DIR) + "/" + name + "/";
+        collsel_tree *from_file = nullptr;
+        REQUIRE(collsel_tree_load_file((dir + "tree.bin").c_str(), &from_file) == COLLSEL_TREE_OK);
+        Bytes blob = read_file(dir + "tree.bin");
+        Loaded from_buffer(blob.data(), blob.size());
+        REQUIRE(from_buffer.err == COLLSEL_TREE_OK);
+        bool three = collsel_tree_axes(from_file) == 3;
+        three_d += three;
+        std::vector<std::string> points = lines(dir + "points.txt");
+        std::vector<std::string> expected = lines(dir + "expected.txt");
+        REQUIRE(points.size() == expected.size());
+        REQUIRE(points.size() >= 100000);
+        size_t bad = 0;
+        std::string first_bad;
+        for (size_t i = 0; i < points.size(); i++) {
+            long long p = 0, z = 0;
+            unsigned long long m = 0;
+            std::istringstream in(points[i]);
+            in >> p >> m;
+            if (three)
+                in >> z;
+            std::string a = answer(from_file, p, m, z, three);
+            std::string b = answer(from_buffer.tree, p, m, z, three);
+            if (a != expected[i] || b != expected[i]) {
+                if (!bad++)
+                    first_bad = points[i] + " -> " + a + " / " + b + ", query: " + expected[i];
+            }
+        }
+        INFO("first disagreement: " << first_bad);
+        CHECK(bad == 0);
+        collsel_tree_free(from_file);
+    }
+    CHECK(three_d >= 3);
+}
+
+TEST_CASE("category z beyond either end takes the edge category")
+{
+    for (const std::string &name : cases()) {
+        if (name.compare(0, 5, "z-cat") != 0)
+            continue;
+        Bytes blob = read_file(blob_path(name));
+        Loaded t(blob.data(), blob.size());
+        REQUIRE(t.err == 0);
+        REQUIRE(blob[32 + 8] == 2);  // axis 2 record: kind category
+        long n = blob[32 + 8 + 2] | blob[32 + 8 + 3] << 8;
+        for (long long p : {1LL, 2LL, 5LL, 16LL, 1000LL})
+            for (unsigned long long m : {0ULL, 100ULL, 1ULL << 20, 1ULL << 40}) {
+                CHECK(answer(t.tree, p, m, -5, true) == answer(t.tree, p, m, 0, true));
+                CHECK(answer(t.tree, p, m, LONG_MIN, true) == answer(t.tree, p, m, 0, true));
+                CHECK(answer(t.tree, p, m, n + 7, true) == answer(t.tree, p, m, n - 1, true));
+                CHECK(answer(t.tree, p, m, LONG_MAX, true) == answer(t.tree, p, m, n - 1, true));
+            }
+    }
+}
+
+TEST_CASE("API errors")
+{
+    Bytes blob2 = read_file(blob_path("bcast-exact"));
+    Bytes blob3 = read_file(blob_path("z-cat-exact"));
+    Loaded t2(blob2.data(), blob2.size()), t3(blob3.data(), blob3.size());
+    REQUIRE(t2.err == 0);
+    REQUIRE(t3.err == 0);
+    collsel_tree_choice c;
+    CHECK(collsel_tree_query(t3.tree, 4, 8, &c) == COLLSEL_TREE_EDIMS);
+    CHECK(collsel_tree_query3(t2.tree, 4, 8, 0, &c) == COLLSEL_TREE_EDIMS);
+    CHECK(collsel_tree_query(t2.tree, 0, 8, &c) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_query(t2.tree, -3, 8, &c) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_query(nullptr, 4, 8, &c) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_query(t2.tree, 4, 8, nullptr) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_axes(t2.tree) == 2);
+    CHECK(collsel_tree_axes(t3.tree) == 3);
+    CHECK(std::string(collsel_tree_collective(t2.tree)) == "bcast");
+    CHECK(collsel_tree_node_count(t2.tree) == (uint32_t)(blob2[8] | blob2[9] << 8));
+    CHECK(collsel_tree_method_count(t2.tree) == (uint32_t)(blob2[12] | blob2[13] << 8));
+
+    collsel_tree *t = reinterpret_cast<collsel_tree *>(1);
+    CHECK(collsel_tree_load_file("/nonexistent/tree.bin", &t) == COLLSEL_TREE_EIO);
+    CHECK(t == nullptr);
+    CHECK(collsel_tree_load_file("/", &t) == COLLSEL_TREE_EIO);
+    CHECK(collsel_tree_load_file(nullptr, &t) == COLLSEL_TREE_EINVAL);
+    collsel_tree_storage s;
+    CHECK(collsel_tree_load_buffer(nullptr, 10, &s, &t) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_load_buffer(blob2.data(), blob2.size(), nullptr, &t) == COLLSEL_TREE_EINVAL);
+    collsel_tree_free(nullptr);
+    collsel_tree_free(t2.tree);  // buffer-loaded: nothing to free, must not crash
+
+    for (int e = 0; e < COLLSEL_TREE_NERRORS; e++)
+        CHECK(std::strlen(collsel_tree_strerror(e)) > 5);
+    CHECK(std::string(collsel_tree_strerror(-1)) == "unknown collsel_tree error");
+    CHECK(std::string(collsel_tree_strerror(COLLSEL_TREE_NERRORS)) == "unknown collsel_tree error");
+}
+
+// Offsets of the sections of a valid blob, from its header (format in collsel_tree.h).
+struct Layout {
+    size_t cuts, methods, nodes, n_nodes, n_methods, width;
+    explicit Layout(const Bytes &b)
+    {
+        int axes = b[5];
+        width = b[7];
+        n_nodes = b[8] | b[9] << 8 | b[10] << 16 | (size_t)b[11] << 24;
+        n_methods = b[12] | b[13] << 8;
+        cuts = 32 + 4 * (size_t)axes;
+        nodes = b.size() - 4 - width * n_nodes;
+        methods = nodes - 8 * n_methods;
+    }
+};
+
+static int load_err(Bytes b, bool seal = true)
+{
+    if (seal)
+        reseal(b);
+    return Loaded(b.data(), b.size()).err;
+}
+
+static void put(Bytes &b, size_t at, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        b[at + i] = (unsigned char)(v >> (8 * i));
+}
+
+TEST_CASE("hand-made bad blobs give the specific error")
+{
+    Bytes good = read_file(blob_path("bcast-exact"));
+    Layout L(good);
+    REQUIRE(L.width == 2);
+    REQUIRE(load_err(good) == COLLSEL_TREE_OK);
+    Bytes b;
+    b = good; b[0] = 'X';                       CHECK(load_err(b) == COLLSEL_TREE_EMAGIC);
+    b = good; b[4] = 2;                         CHECK(load_err(b) == COLLSEL_TREE_EVERSION);
+    b = good; b[5] = 4;                         CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
+    b = good; b[6] = 2;                         CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
+    b = good; b[7] = 3;                         CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
+    b = good; b[14] = 1;                        CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
+    b = good; b[16] = 0;                        CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
+    b = good; b[16 + 15] = 'x';                 CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
+    b = good; b[18] = 0x0a;                     CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
+    b = good; put(b, 8, 0, 4);                  CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
+    b = good; put(b, 8, 40000, 4);              CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
+    b = good; put(b, 8, 0xFFFFFFFFu, 4); b[7] = 4; CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
+    b = good; put(b, 8, 0x7FFFFFFFu, 4); b[7] = 4; CHECK(load_err(b) == COLLSEL_TREE_ETRUNCATED);
+    b = good; b[32] = 1;                        CHECK(load_err(b) == COLLSEL_TREE_EAXIS);
+    b = good; b[36] = 2;                        CHECK(load_err(b) == COLLSEL_TREE_EAXIS);
+    b = good; put(b, 34, 0, 2);                 CHECK(load_err(b) == COLLSEL_TREE_EAXIS);
+    b = good; b.push_back(0);                   CHECK(load_err(b) == COLLSEL_TREE_ESIZE);
+    b = good; b.pop_back();                     CHECK(load_err(b, false) == COLLSEL_TREE_ETRUNCATED);
+    b = good; b[L.nodes] ^= 1;                  CHECK(load_err(b, false) == COLLSEL_TREE_ECHECKSUM);
+    b = good; put(b, L.cuts, 0xFFFFFFFFu, 4);   CHECK(load_err(b) == COLLSEL_TREE_ECUTS);
+    b = good; put(b, L.cuts + 4, 3, 4);         CHECK(load_err(b) == COLLSEL_TREE_ECUTS);
+    b = good; put(b, L.methods + 4, 0x80000000u, 4); CHECK(load_err(b) == COLLSEL_TREE_EMETHOD);
+    // a leaf naming a method past the table; a child pointing back at the root; a root leaf
+    // with children behind it; first children out of order; one child too many or too few
+    size_t leaf = L.nodes + 2 * (L.n_nodes - 1);
+    b = good; put(b, leaf, 0x8000 | L.n_methods, 2); CHECK(load_err(b) == COLLSEL_TREE_ENODE);
+    b = good; put(b, L.nodes + 2, 0, 2);        CHECK(load_err(b) == COLLSEL_TREE_ENODE);
+    b = good; put(b, L.nodes, 0x8000, 2);       CHECK(load_err(b) == COLLSEL_TREE_ENODE);
+    b = good; put(b, L.nodes, 2, 2);            CHECK(load_err(b) == COLLSEL_TREE_ENODE);
+    for (size_t i = 1; i < L.n_nodes; i++) {    // the second internal node's first child +- 1
+        unsigned w = good[L.nodes + 2 * i] | good[L.nodes + 2 * i + 1] << 8;
+        if (w & 0x8000)
+            continue;
+        b = good; put(b, L.nodes + 2 * i, w + 1, 2); CHECK(load_err(b) == COLLSEL_TREE_ENODE);
+        b = good; put(b, L.nodes + 2 * i, w - 1, 2); CHECK(load_err(b) == COLLSEL_TREE_ENODE);
+        break;
+    }
+    // a one-node tree is fine; a root that claims children a 1x1 grid cannot have is not
+    Bytes one(good.begin(), good.begin() + 32);
+    put(one, 8, 1, 4);
+    put(one, 12, 1, 2);
+    for (int a = 0; a < 2; a++) {
+        one.push_back(a);  one.push_back(0); one.push_back(1); one.push_back(0);
+    }
+    Bytes method = {6, 0, 0, 0, 0, 0, 0, 0};
+    one.insert(one.end(), method.begin(), method.end());
+    Bytes leaf_root = one;
+    leaf_root.push_back(0x00); leaf_root.push_back(0x80);
+    leaf_root.resize(leaf_root.size() + 4);
+    reseal(leaf_root);
+    CHECK(load_err(leaf_root) == COLLSEL_TREE_OK);
+    Loaded t = Loaded(leaf_root.data(), leaf_root.size());
+    REQUIRE(t.err == 0);
+    CHECK(answer(t.tree, 7, 12345, 0, false) == "6 0 0");
+    Bytes bad_root = one;
+    put(bad_root, 8, 2, 4);
+    bad_root.push_back(0x01); bad_root.push_back(0x00);
+    bad_root.push_back(0x00); bad_root.push_back(0x80);
+    bad_root.resize(bad_root.size() + 4);
+    CHECK(load_err(bad_root) == COLLSEL_TREE_ENODE);
+}
+
+// A fixed set of queries, spread over and beyond the measured range; returns how many failed
+// or gave an impossible answer (each must return a decision with in-range fields).
+static int query_everywhere(const collsel_tree *t)
+{
+    static const long long ps[] = {1, 2, 3, 5, 8, 13, 16, 17, 1000, INT_MAX};
+    static const unsigned long long ms[] = {0, 1, 7, 100, 1000, 5000, 65536, 1000000, 4194304,
+                                            ~0ULL};
+    static const long long zs[] = {LONG_MIN, -1, 0, 1, 2, 5, LONG_MAX};
+    bool three = collsel_tree_axes(t) == 3;
+    int bad = 0;
+    for (long long p : ps)
+        for (unsigned long long m : ms)
+            for (long long z : zs) {
+                collsel_tree_choice c;
+                int err = three ? collsel_tree_query3(t, (int)p, (size_t)m, (long)z, &c)
+                                : collsel_tree_query(t, (int)p, (size_t)m, &c);
+                bad += err != COLLSEL_TREE_OK || c.algorithm < 0 || c.algorithm > 65535
+                       || c.segsize < 0 || c.faninout < 0 || c.faninout > 65535;
+                if (!three)
+                    break;
+            }
+    return bad;
+}
+
+static const char *const CORRUPTED[] = {"bcast-exact", "bcast-exact-replicate", "bcast-exact-w4",
+                                        "z-num-replicate-th70-penalty", "z-cat-replicate",
+                                        "tj-reduce-replicate-d2"};
+
+TEST_CASE("every truncation of a valid blob is rejected")
+{
+    for (const char *name : CORRUPTED) {
+        INFO("case " << name);
+        Bytes good = read_file(blob_path(name));
+        size_t rejected = 0;
+        for (size_t n = 0; n < good.size(); n++) {
+            int err = Loaded(good.data(), n).err;
+            rejected += err != COLLSEL_TREE_OK;
+            if (n >= 8)
+                CHECK((err == COLLSEL_TREE_ETRUNCATED));
+        }
+        CHECK(rejected == good.size());
+    }
+}
+
+TEST_CASE("every single-byte corruption is rejected, or answered safely once resealed")
+{
+    for (const char *name : CORRUPTED) {
+        INFO("case " << name);
+        const Bytes good = read_file(blob_path(name));
+        size_t variants = 0, caught_by_crc = 0, loaded_after_reseal = 0, uncaught = 0;
+        int unsafe = 0;
+        for (size_t i = 0; i < good.size(); i++) {
+            const unsigned char o = good[i];
+            const unsigned char values[] = {(unsigned char)(o ^ 0x01), (unsigned char)(o ^ 0x80),
+                                            0x00, 0xFF, (unsigned char)(o + 1)};
+            for (unsigned char v : values) {
+                if (v == o)
+                    continue;
+                Bytes b = good;
+                b[i] = v;
+                variants++;
+                // as corrupted: any single-byte change must be caught (by CRC-32 at the latest)
+                Loaded raw(b.data(), b.size());
+                uncaught += raw.err == COLLSEL_TREE_OK;
+                caught_by_crc += raw.err == COLLSEL_TREE_ECHECKSUM;
+                // resealed (a hostile writer): validation alone must reject it or keep it safe
+                if (i + 4 < b.size()) {
+                    reseal(b);
+                    Loaded sealed(b.data(), b.size());
+                    if (sealed.err == COLLSEL_TREE_OK) {
+                        loaded_after_reseal++;
+                        unsafe += query_everywhere(sealed.tree);
+                    }
+                }
+            }
+        }
+        WARN(name << ": " << variants << " corrupted blobs, " << caught_by_crc
+                  << " caught by the checksum, " << loaded_after_reseal
+                  << " resealed ones loaded and answered safely");
+        CHECK(variants > 4 * good.size());
+        CHECK(uncaught == 0);
+        CHECK(unsafe == 0);
+    }
+}
