@@ -8,7 +8,8 @@ MPICC ?= mpicc
 BUILD := build
 
 APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
-                build-essential clang
+                build-essential clang \
+                dpkg-dev libhwloc-dev libevent-dev libpmix-dev
 
 .PHONY: setup setup-apt setup-python demo test test-python integration bench bench-encode bench-program clean
 
@@ -31,7 +32,7 @@ test-python:
 	$(PYTHON) -m pytest -q tests --ignore=tests/integration
 
 # Real MPI libraries end to end (Open MPI rules, patched Open MPI, MPICH JSON, report in Chromium).
-integration:
+integration: ompi-patched mpich-base
 	$(PYTHON) -m pytest -q tests/integration
 
 # The main job: measured tables in bench-data/ -> stats, trees and C for bcast and reduce in out/.
@@ -65,6 +66,33 @@ $(BUILD)/collsel_bench: runtime/bench/collsel_bench.c
 
 clean:
 	rm -rf $(BUILD) $(OUT)
+
+# --- Integrate: patched Open MPI (issue 6 item 2) and MPICH's default selection JSON (item 3) ---
+# Trees from the real sweeps at a moderate depth -> Open MPI dec_fixed functions spliced into the
+# Debian source package of Open MPI 4.1, built and installed in build/ompi-patched/install.
+OMPI_PATCHED := $(BUILD)/ompi-patched
+OMPI_PATCHED_DEPTH ?= 4
+.PHONY: ompi-patched mpich-base
+ompi-patched: $(OMPI_PATCHED)/.installed
+
+$(OMPI_PATCHED)/trees/%/tree.json: bench-data/%-sweep.csv
+	collsel build $< --collective $* --max-depth $(OMPI_PATCHED_DEPTH) --out $(@D)
+
+$(OMPI_PATCHED)/ompi_%_intra_dec_fixed.c: $(OMPI_PATCHED)/trees/%/tree.json templates/ompi_dec_fixed.c.j2
+	collsel emit --target ompi-dec-fixed $< --out $@
+
+$(OMPI_PATCHED)/.installed: $(OMPI_PATCHED)/ompi_bcast_intra_dec_fixed.c \
+                            $(OMPI_PATCHED)/ompi_reduce_intra_dec_fixed.c \
+                            runtime/ompi_patch/build.sh runtime/ompi_patch/splice.py
+	runtime/ompi_patch/build.sh $(OMPI_PATCHED) $(filter %.c,$^)
+
+# MPICH's default MPIR selection tree (maint/tuning/coll/mpir/generic.json of the installed
+# version's Debian source package), the base `collsel emit --target mpich-json` completes.
+MPICH_BASE := $(BUILD)/mpich/generic.json
+mpich-base: $(MPICH_BASE)
+
+$(MPICH_BASE): runtime/mpich/fetch_generic_json.sh
+	runtime/mpich/fetch_generic_json.sh $@
 
 # --- analytical models (collsel model; issue 7) --------------------------------------------
 # model-validate: fit the models on this machine from the section-5 experiments (real Open MPI,

@@ -21,6 +21,8 @@ TARGETS = {
     "ompi-rules": ("collsel.emit.ompi_rules",
                    "rules.conf: Open MPI 4.1/5.0 coll_tuned_dynamic_rules_filename (classic)"),
     "ompi-json": ("collsel.emit.ompi_rules", "rules.json: Open MPI 6/main JSON rules file"),
+    "mpich-json": ("collsel.emit.mpich_json",
+                   "mpich_selection.json: MPICH 4.0 MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"),
 }
 
 

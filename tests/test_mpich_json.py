@@ -1,0 +1,178 @@
+"""`collsel emit --target mpich-json`: structure, first-match semantics, int32, mapping, bytes.
+
+The base file here is a small selection tree written for these tests in MPICH's grammar (the
+real generic.json is fetched by `make mpich-base` and used by tests/integration)."""
+import json
+import subprocess
+
+import pytest
+
+from collsel import treefile
+from collsel.emit import mpich_json
+
+BASE = {
+    "collective=bcast": {
+        "comm_type=intra": {"comm_size<8": {"avg_msg_size=any": {
+            "algorithm=MPIR_Bcast_intra_binomial": {}}},
+            "comm_size=any": {"avg_msg_size=any": {
+                "algorithm=MPIR_Bcast_intra_scatter_ring_allgather": {}}}},
+        "comm_type=inter": {"algorithm=MPIR_Bcast_inter_remote_send_local_bcast": {}}},
+    "collective=barrier": {"comm_type=intra": {"algorithm=MPIR_Barrier_intra_dissemination": {}},
+                           "comm_type=inter": {"algorithm=MPIR_Barrier_inter_bcast": {}}},
+    "collective=reduce": {
+        "comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Reduce_intra_binomial": {}}},
+        "comm_type=inter": {"algorithm=MPIR_Reduce_inter_local_reduce_remote_send": {}}},
+}
+ALL_BINOMIAL = ("bcast:1=binomial,bcast:2=binomial,bcast:3=binomial,bcast:4=binomial,"
+                "bcast:5=binomial,bcast:7=binomial,"
+                "reduce:1=binomial,reduce:2=binomial,reduce:3=binomial,reduce:4=binomial,"
+                "reduce:6=binomial")
+
+
+def run(*args):
+    return subprocess.run(["collsel", *map(str, args)], capture_output=True, text=True)
+
+
+def write_table(path, collective, rows):
+    with open(path, "w") as f:
+        f.write("collective,comm_size,msg_size,algorithm,segsize,time_us\n")
+        for p, m, alg, t in rows:
+            f.write(f"{collective},{p},{m},{alg},0,{t}\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    path = tmp_path_factory.mktemp("mpich") / "generic.json"
+    path.write_text(json.dumps(BASE, indent=1))
+    return path
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory, tanjaderin):
+    d = tmp_path_factory.mktemp("mpich_trees")
+    out = {}
+    for c in ("bcast", "reduce"):
+        r = run("build", tanjaderin[c], "--collective", c, "--max-depth", "4",
+                "--out", d / c)
+        assert r.returncode == 0, r.stderr
+        out[c] = d / c / "tree.json"
+    return out
+
+
+def emit(trees, base, out, *extra):
+    return run("emit", "--target", "mpich-json", *trees, "--mpich-base", base, "--out", out,
+               *extra)
+
+
+def search(node, p, m, count, builtin=True):
+    """MPICH's first-match walk (csel.c) over the keys this emitter and BASE use."""
+    while True:
+        for key, child in node.items():
+            if key.startswith("algorithm="):
+                return key.split("=", 1)[1]
+            name, op, value = (key.partition("<=") if "<=" in key else key.partition("<")
+                               if "<" in key else key.partition("="))
+            if value == "any":
+                hit = True
+            elif name == "comm_type":
+                hit = value == "intra"
+            elif name == "is_op_built_in":
+                hit = (value == "yes") == builtin
+            elif name == "count" and value == "pow2":
+                pof2 = 1 << (p.bit_length() - 1)
+                hit = count < pof2
+            else:
+                x = {"comm_size": p, "avg_msg_size": m}[name]
+                hit = x <= int(value) if op == "<=" else x < int(value)
+            if hit:
+                node = child
+                break
+        else:
+            raise AssertionError(f"no match at P={p} m={m} in {list(node)}")
+
+
+def test_structure_semantics_and_copied_collectives(trees, base, tmp_path):
+    out = tmp_path / "sel.json"
+    r = emit([trees["bcast"], trees["reduce"]], base, out, "--mpich-map", ALL_BINOMIAL)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    assert list(doc) == list(BASE)                       # base order kept
+    assert doc["collective=barrier"] == BASE["collective=barrier"]
+    for c in ("bcast", "reduce"):
+        sub = doc[f"collective={c}"]
+        assert sub["comm_type=inter"] == BASE[f"collective={c}"]["comm_type=inter"]
+        sizes = list(sub["comm_type=intra"])
+        assert sizes[-1] == "comm_size=any" and all(k.startswith("comm_size<=")
+                                                    for k in sizes[:-1])
+        p_values = [int(k.split("<=")[1]) for k in sizes[:-1]]
+        assert p_values == sorted(set(p_values))
+        for chain in sub["comm_type=intra"].values():
+            keys = list(chain)
+            assert keys[-1] == "avg_msg_size=any"
+            m_values = [int(k.split("<=")[1]) for k in keys[:-1]]
+            assert m_values == sorted(set(m_values))
+            assert all(0 <= v <= 2**31 - 1 for v in m_values + p_values)
+        # Every (P, m), on and between the measured values, selects the tree's method's name.
+        loaded = treefile.load(trees[c])
+        names = dict(mpich_json.MPICH_NAMES[c])
+        names.update(mpich_json.parse_map(ALL_BINOMIAL, [c])[c])
+        ps = list(range(1, 40))
+        ms = sorted({v + d for v in loaded.axes[1].values for d in (-1, 0, 1)} | {2**31 - 1})
+        grid = [(p, m) for p in ps for m in ms]
+        want = loaded.decide([[p for p, _ in grid], [m for _, m in grid]])
+        for (p, m), k in zip(grid, want):
+            expected = names[loaded.methods[k].algorithm]
+            got = search(sub, p, m, count=max(m // 4, 1))
+            if expected == mpich_json.REDUCE_SCATTER_GATHER and max(m // 4, 1) < \
+                    1 << (p.bit_length() - 1):
+                expected = "MPIR_Reduce_intra_binomial"
+            assert got == expected, (c, p, m)
+
+
+def test_deterministic_bytes(trees, base, tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for out in (a, b):
+        assert emit([trees["bcast"]], base, out, "--mpich-map", ALL_BINOMIAL).returncode == 0
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_unmapped_method_is_one_line_exit_2(trees, base, tmp_path):
+    out = tmp_path / "o.json"
+    r = emit([trees["bcast"]], base, out)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "no MPICH counterpart" in r.stderr and "--mpich-map" in r.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("mapping, message", [
+    ("bcast:7=fastest", "unknown MPICH bcast algorithm 'fastest'"),
+    ("7binomial", "expected [COLL:]ID=NAME"),
+    ("allgather:7=binomial", "no MPICH mapping for collective 'allgather'"),
+])
+def test_bad_map_is_one_line_exit_2(trees, base, tmp_path, mapping, message):
+    r = emit([trees["bcast"]], base, tmp_path / "o.json", "--mpich-map", mapping)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+
+
+def test_needs_base_and_known_collective(trees, base, tmp_path):
+    r = run("emit", "--target", "mpich-json", trees["bcast"], "--out", tmp_path / "o.json")
+    assert r.returncode == 2 and "--mpich-base" in r.stderr
+    nobcast = tmp_path / "nobcast.json"
+    nobcast.write_text(json.dumps({k: v for k, v in BASE.items() if "bcast" not in k}))
+    r = emit([trees["bcast"]], nobcast, tmp_path / "o.json", "--mpich-map", ALL_BINOMIAL)
+    assert r.returncode == 2 and "no collective=bcast to replace" in r.stderr
+    broken = tmp_path / "broken.json"
+    broken.write_text('{\n"collective=bcast": {,}\n}')
+    r = emit([trees["bcast"]], broken, tmp_path / "o.json", "--mpich-map", ALL_BINOMIAL)
+    assert r.returncode == 2 and f"{broken}:2:" in r.stderr
+
+
+def test_threshold_beyond_int32_is_an_error(base, tmp_path):
+    rows = [(p, m, alg, t) for p in (2, 4) for m, fast in ((2**30, 6), (2**32, 8))
+            for alg, t in ((6, 10.0 if fast == 6 else 20.0), (8, 10.0 if fast == 8 else 20.0))]
+    table = write_table(tmp_path / "big.csv", "bcast", rows)
+    r = run("build", table, "--collective", "bcast", "--out", tmp_path / "t")
+    assert r.returncode == 0, r.stderr
+    r = emit([tmp_path / "t" / "tree.json"], base, tmp_path / "o.json")
+    assert r.returncode == 2 and "does not fit in a 32-bit int" in r.stderr, r.stderr
