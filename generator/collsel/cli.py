@@ -13,6 +13,7 @@ COMMAND_MODULES = (
     "collsel.ingest.command",  # ingest
     "collsel.emit.command",    # emit
     "collsel.emit.ompi_rules_check",  # check-rules
+    "collsel.report.command",  # report
     "collsel.models.command",  # model fit/predict/validate/paper
 )
 

@@ -1,0 +1,349 @@
+"""The report's figures, drawn with matplotlib from the report dict alone (report.json).
+
+matplotlib because the figures need axes, tick labels and legends in both PNG and SVG, and a
+hand-written PNG rasteriser would need its own font. Output is kept deterministic: the Agg
+backend through Figure objects (no pyplot state), matplotlib's defaults (no user matplotlibrc),
+a fixed `svg.hashsalt`, no dates or software tags in the metadata. The colour cells are
+rasterised inside the SVG (one image per panel instead of thousands of paths); axes and text
+stay vector.
+"""
+import io
+import math
+import re
+
+import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection
+from matplotlib.colors import BoundaryNorm, ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
+
+DPI = 100
+PANEL_W, PANEL_H = 3.3, 2.5
+RC = {"svg.hashsalt": "collsel-report", "svg.fonttype": "path", "font.size": 8,
+      "axes.titlesize": 9, "figure.dpi": DPI, "savefig.dpi": DPI}
+
+
+def _size_label(v):
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if v >= 1 << shift and v % (1 << shift) == 0:
+            return f"{v >> shift}{unit}"
+    return str(v)
+
+
+def _positions(axis):
+    values = axis["values"]
+    if axis["kind"] == "log2":
+        pos = [math.log2(v) if v > 0 else None for v in values]
+        first = next((p for p in pos if p is not None), 0.0)
+        pos = [first - 1.0 if p is None else p for p in pos]
+    else:
+        pos = [float(v) for v in values]
+    return pos
+
+
+def _edges(pos):
+    if len(pos) == 1:
+        return [pos[0] - 0.5, pos[0] + 0.5]
+    mids = [(a + b) / 2 for a, b in zip(pos[:-1], pos[1:])]
+    return [pos[0] - (mids[0] - pos[0])] + mids + [pos[-1] + (pos[-1] - mids[-1])]
+
+
+def _slice(grid, k):
+    """The [P][m] plane of a grid ([P][m] or [P][m][z])."""
+    return grid if k is None else [[cell[k] for cell in row] for row in grid]
+
+
+class _Frame:
+    """Axes geometry shared by every map panel of one report."""
+
+    def __init__(self, report):
+        axes = report["data"]["axes"]
+        self.p_pos, self.m_pos = _positions(axes[0]), _positions(axes[1])
+        self.p_edges, self.m_edges = _edges(self.p_pos), _edges(self.m_pos)
+        m_vals = axes[1]["values"]
+        lo, hi = math.floor(self.m_edges[0]), math.ceil(self.m_edges[-1])
+        step = max(1, (hi - lo) // 6 // 2 * 2) if hi - lo > 8 else 1
+        self.m_ticks = [t for t in range(lo, hi + 1) if t % step == 0 and t >= 0
+                        and self.m_edges[0] <= t <= self.m_edges[-1]]
+        self.m_labels = [_size_label(2 ** t) for t in self.m_ticks]
+        self.has_zero = bool(m_vals) and m_vals[0] == 0
+        self.z = axes[2] if len(axes) == 3 else None
+
+    def panel(self, ax, codes, cmap, norm, title, leaf=None):
+        ax.pcolormesh(self.m_edges, self.p_edges, codes, cmap=cmap, norm=norm,
+                      shading="flat", rasterized=True)
+        if leaf is not None:
+            ax.add_collection(LineCollection(self._boundaries(leaf), colors="#303030",
+                                             linewidths=0.35, alpha=0.7))
+        ax.set_xlim(self.m_edges[0], self.m_edges[-1])
+        ax.set_ylim(self.p_edges[0], self.p_edges[-1])
+        ax.set_xticks(self.m_ticks, self.m_labels)
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=7, integer=True))
+        ax.set_title(title)
+        ax.set_xlabel("message size m (bytes, log scale)" + (", 0 at left" if self.has_zero
+                                                             else ""))
+        ax.set_ylabel("communicator size P")
+
+    def _boundaries(self, leaf):
+        """Leaf-block borders as few long segments (runs along each grid line merged)."""
+        segs = []
+        n_p, n_m = len(leaf), len(leaf[0])
+        for j in range(n_m - 1):          # vertical lines between columns j and j+1
+            run = None
+            for i in range(n_p + 1):
+                edge = i < n_p and leaf[i][j] != leaf[i][j + 1]
+                if edge and run is None:
+                    run = i
+                elif not edge and run is not None:
+                    x = self.m_edges[j + 1]
+                    segs.append([(x, self.p_edges[run]), (x, self.p_edges[i])])
+                    run = None
+        for i in range(n_p - 1):          # horizontal lines between rows i and i+1
+            run = None
+            for j in range(n_m + 1):
+                edge = j < n_m and leaf[i][j] != leaf[i + 1][j]
+                if edge and run is None:
+                    run = j
+                elif not edge and run is not None:
+                    y = self.p_edges[i + 1]
+                    segs.append([(self.m_edges[run], y), (self.m_edges[j], y)])
+                    run = None
+        return segs
+
+    def centre(self, i, j):
+        return self.m_pos[j], self.p_pos[i]
+
+
+def _grid_figure(n_panels, legend_rows, ncols=5):
+    ncols = min(ncols, n_panels)
+    nrows = -(-n_panels // ncols)
+    legend_h = 0.22 * legend_rows + 0.5
+    fig = Figure(figsize=(PANEL_W * ncols + 0.4, PANEL_H * nrows + legend_h), dpi=DPI)
+    FigureCanvasAgg(fig)
+    top = 1 - 0.05 / (PANEL_H * nrows + legend_h) * 10
+    bottom = (legend_h + 0.1) / (PANEL_H * nrows + legend_h)
+    grid = fig.add_gridspec(nrows, ncols, left=0.05, right=0.99, top=min(0.95, top),
+                            bottom=bottom, wspace=0.32, hspace=0.55)
+    axs = [fig.add_subplot(grid[k // ncols, k % ncols]) for k in range(n_panels)]
+    return fig, axs
+
+
+def _method_legend(fig, report):
+    methods = report["data"]["methods"]
+    groups = {}
+    for m in methods:
+        groups.setdefault(m["algorithm"], []).append(m)
+    depth = max(len(g) for g in groups.values())
+    handles, labels = [], []
+    for alg in sorted(groups):
+        g = groups[alg]
+        for k in range(depth):
+            if k < len(g):
+                handles.append(Patch(facecolor=g[k]["colour"], edgecolor="#444444", lw=0.3))
+                labels.append(g[k]["name"])
+            else:
+                handles.append(Patch(alpha=0))
+                labels.append("")
+    fig.legend(handles, labels, loc="lower center", ncol=len(groups), frameon=False,
+               fontsize=7.5, handlelength=1.4, columnspacing=1.2, borderaxespad=0.3)
+    return depth
+
+
+def _penalty_codes(report, grid, measured):
+    """Per cell: 0 not measured, 1 choice not measured, 2 + bin index."""
+    bins = report["penalty_bins"]
+    out = []
+    for prow, mrow in zip(grid, measured):
+        row = []
+        for v, meas in zip(prow, mrow):
+            if not meas:
+                row.append(0)
+            elif v is None:
+                row.append(1)
+            else:
+                k = next(b for b, x in enumerate(bins)
+                         if (x["low"] is None or v >= x["low"])
+                         and (x["high"] is None or v < x["high"]))
+                row.append(2 + k)
+        out.append(row)
+    return out
+
+
+def _penalty_cmap(report):
+    colours = [report["not_measured"]["colour"], report["unscored"]["colour"]] + [
+        b["colour"] for b in report["penalty_bins"]]
+    n = len(colours)
+    return ListedColormap(colours), BoundaryNorm([k - 0.5 for k in range(n + 1)], n)
+
+
+def _penalty_legend(fig, report, extra=()):
+    items = [(b["colour"], b["label"]) for b in report["penalty_bins"]] + [
+        (report["not_measured"]["colour"], report["not_measured"]["label"]),
+        (report["unscored"]["colour"], report["unscored"]["label"])]
+    handles = [Patch(facecolor=c, edgecolor="#444444", lw=0.4) for c, _ in items]
+    labels = [lab for _, lab in items]
+    for h, lab in extra:
+        handles.append(h)
+        labels.append(lab)
+    ncol = max(2, min(5, int(fig.get_figwidth() / 2.2)))
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, frameon=False,
+               fontsize=8, title="penalty against the exact map", title_fontsize=8)
+
+
+def _z_slices(frame):
+    if frame.z is None:
+        return [(None, "", "")]
+    return [(k, f" ({frame.z['name']} = {lab})", f"-z{re.sub(r'[^A-Za-z0-9_.-]', '_', lab)}")
+            for k, lab in enumerate(frame.z["labels"])]
+
+
+def map_figures(report, frame):
+    methods = report["data"]["methods"]
+    cmap = ListedColormap([m["colour"] for m in methods])
+    norm = BoundaryNorm([k - 0.5 for k in range(len(methods) + 1)], len(methods))
+    pictured = report["pictured"]
+    opts = report["options"]
+    out = []
+    for k, title_z, suffix in _z_slices(frame):
+        groups = {}
+        for m in methods:
+            groups.setdefault(m["algorithm"], []).append(m)
+        legend_rows = max(len(g) for g in groups.values())
+        panels = [("exact decision map", report["data"]["exact"], None)] + [
+            (f"{p['label']}" if p["limit"] != "exact" else "exact tree (leaf blocks)",
+             p["choice"], p["leaf"]) for p in pictured]
+        fig, axs = _grid_figure(len(panels), legend_rows)
+        for ax, (title, grid, leaf) in zip(axs, panels):
+            frame.panel(ax, _slice(grid, k), cmap, norm, title,
+                        None if leaf is None else _slice(leaf, k))
+        _method_legend(fig, report)
+        fig.suptitle(f"{report['collective']}: exact map and trees ({opts['pictured_split']} "
+                     f"split, {opts['pictured_leaf']} leaves){title_z}", fontsize=10)
+        out.append((f"maps{suffix}", fig,
+                    f"Decision maps{title_z}: the exact map, then trees limited by depth and by "
+                    f"accuracy threshold; thin lines are leaf-block borders"))
+    return out
+
+
+def penalty_figures(report, frame):
+    cmap, norm = _penalty_cmap(report)
+    measured = report["data"]["measured"]
+    restricted = [p for p in report["pictured"] if p["limit"] != "exact"]
+    out = []
+    if not restricted:
+        return out
+    for k, title_z, suffix in _z_slices(frame):
+        fig, axs = _grid_figure(len(restricted), 3)
+        for ax, p in zip(axs, restricted):
+            frame.panel(ax, _penalty_codes(report, _slice(p["penalty"], k), _slice(measured, k)),
+                        cmap, norm, p["label"])
+        _penalty_legend(fig, report)
+        fig.suptitle(f"{report['collective']}: penalty of each restricted tree{title_z}",
+                     fontsize=10)
+        out.append((f"penalty{suffix}", fig, f"Penalty maps{title_z} of the restricted trees"))
+    return out
+
+
+def baseline_figures(report, frame):
+    rec = report["recommendation"]
+    base = report["baselines"]
+    if rec is None or not base:
+        return []
+    cmap, norm = _penalty_cmap(report)
+    measured = report["data"]["measured"]
+    out = []
+    for k, title_z, suffix in _z_slices(frame):
+        panels = [(f"{b['name']}", b["penalty"], b.get("losses", [])) for b in base.values()]
+        panels.append((f"recommended tree ({rec['split']}, {rec['leaf']}, {rec['label']})",
+                       rec["penalty"], []))
+        fig, axs = _grid_figure(len(panels), 4, ncols=3)
+        for ax, (title, grid, losses) in zip(axs, panels):
+            frame.panel(ax, _penalty_codes(report, _slice(grid, k), _slice(measured, k)),
+                        cmap, norm, title if len(title) < 48 else title[:46] + "...")
+            pts = [frame.centre(*loss["cell"][:2]) for loss in losses
+                   if k is None or loss["cell"][2] == k]
+            if pts:
+                ax.scatter([x for x, _ in pts], [y for _, y in pts], marker="x", s=10,
+                           linewidths=0.8, color="#0044AA", rasterized=False)
+        mark = Line2D([], [], marker="x", color="#0044AA", lw=0, markersize=5)
+        _penalty_legend(fig, report, [(mark, "recommended tree slower than this choice")])
+        fig.suptitle(f"{report['collective']}: baselines and the recommended tree on the same "
+                     f"cells{title_z}", fontsize=10)
+        out.append((f"baselines{suffix}", fig, f"Baselines{title_z}"))
+    return out
+
+
+FAMILY_STYLE = {("balanced", "majority"): "#4477AA", ("balanced", "penalty"): "#EE6677",
+                ("replicate", "majority"): "#228833", ("replicate", "penalty"): "#CCBB44"}
+LIMIT_MARKER = {"depth": "o", "threshold": "^", "exact": "s"}
+
+
+def tradeoff_figure(report):
+    rows = [r for r in report["stats"] if r["penalty_mean"] is not None]
+    fig = Figure(figsize=(11, 4.4), dpi=DPI)
+    FigureCanvasAgg(fig)
+    axs = fig.subplots(1, 2, gridspec_kw={"left": 0.07, "right": 0.99, "top": 0.88,
+                                          "bottom": 0.26, "wspace": 0.22})
+    rec = report["recommendation"]
+    by_id = {r["id"]: r for r in report["stats"]}
+    for ax, key, xlabel, front in ((axs[0], "mean_depth", "mean tree depth (cells weighted "
+                                    "equally)", report["pareto"]["mean_depth"]),
+                                   (axs[1], "nodes", "tree size (nodes, log scale)",
+                                    report["pareto"]["nodes"])):
+        for fam, colour in FAMILY_STYLE.items():
+            for limit, marker in LIMIT_MARKER.items():
+                sel = [r for r in rows if (r["split"], r["leaf"]) == fam and r["limit"] == limit]
+                if sel:
+                    ax.scatter([r[key] for r in sel], [r["penalty_mean"] for r in sel],
+                               color=colour, marker=marker, s=22, alpha=0.85, lw=0)
+        fx = [by_id[i][key] for i in front]
+        fy = [by_id[i]["penalty_mean"] for i in front]
+        ax.step(fx, fy, where="post", color="black", lw=1.0)
+        ax.scatter(fx, fy, facecolors="none", edgecolors="black", s=60, lw=1.0)
+        ax.axhline(report["options"]["budget"], color="#888888", ls="--", lw=0.8)
+        if rec is not None:
+            ax.scatter([rec[key]], [rec["penalty_mean"]], marker="*", s=180,
+                       facecolors="none", edgecolors="#AA3377", lw=1.2)
+        if key == "nodes":
+            ax.set_xscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("mean penalty (%)")
+        ax.grid(True, lw=0.3, color="#DDDDDD")
+    axs[0].set_title("mean penalty vs mean depth")
+    axs[1].set_title("mean penalty vs tree size")
+    handles = [Line2D([], [], marker="s", color=c, lw=0, markersize=6) for c in
+               FAMILY_STYLE.values()]
+    labels = [f"{s} split, {lf} leaves" for s, lf in FAMILY_STYLE]
+    handles += [Line2D([], [], marker=m, color="#666666", lw=0, markersize=6) for m in
+                LIMIT_MARKER.values()]
+    labels += [f"limit: {lim}" for lim in LIMIT_MARKER]
+    handles += [Line2D([], [], marker="o", markerfacecolor="none", color="black", lw=1.0),
+                Line2D([], [], color="#888888", ls="--", lw=0.8),
+                Line2D([], [], marker="*", markerfacecolor="none", color="#AA3377", lw=0,
+                       markersize=10)]
+    labels += ["Pareto front", f"budget {report['options']['budget']:g} %", "recommended tree"]
+    fig.legend(handles, labels, loc="lower center", ncol=5, frameon=False, fontsize=8)
+    fig.suptitle(f"{report['collective']}: trade-off of every tree in the statistics table",
+                 fontsize=10)
+    return ("tradeoff", fig, "Trade-off: mean penalty against mean depth and against tree size; "
+            "circled points form the Pareto front")
+
+
+def render_all(report):
+    """[(name, caption, png bytes, svg bytes)] of every figure."""
+    out = []
+    with matplotlib.rc_context():
+        matplotlib.rcdefaults()
+        matplotlib.rcParams.update(RC)
+        frame = _Frame(report)
+        figs = (map_figures(report, frame) + penalty_figures(report, frame)
+                + baseline_figures(report, frame) + [tradeoff_figure(report)])
+        for name, fig, caption in figs:
+            png, svg = io.BytesIO(), io.BytesIO()
+            fig.savefig(png, format="png", metadata={"Software": None})
+            fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
+            out.append((name, caption, png.getvalue(), svg.getvalue()))
+    return out

@@ -1,0 +1,253 @@
+"""`collsel report`: the statistics in report.json recomputed independently (plain CSV reading and
+a plain walk of each tree), baselines and the model-based choice recomputed, the page's table
+taken from report.json, determinism, octree panels, and bad input."""
+import contextlib
+import csv
+import html
+import io
+import json
+import re
+import statistics
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from collsel import cli, decision_map, table, tree
+
+from test_decision_c import synthetic_3d
+
+
+def collsel(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "collsel.cli", *map(str, args)],
+                          capture_output=True, text=True, **kw)
+
+
+def perturbed_copy(src, dst, seed=3):
+    """A 'predicted' table: the measured one with every time scaled by a random factor."""
+    rng = np.random.default_rng(seed)
+    with open(src) as f, open(dst, "w") as out:
+        rows = list(csv.reader(line for line in f if not line.startswith("#")))
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(rows[0])
+        t = rows[0].index("time_us")
+        for r in rows[1:]:
+            r[t] = f"{float(r[t]) * rng.uniform(0.6, 1.6):.6g}"
+            w.writerow(r)
+    return dst
+
+
+def read_csv(path):
+    """{(P, m): {(alg, seg, fan): time}} and {(P, m): baseline time}, with plain csv."""
+    times, base = {}, {}
+    with open(path) as f:
+        for r in csv.DictReader(line for line in f if not line.startswith("#")):
+            alg = int(r["algorithm"]) if r["algorithm"].isdigit() else \
+                table.algorithms.algorithm_id(r["collective"], r["algorithm"])
+            key = (int(r["comm_size"]), int(r["msg_size"]))
+            if alg == 0:
+                base[key] = float(r["time_us"])
+            else:
+                times.setdefault(key, {})[(alg, int(r["segsize"]), int(r.get("faninout") or 0))] \
+                    = float(r["time_us"])
+    return times, base
+
+
+def walk(t, i, j):
+    """Leaf of grid cell (i, j), by a plain loop over the flat arrays."""
+    node = 0
+    while t.first_child[node] != -1:
+        offset = 0
+        for d, cell in ((0, i), (1, j)):
+            s = int(t.split[node, d])
+            if s != -2:
+                offset = 2 * offset + (cell >= s)
+        node = int(t.first_child[node]) + offset
+    return node
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory, tanjaderin):
+    d = tmp_path_factory.mktemp("report")
+    model = perturbed_copy(tanjaderin["bcast"], d / "predicted.csv")
+    args = [tanjaderin["bcast"], "--collective", "bcast", "--depths", "3", "--thresholds",
+            "80", "--budget", "1%", "--model-table", model, "--quiet"]
+    r = collsel("report", *args, "--out", d / "a")
+    assert r.returncode == 0, r.stderr
+    return {"dir": d / "a", "args": args, "model": model, "table": tanjaderin["bcast"],
+            "json": json.loads((d / "a" / "report.json").read_text()), "tmp": d}
+
+
+def test_stats_recomputed_from_table_and_tree(report):
+    rep = report["json"]
+    times, base = read_csv(report["table"])
+    ps = sorted({p for p, _ in times})
+    ms = sorted({m for _, m in times})
+    dmap = decision_map.build_map(table.read_table(report["table"]).select("bcast"))
+    methods = [(m.algorithm, m.segsize, m.faninout) for m in dmap.methods]
+    assert len(rep["stats"]) == 2 * 2 * (3 + 1 + 1)
+    for row in rep["stats"]:
+        t = tree.build_tree(dmap, tree.BuildOptions(
+            row["split"], row["leaf"], row["value"] if row["limit"] == "depth" else None,
+            row["value"] if row["limit"] == "threshold" else None))
+        leaves = [k for k in range(t.node_count) if t.first_child[k] == -1]
+        pens, depths, unmeasured = [], [], 0
+        for i, p in enumerate(ps):
+            for j, m in enumerate(ms):
+                leaf = walk(t, i, j)
+                depths.append(int(t.depth[leaf]))
+                cell = times.get((p, m))
+                if not cell:
+                    continue
+                chosen = methods[t.method[leaf]]
+                if chosen in cell:
+                    pens.append(100 * (cell[chosen] / min(cell.values()) - 1))
+                else:
+                    unmeasured += 1
+        where = f"row {row['id']} ({row['split']} {row['leaf']} {row['label']})"
+        assert row["nodes"] == t.node_count and row["leaves"] == len(leaves), where
+        assert row["max_depth"] == max(int(t.depth[k]) for k in leaves), where
+        assert row["min_depth"] == min(int(t.depth[k]) for k in leaves), where
+        assert row["mean_depth"] == pytest.approx(sum(depths) / len(depths), abs=1e-12), where
+        assert row["unmeasured_choices"] == unmeasured, where
+        assert row["penalty_mean"] == pytest.approx(statistics.fmean(pens), abs=1e-9), where
+        assert row["penalty_median"] == pytest.approx(statistics.median(pens), abs=1e-9), where
+        assert row["penalty_max"] == pytest.approx(max(pens), abs=1e-9), where
+        assert row["penalty_min"] == pytest.approx(min(pens), abs=1e-9), where
+
+    # the recommendation: the fewest nodes among rows within the budget
+    ok = [r for r in rep["stats"] if r["penalty_mean"] <= 1.0 and r["unmeasured_choices"] == 0]
+    rec = rep["recommendation"]
+    assert rec["nodes"] == min(r["nodes"] for r in ok)
+    assert rec["penalty_mean"] <= 1.0
+    # Pareto front: no row strictly better on both axes than a front member
+    for key, front in rep["pareto"].items():
+        for i in front:
+            a = rep["stats"][i]
+            assert not any(b[key] <= a[key] and b["penalty_mean"] <= a["penalty_mean"]
+                           and (b[key] < a[key] or b["penalty_mean"] < a["penalty_mean"])
+                           for b in rep["stats"])
+
+
+def test_baselines_recomputed(report):
+    rep = report["json"]
+    times, base = read_csv(report["table"])
+    best = {k: min(v.values()) for k, v in times.items()}
+    ompi = [100 * (base[k] / best[k] - 1) for k in sorted(times) if k in base]
+    b = rep["baselines"]["ompi"]
+    assert b["cells"] == len(ompi) == 160
+    assert b["mean"] == pytest.approx(statistics.fmean(ompi), abs=1e-9)
+    assert b["median"] == pytest.approx(statistics.median(ompi), abs=1e-9)
+    assert b["max"] == pytest.approx(max(ompi), abs=1e-9)
+
+    # model-based choice: argmin of the predicted times, scored with the measured ones
+    pred, _ = read_csv(report["model"])
+    pens = []
+    for k in sorted(times):
+        choice = min(sorted(pred[k]), key=lambda mth: pred[k][mth])
+        pens.append(100 * (times[k][choice] / best[k] - 1))
+    mb = rep["baselines"]["model"]
+    assert mb["cells"] == len(pens)
+    assert mb["mean"] == pytest.approx(statistics.fmean(pens), abs=1e-9)
+    assert mb["max"] == pytest.approx(max(pens), abs=1e-9)
+
+    # losses: cells where the recommended tree is slower than Open MPI's own choice
+    ps = sorted({p for p, _ in times})
+    ms = sorted({m for _, m in times})
+    rec = rep["recommendation"]
+    method_keys = [(m["algorithm"], m["segsize"], m["faninout"]) for m in rep["data"]["methods"]]
+    lost = set()
+    for i, p in enumerate(ps):
+        for j, m in enumerate(ms):
+            t = times[(p, m)][method_keys[rec["choice"][i][j]]]
+            if (p, m) in base and t > base[(p, m)]:
+                lost.add((p, m))
+    assert {(x["comm_size"], x["msg_size"]) for x in b["losses"]} == lost
+
+
+def test_page_numbers_come_from_report_json(report):
+    page = (report["dir"] / "index.html").read_text()
+    rep = report["json"]
+    assert "<script" not in page and "http://" not in page and "https://" not in page
+    # the statistics table, cell by cell, is report.json's rows formatted
+    stats_html = page[page.index('id="stats"'):page.index('id="tradeoff"')]
+    cells = [[html.unescape(re.sub("<[^>]+>", "", c)).strip() for c in
+              re.findall(r"<td[^>]*>(.*?)</td>", tr)]
+             for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", stats_html, re.S) if "<td" in tr]
+    assert len(cells) == len(rep["stats"])
+    for c, r in zip(cells, rep["stats"]):
+        assert c[:6] == [r["split"], r["leaf"], r["label"], str(r["max_depth"]),
+                         str(r["min_depth"]), f"{r['mean_depth']:.2f}"]
+        assert c[6:12] == [f"{r['penalty_min']:.2f}", f"{r['penalty_max']:.2f}",
+                           f"{r['penalty_mean']:.2f}", f"{r['penalty_median']:.2f}",
+                           str(r["leaves"]), str(r["nodes"])]
+    # every image is embedded; every figure also exists as PNG and SVG
+    assert re.findall(r'<img src="([^"]+)"', page) and all(
+        s.startswith("data:image/svg+xml;base64,") for s in re.findall(r'<img src="([^"]+)"',
+                                                                        page))
+    for f in rep["figures"]:
+        assert (report["dir"] / f["png"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert b"<svg" in (report["dir"] / f["svg"]).read_bytes()[:2000]
+    rec = rep["recommendation"]
+    assert f"collsel build {report['table']} --collective bcast --split {rec['split']}" \
+        in rec["commands"][0]
+    assert html.escape(rec["commands"][0]) in page
+
+
+def test_deterministic(report):
+    r = collsel("report", *report["args"], "--out", report["tmp"] / "b")
+    assert r.returncode == 0, r.stderr
+    a_files = sorted(p.name for p in report["dir"].iterdir())
+    b_files = sorted(p.name for p in (report["tmp"] / "b").iterdir())
+    assert a_files == b_files and "index.html" in a_files and "tradeoff.svg" in a_files
+    for name in a_files:
+        assert (report["dir"] / name).read_bytes() == (report["tmp"] / "b" / name).read_bytes(), \
+            name
+
+
+def test_octree_one_panel_per_z(tmp_path):
+    t = synthetic_3d(tmp_path / "t3.csv")
+    r = collsel("report", t, "--collective", "bcast", "--z", "ppn", "--depths", "1",
+                "--thresholds", "80", "--quiet", "--out", tmp_path / "r")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads((tmp_path / "r" / "report.json").read_text())
+    names = [f["name"] for f in rep["figures"]]
+    assert [n for n in names if n.startswith("maps")] == ["maps-z1", "maps-z2", "maps-z4"]
+    assert [n for n in names if n.startswith("penalty")] == ["penalty-z1", "penalty-z2",
+                                                            "penalty-z4"]
+    assert "--z ppn" in rep["recommendation"]["commands"][0]
+    assert rep["baselines"] == {}      # no algorithm-0 rows, no model table
+
+
+def _bad(tmp_path, *args):
+    """In-process (no interpreter start per case): exit 2, one line, no output directory."""
+    out = tmp_path / "out"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = cli.main(["report", *map(str, args), "--quiet", "--out", str(out)])
+    assert status == 2, err.getvalue()
+    lines = err.getvalue().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("collsel: error: "), err.getvalue()
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+    return lines[0]
+
+
+def test_bad_input(tmp_path, tanjaderin):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us\n"
+                   "bcast,2,8,1,0,1.5\nbcast,2,x,1,0,2\n")
+    assert f"{bad}:3: msg_size 'x'" in _bad(tmp_path, bad, "--collective", "bcast")
+    assert "missing.csv" in _bad(tmp_path, tmp_path / "missing.csv", "--collective", "bcast")
+    assert "no rows for collective 'reduce'" in _bad(tmp_path, tanjaderin["bcast"],
+                                                     "--collective", "reduce")
+    assert "--thresholds" in _bad(tmp_path, tanjaderin["bcast"], "--collective", "bcast",
+                                  "--thresholds", "80,abc")
+    assert "--budget" in _bad(tmp_path, tanjaderin["bcast"], "--collective", "bcast",
+                              "--budget", "-3")
+    model = tmp_path / "model.csv"
+    model.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us\n"
+                     "reduce,2,8,1,0,1.5\n")
+    assert f"{model}: no rows for collective 'bcast'" in _bad(
+        tmp_path, tanjaderin["bcast"], "--collective", "bcast", "--model-table", model)
