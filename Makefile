@@ -47,9 +47,10 @@ demo:
 	  collsel build $$tables --collective $$c --out $(OUT)/$$c/exact; \
 	  collsel build $$tables --collective $$c --max-depth 3 --out $(OUT)/$$c/depth3; \
 	  collsel build $$tables --collective $$c --threshold 90 --leaf penalty --out $(OUT)/$$c/threshold90; \
+	  collsel report $$tables --collective $$c --budget 5 --quiet --out $(OUT)/$$c/report; \
 	  $(CC) $(CFLAGS) -c $(OUT)/$$c/depth3/decision.c -o $(OUT)/$$c/depth3/decision.o; \
 	done
-	@echo "make demo: outputs in $(OUT)/ (stats.txt, and tree.json, stats.json, decision.c/h, Open MPI dec_fixed per tree)"
+	@echo "make demo: outputs in $(OUT)/ (stats.txt, and tree.json, stats.json, decision.c/h, Open MPI dec_fixed per tree; report/index.html per collective)"
 
 bench: bench-encode
 
