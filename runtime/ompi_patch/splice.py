@@ -105,7 +105,7 @@ def splice(original, replacements, where="input"):
     for start, end, name, new in spans:
         pieces += [original[pos:start],
                    f"/* collsel: generated definition of {name} (replaces the original) */\n",
-                   new.rstrip("\n"), "\n"]
+                   new.rstrip("\n")]                 # the original's newline follows
         pos = end
     pieces.append(original[pos:])
     return "".join(pieces)
