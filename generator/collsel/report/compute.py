@@ -224,6 +224,7 @@ def compute(args):
     if has.any():
         pen = 100.0 * (dmap.baseline_time / dmap.best_time - 1.0)
         entry = {"name": "Open MPI's own decision (algorithm 0 rows)",
+                 "short": "Open MPI's own decision\n(algorithm 0 rows)",
                  "penalty": _grid(np.where(has, pen, np.nan), _num), **_summary(pen[has])}
         if rec is not None:
             tp = 100.0 * (rec_time / dmap.best_time - 1.0)
@@ -242,6 +243,7 @@ def compute(args):
         scored = measured & np.isfinite(mtime)
         pen = 100.0 * (mtime / dmap.best_time - 1.0)
         entry = {"name": "model-based choice (argmin of predicted times)",
+                 "short": "model-based choice\n(argmin of predicted times)",
                  "sources": [s.path for s in mt.sources],
                  "unmeasured_choices": int((measured & ~scored).sum()),
                  "penalty": _grid(np.where(scored, pen, np.nan), _num), **_summary(pen[scored])}

@@ -15,8 +15,9 @@ def render_files(report, progress=None):
     figures = plots.render_all(json.loads(dumps(report)))
     if progress:
         progress(f"{len(figures)} figures drawn")
-    report = dict(report, figures=[{"name": n, "caption": c, "png": f"{n}.png", "svg": f"{n}.svg"}
-                                   for n, c, _, _ in figures])
+    report = dict(report, figures=[{"name": n, "caption": c, "png": f"{n}.png", "svg": f"{n}.svg",
+                                    "width_px": int.from_bytes(png[16:20], "big")}
+                                   for n, c, png, _ in figures])
     text = dumps(report)
     data = json.loads(text)          # the page sees exactly what report.json holds
     images = {n: "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
@@ -50,6 +51,10 @@ class Format:
             if v >= 1 << shift and v % (1 << shift) == 0:
                 return f"{v >> shift} {unit}"
         return f"{v} B"
+
+    @staticmethod
+    def g(v):
+        return f"{v:g}"
 
     @staticmethod
     def share(v):

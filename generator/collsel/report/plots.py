@@ -117,8 +117,8 @@ class _Frame:
         return self.m_pos[j], self.p_pos[i]
 
 
-def _grid_figure(n_panels, legend_rows, ncols=5):
-    ncols = min(ncols, n_panels)
+def _grid_figure(n_panels, legend_rows, ncols=5, min_cols=1):
+    ncols = max(min_cols, min(ncols, n_panels))
     nrows = -(-n_panels // ncols)
     legend_h = 0.22 * legend_rows + 0.5
     fig = Figure(figsize=(PANEL_W * ncols + 0.4, PANEL_H * nrows + legend_h), dpi=DPI)
@@ -256,13 +256,13 @@ def baseline_figures(report, frame):
     measured = report["data"]["measured"]
     out = []
     for k, title_z, suffix in _z_slices(frame):
-        panels = [(f"{b['name']}", b["penalty"], b.get("losses", [])) for b in base.values()]
-        panels.append((f"recommended tree ({rec['split']}, {rec['leaf']}, {rec['label']})",
-                       rec["penalty"], []))
-        fig, axs = _grid_figure(len(panels), 4, ncols=3)
+        panels = [(b["short"], b["penalty"], b.get("losses", [])) for b in base.values()]
+        panels.append((f"recommended tree\n{rec['split']} split, {rec['leaf']} leaves, "
+                       f"{rec['label']}", rec["penalty"], []))
+        fig, axs = _grid_figure(len(panels), 4, ncols=3, min_cols=3)
         for ax, (title, grid, losses) in zip(axs, panels):
             frame.panel(ax, _penalty_codes(report, _slice(grid, k), _slice(measured, k)),
-                        cmap, norm, title if len(title) < 48 else title[:46] + "...")
+                        cmap, norm, title)
             pts = [frame.centre(*loss["cell"][:2]) for loss in losses
                    if k is None or loss["cell"][2] == k]
             if pts:

@@ -1,0 +1,190 @@
+"""The report page in headless Chromium: no failed resource loads, no console errors, every image
+rendered, and a full-page screenshot (kept in build/report-screenshot.png for people to look at).
+
+Chromium is driven over the DevTools protocol (websocket-client): console messages, uncaught
+exceptions, log entries ("Failed to load resource") and Network.loadingFailed arrive as events,
+which is more reliable than scraping --enable-logging output. A control page with a broken image
+and a console error proves the checks can fail.
+"""
+import base64
+import io
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import pytest
+
+websocket = pytest.importorskip("websocket")
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+WIDTH = 1600
+
+
+class Browser:
+    """One headless Chromium with one page, talking CDP over a websocket."""
+
+    def __init__(self):
+        self.profile = tempfile.mkdtemp(prefix="collsel-chromium-")
+        self.proc = subprocess.Popen(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+             "--disable-background-networking", "--remote-debugging-port=0",
+             "--remote-allow-origins=*", f"--user-data-dir={self.profile}",
+             f"--window-size={WIDTH},1000", "--hide-scrollbars", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        port = None
+        deadline = time.monotonic() + 60
+        while port is None and time.monotonic() < deadline:
+            line = self.proc.stderr.readline()
+            if not line and self.proc.poll() is not None:
+                raise RuntimeError(f"chromium exited with {self.proc.returncode}")
+            m = re.search(r"DevTools listening on ws://[^:]+:(\d+)/", line)
+            port = int(m.group(1)) if m else None
+        assert port, "chromium did not report its DevTools port"
+        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list",
+                                                   timeout=10))
+        page = next(t for t in targets if t["type"] == "page")
+        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=60,
+                                              suppress_origin=True)
+        self.next_id = 0
+        self.events = []
+        for domain in ("Runtime", "Log", "Network", "Page"):
+            self.call(f"{domain}.enable")
+
+    def call(self, method, **params):
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == self.next_id:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+            self.events.append(msg)
+
+    def wait_event(self, name, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(e.get("method") == name for e in self.events):
+                return
+            self.ws.settimeout(max(0.1, deadline - time.monotonic()))
+            self.events.append(json.loads(self.ws.recv()))
+        raise TimeoutError(name)
+
+    def drain(self, seconds):
+        self.ws.settimeout(seconds)
+        try:
+            while True:
+                self.events.append(json.loads(self.ws.recv()))
+        except websocket.WebSocketTimeoutException:
+            pass
+        finally:
+            self.ws.settimeout(60)
+
+    def load(self, path):
+        """Open a file; return (console errors, failed loads) seen while it loaded."""
+        self.events = []
+        self.call("Page.navigate", url=pathlib.Path(path).resolve().as_uri())
+        self.wait_event("Page.loadEventFired")
+        self.drain(1.0)
+        errors, failed = [], []
+        urls = {}
+        for e in self.events:
+            m, p = e.get("method"), e.get("params", {})
+            if m == "Network.requestWillBeSent":
+                urls[p["requestId"]] = p["request"]["url"]
+            elif m == "Network.loadingFailed":
+                failed.append((urls.get(p["requestId"], "?"), p.get("errorText")))
+            elif m == "Network.responseReceived" and p["response"].get("status", 200) >= 400:
+                failed.append((p["response"]["url"], p["response"]["status"]))
+            elif m == "Runtime.consoleAPICalled" and p["type"] in ("error", "assert"):
+                errors.append(" ".join(str(a.get("value", a.get("description")))
+                                       for a in p["args"]))
+            elif m == "Runtime.exceptionThrown":
+                d = p["exceptionDetails"]
+                errors.append(f"{d.get('text', 'exception')} "
+                              f"{d.get('exception', {}).get('description', '')}")
+            elif m == "Log.entryAdded" and p["entry"]["level"] == "error":
+                errors.append(p["entry"]["text"])
+        return errors, failed
+
+    def evaluate(self, expression):
+        return self.call("Runtime.evaluate", expression=expression,
+                         returnByValue=True)["result"]["value"]
+
+    def screenshot(self, max_height=20000):
+        height = min(max_height, int(self.evaluate("document.documentElement.scrollHeight")))
+        self.call("Emulation.setDeviceMetricsOverride", width=WIDTH, height=height,
+                  deviceScaleFactor=1, mobile=False)
+        data = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+        return base64.b64decode(data["data"])
+
+    def close(self):
+        try:
+            self.ws.close()
+        finally:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            shutil.rmtree(self.profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} not found (make setup installs chromium)")
+    b = Browser()
+    yield b
+    b.close()
+
+
+def test_checks_can_fail(browser, tmp_path):
+    """A page with a broken image, a console error and an exception is caught by each check."""
+    bad = tmp_path / "bad.html"
+    bad.write_text('<!DOCTYPE html><html><body><img src="missing.png" alt="x">'
+                   '<script>console.error("deliberate console error");'
+                   'throw new Error("deliberate exception");</script></body></html>')
+    errors, failed = browser.load(bad)
+    assert any("missing.png" in url for url, _ in failed), failed
+    assert any("deliberate console error" in e for e in errors), errors
+    assert any("deliberate exception" in e for e in errors), errors
+    assert browser.evaluate("Array.from(document.images).every(i => i.complete && "
+                            "i.naturalWidth > 0)") is False
+
+
+def test_report_page_in_chromium(browser, tmp_path):
+    out = tmp_path / "report"
+    start = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "collsel.cli", "report",
+                        str(REPO / "bench-data" / "bcast-sweep.csv"), "--collective", "bcast",
+                        "--budget", "5%", "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    print(f"report generation: {time.monotonic() - start:.1f} s (not a timing test)")
+    errors, failed = browser.load(out / "index.html")
+    assert not failed, failed
+    assert not errors, errors
+    images = browser.evaluate("Array.from(document.images).map(i => [i.complete, i.naturalWidth,"
+                              " i.getBoundingClientRect().width])")
+    report = json.loads((out / "report.json").read_text())
+    assert len(images) == len(report["figures"]) >= 4
+    assert all(done and natural > 0 and shown > 500 for done, natural, shown in images), images
+    png = browser.screenshot()
+    from PIL import Image
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    assert img.width == WIDTH and img.height > 3000
+    colours = img.resize((200, 400)).getcolors(maxcolors=200 * 400)
+    assert len(colours) > 200          # plots, not a blank page
+    keep = REPO / "build" / "report-screenshot.png"
+    keep.parent.mkdir(exist_ok=True)
+    keep.write_bytes(png)
+    print(f"screenshot: {keep} ({img.width}x{img.height})")
