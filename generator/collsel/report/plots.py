@@ -121,11 +121,12 @@ def _grid_figure(n_panels, legend_rows, ncols=5, min_cols=1):
     ncols = max(min_cols, min(ncols, n_panels))
     nrows = -(-n_panels // ncols)
     legend_h = 0.22 * legend_rows + 0.5
-    fig = Figure(figsize=(PANEL_W * ncols + 0.4, PANEL_H * nrows + legend_h), dpi=DPI)
+    height = PANEL_H * nrows + legend_h + 0.3
+    fig = Figure(figsize=(PANEL_W * ncols + 0.4, height), dpi=DPI)
     FigureCanvasAgg(fig)
-    top = 1 - 0.05 / (PANEL_H * nrows + legend_h) * 10
-    bottom = (legend_h + 0.1) / (PANEL_H * nrows + legend_h)
-    grid = fig.add_gridspec(nrows, ncols, left=0.05, right=0.99, top=min(0.95, top),
+    top = 1 - 0.75 / height           # room for the title and two-line panel titles
+    bottom = (legend_h + 0.1) / height
+    grid = fig.add_gridspec(nrows, ncols, left=0.05, right=0.98, top=top,
                             bottom=bottom, wspace=0.32, hspace=0.55)
     axs = [fig.add_subplot(grid[k // ncols, k % ncols]) for k in range(n_panels)]
     return fig, axs
