@@ -21,7 +21,7 @@ import urllib.request
 
 import pytest
 
-websocket = pytest.importorskip("websocket")
+import websocket  # websocket-client, in the [test] extras
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
