@@ -75,6 +75,8 @@ OMPI_PATCHED := $(BUILD)/ompi-patched
 OMPI_PATCHED_DEPTH ?= 4
 .PHONY: ompi-patched mpich-base
 ompi-patched: $(OMPI_PATCHED)/.installed
+# Kept (make would delete them as intermediates): the tests query the trees the build holds.
+.PRECIOUS: $(OMPI_PATCHED)/trees/%/tree.json $(OMPI_PATCHED)/ompi_%_intra_dec_fixed.c
 
 $(OMPI_PATCHED)/trees/%/tree.json: bench-data/%-sweep.csv
 	collsel build $< --collective $* --max-depth $(OMPI_PATCHED_DEPTH) --out $(@D)
@@ -178,7 +180,7 @@ $(BENCH_RT)/bcast/tree.bin: $(BENCH_RT)/bcast/tree.json
 $(BENCH_RT)/bench_runtime: runtime/tree/bench/bench_runtime.c runtime/tree/bench/baselines.c \
                            runtime/tree/bench/baselines.h $(RT_LIB) $(BENCH_RT)/bcast/tree.json
 	$(CC) $(CFLAGS) -Iinclude -I$(BENCH_RT)/bcast -Iruntime/tree/bench runtime/tree/bench/bench_runtime.c \
-	    runtime/tree/bench/baselines.c runtime/tree/collsel_tree.c $(BENCH_RT)/bcast/decision.c -o $@
+	    runtime/tree/bench/baselines.c runtime/tree/collsel_tree.c $(BENCH_RT)/bcast/decision.c -o $@ -lm
 
 bench-runtime: $(BENCH_RT)/bench_runtime $(BENCH_RT)/bcast/tree.bin
 	flock /tmp/collsel-measure.lock $(BENCH_RT)/bench_runtime $(BENCH_RT)/bcast/tree.bin

@@ -112,7 +112,7 @@ def test_mpich_selects_from_the_file(files):
 def choice(files, name, p, m):
     loaded = treefile.load(files["trees"][0])
     mapping = mpich_json.parse_map(f"{GOOD_MAP},{name}" if name else GOOD_MAP, ["bcast"])
-    names = dict(mpich_json.MPICH_NAMES["bcast"], **mapping["bcast"])
+    names = {**mpich_json.MPICH_NAMES["bcast"], **mapping["bcast"]}
     return names[loaded.methods[int(loaded.decide([[p], [m]])[0])].algorithm]
 
 
