@@ -38,14 +38,18 @@ struct collsel_tree {
 typedef char storage_is_big_enough[sizeof(struct collsel_tree) <= sizeof(collsel_tree_storage)
                                    ? 1 : -1];
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static uint16_t rd16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t rd32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+#else
 static uint16_t rd16(const unsigned char *p) { return (uint16_t)(p[0] | (unsigned)p[1] << 8); }
-
 static uint32_t rd32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
-
 static uint64_t rd64(const unsigned char *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+#endif
 
 /* CRC-32 (IEEE 802.3, reflected 0xEDB88320), one table entry per byte value. */
 static const uint32_t crc_table[256] = {
@@ -448,6 +452,29 @@ static uint32_t cell_s64(const unsigned char *cuts, uint32_t n_cuts, int64_t v)
     return base + ((int64_t)rd64(cuts + 8 * (size_t)base) <= v);
 }
 
+/* Two axes, balanced splits, nodes of W bytes. A box is (lo, len) per axis; its low half has
+ * h = (len + 1) / 2 cells. The updates are arithmetic, not branches: a cell inside a one-cell
+ * box never reaches lo + h, so no test of len >= 2 is needed except to drop the bit of an axis
+ * that does not split from the child index. */
+#define DESCEND2_BALANCED(NAME, READ, W, LEAF)                                                  \
+    static uint32_t NAME(const struct collsel_tree *t, uint32_t c0, uint32_t c1)               \
+    {                                                                                           \
+        uint32_t lo0 = 0, len0 = t->n_cells[0], lo1 = 0, len1 = t->n_cells[1];                 \
+        uint32_t w = READ(t->nodes);                                                            \
+        while (!(w & LEAF)) {                                                                   \
+            uint32_t h0 = (len0 + 1) >> 1, h1 = (len1 + 1) >> 1, s1 = len1 >= 2;               \
+            uint32_t b0 = c0 >= lo0 + h0, b1 = c1 >= lo1 + h1;                                  \
+            lo0 += h0 & (0u - b0);                                                              \
+            lo1 += h1 & (0u - b1);                                                              \
+            len0 = (len0 + 1 - b0) >> 1;                                                        \
+            len1 = (len1 + 1 - b1) >> 1;                                                        \
+            w = READ(t->nodes + (size_t)W * (w + ((b0 << s1) | b1)));                          \
+        }                                                                                       \
+        return w & (LEAF - 1);                                                                  \
+    }
+DESCEND2_BALANCED(descend2_balanced_w2, rd16, 2, 0x8000u)
+DESCEND2_BALANCED(descend2_balanced_w4, rd32, 4, 0x80000000u)
+
 /* Leaf word for cells c[]: valid because load checked every node and child count. */
 static uint32_t descend(const struct collsel_tree *t, const uint32_t *c)
 {
@@ -462,27 +489,23 @@ static uint32_t descend(const struct collsel_tree *t, const uint32_t *c)
                 uint32_t mid = lo[d] + half;
                 uint32_t bound = (uint32_t)(((uint64_t)(mid - 1) * t->n_cells[d]) >> k) + 1;
                 uint32_t bit = c[d] >= bound;
-                lo[d] += bit ? half : 0;
+                lo[d] += half & (0u - bit);
                 off = 2 * off + bit;
             }
             node = (w & mask) + off;
             w = node_word(t, node);
         }
     } else {
-        uint32_t lo[MAX_AXES] = {0, 0, 0}, hi[MAX_AXES];
+        uint32_t lo[MAX_AXES] = {0, 0, 0}, len[MAX_AXES];
         for (d = 0; d < n_axes; d++)
-            hi[d] = t->n_cells[d];
+            len[d] = t->n_cells[d];
         while (!(w & t->leaf_bit)) {
             uint32_t off = 0;
             for (d = 0; d < n_axes; d++) {
-                uint32_t len = hi[d] - lo[d], mid, bit;
-                if (len < 2)
-                    continue;
-                mid = lo[d] + (len + 1) / 2;
-                bit = c[d] >= mid;
-                lo[d] = bit ? mid : lo[d];
-                hi[d] = bit ? hi[d] : mid;
-                off = 2 * off + bit;
+                uint32_t h = (len[d] + 1) >> 1, s = len[d] >= 2, bit = c[d] >= lo[d] + h;
+                lo[d] += h & (0u - bit);
+                len[d] = (len[d] + 1 - bit) >> 1;
+                off = (off << s) | bit;
             }
             node = (w & mask) + off;
             w = node_word(t, node);
@@ -510,6 +533,15 @@ int collsel_tree_query(const collsel_tree *tree, int comm_size, size_t msg_size,
         return COLLSEL_TREE_EDIMS;
     c[0] = cell_u32(tree->cuts[0], tree->n_cells[0] - 1, (uint32_t)comm_size);
     c[1] = cell_u64(tree->cuts[1], tree->n_cells[1] - 1, (uint64_t)msg_size);
+    if (tree->split_mode == SPLIT_BALANCED) {
+        uint32_t method = tree->width == 2 ? descend2_balanced_w2(tree, c[0], c[1])
+                                           : descend2_balanced_w4(tree, c[0], c[1]);
+        const unsigned char *m = tree->methods + METHOD_SIZE * (size_t)method;
+        choice->algorithm = rd16(m);
+        choice->faninout = rd16(m + 2);
+        choice->segsize = (int)rd32(m + 4);
+        return COLLSEL_TREE_OK;
+    }
     return answer(tree, c, choice);
 }
 
