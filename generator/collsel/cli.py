@@ -1,6 +1,7 @@
 """The `collsel` command: one console script, subcommands registered by the modules that own them."""
 import argparse
 import importlib
+import os
 import sys
 
 from . import __version__
@@ -53,6 +54,10 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("collsel: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`collsel baseline t.csv | head`): stop quietly, as cat does.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":
