@@ -8,7 +8,7 @@ MPICC ?= mpicc
 BUILD := build
 
 APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
-                build-essential clang \
+                build-essential clang libclang-rt-14-dev \
                 dpkg-dev libhwloc-dev libevent-dev libpmix-dev
 
 .PHONY: setup setup-apt setup-python demo test test-python integration bench bench-encode bench-program clean
