@@ -14,11 +14,26 @@
 /* A box halves at every level (both modes), so depth <= 16 for n <= 65535 cells an axis. */
 #define MAX_DEPTH 17
 #define STACK_SIZE (1 + MAX_DEPTH * 7)
+/* O(1) cell lookup, filled at load: comm_size below SMALL_P by a direct table; larger values by
+ * bit length L (1..64): the cuts of bit length L are cuts[start[L] .. start[L + 1]), all smaller
+ * cuts are <= v and all larger ones > v, so cell(v) = start[L] + (cuts <= v in bucket L), counted
+ * by `scan` branch-free compares (scan = the largest bucket population). */
+#define SMALL_P 64u
+#define N_BUCKETS 66
 
 enum { KIND_LINEAR = 0, KIND_LOG2 = 1, KIND_CATEGORY = 2 };
 enum { SPLIT_BALANCED = 0, SPLIT_REPLICATE = 1 };
 
+struct cell_lut {
+    uint16_t start[N_BUCKETS];
+    uint16_t n_cuts;
+    uint16_t scan;
+};
+
 struct collsel_tree {
+    struct cell_lut lut[2];           /* axes 0 and 1 */
+    uint16_t small_p[SMALL_P];        /* cell of comm_size v < SMALL_P */
+    uint32_t max_depth;               /* deepest leaf (root = 0), set by check_tree */
     const unsigned char *cuts[MAX_AXES];
     const unsigned char *methods;
     const unsigned char *nodes;
@@ -264,7 +279,7 @@ static uint32_t implied_children(const struct collsel_tree *t, uint32_t i, uint3
 
 /* Pass 2, depth first from the root: each internal node's child count, derived from its box as
  * the query derives it, equals the count the layout implies; boxes shrink, so depth is bounded. */
-static int check_tree(const struct collsel_tree *t)
+static int check_tree(struct collsel_tree *t)
 {
     struct box stack[STACK_SIZE];
     int top = 0, d, n_axes = t->n_axes;
@@ -282,8 +297,11 @@ static int check_tree(const struct collsel_tree *t)
         int splits[MAX_AXES], n_split = 0;
         if (++visited > t->n_nodes)
             return COLLSEL_TREE_ENODE;
-        if (w & t->leaf_bit)
+        if (w & t->leaf_bit) {
+            if (b.depth > t->max_depth)
+                t->max_depth = b.depth;
             continue;
+        }
         first = w & (t->leaf_bit - 1);
         for (d = 0; d < n_axes; d++) {
             uint32_t len = b.hi[d] - b.lo[d];
@@ -315,6 +333,37 @@ static int check_tree(const struct collsel_tree *t)
     return visited == t->n_nodes ? COLLSEL_TREE_OK : COLLSEL_TREE_ENODE;
 }
 
+static unsigned bit_length(uint64_t v) { return v ? 64u - (unsigned)__builtin_clzll(v) : 0u; }
+
+/* Load time: bucket starts and scan widths for axes 0 and 1 (cuts already checked sorted). */
+static void build_luts(struct collsel_tree *t)
+{
+    int a;
+    uint32_t k, v;
+    for (a = 0; a < 2; a++) {
+        struct cell_lut *l = &t->lut[a];
+        uint32_t n = t->n_cells[a] - 1, L;
+        k = 0;
+        l->n_cuts = (uint16_t)n;
+        l->scan = 0;
+        for (L = 0; L < N_BUCKETS; L++) {
+            uint32_t s = k;
+            while (k < n && bit_length(a == 0 ? rd32(t->cuts[0] + 4 * (size_t)k)
+                                              : rd64(t->cuts[1] + 8 * (size_t)k)) <= L)
+                k++;
+            l->start[L] = (uint16_t)s;
+            if (k - s > l->scan)
+                l->scan = (uint16_t)(k - s);
+        }
+    }
+    /* direct table for small comm sizes: number of cuts <= v */
+    for (v = 0, k = 0; v < SMALL_P; v++) {
+        while (k < t->n_cells[0] - 1 && rd32(t->cuts[0] + 4 * (size_t)k) <= v)
+            k++;
+        t->small_p[v] = (uint16_t)k;
+    }
+}
+
 static int validate(const unsigned char *b, size_t size, struct collsel_tree *t)
 {
     size_t expected = 0;
@@ -329,7 +378,10 @@ static int validate(const unsigned char *b, size_t size, struct collsel_tree *t)
         return COLLSEL_TREE_ECHECKSUM;
     if ((err = check_cuts(t, b)) != 0 || (err = check_layout(t)) != 0)
         return err;
-    return check_tree(t);
+    if ((err = check_tree(t)) != 0)
+        return err;
+    build_luts(t);
+    return COLLSEL_TREE_OK;
 }
 
 /* ---- loading ---------------------------------------------------------------------------- */
@@ -412,33 +464,41 @@ void collsel_tree_free(collsel_tree *tree)
 
 /* ---- query ------------------------------------------------------------------------------ */
 
+/* Number of cuts <= v via the load-time buckets: bucket start plus a fixed-length branch-free
+ * count within the bucket (indexes past the bucket are masked out, and clamped to stay inside
+ * the cut array). */
+static uint32_t cell_p(const struct collsel_tree *t, uint32_t v)
+{
+    const struct cell_lut *l = &t->lut[0];
+    uint32_t L, s, e, c, j, last;
+    if (v < SMALL_P)
+        return t->small_p[v];
+    L = bit_length(v);
+    s = l->start[L];
+    e = l->start[L + 1];
+    last = l->n_cuts ? l->n_cuts - 1u : 0u;
+    for (c = s, j = 0; j < l->scan; j++) {
+        uint32_t i = s + j, in = i < e;
+        i = in ? i : last;
+        c += in & (rd32(t->cuts[0] + 4 * (size_t)i) <= v);
+    }
+    return c;
+}
+
+static uint32_t cell_m(const struct collsel_tree *t, uint64_t v)
+{
+    const struct cell_lut *l = &t->lut[1];
+    uint32_t L = bit_length(v), s = l->start[L], e = l->start[L + 1], c = s, j;
+    uint32_t last = l->n_cuts ? l->n_cuts - 1u : 0u;
+    for (j = 0; j < l->scan; j++) {
+        uint32_t i = s + j, in = i < e;
+        i = in ? i : last;
+        c += in & (rd64(t->cuts[1] + 8 * (size_t)i) <= v);
+    }
+    return c;
+}
+
 /* Number of cuts <= v: a branch-free binary search over the strictly increasing cuts. */
-static uint32_t cell_u32(const unsigned char *cuts, uint32_t n_cuts, uint32_t v)
-{
-    uint32_t base = 0, n = n_cuts;
-    if (n == 0)
-        return 0;
-    while (n > 1) {
-        uint32_t half = n / 2;
-        base = rd32(cuts + 4 * (size_t)(base + half)) <= v ? base + half : base;
-        n -= half;
-    }
-    return base + (rd32(cuts + 4 * (size_t)base) <= v);
-}
-
-static uint32_t cell_u64(const unsigned char *cuts, uint32_t n_cuts, uint64_t v)
-{
-    uint32_t base = 0, n = n_cuts;
-    if (n == 0)
-        return 0;
-    while (n > 1) {
-        uint32_t half = n / 2;
-        base = rd64(cuts + 8 * (size_t)(base + half)) <= v ? base + half : base;
-        n -= half;
-    }
-    return base + (rd64(cuts + 8 * (size_t)base) <= v);
-}
-
 static uint32_t cell_s64(const unsigned char *cuts, uint32_t n_cuts, int64_t v)
 {
     uint32_t base = 0, n = n_cuts;
@@ -455,20 +515,22 @@ static uint32_t cell_s64(const unsigned char *cuts, uint32_t n_cuts, int64_t v)
 /* Two axes, balanced splits, nodes of W bytes. A box is (lo, len) per axis; its low half has
  * h = (len + 1) / 2 cells. The updates are arithmetic, not branches: a cell inside a one-cell
  * box never reaches lo + h, so no test of len >= 2 is needed except to drop the bit of an axis
- * that does not split from the child index. */
+ * that does not split from the child index. The loop runs exactly max_depth steps for every
+ * query (a leaf stays where it is: select, not branch), so its exit is always predicted. */
 #define DESCEND2_BALANCED(NAME, READ, W, LEAF)                                                  \
     static uint32_t NAME(const struct collsel_tree *t, uint32_t c0, uint32_t c1)               \
     {                                                                                           \
-        uint32_t lo0 = 0, len0 = t->n_cells[0], lo1 = 0, len1 = t->n_cells[1];                 \
-        uint32_t w = READ(t->nodes);                                                            \
-        while (!(w & LEAF)) {                                                                   \
+        uint32_t lo0 = 0, len0 = t->n_cells[0], lo1 = 0, len1 = t->n_cells[1], k;             \
+        uint32_t node = 0, w = READ(t->nodes);                                                  \
+        for (k = t->max_depth; k; k--) {                                                        \
             uint32_t h0 = (len0 + 1) >> 1, h1 = (len1 + 1) >> 1, s1 = len1 >= 2;               \
-            uint32_t b0 = c0 >= lo0 + h0, b1 = c1 >= lo1 + h1;                                  \
+            uint32_t b0 = c0 >= lo0 + h0, b1 = c1 >= lo1 + h1, leaf = w >= LEAF;                \
             lo0 += h0 & (0u - b0);                                                              \
             lo1 += h1 & (0u - b1);                                                              \
             len0 = (len0 + 1 - b0) >> 1;                                                        \
             len1 = (len1 + 1 - b1) >> 1;                                                        \
-            w = READ(t->nodes + (size_t)W * (w + ((b0 << s1) | b1)));                          \
+            node ^= (node ^ (w + ((b0 << s1) | b1))) & (leaf - 1u); /* mask, not a branch */     \
+            w = READ(t->nodes + (size_t)W * node);                                              \
         }                                                                                       \
         return w & (LEAF - 1);                                                                  \
     }
@@ -531,8 +593,8 @@ int collsel_tree_query(const collsel_tree *tree, int comm_size, size_t msg_size,
         return COLLSEL_TREE_EINVAL;
     if (tree->n_axes != 2)
         return COLLSEL_TREE_EDIMS;
-    c[0] = cell_u32(tree->cuts[0], tree->n_cells[0] - 1, (uint32_t)comm_size);
-    c[1] = cell_u64(tree->cuts[1], tree->n_cells[1] - 1, (uint64_t)msg_size);
+    c[0] = cell_p(tree, (uint32_t)comm_size);
+    c[1] = cell_m(tree, (uint64_t)msg_size);
     if (tree->split_mode == SPLIT_BALANCED) {
         uint32_t method = tree->width == 2 ? descend2_balanced_w2(tree, c[0], c[1])
                                            : descend2_balanced_w4(tree, c[0], c[1]);
@@ -553,8 +615,8 @@ int collsel_tree_query3(const collsel_tree *tree, int comm_size, size_t msg_size
         return COLLSEL_TREE_EINVAL;
     if (tree->n_axes != 3)
         return COLLSEL_TREE_EDIMS;
-    c[0] = cell_u32(tree->cuts[0], tree->n_cells[0] - 1, (uint32_t)comm_size);
-    c[1] = cell_u64(tree->cuts[1], tree->n_cells[1] - 1, (uint64_t)msg_size);
+    c[0] = cell_p(tree, (uint32_t)comm_size);
+    c[1] = cell_m(tree, (uint64_t)msg_size);
     if (tree->kind[2] == KIND_CATEGORY)
         c[2] = z < 0 ? 0 : (unsigned long)z >= tree->n_cells[2] ? tree->n_cells[2] - 1 : (uint32_t)z;
     else

@@ -373,3 +373,100 @@ TEST_CASE("every single-byte corruption is rejected, or answered safely once res
         CHECK(unsafe == 0);
     }
 }
+
+// A synthetic 2-axis balanced tree with one leaf per cell whose method records its cell
+// (algorithm = comm_size cell, faninout = msg_size cell), over cuts chosen to stress the
+// load-time cell buckets: comm_size cuts below and above the direct-table bound, many cuts
+// of one bit length, cuts at 2^k - 1, 2^k, 2^k + 1 and at the top of the range.
+static void put(Bytes &b, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        b.push_back((unsigned char)(v >> (8 * i)));
+}
+
+static Bytes cell_tree(const std::vector<uint32_t> &pc, const std::vector<uint64_t> &mc)
+{
+    uint32_t n0 = (uint32_t)pc.size() + 1, n1 = (uint32_t)mc.size() + 1;
+    struct Box { uint32_t lo0, hi0, lo1, hi1; };
+    std::vector<Box> order{{0, n0, 0, n1}};
+    std::vector<uint32_t> words;
+    uint32_t next = 1;
+    for (size_t i = 0; i < order.size(); i++) {   // breadth first, children in index order
+        Box b = order[i];
+        uint32_t l0 = b.hi0 - b.lo0, l1 = b.hi1 - b.lo1;
+        if (l0 < 2 && l1 < 2) {
+            words.push_back(0x8000u | (b.lo0 * n1 + b.lo1));
+            continue;
+        }
+        uint32_t m0 = b.lo0 + (l0 + 1) / 2, m1 = b.lo1 + (l1 + 1) / 2;
+        std::vector<Box> kids;
+        for (int h0 = 0; h0 < (l0 >= 2 ? 2 : 1); h0++)
+            for (int h1 = 0; h1 < (l1 >= 2 ? 2 : 1); h1++) {
+                Box c = b;
+                if (l0 >= 2)
+                    (h0 ? c.lo0 : c.hi0) = m0;
+                if (l1 >= 2)
+                    (h1 ? c.lo1 : c.hi1) = m1;
+                kids.push_back(c);
+            }
+        words.push_back(next);
+        next += (uint32_t)kids.size();
+        order.insert(order.end(), kids.begin(), kids.end());
+    }
+    Bytes b{'C', 'S', 'L', 'T', 1, 2, 0, 2};
+    put(b, words.size(), 4);
+    put(b, n0 * n1, 2);
+    put(b, 0, 2);
+    const char name[16] = "synthetic";
+    b.insert(b.end(), name, name + 16);
+    put(b, 0, 2), put(b, n0, 2), put(b, 1, 2), put(b, n1, 2);
+    for (uint32_t c : pc)
+        put(b, c, 4);
+    for (uint64_t c : mc)
+        put(b, c, 8);
+    for (uint32_t i = 0; i < n0; i++)
+        for (uint32_t j = 0; j < n1; j++)
+            put(b, i, 2), put(b, j, 2), put(b, 0, 4);
+    for (uint32_t w : words)
+        put(b, w, 2);
+    put(b, 0, 4);
+    reseal(b);
+    return b;
+}
+
+TEST_CASE("cells by bucket lookup equal the number of cuts <= the value")
+{
+    std::vector<uint32_t> pc{2, 3, 5, 63, 64, 65, 100, 127, 128, 129, 200, 255, 1000, 1001, 1002,
+                             1003, 1004, 1005, 1006, 1007, 65535, 65536, 1u << 30, 0x7FFFFFFFu,
+                             0xFFFFFFFFu};
+    std::vector<uint64_t> mc{1, 2, 3, 4, 5, 7, 8, 1024, 1025, 1026, 1027, 1028, 1029, 1030, 2047,
+                             2048, 3072, 1ull << 40, (1ull << 63) - 1, 1ull << 63,
+                             0xFFFFFFFFFFFFFFFFull};
+    Bytes blob = cell_tree(pc, mc);
+    Loaded t(blob.data(), blob.size());
+    REQUIRE(t.err == COLLSEL_TREE_OK);
+    std::vector<uint64_t> ps{1, 2, 4, 6, 62, 66, 126, 130, 254, 256, 999, 1008, 70000, INT_MAX},
+        ms{0, 6, 9, 1023, 1031, 2046, 2049, 3071, 3073, 1ull << 39, SIZE_MAX};
+    for (uint32_t c : pc)
+        ps.push_back(c), ps.push_back(c - 1), ps.push_back(c + 1);
+    for (uint64_t c : mc)
+        ms.push_back(c), ms.push_back(c - 1), ms.push_back(c + 1);
+    int checked = 0;
+    for (uint64_t p : ps)
+        for (uint64_t m : ms) {
+            if (p < 1 || p > INT_MAX || m > SIZE_MAX)
+                continue;
+            uint32_t want0 = 0, want1 = 0;
+            for (uint32_t c : pc)
+                want0 += c <= p;
+            for (uint64_t c : mc)
+                want1 += c <= m;
+            collsel_tree_choice ch;
+            REQUIRE(collsel_tree_query(t.tree, (int)p, (size_t)m, &ch) == COLLSEL_TREE_OK);
+            INFO("P=" << p << " m=" << m);
+            CHECK((uint32_t)ch.algorithm == want0);
+            CHECK((uint32_t)ch.faninout == want1);
+            checked++;
+        }
+    CHECK(checked > 3000);
+}
