@@ -96,7 +96,7 @@ typedef struct collsel_tree collsel_tree;
 /* Caller-owned memory for collsel_tree_load_buffer(): no allocation in that case. */
 typedef struct collsel_tree_storage {
     union {
-        uint64_t words[64];
+        uint64_t words[128];
         void *pointer;
     } opaque;
 } collsel_tree_storage;

@@ -20,6 +20,10 @@
  * by `scan` branch-free compares (scan = the largest bucket population). */
 #define SMALL_P 64u
 #define N_BUCKETS 66
+/* 2-axis balanced trees: the node reached after the first JUMP_LEVELS levels, indexed by the
+ * cells' path bits (2 per level), filled at load, so a query skips those dependent loads. */
+#define JUMP_LEVELS 3
+#define JUMP_SIZE (1u << (2 * JUMP_LEVELS))
 
 enum { KIND_LINEAR = 0, KIND_LOG2 = 1, KIND_CATEGORY = 2 };
 enum { SPLIT_BALANCED = 0, SPLIT_REPLICATE = 1 };
@@ -34,6 +38,7 @@ struct collsel_tree {
     struct cell_lut lut[2];           /* axes 0 and 1 */
     uint16_t small_p[SMALL_P];        /* cell of comm_size v < SMALL_P */
     uint32_t max_depth;               /* deepest leaf (root = 0), set by check_tree */
+    uint32_t jump[JUMP_SIZE];         /* 2-axis balanced only, see build_jump */
     const unsigned char *cuts[MAX_AXES];
     const unsigned char *methods;
     const unsigned char *nodes;
@@ -333,7 +338,8 @@ static int check_tree(struct collsel_tree *t)
     return visited == t->n_nodes ? COLLSEL_TREE_OK : COLLSEL_TREE_ENODE;
 }
 
-static unsigned bit_length(uint64_t v) { return v ? 64u - (unsigned)__builtin_clzll(v) : 0u; }
+/* Bucket of a value: its bit length, with 0 and 1 sharing bucket 1 (no branch on v == 0). */
+static unsigned bit_length(uint64_t v) { return 64u - (unsigned)__builtin_clzll(v | 1u); }
 
 /* Load time: bucket starts and scan widths for axes 0 and 1 (cuts already checked sorted). */
 static void build_luts(struct collsel_tree *t)
@@ -364,6 +370,31 @@ static void build_luts(struct collsel_tree *t)
     }
 }
 
+/* Load time, 2-axis balanced trees: jump[code] = the node reached from the root by the path
+ * bits in code (level d in bits 2 (J-1-d) + 1 (axis 0) and 2 (J-1-d) (axis 1)), staying at a
+ * leaf reached earlier. Codes that no query produces (a high bit on an axis that does not
+ * split) still walk inside the validated tree. */
+static void build_jump(struct collsel_tree *t)
+{
+    uint32_t code, d;
+    for (code = 0; code < JUMP_SIZE; code++) {
+        uint32_t node = 0, len1 = t->n_cells[1], len0 = t->n_cells[0];
+        for (d = 0; d < JUMP_LEVELS; d++) {
+            uint32_t w = node_word(t, node), sh = 2 * (JUMP_LEVELS - 1 - d);
+            uint32_t b0 = (code >> (sh + 1)) & 1, b1 = (code >> sh) & 1;
+            uint32_t s0 = len0 >= 2, s1 = len1 >= 2;
+            if (w & t->leaf_bit)
+                break;
+            b0 &= s0;
+            b1 &= s1;
+            node = (w & (t->leaf_bit - 1)) + ((b0 << s1) | b1);
+            len0 = (len0 + 1 - b0) >> 1;
+            len1 = (len1 + 1 - b1) >> 1;
+        }
+        t->jump[code] = node;
+    }
+}
+
 static int validate(const unsigned char *b, size_t size, struct collsel_tree *t)
 {
     size_t expected = 0;
@@ -381,6 +412,8 @@ static int validate(const unsigned char *b, size_t size, struct collsel_tree *t)
     if ((err = check_tree(t)) != 0)
         return err;
     build_luts(t);
+    if (t->n_axes == 2 && t->split_mode == SPLIT_BALANCED)
+        build_jump(t);
     return COLLSEL_TREE_OK;
 }
 
@@ -520,9 +553,20 @@ static uint32_t cell_s64(const unsigned char *cuts, uint32_t n_cuts, int64_t v)
 #define DESCEND2_BALANCED(NAME, READ, W, LEAF)                                                  \
     static uint32_t NAME(const struct collsel_tree *t, uint32_t c0, uint32_t c1)               \
     {                                                                                           \
-        uint32_t lo0 = 0, len0 = t->n_cells[0], lo1 = 0, len1 = t->n_cells[1], k;             \
-        uint32_t node = 0, w = READ(t->nodes);                                                  \
-        for (k = t->max_depth; k; k--) {                                                        \
+        uint32_t lo0 = 0, len0 = t->n_cells[0], lo1 = 0, len1 = t->n_cells[1], k, code = 0;   \
+        uint32_t node, w;                                                                       \
+        for (k = 0; k < JUMP_LEVELS; k++) { /* path bits only: no node loads */                \
+            uint32_t h0 = (len0 + 1) >> 1, h1 = (len1 + 1) >> 1;                               \
+            uint32_t b0 = c0 >= lo0 + h0, b1 = c1 >= lo1 + h1;                                  \
+            lo0 += h0 & (0u - b0);                                                              \
+            lo1 += h1 & (0u - b1);                                                              \
+            len0 = (len0 + 1 - b0) >> 1;                                                        \
+            len1 = (len1 + 1 - b1) >> 1;                                                        \
+            code = (code << 2) | (b0 << 1) | b1;                                                \
+        }                                                                                       \
+        node = t->jump[code];                                                                   \
+        w = READ(t->nodes + (size_t)W * node);                                                  \
+        for (k = t->max_depth; k > JUMP_LEVELS; k--) {                                          \
             uint32_t h0 = (len0 + 1) >> 1, h1 = (len1 + 1) >> 1, s1 = len1 >= 2;               \
             uint32_t b0 = c0 >= lo0 + h0, b1 = c1 >= lo1 + h1, leaf = w >= LEAF;                \
             lo0 += h0 & (0u - b0);                                                              \
