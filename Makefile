@@ -177,10 +177,16 @@ $(BENCH_RT)/bcast/tree.json: bench-data/bcast-sweep.csv
 $(BENCH_RT)/bcast/tree.bin: $(BENCH_RT)/bcast/tree.json
 	collsel emit --target blob $< --out $@
 
+$(BENCH_RT)/bcast/fast/decision.c: $(BENCH_RT)/bcast/tree.json generator/collsel/emit/c_fast.py \
+                                   templates/decision_fast.c.j2
+	collsel emit --target c-fast $< --prefix bench_bcast_fast --out $(@D)
+
 $(BENCH_RT)/bench_runtime: runtime/tree/bench/bench_runtime.c runtime/tree/bench/baselines.c \
-                           runtime/tree/bench/baselines.h $(RT_LIB) $(BENCH_RT)/bcast/tree.json
+                           runtime/tree/bench/baselines.h $(RT_LIB) $(BENCH_RT)/bcast/tree.json \
+                           $(BENCH_RT)/bcast/fast/decision.c
 	$(CC) $(CFLAGS) -Iinclude -I$(BENCH_RT)/bcast -Iruntime/tree/bench runtime/tree/bench/bench_runtime.c \
-	    runtime/tree/bench/baselines.c runtime/tree/collsel_tree.c $(BENCH_RT)/bcast/decision.c -o $@ -lm
+	    runtime/tree/bench/baselines.c runtime/tree/collsel_tree.c $(BENCH_RT)/bcast/decision.c \
+	    $(BENCH_RT)/bcast/fast/decision.c -o $@ -lm
 
 bench-runtime: $(BENCH_RT)/bench_runtime $(BENCH_RT)/bcast/tree.bin
 	flock /tmp/collsel-measure.lock $(BENCH_RT)/bench_runtime $(BENCH_RT)/bcast/tree.bin

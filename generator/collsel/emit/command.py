@@ -14,6 +14,8 @@ from ..errors import InputError
 # name -> (module, one-line help)
 TARGETS = {
     "c": ("collsel.emit.c_target", "decision.c and decision.h: <prefix>_decide()"),
+    "c-fast": ("collsel.emit.c_fast",
+               "decision.c/.h: the same <prefix>_decide(), by O(1) cell lookup + cell table"),
     "ompi-dec-fixed": ("collsel.emit.c_target",
                        "ompi_<coll>_intra_dec_fixed.c: drop-in Open MPI 4.1 dec_fixed body"),
     "blob": ("collsel.emit.blob", "tree.bin: binary tree for the C runtime (collsel_tree.h)"),

@@ -1,5 +1,7 @@
 /* bench_runtime TREE.bin: decision time over the same 10^6 random (P, m) queries of
- * (a) the compiled decision function (`collsel build`/`emit --target c`, prefix bench_bcast),
+ * (a) the compiled decision function (`collsel emit --target c-fast`, prefix bench_bcast_fast:
+ * O(1) cells + cell table), (a0) the if/else ladder of `collsel build`/`emit --target c`
+ * (prefix bench_bcast),
  * (b) collsel_tree_query on the blob of the same tree, (c) Open MPI 4.1's fixed bcast ladder,
  * (d) Open MPI's dynamic-rules linear scan over rules made from the same tree. Prints the
  * median over ROUNDS alternating rounds, and each as a ratio to (c). Run by `make bench-runtime`.
@@ -15,6 +17,7 @@
 #include "baselines.h"
 #include "collsel_tree.h"
 #include "decision.h"
+#include "fast/decision.h"
 
 #define N_QUERIES 1000000
 #define ROUNDS 9
@@ -22,9 +25,10 @@
 #define P_MAX 16
 #define LOG2_M_MAX 22.0
 
-enum { COMPILED, RUNTIME, LADDER, SCAN, SCAN_MSG, N_KINDS };
+enum { COMPILED_FAST, COMPILED, RUNTIME, LADDER, SCAN, SCAN_MSG, N_KINDS };
 static const char *const NAMES[N_KINDS] = {
-    "(a) compiled function (collsel emit --target c)",
+    "(a) compiled function (collsel emit --target c-fast)",
+    "(a0) compiled if/else ladder (collsel emit --target c)",
     "(b) runtime collsel_tree_query (blob)",
     "(c) Open MPI 4.1 fixed bcast ladder",
     "(d) dynamic-rules linear scan (comm block + msg rule)",
@@ -98,6 +102,10 @@ static long run(int kind, const collsel_tree *t, const struct rules *r)
     int i, seg, fan;
     collsel_tree_choice c;
     switch (kind) {
+    case COMPILED_FAST:
+        for (i = 0; i < N_QUERIES; i++)
+            sum += bench_bcast_fast_decide(qp[i], qm[i], &seg, &fan) * 7 + seg + fan;
+        break;
     case COMPILED:
         for (i = 0; i < N_QUERIES; i++)
             sum += bench_bcast_decide(qp[i], qm[i], &seg, &fan) * 7 + seg + fan;
@@ -159,11 +167,12 @@ int main(int argc, char **argv)
     /* (a), (b), (d), (d') are the same tree: they must agree on every query */
     for (i = 0; i < N_QUERIES; i++) {
         int s1, f1, s2, f2, a1 = bench_bcast_decide(qp[i], qm[i], &s1, &f1);
-        int a2 = rules_scan(&r, qp[i], qm[i], &s2, &f2);
+        int a2 = rules_scan(&r, qp[i], qm[i], &s2, &f2), s3, f3;
+        int a3 = bench_bcast_fast_decide(qp[i], qm[i], &s3, &f3);
         collsel_tree_choice c;
         collsel_tree_query(t, qp[i], qm[i], &c);
         if (a1 != c.algorithm || s1 != c.segsize || f1 != c.faninout || a2 != a1 || s2 != s1
-            || f2 != f1) {
+            || f2 != f1 || a3 != a1 || s3 != s1 || f3 != f1) {
             fprintf(stderr, "disagreement at P=%d m=%zu\n", qp[i], qm[i]);
             return 1;
         }
@@ -193,6 +202,7 @@ int main(int argc, char **argv)
            "%u per node); rules: %d comm blocks\n", collsel_tree_node_count(t),
            collsel_tree_method_count(t), size, (double)size / collsel_tree_node_count(t),
            collsel_tree_node_count(t) * blob[7], blob[7], r.n_com_rules);
-    printf("answer checksums: %ld %ld %ld %ld %ld\n", sums[0], sums[1], sums[2], sums[3], sums[4]);
+    printf("answer checksums: %ld %ld %ld %ld %ld %ld\n", sums[0], sums[1], sums[2], sums[3],
+           sums[4], sums[5]);
     return 0;
 }
