@@ -143,8 +143,20 @@ $(RT_BUILD)/test_runtime: tests/runtime/test_runtime.cpp $(RT_BUILD)/catch_main.
 	$(RT_CXX) -std=c++14 -Wall -Wextra -Werror $(RT_SAN) -Iinclude \
 	    -DCASES_DIR='"$(RT_CASES)"' $^ -o $@
 
-test-runtime: $(RT_BUILD)/test_runtime $(RT_CASES)/cases.txt runtime-example
+# The same tests with the load-time cell table disabled, so the tree descent is checked too.
+$(RT_BUILD)/collsel_tree_san_notable.o: $(RT_LIB)
+	@mkdir -p $(@D)
+	$(RT_CC) $(CFLAGS) $(RT_SAN) -DCOLLSEL_TREE_NO_CELL_TABLE -Iinclude -c $< -o $@
+
+$(RT_BUILD)/test_runtime_notable: tests/runtime/test_runtime.cpp $(RT_BUILD)/catch_main.o \
+                                  $(RT_BUILD)/collsel_tree_san_notable.o
+	$(RT_CXX) -std=c++14 -Wall -Wextra -Werror $(RT_SAN) -Iinclude \
+	    -DCASES_DIR='"$(RT_CASES)"' $^ -o $@
+
+test-runtime: $(RT_BUILD)/test_runtime $(RT_BUILD)/test_runtime_notable $(RT_CASES)/cases.txt \
+              runtime-example
 	$(RT_BUILD)/test_runtime
+	$(RT_BUILD)/test_runtime_notable
 	@want=$$(collsel query $(RT_CASES)/bcast-exact/tree.json --comm-size 6 --msg-size 65536); \
 	got=$$($(RT_BUILD)/query_tree $(RT_CASES)/bcast-exact/tree.bin 6 65536); \
 	echo "runtime-example: $$got (collsel query: $$want)"; [ "$$got" = "$$want" ]

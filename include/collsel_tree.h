@@ -93,10 +93,13 @@ enum collsel_tree_error {
 /* A loaded tree (opaque). */
 typedef struct collsel_tree collsel_tree;
 
-/* Caller-owned memory for collsel_tree_load_buffer(): no allocation in that case. */
+/* Caller-owned memory for collsel_tree_load_buffer(): no allocation in that case. It also holds
+ * the lookup tables built at load (about 3 KB): comm_size/msg_size cell buckets, a jump table over
+ * the first levels of 2-axis balanced trees, and the method of every cell for 2-axis trees of at
+ * most 2048 cells and 256 methods (their queries then read no tree node at all). */
 typedef struct collsel_tree_storage {
     union {
-        uint64_t words[128];
+        uint64_t words[384];
         void *pointer;
     } opaque;
 } collsel_tree_storage;

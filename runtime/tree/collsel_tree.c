@@ -24,6 +24,9 @@
  * cells' path bits (2 per level), filled at load, so a query skips those dependent loads. */
 #define JUMP_LEVELS 3
 #define JUMP_SIZE (1u << (2 * JUMP_LEVELS))
+/* 2-axis trees with at most CELL_TABLE cells and 256 methods: the method of every cell, filled
+ * at load by descending the tree once per cell, so a query is two cell lookups and one load. */
+#define CELL_TABLE 2048u
 
 enum { KIND_LINEAR = 0, KIND_LOG2 = 1, KIND_CATEGORY = 2 };
 enum { SPLIT_BALANCED = 0, SPLIT_REPLICATE = 1 };
@@ -39,6 +42,8 @@ struct collsel_tree {
     uint16_t small_p[SMALL_P];        /* cell of comm_size v < SMALL_P */
     uint32_t max_depth;               /* deepest leaf (root = 0), set by check_tree */
     uint32_t jump[JUMP_SIZE];         /* 2-axis balanced only, see build_jump */
+    unsigned char cell_method[CELL_TABLE];   /* used when has_table, see build_cell_table */
+    unsigned char has_table;
     const unsigned char *cuts[MAX_AXES];
     const unsigned char *methods;
     const unsigned char *nodes;
@@ -395,6 +400,24 @@ static void build_jump(struct collsel_tree *t)
     }
 }
 
+static uint32_t descend(const struct collsel_tree *t, const uint32_t *c);
+
+/* Load time, small 2-axis trees: the leaf method of every cell (comm_size cell major). */
+static void build_cell_table(struct collsel_tree *t)
+{
+    uint32_t c[MAX_AXES] = {0, 0, 0};
+#ifdef COLLSEL_TREE_NO_CELL_TABLE   /* tests: always descend the tree */
+    return;
+#endif
+    if (t->n_axes != 2 || t->n_methods > 256
+        || (uint64_t)t->n_cells[0] * t->n_cells[1] > CELL_TABLE)
+        return;
+    for (c[0] = 0; c[0] < t->n_cells[0]; c[0]++)
+        for (c[1] = 0; c[1] < t->n_cells[1]; c[1]++)
+            t->cell_method[c[0] * t->n_cells[1] + c[1]] = (unsigned char)descend(t, c);
+    t->has_table = 1;
+}
+
 static int validate(const unsigned char *b, size_t size, struct collsel_tree *t)
 {
     size_t expected = 0;
@@ -414,6 +437,7 @@ static int validate(const unsigned char *b, size_t size, struct collsel_tree *t)
     build_luts(t);
     if (t->n_axes == 2 && t->split_mode == SPLIT_BALANCED)
         build_jump(t);
+    build_cell_table(t);
     return COLLSEL_TREE_OK;
 }
 
@@ -500,7 +524,7 @@ void collsel_tree_free(collsel_tree *tree)
 /* Number of cuts <= v via the load-time buckets: bucket start plus a fixed-length branch-free
  * count within the bucket (indexes past the bucket are masked out, and clamped to stay inside
  * the cut array). */
-static uint32_t cell_p(const struct collsel_tree *t, uint32_t v)
+static inline uint32_t cell_p(const struct collsel_tree *t, uint32_t v)
 {
     const struct cell_lut *l = &t->lut[0];
     uint32_t L, s, e, c, j, last;
@@ -518,7 +542,7 @@ static uint32_t cell_p(const struct collsel_tree *t, uint32_t v)
     return c;
 }
 
-static uint32_t cell_m(const struct collsel_tree *t, uint64_t v)
+static inline uint32_t cell_m(const struct collsel_tree *t, uint64_t v)
 {
     const struct cell_lut *l = &t->lut[1];
     uint32_t L = bit_length(v), s = l->start[L], e = l->start[L + 1], c = s, j;
@@ -639,6 +663,14 @@ int collsel_tree_query(const collsel_tree *tree, int comm_size, size_t msg_size,
         return COLLSEL_TREE_EDIMS;
     c[0] = cell_p(tree, (uint32_t)comm_size);
     c[1] = cell_m(tree, (uint64_t)msg_size);
+    if (tree->has_table) {
+        const unsigned char *m =
+            tree->methods + METHOD_SIZE * (size_t)tree->cell_method[c[0] * tree->n_cells[1] + c[1]];
+        choice->algorithm = rd16(m);
+        choice->faninout = rd16(m + 2);
+        choice->segsize = (int)rd32(m + 4);
+        return COLLSEL_TREE_OK;
+    }
     if (tree->split_mode == SPLIT_BALANCED) {
         uint32_t method = tree->width == 2 ? descend2_balanced_w2(tree, c[0], c[1])
                                            : descend2_balanced_w4(tree, c[0], c[1]);
