@@ -1,12 +1,11 @@
 """`collsel emit --target c-fast` (O(1) cells + cell table) agrees with `collsel query` on every
 point tests/test_decision_c.py checks, is deterministic, and refuses trees it cannot tabulate."""
-import json
 import pathlib
 import subprocess
 
 import pytest
 
-from test_decision_c import CFLAGS, DRIVER, build, collsel, query_points, synthetic_3d
+from test_decision_c import CFLAGS, DRIVER, agree_with_query, build, collsel, synthetic_3d
 
 BENCH_DATA = pathlib.Path(__file__).parent.parent / "bench-data"
 
@@ -23,16 +22,7 @@ def _agree_fast(out, n_random):
     exe = fast / "decide"
     subprocess.run(["gcc", *CFLAGS, "-DDECIDE=t_decide", f"-I{fast}", str(DRIVER),
                     str(fast / "decision.c"), "-o", str(exe)], check=True)
-    doc = json.loads((out / "tree.json").read_text())
-    points = query_points(doc, n_random)
-    text = "".join(" ".join(map(str, pt)) + "\n" for pt in points)
-    c_out = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True)
-    q = collsel("query", out / "tree.json", "--points", "-", input=text)
-    assert q.returncode == 0, q.stderr
-    c_lines, q_lines = c_out.stdout.splitlines(), q.stdout.splitlines()
-    assert len(c_lines) == len(points) >= n_random
-    bad = [(pt, c, py) for pt, c, py in zip(points, c_lines, q_lines) if c != py]
-    assert not bad, f"{len(bad)} disagreements, first: {bad[:3]}"
+    agree_with_query(out, exe, n_random)
 
 
 @pytest.mark.parametrize("collective,options", [

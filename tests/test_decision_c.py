@@ -9,6 +9,8 @@ import sys
 import numpy as np
 import pytest
 
+from collsel import algorithms
+
 INT_MAX = 2**31 - 1
 SIZE_MAX = 2**64 - 1
 CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O1"]
@@ -103,8 +105,13 @@ def test_compiled_agrees_with_query_octree(tmp_path, categorical, options):
 
 def _agree(out, n_random):
     doc = json.loads((out / "tree.json").read_text())
-    three_d = len(doc["axes"]) == 3
-    exe = compile_decision(out, three_d)
+    agree_with_query(out, compile_decision(out, len(doc["axes"]) == 3), n_random)
+
+
+def agree_with_query(out, exe, n_random):
+    """The decision program `exe` (points on stdin) answers as `collsel query` on the tree in
+    `out` over every cut, cut-1, extreme and n_random random points."""
+    doc = json.loads((out / "tree.json").read_text())
     points = query_points(doc, n_random)
     text = "".join(" ".join(map(str, pt)) + "\n" for pt in points)
     c_out = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True)
@@ -116,15 +123,14 @@ def _agree(out, n_random):
     assert not bad, f"{len(bad)} disagreements, first: {bad[:3]}"
 
 
-def _read_points(table_path, collective):
-    """Independent reading of a canonical table: {(P, m): {(alg, seg, fan): time}}."""
-    names = {"Default": 0, "Basic Linear": 1, "Linear": 1, "Pipeline": 3, "Binomial": 6 if
-             collective == "bcast" else 5, "Rabenseifner": 7}
+def read_points(table_path):
+    """Independent reading of a canonical table with plain csv:
+    ({(P, m): {(alg, seg, fan): time}}, {(P, m): algorithm-0 time})."""
     times, base = {}, {}
     with open(table_path) as f:
-        rows = csv.DictReader(line for line in f if not line.startswith("#"))
-        for r in rows:
-            alg = int(r["algorithm"]) if r["algorithm"].isdigit() else names[r["algorithm"]]
+        for r in csv.DictReader(line for line in f if not line.startswith("#")):
+            alg = int(r["algorithm"]) if r["algorithm"].isdigit() else \
+                algorithms.algorithm_id(r["collective"], r["algorithm"])
             key = (int(r["comm_size"]), int(r["msg_size"]))
             if alg == 0:
                 base[key] = float(r["time_us"])
@@ -139,7 +145,7 @@ def test_stats_recomputed_from_compiled_decisions(tmp_path, tanjaderin, collecti
     out = build(tmp_path, tanjaderin[collective], collective, *options)
     stats = json.loads((out / "stats.json").read_text())
     exe = compile_decision(out, False)
-    times, base = _read_points(tanjaderin[collective], collective)
+    times, base = read_points(tanjaderin[collective])
     keys = sorted(times)
     text = "".join(f"{p} {m}\n" for p, m in keys)
     decided = subprocess.run([str(exe)], input=text, capture_output=True, text=True,

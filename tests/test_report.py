@@ -16,7 +16,7 @@ import pytest
 
 from collsel import cli, decision_map, table, tree
 
-from test_decision_c import synthetic_3d
+from test_decision_c import read_points, synthetic_3d
 
 
 def collsel(*args, **kw):
@@ -36,22 +36,6 @@ def perturbed_copy(src, dst, seed=3):
             r[t] = f"{float(r[t]) * rng.uniform(0.6, 1.6):.6g}"
             w.writerow(r)
     return dst
-
-
-def read_csv(path):
-    """{(P, m): {(alg, seg, fan): time}} and {(P, m): baseline time}, with plain csv."""
-    times, base = {}, {}
-    with open(path) as f:
-        for r in csv.DictReader(line for line in f if not line.startswith("#")):
-            alg = int(r["algorithm"]) if r["algorithm"].isdigit() else \
-                table.algorithms.algorithm_id(r["collective"], r["algorithm"])
-            key = (int(r["comm_size"]), int(r["msg_size"]))
-            if alg == 0:
-                base[key] = float(r["time_us"])
-            else:
-                times.setdefault(key, {})[(alg, int(r["segsize"]), int(r.get("faninout") or 0))] \
-                    = float(r["time_us"])
-    return times, base
 
 
 def walk(t, i, j):
@@ -81,7 +65,7 @@ def report(tmp_path_factory, tanjaderin):
 
 def test_stats_recomputed_from_table_and_tree(report):
     rep = report["json"]
-    times, base = read_csv(report["table"])
+    times, base = read_points(report["table"])
     ps = sorted({p for p, _ in times})
     ms = sorted({m for _, m in times})
     dmap = decision_map.build_map(table.read_table(report["table"]).select("bcast"))
@@ -132,7 +116,7 @@ def test_stats_recomputed_from_table_and_tree(report):
 
 def test_baselines_recomputed(report):
     rep = report["json"]
-    times, base = read_csv(report["table"])
+    times, base = read_points(report["table"])
     best = {k: min(v.values()) for k, v in times.items()}
     ompi = [100 * (base[k] / best[k] - 1) for k in sorted(times) if k in base]
     b = rep["baselines"]["ompi"]
@@ -142,7 +126,7 @@ def test_baselines_recomputed(report):
     assert b["max"] == pytest.approx(max(ompi), abs=1e-9)
 
     # model-based choice: argmin of the predicted times, scored with the measured ones
-    pred, _ = read_csv(report["model"])
+    pred, _ = read_points(report["model"])
     pens = []
     for k in sorted(times):
         choice = min(sorted(pred[k]), key=lambda mth: pred[k][mth])
