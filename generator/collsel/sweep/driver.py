@@ -469,6 +469,9 @@ class Plan:
             key = point_key(row)
             if key not in done and 1 <= row["launch"] <= cfg.launches:
                 self.partial.setdefault(key, {})[row["launch"]] = row
+        # A sweep killed between a point's last journal line and its table row: write the row
+        # from the journal when the sweep resumes.
+        self.ready = sorted(k for k, got in self.partial.items() if len(got) == cfg.launches)
         self.launches = []                     # (P, round, method, sizes)
         for p in cfg.comm_sizes:
             for r in range(1, cfg.launches + 1):
@@ -487,11 +490,17 @@ class Plan:
         """Record launch r of a point; returns the point's combined row once complete."""
         got = self.partial.setdefault(key, {})
         got[r] = fields
-        if len(got) < self.cfg.launches:
-            return None
-        del self.partial[key]
+        return self.combine(key) if len(got) == self.cfg.launches else None
+
+    def combine(self, key):
+        got = self.partial.pop(key)
         self.done.add(key)
         return statistics.combine([got[i] for i in sorted(got)], self.cfg.rel_ci)
+
+
+def _table_row(collective, key, stats):
+    return {"collective": collective, "comm_size": key[0], "msg_size": key[1],
+            "algorithm": key[2], "segsize": key[3], "faninout": 0, **stats}
 
 
 def run(cfg, stdout=None, stderr=None):
@@ -557,6 +566,8 @@ def run(cfg, stdout=None, stderr=None):
                 if cut:
                     table.append_meta(f"run.{run_no}.dropped_truncated_line",
                                       cut.decode("utf-8", "replace")[:200])
+        for key in plan.ready:
+            table.append_row(_table_row(cfg.collective, key, plan.combine(key)))
         have_library = "mpi_library" in meta
         for p, r, method, sizes in plan.launches:
             label = f"P={p} {method.label(cfg.collective)} launch {r}/{cfg.launches}"
@@ -576,8 +587,7 @@ def run(cfg, stdout=None, stderr=None):
                                         **{f: fields[f] for f in statistics.LAUNCH_FIELDS}})
                     combined = plan.add(key, r, fields)
                     if combined is not None:
-                        table.append_row({"collective": cfg.collective, **entry, "faninout": 0,
-                                          **combined})
+                        table.append_row(_table_row(cfg.collective, key, combined))
                     progress.advance(1)
 
                 result = run_launch(argv, env, todo, cfg.silence_timeout, on_point)
