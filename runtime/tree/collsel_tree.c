@@ -644,9 +644,10 @@ static uint32_t descend(const struct collsel_tree *t, const uint32_t *c)
     return w & mask;
 }
 
-static int answer(const struct collsel_tree *t, const uint32_t *c, collsel_tree_choice *choice)
+/* The choice stored in method record `method` (validated at load). */
+static int put_choice(const struct collsel_tree *t, uint32_t method, collsel_tree_choice *choice)
 {
-    const unsigned char *m = t->methods + METHOD_SIZE * (size_t)descend(t, c);
+    const unsigned char *m = t->methods + METHOD_SIZE * (size_t)method;
     choice->algorithm = rd16(m);
     choice->faninout = rd16(m + 2);
     choice->segsize = (int)rd32(m + 4);
@@ -663,24 +664,12 @@ int collsel_tree_query(const collsel_tree *tree, int comm_size, size_t msg_size,
         return COLLSEL_TREE_EDIMS;
     c[0] = cell_p(tree, (uint32_t)comm_size);
     c[1] = cell_m(tree, (uint64_t)msg_size);
-    if (tree->has_table) {
-        const unsigned char *m =
-            tree->methods + METHOD_SIZE * (size_t)tree->cell_method[c[0] * tree->n_cells[1] + c[1]];
-        choice->algorithm = rd16(m);
-        choice->faninout = rd16(m + 2);
-        choice->segsize = (int)rd32(m + 4);
-        return COLLSEL_TREE_OK;
-    }
-    if (tree->split_mode == SPLIT_BALANCED) {
-        uint32_t method = tree->width == 2 ? descend2_balanced_w2(tree, c[0], c[1])
-                                           : descend2_balanced_w4(tree, c[0], c[1]);
-        const unsigned char *m = tree->methods + METHOD_SIZE * (size_t)method;
-        choice->algorithm = rd16(m);
-        choice->faninout = rd16(m + 2);
-        choice->segsize = (int)rd32(m + 4);
-        return COLLSEL_TREE_OK;
-    }
-    return answer(tree, c, choice);
+    if (tree->has_table)
+        return put_choice(tree, tree->cell_method[c[0] * tree->n_cells[1] + c[1]], choice);
+    if (tree->split_mode == SPLIT_BALANCED)
+        return put_choice(tree, tree->width == 2 ? descend2_balanced_w2(tree, c[0], c[1])
+                                                 : descend2_balanced_w4(tree, c[0], c[1]), choice);
+    return put_choice(tree, descend(tree, c), choice);
 }
 
 int collsel_tree_query3(const collsel_tree *tree, int comm_size, size_t msg_size, long z,
@@ -697,7 +686,7 @@ int collsel_tree_query3(const collsel_tree *tree, int comm_size, size_t msg_size
         c[2] = z < 0 ? 0 : (unsigned long)z >= tree->n_cells[2] ? tree->n_cells[2] - 1 : (uint32_t)z;
     else
         c[2] = cell_s64(tree->cuts[2], tree->n_cells[2] - 1, (int64_t)z);
-    return answer(tree, c, choice);
+    return put_choice(tree, descend(tree, c), choice);
 }
 
 int collsel_tree_axes(const collsel_tree *tree) { return tree ? tree->n_axes : 0; }
