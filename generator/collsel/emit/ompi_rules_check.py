@@ -142,19 +142,22 @@ class RulesFile:
         coll = None if self.rejected else self.collectives.get(coll_id)
         if coll is None or not coll.blocks:
             return (0, 0, 0, 0)
-        best = coll.blocks[0]
-        for block in coll.blocks:                # ompi_coll_tuned_get_com_rule_ptr
-            if block.comm_size > comm_size:
-                break
-            best = block
+        # ompi_coll_tuned_get_com_rule_ptr, then ompi_coll_tuned_get_target_method_params
+        best = _last_at_most(coll.blocks, "comm_size", comm_size)
         if not best.rules:
             return (0, 0, 0, 0)
-        rule = best.rules[0]
-        for r in best.rules:                     # ompi_coll_tuned_get_target_method_params
-            if r.msg_size > msg_size:
-                break
-            rule = r
+        rule = _last_at_most(best.rules, "msg_size", msg_size)
         return (rule.alg, rule.segsize, rule.faninout, rule.max_requests)
+
+
+def _last_at_most(items, key, value):
+    """Open MPI's scan: the last item whose `key` is <= value, else the first item."""
+    chosen = items[0]
+    for item in items:
+        if getattr(item, key) > value:
+            break
+        chosen = item
+    return chosen
 
 
 def _words(data, skip_version):
