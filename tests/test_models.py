@@ -7,9 +7,10 @@ import sys
 import numpy as np
 import pytest
 
-from collsel.models import bcast, fit, params, reduce, topology
+from collsel.models import bcast, experiments, fit, params, reduce, topology, validation
 from collsel.models.bcast import Platform
 from collsel.models.command import paper_comparison, PAPER_TABLE3
+from collsel.sweep import driver as sweep_driver
 from collsel.table import read_table
 
 
@@ -231,6 +232,75 @@ def test_fit_from_synthetic_experiments():
     (method,) = doc["methods"]
     assert method["fit_median_rel_error"] < 1e-3
     assert doc["hockney"]["alpha"] >= 0
+
+
+def test_plan_runs_rounds_and_fit_uses_the_mean_of_launches():
+    launches = experiments.plan((4,), (1, 64), methods=[(6, 1024)], nbft_max=3, launches=3)
+    one = len(launches) // 3
+    assert [l[-1] for l in launches] == [1] * one + [2] * one + [3] * one
+    assert [l[:-1] for l in launches[:one]] == [l[:-1] for l in launches[2 * one:]]
+    row = {"experiment": "nbft", "comm_size": 2, "msg_size": 64, "algorithm": 0, "segsize": 0,
+           "gather_size": 0}
+    rows = [{**row, "launch": k, "time_us": t, "n": 10} for k, t in ((1, 3.0), (2, 5.0), (3, 7.0))]
+    (mean,) = experiments.mean_over_launches(rows)
+    assert mean["time_us"] == 5.0 and mean["n"] == 30 and mean["launches"] == 3
+
+
+# --- validation against measurements ------------------------------------------------------------
+
+def test_score_penalties_by_hand():
+    cells = {(2, 1): {(0, 0): 3.0, (1, 0): 2.0, (6, 0): 4.0},
+             (2, 8): {(0, 0): 5.0, (1, 0): 10.0, (6, 0): 5.0}}
+    got = validation.score(cells, {(2, 1): (6, 0), (2, 8): (6, 0)})
+    assert (got["cells"], got["picks_best"]) == (2, 1)
+    assert got["mean_penalty_pct"] == 50.0 and got["max_penalty_pct"] == 100.0
+    ompi = validation.score(cells, {c: (0, 0) for c in cells})
+    assert ompi["mean_penalty_pct"] == 25.0 and ompi["picks_best"] == 0   # never a candidate
+
+
+def write_journal(path, medians):
+    """A sweep journal: medians[(P, m, alg, seg)] = [median of launch 1, 2, ...]."""
+    lines = ["# source=collsel sweep", ",".join(sweep_driver.JOURNAL_COLUMNS)]
+    for (P, m, a, s), values in medians.items():
+        for k, v in enumerate(values, 1):
+            lines.append(f"bcast,{P},{m},{a},{s},{k},{v},{v},{v},{v},0,0,5,1")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_reproducibility_floor_by_hand(tmp_path):
+    # A = (1, 0) is best in launch 1 only, B = (6, 0) in launches 2 and 3
+    journal = tmp_path / "t.csv.launches"
+    write_journal(journal, {(2, 1, 1, 0): [1.0, 4.0, 4.0], (2, 1, 6, 0): [2.0, 2.0, 2.0],
+                            (2, 1, 0, 0): [3.0, 3.0, 3.0]})
+    floor = validation.reproducibility(str(journal), {"always_B": {(2, 1): (6, 0)}})
+    assert floor["launches"] == 3
+    first, second, third = floor["splits"]
+    # from launch 1: A; on launches 2+3 A takes 4, B 2 -> penalty 100 %
+    assert first["measured_best_of_that_launch"]["mean_penalty_pct"] == 100.0
+    # from launch 2: B; on launches 1+3 A takes 2.5, B 2 -> 0 %
+    assert second["measured_best_of_that_launch"]["mean_penalty_pct"] == 0.0
+    assert third["always_B"]["mean_penalty_pct"] == 0.0
+    assert floor["mean_penalty_pct_over_splits"] == {"measured_best_of_that_launch": 33.3,
+                                                     "always_B": 0.0}
+
+
+def test_validate_reports_the_floor_from_the_journal(tmp_path):
+    table = tmp_path / "m.csv"
+    table.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us,launches\n"
+                     "bcast,4,1024,0,0,9,3\nbcast,4,1024,6,0,3,3\nbcast,4,1024,1,0,3.2,3\n")
+    write_journal(tmp_path / "m.csv.launches", {(4, 1024, 0, 0): [9, 9, 9],
+                                                (4, 1024, 6, 0): [2, 3, 4],
+                                                (4, 1024, 1, 0): [3.5, 3.0, 3.1]})
+    out = tmp_path / "v.json"
+    done = run_cli("model", "validate", str(params.preset_path("gros")), "--measured", str(table),
+                   "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert result["measurements"]["sweep"] == 9
+    floor = result["reproducibility"]
+    assert floor["launches"] == 3 and len(floor["splits"]) == 3
+    assert set(floor["mean_penalty_pct_over_splits"]) == {
+        "measured_best_of_that_launch", "model_tlop", "open_mpi_default"}
 
 
 # --- presets, paper comparison, commands ------------------------------------------------------

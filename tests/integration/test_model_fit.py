@@ -16,12 +16,16 @@ def run_cli(*argv, timeout=900):
 def test_fit_predict_validate(tmp_path):
     exp, out = tmp_path / "exp.csv", tmp_path / "params.json"
     done = run_cli("model", "fit", "--out", str(out), "--experiments", str(exp),
-                   "--comm-sizes", "3", "--msg-sizes", "1,4096,65536", "--time-cap", "0.02")
+                   "--comm-sizes", "3", "--msg-sizes", "1,4096,65536", "--time-cap", "0.02",
+                   "--launches", "2")
     assert done.returncode == 0, done.stderr[-3000:]
     par = params.load(out)
     assert len(par.methods) == 33
-    # NBFT: P = 2 at the 3 sizes + 4 segment sizes, P = 3..8 at the segment sizes
-    assert par.doc["fit"]["measurements"] == 7 + 6 * 4 + 33 * 3
+    # NBFT: P = 2 at the 3 sizes + 4 segment sizes, P = 3..8 at the segment sizes; 2 launches
+    assert par.doc["fit"]["measurements"] == 2 * (7 + 6 * 4 + 33 * 3)
+    launches = [line.split(",")[6] for line in exp.read_text().splitlines()
+                if line[0] != "#"][1:]
+    assert launches.count("1") == launches.count("2") == 7 + 6 * 4 + 33 * 3
     assert all(v >= 0 for theta in par.methods.values() for v in theta)
     table = tmp_path / "pred.csv"
     done = run_cli("model", "predict", str(out), "--comm-sizes", "2-5", "--msg-sizes", "1K-8K",

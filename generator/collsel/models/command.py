@@ -15,8 +15,8 @@ import numpy as np
 from .. import __version__, algorithms
 from ..errors import InputError
 from ..sweep import driver
-from ..table import read_table, render_table, write_atomic
-from . import bcast, experiments, fit, params
+from ..table import render_table, write_atomic
+from . import bcast, experiments, fit, params, validation
 
 PAPER_TABLE3 = {
     # Nuriyev et al. 2022, Table 3, "Model-based" column, m = 16 KiB .. 4 MiB (9 sizes).
@@ -49,6 +49,9 @@ def register(sub):
     p.add_argument("--mpirun", help="mpirun program")
     p.add_argument("--bench", help="benchmark binary (default: build runtime/bench)")
     p.add_argument("--time-cap", type=float, default=0.1, help="seconds per point (0.1)")
+    p.add_argument("--launches", type=int, default=3,
+                   help="separate launches per point, in rounds; the fit uses the mean of the "
+                        "launch medians (3, as a sweep)")
     p.add_argument("--progress-interval", type=float, default=30.0,
                    help="seconds between progress lines on stderr (30)")
     p.set_defaults(run=run_fit)
@@ -69,7 +72,9 @@ def register(sub):
     p = msub.add_parser("validate", help="score model choices against a measured table")
     p.add_argument("params", help="parameter file")
     p.add_argument("--measured", default="bench-data/bcast-sweep.csv")
-    p.add_argument("--experiments", help="experiment CSV of the fit (to count measurements)")
+    p.add_argument("--journal", help="the sweep journal of --measured (default: "
+                   "MEASURED.launches if it exists): adds the reproducibility floor, the "
+                   "measured best of one launch scored on the others")
     p.add_argument("--json", help="also write the figures as JSON here")
     p.set_defaults(run=run_validate)
 
@@ -169,19 +174,25 @@ def run_fit(args):
         print(f"collsel model fit: {len(rows)} measurements from {args.experiments}",
               file=sys.stderr)
     else:
+        if args.launches < 1:
+            raise InputError(f"--launches {args.launches}: must be at least 1")
         runner = experiments.Runner(mpirun=args.mpirun, bench_path=args.bench,
                                     time_cap=args.time_cap)
-        launches = experiments.plan(comm_sizes, msg_sizes)
+        launches = experiments.plan(comm_sizes, msg_sizes, launches=args.launches)
+        meta.update({"command": "collsel " + " ".join(sys.argv[1:]), **driver.machine_metadata(),
+                     "date": driver.now_iso(), "loadavg_start": driver.loadavg()})
         start = time.monotonic()
         rows = experiments.run_all(runner, launches, args.progress_interval)
         meta.update({"comm_sizes": args.comm_sizes, "msg_sizes": args.msg_sizes,
+                     "launches_per_point": args.launches,
                      "launches": runner.launches, "wall_s": f"{time.monotonic() - start:.1f}",
-                     "mapping": "; ".join(runner.launcher.mapping(P) for P in comm_sizes)})
+                     "mapping": "; ".join(f"P={P}: {runner.launcher.mapping(P)}"
+                                         for P in comm_sizes)})
         if args.experiments:
             write_atomic(args.experiments, experiments.save(rows, meta))
     meta["comm_sizes"] = ",".join(map(str, sorted({r["comm_size"] for r in rows
                                                     if r["experiment"] == "bcast-gather"})))
-    doc = fit.fit(rows)
+    doc = fit.fit(experiments.mean_over_launches(rows))
     n_nbft = sum(r["experiment"] == "nbft" for r in rows)
     out = {"format": params.FORMAT, "version": params.VERSION, "name": "fitted",
            "source": "collsel model fit: experiments of Nuriyev et al. 2022 section 5 on this "
@@ -196,65 +207,34 @@ def run_fit(args):
           f"-> {args.out}", file=sys.stderr)
 
 
-def _measured(path):
-    table = read_table(path).select("bcast")
-    data = {}
-    for P, m, a, s, t in zip(table.comm_size.tolist(), table.msg_size.tolist(),
-                             table.algorithm.tolist(), table.segsize.tolist(),
-                             table.time_us.tolist()):
-        data.setdefault((P, m), {})[(a, s)] = t
-    return data
-
-
-def score(measured, choose):
-    """Hit rate and penalties of choose(P, m) -> method over the measured cells."""
-    pen, hits, cells = [], 0, 0
-    for (P, m), times in sorted(measured.items()):
-        cand = {k: v for k, v in times.items() if k[0] != 0}
-        if not cand:
-            continue
-        best_method = min(cand, key=cand.get)
-        choice = choose(P, m, cand)
-        if choice is None or choice not in times:
-            continue
-        cells += 1
-        hits += choice == best_method
-        pen.append(times[choice] / cand[best_method] - 1.0)
-    pen = 100.0 * np.array(pen)
-    return {"cells": cells, "picks_best": hits,
-            "picks_best_pct": round(100.0 * hits / max(cells, 1), 1),
-            "within_5pct": int((pen <= 5.0).sum()),
-            "mean_penalty_pct": round(float(pen.mean()), 1),
-            "median_penalty_pct": round(float(np.median(pen)), 1),
-            "max_penalty_pct": round(float(pen.max()), 1)}
+def model_choices(par, cells, model):
+    """{(P, m): the method with the smallest predicted time} over the measured cells."""
+    choice = {}
+    msg_sizes = sorted({m for _, m in cells})
+    for P in sorted({P for P, _ in cells}):
+        pred = predict_times(par, P, msg_sizes, model)
+        for i, m in enumerate(msg_sizes):
+            choice[(P, m)] = min(pred, key=lambda k: (pred[k][i], k))
+    return choice
 
 
 def run_validate(args):
     par = params.load(args.params)
-    measured = _measured(args.measured)
-    comm_sizes = sorted({P for P, _ in measured})
-    msg_sizes = sorted({m for _, m in measured})
-    choices = {}
-    for model in ("tlop", "hockney") if par.hockney else ("tlop",):
-        for P in comm_sizes:
-            pred = predict_times(par, P, msg_sizes, model)
-            for i, m in enumerate(msg_sizes):
-                choices[(model, P, m)] = min(pred, key=lambda k: (pred[k][i], k))
-    fit_P = set(par.doc.get("fit", {}).get("comm_sizes", "").split(",")) - {""}
-    fit_P = {int(p) for p in fit_P}
-    held = {k: v for k, v in measured.items() if k[0] not in fit_P}
+    cells, n_sweep = validation.measured_cells(args.measured)
+    choices = {"model_tlop": model_choices(par, cells, "tlop")}
+    if par.hockney:
+        choices["model_hockney"] = model_choices(par, cells, "hockney")
+    choices["open_mpi_default"] = {cell: (0, 0) for cell in cells}
+    fit_P = {int(p) for p in str(par.doc.get("fit", {}).get("comm_sizes", "")).split(",") if p}
+    held = {k: v for k, v in cells.items() if k[0] not in fit_P}
     result = {"measured": args.measured, "params": args.params}
-    for name, subset in (("all", measured), ("held_out_P", held)):
-        result[name] = {
-            "model_tlop": score(subset, lambda P, m, c: choices[("tlop", P, m)]),
-            "open_mpi_default": score(subset, lambda P, m, c: (0, 0)),
-        }
-        if par.hockney:
-            result[name]["model_hockney"] = score(subset,
-                                                  lambda P, m, c: choices[("hockney", P, m)])
+    for name, subset in (("all", cells), ("held_out_P", held)):
+        result[name] = {n: validation.score(subset, c) for n, c in choices.items()}
+    journal = args.journal or validation.default_journal(args.measured)
+    if journal:
+        result["reproducibility"] = validation.reproducibility(journal, choices)
     n_fit = par.doc.get("fit", {}).get("measurements")
-    n_sweep = sum(len(v) for v in measured.values())
-    result["measurements"] = {"fit": n_fit, "sweep_rows": n_sweep,
+    result["measurements"] = {"fit": n_fit, "sweep": n_sweep,
                               "fit_fraction_pct": round(100.0 * n_fit / n_sweep, 1)
                               if n_fit else None, "fit_P": sorted(fit_P)}
     text = json.dumps(result, indent=1)

@@ -9,8 +9,11 @@ collsel_bench.c, built by collsel.sweep.bench) and launched like a sweep (collse
 * bcast-gather: the forced bcast method followed by a flat gather of one segment (section
   5.2, eq. 16), for every method at a few P and message sizes; one row of eq. 19 each.
 
-Results are kept as rows (dicts) and can be saved as CSV (`save`/`load`) so a fit can be
-redone without measuring again.
+Like a sweep point, every experiment point is measured in `launches` separate launches, in
+rounds (the whole plan once, then again), because on a shared machine the level of a launch
+moves by tens of percent while its own CI is a few percent; the fit uses the mean of a point's
+launch medians (`mean_over_launches`). Results are kept as rows (dicts, one per point and launch)
+and can be saved as CSV (`save`/`load`) so a fit can be redone without measuring again.
 """
 import csv
 import io
@@ -22,7 +25,8 @@ from ..errors import CollselError, InputError
 from ..sweep import bench, launchers
 
 COLUMNS = ("experiment", "comm_size", "msg_size", "algorithm", "segsize", "gather_size",
-           "time_us", "n")
+           "launch", "time_us", "n")
+POINT_COLUMNS = COLUMNS[:6]
 # Defaults: 3 process counts x 12 sizes (4^k bytes, 1 B - 4 MiB) per method.
 FIT_COMM_SIZES = (4, 8, 16)
 FIT_MSG_SIZES = tuple(4 ** k for k in range(12))
@@ -49,7 +53,8 @@ class Runner:
         self.log = log
         self.launches = 0
 
-    def run(self, experiment, P, sizes, algorithm=0, segsize=0, gather=8192, chain_fanout=4):
+    def run(self, experiment, P, sizes, algorithm=0, segsize=0, gather=8192, launch=1,
+            chain_fanout=4):
         mca = {}
         if experiment == "bcast-gather":
             mca = {"coll_tuned_use_dynamic_rules": 1, "coll_tuned_bcast_algorithm": algorithm,
@@ -79,27 +84,39 @@ class Runner:
             rows.append({"experiment": experiment, "comm_size": P, "msg_size": m,
                          "algorithm": algorithm, "segsize": segsize,
                          "gather_size": max(1, min(m, gather)) if experiment == "bcast-gather"
-                         else 0, "time_us": float(f[2]), "n": int(f[7])})
+                         else 0, "launch": launch, "time_us": float(f[2]), "n": int(f[7])})
         if len(rows) != len(sizes):
             raise CollselError(f"experiment printed {len(rows)} of {len(sizes)} sizes: "
                                + launchers.render(cmd, env))
         return rows
 
 
-def plan(comm_sizes=FIT_COMM_SIZES, msg_sizes=FIT_MSG_SIZES, methods=None, nbft_max=NBFT_MAX):
-    """The launches: (experiment, P, sizes, algorithm, segsize, gather size)."""
-    launches = [("nbft", 2, sorted(set(msg_sizes) | set(SEGMENT_SIZES)), 0, 0, 0)]
-    launches += [("nbft", P, list(SEGMENT_SIZES), 0, 0, 0) for P in range(3, nbft_max + 1)]
+def plan(comm_sizes=FIT_COMM_SIZES, msg_sizes=FIT_MSG_SIZES, methods=None, nbft_max=NBFT_MAX,
+         launches=1):
+    """The launches, round by round: (experiment, P, sizes, algorithm, segsize, gather size,
+    launch number)."""
+    one = [("nbft", 2, sorted(set(msg_sizes) | set(SEGMENT_SIZES)), 0, 0, 0)]
+    one += [("nbft", P, list(SEGMENT_SIZES), 0, 0, 0) for P in range(3, nbft_max + 1)]
     for alg, seg in methods or bcast_methods():
         for P in comm_sizes:
-            launches.append(("bcast-gather", P, list(msg_sizes), alg, seg, seg or 8192))
-    return launches
+            one.append(("bcast-gather", P, list(msg_sizes), alg, seg, seg or 8192))
+    return [(*spec, r) for r in range(1, launches + 1) for spec in one]
+
+
+def mean_over_launches(rows):
+    """One row per point: time_us = mean of its launches' medians, n = their repetitions."""
+    points = {}
+    for r in rows:
+        points.setdefault(tuple(r[k] for k in POINT_COLUMNS), []).append(r)
+    return [{**dict(zip(POINT_COLUMNS, key)), "launches": len(group),
+             "time_us": sum(r["time_us"] for r in group) / len(group),
+             "n": sum(r["n"] for r in group)} for key, group in points.items()]
 
 
 def run_all(runner, launches, progress_interval=30.0):
     rows, start, last = [], time.monotonic(), time.monotonic()
-    for i, (exp, P, sizes, alg, seg, gather) in enumerate(launches, 1):
-        rows += runner.run(exp, P, sizes, alg, seg, gather)
+    for i, (exp, P, sizes, alg, seg, gather, launch) in enumerate(launches, 1):
+        rows += runner.run(exp, P, sizes, alg, seg, gather, launch)
         now = time.monotonic()
         if now - last >= progress_interval or i == len(launches):
             print(f"collsel model fit: {i}/{len(launches)} launches, {len(rows)} measurements, "
@@ -135,7 +152,7 @@ def load(path):
         f = line.strip().split(",")
         try:
             r = dict(zip(COLUMNS, f))
-            for k in COLUMNS[1:6] + ("n",):
+            for k in COLUMNS[1:7] + ("n",):
                 r[k] = int(r[k])
             r["time_us"] = float(r["time_us"])
             if len(f) != len(COLUMNS) or r["experiment"] not in ("nbft", "bcast-gather") \

@@ -408,8 +408,14 @@ def _bench_argv(cfg, sizes):
             "--sizes", ",".join(str(m) for m in sizes), *cfg.bench_args]
 
 
+def machine_metadata():
+    """Where a measurement ran: recorded with every sweep and model-fit experiment file."""
+    return {"host": platform.node() or "unknown", "nproc": launchers.cores(),
+            "cpu_model": cpu_model(), "os": f"{platform.system()} {platform.release()}",
+            "ompi_version": ompi_version()}
+
+
 def header_metadata(cfg):
-    host = platform.node() or "unknown"
     methods = " ".join(m.label(cfg.collective) for m in cfg.methods)
     mapping = "; ".join(f"P={p}: {cfg.launcher.mapping(p)}" for p in cfg.comm_sizes)
     return {
@@ -428,11 +434,7 @@ def header_metadata(cfg):
                     "algorithm 0), a baseline, not a candidate",
         "forcing": f"--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_{cfg.collective}"
                    f"_algorithm A --mca coll_tuned_{cfg.collective}_algorithm_segmentsize S",
-        "host": host,
-        "nproc": launchers.cores(),
-        "cpu_model": cpu_model(),
-        "os": f"{platform.system()} {platform.release()}",
-        "ompi_version": ompi_version(),
+        **machine_metadata(),
         "launcher": f"{cfg.launcher.name} ({cfg.launcher.program})",
         "mapping": mapping,
         "date": now_iso(),
