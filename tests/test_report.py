@@ -204,6 +204,23 @@ def test_octree_one_panel_per_z(tmp_path):
     assert rep["baselines"] == {}      # no algorithm-0 rows, no model table
 
 
+def test_rerun_removes_its_stale_files_and_keeps_the_users(report, tmp_path):
+    out = tmp_path / "r"
+    t = synthetic_3d(tmp_path / "t3.csv")
+    r = collsel("report", t, "--collective", "bcast", "--z", "ppn", "--depths", "1",
+                "--thresholds", "80", "--quiet", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert (out / "maps-z2.png").exists()
+    (out / "my-notes.txt").write_text("mine\n")
+    r = collsel("report", *report["args"], "--out", out)     # a 2-D report: no z panels
+    assert r.returncode == 0, r.stderr
+    left = sorted(p.name for p in out.iterdir())
+    assert left == sorted([p.name for p in report["dir"].iterdir()] + ["my-notes.txt"])
+    assert (out / "report-files.txt").read_text().split() == [
+        n for n in left if n not in ("my-notes.txt", "report-files.txt")]
+    assert (out / "my-notes.txt").read_text() == "mine\n"
+
+
 def _bad(tmp_path, *args):
     """In-process (no interpreter start per case): exit 2, one line, no output directory."""
     out = tmp_path / "out"

@@ -77,8 +77,13 @@ def register(sub):
     p.set_defaults(run=run_stats)
 
 
-def write_outputs(out_dir, files):
-    """All files or none: written to a temporary directory, then moved into place."""
+def write_outputs(out_dir, files, manifest=None):
+    """All files or none: written to a temporary directory, then moved into place. With
+    `manifest` (a file name), the names written are listed in that file, and files an earlier
+    run listed there but this run does not write are removed, so a rerun leaves no stale
+    outputs while files the user put beside them stay."""
+    if manifest:
+        files = {**files, manifest: "".join(f"{name}\n" for name in sorted(files))}
     out_dir = os.path.abspath(out_dir)
     parent = os.path.dirname(out_dir)
     os.makedirs(parent, exist_ok=True)
@@ -93,8 +98,18 @@ def write_outputs(out_dir, files):
         if not os.path.exists(out_dir):
             os.rename(tmp, out_dir)
             return
+        stale = set()
+        if manifest and os.path.isfile(os.path.join(out_dir, manifest)):
+            with open(os.path.join(out_dir, manifest), encoding="utf-8") as f:
+                stale = {line.strip() for line in f if line.strip()} - set(files)
         for name in files:
             os.replace(os.path.join(tmp, name), os.path.join(out_dir, name))
+        for name in stale:
+            if os.path.basename(name) == name:     # only plain names this command wrote
+                try:
+                    os.remove(os.path.join(out_dir, name))
+                except FileNotFoundError:
+                    pass
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -15,7 +15,6 @@ padded with the all-ones value, which no query value exceeds, and the compare is
 """
 import numpy as np
 
-from .. import __version__
 from ..errors import InputError
 from . import render
 from .c import _context

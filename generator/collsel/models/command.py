@@ -6,13 +6,13 @@
   paper     model choices for the presets at the P of the paper's Table 3, beside the paper's
 """
 import json
-import re
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from .. import __version__, algorithms
+from .. import __version__
 from ..errors import InputError
 from ..sweep import driver
 from ..table import render_table, write_atomic
@@ -153,7 +153,8 @@ def run_predict(args):
     meta = {"source": f"collsel model predict ({'tau-Lop' if args.model == 'tlop' else 'Hockney'}"
                       " analytical model; predicted, not measured)",
             "collsel_version": __version__, "collective": "bcast", "predicted": "yes",
-            "model": args.model, "params": par.name, "params_file": par.path,
+            "model": args.model, "params": par.name, "params_file": (f"bench-data/models/{Path(par.path).name} (preset)" if args.preset
+                            else par.path),
             "params_source": par.doc.get("source", ""),
             "ranks_per_node": platform.ppn or "all (one node)",
             "chain_fanout": platform.chain_fanout, "knomial_radix": platform.knomial_radix,

@@ -38,6 +38,10 @@ def register(sub):
     p.set_defaults(run=run_report)
 
 
+# The names of the files a report wrote, so a rerun can remove the ones it no longer makes.
+REPORT_MANIFEST = "report-files.txt"
+
+
 def run_report(args):
     start = time.monotonic()
     try:
@@ -60,7 +64,7 @@ def run_report(args):
     from . import compute, page   # matplotlib only when a report is made
     report = compute.compute(args)
     files = page.render_files(report, progress)
-    write_outputs(args.out, files)
+    write_outputs(args.out, files, manifest=REPORT_MANIFEST)
     rec = report["recommendation"]
     if rec is None:
         line = f"no tree within a {args.budget:g}% mean penalty"
