@@ -34,6 +34,21 @@ def test_binary_binomial_knomial_inorder_shapes():
     assert topology.in_order_bintree(4).tolist() == [1, 3, 3, -1]
     assert topology.in_order_bintree(9).tolist() == [1, 3, 3, 8, 5, 7, 7, 8, -1]
     assert topology.depths(topology.binomial(8)).tolist() == [0, 1, 1, 2, 1, 2, 2, 3]
+    assert topology.depths(topology.chain(5, 1)).tolist() == [0, 1, 2, 3, 4]
+    assert topology.depths(topology.in_order_bintree(4)).tolist() == [2, 1, 1, 0]
+
+
+@pytest.mark.parametrize("P", [1, 2, 3, 7, 64, 129])
+def test_depths_equal_a_walk_to_the_root(P):
+    for parent in (topology.chain(P, 1), topology.chain(P, 4), topology.binomial(P),
+                   topology.kary_tree(P, 2), topology.knomial(P, 4), topology.in_order_bintree(P)):
+        walked = []
+        for rank in range(P):
+            d = 0
+            while parent[rank] >= 0:
+                rank, d = parent[rank], d + 1
+            walked.append(d)
+        assert topology.depths(parent).tolist() == walked
 
 
 # --- NBFT stage lists -----------------------------------------------------------------------

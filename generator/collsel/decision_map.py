@@ -14,7 +14,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import ndimage
 
 from . import algorithms
 from .errors import InputError
@@ -141,6 +140,7 @@ def build_map(table, z_column=None):
     best = np.argmin(filled_times, axis=-1)   # first minimum: lowest method index wins ties
     best_time = np.where(measured, np.min(filled_times, axis=-1), np.nan)
     if not measured.all():
+        from scipy import ndimage   # imported here: SciPy costs every command ~1 s to load
         nearest = ndimage.distance_transform_edt(~measured, return_distances=False,
                                                  return_indices=True)
         best = best[tuple(nearest)]

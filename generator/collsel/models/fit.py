@@ -15,7 +15,6 @@ the physical parameters stay >= 0, which HuberRegressor cannot enforce. Relative
 the microsecond rows from being drowned by the millisecond ones (the paper's remark in 6.3).
 """
 import numpy as np
-from scipy.optimize import least_squares
 
 from .bcast import Platform, TLOP_PARAMS, flat_gather_coefficients, tlop_coefficients
 from .experiments import SEGMENT_SIZES
@@ -30,6 +29,7 @@ def huber_fit(A, y, scale=HUBER_SCALE):
     W = A / y[:, None]
     x0 = np.clip(np.linalg.lstsq(W, np.ones(len(y)), rcond=None)[0], 1e-12, None)
     colscale = np.maximum(np.abs(W).max(axis=0), 1e-300)
+    from scipy.optimize import least_squares   # here: SciPy costs every command ~1 s
     res = least_squares(lambda z: (W / colscale) @ z - 1.0, x0 * colscale, loss="huber",
                         f_scale=scale, bounds=(0, np.inf), method="trf")
     return res.x / colscale

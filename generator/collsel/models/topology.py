@@ -104,15 +104,16 @@ def in_order_bintree(P):
 
 
 def depths(parent):
-    """Depth of every rank below the root (parent -1), level by level."""
-    depth = np.zeros(len(parent), dtype=np.int64)
-    has = parent >= 0
-    depth[has] = 1
-    for _ in range(len(parent)):
-        new = np.where(has, depth[np.where(has, parent, 0)] + 1, 0)
-        if np.array_equal(new, depth):
-            break
-        depth = new
+    """Depth of every rank below the root (parent -1), by pointer jumping: each pass adds the
+    depth already known between a rank and its current ancestor and jumps that ancestor up, so
+    a chain of P ranks takes log2(P) passes, not P."""
+    depth = (parent >= 0).astype(np.int64)
+    up = parent.astype(np.int64).copy()
+    while (up >= 0).any():
+        has = up >= 0
+        safe = np.where(has, up, 0)
+        depth = depth + np.where(has, depth[safe], 0)
+        up = np.where(has, up[safe], -1)
     return depth
 
 

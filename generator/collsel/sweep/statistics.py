@@ -8,7 +8,6 @@ CI is taken across them, not across the repetitions of one launch.
 """
 import math
 
-from scipy import stats
 
 LAUNCH_FIELDS = ("mean_us", "median_us", "min_us", "max_us", "stdev_us", "ci_halfwidth_us", "n",
                  "ci_met")
@@ -45,6 +44,7 @@ def combine(launches, rel_ci):
     else:
         time_us = sum(medians) / k
         spread = math.sqrt(sum((m - time_us) ** 2 for m in medians) / (k - 1))
+        from scipy import stats     # imported here: SciPy costs every command ~1 s to load
         ci = float(stats.t.ppf(0.975, k - 1)) * spread / math.sqrt(k)
         met = int(ci <= rel_ci * time_us)
     median = (medians[k // 2] if k % 2 else (medians[k // 2 - 1] + medians[k // 2]) / 2)
