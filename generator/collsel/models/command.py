@@ -153,7 +153,8 @@ def run_predict(args):
     meta = {"source": f"collsel model predict ({'tau-Lop' if args.model == 'tlop' else 'Hockney'}"
                       " analytical model; predicted, not measured)",
             "collsel_version": __version__, "collective": "bcast", "predicted": "yes",
-            "model": args.model, "params": par.name, "params_file": (f"bench-data/models/{Path(par.path).name} (preset)" if args.preset
+            "model": args.model, "params": par.name,
+            "params_file": (f"bench-data/models/{Path(par.path).name} (preset)" if args.preset
                             else par.path),
             "params_source": par.doc.get("source", ""),
             "ranks_per_node": platform.ppn or "all (one node)",
