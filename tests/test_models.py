@@ -316,6 +316,10 @@ def test_validate_reports_the_floor_from_the_journal(tmp_path):
     assert floor["launches"] == 3 and len(floor["splits"]) == 3
     assert set(floor["mean_penalty_pct_over_splits"]) == {
         "measured_best_of_that_launch", "model_tlop", "open_mpi_default"}
+    done = run_cli("model", "validate", str(params.preset_path("gros")), "--measured",
+                   str(table), "--journal", str(tmp_path / "missing.launches"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "missing.launches: cannot read the sweep journal" in done.stderr
 
 
 # --- presets, paper comparison, commands ------------------------------------------------------

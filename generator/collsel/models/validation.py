@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 
+from ..errors import InputError
 from ..sweep import driver
 from ..table import read_table
 
@@ -31,7 +32,10 @@ def measured_cells(path):
 def journal_launches(path):
     """{launch: cells} from a sweep journal, each launch's median per point, restricted to the
     points every launch has."""
-    _, rows, _ = driver.load_existing(path, driver.JOURNAL_COLUMNS, "bcast", repair=False)
+    try:
+        _, rows, _ = driver.load_existing(path, driver.JOURNAL_COLUMNS, "bcast", repair=False)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the sweep journal: {e.strerror}") from None
     per_point = {}
     for r in rows:
         per_point.setdefault(driver.point_key(r), {})[r["launch"]] = float(r["median_us"])
