@@ -56,12 +56,12 @@ bench: bench-encode
 
 # Exact tree + stats of a 1024 x 1024 x 40 map as a ratio to one NumPy pass (target <= 20).
 bench-encode:
-	$(PYTHON) bench/encode_speed.py
+	$(PYTHON) speed/encode_speed.py
 
 # The MPI benchmark `collsel sweep` runs (the sweep also builds it on first use, in ~/.cache/collsel).
 bench-program: $(BUILD)/collsel_bench
 
-$(BUILD)/collsel_bench: runtime/bench/collsel_bench.c
+$(BUILD)/collsel_bench: generator/collsel/sources/measure/collsel_bench.c
 	@mkdir -p $(BUILD)
 	$(MPICC) $(CFLAGS) -o $@ $< -lm
 
@@ -86,16 +86,16 @@ $(OMPI_PATCHED)/ompi_%_intra_dec_fixed.c: $(OMPI_PATCHED)/trees/%/tree.json temp
 
 $(OMPI_PATCHED)/.installed: $(OMPI_PATCHED)/ompi_bcast_intra_dec_fixed.c \
                             $(OMPI_PATCHED)/ompi_reduce_intra_dec_fixed.c \
-                            runtime/ompi_patch/build.sh runtime/ompi_patch/splice.py
-	runtime/ompi_patch/build.sh $(OMPI_PATCHED) $(filter %.c,$^)
+                            mpi-builds/ompi-patched/build.sh mpi-builds/ompi-patched/splice.py
+	mpi-builds/ompi-patched/build.sh $(OMPI_PATCHED) $(filter %.c,$^)
 
 # MPICH's default MPIR selection tree (maint/tuning/coll/mpir/generic.json of the installed
 # version's Debian source package), the base `collsel emit --target mpich-json` completes.
 MPICH_BASE := $(BUILD)/mpich/generic.json
 mpich-base: $(MPICH_BASE)
 
-$(MPICH_BASE): runtime/mpich/fetch_generic_json.sh
-	runtime/mpich/fetch_generic_json.sh $@
+$(MPICH_BASE): mpi-builds/mpich-base/fetch_generic_json.sh
+	mpi-builds/mpich-base/fetch_generic_json.sh $@
 
 # --- analytical models (collsel model; issue 7) --------------------------------------------
 # model-validate: fit the models on this machine from the section-5 experiments (real Open MPI,
@@ -124,13 +124,13 @@ RT_CXX ?= g++
 RT_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
 RT_BUILD := $(BUILD)/runtime
 RT_CASES := $(BUILD)/runtime-test
-RT_LIB := runtime/tree/collsel_tree.c include/collsel_tree.h
+RT_LIB := runtime/collsel_tree.c include/collsel_tree.h
 FUZZ_SECONDS ?= 600
 .PHONY: test-runtime runtime-example fuzz bench-runtime
 
 $(RT_CASES)/cases.txt: tests/runtime/make_cases.py tests/test_decision_c.py tests/conftest.py \
                        bench-data/bcast-sweep.csv bench-data/reduce-sweep.csv \
-                       $(wildcard generator/collsel/*.py generator/collsel/emit/*.py)
+                       $(shell find generator -name "*.py")
 	$(PYTHON) tests/runtime/make_cases.py $(RT_CASES)
 
 $(RT_BUILD)/catch_main.o: tests/runtime/catch_main.cpp
@@ -168,14 +168,14 @@ test-runtime: $(RT_BUILD)/test_runtime $(RT_BUILD)/test_runtime_notable $(RT_CAS
 runtime-example: $(RT_BUILD)/query_tree
 $(RT_BUILD)/query_tree: runtime/examples/query_tree.c $(RT_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Iinclude runtime/examples/query_tree.c runtime/tree/collsel_tree.c -o $@
+	$(CC) $(CFLAGS) -Iinclude runtime/examples/query_tree.c runtime/collsel_tree.c -o $@
 
 # libFuzzer (clang) on load + query; seed corpus: the test blobs. Runs under nice.
 FUZZ_DIR := $(BUILD)/fuzz
 $(FUZZ_DIR)/fuzz_tree: tests/runtime/fuzz_tree.c $(RT_LIB)
 	@mkdir -p $(@D)
 	clang -std=c99 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
-	    -fno-sanitize-recover=all -Iinclude tests/runtime/fuzz_tree.c runtime/tree/collsel_tree.c -o $@
+	    -fno-sanitize-recover=all -Iinclude tests/runtime/fuzz_tree.c runtime/collsel_tree.c -o $@
 
 fuzz: $(FUZZ_DIR)/fuzz_tree $(RT_CASES)/cases.txt
 	@mkdir -p $(FUZZ_DIR)/seed $(FUZZ_DIR)/corpus
@@ -192,15 +192,15 @@ $(BENCH_RT)/bcast/tree.json: bench-data/bcast-sweep.csv
 $(BENCH_RT)/bcast/tree.bin: $(BENCH_RT)/bcast/tree.json
 	collsel emit --target blob $< --out $@
 
-$(BENCH_RT)/bcast/fast/decision.c: $(BENCH_RT)/bcast/tree.json generator/collsel/emit/c_fast.py \
+$(BENCH_RT)/bcast/fast/decision.c: $(BENCH_RT)/bcast/tree.json generator/collsel/sinks/emit/c_lookup.py \
                                    templates/decision_fast.c.j2
 	collsel emit --target c-fast $< --prefix bench_bcast_fast --out $(@D)
 
-$(BENCH_RT)/bench_runtime: runtime/tree/bench/bench_runtime.c runtime/tree/bench/baselines.c \
-                           runtime/tree/bench/baselines.h $(RT_LIB) $(BENCH_RT)/bcast/tree.json \
+$(BENCH_RT)/bench_runtime: speed/runtime/bench_runtime.c speed/runtime/baselines.c \
+                           speed/runtime/baselines.h $(RT_LIB) $(BENCH_RT)/bcast/tree.json \
                            $(BENCH_RT)/bcast/fast/decision.c
-	$(CC) $(CFLAGS) -Iinclude -I$(BENCH_RT)/bcast -Iruntime/tree/bench runtime/tree/bench/bench_runtime.c \
-	    runtime/tree/bench/baselines.c runtime/tree/collsel_tree.c $(BENCH_RT)/bcast/decision.c \
+	$(CC) $(CFLAGS) -Iinclude -I$(BENCH_RT)/bcast -Ispeed/runtime speed/runtime/bench_runtime.c \
+	    speed/runtime/baselines.c runtime/collsel_tree.c $(BENCH_RT)/bcast/decision.c \
 	    $(BENCH_RT)/bcast/fast/decision.c -o $@ -lm
 
 bench-runtime: $(BENCH_RT)/bench_runtime $(BENCH_RT)/bcast/tree.bin

@@ -1,11 +1,11 @@
-"""The C benchmark program on its own, under real mpirun (runtime/bench/collsel_bench.c)."""
+"""The C benchmark program on its own, under real mpirun (generator/collsel/sources/measure/collsel_bench.c)."""
 import os
 import shutil
 import subprocess
 
 import pytest
 
-from collsel.sweep import bench
+from collsel.sources.measure import benchmark_program as bench
 
 pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None or shutil.which("mpicc") is None,
                                 reason="Open MPI (mpirun, mpicc) not installed; run make setup")

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from collsel import algorithms
+from collsel.core import algorithms
 
 INT_MAX = 2**31 - 1
 SIZE_MAX = 2**64 - 1

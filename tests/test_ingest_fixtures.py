@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from collsel import cli, table
+from collsel import cli
+from collsel.core import table
 
 FIX = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 if not FIX.is_dir():

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from collsel import cli, table
+from collsel import cli
+from collsel.core import table
 
 FIX = Path("/work/shared/fixtures")
 pytestmark = pytest.mark.skipif(not FIX.is_dir(), reason="shared fixtures not present")

@@ -7,11 +7,11 @@ import sys
 import numpy as np
 import pytest
 
-from collsel.models import bcast, experiments, fit, params, reduce, topology, validation
-from collsel.models.bcast import Platform
-from collsel.models.command import paper_comparison, PAPER_TABLE3
-from collsel.sweep import driver as sweep_driver
-from collsel.table import read_table
+from collsel.sources.models import bcast, experiments, fit, params, reduce, topology, validation
+from collsel.sources.models.bcast import Platform
+from collsel.commands.model import paper_comparison, PAPER_TABLE3
+from collsel.sources.sweep import driver as sweep_driver
+from collsel.core.table import read_table
 
 
 # --- tree shapes (coll_base_topo.c) -------------------------------------------------------

@@ -10,8 +10,9 @@ import types
 
 import pytest
 
-from collsel import cli, treefile
-from collsel.emit import mpich_json
+from collsel import cli
+from collsel.core import treefile
+from collsel.sinks.emit import mpich_json
 
 BASE = {
     "collective=bcast": {

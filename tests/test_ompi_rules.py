@@ -14,9 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collsel import cli, commands, table, tree, treefile
-from collsel.emit import ompi_rules
-from collsel.emit import ompi_rules_check as check
+from collsel import cli
+
+from collsel.core import decision_map, table, tree, treefile
+from collsel.sinks.emit import ompi_rules
+from collsel.sinks.emit import ompi_rules_reader as check
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -38,7 +40,7 @@ def trees(tmp_path_factory):
     d = tmp_path_factory.mktemp("trees")
     out = {}
     for coll in ("bcast", "reduce"):
-        dmap = commands.decision_map.build_map(
+        dmap = decision_map.build_map(
             table.read_tables([REPO / "bench-data" / f"{coll}-sweep.csv"]).select(coll))
         for name, depth in (("exact", None), ("depth3", 3)):
             t = tree.build_tree(dmap, tree.BuildOptions(max_depth=depth))

@@ -1,10 +1,10 @@
-"""runtime/ompi_patch/splice.py: replace one C function definition by generated text."""
+"""mpi-builds/ompi-patched/splice.py: replace one C function definition by generated text."""
 import pathlib
 import subprocess
 import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-SPLICE = REPO / "runtime" / "ompi_patch" / "splice.py"
+SPLICE = REPO / "mpi-builds" / "ompi-patched" / "splice.py"
 
 ORIGINAL = """\
 #include "x.h"

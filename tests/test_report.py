@@ -14,7 +14,8 @@ import sys
 import numpy as np
 import pytest
 
-from collsel import cli, decision_map, table, tree
+from collsel import cli
+from collsel.core import decision_map, table, tree
 
 from test_decision_c import read_points, synthetic_3d
 

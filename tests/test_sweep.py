@@ -14,8 +14,9 @@ import time
 import numpy as np
 import pytest
 
-from collsel import table as tbl
-from collsel.sweep import driver
+from collsel.core import table as tbl
+from collsel.core.files import write_file
+from collsel.sources.sweep import driver
 
 needs_mpi = pytest.mark.skipif(shutil.which("mpirun") is None or shutil.which("mpicc") is None,
                                reason="Open MPI (mpirun, mpicc) not installed; run make setup")
@@ -276,7 +277,7 @@ def test_baseline_penalty(tmp_path):
             rows.append(dict(collective="bcast", comm_size=p, msg_size=m, algorithm=0, segsize=0,
                              time_us=10.0 * p))
     path = tmp_path / "b.csv"
-    tbl.write_atomic(path, tbl.render_table(rows, {"source": "test"}))
+    write_file(path, tbl.render_table(rows, {"source": "test"}))
     r = collsel("baseline", path, timeout=60)
     assert r.returncode == 0, r.stderr
     # best: 10 at m=8, 5 at m=1024; alg 0: 20 (P=2), 40 (P=4) -> 1, 3, 3, 7

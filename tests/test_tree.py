@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from collsel import decision_map, penalty, table, tree
+from collsel.core import decision_map, penalty, table, tree
 
 
 def dmap_from_grid(colors, times=None):

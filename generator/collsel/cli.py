@@ -4,18 +4,20 @@ import importlib
 import os
 import sys
 
-from . import __version__
-from .errors import CollselError
+from collsel import __version__
+from collsel.errors import CollselError
 
 # Each module has `register(subparsers)`, which adds its subcommands with `set_defaults(run=...)`.
 COMMAND_MODULES = (
-    "collsel.commands",        # build, query, stats
-    "collsel.sweep.command",   # sweep, baseline
-    "collsel.ingest.command",  # ingest
-    "collsel.emit.command",    # emit
-    "collsel.emit.ompi_rules_check",  # check-rules
-    "collsel.report.command",  # report
-    "collsel.models.command",  # model fit/predict/validate/paper
+    "collsel.commands.build",        # build
+    "collsel.commands.query",        # query
+    "collsel.commands.stats",        # stats
+    "collsel.commands.sweep",        # sweep, baseline
+    "collsel.commands.ingest",       # ingest
+    "collsel.commands.emit",         # emit
+    "collsel.commands.check_rules",  # check-rules
+    "collsel.commands.report",       # report
+    "collsel.commands.model",        # model fit/predict/validate/paper
 )
 
 DESCRIPTION = """\

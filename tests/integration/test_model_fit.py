@@ -4,8 +4,8 @@ import json
 import subprocess
 import sys
 
-from collsel.models import params
-from collsel.table import read_table
+from collsel.sources.models import params
+from collsel.core.table import read_table
 
 
 def run_cli(*argv, timeout=900):

@@ -23,8 +23,8 @@ import time
 
 import pytest
 
-from collsel import treefile
-from collsel.emit import mpich_json
+from collsel.core import treefile
+from collsel.sinks.emit import mpich_json
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BASE = REPO / "build" / "mpich" / "generic.json"

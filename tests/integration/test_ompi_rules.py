@@ -103,7 +103,7 @@ def test_files_pick_what_the_trees_pick(files):
 
 
 def bench_program():
-    from collsel.sweep import bench
+    from collsel.sources.measure import benchmark_program as bench
     return bench.locate()
 
 

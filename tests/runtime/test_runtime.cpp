@@ -1,4 +1,4 @@
-// Catch2 tests of the C runtime (runtime/tree/collsel_tree.c), run under ASan + UBSan by
+// Catch2 tests of the C runtime (runtime/collsel_tree.c), run under ASan + UBSan by
 // `make test-runtime`. Reference cases (blobs, points, `collsel query` answers) are made by
 // tests/runtime/make_cases.py into CASES_DIR.
 #include <catch2/catch.hpp>

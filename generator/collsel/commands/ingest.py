@@ -1,0 +1,132 @@
+"""`collsel ingest`: existing benchmark results -> the canonical performance table."""
+import sys
+
+from collsel.core import table
+from collsel.core.files import write_file
+from collsel.errors import CollselError
+from collsel.sources.ingest import assemble, given, output
+from collsel.sources.ingest.common import KINDS, read_lines
+from collsel.sources.ingest.detect import PARSERS, detect
+
+HELP = """\
+Read OSU, IMB-MPI1, SKaMPI, ReproMPI, ompi-collectives-tuning detail.out or any CSV (--map)
+and write one canonical table. What a format does not record (the algorithm, P for OSU, the
+collective, the segment size of segmenting algorithms) comes from flags, --pattern or
+--manifest; a missing value is an error naming the flag.
+
+examples:
+  collsel ingest osu/*.txt --pattern 'osu-broadcast-{algorithm}.txt' --comm-size 8 \\
+      --segsize 0 --out bcast.csv
+  collsel ingest results.csv --collective bcast --segsize 0 \\
+      --map comm_size=Processes,msg_size=Size,algorithm=Algorithm,time_us='Latency(us)' \\
+      --out bcast.csv
+  collsel ingest --check imb.txt
+"""
+
+
+def register(subparsers):
+    p = subparsers.add_parser("ingest", help="read existing benchmark results into a table",
+                              description=HELP, formatter_class=_raw())
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--out", metavar="TABLE", help="canonical CSV table to write")
+    p.add_argument("--check", action="store_true",
+                   help="report format, points, methods, P and m ranges; write nothing")
+    p.add_argument("--format", choices=sorted(PARSERS), help="skip format detection")
+    p.add_argument("--map", metavar="TARGET=COLUMN,...",
+                   help="read a CSV: comm_size=..,msg_size=..,algorithm=..,time_us=.. "
+                   "(also collective, segsize, faninout, mean_us, min_us, max_us, stdev_us, n)")
+    p.add_argument("--collective", help="collective measured (or the one to keep)")
+    p.add_argument("--comm-size", dest="comm_size", metavar="P", help="communicator size")
+    p.add_argument("--algorithm", help="Open MPI algorithm id or name (0/ignore = default)")
+    p.add_argument("--segsize", metavar="BYTES", help="segment size forced in the runs")
+    p.add_argument("--faninout", metavar="N", help="fan-in/out forced in the runs")
+    p.add_argument("--pattern", help="file-name pattern with {algorithm} {comm_size} "
+                   "{segsize} {faninout} {collective}, e.g. 'osu-broadcast-{algorithm}.txt'")
+    p.add_argument("--manifest", metavar="CSV",
+                   help="CSV with a 'file' column and any of " + ", ".join(given.KEYS))
+    p.add_argument("--statistic", choices=("avg", "min", "max", "median", "mean"),
+                   help="which number becomes time_us (OSU/IMB: avg over ranks; ReproMPI: "
+                   "median over repetitions)")
+    p.add_argument("--kind", choices=KINDS[:3], help="what a CSV's time means (recorded)")
+    p.add_argument("--time-unit", dest="time_unit", metavar="UNIT",
+                   help="unit of CSV or SKaMPI times when not printed: us, ms, s, ns")
+    p.add_argument("--datatype-size", dest="datatype_size", metavar="BYTES",
+                   help="ReproMPI element size when the file lacks #@datatype_size_bytes")
+    p.add_argument("--partial", action="store_true",
+                   help="read a SKaMPI result block cut off before its 'end result' (a run "
+                   "killed at its time limit, a manual excerpt)")
+    p.add_argument("--duplicates", choices=output.DUPLICATE_POLICIES, default="error",
+                   help="two measurements of one point: error (default) or how to merge")
+    p.set_defaults(run=run)
+
+
+def _raw():
+    import argparse
+    return argparse.RawDescriptionHelpFormatter
+
+
+def run(args):
+    if not args.check and not args.out:
+        raise CollselError("give --out TABLE to write the table, or --check to only report")
+    pattern = given.compile_pattern(args.pattern) if args.pattern else None
+    manifest = given.read_manifest(args.manifest) if args.manifest else None
+    rows, sources, reports = [], [], []
+    for path in args.files:
+        lines = read_lines(path)
+        fmt = detect(path, lines, args.format, bool(args.map))
+        parsed = PARSERS[fmt].parse(path, lines, args)
+        supplied = given.for_file(path, args, pattern, manifest)
+        mine, needs = assemble.rows(path, parsed, supplied, lenient=args.check)
+        source = {"file": path, "format": fmt, "statistic": parsed.statistic,
+                  "kind": parsed.kind, "rows": len(mine)}
+        source.update({f"given.{k}": "; ".join(f"{t} ({w})" for t, w in v)
+                       for k, v in supplied.items() if v})
+        source.update(parsed.info)
+        sources.append(source)
+        reports.append((path, fmt, parsed, mine, needs))
+        rows += mine
+    # In --check, rows still missing a value cannot be compared yet.
+    merged = output.merge_duplicates([r for r in rows if None not in (r[k] for k in output.KEY)],
+                                     args.duplicates) + [
+        r for r in rows if None in (r[k] for k in output.KEY)]
+    warning = output.kinds_warning(sources)
+    if warning:
+        print(f"collsel: warning: {warning}", file=sys.stderr)
+    if args.check:
+        for report in reports:
+            print(_report(*report))
+        if len(reports) > 1:
+            print(_summary("total", merged))
+        return 0
+    final = output.finish(merged)
+    try:
+        write_file(args.out, table.render_table(final, output.metadata(sources, final)))
+    except OSError as e:
+        raise CollselError(f"{args.out}: cannot write: {e.strerror}") from None
+    print(_summary(f"wrote {args.out}", final))
+    return 0
+
+
+def _summary(title, rows):
+    def span(key, unit=""):
+        values = [r[key] for r in rows if r[key] is not None]
+        if not values:
+            return "?"
+        low, high = min(values), max(values)
+        return (f"{low}{unit}" if low == high else f"{low}..{high}{unit}") + (
+            f" ({len(set(values))} values)" if len(set(values)) > 2 else "")
+    methods = output.describe_methods(rows)
+    colls = sorted({str(r["collective"]) for r in rows})
+    return (f"{title}: {len(rows)} points, {'/'.join(colls)}, P {span('comm_size')}, "
+            f"m {span('msg_size', ' B')}, {len(methods)} methods ({', '.join(methods)})")
+
+
+def _report(path, fmt, parsed, rows, needs):
+    text = _summary(f"{path}: format {fmt}", rows) + f"\n  statistic: {parsed.kind} " \
+        f"({parsed.statistic})"
+    if parsed.skipped:
+        text += f"\n  not read (not a collective collsel knows, or not chosen): " \
+            f"{', '.join(parsed.skipped)}"
+    for key in sorted(needs):
+        text += f"\n  missing: {key} ({given.how_to_supply(key)})"
+    return text

@@ -1,0 +1,35 @@
+"""Options and helpers shared by the commands that read tables and build trees."""
+import argparse
+
+from collsel.core import decision_map, table, tree
+
+
+def percent(text):
+    try:
+        return float(text.strip().rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a percentage") from None
+
+
+def add_tree_options(p):
+    p.add_argument("--max-depth", type=int, metavar="D", help="leaves at depth <= D (root = 0)")
+    p.add_argument("--threshold", type=percent, metavar="PCT",
+                   help="a block becomes a leaf once PCT%% of its cells share one method "
+                        "(the paper's accuracy threshold; 100 = exact)")
+    p.add_argument("--split", choices=tree.SPLITS, default="balanced",
+                   help="replicate: the paper's reshape to 2^k x 2^k by replication; balanced: "
+                        "split every axis at its middle index (default)")
+    p.add_argument("--leaf", choices=tree.LEAF_RULES, default="majority",
+                   help="majority: most frequent method in the block (the paper); penalty: least "
+                        "summed relative penalty over the block's measured cells")
+
+
+def add_table_options(p):
+    p.add_argument("tables", nargs="+", metavar="TABLE", help="canonical performance table(s)")
+    p.add_argument("--collective", required=True, help="bcast, reduce, ...")
+    p.add_argument("--z", metavar="COLUMN", help="third axis column (octree), e.g. ppn")
+
+
+def load_map(args):
+    t = table.read_tables(args.tables).select(args.collective)
+    return decision_map.build_map(t, args.z)

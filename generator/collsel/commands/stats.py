@@ -1,0 +1,86 @@
+"""`collsel stats`: tree statistics and penalties for many limits (the paper's tables 1 and 2)."""
+import argparse
+import json
+import sys
+
+from collsel.core import penalty, tree
+from collsel.errors import InputError
+from collsel.commands.options import add_table_options, load_map, percent
+
+
+def register(sub):
+    p = sub.add_parser("stats", help="tree statistics and penalties for many limits",
+                       description="The paper's tables 1 and 2: for max depths 1..k and for "
+                       "several accuracy thresholds, with both split modes and both leaf rules.")
+    add_table_options(p)
+    p.add_argument("--depths", type=int, default=6, metavar="K", help="max depths 1..K")
+    p.add_argument("--thresholds", default="50,60,70,80,90,95",
+                   help="comma-separated percentages")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.set_defaults(run=run_stats)
+
+
+def stats_rows(dmap, depths, thresholds):
+    """Statistics of every (split, leaf rule, limit) combination, plus the exact tree."""
+    rows = []
+    for split in tree.SPLITS:
+        for leaf in tree.LEAF_RULES:
+            limits = ([("depth", d) for d in range(1, depths + 1)]
+                      + [("threshold", th) for th in thresholds] + [("exact", None)])
+            for kind, value in limits:
+                opts = tree.BuildOptions(split, leaf,
+                                         value if kind == "depth" else None,
+                                         value if kind == "threshold" else None)
+                stats = penalty.tree_stats(dmap, tree.build_tree(dmap, opts))
+                rows.append({"split": split, "leaf": leaf, "limit": kind, "value": value,
+                             **stats})
+    return rows
+
+
+COLUMNS = (("split", "{}"), ("leaf", "{}"), ("limit", "{}"), ("max_depth", "{}"),
+           ("min_depth", "{}"), ("mean_depth", "{:.2f}"), ("penalty_min", "{:.2f}"),
+           ("penalty_max", "{:.2f}"), ("penalty_mean", "{:.2f}"), ("penalty_median", "{:.2f}"),
+           ("leaves", "{}"), ("nodes", "{}"), ("unmeasured_choices", "{}"))
+HEADERS = ("split", "leaf", "limit", "depth max", "min", "mean", "penalty% min", "max", "mean",
+           "median", "leaves", "nodes", "unmeasured")
+
+
+def format_stats(rows, fmt):
+    def cell(row, key, spec):
+        if key == "limit":
+            if row["limit"] == "depth":
+                return f"depth {row['value']}"
+            return f"{row['value']:g}%" if row["limit"] == "threshold" else "exact"
+        return "-" if row[key] is None else spec.format(row[key])
+    table_rows = [[cell(r, k, s) for k, s in COLUMNS] for r in rows]
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+        lines += ["| " + " | ".join(r) + " |" for r in table_rows]
+        return "\n".join(lines) + "\n"
+    widths = [max(len(h), *(len(r[i]) for r in table_rows)) for i, h in enumerate(HEADERS)]
+    fmt_row = lambda r: "  ".join(v.rjust(w) for v, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([fmt_row(HEADERS)] + [fmt_row(r) for r in table_rows]) + "\n"
+
+
+def run_stats(args):
+    try:
+        thresholds = [percent(x) for x in args.thresholds.split(",") if x.strip()]
+    except argparse.ArgumentTypeError as e:
+        raise InputError(f"--thresholds: {e}") from None
+    dmap = load_map(args)
+    rows = stats_rows(dmap, args.depths, thresholds)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(rows, indent=1) + "\n")
+        return 0
+    b = penalty.baseline_stats(dmap)
+    sys.stdout.write(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} message "
+                     f"sizes{' x %d %s' % (dmap.shape[2], args.z) if args.z else ''}, "
+                     f"{len(dmap.methods)} methods, {int(dmap.measured.sum())} measured cells, "
+                     f"{int((~dmap.measured).sum())} filled\n")
+    if b["baseline_cells"]:
+        sys.stdout.write(f"Open MPI default (algorithm 0) on {b['baseline_cells']} cells: "
+                         f"penalty mean {b['baseline_penalty_mean']:.2f}%, median "
+                         f"{b['baseline_penalty_median']:.2f}%, max "
+                         f"{b['baseline_penalty_max']:.2f}%\n")
+    sys.stdout.write("\n" + format_stats(rows, args.format))
+    return 0

@@ -1,0 +1,127 @@
+"""Open MPI coll/tuned algorithm ids, their names, and which ones honour a segment size.
+
+Facts from Open MPI 4.1 (`coll_tuned_bcast_decision.c`, `coll_tuned_reduce_decision.c`,
+`coll_base_bcast.c`, `coll_base_reduce.c`; allreduce and gather ids as `ompi_info --param coll
+tuned --level 9` prints them for Open MPI 4.1.2, and their `*_intra_do_this` calls). Id 0 ("ignore") is Open MPI's own fixed decision: a
+baseline, never a candidate.
+"""
+import re
+
+from collsel.errors import InputError
+
+BASELINE_ALGORITHM = 0
+
+# id -> canonical name (the enumerator names `ompi_info` prints)
+ALGORITHMS = {
+    "bcast": {
+        0: "ignore", 1: "basic_linear", 2: "chain", 3: "pipeline", 4: "split_binary_tree",
+        5: "binary_tree", 6: "binomial", 7: "knomial", 8: "scatter_allgather",
+        9: "scatter_allgather_ring",
+    },
+    "reduce": {
+        0: "ignore", 1: "linear", 2: "chain", 3: "pipeline", 4: "binary", 5: "binomial",
+        6: "in-order_binary", 7: "rabenseifner",
+    },
+    # Read by ingest (ReproMPI, IMB and ompi-collectives-tuning files measure them).
+    "allreduce": {
+        0: "ignore", 1: "basic_linear", 2: "nonoverlapping", 3: "recursive_doubling", 4: "ring",
+        5: "segmented_ring", 6: "rabenseifner",
+    },
+    "gather": {0: "ignore", 1: "basic_linear", 2: "binomial", 3: "linear_sync"},
+}
+
+# Algorithms whose base implementation uses the segsize argument; the others ignore it
+# (bcast linear and the two scatter-allgather variants; reduce linear and rabenseifner).
+SEGMENTING = {
+    "bcast": frozenset({2, 3, 4, 5, 6, 7}),
+    "reduce": frozenset({2, 3, 4, 5, 6}),
+    "allreduce": frozenset({5}),
+    "gather": frozenset({3}),      # linear_sync: size of the first segment
+}
+
+# Algorithms that read faninout (chain: number of chains; 0 is forced to 1).
+USES_FANINOUT = {"bcast": frozenset({2}), "reduce": frozenset({2}), "allreduce": frozenset(),
+                 "gather": frozenset()}
+
+# Reduce algorithms valid for non-commutative operations.
+REDUCE_NONCOMMUTATIVE = frozenset({1, 6})
+
+# Spellings seen in benchmark outputs and papers, normalised by _key(); per collective.
+_ALIASES = {
+    "bcast": {
+        "default": 0, "tuned": 0, "ignore": 0, "fixed": 0,
+        "linear": 1, "basiclinear": 1, "flat": 1, "flattree": 1, "lin": 1,
+        "chain": 2,
+        "pipeline": 3, "pipe": 3,
+        "splitbinarytree": 4, "splitbinary": 4, "splitbintree": 4, "sbin": 4,
+        "binarytree": 5, "binary": 5, "bintree": 5, "bin": 5,
+        "binomial": 6, "binomialtree": 6, "bm": 6,
+        "knomial": 7, "knomialtree": 7,
+        "scatterallgather": 8, "scatterallgatherrd": 8,
+        "scatterallgatherring": 9,
+    },
+    "reduce": {
+        "default": 0, "tuned": 0, "ignore": 0, "fixed": 0,
+        "linear": 1, "basiclinear": 1, "flat": 1, "flattree": 1,
+        "chain": 2,
+        "pipeline": 3, "pipe": 3,
+        "binary": 4, "binarytree": 4, "bintree": 4,
+        "binomial": 5, "binomialtree": 5,
+        "inorderbinary": 6, "inorderbinarytree": 6, "inorderbintree": 6,
+        "rabenseifner": 7, "redscatgather": 7, "reducescattergather": 7,
+    },
+    "allreduce": {
+        "default": 0, "tuned": 0, "ignore": 0, "fixed": 0,
+        "linear": 1, "basiclinear": 1,
+        "nonoverlapping": 2, "reducebcast": 2,
+        "recursivedoubling": 3, "recdoubling": 3, "rd": 3,
+        "ring": 4,
+        "segmentedring": 5, "segring": 5,
+        "rabenseifner": 6, "redscatallgather": 6, "reducescatterallgather": 6,
+    },
+    "gather": {
+        "default": 0, "tuned": 0, "ignore": 0, "fixed": 0,
+        "linear": 1, "basiclinear": 1,
+        "binomial": 2, "binomialtree": 2,
+        "linearsync": 3, "synclinear": 3,
+    },
+}
+
+
+def _key(name):
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def collectives():
+    return sorted(ALGORITHMS)
+
+
+def check_collective(collective):
+    if collective not in ALGORITHMS:
+        raise InputError(f"unknown collective '{collective}' (known: {', '.join(collectives())})")
+    return collective
+
+
+def algorithm_id(collective, name):
+    """Open MPI id for an algorithm given as a number or a name in any common spelling."""
+    check_collective(collective)
+    text = str(name).strip()
+    if re.fullmatch(r"\d+", text):
+        alg = int(text)
+        if alg not in ALGORITHMS[collective]:
+            raise InputError(f"{collective} has no algorithm {alg} "
+                             f"(ids 0-{max(ALGORITHMS[collective])})")
+        return alg
+    alg = _ALIASES[collective].get(_key(text))
+    if alg is None:
+        known = ", ".join(ALGORITHMS[collective].values())
+        raise InputError(f"unknown {collective} algorithm '{text}' (known: {known})")
+    return alg
+
+
+def algorithm_name(collective, alg):
+    return ALGORITHMS[collective][alg]
+
+
+def segments(collective, alg):
+    return alg in SEGMENTING[collective]

@@ -1,0 +1,264 @@
+"""The canonical performance table: read, validate, combine and write.
+
+A table is CSV. Lines starting with `#` are comments; `# key=value` comments are metadata. The
+first other line is the header. Required columns:
+
+    collective  comm_size  msg_size  algorithm  segsize  time_us
+
+`algorithm` is an Open MPI coll/tuned id or one of its names (any common spelling); `segsize` is
+in bytes (0 = no segmentation); `time_us` is the statistic decisions use (the metadata key
+`statistic` says which). Optional columns: `faninout` (default 0), the spread columns in
+STAT_COLUMNS, and any other column, kept as text (e.g. a third axis such as `ppn`).
+
+Rows with algorithm 0 are Open MPI's own decision: a baseline, never a candidate.
+"""
+import csv
+import io
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from collsel.core import algorithms
+from collsel.errors import InputError, located
+
+REQUIRED = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "time_us")
+INT_COLUMNS = ("comm_size", "msg_size", "algorithm", "segsize", "faninout")
+# Spread and precision of the measurement behind time_us, as the sweep writes them.
+STAT_COLUMNS = ("mean_us", "median_us", "min_us", "max_us", "stdev_us", "ci_halfwidth_us",
+                "n", "ci_met", "launches")
+COLUMN_ORDER = REQUIRED[:5] + ("faninout", "time_us") + STAT_COLUMNS
+MAX_MSG_SIZE = 2**64 - 1
+MAX_COMM_SIZE = 2**31 - 1
+_METADATA = re.compile(r"([A-Za-z][\w.-]*)=(.*)")
+
+
+@dataclass
+class Source:
+    path: str
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class PerfTable:
+    """Rows as parallel columns. `origin[i]` is "file:line" of row i, for error messages."""
+    collective: np.ndarray
+    comm_size: np.ndarray
+    msg_size: np.ndarray
+    algorithm: np.ndarray
+    segsize: np.ndarray
+    faninout: np.ndarray
+    time_us: np.ndarray
+    extra: dict
+    origin: list
+    sources: list
+
+    def __len__(self):
+        return len(self.time_us)
+
+    def take(self, index):
+        index = np.asarray(index)
+        if index.dtype == bool:
+            index = np.flatnonzero(index)
+        return PerfTable(
+            self.collective[index], self.comm_size[index], self.msg_size[index],
+            self.algorithm[index], self.segsize[index], self.faninout[index], self.time_us[index],
+            {k: v[index] for k, v in self.extra.items()},
+            [self.origin[i] for i in index], self.sources)
+
+    def select(self, collective):
+        """The rows of one collective; an error when there are none."""
+        rows = self.collective == collective
+        if not rows.any():
+            present = ", ".join(sorted(set(self.collective.tolist()))) or "none"
+            files = ", ".join(s.path for s in self.sources)
+            raise InputError(f"{files}: no rows for collective '{collective}' "
+                             f"(collectives present: {present})")
+        return self.take(rows)
+
+    def column(self, name):
+        """A column by name: a required one, faninout, or an extra (text) column."""
+        if name in REQUIRED or name == "faninout":
+            return getattr(self, name)
+        if name in self.extra:
+            return self.extra[name]
+        raise InputError(f"no column '{name}' in "
+                         f"{', '.join(s.path for s in self.sources)} "
+                         f"(columns: {', '.join(self.columns())})")
+
+    def columns(self):
+        return list(COLUMN_ORDER[:7]) + [c for c in self.extra]
+
+
+def _parse_int(text, path, line, name, low, high):
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise located(path, line, f"{name} '{text}' is not an integer") from None
+    if not low <= value <= high:
+        raise located(path, line, f"{name} {value} out of range [{low}, {high}]")
+    return value
+
+
+def _parse_time(text, path, line, name="time_us"):
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise located(path, line, f"{name} '{text}' is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise located(path, line, f"{name} {text.strip()} must be a positive finite time in µs")
+    return value
+
+
+def read_lines(path, what="a CSV table"):
+    """The file as text lines; one located error for unreadable, binary or non-UTF-8 input."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise located(path, None, f"cannot read: {e.strerror}") from None
+    if b"\0" in raw:
+        line = raw[:raw.index(b"\0")].count(b"\n") + 1
+        raise located(path, line, f"binary data (NUL byte), not {what}")
+    try:
+        return raw.decode("utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise located(path, line, f"not UTF-8 text (byte 0x{raw[e.start]:02x})") from None
+
+
+def read_table(path):
+    """Read and validate one canonical CSV table."""
+    lines = read_lines(path)
+    source = Source(str(path))
+    header = None
+    cols = {k: [] for k in ("collective",) + INT_COLUMNS + ("time_us",)}
+    extra, origin = {}, []
+    for lineno, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        if text.lstrip().startswith("#"):
+            meta = _METADATA.match(text.lstrip()[1:].strip())
+            if meta:
+                source.metadata[meta.group(1)] = meta.group(2).strip()
+            continue
+        fields = next(csv.reader([text]))
+        if header is None:
+            header = [h.strip() for h in fields]
+            missing = [c for c in REQUIRED if c not in header]
+            if missing:
+                raise located(path, lineno, f"header lacks column(s) {', '.join(missing)} "
+                              f"(required: {', '.join(REQUIRED)}); "
+                              "use 'collsel ingest --map' for other layouts")
+            dup = sorted({h for h in header if header.count(h) > 1})
+            if dup:
+                raise located(path, lineno, f"column(s) {', '.join(dup)} appear twice")
+            index = {h: i for i, h in enumerate(header)}
+            extra = {h: [] for h in header if h not in cols}
+            continue
+        if len(fields) != len(header):
+            raise located(path, lineno, f"{len(fields)} fields, header has {len(header)}")
+        get = lambda name: fields[index[name]]  # noqa: E731
+        coll = get("collective").strip()
+        if not coll:
+            raise located(path, lineno, "empty collective")
+        try:
+            alg = (algorithms.algorithm_id(coll, get("algorithm"))
+                   if coll in algorithms.ALGORITHMS
+                   else _parse_int(get("algorithm"), path, lineno, "algorithm", 0, 2**31 - 1))
+        except InputError as e:
+            raise located(path, lineno, str(e)) from None
+        cols["collective"].append(coll)
+        cols["comm_size"].append(_parse_int(get("comm_size"), path, lineno, "comm_size",
+                                            1, MAX_COMM_SIZE))
+        cols["msg_size"].append(_parse_int(get("msg_size"), path, lineno, "msg_size",
+                                           0, MAX_MSG_SIZE))
+        cols["algorithm"].append(alg)
+        cols["segsize"].append(_parse_int(get("segsize"), path, lineno, "segsize", 0, 2**31 - 1))
+        cols["faninout"].append(_parse_int(get("faninout"), path, lineno, "faninout", 0, 2**31 - 1)
+                                if "faninout" in index and get("faninout").strip() else 0)
+        cols["time_us"].append(_parse_time(get("time_us"), path, lineno))
+        for name in extra:
+            extra[name].append(get(name).strip())
+        origin.append(f"{path}:{lineno}")
+    if header is None:
+        raise located(path, None, "empty file: expected a CSV header with columns "
+                      + ", ".join(REQUIRED))
+    if not origin:
+        raise located(path, None, "no data rows after the header")
+    table = PerfTable(
+        np.array(cols["collective"], dtype=object),
+        np.array(cols["comm_size"], dtype=np.int64),
+        np.array(cols["msg_size"], dtype=np.uint64),
+        np.array(cols["algorithm"], dtype=np.int64),
+        np.array(cols["segsize"], dtype=np.int64),
+        np.array(cols["faninout"], dtype=np.int64),
+        np.array(cols["time_us"], dtype=np.float64),
+        {k: np.array(v, dtype=object) for k, v in extra.items()},
+        origin, [source])
+    check_duplicates(table)
+    return table
+
+
+def combine(tables):
+    """One table from several; extra columns missing in a part are empty text there."""
+    tables = list(tables)
+    names = []
+    for t in tables:
+        names += [k for k in t.extra if k not in names]
+    cat = lambda attr: np.concatenate([getattr(t, attr) for t in tables])  # noqa: E731
+    extra = {k: np.concatenate([t.extra.get(k, np.full(len(t), "", dtype=object))
+                                for t in tables]) for k in names}
+    combined = PerfTable(cat("collective"), cat("comm_size"), cat("msg_size"), cat("algorithm"),
+                         cat("segsize"), cat("faninout"), cat("time_us"), extra,
+                         sum((t.origin for t in tables), []), sum((t.sources for t in tables), []))
+    check_duplicates(combined)
+    return combined
+
+
+def read_tables(paths):
+    return combine(read_table(p) for p in paths)
+
+
+def point_keys(table):
+    """The identity of a measurement: everything but the times and their spread."""
+    labels = [k for k in sorted(table.extra) if k not in STAT_COLUMNS]
+    return list(zip(table.collective.tolist(), table.comm_size.tolist(), table.msg_size.tolist(),
+                    table.algorithm.tolist(), table.segsize.tolist(), table.faninout.tolist(),
+                    *[table.extra[k].tolist() for k in labels]))
+
+
+def check_duplicates(table):
+    """Two rows for the same point must agree; identical repeats are harmless."""
+    seen = {}
+    for i, key in enumerate(point_keys(table)):
+        j = seen.setdefault(key, i)
+        if j != i and table.time_us[j] != table.time_us[i]:
+            raise InputError(
+                f"{table.origin[i]}: duplicate of {table.origin[j]} with a different time "
+                f"({table.time_us[i]:g} vs {table.time_us[j]:g} µs); remove one of them")
+
+
+def format_number(value):
+    """Shortest text that reads back to the same float; integers without a dot."""
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+
+
+def render_table(rows, metadata, columns=None):
+    """CSV text of a table given as a list of dicts, with `# key=value` metadata first."""
+    columns = columns or [c for c in COLUMN_ORDER if any(c in r for r in rows)] + sorted(
+        {k for r in rows for k in r} - set(COLUMN_ORDER))
+    out = io.StringIO()
+    for key, value in metadata.items():
+        out.write(f"# {key}={value}\n")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for r in rows:
+        writer.writerow(["" if r.get(c) is None else format_number(r[c])
+                         if isinstance(r.get(c), (int, float, np.number)) else r[c]
+                         for c in columns])
+    return out.getvalue()

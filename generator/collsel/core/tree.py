@@ -1,0 +1,257 @@
+"""DecisionMap -> TreeArrays: a quadtree (2 axes) or octree (3 axes) over the map, and its query.
+
+TreeArrays is the one intermediate representation every emitter reads; it knows nothing about C,
+and this module knows nothing about emitted files. Layout, as in scikit-learn's `Tree`:
+
+- node i's data sits at index i of every array; node 0 is the root; depth[0] == 0;
+- the children of node i are contiguous, starting at first_child[i] > i (breadth-first order);
+  first_child[i] == LEAF for a leaf;
+- split[i, d] is the boundary on axis d where node i splits: cells with index < split[i, d] go to
+  the low half. UNDEFINED where node i does not split axis d (and for leaves). A node has
+  2 ** (number of split axes) children, ordered by one bit per split axis, axis 0 the most
+  significant bit, 0 = low half: for (comm_size, msg_size) that is the paper's NW, NE, SW, SE;
+- method[i] is the method index of a leaf, UNDEFINED for internal nodes.
+
+Boundaries are cell indexes of the DecisionMap's axes: boundary k means "value >= axis.cuts[k-1]".
+In `replicate` mode a boundary may equal a box edge, leaving an empty child (no value reaches it).
+
+Construction runs level by level over the whole grid with NumPy; nothing recurses.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from collsel.errors import InputError
+
+LEAF = -1
+UNDEFINED = -2
+SPLITS = ("replicate", "balanced")
+LEAF_RULES = ("majority", "penalty")
+
+
+@dataclass
+class TreeArrays:
+    first_child: np.ndarray  # int32 (n,)
+    split: np.ndarray        # int32 (n, n_axes)
+    method: np.ndarray       # int32 (n,)
+    depth: np.ndarray        # int32 (n,)
+
+    @property
+    def node_count(self):
+        return len(self.first_child)
+
+    @property
+    def n_axes(self):
+        return self.split.shape[1]
+
+    def is_leaf(self):
+        return self.first_child == LEAF
+
+    def leaf_of_cells(self, cells):
+        """Leaf deciding each point, given its cell index on every axis (arrays of equal length)."""
+        cells = [np.asarray(c, dtype=np.int64) for c in cells]
+        node = np.zeros(len(cells[0]), dtype=np.int64)
+        active = np.flatnonzero(self.first_child[node] != LEAF)
+        while active.size:
+            nodes = node[active]
+            offset = np.zeros(active.size, dtype=np.int64)
+            for d, cell in enumerate(cells):
+                s = self.split[nodes, d]
+                splits = s != UNDEFINED
+                offset = np.where(splits, 2 * offset + (cell[active] >= s), offset)
+            node[active] = self.first_child[nodes] + offset
+            active = active[self.first_child[node[active]] != LEAF]
+        return node
+
+
+@dataclass
+class BuildOptions:
+    split: str = "balanced"
+    leaf: str = "majority"
+    max_depth: object = None   # int or None
+    threshold: object = None   # percent in (0, 100] or None
+
+    def check(self):
+        if self.split not in SPLITS:
+            raise InputError(f"--split must be one of {', '.join(SPLITS)}, not '{self.split}'")
+        if self.leaf not in LEAF_RULES:
+            raise InputError(f"--leaf must be one of {', '.join(LEAF_RULES)}, not '{self.leaf}'")
+        if self.max_depth is not None and not (isinstance(self.max_depth, int)
+                                               and 0 <= self.max_depth <= 64):
+            raise InputError(f"--max-depth must be an integer in [0, 64], not {self.max_depth}")
+        if self.threshold is not None and not 0 < self.threshold <= 100:
+            raise InputError(f"--threshold must be a percentage in (0, 100], not {self.threshold}")
+        return self
+
+    def as_dict(self):
+        return {"split": self.split, "leaf": self.leaf, "max_depth": self.max_depth,
+                "threshold": self.threshold}
+
+
+class _Grid:
+    """The grid the builder splits: the map itself (balanced) or the map replicated to 2^k."""
+
+    def __init__(self, dmap, split):
+        shape = dmap.shape
+        if split == "replicate":
+            size = 1 << max(0, int(np.ceil(np.log2(max(shape)))))
+            # builder cell i holds original cell i*n//size; original cell j is decided by its
+            # first copy, so a builder boundary b falls on original boundary owner(b-1)+1.
+            self.owner = [np.arange(size) * n // size for n in shape]
+            self.to_original = [np.concatenate(([0], o + 1)) for o in self.owner]
+            self.colors = dmap.best[np.ix_(*self.owner)]
+        else:
+            self.owner = [np.arange(n) for n in shape]
+            self.to_original = [np.arange(n + 1) for n in shape]
+            self.colors = dmap.best
+        self.shape = self.colors.shape
+
+
+def _halve(bounds):
+    """Next level's boundaries per axis: each interval of 2+ cells splits at its middle."""
+    lo, hi = bounds[:-1], bounds[1:]
+    mid = lo + (hi - lo + 1) // 2
+    splits = hi - lo >= 2
+    new = np.union1d(bounds, mid[splits])
+    return new, np.searchsorted(new, lo), splits, mid
+
+
+def _block_reduce(ufunc, grid, bounds):
+    out = grid
+    for d, b in enumerate(bounds):
+        out = ufunc.reduceat(out, b[:-1], axis=d)
+    return out
+
+
+class _LeafChooser:
+    """Leaf method of a block under the chosen rule, from summed-area tables (built on demand)."""
+
+    def __init__(self, dmap, grid, rule):
+        self.dmap, self.grid, self.rule = dmap, grid, rule
+        self._counts = self._penalty = None
+
+    def _sat(self, values):
+        sat = values
+        for d in range(values.ndim - 1):
+            sat = np.cumsum(sat, axis=d)
+            pad = [(0, 0)] * sat.ndim
+            pad[d] = (1, 0)
+            sat = np.pad(sat, pad)
+        return sat
+
+    @staticmethod
+    def _box_sum(sat, lo, hi):
+        """Sums over boxes [lo, hi) (arrays (k, D)) by inclusion-exclusion over the 2^D corners."""
+        n_axes = lo.shape[1]
+        total = 0
+        for corner in range(1 << n_axes):
+            idx, sign = [], 1
+            for d in range(n_axes):
+                high = corner >> (n_axes - 1 - d) & 1
+                idx.append(hi[:, d] if high else lo[:, d])
+                sign = sign if high else -sign
+            total = total + sign * sat[tuple(idx)]
+        return total
+
+    def counts(self, lo, hi):
+        """Cells of each method in builder boxes [lo, hi): shape (k, n_methods)."""
+        if self._counts is None:
+            n_methods = len(self.dmap.methods)
+            onehot = (self.grid.colors[..., None] == np.arange(n_methods)).astype(np.int32)
+            self._counts = self._sat(onehot)
+        return self._box_sum(self._counts, lo, hi)
+
+    def choose(self, lo, hi):
+        counts = self.counts(lo, hi)
+        majority = np.argmax(counts, axis=1)
+        if self.rule != "penalty":
+            return majority
+        if self._penalty is None:
+            dm = self.dmap
+            rel = dm.times / dm.best_time[..., None] - 1.0
+            present = np.isfinite(rel) & dm.measured[..., None]
+            self._penalty = (self._sat(np.where(present, rel, 0.0)),
+                             self._sat(present.astype(np.int32)),
+                             self._sat(dm.measured.astype(np.int32)[..., None]))
+        sat_pen, sat_has, sat_cells = self._penalty
+        olo = np.stack([self.grid.to_original[d][lo[:, d]] for d in range(lo.shape[1])], 1)
+        ohi = np.stack([self.grid.to_original[d][hi[:, d]] for d in range(lo.shape[1])], 1)
+        summed = self._box_sum(sat_pen, olo, ohi)
+        has = self._box_sum(sat_has, olo, ohi)
+        cells = self._box_sum(sat_cells, olo, ohi)
+        valid = (has == cells) & (cells > 0)
+        best = np.argmin(np.where(valid, summed, np.inf), axis=1)
+        return np.where(valid.any(axis=1), best, majority)
+
+
+def build_tree(dmap, options=None):
+    """The quadtree/octree of a decision map under the options' limits."""
+    options = (options or BuildOptions()).check()
+    grid = _Grid(dmap, options.split)
+    n_axes = len(grid.shape)
+    chooser = _LeafChooser(dmap, grid, options.leaf)
+    bounds = [np.array([0, n]) for n in grid.shape]
+    # per level: each active node's interval index on every axis
+    node_iv = np.zeros((1, n_axes), dtype=np.int64)
+    first_child, split, method, depth = [], [], [], []
+    next_id, level = 1, 0
+    while node_iv.shape[0]:
+        iv = tuple(node_iv[:, d] for d in range(n_axes))
+        lo = np.stack([bounds[d][node_iv[:, d]] for d in range(n_axes)], 1)
+        hi = np.stack([bounds[d][node_iv[:, d] + 1] for d in range(n_axes)], 1)
+        low = _block_reduce(np.minimum, grid.colors, bounds)[iv]
+        uniform = low == _block_reduce(np.maximum, grid.colors, bounds)[iv]
+        leaf = uniform.copy()
+        leaf_method = np.where(uniform, low, UNDEFINED)
+        limited = ~uniform
+        if options.max_depth is not None and level >= options.max_depth:
+            leaf |= limited
+        elif options.threshold is not None and limited.any():
+            sub = np.flatnonzero(limited)
+            counts = chooser.counts(lo[sub], hi[sub])
+            share = counts.max(axis=1) / counts.sum(axis=1)
+            leaf[sub[share * 100 >= options.threshold]] = True
+        pick = np.flatnonzero(leaf & limited)
+        if pick.size:
+            leaf_method[pick] = chooser.choose(lo[pick], hi[pick])
+
+        halves = [_halve(b) for b in bounds]
+        splits_axis = np.stack([halves[d][2][node_iv[:, d]] for d in range(n_axes)], 1)
+        splitting = ~leaf
+        n_children = np.where(splitting, 1 << splits_axis.sum(axis=1), 0)
+        starts = next_id + np.concatenate(([0], np.cumsum(n_children)[:-1]))
+        first_child.append(np.where(splitting, starts, LEAF))
+        boundary = np.stack([grid.to_original[d][halves[d][3][node_iv[:, d]]]
+                             for d in range(n_axes)], 1)
+        split.append(np.where(splitting[:, None] & splits_axis, boundary, UNDEFINED))
+        method.append(leaf_method)
+        depth.append(np.full(len(leaf), level))
+        next_id += int(n_children.sum())
+
+        # children: one row per (parent, child rank), bits over the parent's split axes
+        parent = np.repeat(np.arange(len(leaf)), n_children)
+        first_of_parent = np.concatenate(([0], np.cumsum(n_children)[:-1]))
+        rank = np.arange(len(parent)) - np.repeat(first_of_parent, n_children)
+        child_iv = np.empty((len(parent), n_axes), dtype=np.int64)
+        shift = np.zeros(len(parent), dtype=np.int64)
+        for d in reversed(range(n_axes)):
+            s = splits_axis[parent, d]
+            bit = np.where(s, (rank >> shift) & 1, 0)
+            shift += s
+            child_iv[:, d] = halves[d][1][node_iv[parent, d]] + bit
+        node_iv = child_iv
+        bounds = [h[0] for h in halves]
+        level += 1
+    cat = lambda parts: np.concatenate(parts).astype(np.int32)  # noqa: E731
+    return TreeArrays(cat(first_child), np.concatenate(split).astype(np.int32),
+                      cat(method), cat(depth))
+
+
+def cells_of_values(axes, values):
+    """Cell index on each axis of query values (lists or arrays, one per axis)."""
+    out = []
+    for axis, v in zip(axes, values):
+        dtype = np.uint64 if axis.kind == "log2" else np.int64
+        cuts = np.asarray(axis.cuts, dtype=dtype)
+        out.append(np.searchsorted(cuts, np.asarray(v, dtype=dtype), side="right"))
+    return out

@@ -1,0 +1,185 @@
+"""Binary tree blob (format version 1) for the C runtime, and the same bytes as a C array.
+
+The byte layout is documented in include/collsel_tree.h (the C runtime's public header) and in
+README.md. Split positions are not stored: the runtime derives each node's split from its box of
+cells, as `collsel build` chooses it. `encode` checks that derivation against the tree's stored
+splits and its node layout, and refuses (InputError) any tree it could not encode exactly, so a
+blob always answers as `collsel query` on the same tree.json.
+
+Knows nothing of benchmark tables: it reads a loaded tree.json only.
+"""
+import re
+import struct
+import zlib
+
+import numpy as np
+
+from collsel import __version__
+from collsel.errors import InputError
+from collsel.core.tree import LEAF, UNDEFINED
+from collsel.sinks.emit import render
+
+MAGIC = b"CSLT"
+VERSION = 1
+KINDS = {"linear": 0, "log2": 1, "category": 2}
+SPLIT_MODES = {"balanced": 0, "replicate": 1}
+U16, U32, INT_MAX = 2**16 - 1, 2**32 - 1, 2**31 - 1
+
+
+def _fail(what):
+    raise InputError(f"cannot encode this tree as a blob: {what}")
+
+
+def _axes_bytes(axes):
+    if len(axes) not in (2, 3):
+        _fail(f"{len(axes)} axes (the blob holds 2 or 3)")
+    if axes[0].kind != "linear" or axes[1].kind != "log2" or (
+            len(axes) == 3 and axes[2].kind not in ("linear", "category")):
+        _fail("axes must be comm_size (linear), msg_size (log2)[, z (linear or category)]")
+    records, cuts = b"", b""
+    for d, axis in enumerate(axes):
+        n = len(axis.cuts) + 1
+        if not 1 <= n <= U16:
+            _fail(f"axis {axis.name} has {n} cells (at most {U16})")
+        records += struct.pack("<BBH", KINDS[axis.kind], 0, n)
+        values = [int(c) for c in axis.cuts]
+        if any(b <= a for a, b in zip(values, values[1:])):
+            _fail(f"axis {axis.name} cuts are not strictly increasing")
+        if axis.kind == "category":
+            if values != list(range(1, n)):
+                _fail(f"category axis {axis.name} cuts must be 1..{n - 1}")
+            continue
+        fmt, low, high = (("<I", 0, U32) if d == 0 else ("<Q", 0, 2**64 - 1) if d == 1
+                          else ("<q", -2**63, 2**63 - 1))
+        if values and not (low <= values[0] and values[-1] <= high):
+            _fail(f"axis {axis.name} cut out of range [{low}, {high}]")
+        cuts += b"".join(struct.pack(fmt, v) for v in values)
+    return records, cuts
+
+
+def _methods_bytes(methods):
+    out = b""
+    for i, m in enumerate(methods):
+        if not (0 <= m.algorithm <= U16 and 0 <= m.faninout <= U16 and 0 <= m.segsize <= INT_MAX):
+            _fail(f"method {i} (algorithm {m.algorithm}, segsize {m.segsize}, faninout "
+                  f"{m.faninout}) out of range (u16, int, u16)")
+        out += struct.pack("<HHI", m.algorithm, m.faninout, m.segsize)
+    return out
+
+
+def derived_splits(tree, n_cells, mode):
+    """(split per node and axis as the runtime derives it, child count per node), level by level.
+
+    Raises InputError when the layout is not the canonical breadth-first one the blob implies.
+    """
+    n, n_axes = tree.node_count, len(n_cells)
+    internal = tree.first_child != LEAF
+    size = 1 << max(0, int(np.ceil(np.log2(max(n_cells)))))
+    cells = np.array(n_cells, dtype=np.int64)
+    lo = np.zeros((n, n_axes), dtype=np.int64)
+    hi = np.tile(np.full(n_axes, size) if mode == "replicate" else cells, (n, 1))
+    split = np.full((n, n_axes), UNDEFINED, dtype=np.int64)
+    children = np.zeros(n, dtype=np.int64)
+    seen = np.zeros(n, dtype=bool)
+    seen[0] = True
+    level = np.array([0])
+    while level.size:
+        nodes = level[internal[level]]
+        if not nodes.size:
+            break
+        length = hi[nodes] - lo[nodes]
+        splits = length >= 2
+        if mode == "replicate":
+            mid = lo[nodes] + length // 2
+            boundary = ((mid - 1) * cells) // size + 1
+        else:
+            mid = lo[nodes] + (length + 1) // 2
+            boundary = mid
+        if not splits.any(axis=1).all():
+            _fail("an internal node's box cannot be split")
+        split[nodes] = np.where(splits, boundary, UNDEFINED)
+        count = 1 << splits.sum(axis=1)
+        children[nodes] = count
+        parent = np.repeat(np.arange(nodes.size), count)
+        first = np.concatenate(([0], np.cumsum(count)[:-1]))
+        rank = np.arange(parent.size) - np.repeat(first, count)
+        child = tree.first_child[nodes][parent].astype(np.int64) + rank
+        if child.size and (child.max() >= n or seen[child].any()):
+            _fail("node layout is not a tree")
+        seen[child] = True
+        shift = np.zeros(parent.size, dtype=np.int64)
+        clo, chi = lo[nodes][parent], hi[nodes][parent]
+        for d in reversed(range(n_axes)):
+            s = splits[parent, d]
+            bit = np.where(s, (rank >> shift) & 1, 0)
+            shift += s
+            m = mid[parent, d]
+            clo[:, d] = np.where(s & (bit == 1), m, clo[:, d])
+            chi[:, d] = np.where(s & (bit == 0), m, chi[:, d])
+        lo[child], hi[child] = clo, chi
+        level = child
+    if not seen.all():
+        _fail("node layout is not a tree (unreachable nodes)")
+    return split, children
+
+
+def encode(loaded, node_width=None):
+    """The blob of a loaded tree.json, as bytes; nodes of 2 bytes when they fit, else 4."""
+    tree, axes, methods = loaded.tree, loaded.axes, loaded.methods
+    mode = loaded.build.get("split") if isinstance(loaded.build, dict) else None
+    if mode not in SPLIT_MODES:
+        _fail(f"unknown split mode {mode!r}")
+    name = str(loaded.collective)
+    if not re.fullmatch(r"[\x21-\x7e]{1,16}", name):
+        _fail(f"collective name {name!r} is not 1-16 printable ASCII characters")
+    records, cuts = _axes_bytes(axes)
+    n, m = tree.node_count, len(methods)
+    width = node_width or (2 if n <= 2**15 and m <= 2**15 else 4)
+    if width == 2 and not (n <= 2**15 and m <= 2**15):
+        _fail(f"{n} nodes, {m} methods do not fit 2-byte nodes (at most 32768 each)")
+    if not 1 <= m <= U16 or n > 2**31:
+        _fail(f"{m} methods, {n} nodes (at most {U16} methods and 2^31 nodes)")
+    n_cells = [len(a.cuts) + 1 for a in axes]
+    split, children = derived_splits(tree, n_cells, mode)
+    internal = tree.first_child != LEAF
+    stored = tree.split.astype(np.int64)
+    if not np.array_equal(np.where(internal[:, None], stored, UNDEFINED), split):
+        _fail(f"its splits are not the {mode} splits of its boxes (not made by collsel build?)")
+    expected_first = 1 + np.concatenate(([0], np.cumsum(children[internal])[:-1]))
+    if not np.array_equal(tree.first_child[internal], expected_first):
+        _fail("children are not laid out breadth first")
+    leaf_bit = 1 << (8 * width - 1)
+    words = np.where(internal, tree.first_child, tree.method.astype(np.int64) | leaf_bit)
+    nodes = words.astype("<u2" if width == 2 else "<u4").tobytes()
+    head = MAGIC + struct.pack("<BBBBIHH16s", VERSION, len(axes), SPLIT_MODES[mode], width, n,
+                               m, 0, name.encode("ascii"))
+    body = head + records + cuts + _methods_bytes(methods) + nodes
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def _one(trees, target):
+    if len(trees) != 1:
+        raise InputError(f"--target {target} takes exactly one tree, got {len(trees)}")
+    return trees[0]
+
+
+def add_arguments(p):
+    p.add_argument("--array-name", metavar="NAME",
+                   help="C array name for --target c-array (default collsel_<coll>_tree)")
+    p.add_argument("--node-width", type=int, choices=(2, 4),
+                   help="bytes per node for --target blob/c-array (default: 2 when the tree "
+                        "has at most 32768 nodes and methods, else 4)")
+
+
+def emit(trees, args):
+    loaded = _one(trees, args.target)
+    blob = encode(loaded, getattr(args, "node_width", None))
+    if args.target == "blob":
+        return {"tree.bin": blob}
+    name = getattr(args, "array_name", None) or f"collsel_{loaded.collective}_tree"
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise InputError(f"--array-name '{name}' is not a C identifier")
+    rows = [", ".join(f"0x{b:02x}" for b in blob[i:i + 12]) for i in range(0, len(blob), 12)]
+    return {f"{name}.c": render("tree_blob.c.j2", name=name, rows=rows, size=len(blob),
+                                collective=loaded.collective, version=__version__,
+                                nodes=loaded.tree.node_count, axes=len(loaded.axes))}

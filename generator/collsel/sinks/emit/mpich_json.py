@@ -1,0 +1,222 @@
+"""Target `mpich-json`: a complete MPICH 4.x MPIR-level collective selection file.
+
+MPICH reads it through MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE, and a user file REPLACES the
+whole built-in tree: every collective MPICH may call (barrier and allreduce inside MPI_Init,
+...) must be present, or MPIR_Csel_search finds no algorithm and MPICH asserts. So the output
+is the installed version's default `maint/tuning/coll/mpir/generic.json` (from the Debian
+source package; `--mpich-base FILE`, fetched by `make mpich-base`) with the `collective=bcast`
+and/or `collective=reduce` subtree replaced by the one generated from each tree.
+
+Generated subtree (MPICH CSEL semantics: sibling keys are an ordered first-match chain):
+  collective=C
+    comm_type=intra
+      comm_size<=P1                     communicator size first, so MPICH prunes it once per
+        avg_msg_size<=M1   {leaf}       communicator; then the message size (type size * count,
+        ...                             the metric Open MPI and the tree use)
+        avg_msg_size=any   {leaf}       every numeric chain ends in =any
+      ...
+      comm_size=any        {...}
+    comm_type=inter                     copied from the base file
+Thresholds are the tree's integer cuts minus one (`<` becomes `<=`), merged where neighbouring
+cells map to the same MPICH algorithm; each must fit in a 32-bit int (MPICH parses N with atoi).
+The base file's `comm_hierarchy=parent` (SMP-aware, multi-node) branches are not kept for a
+replaced collective: the tree was measured without them.
+
+Algorithms: Open MPI ids (what the tree's methods are) map to MPICH names through the explicit
+table MPICH_NAMES below; segment size and fan-in/out have no MPICH 4.0 counterpart and are
+dropped. An id missing from the table is an error unless `--mpich-map [COLL:]ID=NAME,...` says
+which MPICH algorithm to use (NAME: a short name from the table's vocabulary, e.g. `binomial`,
+or a full `MPIR_<Coll>_...` name); `--mpich-map` entries also override the table.
+"""
+import json
+
+import numpy as np
+
+from collsel.errors import InputError
+from collsel.sinks.emit import render
+
+INT32_MAX = 2**31 - 1
+
+# MPICH 4.0.x algorithm names (src/mpi/coll/src/csel_container.c of 4.0.2).
+MPICH_ALGORITHMS = {
+    "bcast": ("MPIR_Bcast_intra_binomial", "MPIR_Bcast_intra_scatter_recursive_doubling_allgather",
+              "MPIR_Bcast_intra_scatter_ring_allgather", "MPIR_Bcast_intra_smp",
+              "MPIR_Bcast_allcomm_nb"),
+    "reduce": ("MPIR_Reduce_intra_binomial", "MPIR_Reduce_intra_reduce_scatter_gather",
+               "MPIR_Reduce_intra_smp", "MPIR_Reduce_allcomm_nb"),
+}
+
+# Open MPI coll/tuned algorithm id -> the MPICH 4.0 algorithm that implements the same method.
+# Only exact counterparts are listed:
+#   bcast  6 binomial               -> MPIR_Bcast_intra_binomial
+#   bcast  8 scatter_allgather      -> MPIR_Bcast_intra_scatter_recursive_doubling_allgather
+#            (binomial scatter + recursive-doubling allgather, van de Geijn, in both libraries)
+#   bcast  9 scatter_allgather_ring -> MPIR_Bcast_intra_scatter_ring_allgather
+#   reduce 5 binomial               -> MPIR_Reduce_intra_binomial
+#   reduce 7 rabenseifner           -> MPIR_Reduce_intra_reduce_scatter_gather
+#            (reduce-scatter + gather; guarded as in MPICH's generic.json, see REDUCE_SCATTER_GATHER)
+# No counterpart in MPICH 4.0: bcast 1 basic_linear, 2 chain, 3 pipeline, 4 split_binary_tree,
+# 5 binary_tree, 7 knomial (MPICH >= 4.1's MPIR_Bcast_intra_tree/pipelined_tree are not in 4.0);
+# reduce 1 linear, 2 chain, 3 pipeline, 4 binary, 6 in-order_binary.
+MPICH_NAMES = {
+    "bcast": {6: "MPIR_Bcast_intra_binomial",
+              8: "MPIR_Bcast_intra_scatter_recursive_doubling_allgather",
+              9: "MPIR_Bcast_intra_scatter_ring_allgather"},
+    "reduce": {5: "MPIR_Reduce_intra_binomial",
+               7: "MPIR_Reduce_intra_reduce_scatter_gather"},
+}
+
+# MPIR_Reduce_intra_reduce_scatter_gather needs a built-in op and count >= the largest power of
+# two <= comm size; MPICH's own generic.json guards it like this, and so does the generated tree.
+REDUCE_SCATTER_GATHER = "MPIR_Reduce_intra_reduce_scatter_gather"
+
+
+def add_arguments(p):
+    p.add_argument("--mpich-base", metavar="FILE",
+                   help="--target mpich-json: MPICH's default MPIR selection file "
+                   "(maint/tuning/coll/mpir/generic.json of the installed version; "
+                   "`make mpich-base` puts it in build/mpich/generic.json)")
+    p.add_argument("--mpich-map", metavar="[COLL:]ID=NAME,...", default="",
+                   help="--target mpich-json: MPICH algorithm for Open MPI algorithm ID "
+                   "(all trees, or only collective COLL), e.g. 'bcast:7=binomial,1=binomial'; "
+                   "overrides the built-in table")
+
+
+def _full_name(collective, name, where):
+    known = MPICH_ALGORITHMS[collective]
+    if name in known or name.startswith(f"MPIR_{collective.capitalize()}_"):
+        return name
+    for full in known:
+        if full.split("_", 3)[-1] == name:
+            return full
+    short = ", ".join(full.split("_", 3)[-1] for full in known)
+    raise InputError(f"{where}: unknown MPICH {collective} algorithm '{name}' (one of: {short}, "
+                     f"or a full MPIR_{collective.capitalize()}_... name)")
+
+
+def parse_map(text, collectives):
+    """--mpich-map text -> {collective: {id: MPICH name}}."""
+    out = {c: {} for c in collectives}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        where = f"--mpich-map '{item}'"
+        scope, _, rule = item.rpartition(":")
+        ident, eq, name = rule.partition("=")
+        if not eq or not ident.strip().isdigit() or not name.strip():
+            raise InputError(f"{where}: expected [COLL:]ID=NAME, e.g. bcast:7=binomial")
+        if scope and scope not in MPICH_NAMES:
+            raise InputError(f"{where}: no MPICH mapping for collective '{scope}'")
+        for c in ([scope] if scope else collectives):
+            if c in out:
+                out[c][int(ident)] = _full_name(c, name.strip(), where)
+    return out
+
+
+def _chains(loaded, names):
+    """[(P threshold or None, [(m threshold or None, leaf name)])] in first-match order."""
+    p_axis, m_axis = loaded.axes
+    pv, mv = np.meshgrid(np.asarray(p_axis.values), np.asarray(m_axis.values), indexing="ij")
+    methods = loaded.decide([pv.ravel(), mv.ravel()]).reshape(pv.shape)
+    leaf_of_method = np.array([names[m.algorithm] for m in loaded.methods], dtype=object)
+    leaves = leaf_of_method[methods]                     # P values x m values
+    # Message chain of each P row: runs of equal leaves; a run ends at a cut (or at =any).
+    m_cuts = list(m_axis.cuts)
+    rows = []
+    for row in leaves:
+        ends = np.flatnonzero(row[:-1] != row[1:])       # last cell of each run but the last
+        chain = [(int(m_cuts[j]) - 1, row[j]) for j in ends] + [(None, row[-1])]
+        rows.append(chain)
+    p_cuts = list(p_axis.cuts)
+    blocks = []
+    for i, chain in enumerate(rows):
+        if i + 1 < len(rows) and rows[i + 1] == chain:
+            continue                                      # merged into the next P block
+        blocks.append((int(p_cuts[i]) - 1 if i + 1 < len(rows) else None, chain))
+    for p_max, chain in blocks:
+        for value in [p_max] + [m for m, _ in chain]:
+            if value is not None and not 0 <= value <= INT32_MAX:
+                raise InputError(f"{loaded.collective} tree: threshold {value} does not fit in "
+                                 f"a 32-bit int (MPICH reads thresholds with atoi)")
+    return blocks
+
+
+def _names(loaded, mapping, where):
+    names = dict(MPICH_NAMES[loaded.collective])
+    names.update(mapping.get(loaded.collective, {}))
+    missing = sorted({m.algorithm for m in loaded.methods} - set(names))
+    if missing:
+        labels = {m.algorithm: n.split("/")[0] for m, n in zip(loaded.methods,
+                                                              loaded.method_names)}
+        listed = ", ".join(f"{a} ({labels[a]})" for a in missing)
+        raise InputError(f"{where}: Open MPI {loaded.collective} algorithm(s) {listed} have no "
+                         f"MPICH counterpart; say which MPICH algorithm to use with "
+                         f"--mpich-map {loaded.collective}:ID=NAME,...")
+    return names
+
+
+def _load_base(path):
+    def pairs(items):
+        keys = [k for k, _ in items]
+        dup = sorted({k for k in keys if keys.count(k) > 1})
+        if dup:
+            raise InputError(f"{path}: duplicate key {dup[0]!r} in one object")
+        return dict(items)
+    try:
+        with open(path) as f:
+            base = json.load(f, object_pairs_hook=pairs)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read MPICH base selection file: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}:{e.lineno}: not valid JSON: {e.msg}") from None
+    if not isinstance(base, dict) or not any(k.startswith("collective=") for k in base):
+        raise InputError(f"{path}: not an MPICH selection file (no collective=... keys)")
+    return base
+
+
+def _dump(value, indent):
+    """JSON text of a subtree copied from MPICH's base file, indented to sit at `indent`.
+
+    The copied subtrees are data read from MPICH's own file, re-serialised unchanged; their depth
+    and keys are arbitrary, which a template could only walk by recursion. json.dumps keeps the
+    insertion order (which is MPICH's first-match order, json.load preserves it) and is
+    deterministic, so the bytes depend only on the base file. The generated part is rendered by
+    the template.
+    """
+    text = json.dumps(value, indent=2, separators=(",", ": "))
+    return text.replace("\n", "\n" + " " * indent)
+
+
+def emit(trees, args):
+    if not args.mpich_base:
+        raise InputError("--target mpich-json needs --mpich-base FILE (MPICH's generic.json; "
+                         "`make mpich-base` fetches it)")
+    by_collective = {}
+    for path, loaded in zip(args.trees, trees):
+        if loaded.collective not in MPICH_NAMES:
+            raise InputError(f"{path}: no MPICH JSON mapping for {loaded.collective} "
+                             f"(bcast and reduce only)")
+        if len(loaded.axes) != 2 or [a.name for a in loaded.axes] != ["comm_size", "msg_size"]:
+            raise InputError(f"{path}: MPICH JSON takes a 2-D comm_size x msg_size tree")
+        if loaded.collective in by_collective:
+            raise InputError(f"{path}: a second {loaded.collective} tree (one per collective)")
+        by_collective[loaded.collective] = (path, loaded)
+    mapping = parse_map(args.mpich_map, sorted(by_collective))
+    base = _load_base(args.mpich_base)
+    entries = []
+    for key, value in base.items():
+        collective = key.split("=", 1)[1] if key.startswith("collective=") else None
+        if collective not in by_collective:
+            entries.append({"key": key, "copied": _dump(value, 2)})
+            continue
+        path, loaded = by_collective.pop(collective)
+        inter = value.get("comm_type=inter") if isinstance(value, dict) else None
+        if inter is None:
+            raise InputError(f"{args.mpich_base}: {key} has no comm_type=inter branch to keep")
+        blocks = _chains(loaded, _names(loaded, mapping, path))
+        entries.append({"key": key, "blocks": blocks, "inter": _dump(inter, 4)})
+    if by_collective:
+        missing = ", ".join(f"collective={c}" for c in sorted(by_collective))
+        raise InputError(f"{args.mpich_base}: no {missing} to replace")
+    text = render("mpich_selection.json.j2", entries=entries, guarded=REDUCE_SCATTER_GATHER,
+                  fallback="MPIR_Reduce_intra_binomial")
+    json.loads(text)  # the template's output must be JSON; a failure here is a collsel bug
+    return {"mpich_selection.json": text}

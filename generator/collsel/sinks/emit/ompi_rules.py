@@ -1,0 +1,228 @@
+"""Targets `ompi-rules` and `ompi-json` of `collsel emit`: Open MPI coll/tuned dynamic rules files.
+
+`ompi-rules` is the classic file Open MPI 4.1 / 5.0 read through
+`--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE`;
+`ompi-json` is the JSON rules file of Open MPI 6 / main (explicit inclusive ranges, `seg_size`).
+One or more trees (one per collective) go into one file, collectives in id order.
+
+Mapping. A tree over (P, m) is resolved into communicator-size blocks, each a ladder of
+message-size thresholds. By default there is one block per cell of the tree's P axis, and
+neighbouring blocks with the same ladder are merged: every P split of the tree then falls on a
+block boundary and every m split on a message threshold, so the file decides exactly what the
+tree decides for every integer P >= 1 and m >= 0. `--ompi-comm-sizes LIST` sets the blocks
+instead (e.g. powers of two); a block then spans P cells the tree may decide differently, and
+it takes, per m cell, the method most of the tree's grid P values inside the block pick (ties:
+the lowest P's). That is where a rules file loses precision against the tree: a classic block
+covers [COMSIZE_j, COMSIZE_{j+1} - 1] and nothing finer. `collsel emit` prints, per collective,
+the share of the tree's grid points (measured P x measured m) where the written file, read back
+with Open MPI's own matching (`ompi_rules_check`), decides differently from the tree.
+
+Other limits the format has, whatever the blocks: no third axis (2-D trees only), and no
+operation axis: Open MPI 4.1 applies a reduce rule to non-commutative operations too
+(its dynamic path does not look at commutativity), so only linear (1) and in-order binary (6)
+are safe there.
+"""
+import json
+
+import numpy as np
+
+from collsel import __version__
+from collsel.errors import CollselError, InputError
+from collsel.core.tree import cells_of_values
+from collsel.sinks.emit import ompi_rules_reader as check
+from collsel.sinks.emit import render
+
+MAX_INT = 2**31 - 1
+
+
+def add_arguments(p):
+    p.add_argument("--ompi-comm-sizes", metavar="LIST",
+                   help="ompi-rules/ompi-json: communicator sizes that start the blocks, e.g. "
+                   "2,4,8,16 (default: one block per P cell of the tree, merged where equal: "
+                   "exact)")
+    p.add_argument("--ompi-rules-version", type=int, choices=(1, 2), default=1,
+                   help="ompi-rules: 2 writes the rule-file-version-2 line and a MAXREQ field "
+                   "(0), understood only by Open MPI >= 4.1.8 / >= 5.0.7; default 1")
+
+
+def _comm_sizes(text):
+    if text is None:
+        return None
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"--ompi-comm-sizes '{text}': expected integers like 2,4,8") from None
+    if not sizes or sizes[0] < 1 or any(b <= a for a, b in zip(sizes, sizes[1:])):
+        raise InputError(f"--ompi-comm-sizes '{text}': sizes must be >= 1 and strictly ascending")
+    if sizes[-1] > MAX_INT:
+        raise InputError(f"--ompi-comm-sizes '{text}': {sizes[-1]} does not fit an int")
+    return sizes
+
+
+def _check_trees(trees):
+    seen = {}
+    for t in trees:
+        if len(t.axes) != 2:
+            raise InputError(f"{t.collective}: an Open MPI rules file has no third axis "
+                             f"('{t.axes[2].name}'); build a 2-D tree for it")
+        if t.collective not in check.COLLECTIVE_IDS:
+            raise InputError(f"'{t.collective}' is not an Open MPI collective (known: "
+                             f"{', '.join(check.COLLECTIVE_IDS)})")
+        if t.collective in seen:
+            raise InputError(f"two trees for {t.collective}: a rules file holds one per "
+                             "collective")
+        seen[t.collective] = t
+    return [seen[c] for c in sorted(seen, key=check.COLLECTIVE_IDS.get)]
+
+
+def cell_decisions(loaded):
+    """Method index per (P cell, m cell) of the tree's axes."""
+    n_p, n_m = (len(a.values) for a in loaded.axes)
+    pc, mc = np.meshgrid(np.arange(n_p), np.arange(n_m), indexing="ij")
+    leaves = loaded.tree.leaf_of_cells([pc.ravel(), mc.ravel()])
+    return loaded.tree.method[leaves].reshape(n_p, n_m)
+
+
+def _ladder(row, m_axis):
+    """[(first m of the run, method index)] for one row of m-cell decisions."""
+    starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+    return [(0 if k == 0 else int(m_axis.cuts[k - 1]), int(row[k])) for k in starts]
+
+
+def blocks_of(loaded, comm_sizes=None):
+    """[(first P of the block, ladder)], ascending, each ladder starting at m = 0."""
+    p_axis, m_axis = loaded.axes
+    decisions = cell_decisions(loaded)
+    if comm_sizes is None:
+        starts = [1] + [int(c) for c in p_axis.cuts]
+        rows = list(decisions)
+    else:
+        starts = list(comm_sizes)
+        values = np.asarray(p_axis.values, dtype=np.int64)
+        bounds = starts[1:] + [np.iinfo(np.int64).max]
+        rows = []
+        for k, (lo, hi) in enumerate(zip(starts, bounds)):
+            inside = (values < hi) & ((values >= lo) | (k == 0))
+            if not inside.any():       # no grid P here: the cell holding the block's start
+                cell = p_axis.cell_of(max(lo, 1))
+                rows.append(decisions[cell])
+                continue
+            cells = np.unique(cells_of_values([p_axis], [values[inside]])[0])
+            sub = decisions[cells]
+            # majority per m column; ties go to the method the lowest P cell picks
+            counts = (sub[:, None, :] == sub[None, :, :]).sum(axis=1)   # (cells, m)
+            rows.append(sub[np.argmax(counts, axis=0), np.arange(sub.shape[1])])
+    blocks = []
+    for start, row in zip(starts, rows):
+        ladder = _ladder(np.asarray(row), m_axis)
+        if blocks and comm_sizes is None and blocks[-1][1] == ladder:
+            continue
+        blocks.append((start, ladder))
+    return blocks
+
+
+def _block_context(loaded, blocks):
+    out = []
+    for j, (start, ladder) in enumerate(blocks):
+        end = blocks[j + 1][0] - 1 if j + 1 < len(blocks) else None
+        rules = []
+        for k, (m0, method) in enumerate(ladder):
+            m1 = ladder[k + 1][0] - 1 if k + 1 < len(ladder) else None
+            meth = loaded.methods[method]
+            rules.append({"msg_min": m0, "msg_max": m1, "alg": meth.algorithm,
+                          "segsize": meth.segsize, "faninout": meth.faninout,
+                          "name": loaded.method_names[method],
+                          "range": f"m {m0}..{m1}" if m1 is not None else f"m >= {m0}"})
+        out.append({"comm_min": start if j else 0, "comm_start": start, "comm_max": end,
+                    "range": ("every P" if j == 0 and end is None else f"P <= {end}" if j == 0
+                              else f"P >= {start}" if end is None else f"P {start}..{end}"),
+                    "rules": rules})
+    return out
+
+
+def _grid_points(loaded):
+    p_axis, m_axis = loaded.axes
+    pv, mv = np.meshgrid(np.asarray(p_axis.values, dtype=np.int64),
+                         np.asarray(m_axis.values, dtype=np.int64), indexing="ij")
+    return pv.ravel(), mv.ravel()
+
+
+def disagreement(loaded, decide):
+    """(points that differ, points) over the tree's grid; `decide(P, m)` -> (alg, seg, fan)."""
+    pv, mv = _grid_points(loaded)
+    want = [loaded.methods[i] for i in loaded.decide([pv, mv]).tolist()]
+    differ = sum((w.algorithm, w.segsize, w.faninout) != tuple(decide(int(p), int(m)))
+                 for w, p, m in zip(want, pv.tolist(), mv.tolist()))
+    return differ, len(want)
+
+
+def _report(target, loaded, blocks, differ, total):
+    rules = sum(len(ladder) for _, ladder in blocks)
+    print(f"{target}: {loaded.collective}: {len(blocks)} communicator-size block(s), {rules} "
+          f"message rule(s); decides differently from the tree on {differ} of {total} grid "
+          f"points ({100.0 * differ / total:.2f}%)")
+
+
+def _header(loaded_list, comm_sizes):
+    summary = []
+    for t in loaded_list:
+        b = t.build
+        limits = [f"max depth {b['max_depth']}" if b.get("max_depth") is not None else "",
+                  f"threshold {b['threshold']}%" if b.get("threshold") is not None else ""]
+        summary.append(f"{t.collective} (id {check.COLLECTIVE_IDS[t.collective]}): "
+                       f"{', '.join(x for x in limits if x) or 'exact'} tree, "
+                       f"{t.tree.node_count} nodes")
+    return {"version": __version__, "trees": summary,
+            "blocks_from": ("--ompi-comm-sizes " + ",".join(map(str, comm_sizes))
+                            if comm_sizes else "one block per P cell of the tree (exact)")}
+
+
+def emit(trees, args):
+    loaded_list = _check_trees(trees)
+    comm_sizes = _comm_sizes(getattr(args, "ompi_comm_sizes", None))
+    collectives = []
+    for t in loaded_list:
+        blocks = blocks_of(t, comm_sizes)
+        collectives.append({"name": t.collective, "id": check.COLLECTIVE_IDS[t.collective],
+                            "blocks": _block_context(t, blocks), "_blocks": blocks,
+                            "_tree": t})
+    header = _header(loaded_list, comm_sizes)
+    if args.target == "ompi-json":
+        text = render("ompi_rules.json.j2", collectives=collectives, **header)
+        document = json.loads(text)      # the template must give valid JSON
+        for c in collectives:
+            differ, total = disagreement(c["_tree"], _json_decider(document, c["name"]))
+            _report(args.out, c["_tree"], c["_blocks"], differ, total)
+        return {"rules.json": text}
+    version = getattr(args, "ompi_rules_version", 1)
+    text = render("ompi_rules.conf.j2", collectives=collectives, file_version=version, **header)
+    # read the file back as Open MPI would: it must be clean, and it is what we score
+    ompi = (4, 1, 8) if version > 1 else (4, 1, 4)
+    rules = check.read("<emitted>", text.encode("ascii"), ompi)
+    if rules.errors:
+        line, message = rules.errors[0]
+        raise CollselError(f"internal error: the emitted rules file fails check-rules, line "
+                           f"{line}: {message}")
+    for c in collectives:
+        coll_id = c["id"]
+        differ, total = disagreement(
+            c["_tree"], lambda p, m, i=coll_id: rules.lookup(i, p, m)[:3])
+        _report(args.out, c["_tree"], c["_blocks"], differ, total)
+    return {"rules.conf": text}
+
+
+def json_lookup(document, collective, comm_size, msg_size):
+    """(alg, seg_size, faninout) Open MPI main picks from a JSON rules file: first match."""
+    for comm in document["collectives"].get(collective, []):
+        if not comm.get("comm_size_min", 0) <= comm_size <= comm.get("comm_size_max", MAX_INT):
+            continue
+        for rule in comm["rules"]:
+            hi = rule.get("msg_size_max", "inf")
+            if rule.get("msg_size_min", 0) <= msg_size and (hi == "inf" or msg_size <= hi):
+                return (rule["alg"], rule.get("seg_size", 0), rule.get("faninout", 0))
+        return (0, 0, 0)
+    return (0, 0, 0)
+
+
+def _json_decider(document, collective):
+    return lambda p, m: json_lookup(document, collective, p, m)

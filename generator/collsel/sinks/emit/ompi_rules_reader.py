@@ -1,0 +1,388 @@
+"""Read an Open MPI coll/tuned classic rules file exactly as Open MPI does (`collsel check-rules`,
+and every `ompi-rules` file collsel emits is read back through it).
+
+Facts from Open MPI 4.1.4 (`coll_tuned_dynamic_file.c`, `coll_tuned_dynamic_rules.c`,
+`coll_base_util.c` of the Debian source package) and, for the optional version line, 4.1.8 / 5.0.7:
+
+- Numbers are read one at a time with `fscanf("%li")` (so `010` is octal 8, `0x10` is 16, `-2` is
+  negative, `1.5` is 1 then 5); any other character is skipped one at a time, and `#` skips to the
+  end of the line. Newlines mean nothing, except that a version-2 rule's optional MAXREQ must sit
+  on the rule's own line.
+- Layout: [rule-file-version-N] NCOL, then per collective COLID NCOMSIZES, per block COMSIZE
+  NMSGSIZES, per rule MSGSIZE ALG FANINOUT SEGSIZE [MAXREQ]. `rule-file-version-N` is understood
+  only by Open MPI >= 4.1.8 (4.1.x) or >= 5.0.7, and only at byte 0 of the file; older releases
+  read its `-N` as the number of collectives and reject the file.
+- Open MPI rejects the whole file (silently, in a release build, falling back to its fixed
+  decision) on: a negative number, end of file before the last expected number, NCOL > 22,
+  COLID >= 22, or a block whose first MSGSIZE is not 0.
+- It silently accepts: a duplicate collective (the last one wins), numbers after the last
+  collective (ignored), blocks or rules out of ascending order (the scans below then stop early),
+  values that overflow an `int` (truncated), and an algorithm id the collective does not have
+  (the call then fails with MPI_ERR_ARG).
+- Matching: per communicator, the block is found by scanning blocks in file order and stopping at
+  the first with COMSIZE > P; the last one passed wins, and the first block when P is below all.
+  Per call, the same scan over the block's rules with MSGSIZE <= m. ALG 0 means Open MPI's fixed
+  decision.
+
+This module reports every trap above as one line `FILE:LINE: ...`; the evaluator follows Open
+MPI's scans exactly (including on files with errors), so `--query` says what Open MPI would run.
+"""
+import re
+from dataclasses import dataclass, field
+
+from collsel.core import algorithms
+from collsel.errors import InputError
+
+# enum COLLTYPE in ompi/mca/coll/base/coll_base_functions.h (4.1, 5.0 and main)
+COLLECTIVE_IDS = {
+    "allgather": 0, "allgatherv": 1, "allreduce": 2, "alltoall": 3, "alltoallv": 4,
+    "alltoallw": 5, "barrier": 6, "bcast": 7, "exscan": 8, "gather": 9, "gatherv": 10,
+    "reduce": 11, "reducescatter": 12, "reducescatterblock": 13, "scan": 14, "scatter": 15,
+    "scatterv": 16, "neighbor_allgather": 17, "neighbor_allgatherv": 18,
+    "neighbor_alltoall": 19, "neighbor_alltoallv": 20, "neighbor_alltoallw": 21,
+}
+COLLCOUNT = 22
+COLLECTIVE_NAMES = {v: k for k, v in COLLECTIVE_IDS.items()}
+INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
+
+VERSION_LINE = re.compile(rb"rule-file-version-(\d+)")
+# one number as fscanf("%li") reads it: sign, then hex, octal (leading 0) or decimal
+_NUMBER = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+_DECIMAL = re.compile(r"0|[1-9][0-9]*")
+
+FIELDS = ("MSGSIZE", "ALG", "FANINOUT", "SEGSIZE", "MAXREQ")
+
+
+def parse_version(text):
+    """'4.1.4' -> (4, 1, 4); the Open MPI release whose reader to emulate."""
+    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?", text or "")
+    if not m:
+        raise InputError(f"--ompi-version '{text}' is not a version like 4.1.4")
+    v = (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+    if v[:2] not in ((4, 1), (5, 0)):
+        raise InputError(f"--ompi-version {text}: only the 4.1.x and 5.0.x classic readers are "
+                         "emulated (Open MPI 6/main shifts comm-size ranges: use "
+                         "`collsel emit --target ompi-json` there)")
+    return v
+
+
+def version_line_supported(version):
+    """rule-file-version-N and MAXREQ came with 4.1.8 and 5.0.7."""
+    return version >= (4, 1, 8) if version[:2] == (4, 1) else version >= (5, 0, 7)
+
+
+def ompi_reads(word):
+    """The numbers Open MPI's tokenizer takes out of one whitespace-free, comment-free word."""
+    out, i = [], 0
+    while i < len(word):
+        m = _NUMBER.match(word, i)
+        if m:
+            text = m.group(0)
+            sign = -1 if text[0] == "-" else 1
+            body = text.lstrip("+-")
+            if body[:2].lower() == "0x":
+                value = int(body[2:], 16)
+            elif len(body) > 1 and body[0] == "0":
+                value = int(body[1:], 8)
+            else:
+                value = int(body)
+            out.append(sign * value)
+            i = m.end()
+        else:
+            # scanf consumes a lone sign before failing; Open MPI then skips one character
+            i += 2 if word[i] in "+-" else 1
+    return out
+
+
+@dataclass
+class Number:
+    value: int
+    line: int
+    text: str          # the word it came from
+    first_on_line: bool
+    word_starts_digit: bool
+
+
+@dataclass
+class Rule:
+    msg_size: int
+    alg: int
+    faninout: int
+    segsize: int
+    max_requests: int
+    line: int
+
+
+@dataclass
+class Block:
+    comm_size: int
+    line: int
+    rules: list = field(default_factory=list)
+
+
+@dataclass
+class Collective:
+    coll_id: int
+    line: int
+    blocks: list = field(default_factory=list)
+
+
+@dataclass
+class RulesFile:
+    path: str
+    version: int
+    collectives: dict            # coll_id -> Collective, as Open MPI keeps it (last one wins)
+    rejected: bool               # Open MPI would ignore the whole file
+    errors: list                 # (line, message)
+    rule_count: int = 0
+
+    def lookup(self, coll_id, comm_size, msg_size):
+        """(alg, segsize, faninout, max_requests) Open MPI 4.1 runs; alg 0 = its fixed decision."""
+        coll = None if self.rejected else self.collectives.get(coll_id)
+        if coll is None or not coll.blocks:
+            return (0, 0, 0, 0)
+        # ompi_coll_tuned_get_com_rule_ptr, then ompi_coll_tuned_get_target_method_params
+        best = _last_at_most(coll.blocks, "comm_size", comm_size)
+        if not best.rules:
+            return (0, 0, 0, 0)
+        rule = _last_at_most(best.rules, "msg_size", msg_size)
+        return (rule.alg, rule.segsize, rule.faninout, rule.max_requests)
+
+
+def _last_at_most(items, key, value):
+    """Open MPI's scan: the last item whose `key` is <= value, else the first item."""
+    chosen = items[0]
+    for item in items:
+        if getattr(item, key) > value:
+            break
+        chosen = item
+    return chosen
+
+
+def _words(data, skip_version):
+    """Numbers as Open MPI reads them, and (line, word, message) for each word not plain decimal."""
+    numbers, problems = [], []
+    text = data.decode("latin-1")
+    for lineno, line in enumerate(text.split("\n"), 1):
+        body = line.split("#", 1)[0]
+        if lineno == 1 and skip_version:
+            body = body[skip_version:]
+        first = True
+        for word in body.split():
+            values = ompi_reads(word)
+            if not _DECIMAL.fullmatch(word):
+                problems.append((lineno, word, _describe_word(word, values)))
+            for k, v in enumerate(values):
+                numbers.append(Number(v, lineno, word, first, k == 0 and word[0].isdigit()))
+                first = False
+    return numbers, problems
+
+
+def _describe_word(word, values):
+    read = ("nothing (skipped silently)" if not values
+            else " then ".join(str(v) for v in values))
+    if VERSION_LINE.fullmatch(word.encode("latin-1")):
+        what = ("a version line must be the very first bytes of the file (nothing before it, "
+                "not even a comment or a blank line)")
+    elif re.fullmatch(r"[+-]?0[xX][0-9a-fA-F]+", word):
+        what = "hexadecimal number"
+    elif re.fullmatch(r"[+-]?0[0-9]+", word):
+        what = "leading zero (fscanf %li reads octal)"
+    elif re.fullmatch(r"-[0-9]+", word):
+        what = "negative number (Open MPI rejects the file)"
+    elif re.fullmatch(r"\+[0-9]+", word):
+        what = "explicit sign"
+    elif re.fullmatch(r"[+-]?[0-9]*[.eE][0-9.eE+-]*", word):
+        what = "not an integer"
+    else:
+        what = "text outside a comment (start comments with #)"
+    return f"'{word}': {what}; Open MPI reads {read}; write plain decimal digits"
+
+
+class _Reader:
+    def __init__(self, numbers):
+        self.numbers, self.i = numbers, 0
+
+    def next(self):
+        if self.i >= len(self.numbers):
+            return None
+        n = self.numbers[self.i]
+        self.i += 1
+        return n
+
+
+def read(path, data, version=(4, 1, 4)):
+    """Parse `data` (bytes) as Open MPI `version` would; collect every problem."""
+    errors = []
+    file_version, skip = 1, 0
+    m = VERSION_LINE.match(data)
+    if m and version_line_supported(version):
+        file_version, skip = int(m.group(1)), m.end()
+    numbers, problems = _words(data, skip)
+    for line, word, message in problems:
+        if m and line == 1 and word == m.group(0).decode() and not skip:
+            message = (f"'{word}': Open MPI {'.'.join(map(str, version))} has no version line "
+                       "(it came with 4.1.8 / 5.0.7): it reads "
+                       f"{' then '.join(map(str, ompi_reads(word)))} as the number of "
+                       "collectives and rejects the file")
+        errors.append((line, message))
+    reader = _Reader(numbers)
+    rejected = False
+    collectives = {}
+    rule_count = 0
+
+    def fail(line, message):
+        nonlocal rejected
+        rejected = True
+        errors.append((line, message + "; Open MPI ignores the whole file"))
+
+    def take(what, lo=0, hi=LONG_MAX):
+        n = reader.next()
+        if n is None:
+            last = numbers[-1].line if numbers else 1
+            fail(last, f"file ends where {what} is expected")
+            return None
+        if n.value < 0:
+            fail(n.line, f"{what} is negative ({n.value})")
+            return None
+        if n.value > hi:
+            errors.append((n.line, f"{what} {n.value} does not fit Open MPI's {hi_name(hi)}: "
+                           "it is silently truncated"))
+        return n
+
+    def hi_name(hi):
+        return "int" if hi == INT_MAX else "long"
+
+    def layout(group, role):
+        """A group of numbers must fill its own line(s): catches counts that do not match."""
+        lines = sorted({n.line for n in group})
+        if role == "rule":
+            first = group[0]
+            maxreq_note = " with MAXREQ" if len(group) == 5 else ""
+            if len(lines) > 1 or not first.first_on_line:
+                errors.append((first.line, f"Open MPI reads a message rule "
+                               f"({' '.join(FIELDS[:len(group)])}) from "
+                               f"{_where(group)}: a count above does not match the rules that "
+                               "follow, or a line has the wrong number of fields "
+                               f"({len(group)} per rule{maxreq_note})"))
+                return False
+        elif not group[0].first_on_line:
+            errors.append((group[0].line, f"Open MPI reads {role} {group[0].value} from the middle "
+                           f"of line {group[0].line} (after a message rule's fields): a count "
+                           "above does not match, or a rule line has too many fields"))
+            return False
+        return True
+
+    ncol = take("the number of collectives (NCOL)")
+    if ncol is not None and ncol.value > COLLCOUNT:
+        fail(ncol.line, f"NCOL {ncol.value} is more than the {COLLCOUNT} collectives Open MPI has")
+    layout_ok = ncol is not None and layout([ncol], "NCOL")
+    for _ in range(ncol.value if ncol is not None and not rejected else 0):
+        colid = take("a collective id (COLID)")
+        if colid is None:
+            break
+        if colid.value >= COLLCOUNT:
+            fail(colid.line, f"collective id {colid.value} >= {COLLCOUNT}")
+            break
+        layout_ok = layout_ok and layout([colid], "COLID")
+        name = COLLECTIVE_NAMES[colid.value]
+        if colid.value in collectives:
+            errors.append((colid.line, f"{name} (id {colid.value}) appears again (first on line "
+                           f"{collectives[colid.value].line}): Open MPI silently uses the last"))
+        coll = Collective(colid.value, colid.line)
+        collectives[colid.value] = coll
+        ncs = take(f"{name}: the number of communicator sizes (NCOMSIZES)", hi=INT_MAX)
+        if ncs is None:
+            break
+        for b in range(ncs.value):
+            cs = take(f"{name}: communicator size (COMSIZE) of block {b + 1}", hi=INT_MAX)
+            if cs is None:
+                break
+            layout_ok = layout_ok and layout([cs], "COMSIZE")
+            block = Block(cs.value, cs.line)
+            if coll.blocks and cs.value <= coll.blocks[-1].comm_size:
+                errors.append((cs.line, f"{name}: communicator size {cs.value} is not above the "
+                               f"previous block's {coll.blocks[-1].comm_size} (line "
+                               f"{coll.blocks[-1].line}): blocks must ascend; Open MPI stops at "
+                               "the first larger size, so blocks after it are misapplied"))
+            coll.blocks.append(block)
+            nms = take(f"{name}: the number of message sizes (NMSGSIZES) of block P>={cs.value}",
+                       hi=INT_MAX)
+            if nms is None:
+                break
+            for r in range(nms.value):
+                group = []
+                for k, fname in enumerate(FIELDS[:4]):
+                    n = take(f"{name}, block P>={cs.value}, rule {r + 1}: {fname}",
+                             hi=LONG_MAX if k == 0 else INT_MAX)
+                    if n is None:
+                        break
+                    group.append(n)
+                if len(group) < 4:
+                    break
+                maxreq = 0
+                if file_version > 1:
+                    nxt = reader.numbers[reader.i] if reader.i < len(numbers) else None
+                    if (nxt is not None and nxt.line == group[-1].line
+                            and nxt.word_starts_digit):
+                        n = take(f"{name}, block P>={cs.value}, rule {r + 1}: MAXREQ", hi=INT_MAX)
+                        if n is None:
+                            break
+                        group.append(n)
+                        maxreq = n.value
+                if layout_ok:
+                    layout_ok = layout(group, "rule")
+                rule = Rule(group[0].value, group[1].value, group[2].value, group[3].value,
+                            maxreq, group[0].line)
+                if r == 0 and rule.msg_size != 0:
+                    fail(rule.line, f"{name}: the first message rule of block P>={cs.value} has "
+                         f"MSGSIZE {rule.msg_size}; it must be 0")
+                if block.rules and rule.msg_size <= block.rules[-1].msg_size:
+                    errors.append((rule.line, f"{name}: message size {rule.msg_size} is not above "
+                                   f"the previous rule's {block.rules[-1].msg_size}: rules must "
+                                   "ascend; Open MPI stops at the first larger size"))
+                known = algorithms.ALGORITHMS.get(name)
+                if known is not None and rule.alg not in known:
+                    errors.append((rule.line, f"{name}: algorithm {rule.alg} does not exist "
+                                   f"(0-{max(known)}): the MPI call would fail with "
+                                   "MPI_ERR_ARG"))
+                block.rules.append(rule)
+                rule_count += 1
+                if rejected:
+                    break
+            if rejected:
+                break
+        if rejected:
+            break
+    if not rejected and reader.i < len(numbers):
+        extra = numbers[reader.i]
+        errors.append((extra.line, f"{len(numbers) - reader.i} number(s) after the last of the "
+                       f"{ncol.value} collective(s) NCOL announces (line {ncol.line}): Open MPI "
+                       "ignores them silently"))
+    errors.sort(key=lambda e: e[0])
+    return RulesFile(path, file_version, collectives, rejected, errors, rule_count)
+
+
+def _where(group):
+    lines = sorted({n.line for n in group})
+    return f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}"
+
+
+def load(path, version=(4, 1, 4)):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    return read(path, data, version)
+
+
+def summary(rules):
+    parts = []
+    for coll_id in sorted(rules.collectives):
+        coll = rules.collectives[coll_id]
+        parts.append(f"{COLLECTIVE_NAMES[coll_id]} (id {coll_id}): {len(coll.blocks)} "
+                     f"communicator-size block(s), {sum(len(b.rules) for b in coll.blocks)} "
+                     "message rule(s)")
+    return "; ".join(parts) or "no collectives"

@@ -1,0 +1,295 @@
+"""Everything the report shows, as one JSON-ready dict (report.json); plots and page read only it.
+
+Penalties are in percent, against the exact decision map, over measured cells (as penalty.py).
+Grids are nested lists indexed [comm_size][msg_size][z]; `null` where a value does not exist.
+"""
+import math
+import shlex
+import colorsys
+
+import numpy as np
+
+from collsel.core import algorithms, decision_map, penalty, table, tree
+from collsel.errors import InputError
+
+FORMAT = "collsel-report"
+VERSION = 1
+
+# Paul Tol's "muted" qualitative scheme (colour-blind safe), one hue per algorithm; the
+# methods of one algorithm (segment sizes, fan-in/out) are shades of its hue.
+HUES = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#44AA99",
+        "#999933", "#AA4499", "#6699CC", "#DD7788", "#777777")
+
+# Penalty colour bins (the paper's figure 3: white < 5 %, yellow 10-25 %, red >= 50 %),
+# lower bound inclusive; "below 0" only occurs for baselines faster than every candidate.
+PENALTY_BINS = [
+    {"low": None, "high": 0.0, "label": "< 0 % (faster than best candidate)", "colour": "#BFD7EA"},
+    {"low": 0.0, "high": 5.0, "label": "0 - 5 %", "colour": "#FFFFFF"},
+    {"low": 5.0, "high": 10.0, "label": "5 - 10 %", "colour": "#FFF5B8"},
+    {"low": 10.0, "high": 25.0, "label": "10 - 25 %", "colour": "#F7DC3C"},
+    {"low": 25.0, "high": 50.0, "label": "25 - 50 %", "colour": "#F29A2E"},
+    {"low": 50.0, "high": None, "label": ">= 50 %", "colour": "#C8261E"},
+]
+NOT_MEASURED = {"label": "not measured (filled cell)", "colour": "#9A9A9A"}
+UNSCORED = {"label": "choice not measured in this cell", "colour": "#3A3A3A"}
+
+
+def method_colours(methods):
+    """Colour per method: hue by algorithm (order of first appearance), lightness by variant."""
+    algs = sorted({m.algorithm for m in methods})
+    out = []
+    for m in methods:
+        group = [x for x in methods if x.algorithm == m.algorithm]
+        hue = HUES[algs.index(m.algorithm) % len(HUES)]
+        r, g, b = (int(hue[i:i + 2], 16) / 255 for i in (1, 3, 5))
+        h, _, s = colorsys.rgb_to_hls(r, g, b)
+        k, n = group.index(m), len(group)
+        light = 0.45 if n == 1 else 0.22 + 0.58 * k / (n - 1)
+        r, g, b = colorsys.hls_to_rgb(h, light, min(1.0, s * 1.1))
+        out.append("#%02X%02X%02X" % tuple(round(255 * c) for c in (r, g, b)))
+    return out
+
+
+def _grid(array, fn=lambda v: v):
+    """Nested lists of a NumPy grid, through fn per element."""
+    if array.ndim == 1:
+        return [fn(v) for v in array.tolist()]
+    return [_grid(a, fn) for a in array]
+
+
+def _num(v):
+    return None if v is None or not math.isfinite(v) else float(v)
+
+
+def _summary(values):
+    v = np.asarray(values, dtype=float)
+    s = penalty.summary(v, "p")
+    return {"cells": int(v.size), "mean": s["p_mean"], "median": s["p_median"],
+            "max": s["p_max"], "min": s["p_min"]}
+
+
+def _precision(t):
+    if "ci_met" not in t.extra:
+        return None
+    values = [v.strip().lower() for v in t.extra["ci_met"].tolist()]
+    known = [v for v in values if v != ""]
+    met = sum(v in ("1", "true", "yes") for v in known)
+    return {"points": len(known), "met": met,
+            "share": (met / len(known)) if known else None}
+
+
+def _label(limit, value):
+    if limit == "depth":
+        return f"depth {value}"
+    return f"{value:g}%" if limit == "threshold" else "exact"
+
+
+def _pareto(rows, key):
+    """Ids of rows no other row beats on both `key` and mean penalty (ties stay on the front)."""
+    pts = [(r[key], r["penalty_mean"], r["id"]) for r in rows if r["penalty_mean"] is not None]
+    front = []
+    for x, p, i in pts:
+        dominated = any(x2 <= x and p2 <= p and (x2 < x or p2 < p) for x2, p2, _ in pts)
+        if not dominated:
+            front.append(i)
+    return sorted(front, key=lambda i: (rows[i][key], rows[i]["penalty_mean"], i))
+
+
+def _cells_in(dmap, other):
+    """Cell index in `other` (a map of another table) of every cell of `dmap`, per axis."""
+    idx = []
+    for d, (a, b) in enumerate(zip(dmap.axes, other.axes)):
+        if a.kind == decision_map.CATEGORY or b.kind == decision_map.CATEGORY:
+            missing = [lab for lab in a.labels if lab not in b.labels]
+            if missing:
+                raise InputError(f"--model-table: no {a.name} value(s) {', '.join(missing)}")
+            idx.append(np.array([b.labels.index(lab) for lab in a.labels]))
+        else:
+            idx.append(tree.cells_of_values([b], [a.values])[0])
+    return np.meshgrid(*idx, indexing="ij")
+
+
+def _losses(dmap, tree_time, other_time, other_names=None, limit=None):
+    """Cells where the tree is slower than another choice, worst first."""
+    lose = dmap.measured & np.isfinite(tree_time) & np.isfinite(other_time) & (tree_time > other_time)
+    cells = np.argwhere(lose)
+    loss = 100.0 * (tree_time[lose] / other_time[lose] - 1.0)
+    out = []
+    for k in np.lexsort((np.arange(len(loss)), -loss)):
+        c = tuple(int(x) for x in cells[k])
+        item = {"cell": list(c), "comm_size": dmap.axes[0].values[c[0]],
+                "msg_size": dmap.axes[1].values[c[1]],
+                "tree_us": float(tree_time[c]), "other_us": float(other_time[c]),
+                "loss_pct": float(loss[k])}
+        if len(c) == 3:
+            item["z"] = dmap.axes[2].labels[c[2]]
+        if other_names is not None:
+            item["other_method"] = other_names[c]
+        out.append(item)
+    return out
+
+
+def compute(args):
+    """The report dict of parsed `collsel report` arguments."""
+    t = table.read_tables(args.tables).select(args.collective)
+    dmap = decision_map.build_map(t, args.z)
+    mmap = None
+    if args.model_tables:       # checked before the long work
+        mt = table.read_tables(args.model_tables).select(args.collective)
+        mmap = decision_map.build_map(mt, args.z)
+        if len(mmap.axes) != len(dmap.axes):
+            raise InputError("--model-table: axes differ from the measured table's")
+        model_cells = _cells_in(dmap, mmap)
+    names = dmap.method_names()
+    methods = dmap.methods
+    colours = method_colours(methods)
+    shape = dmap.shape
+    measured = dmap.measured
+
+    data = {
+        "sources": [{"path": s.path, "metadata": dict(s.metadata)} for s in t.sources],
+        "rows": len(t), "baseline_rows": int((t.algorithm == algorithms.BASELINE_ALGORITHM).sum()),
+        "axes": [{"name": a.name, "kind": a.kind, "values": list(a.values),
+                  "labels": list(a.labels), "min": a.labels[0] if a.kind == "category"
+                  else a.values[0], "max": a.labels[-1] if a.kind == "category"
+                  else a.values[-1], "count": len(a.values)} for a in dmap.axes],
+        "methods": [{"index": i, "name": names[i], "algorithm": m.algorithm,
+                     "algorithm_name": names[i].split("/")[0], "segsize": m.segsize,
+                     "faninout": m.faninout, "colour": colours[i],
+                     "best_cells": int((measured & (dmap.best == i)).sum())}
+                    for i, m in enumerate(methods)],
+        "cells": {"total": int(np.prod(shape)), "measured": int(measured.sum()),
+                  "filled": int((~measured).sum())},
+        "precision": _precision(t),
+        "time_us": {"min": float(t.time_us.min()), "max": float(t.time_us.max())},
+        "measured": _grid(measured, bool),
+        "exact": _grid(dmap.best, int),
+    }
+
+    # every (split, leaf, limit) tree: statistics, and its choice per cell
+    rows, choices, leaf_ids = [], [], []
+    limits = ([("depth", d) for d in range(1, args.depths + 1)]
+              + [("threshold", th) for th in args.thresholds] + [("exact", None)])
+    for split in tree.SPLITS:
+        for leaf in tree.LEAF_RULES:
+            for kind, value in limits:
+                opts = tree.BuildOptions(split, leaf, value if kind == "depth" else None,
+                                         value if kind == "threshold" else None)
+                tr = tree.build_tree(dmap, opts)
+                stats = penalty.tree_stats(dmap, tr)
+                choice, _ = penalty.cell_choices(dmap, tr)
+                cells = np.indices(shape).reshape(len(shape), -1)
+                leaf_ids.append(tr.leaf_of_cells(cells).reshape(shape))
+                choices.append(choice)
+                keep = {k: v for k, v in stats.items() if not k.startswith("baseline_")
+                        and k not in ("measured_cells", "filled_cells")}
+                rows.append({"id": len(rows), "split": split, "leaf": leaf, "limit": kind,
+                             "value": value, "label": _label(kind, value), **keep})
+    if args.progress:
+        args.progress(f"{len(rows)} trees built and scored")
+    pareto = {"mean_depth": _pareto(rows, "mean_depth"), "nodes": _pareto(rows, "nodes")}
+    budget = args.budget
+    for r in rows:
+        r["pareto_depth"] = r["id"] in pareto["mean_depth"]
+        r["pareto_nodes"] = r["id"] in pareto["nodes"]
+        r["within_budget"] = (r["penalty_mean"] is not None and r["penalty_mean"] <= budget
+                              and r["unmeasured_choices"] == 0)
+
+    ok = [r for r in rows if r["within_budget"]]
+    rec = min(ok, key=lambda r: (r["nodes"], r["penalty_mean"], r["mean_depth"], r["id"])) \
+        if ok else None
+    split = args.split or (rec["split"] if rec else "balanced")
+    leaf = args.leaf or (rec["leaf"] if rec else "majority")
+
+    def chosen_time(choice):
+        return np.take_along_axis(dmap.times, choice[..., None], axis=-1)[..., 0]
+
+    def penalty_grid(choice):
+        ct = chosen_time(choice)
+        pen = np.where(measured & np.isfinite(ct), 100.0 * (ct / dmap.best_time - 1.0), np.nan)
+        return _grid(pen, _num)
+
+    def leaf_grid(i):
+        return _grid(leaf_ids[i], int)
+
+    family = [r for r in rows if r["split"] == split and r["leaf"] == leaf]
+    pictured = [{"row": r["id"], "label": r["label"], "limit": r["limit"],
+                 "choice": _grid(choices[r["id"]], int), "leaf": leaf_grid(r["id"]),
+                 "penalty": penalty_grid(choices[r["id"]])} for r in family]
+
+    # baselines on the same points
+    baselines = {}
+    rec_time = chosen_time(choices[rec["id"]]) if rec else None
+    has = measured & np.isfinite(dmap.baseline_time)
+    if has.any():
+        pen = 100.0 * (dmap.baseline_time / dmap.best_time - 1.0)
+        entry = {"name": "Open MPI's own decision (algorithm 0 rows)",
+                 "short": "Open MPI's own decision\n(algorithm 0 rows)",
+                 "penalty": _grid(np.where(has, pen, np.nan), _num), **_summary(pen[has])}
+        if rec is not None:
+            tp = 100.0 * (rec_time / dmap.best_time - 1.0)
+            sel = has & np.isfinite(rec_time)
+            entry["tree_same_cells"] = _summary(tp[sel])
+            entry["losses"] = _losses(dmap, np.where(has, rec_time, np.nan), dmap.baseline_time)
+        baselines["ompi"] = entry
+    if mmap is not None:
+        picked = mmap.best[tuple(model_cells)]
+        index = {m: i for i, m in enumerate(methods)}
+        mchoice = np.array([index.get(mmap.methods[k], -1) for k in picked.ravel().tolist()],
+                           dtype=np.int64).reshape(shape)
+        mname = np.array([decision_map.describe(dmap.collective, mmap.methods[k])
+                          for k in picked.ravel().tolist()], dtype=object).reshape(shape)
+        mtime = np.where(mchoice >= 0, chosen_time(np.maximum(mchoice, 0)), np.nan)
+        scored = measured & np.isfinite(mtime)
+        pen = 100.0 * (mtime / dmap.best_time - 1.0)
+        entry = {"name": "model-based choice (argmin of predicted times)",
+                 "short": "model-based choice\n(argmin of predicted times)",
+                 "sources": [s.path for s in mt.sources],
+                 "unmeasured_choices": int((measured & ~scored).sum()),
+                 "penalty": _grid(np.where(scored, pen, np.nan), _num), **_summary(pen[scored])}
+        if rec is not None:
+            tp = 100.0 * (rec_time / dmap.best_time - 1.0)
+            entry["tree_same_cells"] = _summary(tp[scored & np.isfinite(rec_time)])
+            entry["losses"] = _losses(dmap, np.where(scored, rec_time, np.nan), mtime, mname)
+        baselines["model"] = entry
+
+    recommendation = None
+    if rec is not None:
+        recommendation = {"row": rec["id"], "budget": budget, **{k: rec[k] for k in (
+            "split", "leaf", "limit", "value", "label", "nodes", "leaves", "max_depth",
+            "mean_depth", "penalty_mean", "penalty_median", "penalty_max")},
+            "choice": _grid(choices[rec["id"]], int), "leaf_ids": leaf_grid(rec["id"]),
+            "penalty": penalty_grid(choices[rec["id"]]),
+            "commands": commands_for(args, rec)}
+
+    return {
+        "format": FORMAT, "version": VERSION, "collective": dmap.collective,
+        "options": {"tables": list(args.tables), "z": args.z, "depths": args.depths,
+                    "thresholds": list(args.thresholds), "budget": budget,
+                    "model_tables": list(args.model_tables or []),
+                    "pictured_split": split, "pictured_leaf": leaf},
+        "data": data,
+        "stats": rows,
+        "pareto": pareto,
+        "pictured": pictured,
+        "baselines": baselines,
+        "recommendation": recommendation,
+        "penalty_bins": PENALTY_BINS, "not_measured": NOT_MEASURED, "unscored": UNSCORED,
+    }
+
+
+def commands_for(args, row):
+    """The exact commands that build and emit one tree of the stats table."""
+    q = shlex.quote
+    tables = " ".join(q(p) for p in args.tables)
+    z = f" --z {q(args.z)}" if args.z else ""
+    limit = {"depth": f" --max-depth {row['value']}",
+             "threshold": f" --threshold {row['value']:g}", "exact": ""}[row["limit"]]
+    out = f"tree-{args.collective}"
+    cmds = [f"collsel build {tables} --collective {q(args.collective)}{z} --split {row['split']} "
+            f"--leaf {row['leaf']}{limit} --out {out}",
+            f"collsel emit --target c {out}/tree.json --out {out}/c"]
+    if args.collective in ("bcast", "reduce") and not args.z:
+        cmds.append(f"collsel emit --target ompi-dec-fixed {out}/tree.json "
+                    f"--out {out}/ompi_{args.collective}_intra_dec_fixed.c")
+    return cmds

@@ -1,0 +1,66 @@
+"""report.json and index.html (with the figures embedded) from the report dict."""
+import base64
+import json
+
+from collsel.sinks.emit import render
+from collsel.sinks.report import plots
+
+
+def dumps(report):
+    return json.dumps(report, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+def render_files(report, progress=None):
+    """{file name: bytes} of a report dict: report.json, index.html and every plot as PNG+SVG."""
+    figures = plots.render_all(json.loads(dumps(report)))
+    if progress:
+        progress(f"{len(figures)} figures drawn")
+    report = dict(report, figures=[{"name": n, "caption": c, "png": f"{n}.png", "svg": f"{n}.svg",
+                                    "width_px": int.from_bytes(png[16:20], "big")}
+                                   for n, c, png, _ in figures])
+    text = dumps(report)
+    data = json.loads(text)          # the page sees exactly what report.json holds
+    images = {n: "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
+              for n, _, _, svg in figures}
+    html = render("report.html.j2", r=data, images=images, fmt=Format)
+    files = {"report.json": text.encode("utf-8"), "index.html": html.encode("utf-8")}
+    for name, _, png, svg in figures:
+        files[f"{name}.png"] = png
+        files[f"{name}.svg"] = svg
+    return files
+
+
+class Format:
+    """Number formatting for the page (the numbers themselves come from report.json)."""
+
+    @staticmethod
+    def pct(v, digits=2):
+        return "–" if v is None else f"{v:.{digits}f} %"
+
+    @staticmethod
+    def num(v, digits=2):
+        return "–" if v is None else f"{v:.{digits}f}"
+
+    @staticmethod
+    def us(v):
+        return "–" if v is None else (f"{v:.3g} µs" if v < 100 else f"{v:,.0f} µs")
+
+    @staticmethod
+    def size(v):
+        for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+            if v >= 1 << shift and v % (1 << shift) == 0:
+                return f"{v >> shift} {unit}"
+        return f"{v} B"
+
+    @staticmethod
+    def g(v):
+        return f"{v:g}"
+
+    @staticmethod
+    def share(v):
+        return "–" if v is None else f"{100 * v:.1f} %"
+
+    @staticmethod
+    def limit(value, limit):
+        return {"depth": f"--max-depth {value}", "threshold": f"--threshold {value:g}"}.get(
+            limit, "none (exact)")

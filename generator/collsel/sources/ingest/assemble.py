@@ -1,0 +1,129 @@
+"""Parsed points + per-file given values -> rows of the canonical table.
+
+A value the file records and a value given for it must agree; a value neither supplies is an
+error naming the flag that would (segsize only for algorithms that segment, since the others
+ignore it; faninout defaults to the table's 0).
+"""
+from collsel.core import algorithms, table
+from collsel.errors import InputError, located
+from collsel.sources.ingest.given import how_to_supply
+
+
+def _resolve(path, key, values, convert):
+    """One value from [(text, where)...]; conflicting sources are an error."""
+    out = {}
+    for text, where in values:
+        try:
+            out.setdefault(convert(text), []).append(where)
+        except InputError as e:
+            raise located(path, None, f"{where}: {e}") from None
+    if len(out) > 1:
+        said = "; ".join(f"{', '.join(w)} say {v}" for v, w in out.items())
+        raise located(path, None, f"conflicting {key}: {said}")
+    return next(iter(out)) if out else None
+
+
+def _int(low, high, name):
+    def convert(text):
+        text = str(text).strip()
+        if not text.isdigit() or not low <= int(text) <= high:
+            raise InputError(f"{name} '{text}' is not an integer in [{low}, {high}]")
+        return int(text)
+    return convert
+
+
+def select_collective(path, parsed, given, lenient=False):
+    """Keep the points of one collective: the given one, else the only one the file holds."""
+    want = _resolve(path, "collective", given["collective"], lambda t: t.strip().lower())
+    present = sorted({p.collective for p in parsed.points if p.collective})
+    if want:
+        algorithms.check_collective(want)
+        points = [p for p in parsed.points if p.collective in (None, want)]
+        if not points:
+            raise located(path, parsed.points[0].line, f"no {want} results (the file holds: "
+                          f"{', '.join(present)})")
+        parsed.skipped += [c for c in present if c != want]
+        return points, [want]
+    unnamed = [p for p in parsed.points if not p.collective]
+    if unnamed:
+        what = f"measurement '{unnamed[0].block}'" if unnamed[0].block else parsed.format
+        if lenient:
+            return parsed.points, present + ["?"]
+        raise located(path, unnamed[0].line, f"{what} does not name the collective; "
+                      + how_to_supply("collective"))
+    known = [c for c in present if c in algorithms.ALGORITHMS]
+    parsed.skipped += [c for c in present if c not in algorithms.ALGORITHMS]
+    if not known:
+        raise located(path, parsed.points[0].line, f"no collective collsel knows (the file holds: "
+                      f"{', '.join(present)}; known: {', '.join(algorithms.collectives())})")
+    if len(known) > 1 and not lenient:
+        raise located(path, parsed.points[0].line, f"holds several collectives ({', '.join(known)}); "
+                      "choose one with --collective")
+    return [p for p in parsed.points if p.collective in known], known
+
+
+def rows(path, parsed, given, lenient=False):
+    """Table rows (dicts) for one file; in lenient mode (--check) missing values stay None
+    and the keys that would be needed are returned."""
+    points, _ = select_collective(path, parsed, given, lenient)
+    file_value = {"comm_size": _resolve(path, "comm_size", given["comm_size"],
+                                        _int(1, table.MAX_COMM_SIZE, "comm_size")),
+                  "segsize": _resolve(path, "segsize", given["segsize"],
+                                      _int(0, 2**31 - 1, "segsize")),
+                  "faninout": _resolve(path, "faninout", given["faninout"],
+                                       _int(0, 2**31 - 1, "faninout"))}
+    want = _resolve(path, "collective", given["collective"], lambda t: t.strip().lower())
+    out, needs, algs = [], set(), {}
+    for p in points:
+        coll = (p.collective or want or "").lower() or None
+        row = {"collective": coll}
+        for key in ("comm_size", "segsize", "faninout"):
+            mine, theirs = getattr(p, key), file_value[key]
+            if mine is not None and theirs is not None and mine != theirs:
+                raise located(path, p.line, f"{key} {mine} in the file, but "
+                              f"{given[key][0][1]} says {theirs}")
+            row[key] = mine if mine is not None else theirs
+        if coll is None:
+            needs.add("collective")
+        row["algorithm"] = _algorithm(path, p, coll, given, algs) if coll else None
+        if row["algorithm"] is None:
+            needs.add("algorithm")
+        if row["comm_size"] is None:
+            needs.add("comm_size")
+        if row["segsize"] is None:
+            if row["algorithm"] is not None and algorithms.segments(coll, row["algorithm"]):
+                needs.add("segsize")
+            elif row["algorithm"] is not None:
+                row["segsize"] = 0   # this algorithm ignores the segment size
+        if row["faninout"] is None:
+            row["faninout"] = 0
+        if needs and not lenient:
+            key = sorted(needs)[0]
+            fmt = {"csv": "this CSV"}.get(parsed.format, f"{parsed.format} output")
+            raise located(path, p.line, f"{key.replace('_', ' ')} is not recorded in {fmt}; "
+                          + how_to_supply(key))
+        row.update(msg_size=p.msg_size, time_us=p.time_us, origin=f"{path}:{p.line}")
+        row.update(p.stats)
+        out.append(row)
+    return out, needs
+
+
+def _algorithm(path, point, coll, given, cache):
+    if point.algorithm is not None:
+        if (coll, point.algorithm) not in cache:
+            try:
+                cache[coll, point.algorithm] = algorithms.algorithm_id(coll, point.algorithm)
+            except InputError as e:
+                raise located(path, point.line, str(e)) from None
+        mine = cache[coll, point.algorithm]
+        if given["algorithm"]:
+            theirs = _resolve(path, "algorithm", given["algorithm"],
+                              lambda t: algorithms.algorithm_id(coll, t))
+            if theirs != mine:
+                raise located(path, point.line, f"algorithm {point.algorithm} in the file, "
+                              f"but {given['algorithm'][0][1]} says {theirs}")
+        return mine
+    if coll not in cache:
+        cache[coll] = _resolve(path, "algorithm", given["algorithm"],
+                               lambda t: algorithms.algorithm_id(coll, t))
+    return cache[coll]

@@ -1,0 +1,126 @@
+"""What every format parser shares: reading text safely, numbers with located errors, units.
+
+A parser returns a `Parsed`: points that carry what the file itself records (message size, time,
+spread, and P or collective when the format prints them) plus the line each came from. What the
+file does not record is filled in later from flags, a file-name pattern or a manifest (given.py).
+"""
+import math
+import re
+from dataclasses import dataclass, field
+
+from collsel.core import table
+from collsel.errors import located
+
+# What the time column means, in two kinds that must not be compared against each other silently:
+# the mean over ranks (OSU Avg, IMB t_avg) is lower than the slowest rank's time (ReproMPI, SKaMPI).
+RANK_MEAN = "rank-mean"
+RANK_MAX = "rank-max"
+RANK_MIN = "rank-min"
+UNKNOWN = "unknown"
+KINDS = (RANK_MEAN, RANK_MAX, RANK_MIN, UNKNOWN)
+
+# Largest time accepted: a day. Anything longer is a unit or parsing mistake, not a collective.
+MAX_TIME_US = 86400e6
+
+_UNITS = {"us": 1.0, "usec": 1.0, "µs": 1.0, "μs": 1.0, "microseconds": 1.0,
+          "ms": 1e3, "msec": 1e3, "milliseconds": 1e3,
+          "s": 1e6, "sec": 1e6, "seconds": 1e6,
+          "ns": 1e-3, "nsec": 1e-3, "nanoseconds": 1e-3}
+
+
+@dataclass
+class Point:
+    line: int
+    msg_size: int
+    time_us: float
+    stats: dict = field(default_factory=dict)   # mean_us, median_us, ..., n
+    comm_size: int = None                       # when the file prints P
+    collective: str = None                      # when the file names the call
+    block: str = None                           # the file's name for the measurement
+    algorithm: str = None                       # per-row values of a mapped CSV
+    segsize: int = None
+    faninout: int = None
+
+
+@dataclass
+class Parsed:
+    format: str
+    points: list
+    statistic: str                  # words for the metadata: which number became time_us
+    kind: str                       # one of KINDS
+    info: dict = field(default_factory=dict)     # file facts worth keeping (tool version, ...)
+    skipped: list = field(default_factory=list)  # blocks read but not collectives we know
+
+
+# OSU and IMB both report, per message size, statistics over ranks of each rank's mean time.
+RANK_STATISTICS = {"avg": (RANK_MEAN, "mean over ranks of each rank's mean time per call"),
+                   "max": (RANK_MAX, "slowest rank's mean time per call"),
+                   "min": (RANK_MIN, "fastest rank's mean time per call")}
+
+
+def rank_statistic(path, opts, tool):
+    """The --statistic a per-rank-mean tool (OSU, IMB) was asked for; 'avg' by default."""
+    statistic = getattr(opts, "statistic", None) or "avg"
+    if statistic not in RANK_STATISTICS:
+        raise located(path, None, f"--statistic {statistic} does not apply to {tool} output "
+                      f"(choose {', '.join(RANK_STATISTICS)})")
+    return statistic
+
+
+def unit_factor(unit, path, line):
+    """µs per one `unit`; an error for a unit we do not know."""
+    factor = _UNITS.get(unit.strip().lower())
+    if factor is None:
+        raise located(path, line, f"unknown time unit '{unit}' (known: us, ms, s, ns)")
+    return factor
+
+
+def read_lines(path):
+    """The file as text lines; one located error for unreadable, binary, non-UTF-8 or empty."""
+    lines = table.read_lines(path, "benchmark output")
+    if not any(line.strip() for line in lines):
+        raise located(path, 1, "empty file")
+    return lines
+
+
+def parse_int(text, path, line, name, low=0, high=table.MAX_MSG_SIZE):
+    text = text.strip()
+    if not re.fullmatch(r"[+-]?\d+", text):
+        raise located(path, line, f"{name} '{text}' is not an integer")
+    value = int(text)
+    if not low <= value <= high:
+        raise located(path, line, f"{name} {value} out of range [{low}, {high}]")
+    return value
+
+
+def parse_float(text, path, line, name):
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise located(path, line, f"{name} '{text.strip()}' is not a number") from None
+    if not math.isfinite(value):
+        raise located(path, line, f"{name} is {text.strip()}, not a finite number")
+    return value
+
+
+def parse_time(text, path, line, name, factor=1.0):
+    """A time in the file's unit, returned in µs; must be positive and plausible."""
+    value = parse_float(text, path, line, name) * factor
+    if value <= 0:
+        raise located(path, line, f"{name} {text.strip()} is not a positive time")
+    if value > MAX_TIME_US:
+        raise located(path, line, f"{name} {text.strip()} is over a day: wrong unit or column?")
+    return value
+
+
+def check_order(path, line, low, mid, high, names):
+    """min <= avg <= max, allowing for the two-decimal rounding of the tools' output."""
+    slack = 0.011
+    if not (low <= mid + slack and mid <= high + slack):
+        raise located(path, line, f"{names[0]} {low:g} <= {names[1]} {mid:g} <= {names[2]} "
+                      f"{high:g} does not hold: columns out of order?")
+
+
+def collective_name(call):
+    """'MPI_Bcast', 'Bcast', 'bcast' -> 'bcast'."""
+    return re.sub(r"^mpi_", "", call.strip().lower())

@@ -1,0 +1,86 @@
+"""Values a file does not record, supplied per file by flags, a file-name pattern or a manifest.
+
+Every value remembers where it came from, so that a missing one can name the flag that would
+supply it and two sources that disagree are an error rather than a silent choice.
+"""
+import csv
+import os
+import re
+
+from collsel.errors import InputError, located
+
+KEYS = ("collective", "comm_size", "algorithm", "segsize", "faninout")
+FLAGS = {"collective": "--collective", "comm_size": "--comm-size", "algorithm": "--algorithm",
+         "segsize": "--segsize", "faninout": "--faninout"}
+
+
+def how_to_supply(key):
+    return (f"give {FLAGS[key]}, a --pattern with {{{key}}} or a --manifest "
+            f"column '{key}'")
+
+
+def compile_pattern(pattern):
+    """'osu-broadcast-{algorithm}.txt' -> a regex with one named group per field."""
+    parts, pos = [], 0
+    for m in re.finditer(r"\{(\w+)\}", pattern):
+        if m.group(1) not in KEYS:
+            raise InputError(f"--pattern: unknown field {{{m.group(1)}}} "
+                             f"(fields: {', '.join('{%s}' % k for k in KEYS)})")
+        parts.append(re.escape(pattern[pos:m.start()]))
+        numeric = m.group(1) in ("comm_size", "segsize", "faninout")
+        parts.append(f"(?P<{m.group(1)}>{'[0-9]+' if numeric else '.+?'})")
+        pos = m.end()
+    parts.append(re.escape(pattern[pos:]))
+    try:
+        return re.compile("".join(parts) + "$")
+    except re.error:
+        raise InputError(f"--pattern '{pattern}': a field appears twice") from None
+
+
+def read_manifest(path):
+    """CSV with a `file` column and any of KEYS; file names relative to the manifest."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(line for line in f if not line.lstrip().startswith("#")))
+    except (OSError, UnicodeDecodeError) as e:
+        raise located(path, None, f"cannot read manifest: {e}") from None
+    rows = [r for r in rows if any(c.strip() for c in r)]
+    if not rows or "file" not in [c.strip() for c in rows[0]]:
+        raise located(path, 1, "manifest needs a header with a 'file' column and any of "
+                      + ", ".join(KEYS))
+    header = [c.strip() for c in rows[0]]
+    unknown = [c for c in header if c != "file" and c not in KEYS]
+    if unknown:
+        raise located(path, 1, f"unknown manifest column(s) {', '.join(unknown)}")
+    base = os.path.dirname(os.path.abspath(path))
+    entries = {}
+    for number, row in enumerate(rows[1:], 2):
+        if len(row) != len(header):
+            raise located(path, number, f"{len(row)} fields, the header has {len(header)}")
+        values = dict(zip(header, (c.strip() for c in row)))
+        name = os.path.normpath(os.path.join(base, values.pop("file")))
+        entries[name] = {k: (v, f"manifest {path}:{number}") for k, v in values.items() if v}
+    return entries
+
+
+def for_file(path, opts, pattern, manifest):
+    """{key: [(text, where), ...]} for one input file."""
+    found = {k: [] for k in KEYS}
+    for key in KEYS:
+        value = getattr(opts, key, None)
+        if value is not None:
+            found[key].append((str(value), FLAGS[key]))
+    if pattern is not None:
+        target = path if "/" in opts.pattern else os.path.basename(path)
+        m = pattern.search(target)
+        if not m:
+            raise located(path, None, f"file name does not match --pattern '{opts.pattern}'")
+        for key, value in m.groupdict().items():
+            found[key].append((value, f"--pattern {opts.pattern}"))
+    if manifest is not None:
+        entry = manifest.get(os.path.normpath(os.path.abspath(path)))
+        if entry is None:
+            raise located(path, None, "not listed in the --manifest")
+        for key, value in entry.items():
+            found[key].append(value)
+    return found

@@ -1,0 +1,104 @@
+"""Intel MPI Benchmarks, IMB-MPI1: one block per (benchmark, P), several P in one file.
+
+    # Benchmarking Bcast
+    # #processes = 42
+    #----------------------------------------------------------------
+           #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]
+                0         1000         0.02         0.03         0.02
+
+t_min/t_max/t_avg are taken across ranks of each rank's mean time per call. Blocks without
+per-rank spread (PingPong), without #bytes (Barrier) or with -multi groups are not collectives
+with a message size and are listed as skipped.
+"""
+import re
+
+from collsel.errors import located
+from collsel.sources.ingest.common import RANK_STATISTICS, Parsed, Point, check_order, collective_name, parse_int, parse_time, rank_statistic, unit_factor
+
+_BLOCK = re.compile(r"#\s*Benchmarking\s+(\S+)")
+_PROCS = re.compile(r"#\s*#processes\s*=\s*(\S+)")
+_TIME = re.compile(r"t_(min|max|avg)\[(\w+)\]$")
+
+
+def parse(path, lines, opts):
+    statistic = rank_statistic(path, opts, "IMB")
+    points, skipped, info = [], [], {}
+    name = procs = header = None
+    for lineno, text in enumerate(lines, 1):
+        stripped = text.strip()
+        version = re.search(r"Intel ?\(R\) MPI Benchmarks (\S+)", stripped)
+        if version:
+            info["imb_version"] = version.group(1).rstrip(",")
+        block = _BLOCK.match(stripped)
+        if block:
+            name, procs, header = block.group(1), None, None
+            continue
+        if name is None:
+            if stripped[:1].isdigit():
+                raise located(path, lineno, "data row outside a '# Benchmarking' block: "
+                              "missing header?")
+            continue
+        found = _PROCS.match(stripped)
+        if found:
+            procs = parse_int(found.group(1), path, lineno, "#processes", 1, 2**31 - 1)
+        elif re.match(r"#(bytes|repetitions)\b", stripped) or " #bytes " in f" {stripped} ":
+            header = _header(path, lineno, stripped, name, procs, statistic, skipped)
+        elif not stripped or stripped.startswith("#"):
+            if header is not None:     # a blank or comment line ends the block's rows
+                _end(path, lineno, header, name)
+                name = header = None
+        elif header is None:
+            raise located(path, lineno, f"data row in '{name}' block without a "
+                          "'#bytes #repetitions t_min[usec] ...' header: missing header?")
+        elif not header["skip"]:
+            header["rows"] += 1
+            points.append(_row(path, lineno, stripped, header, name, procs))
+    if header is not None:
+        _end(path, len(lines), header, name)
+    if not points:
+        found = f" (only {', '.join(skipped)})" if skipped else ""
+        raise located(path, len(lines), "no '# Benchmarking' block of a collective with "
+                      f"message sizes{found}")
+    kind, words = RANK_STATISTICS[statistic]
+    words = f"t_{statistic}: {words}"
+    return Parsed("imb", points, f"IMB {words}", kind, info, skipped)
+
+
+def _end(path, lineno, header, name):
+    if not header["skip"] and not header["rows"]:
+        raise located(path, lineno, f"'{name}' block has no data rows (truncated?)")
+
+
+def _header(path, lineno, text, name, procs, statistic, skipped):
+    names = text.split()
+    if "#bytes" in names[1:]:
+        raise located(path, lineno, f"IMB header '{text}': '#bytes' is not the first column: "
+                      "columns out of order?")
+    if procs is None:
+        raise located(path, lineno, f"'{name}' block has no '# #processes = P' line")
+    times = {}
+    for i, column in enumerate(names):
+        m = _TIME.match(column)
+        if m:
+            times[m.group(1)] = (i, unit_factor(m.group(2), path, lineno))
+    if names[0] != "#bytes" or set(times) != {"min", "max", "avg"} or name.startswith("Multi-"):
+        skipped.append(f"{name} (P={procs})")
+        return {"skip": True}
+    if names[1] != "#repetitions":
+        raise located(path, lineno, f"IMB header '{text}': expected '#bytes #repetitions' "
+                      "first: columns out of order?")
+    return {"names": names, "times": times, "pick": statistic, "rows": 0, "skip": False}
+
+
+def _row(path, lineno, text, header, name, procs):
+    fields = text.split()
+    if len(fields) != len(header["names"]):
+        raise located(path, lineno, f"{len(fields)} fields, the IMB header has "
+                      f"{len(header['names'])}: truncated line?")
+    size = parse_int(fields[0], path, lineno, "#bytes")
+    reps = parse_int(fields[1], path, lineno, "#repetitions", 1, 2**62)
+    t = {k: parse_time(fields[i], path, lineno, f"t_{k}", f) for k, (i, f) in
+         header["times"].items()}
+    check_order(path, lineno, t["min"], t["avg"], t["max"], ("t_min", "t_avg", "t_max"))
+    return Point(lineno, size, t[header["pick"]], {"n": reps}, comm_size=procs,
+                 collective=collective_name(name))

@@ -1,0 +1,84 @@
+"""Rows of all inputs -> one canonical table: duplicates, metadata, the mixed-statistic check."""
+import statistics as stats_lib
+
+from collsel.core import algorithms
+from collsel.errors import InputError
+
+KEY = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout")
+TIME_FIELDS = ("time_us", "mean_us", "median_us", "min_us", "max_us", "stdev_us")
+DUPLICATE_POLICIES = ("error", "mean", "min", "first")
+
+
+def merge_duplicates(rows, policy):
+    """One row per point. Two measurements of one point are an error unless --duplicates
+    says how to merge them (SKaMPI's sqrt(2) loops measure small sizes twice, for instance)."""
+    groups = {}
+    for row in rows:
+        groups.setdefault(tuple(row[k] for k in KEY), []).append(row)
+    out = []
+    for key, group in groups.items():
+        if len(group) == 1 or policy == "first":
+            out.append(group[0])
+            continue
+        if policy == "error":
+            point = ", ".join(f"{k}={v}" for k, v in zip(KEY, key))
+            raise InputError(f"{group[1]['origin']}: duplicate point ({point}) already at "
+                             f"{group[0]['origin']}; merge with --duplicates mean|min|first "
+                             "or remove one")
+        if policy == "min":
+            out.append(min(group, key=lambda r: r["time_us"]))
+            continue
+        merged = {k: group[0][k] for k in KEY + ("origin",)}
+        merged["time_us"] = stats_lib.fmean(r["time_us"] for r in group)
+        if all("n" in r for r in group):
+            merged["n"] = sum(r["n"] for r in group)
+        out.append(merged)   # the spread columns of different runs do not combine
+    return out
+
+
+def kinds_warning(sources):
+    """A warning line when sources measured different statistics, else None."""
+    by_kind = {}
+    for s in sources:
+        by_kind.setdefault(s["kind"], []).append(s["file"])
+    if len(by_kind) < 2:
+        return None
+    parts = "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(by_kind.items()))
+    return ("the inputs measure different statistics (" + parts + "); the mean over ranks is "
+            "lower than the slowest rank's time, so a decision map over them is biased")
+
+
+def metadata(sources, out_rows):
+    kinds = sorted({s["kind"] for s in sources})
+    meta = {"source": "collsel ingest",
+            "statistic": kinds[0] if len(kinds) == 1 else "mixed:" + "+".join(kinds)}
+    for i, s in enumerate(sources, 1):
+        for key, value in s.items():
+            meta[f"source.{i}.{key}"] = " ".join(str(value).split())   # one line each
+    meta["rows"] = len(out_rows)
+    return meta
+
+
+def finish(rows):
+    """Sorted rows without their origin, times rounded below the tools' resolution."""
+    out = []
+    for row in sorted(rows, key=lambda r: tuple(r[k] for k in KEY)):
+        row = {k: v for k, v in row.items() if k != "origin"}
+        for k in TIME_FIELDS:
+            if k in row:
+                row[k] = round(row[k], 6)
+        out.append(row)
+    return out
+
+
+def describe_methods(rows):
+    """'split_binary_tree/seg0, ...' for the --check report."""
+    names = set()
+    for r in rows:
+        if r["algorithm"] is None:
+            names.add("?")
+            continue
+        name = algorithms.algorithm_name(r["collective"], r["algorithm"])
+        seg = "" if r["segsize"] in (0, None) else f"/seg{r['segsize']}"
+        names.add(f"{r['algorithm']}:{name}{seg}")
+    return sorted(names, key=lambda s: (len(s.split(":")[0]), s))

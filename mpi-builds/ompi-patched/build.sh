@@ -1,0 +1,50 @@
+#!/bin/bash
+# Build Open MPI 4.1 (Debian source package, upstream tree without Debian's patches) with
+# ompi_coll_tuned_{bcast,reduce}_intra_dec_fixed replaced by collsel's generated functions.
+#   mpi-builds/ompi-patched/build.sh DIR BCAST_DEC_FIXED.c REDUCE_DEC_FIXED.c
+# DIR/src: unpacked source; DIR/obj: build tree; DIR/install: prefix (bin/mpicc, bin/mpirun).
+# Every stage is skipped when its stamp exists; a changed generated function only recompiles
+# coll_tuned_decision_fixed.c (the spliced file is rewritten only when its text changes).
+# The build defines COLLSEL_TRACE: the trace is compiled in, and printed only when the
+# environment variable COLLSEL_TRACE is set at run time.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$1; bcast=$2; reduce=$3
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+log() { echo "ompi-patched: $*"; }
+start=$(date +%s)
+
+"$here/../debian_source.sh" openmpi "$dir/../src"
+if [ ! -f "$dir/.unpacked" ]; then
+  rm -rf "$dir/src"
+  dsc=$(ls "$dir"/../src/openmpi_*.dsc | head -1)
+  log "unpacking $(basename "$dsc") (upstream tree, Debian patches skipped)"
+  dpkg-source -q --skip-patches -x "$dsc" "$dir/src" >/dev/null
+  f="$dir/src/ompi/mca/coll/tuned/coll_tuned_decision_fixed.c"
+  cp -p "$f" "$f.orig"
+  touch "$dir/.unpacked"
+fi
+
+if [ ! -f "$dir/.configured" ]; then
+  rm -rf "$dir/obj"; mkdir -p "$dir/obj"
+  log "configure (log: $dir/obj/configure.out)"
+  (cd "$dir/obj" && nice -n 19 "$dir/src/configure" --prefix="$dir/install" \
+     --disable-mpi-fortran --disable-oshmem --disable-mpi-java --disable-mpi-cxx \
+     --disable-io-romio --with-hwloc=external --with-libevent=external \
+     --with-pmix="/usr/lib/$(gcc -print-multiarch)/pmix2" --disable-silent-rules \
+     CFLAGS="-O2 -DCOLLSEL_TRACE" > configure.out 2>&1) \
+    || { tail -30 "$dir/obj/configure.out"; exit 1; }
+  touch "$dir/.configured"
+fi
+
+f="$dir/src/ompi/mca/coll/tuned/coll_tuned_decision_fixed.c"
+python3 "$here/splice.py" "$f.orig" "$f" \
+  ompi_coll_tuned_bcast_intra_dec_fixed="$bcast" \
+  ompi_coll_tuned_reduce_intra_dec_fixed="$reduce"
+
+log "make install (log: $dir/obj/make.out)"
+(cd "$dir/obj" && nice -n 19 make -j2 install > make.out 2>&1) \
+  || { grep -n -B2 -A8 "error" "$dir/obj/make.out" | tail -40; exit 1; }
+touch "$dir/.installed"
+log "installed in $dir/install ($(( $(date +%s) - start )) s)"
