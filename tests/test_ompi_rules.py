@@ -8,7 +8,6 @@ import io
 import json
 import re
 import subprocess
-from argparse import Namespace
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +16,7 @@ import pytest
 from collsel import cli
 
 from collsel.core import decision_map, table, tree, treefile
-from collsel.sinks.emit import ompi_rules
+from collsel.sinks.emit import ompi_rules, targets
 from collsel.sinks.emit import ompi_rules_reader as check
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,12 +50,14 @@ def trees(tmp_path_factory):
     return out
 
 
-def emit(paths, target="ompi-rules", **options):
+def emit(paths, target="ompi-rules", ompi_comm_sizes=None, **options):
+    """The target's one file; its notes printed as `collsel emit` prints them."""
     loaded = [treefile.load(p) for p in paths]
-    args = Namespace(target=target, out="rules", ompi_comm_sizes=None, ompi_rules_version=1)
-    for k, v in options.items():
-        setattr(args, k, v)
-    (text,) = ompi_rules.emit(loaded, args).values()
+    result = targets.emit(target, loaded, targets.EmitOptions(
+        ompi_comm_sizes=ompi_rules.parse_comm_sizes(ompi_comm_sizes), **options))
+    for note in result.notes:
+        print(f"rules: {note}")
+    (text,) = result.files.values()
     return loaded, text
 
 

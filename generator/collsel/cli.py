@@ -12,7 +12,8 @@ COMMAND_MODULES = (
     "collsel.commands.build",        # build
     "collsel.commands.query",        # query
     "collsel.commands.stats",        # stats
-    "collsel.commands.sweep",        # sweep, baseline
+    "collsel.commands.sweep",        # sweep
+    "collsel.commands.baseline",     # baseline
     "collsel.commands.ingest",       # ingest
     "collsel.commands.emit",         # emit
     "collsel.commands.check_rules",  # check-rules

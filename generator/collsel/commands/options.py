@@ -1,7 +1,8 @@
 """Options and helpers shared by the commands that read tables and build trees."""
 import argparse
+import sys
 
-from collsel.core import decision_map, table, tree
+from collsel.core import decision_map, statistic, table, tree
 
 
 def percent(text):
@@ -30,6 +31,16 @@ def add_table_options(p):
     p.add_argument("--z", metavar="COLUMN", help="third axis column (octree), e.g. ppn")
 
 
+def read_tables(paths):
+    """The tables combined; a warning on stderr, naming the files, when they measure different
+    statistics (core.statistic)."""
+    combined = table.read_tables(paths)
+    warning = statistic.mismatch_warning(
+        [(s.path, s.metadata.get("statistic")) for s in combined.sources])
+    if warning:
+        print(f"collsel: warning: {warning}", file=sys.stderr)
+    return combined
+
+
 def load_map(args):
-    t = table.read_tables(args.tables).select(args.collective)
-    return decision_map.build_map(t, args.z)
+    return decision_map.build_map(read_tables(args.tables).select(args.collective), args.z)

@@ -3,9 +3,11 @@ import argparse
 import sys
 import time
 
-from collsel.commands.options import add_table_options, percent
+from collsel.commands.options import add_table_options, percent, read_tables
+from collsel.core import decision_map, table
 from collsel.core.files import write_directory
 from collsel.errors import InputError
+from collsel.sinks.report.compute import ReportOptions
 from collsel.core.tree import LEAF_RULES, SPLITS
 
 
@@ -46,10 +48,10 @@ REPORT_MANIFEST = "report-files.txt"
 def run_report(args):
     start = time.monotonic()
     try:
-        args.thresholds = [percent(x) for x in args.thresholds.split(",") if x.strip()]
+        thresholds = [percent(x) for x in args.thresholds.split(",") if x.strip()]
     except argparse.ArgumentTypeError as e:
         raise InputError(f"--thresholds: {e}") from None
-    bad = [x for x in args.thresholds if not 0 < x <= 100]
+    bad = [x for x in thresholds if not 0 < x <= 100]
     if bad:
         raise InputError(f"--thresholds: {bad[0]:g} is not a percentage in (0, 100]")
     if not 1 <= args.depths <= 64:
@@ -61,9 +63,17 @@ def run_report(args):
         if not args.quiet:
             print(f"collsel report: {msg} ({time.monotonic() - start:.1f} s)", file=sys.stderr)
 
-    args.progress = progress
-    from collsel.sinks.report import compute, page
-    report = compute.compute(args)
+    options = ReportOptions(tuple(args.tables), args.collective, args.z, args.depths,
+                            tuple(thresholds), args.budget, tuple(args.model_tables or ()),
+                            args.split, args.leaf)
+    measured = read_tables(args.tables).select(args.collective)
+    dmap = decision_map.build_map(measured, args.z)
+    mmap = None
+    if args.model_tables:
+        mmap = decision_map.build_map(
+            read_tables(args.model_tables).select(args.collective), args.z)
+    from collsel.sinks.report import compute, page   # matplotlib only when a report is made
+    report = compute.compute(dmap, table.summary(measured), options, mmap, progress)
     files = page.render_files(report, progress)
     write_directory(args.out, files, manifest=REPORT_MANIFEST)
     rec = report["recommendation"]

@@ -22,19 +22,9 @@ def register(sub):
 
 def stats_rows(dmap, depths, thresholds):
     """Statistics of every (split, leaf rule, limit) combination, plus the exact tree."""
-    rows = []
-    for split in tree.SPLITS:
-        for leaf in tree.LEAF_RULES:
-            limits = ([("depth", d) for d in range(1, depths + 1)]
-                      + [("threshold", th) for th in thresholds] + [("exact", None)])
-            for kind, value in limits:
-                opts = tree.BuildOptions(split, leaf,
-                                         value if kind == "depth" else None,
-                                         value if kind == "threshold" else None)
-                stats = penalty.tree_stats(dmap, tree.build_tree(dmap, opts))
-                rows.append({"split": split, "leaf": leaf, "limit": kind, "value": value,
-                             **stats})
-    return rows
+    return [{"split": split, "leaf": leaf, "limit": kind, "value": value,
+             **penalty.tree_stats(dmap, tree.build_tree(dmap, opts))}
+            for split, leaf, kind, value, opts in tree.limit_family(depths, thresholds)]
 
 
 COLUMNS = (("split", "{}"), ("leaf", "{}"), ("limit", "{}"), ("max_depth", "{}"),
@@ -48,9 +38,7 @@ HEADERS = ("split", "leaf", "limit", "depth max", "min", "mean", "penalty% min",
 def format_stats(rows, fmt):
     def cell(row, key, spec):
         if key == "limit":
-            if row["limit"] == "depth":
-                return f"depth {row['value']}"
-            return f"{row['value']:g}%" if row["limit"] == "threshold" else "exact"
+            return tree.limit_label(row["limit"], row["value"])
         return "-" if row[key] is None else spec.format(row[key])
     table_rows = [[cell(r, k, s) for k, s in COLUMNS] for r in rows]
     if fmt == "markdown":

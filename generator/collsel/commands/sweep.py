@@ -1,11 +1,8 @@
-"""`collsel sweep` (measure every forced Open MPI algorithm) and `collsel baseline` (how far
-Open MPI's own decision is from the best measured method)."""
+"""`collsel sweep`: measure every forced Open MPI algorithm into a performance table."""
 import argparse
 import os
 import shlex
 import sys
-
-import numpy as np
 
 from collsel.core import algorithms
 from collsel.core.files import write_file
@@ -86,16 +83,6 @@ def register(subparsers):
     p.add_argument("--sbatch-nodes", help="--nodes of the batch script")
     p.add_argument("--sbatch-args", default="", help="more #SBATCH options, one string")
     p.set_defaults(run=run_sweep)
-
-    b = subparsers.add_parser("baseline", help="penalty of Open MPI's own decision vs the best "
-                              "measured method",
-                              description="For every point with an algorithm-0 row and at least "
-                              "one candidate, penalty = time(algorithm 0) / time(best measured "
-                              "method) - 1. Prints min/max/mean/median and the worst points.")
-    b.add_argument("table", nargs="+", help="performance table(s)")
-    b.add_argument("--collective", help="collective to use (needed when the table has several)")
-    b.add_argument("--worst", type=int, default=10, help="how many worst points to list")
-    b.set_defaults(run=run_baseline)
 
 
 def _check_numbers(args):
@@ -182,52 +169,3 @@ def run_sweep(args):
         print(f"wrote {args.emit_sbatch}; submit it with: sbatch {args.emit_sbatch}")
         return 0
     return driver.run(cfg)
-
-
-# ---------------------------------------------------------------------------------------------
-
-
-def baseline_report(table, collective, worst=10):
-    """Text report of the algorithm-0 penalty; the decision map does the per-cell work."""
-    from collsel.core import decision_map
-    dm = decision_map.build_map(table)
-    ok = np.isfinite(dm.baseline_time) & np.isfinite(dm.best_time)
-    if not ok.any():
-        raise InputError(f"{collective}: no point has both an algorithm 0 (baseline) row and a "
-                         "measured candidate; sweep without --no-baseline")
-    penalty = dm.baseline_time / dm.best_time - 1
-    vals = penalty[ok]
-    names = dm.method_names() if hasattr(dm, "method_names") else [
-        decision_map.describe(collective, m) for m in dm.methods]
-    lines = [f"{collective}: Open MPI's own decision (algorithm 0) vs the best measured method",
-             f"points compared: {int(ok.sum())} (of {ok.size} cells)",
-             f"penalty = t(alg 0) / t(best) - 1:  min {vals.min():.1%}  max {vals.max():.1%}  "
-             f"mean {vals.mean():.1%}  median {np.median(vals):.1%}",
-             f"points where Open MPI's decision is within 5 % of the best: "
-             f"{int((vals <= 0.05).sum())}/{vals.size}"]
-    idx = np.argwhere(ok)
-    order = np.lexsort((idx[:, 1], idx[:, 0], -penalty[ok]))[:worst]
-    lines.append(f"worst {len(order)} points:")
-    lines.append(f"  {'P':>4} {'msg_size':>9} {'alg 0 µs':>11} {'best µs':>11} "
-                 f"{'penalty':>8}  best method")
-    for k in order:
-        i, j = idx[k]
-        p = dm.axes[0].values[i]
-        m = dm.axes[1].values[j]
-        lines.append(f"  {p:>4} {m:>9} {dm.baseline_time[i, j]:>11.2f} {dm.best_time[i, j]:>11.2f} "
-                     f"{penalty[i, j]:>8.1%}  {names[dm.best[i, j]]}")
-    return "\n".join(lines)
-
-
-def run_baseline(args):
-    from collsel.core.table import read_tables
-    table = read_tables(args.table)
-    present = sorted(set(table.collective.tolist()))
-    collective = args.collective
-    if collective is None:
-        if len(present) != 1:
-            raise InputError(f"tables hold several collectives ({', '.join(present)}); "
-                             "choose one with --collective")
-        collective = present[0]
-    print(baseline_report(table.select(collective), collective, args.worst))
-    return 0

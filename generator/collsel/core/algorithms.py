@@ -6,6 +6,7 @@ tuned --level 9` prints them for Open MPI 4.1.2, and their `*_intra_do_this` cal
 baseline, never a candidate.
 """
 import re
+from dataclasses import dataclass
 
 from collsel.errors import InputError
 
@@ -125,3 +126,30 @@ def algorithm_name(collective, alg):
 
 def segments(collective, alg):
     return alg in SEGMENTING[collective]
+
+
+@dataclass(frozen=True, order=True)
+class Method:
+    """What a decision names: an algorithm with its segment size (bytes, 0 = none) and fan-in/out
+    (0 = the algorithm's default). Ordered, so method lists sort deterministically."""
+    algorithm: int
+    segsize: int
+    faninout: int = 0
+
+    def label(self, collective):
+        """Id and name, as sweep metadata and progress lines show it, e.g. '3:pipeline/seg=8192'."""
+        return (f"{self.algorithm}:{algorithm_name(collective, self.algorithm)}"
+                + (f"/seg={self.segsize}" if self.segsize else "")
+                + (f"/faninout={self.faninout}" if self.faninout else ""))
+
+
+def describe(collective, method):
+    """Human name of a method, e.g. 'pipeline/8K' or 'chain/1K/f4'."""
+    name = (algorithm_name(collective, method.algorithm)
+            if collective in ALGORITHMS else f"alg{method.algorithm}")
+    if method.segsize:
+        seg = method.segsize
+        name += f"/{seg // 1024}K" if seg % 1024 == 0 else f"/{seg}B"
+    if method.faninout:
+        name += f"/f{method.faninout}"
+    return name

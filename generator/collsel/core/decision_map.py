@@ -16,16 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from collsel.core import algorithms
+from collsel.core.algorithms import Method, describe  # noqa: F401 (re-exported)
 from collsel.errors import InputError
 
 LINEAR, LOG2, CATEGORY = "linear", "log2", "category"
-
-
-@dataclass(frozen=True, order=True)
-class Method:
-    algorithm: int
-    segsize: int
-    faninout: int
 
 
 @dataclass
@@ -79,18 +73,6 @@ class DecisionMap:
 
     def method_names(self):
         return [describe(self.collective, m) for m in self.methods]
-
-
-def describe(collective, method):
-    """Human name of a method, e.g. 'pipeline/8K' or 'chain/1K/f4'."""
-    name = (algorithms.algorithm_name(collective, method.algorithm)
-            if collective in algorithms.ALGORITHMS else f"alg{method.algorithm}")
-    if method.segsize:
-        seg = method.segsize
-        name += f"/{seg // 1024}K" if seg % 1024 == 0 else f"/{seg}B"
-    if method.faninout:
-        name += f"/f{method.faninout}"
-    return name
 
 
 def z_axis(name, raw):

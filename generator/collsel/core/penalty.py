@@ -1,50 +1,69 @@
-"""Statistics and performance penalty of a tree against the exact decision map (paper tables 1-2).
+"""Scoring a choice of methods against the best measured one: the one scoring rule of collsel.
 
-Penalty of a cell = time(chosen method) / time(best method) - 1, in percent, over measured cells
-only. A cell whose chosen method was never measured there has no penalty; such cells are counted
-in `unmeasured_choices` instead of being scored as 0. Mean depth weights every grid cell equally
-(a uniform distribution over the measured grid).
+Penalty of a cell = time(chosen method) / time(best method) - 1, in percent, over the cells where
+both times exist. Every chooser is scored by `score`: a tree (through its cell grid), Open MPI's
+own decision (the algorithm-0 rows), a model's choice, or the best of another launch.
+
+For trees (paper tables 1-2): a cell whose chosen method was never measured there has no
+penalty; such cells are counted in `unmeasured_choices` instead of being scored as 0. Mean depth
+weights every grid cell equally (a uniform distribution over the measured grid).
 """
 import numpy as np
 
 from collsel.core.tree import LEAF
 
+WITHIN = 5.0     # percent: "close enough to the best" for the within-5 % counts
+
+
+def penalty_pct(chosen_time, best_time):
+    """Penalty in percent per cell; NaN where either time is missing."""
+    chosen_time, best_time = np.asarray(chosen_time, float), np.asarray(best_time, float)
+    return 100.0 * (chosen_time / best_time - 1.0)
+
+
+def score(chosen_time, best_time):
+    """Statistics of the penalties of a choice, over the cells where both times are finite:
+    cells, min, max, mean, median (percent; None without cells), picks_best, within_5pct."""
+    chosen_time, best_time = np.asarray(chosen_time, float), np.asarray(best_time, float)
+    scored = np.isfinite(chosen_time) & np.isfinite(best_time)
+    pen = penalty_pct(chosen_time[scored], best_time[scored])
+    out = {"cells": int(pen.size), "picks_best": int((chosen_time[scored] == best_time[scored]).sum()),
+           "within_5pct": int((pen <= WITHIN).sum())}
+    if pen.size == 0:
+        return {**out, "min": None, "max": None, "mean": None, "median": None}
+    return {**out, "min": float(pen.min()), "max": float(pen.max()), "mean": float(pen.mean()),
+            "median": float(np.median(pen))}
+
+
+def prefixed(stats, prefix, keys=("min", "max", "mean", "median")):
+    """`score` results under the names stats.json uses, e.g. penalty_mean."""
+    return {f"{prefix}_{k}": stats[k] for k in keys}
+
+
+def chosen_time(dmap, choice):
+    """The measured time of the chosen method (an index grid) in every cell; NaN if unmeasured."""
+    return np.take_along_axis(dmap.times, np.asarray(choice)[..., None], axis=-1)[..., 0]
+
 
 def cell_choices(dmap, tree):
     """Method and leaf depth deciding each grid cell (evaluated at the cell's measured point)."""
-    cells = np.indices(dmap.shape).reshape(len(dmap.shape), -1)
-    leaf = tree.leaf_of_cells(cells).reshape(dmap.shape)
+    leaf = tree.leaf_grid(dmap.shape)
     return tree.method[leaf], tree.depth[leaf]
-
-
-def penalties(dmap, choice):
-    """Penalty (fraction) per measured cell where the chosen method was measured; and the count
-    of measured cells whose chosen method was not."""
-    chosen = np.take_along_axis(dmap.times, choice[..., None], axis=-1)[..., 0]
-    scored = dmap.measured & np.isfinite(chosen)
-    return chosen[scored] / dmap.best_time[scored] - 1.0, int((dmap.measured & ~scored).sum())
-
-
-def summary(values_pct, prefix):
-    if values_pct.size == 0:
-        return {f"{prefix}_{k}": None for k in ("min", "max", "mean", "median")}
-    return {f"{prefix}_min": float(values_pct.min()), f"{prefix}_max": float(values_pct.max()),
-            f"{prefix}_mean": float(values_pct.mean()),
-            f"{prefix}_median": float(np.median(values_pct))}
 
 
 def tree_stats(dmap, tree):
     choice, depth = cell_choices(dmap, tree)
-    pen, unmeasured = penalties(dmap, choice)
+    times = chosen_time(dmap, choice)
+    measured_time = np.where(dmap.measured, times, np.nan)
     leaves = tree.first_child == LEAF
     stats = {
         "max_depth": int(tree.depth[leaves].max()),
         "min_depth": int(tree.depth[leaves].min()),
         "mean_depth": float(depth.mean()),
-        **summary(100.0 * pen, "penalty"),
+        **prefixed(score(measured_time, dmap.best_time), "penalty"),
         "leaves": int(leaves.sum()),
         "nodes": int(tree.node_count),
-        "unmeasured_choices": unmeasured,
+        "unmeasured_choices": int((dmap.measured & ~np.isfinite(times)).sum()),
         "measured_cells": int(dmap.measured.sum()),
         "filled_cells": int((~dmap.measured).sum()),
     }
@@ -54,6 +73,5 @@ def tree_stats(dmap, tree):
 
 def baseline_stats(dmap):
     """Penalty of Open MPI's own decision (algorithm-0 rows) on the measured cells that have one."""
-    has = dmap.measured & np.isfinite(dmap.baseline_time)
-    pen = 100.0 * (dmap.baseline_time[has] / dmap.best_time[has] - 1.0)
-    return {"baseline_cells": int(has.sum()), **summary(pen, "baseline_penalty")}
+    s = score(np.where(dmap.measured, dmap.baseline_time, np.nan), dmap.best_time)
+    return {"baseline_cells": s["cells"], **prefixed(s, "baseline_penalty")}

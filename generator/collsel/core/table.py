@@ -15,12 +15,11 @@ Rows with algorithm 0 are Open MPI's own decision: a baseline, never a candidate
 import csv
 import io
 import math
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from collsel.core import algorithms
+from collsel.core import algorithms, csvfile
 from collsel.errors import InputError, located
 
 REQUIRED = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "time_us")
@@ -31,7 +30,6 @@ STAT_COLUMNS = ("mean_us", "median_us", "min_us", "max_us", "stdev_us", "ci_half
 COLUMN_ORDER = REQUIRED[:5] + ("faninout", "time_us") + STAT_COLUMNS
 MAX_MSG_SIZE = 2**64 - 1
 MAX_COMM_SIZE = 2**31 - 1
-_METADATA = re.compile(r"([A-Za-z][\w.-]*)=(.*)")
 
 
 @dataclass
@@ -111,52 +109,27 @@ def _parse_time(text, path, line, name="time_us"):
     return value
 
 
-def read_lines(path, what="a CSV table"):
-    """The file as text lines; one located error for unreadable, binary or non-UTF-8 input."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise located(path, None, f"cannot read: {e.strerror}") from None
-    if b"\0" in raw:
-        line = raw[:raw.index(b"\0")].count(b"\n") + 1
-        raise located(path, line, f"binary data (NUL byte), not {what}")
-    try:
-        return raw.decode("utf-8").splitlines()
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise located(path, line, f"not UTF-8 text (byte 0x{raw[e.start]:02x})") from None
-
-
 def read_table(path):
     """Read and validate one canonical CSV table."""
-    lines = read_lines(path)
-    source = Source(str(path))
-    header = None
+    doc = csvfile.read(path)
+    source = Source(str(path), doc.metadata)
+    if doc.header is None:
+        raise located(path, None, "empty file: expected a CSV header with columns "
+                      + ", ".join(REQUIRED))
+    header = doc.header
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise located(path, doc.header_line, f"header lacks column(s) {', '.join(missing)} "
+                      f"(required: {', '.join(REQUIRED)}); "
+                      "use 'collsel ingest --map' for other layouts")
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise located(path, doc.header_line, f"column(s) {', '.join(dup)} appear twice")
+    index = {h: i for i, h in enumerate(header)}
     cols = {k: [] for k in ("collective",) + INT_COLUMNS + ("time_us",)}
-    extra, origin = {}, []
-    for lineno, text in enumerate(lines, 1):
-        if not text.strip():
-            continue
-        if text.lstrip().startswith("#"):
-            meta = _METADATA.match(text.lstrip()[1:].strip())
-            if meta:
-                source.metadata[meta.group(1)] = meta.group(2).strip()
-            continue
-        fields = next(csv.reader([text]))
-        if header is None:
-            header = [h.strip() for h in fields]
-            missing = [c for c in REQUIRED if c not in header]
-            if missing:
-                raise located(path, lineno, f"header lacks column(s) {', '.join(missing)} "
-                              f"(required: {', '.join(REQUIRED)}); "
-                              "use 'collsel ingest --map' for other layouts")
-            dup = sorted({h for h in header if header.count(h) > 1})
-            if dup:
-                raise located(path, lineno, f"column(s) {', '.join(dup)} appear twice")
-            index = {h: i for i, h in enumerate(header)}
-            extra = {h: [] for h in header if h not in cols}
-            continue
+    extra = {h: [] for h in header if h not in cols}
+    origin = []
+    for lineno, fields in doc.rows:
         if len(fields) != len(header):
             raise located(path, lineno, f"{len(fields)} fields, header has {len(header)}")
         get = lambda name: fields[index[name]]  # noqa: E731
@@ -182,9 +155,6 @@ def read_table(path):
         for name in extra:
             extra[name].append(get(name).strip())
         origin.append(f"{path}:{lineno}")
-    if header is None:
-        raise located(path, None, "empty file: expected a CSV header with columns "
-                      + ", ".join(REQUIRED))
     if not origin:
         raise located(path, None, "no data rows after the header")
     table = PerfTable(
@@ -262,3 +232,18 @@ def render_table(rows, metadata, columns=None):
                          if isinstance(r.get(c), (int, float, np.number)) else r[c]
                          for c in columns])
     return out.getvalue()
+
+
+def summary(table):
+    """What a report says about the table behind a map: sources, row counts, precision, range."""
+    precision = None
+    if "ci_met" in table.extra:
+        known = [v.strip().lower() for v in table.extra["ci_met"].tolist() if v.strip() != ""]
+        met = sum(v in ("1", "true", "yes") for v in known)
+        precision = {"points": len(known), "met": met,
+                     "share": (met / len(known)) if known else None}
+    return {"sources": [{"path": s.path, "metadata": dict(s.metadata)} for s in table.sources],
+            "rows": len(table),
+            "baseline_rows": int((table.algorithm == algorithms.BASELINE_ALGORITHM).sum()),
+            "precision": precision,
+            "time_us": {"min": float(table.time_us.min()), "max": float(table.time_us.max())}}

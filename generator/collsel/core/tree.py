@@ -63,6 +63,34 @@ class TreeArrays:
             active = active[self.first_child[node[active]] != LEAF]
         return node
 
+    def leaf_grid(self, shape):
+        """The leaf deciding every cell of a grid of `shape`: the one tree -> cell grid conversion
+        (a tree is constant on each cell, since every split falls on a cell boundary)."""
+        cells = np.indices(shape).reshape(len(shape), -1)
+        return self.leaf_of_cells(cells).reshape(shape)
+
+    def method_grid(self, shape):
+        """The method index deciding every cell of a grid of `shape`."""
+        return self.method[self.leaf_grid(shape)]
+
+
+def split_point(lo, hi):
+    """The one split rule: a box side [lo, hi) of two or more cells splits at lo + ceil((hi-lo)/2);
+    narrower sides do not split. Returns (mid, splits); works elementwise on arrays."""
+    return lo + (hi - lo + 1) // 2, hi - lo >= 2
+
+
+def replicated_boundary(mid, n, size):
+    """Replicate mode: the boundary, in original cells, of builder boundary `mid` (>= 1) when n
+    cells are spread over `size` builder cells (builder cell b holds original cell b * n // size;
+    an original cell is decided by its first copy)."""
+    return ((mid - 1) * n) // size + 1
+
+
+def replicated_size(shape):
+    """Builder cells per axis in replicate mode: the smallest power of two >= every axis."""
+    return 1 << max(0, int(np.ceil(np.log2(max(shape)))))
+
 
 @dataclass
 class BuildOptions:
@@ -88,17 +116,43 @@ class BuildOptions:
                 "threshold": self.threshold}
 
 
+def limit_label(kind, value):
+    """The one name of a limit in tables and reports: 'depth 3', '90%' or 'exact'."""
+    if kind == "depth":
+        return f"depth {value}"
+    return f"{value:g}%" if kind == "threshold" else "exact"
+
+
+def limit_flag(kind, value):
+    """The `collsel build` flag that sets a limit ('' for the exact tree)."""
+    return {"depth": f"--max-depth {value}", "threshold": f"--threshold {value:g}"}.get(kind, "")
+
+
+def limit_family(depths, thresholds):
+    """Every tree the stats table and the report compare, in their order: both split modes x
+    both leaf rules x (max depth 1..depths, each threshold, exact). Yields (split, leaf, limit
+    kind, limit value, BuildOptions)."""
+    limits = ([("depth", d) for d in range(1, depths + 1)]
+              + [("threshold", th) for th in thresholds] + [("exact", None)])
+    for split in SPLITS:
+        for leaf in LEAF_RULES:
+            for kind, value in limits:
+                yield split, leaf, kind, value, BuildOptions(
+                    split, leaf, value if kind == "depth" else None,
+                    value if kind == "threshold" else None)
+
+
 class _Grid:
     """The grid the builder splits: the map itself (balanced) or the map replicated to 2^k."""
 
     def __init__(self, dmap, split):
         shape = dmap.shape
         if split == "replicate":
-            size = 1 << max(0, int(np.ceil(np.log2(max(shape)))))
-            # builder cell i holds original cell i*n//size; original cell j is decided by its
-            # first copy, so a builder boundary b falls on original boundary owner(b-1)+1.
+            size = replicated_size(shape)
             self.owner = [np.arange(size) * n // size for n in shape]
-            self.to_original = [np.concatenate(([0], o + 1)) for o in self.owner]
+            self.to_original = [np.concatenate(([0], replicated_boundary(np.arange(1, size + 1),
+                                                                         n, size)))
+                                for n in shape]
             self.colors = dmap.best[np.ix_(*self.owner)]
         else:
             self.owner = [np.arange(n) for n in shape]
@@ -110,8 +164,7 @@ class _Grid:
 def _halve(bounds):
     """Next level's boundaries per axis: each interval of 2+ cells splits at its middle."""
     lo, hi = bounds[:-1], bounds[1:]
-    mid = lo + (hi - lo + 1) // 2
-    splits = hi - lo >= 2
+    mid, splits = split_point(lo, hi)
     new = np.union1d(bounds, mid[splits])
     return new, np.searchsorted(new, lo), splits, mid
 

@@ -16,8 +16,10 @@ import numpy as np
 
 from collsel import __version__
 from collsel.errors import InputError
-from collsel.core.tree import LEAF, UNDEFINED
+from collsel.core.tree import (LEAF, UNDEFINED, replicated_boundary, replicated_size,
+                               split_point)
 from collsel.sinks.emit import render
+from collsel.sinks.emit.targets import Emitted, one_tree
 
 MAGIC = b"CSLT"
 VERSION = 1
@@ -74,7 +76,7 @@ def derived_splits(tree, n_cells, mode):
     """
     n, n_axes = tree.node_count, len(n_cells)
     internal = tree.first_child != LEAF
-    size = 1 << max(0, int(np.ceil(np.log2(max(n_cells)))))
+    size = replicated_size(n_cells)
     cells = np.array(n_cells, dtype=np.int64)
     lo = np.zeros((n, n_axes), dtype=np.int64)
     hi = np.tile(np.full(n_axes, size) if mode == "replicate" else cells, (n, 1))
@@ -87,14 +89,8 @@ def derived_splits(tree, n_cells, mode):
         nodes = level[internal[level]]
         if not nodes.size:
             break
-        length = hi[nodes] - lo[nodes]
-        splits = length >= 2
-        if mode == "replicate":
-            mid = lo[nodes] + length // 2
-            boundary = ((mid - 1) * cells) // size + 1
-        else:
-            mid = lo[nodes] + (length + 1) // 2
-            boundary = mid
+        mid, splits = split_point(lo[nodes], hi[nodes])
+        boundary = replicated_boundary(mid, cells, size) if mode == "replicate" else mid
         if not splits.any(axis=1).all():
             _fail("an internal node's box cannot be split")
         split[nodes] = np.where(splits, boundary, UNDEFINED)
@@ -157,29 +153,17 @@ def encode(loaded, node_width=None):
     return body + struct.pack("<I", zlib.crc32(body))
 
 
-def _one(trees, target):
-    if len(trees) != 1:
-        raise InputError(f"--target {target} takes exactly one tree, got {len(trees)}")
-    return trees[0]
+def emit_blob(trees, options):
+    return Emitted({"tree.bin": encode(one_tree(trees, "blob"), options.node_width)})
 
 
-def add_arguments(p):
-    p.add_argument("--array-name", metavar="NAME",
-                   help="C array name for --target c-array (default collsel_<coll>_tree)")
-    p.add_argument("--node-width", type=int, choices=(2, 4),
-                   help="bytes per node for --target blob/c-array (default: 2 when the tree "
-                        "has at most 32768 nodes and methods, else 4)")
-
-
-def emit(trees, args):
-    loaded = _one(trees, args.target)
-    blob = encode(loaded, getattr(args, "node_width", None))
-    if args.target == "blob":
-        return {"tree.bin": blob}
-    name = getattr(args, "array_name", None) or f"collsel_{loaded.collective}_tree"
+def emit_c_array(trees, options):
+    loaded = one_tree(trees, "c-array")
+    blob = encode(loaded, options.node_width)
+    name = options.array_name or f"collsel_{loaded.collective}_tree"
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise InputError(f"--array-name '{name}' is not a C identifier")
     rows = [", ".join(f"0x{b:02x}" for b in blob[i:i + 12]) for i in range(0, len(blob), 12)]
-    return {f"{name}.c": render("tree_blob.c.j2", name=name, rows=rows, size=len(blob),
-                                collective=loaded.collective, version=__version__,
-                                nodes=loaded.tree.node_count, axes=len(loaded.axes))}
+    return Emitted({f"{name}.c": render("tree_blob.c.j2", name=name, rows=rows, size=len(blob),
+                                        collective=loaded.collective, version=__version__,
+                                        nodes=loaded.tree.node_count, axes=len(loaded.axes))})

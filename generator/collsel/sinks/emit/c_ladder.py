@@ -1,8 +1,11 @@
-"""C decision functions: decision.h / decision.c, and Open MPI's *_intra_dec_fixed body."""
+"""Targets `c` and `ompi-dec-fixed`: C decision functions as an if/else ladder (decision.h /
+decision.c, <prefix>_decide()) and Open MPI's *_intra_dec_fixed body (what `collsel build`
+writes too)."""
 from collsel import __version__
 from collsel.errors import InputError
 from collsel.sinks.emit import render
 from collsel.sinks.emit.branches import flatten
+from collsel.sinks.emit.targets import Emitted, one_tree
 
 AXIS_VARS = ("comm_size", "msg_size", "z")
 AXIS_SUFFIX = ("", "u", "L")
@@ -84,3 +87,11 @@ def emit_ompi_dec_fixed(loaded):
     ctx = _context(loaded, "collsel_" + loaded.collective)
     text = render("ompi_dec_fixed.c.j2", noncommutative=REDUCE_NONCOMMUTATIVE, **ctx)
     return {f"ompi_{loaded.collective}_intra_dec_fixed.c": text}
+
+
+def emit_decision_target(trees, options):
+    return Emitted(emit_decision(one_tree(trees, "c"), options.prefix))
+
+
+def emit_dec_fixed_target(trees, options):
+    return Emitted(emit_ompi_dec_fixed(one_tree(trees, "ompi-dec-fixed")))

@@ -18,6 +18,7 @@ import numpy as np
 from collsel.errors import InputError
 from collsel.sinks.emit import render
 from collsel.sinks.emit.c_ladder import _context
+from collsel.sinks.emit.targets import Emitted, one_tree
 
 SMALL_P = 64
 MAX_TABLE = 1 << 20     # cells; a larger tree is better served by --target c
@@ -39,10 +40,8 @@ def _buckets(cuts, n_buckets, pad, first=0):
     return start, [r + [pad] * (scan - len(r)) for r in rows], scan
 
 
-def emit(trees, args):
-    if len(trees) != 1:
-        raise InputError(f"--target c-fast takes exactly one tree, got {len(trees)}")
-    loaded = trees[0]
+def emit(trees, options):
+    loaded = one_tree(trees, "c-fast")
     axes = loaded.axes
     if len(axes) != 2 or axes[0].kind != "linear" or axes[1].kind != "log2":
         raise InputError("--target c-fast takes 2-axis trees (comm_size linear, msg_size log2); "
@@ -56,23 +55,21 @@ def emit(trees, args):
     n0, n1 = len(p_cuts) + 1, len(m_cuts) + 1
     if n0 * n1 > MAX_TABLE:
         raise InputError(f"--target c-fast: {n0} x {n1} cells exceed {MAX_TABLE}; use --target c")
-    c0, c1 = np.meshgrid(np.arange(n0), np.arange(n1), indexing="ij")
-    leaves = loaded.tree.leaf_of_cells([c0.ravel(), c1.ravel()])
-    cell_method = loaded.tree.method[leaves]
+    cell_method = loaded.tree.method_grid((n0, n1)).ravel()
     if (cell_method < 0).any():
         raise InputError("--target c-fast: the tree leaves a cell without a method")
     p_small = np.searchsorted(np.asarray(p_cuts, dtype=np.int64), np.arange(SMALL_P),
                               side="right").tolist()
     p_start, p_rows, p_scan = _buckets(p_cuts, 33, U32, first=_bit_length(SMALL_P))
     m_start, m_rows, m_scan = _buckets(m_cuts, 65, U64)
-    prefix = args.prefix or f"collsel_{loaded.collective}"
+    prefix = options.prefix or f"collsel_{loaded.collective}"
     ctx = _context(loaded, prefix)
     ctx.pop("steps")
     n_methods = len(ctx["methods"])
     guard = prefix.upper() + "_DECISION_H"
-    return {"decision.h": render("decision.h.j2", guard=guard, **ctx),
-            "decision.c": render(
+    return Emitted({"decision.h": render("decision.h.j2", guard=guard, **ctx),
+                    "decision.c": render(
                 "decision_fast.c.j2", header="decision.h", small_p=SMALL_P, p_small=p_small,
                 p_start=p_start, p_rows=p_rows, p_scan=p_scan, m_start=m_start, m_rows=m_rows,
                 m_scan=m_scan, n0=n0, n1=n1, cells=[int(x) for x in cell_method],
-                cell_type="unsigned char" if n_methods <= 256 else "unsigned short", **ctx)}
+                cell_type="unsigned char" if n_methods <= 256 else "unsigned short", **ctx)})

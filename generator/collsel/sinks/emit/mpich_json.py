@@ -34,6 +34,7 @@ import numpy as np
 
 from collsel.errors import InputError
 from collsel.sinks.emit import render
+from collsel.sinks.emit.targets import Emitted
 
 INT32_MAX = 2**31 - 1
 
@@ -71,17 +72,6 @@ MPICH_NAMES = {
 REDUCE_SCATTER_GATHER = "MPIR_Reduce_intra_reduce_scatter_gather"
 
 
-def add_arguments(p):
-    p.add_argument("--mpich-base", metavar="FILE",
-                   help="--target mpich-json: MPICH's default MPIR selection file "
-                   "(maint/tuning/coll/mpir/generic.json of the installed version; "
-                   "`make mpich-base` puts it in build/mpich/generic.json)")
-    p.add_argument("--mpich-map", metavar="[COLL:]ID=NAME,...", default="",
-                   help="--target mpich-json: MPICH algorithm for Open MPI algorithm ID "
-                   "(all trees, or only collective COLL), e.g. 'bcast:7=binomial,1=binomial'; "
-                   "overrides the built-in table")
-
-
 def _full_name(collective, name, where):
     known = MPICH_ALGORITHMS[collective]
     if name in known or name.startswith(f"MPIR_{collective.capitalize()}_"):
@@ -114,8 +104,7 @@ def parse_map(text, collectives):
 def _chains(loaded, names):
     """[(P threshold or None, [(m threshold or None, leaf name)])] in first-match order."""
     p_axis, m_axis = loaded.axes
-    pv, mv = np.meshgrid(np.asarray(p_axis.values), np.asarray(m_axis.values), indexing="ij")
-    methods = loaded.decide([pv.ravel(), mv.ravel()]).reshape(pv.shape)
+    methods = loaded.tree.method_grid((len(p_axis.values), len(m_axis.values)))
     leaf_of_method = np.array([names[m.algorithm] for m in loaded.methods], dtype=object)
     leaves = leaf_of_method[methods]                     # P values x m values
     # Message chain of each P row: runs of equal leaves; a run ends at a cut (or at =any).
@@ -153,7 +142,8 @@ def _names(loaded, mapping, where):
     return names
 
 
-def _load_base(path):
+def load_base(path):
+    """MPICH's selection file (JSON object, keys in MPICH's first-match order), checked."""
     def pairs(items):
         keys = [k for k, _ in items]
         dup = sorted({k for k in keys if keys.count(k) > 1})
@@ -185,12 +175,13 @@ def _dump(value, indent):
     return text.replace("\n", "\n" + " " * indent)
 
 
-def emit(trees, args):
-    if not args.mpich_base:
+def emit(trees, options):
+    if options.mpich_base is None:
         raise InputError("--target mpich-json needs --mpich-base FILE (MPICH's generic.json; "
                          "`make mpich-base` fetches it)")
+    names = options.tree_names or [f"tree {i + 1}" for i in range(len(trees))]
     by_collective = {}
-    for path, loaded in zip(args.trees, trees):
+    for path, loaded in zip(names, trees):
         if loaded.collective not in MPICH_NAMES:
             raise InputError(f"{path}: no MPICH JSON mapping for {loaded.collective} "
                              f"(bcast and reduce only)")
@@ -199,8 +190,8 @@ def emit(trees, args):
         if loaded.collective in by_collective:
             raise InputError(f"{path}: a second {loaded.collective} tree (one per collective)")
         by_collective[loaded.collective] = (path, loaded)
-    mapping = parse_map(args.mpich_map, sorted(by_collective))
-    base = _load_base(args.mpich_base)
+    mapping = {c: (options.mpich_map or {}).get(c, {}) for c in by_collective}
+    base, base_name = options.mpich_base, options.mpich_base_name
     entries = []
     for key, value in base.items():
         collective = key.split("=", 1)[1] if key.startswith("collective=") else None
@@ -210,13 +201,13 @@ def emit(trees, args):
         path, loaded = by_collective.pop(collective)
         inter = value.get("comm_type=inter") if isinstance(value, dict) else None
         if inter is None:
-            raise InputError(f"{args.mpich_base}: {key} has no comm_type=inter branch to keep")
+            raise InputError(f"{base_name}: {key} has no comm_type=inter branch to keep")
         blocks = _chains(loaded, _names(loaded, mapping, path))
         entries.append({"key": key, "blocks": blocks, "inter": _dump(inter, 4)})
     if by_collective:
         missing = ", ".join(f"collective={c}" for c in sorted(by_collective))
-        raise InputError(f"{args.mpich_base}: no {missing} to replace")
+        raise InputError(f"{base_name}: no {missing} to replace")
     text = render("mpich_selection.json.j2", entries=entries, guarded=REDUCE_SCATTER_GATHER,
                   fallback="MPIR_Reduce_intra_binomial")
     json.loads(text)  # the template's output must be JSON; a failure here is a collsel bug
-    return {"mpich_selection.json": text}
+    return Emitted({"mpich_selection.json": text})

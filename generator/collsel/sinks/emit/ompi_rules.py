@@ -31,21 +31,13 @@ from collsel.errors import CollselError, InputError
 from collsel.core.tree import cells_of_values
 from collsel.sinks.emit import ompi_rules_reader as check
 from collsel.sinks.emit import render
+from collsel.sinks.emit.targets import Emitted
 
 MAX_INT = 2**31 - 1
 
 
-def add_arguments(p):
-    p.add_argument("--ompi-comm-sizes", metavar="LIST",
-                   help="ompi-rules/ompi-json: communicator sizes that start the blocks, e.g. "
-                   "2,4,8,16 (default: one block per P cell of the tree, merged where equal: "
-                   "exact)")
-    p.add_argument("--ompi-rules-version", type=int, choices=(1, 2), default=1,
-                   help="ompi-rules: 2 writes the rule-file-version-2 line and a MAXREQ field "
-                   "(0), understood only by Open MPI >= 4.1.8 / >= 5.0.7; default 1")
-
-
-def _comm_sizes(text):
+def parse_comm_sizes(text):
+    """--ompi-comm-sizes text -> ascending block starts (None: exact blocks)."""
     if text is None:
         return None
     try:
@@ -56,7 +48,7 @@ def _comm_sizes(text):
         raise InputError(f"--ompi-comm-sizes '{text}': sizes must be >= 1 and strictly ascending")
     if sizes[-1] > MAX_INT:
         raise InputError(f"--ompi-comm-sizes '{text}': {sizes[-1]} does not fit an int")
-    return sizes
+    return tuple(sizes)
 
 
 def _check_trees(trees):
@@ -77,10 +69,7 @@ def _check_trees(trees):
 
 def cell_decisions(loaded):
     """Method index per (P cell, m cell) of the tree's axes."""
-    n_p, n_m = (len(a.values) for a in loaded.axes)
-    pc, mc = np.meshgrid(np.arange(n_p), np.arange(n_m), indexing="ij")
-    leaves = loaded.tree.leaf_of_cells([pc.ravel(), mc.ravel()])
-    return loaded.tree.method[leaves].reshape(n_p, n_m)
+    return loaded.tree.method_grid(tuple(len(a.values) for a in loaded.axes))
 
 
 def _ladder(row, m_axis):
@@ -156,11 +145,12 @@ def disagreement(loaded, decide):
     return differ, len(want)
 
 
-def _report(target, loaded, blocks, differ, total):
+def _note(loaded, blocks, differ, total):
+    """What a rules file kept of one tree: its blocks and rules, and where it decides otherwise."""
     rules = sum(len(ladder) for _, ladder in blocks)
-    print(f"{target}: {loaded.collective}: {len(blocks)} communicator-size block(s), {rules} "
-          f"message rule(s); decides differently from the tree on {differ} of {total} grid "
-          f"points ({100.0 * differ / total:.2f}%)")
+    return (f"{loaded.collective}: {len(blocks)} communicator-size block(s), {rules} message "
+            f"rule(s); decides differently from the tree on {differ} of {total} grid points "
+            f"({100.0 * differ / total:.2f}%)")
 
 
 def _header(loaded_list, comm_sizes):
@@ -177,24 +167,32 @@ def _header(loaded_list, comm_sizes):
                             if comm_sizes else "one block per P cell of the tree (exact)")}
 
 
-def emit(trees, args):
+def _collectives(trees, comm_sizes):
     loaded_list = _check_trees(trees)
-    comm_sizes = _comm_sizes(getattr(args, "ompi_comm_sizes", None))
     collectives = []
     for t in loaded_list:
         blocks = blocks_of(t, comm_sizes)
         collectives.append({"name": t.collective, "id": check.COLLECTIVE_IDS[t.collective],
                             "blocks": _block_context(t, blocks), "_blocks": blocks,
                             "_tree": t})
-    header = _header(loaded_list, comm_sizes)
-    if args.target == "ompi-json":
-        text = render("ompi_rules.json.j2", collectives=collectives, **header)
-        document = json.loads(text)      # the template must give valid JSON
-        for c in collectives:
-            differ, total = disagreement(c["_tree"], _json_decider(document, c["name"]))
-            _report(args.out, c["_tree"], c["_blocks"], differ, total)
-        return {"rules.json": text}
-    version = getattr(args, "ompi_rules_version", 1)
+    return collectives, _header(loaded_list, comm_sizes)
+
+
+def emit_json(trees, options):
+    """Target `ompi-json`: the rules file of Open MPI 6 / main."""
+    collectives, header = _collectives(trees, options.ompi_comm_sizes)
+    text = render("ompi_rules.json.j2", collectives=collectives, **header)
+    document = json.loads(text)      # the template must give valid JSON
+    notes = [_note(c["_tree"], c["_blocks"],
+                   *disagreement(c["_tree"], _json_decider(document, c["name"])))
+             for c in collectives]
+    return Emitted({"rules.json": text}, notes)
+
+
+def emit_classic(trees, options):
+    """Target `ompi-rules`: the classic rules file of Open MPI 4.1 / 5.0."""
+    collectives, header = _collectives(trees, options.ompi_comm_sizes)
+    version = options.ompi_rules_version
     text = render("ompi_rules.conf.j2", collectives=collectives, file_version=version, **header)
     # read the file back as Open MPI would: it must be clean, and it is what we score
     ompi = (4, 1, 8) if version > 1 else (4, 1, 4)
@@ -203,12 +201,9 @@ def emit(trees, args):
         line, message = rules.errors[0]
         raise CollselError(f"internal error: the emitted rules file fails check-rules, line "
                            f"{line}: {message}")
-    for c in collectives:
-        coll_id = c["id"]
-        differ, total = disagreement(
-            c["_tree"], lambda p, m, i=coll_id: rules.lookup(i, p, m)[:3])
-        _report(args.out, c["_tree"], c["_blocks"], differ, total)
-    return {"rules.conf": text}
+    notes = [_note(c["_tree"], c["_blocks"], *disagreement(
+        c["_tree"], lambda p, m, i=c["id"]: rules.lookup(i, p, m)[:3])) for c in collectives]
+    return Emitted({"rules.conf": text}, notes)
 
 
 def json_lookup(document, collective, comm_size, msg_size):

@@ -1,19 +1,36 @@
 """Everything the report shows, as one JSON-ready dict (report.json); plots and page read only it.
 
-Penalties are in percent, against the exact decision map, over measured cells (as penalty.py).
+Input: the decision map (and optionally a model's predicted map), a summary of the table it came
+from, and typed options; nothing here reads files or knows the command line.
+Penalties are in percent, against the exact decision map, over measured cells (core.penalty).
 Grids are nested lists indexed [comm_size][msg_size][z]; `null` where a value does not exist.
 """
+import colorsys
 import math
 import shlex
-import colorsys
+from dataclasses import dataclass
 
 import numpy as np
 
-from collsel.core import algorithms, decision_map, penalty, table, tree
+from collsel.core import decision_map, penalty, tree
+from collsel.core.algorithms import describe
 from collsel.errors import InputError
 
 FORMAT = "collsel-report"
 VERSION = 1
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    tables: tuple               # the measured tables (named in the page and in its commands)
+    collective: str
+    z: str = None               # third-axis column, if any
+    depths: int = 6             # trees limited to max depth 1..depths
+    thresholds: tuple = (60.0, 80.0, 90.0, 95.0)
+    budget: float = 5.0         # mean-penalty budget of the recommended tree (percent)
+    model_tables: tuple = ()    # predicted tables behind the model map
+    split: str = None           # pictured trees' split mode (default: the recommendation's)
+    leaf: str = None            # pictured trees' leaf rule (default: the recommendation's)
 
 # Paul Tol's "muted" qualitative scheme (colour-blind safe), one hue per algorithm; the
 # methods of one algorithm (segment sizes, fan-in/out) are shades of its hue.
@@ -61,27 +78,10 @@ def _num(v):
     return None if v is None or not math.isfinite(v) else float(v)
 
 
-def _summary(values):
-    v = np.asarray(values, dtype=float)
-    s = penalty.summary(v, "p")
-    return {"cells": int(v.size), "mean": s["p_mean"], "median": s["p_median"],
-            "max": s["p_max"], "min": s["p_min"]}
-
-
-def _precision(t):
-    if "ci_met" not in t.extra:
-        return None
-    values = [v.strip().lower() for v in t.extra["ci_met"].tolist()]
-    known = [v for v in values if v != ""]
-    met = sum(v in ("1", "true", "yes") for v in known)
-    return {"points": len(known), "met": met,
-            "share": (met / len(known)) if known else None}
-
-
-def _label(limit, value):
-    if limit == "depth":
-        return f"depth {value}"
-    return f"{value:g}%" if limit == "threshold" else "exact"
+def _summary(chosen_time, best_time):
+    """The penalty summary of a choice as the page shows it (core.penalty.score)."""
+    s = penalty.score(chosen_time, best_time)
+    return {k: s[k] for k in ("cells", "mean", "median", "max", "min")}
 
 
 def _pareto(rows, key):
@@ -129,14 +129,10 @@ def _losses(dmap, tree_time, other_time, other_names=None, limit=None):
     return out
 
 
-def compute(args):
-    """The report dict of parsed `collsel report` arguments."""
-    t = table.read_tables(args.tables).select(args.collective)
-    dmap = decision_map.build_map(t, args.z)
-    mmap = None
-    if args.model_tables:       # checked before the long work
-        mt = table.read_tables(args.model_tables).select(args.collective)
-        mmap = decision_map.build_map(mt, args.z)
+def compute(dmap, table_summary, options, mmap=None, progress=None):
+    """The report dict of a decision map. `table_summary` is core.table.summary() of the table
+    behind it; `mmap` the decision map of predicted tables (the model-based choice)."""
+    if mmap is not None:        # checked before the long work
         if len(mmap.axes) != len(dmap.axes):
             raise InputError("--model-table: axes differ from the measured table's")
         model_cells = _cells_in(dmap, mmap)
@@ -147,8 +143,7 @@ def compute(args):
     measured = dmap.measured
 
     data = {
-        "sources": [{"path": s.path, "metadata": dict(s.metadata)} for s in t.sources],
-        "rows": len(t), "baseline_rows": int((t.algorithm == algorithms.BASELINE_ALGORITHM).sum()),
+        **{k: table_summary[k] for k in ("sources", "rows", "baseline_rows")},
         "axes": [{"name": a.name, "kind": a.kind, "values": list(a.values),
                   "labels": list(a.labels), "min": a.labels[0] if a.kind == "category"
                   else a.values[0], "max": a.labels[-1] if a.kind == "category"
@@ -160,35 +155,27 @@ def compute(args):
                     for i, m in enumerate(methods)],
         "cells": {"total": int(np.prod(shape)), "measured": int(measured.sum()),
                   "filled": int((~measured).sum())},
-        "precision": _precision(t),
-        "time_us": {"min": float(t.time_us.min()), "max": float(t.time_us.max())},
+        "precision": table_summary["precision"],
+        "time_us": table_summary["time_us"],
         "measured": _grid(measured, bool),
         "exact": _grid(dmap.best, int),
     }
 
     # every (split, leaf, limit) tree: statistics, and its choice per cell
     rows, choices, leaf_ids = [], [], []
-    limits = ([("depth", d) for d in range(1, args.depths + 1)]
-              + [("threshold", th) for th in args.thresholds] + [("exact", None)])
-    for split in tree.SPLITS:
-        for leaf in tree.LEAF_RULES:
-            for kind, value in limits:
-                opts = tree.BuildOptions(split, leaf, value if kind == "depth" else None,
-                                         value if kind == "threshold" else None)
-                tr = tree.build_tree(dmap, opts)
-                stats = penalty.tree_stats(dmap, tr)
-                choice, _ = penalty.cell_choices(dmap, tr)
-                cells = np.indices(shape).reshape(len(shape), -1)
-                leaf_ids.append(tr.leaf_of_cells(cells).reshape(shape))
-                choices.append(choice)
-                keep = {k: v for k, v in stats.items() if not k.startswith("baseline_")
-                        and k not in ("measured_cells", "filled_cells")}
-                rows.append({"id": len(rows), "split": split, "leaf": leaf, "limit": kind,
-                             "value": value, "label": _label(kind, value), **keep})
-    if args.progress:
-        args.progress(f"{len(rows)} trees built and scored")
+    for split, leaf, kind, value, opts in tree.limit_family(options.depths, options.thresholds):
+        tr = tree.build_tree(dmap, opts)
+        stats = penalty.tree_stats(dmap, tr)
+        leaf_ids.append(tr.leaf_grid(shape))
+        choices.append(tr.method[leaf_ids[-1]])
+        keep = {k: v for k, v in stats.items() if not k.startswith("baseline_")
+                and k not in ("measured_cells", "filled_cells")}
+        rows.append({"id": len(rows), "split": split, "leaf": leaf, "limit": kind,
+                     "value": value, "label": tree.limit_label(kind, value), **keep})
+    if progress:
+        progress(f"{len(rows)} trees built and scored")
     pareto = {"mean_depth": _pareto(rows, "mean_depth"), "nodes": _pareto(rows, "nodes")}
-    budget = args.budget
+    budget = options.budget
     for r in rows:
         r["pareto_depth"] = r["id"] in pareto["mean_depth"]
         r["pareto_nodes"] = r["id"] in pareto["nodes"]
@@ -198,15 +185,15 @@ def compute(args):
     ok = [r for r in rows if r["within_budget"]]
     rec = min(ok, key=lambda r: (r["nodes"], r["penalty_mean"], r["mean_depth"], r["id"])) \
         if ok else None
-    split = args.split or (rec["split"] if rec else "balanced")
-    leaf = args.leaf or (rec["leaf"] if rec else "majority")
+    split = options.split or (rec["split"] if rec else "balanced")
+    leaf = options.leaf or (rec["leaf"] if rec else "majority")
 
     def chosen_time(choice):
-        return np.take_along_axis(dmap.times, choice[..., None], axis=-1)[..., 0]
+        return penalty.chosen_time(dmap, choice)
 
     def penalty_grid(choice):
-        ct = chosen_time(choice)
-        pen = np.where(measured & np.isfinite(ct), 100.0 * (ct / dmap.best_time - 1.0), np.nan)
+        pen = penalty.penalty_pct(np.where(measured, chosen_time(choice), np.nan),
+                                  dmap.best_time)
         return _grid(pen, _num)
 
     def leaf_grid(i):
@@ -222,14 +209,13 @@ def compute(args):
     rec_time = chosen_time(choices[rec["id"]]) if rec else None
     has = measured & np.isfinite(dmap.baseline_time)
     if has.any():
-        pen = 100.0 * (dmap.baseline_time / dmap.best_time - 1.0)
+        base_time = np.where(has, dmap.baseline_time, np.nan)
         entry = {"name": "Open MPI's own decision (algorithm 0 rows)",
                  "short": "Open MPI's own decision\n(algorithm 0 rows)",
-                 "penalty": _grid(np.where(has, pen, np.nan), _num), **_summary(pen[has])}
+                 "penalty": _grid(penalty.penalty_pct(base_time, dmap.best_time), _num),
+                 **_summary(base_time, dmap.best_time)}
         if rec is not None:
-            tp = 100.0 * (rec_time / dmap.best_time - 1.0)
-            sel = has & np.isfinite(rec_time)
-            entry["tree_same_cells"] = _summary(tp[sel])
+            entry["tree_same_cells"] = _summary(np.where(has, rec_time, np.nan), dmap.best_time)
             entry["losses"] = _losses(dmap, np.where(has, rec_time, np.nan), dmap.baseline_time)
         baselines["ompi"] = entry
     if mmap is not None:
@@ -237,19 +223,20 @@ def compute(args):
         index = {m: i for i, m in enumerate(methods)}
         mchoice = np.array([index.get(mmap.methods[k], -1) for k in picked.ravel().tolist()],
                            dtype=np.int64).reshape(shape)
-        mname = np.array([decision_map.describe(dmap.collective, mmap.methods[k])
+        mname = np.array([describe(dmap.collective, mmap.methods[k])
                           for k in picked.ravel().tolist()], dtype=object).reshape(shape)
         mtime = np.where(mchoice >= 0, chosen_time(np.maximum(mchoice, 0)), np.nan)
         scored = measured & np.isfinite(mtime)
-        pen = 100.0 * (mtime / dmap.best_time - 1.0)
+        model_time = np.where(scored, mtime, np.nan)
         entry = {"name": "model-based choice (argmin of predicted times)",
                  "short": "model-based choice\n(argmin of predicted times)",
-                 "sources": [s.path for s in mt.sources],
+                 "sources": list(options.model_tables),
                  "unmeasured_choices": int((measured & ~scored).sum()),
-                 "penalty": _grid(np.where(scored, pen, np.nan), _num), **_summary(pen[scored])}
+                 "penalty": _grid(penalty.penalty_pct(model_time, dmap.best_time), _num),
+                 **_summary(model_time, dmap.best_time)}
         if rec is not None:
-            tp = 100.0 * (rec_time / dmap.best_time - 1.0)
-            entry["tree_same_cells"] = _summary(tp[scored & np.isfinite(rec_time)])
+            entry["tree_same_cells"] = _summary(np.where(scored, rec_time, np.nan),
+                                                dmap.best_time)
             entry["losses"] = _losses(dmap, np.where(scored, rec_time, np.nan), mtime, mname)
         baselines["model"] = entry
 
@@ -260,13 +247,13 @@ def compute(args):
             "mean_depth", "penalty_mean", "penalty_median", "penalty_max")},
             "choice": _grid(choices[rec["id"]], int), "leaf_ids": leaf_grid(rec["id"]),
             "penalty": penalty_grid(choices[rec["id"]]),
-            "commands": commands_for(args, rec)}
+            "commands": commands_for(options, rec)}
 
     return {
         "format": FORMAT, "version": VERSION, "collective": dmap.collective,
-        "options": {"tables": list(args.tables), "z": args.z, "depths": args.depths,
-                    "thresholds": list(args.thresholds), "budget": budget,
-                    "model_tables": list(args.model_tables or []),
+        "options": {"tables": list(options.tables), "z": options.z, "depths": options.depths,
+                    "thresholds": list(options.thresholds), "budget": budget,
+                    "model_tables": list(options.model_tables),
                     "pictured_split": split, "pictured_leaf": leaf},
         "data": data,
         "stats": rows,
@@ -278,18 +265,18 @@ def compute(args):
     }
 
 
-def commands_for(args, row):
+def commands_for(options, row):
     """The exact commands that build and emit one tree of the stats table."""
     q = shlex.quote
-    tables = " ".join(q(p) for p in args.tables)
-    z = f" --z {q(args.z)}" if args.z else ""
-    limit = {"depth": f" --max-depth {row['value']}",
-             "threshold": f" --threshold {row['value']:g}", "exact": ""}[row["limit"]]
-    out = f"tree-{args.collective}"
-    cmds = [f"collsel build {tables} --collective {q(args.collective)}{z} --split {row['split']} "
+    tables = " ".join(q(str(p)) for p in options.tables)
+    z = f" --z {q(options.z)}" if options.z else ""
+    flag = tree.limit_flag(row["limit"], row["value"])
+    limit = f" {flag}" if flag else ""
+    out = f"tree-{options.collective}"
+    cmds = [f"collsel build {tables} --collective {q(options.collective)}{z} --split {row['split']} "
             f"--leaf {row['leaf']}{limit} --out {out}",
             f"collsel emit --target c {out}/tree.json --out {out}/c"]
-    if args.collective in ("bcast", "reduce") and not args.z:
+    if options.collective in ("bcast", "reduce") and not options.z:
         cmds.append(f"collsel emit --target ompi-dec-fixed {out}/tree.json "
-                    f"--out {out}/ompi_{args.collective}_intra_dec_fixed.c")
+                    f"--out {out}/ompi_{options.collective}_intra_dec_fixed.c")
     return cmds

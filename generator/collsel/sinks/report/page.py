@@ -2,6 +2,7 @@
 import base64
 import json
 
+from collsel.core import tree
 from collsel.sinks.emit import render
 from collsel.sinks.report import plots
 
@@ -62,5 +63,4 @@ class Format:
 
     @staticmethod
     def limit(value, limit):
-        return {"depth": f"--max-depth {value}", "threshold": f"--threshold {value:g}"}.get(
-            limit, "none (exact)")
+        return tree.limit_flag(limit, value) or "none (exact)"

@@ -8,7 +8,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from collsel.core import table
+from collsel.core import csvfile, table
 from collsel.errors import located
 
 # What the time column means, in two kinds that must not be compared against each other silently:
@@ -77,7 +77,7 @@ def unit_factor(unit, path, line):
 
 def read_lines(path):
     """The file as text lines; one located error for unreadable, binary, non-UTF-8 or empty."""
-    lines = table.read_lines(path, "benchmark output")
+    lines = csvfile.read_lines(path, "benchmark output")
     if not any(line.strip() for line in lines):
         raise located(path, 1, "empty file")
     return lines

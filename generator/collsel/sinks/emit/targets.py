@@ -1,0 +1,70 @@
+"""The emit targets: one registry of name -> function, the typed options they read, and what
+they return.
+
+A target is a function `(trees, EmitOptions) -> Emitted`: loaded tree.json files in, files out,
+plus notes the caller may print (what a format could not express, how much precision it lost).
+Targets know nothing about the command line: `collsel emit` builds the options from its flags.
+"""
+import importlib
+from dataclasses import dataclass, field
+
+from collsel.errors import InputError
+
+
+@dataclass(frozen=True)
+class EmitOptions:
+    """Options of every target; each target reads only its own fields."""
+    prefix: str = None             # c, c-fast: C function prefix (default collsel_<collective>)
+    node_width: int = None         # blob, c-array: 2 or 4 bytes per node (default: smallest)
+    array_name: str = None         # c-array: C array name (default collsel_<collective>_tree)
+    ompi_comm_sizes: tuple = None  # ompi-rules, ompi-json: block starts (default: exact)
+    ompi_rules_version: int = 1    # ompi-rules: rules file format version (1 or 2)
+    mpich_base: dict = None        # mpich-json: MPICH's default selection file, parsed
+    mpich_base_name: str = ""      # ... and where it came from, for messages
+    mpich_map: dict = None         # mpich-json: {collective: {Open MPI id: MPICH name}}
+    tree_names: tuple = ()         # where each tree came from, for messages
+
+
+@dataclass
+class Emitted:
+    files: dict                              # {file name: str or bytes}
+    notes: list = field(default_factory=list)  # one line each, for the caller to show
+
+
+# name -> (module, function, one-line help)
+TARGETS = {
+    "c": ("collsel.sinks.emit.c_ladder", "emit_decision_target",
+          "decision.c and decision.h: <prefix>_decide()"),
+    "c-fast": ("collsel.sinks.emit.c_lookup", "emit",
+               "decision.c/.h: the same <prefix>_decide(), by O(1) cell lookup + cell table"),
+    "ompi-dec-fixed": ("collsel.sinks.emit.c_ladder", "emit_dec_fixed_target",
+                       "ompi_<coll>_intra_dec_fixed.c: drop-in Open MPI 4.1 dec_fixed body"),
+    "blob": ("collsel.sinks.emit.blob", "emit_blob",
+             "tree.bin: binary tree for the C runtime (collsel_tree.h)"),
+    "c-array": ("collsel.sinks.emit.blob", "emit_c_array",
+                "<name>.c: the blob as a static const unsigned char array"),
+    "ompi-rules": ("collsel.sinks.emit.ompi_rules", "emit_classic",
+                   "rules.conf: Open MPI 4.1/5.0 coll_tuned_dynamic_rules_filename (classic)"),
+    "ompi-json": ("collsel.sinks.emit.ompi_rules", "emit_json",
+                  "rules.json: Open MPI 6/main JSON rules file"),
+    "mpich-json": ("collsel.sinks.emit.mpich_json", "emit",
+                   "mpich_selection.json: MPICH 4.0 MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"),
+}
+
+
+def emit(target, trees, options=None):
+    """Render `trees` for `target`; the module is imported only when its target is used."""
+    if target not in TARGETS:
+        raise InputError(f"unknown target '{target}' (known: {', '.join(sorted(TARGETS))})")
+    module, function, _ = TARGETS[target]
+    result = getattr(importlib.import_module(module), function)(trees, options or EmitOptions())
+    if not result.files:
+        raise InputError(f"target {target} produced no files")
+    return result
+
+
+def one_tree(trees, target):
+    """The single tree a one-tree target takes."""
+    if len(trees) != 1:
+        raise InputError(f"--target {target} takes exactly one tree, got {len(trees)}")
+    return trees[0]
