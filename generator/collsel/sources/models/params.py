@@ -25,13 +25,15 @@ Format (version 1; every time in microseconds, every size in bytes):
     }
 
 tau-Lop: T0(s) = o0 + 2 (L0 + s L0p), T1(s) = o1 + 2 (L0 + s L0p) + L1 + s L1p (see bcast.py).
+
+`load` checks every file against the JSON Schema collsel/core/schemas/model-params.schema.json.
 """
 import json
 from importlib import resources
 from pathlib import Path
 
+from collsel.core import schemas
 from collsel.errors import InputError
-from collsel.core.algorithms import ALGORITHMS
 from collsel.sources.models.bcast import TLOP_PARAMS, Platform
 
 FORMAT = "collsel-model-params"
@@ -65,46 +67,35 @@ def preset_path(name):
     return Path(str(resources.files(__package__).joinpath("presets", f"{key}.json")))
 
 
-def _need(cond, path, what):
-    if not cond:
-        raise InputError(f"{path}: {what}")
-
-
 def load(path):
+    """Read and check a parameter file: schemas/model-params.schema.json, then duplicates.
+
+    Every problem is one InputError naming the file and the JSON location (exit status 2)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not JSON: {e}") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
-    _need(isinstance(doc, dict) and doc.get("format") == FORMAT, path,
-          f"not a model parameter file (\"format\": \"{FORMAT}\" missing)")
-    _need(doc.get("version") == VERSION, path, f"unsupported version {doc.get('version')!r} "
-          f"(this collsel reads version {VERSION})")
-    _need(isinstance(doc.get("platform"), dict), path, "no \"platform\" object")
-    _need(isinstance(doc.get("methods"), list) and doc["methods"], path, "no \"methods\" list")
+    except RecursionError:
+        raise InputError(f"{path}: not JSON: nested too deeply") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise InputError(f"{path}: not a model parameter file (\"format\": \"{FORMAT}\" missing)")
+    if doc.get("version") != VERSION:
+        raise InputError(f"{path}: version {doc.get('version')!r} unsupported "
+                         f"(this collsel reads version {VERSION})")
+    schemas.check(doc, "model-params", path)
+    seen = {}
     for i, e in enumerate(doc["methods"]):
-        where = f"methods[{i}]"
-        _need(isinstance(e, dict) and {"collective", "algorithm", "segsize", "tlop"} <= set(e),
-              path, f"{where} needs collective, algorithm, segsize and tlop")
-        _need(e["collective"] in ALGORITHMS and e["algorithm"] in ALGORITHMS[e["collective"]],
-              path, f"{where}: unknown {e['collective']} algorithm {e['algorithm']!r}")
-        for k, v in e["tlop"].items():
-            _need(k in TLOP_PARAMS and isinstance(v, (int, float)) and v >= 0, path,
-                  f"{where}: tlop key '{k}' must be one of {', '.join(TLOP_PARAMS)} "
-                  "with a number >= 0")
-    plat = doc["platform"]
-    for key in ("gamma0", "gamma1"):
-        table = plat.get(key) or {}
-        _need(isinstance(table, dict) and all(str(k).isdigit() and int(k) >= 2 and
-                                              isinstance(v, (int, float)) and v > 0
-                                              for k, v in table.items()),
-              path, f"platform.{key} must map process counts >= 2 to positive factors")
-    ppn = plat.get("ranks_per_node")
-    _need(ppn is None or (isinstance(ppn, int) and ppn >= 1), path,
-          "platform.ranks_per_node must be null or an integer >= 1")
+        key = (e["collective"], e["algorithm"], e["segsize"])
+        if key in seen:
+            raise InputError(f"{path}: methods[{i}]: {e['collective']} algorithm {e['algorithm']} "
+                             f"segsize {e['segsize']} again (as methods[{seen[key]}])")
+        seen[key] = i
     return Params(doc, path)
 
 
