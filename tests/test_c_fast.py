@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from test_decision_c import CFLAGS, DRIVER, agree_with_query, build, collsel, synthetic_3d
+from helpers import CFLAGS, DRIVER, agree_with_query, build, collsel, synthetic_3d
 
 BENCH_DATA = pathlib.Path(__file__).parent.parent / "bench-data"
 

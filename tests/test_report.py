@@ -17,7 +17,7 @@ import pytest
 from collsel import cli
 from collsel.core import decision_map, table, tree
 
-from test_decision_c import read_points, synthetic_3d
+from helpers import read_points, synthetic_3d
 
 
 def collsel(*args, **kw):

@@ -4,7 +4,7 @@ For several trees (2-D and 3-D, both split modes, both leaf rules, depth and thr
 writes into OUT/<case>/: tree.bin (`collsel emit --target blob`), points.txt (every grid value,
 cut and cut-1, extremes and 100,000 random points, as tests/test_decision_c.py picks them) and
 expected.txt (`collsel query --points` on the same tree.json). OUT/cases.txt lists the cases.
-Usage: python3 tests/runtime/make_cases.py OUT
+Usage: PYTHONPATH=tests python3 tests/runtime/make_cases.py OUT
 """
 import contextlib
 import io
@@ -16,9 +16,7 @@ from collsel import cli
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE.parent))
-from conftest import tanjaderin_table  # noqa: E402
-from test_decision_c import query_points, synthetic_3d  # noqa: E402
+from helpers import query_points, synthetic_3d, tanjaderin_table  # tests/ is on PYTHONPATH
 
 N_RANDOM = 100_000
 SWEEP = {c: REPO / "bench-data" / f"{c}-sweep.csv" for c in ("bcast", "reduce")}
