@@ -29,7 +29,7 @@ def test_compiled_agrees_with_query_tanjaderin(tmp_path, tanjaderin, collective,
 def test_compiled_agrees_with_query_octree(tmp_path, categorical, options):
     table = synthetic_3d(tmp_path / "t3.csv", categorical)
     out = build(tmp_path, table, "bcast", "--z", "ppn", *options)
-    assert "t_decide3(int comm_size, size_t msg_size, long z" in (out / "decision.h").read_text()
+    assert "t_decide3(int comm_size, size_t msg_size, int64_t z" in (out / "decision.h").read_text()
     agree(out, n_random=100_000)
 
 

@@ -12,7 +12,7 @@ int main(void)
     long long z;
     while (scanf("%lld %llu %lld", &p, &m, &z) == 3) {
         int seg = -1, fan = -1;
-        int alg = DECIDE3((int)p, (size_t)m, (long)z, &seg, &fan);
+        int alg = DECIDE3((int)p, (size_t)m, (int64_t)z, &seg, &fan);
 #else
     while (scanf("%lld %llu", &p, &m) == 2) {
         int seg = -1, fan = -1;

@@ -8,7 +8,8 @@ from collsel.sinks.emit.branches import flatten
 from collsel.sinks.emit.targets import Emitted, one_tree
 
 AXIS_VARS = ("comm_size", "msg_size", "z")
-AXIS_SUFFIX = ("", "u", "L")
+# z is int64_t (long is 32 bits on LLP64 systems): its literals need the LL suffix.
+AXIS_SUFFIX = ("", "u", "LL")
 
 # Open MPI 4.1 / 5.0 reduce ladder for non-commutative ops (coll_tuned_decision_fixed.c):
 # (comm_size below, [(msg_size below, algorithm)]); None = no bound.
@@ -50,7 +51,7 @@ def _context(loaded, prefix):
     methods = [{"algorithm": m.algorithm, "segsize": m.segsize, "faninout": m.faninout,
                 "name": name} for m, name in zip(loaded.methods, loaded.method_names)]
     n_axes = len(axes)
-    params = ["int comm_size", "size_t msg_size"] + (["long z"] if n_axes == 3 else [])
+    params = ["int comm_size", "size_t msg_size"] + (["int64_t z"] if n_axes == 3 else [])
     name = f"{prefix}_decide" + ("3" if n_axes == 3 else "")
     build = loaded.build
     limits = [f"max depth {build['max_depth']}" if build["max_depth"] is not None else "",
