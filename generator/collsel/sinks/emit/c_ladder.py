@@ -46,7 +46,7 @@ def region_text(axes):
     return describe
 
 
-def _context(loaded, prefix):
+def decision_context(loaded, prefix):
     tree, axes = loaded.tree, loaded.axes
     methods = [{"algorithm": m.algorithm, "segsize": m.segsize, "faninout": m.faninout,
                 "name": name} for m, name in zip(loaded.methods, loaded.method_names)]
@@ -73,7 +73,7 @@ def _context(loaded, prefix):
 def emit_decision(loaded, prefix=None):
     """{'decision.h': ..., 'decision.c': ...} for a loaded tree."""
     prefix = prefix or f"collsel_{loaded.collective}"
-    ctx = _context(loaded, prefix)
+    ctx = decision_context(loaded, prefix)
     guard = prefix.upper() + "_DECISION_H"
     return {"decision.h": render("decision.h.j2", guard=guard, **ctx),
             "decision.c": render("decision.c.j2", header="decision.h", **ctx)}
@@ -85,7 +85,7 @@ def emit_ompi_dec_fixed(loaded):
         raise InputError(f"no Open MPI dec_fixed target for {loaded.collective}")
     if len(loaded.axes) != 2:
         raise InputError("Open MPI's dec_fixed takes no third axis; build a 2-D tree for it")
-    ctx = _context(loaded, "collsel_" + loaded.collective)
+    ctx = decision_context(loaded, "collsel_" + loaded.collective)
     text = render("ompi_dec_fixed.c.j2", noncommutative=REDUCE_NONCOMMUTATIVE, **ctx)
     return {f"ompi_{loaded.collective}_intra_dec_fixed.c": text}
 

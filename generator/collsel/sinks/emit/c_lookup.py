@@ -17,7 +17,7 @@ import numpy as np
 
 from collsel.errors import InputError
 from collsel.sinks.emit import render
-from collsel.sinks.emit.c_ladder import _context
+from collsel.sinks.emit.c_ladder import decision_context
 from collsel.sinks.emit.targets import Emitted, one_tree
 
 SMALL_P = 64
@@ -63,7 +63,7 @@ def emit(trees, options):
     p_start, p_rows, p_scan = _buckets(p_cuts, 33, U32, first=_bit_length(SMALL_P))
     m_start, m_rows, m_scan = _buckets(m_cuts, 65, U64)
     prefix = options.prefix or f"collsel_{loaded.collective}"
-    ctx = _context(loaded, prefix)
+    ctx = decision_context(loaded, prefix)
     ctx.pop("steps")
     n_methods = len(ctx["methods"])
     guard = prefix.upper() + "_DECISION_H"
