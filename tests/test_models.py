@@ -9,8 +9,8 @@ import pytest
 
 from collsel.sources.models import bcast, experiments, fit, params, reduce, topology, validation
 from collsel.sources.models.bcast import Platform
-from collsel.commands.model import paper_comparison, PAPER_TABLE3
-from collsel.sources.sweep import driver as sweep_driver
+from collsel.sources.models.paper import paper_comparison, PAPER_TABLE3
+from collsel.sources.sweep import journal as sweep_journal
 from collsel.core.table import read_table
 
 
@@ -275,7 +275,7 @@ def test_score_penalties_by_hand():
 
 def write_journal(path, medians):
     """A sweep journal: medians[(P, m, alg, seg)] = [median of launch 1, 2, ...]."""
-    lines = ["# source=collsel sweep", ",".join(sweep_driver.JOURNAL_COLUMNS)]
+    lines = ["# source=collsel sweep", ",".join(sweep_journal.JOURNAL_COLUMNS)]
     for (P, m, a, s), values in medians.items():
         for k, v in enumerate(values, 1):
             lines.append(f"bcast,{P},{m},{a},{s},{k},{v},{v},{v},{v},0,0,5,1")

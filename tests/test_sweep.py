@@ -16,7 +16,9 @@ import pytest
 
 from collsel.core import table as tbl
 from collsel.core.files import write_file
-from collsel.sources.sweep import driver
+from collsel.core import sizes as size_notation
+from collsel.core.algorithms import Method
+from collsel.sources.sweep import journal as sweep_journal, plan
 
 needs_mpi = pytest.mark.skipif(shutil.which("mpirun") is None or shutil.which("mpicc") is None,
                                reason="Open MPI (mpirun, mpicc) not installed; run make setup")
@@ -94,17 +96,17 @@ def test_existing_table_needs_resume_or_force(tmp_path):
 
 
 def test_plan_defaults():
-    sizes = driver.default_msg_sizes()
+    sizes = size_notation.default_msg_sizes()
     assert sizes[0] == 1 and sizes[-1] == 4 << 20 and len(sizes) == 44
     assert 3 * 2**20 in sizes and 6 in sizes and 5 not in sizes
-    bcast = driver.plan_methods("bcast")
+    bcast = plan.plan_methods("bcast")
     assert len(bcast) == 6 * 5 + 3 + 1      # 6 segmenting x 5 segsizes, 3 others, baseline
-    assert driver.Method(0, 0) in bcast and driver.Method(8, 0) in bcast
-    assert driver.Method(8, 1024) not in bcast
-    reduce = driver.plan_methods("reduce")
+    assert Method(0, 0) in bcast and Method(8, 0) in bcast
+    assert Method(8, 1024) not in bcast
+    reduce = plan.plan_methods("reduce")
     assert len(reduce) == 5 * 5 + 2 + 1
-    assert driver.plan_methods("bcast", "pipeline:8K,6", "0,1K", baseline=False) == [
-        driver.Method(3, 8192), driver.Method(6, 0), driver.Method(6, 1024)]
+    assert plan.plan_methods("bcast", "pipeline:8K,6", "0,1K", baseline=False) == [
+        Method(3, 8192), Method(6, 0), Method(6, 1024)]
 
 
 def test_dry_run_prints_forcing_commands(tmp_path):
@@ -164,14 +166,14 @@ def test_kill_and_resume_gives_the_same_points(tmp_path):
     # in the journal; resume must drop both.
     with open(out, "a") as f:
         f.write("bcast,3,262144,6,0,0,12")
-    journal = driver.journal_path(str(out))
+    journal = sweep_journal.journal_path(str(out))
     _, partial_journal = rows_of(journal)
     with open(journal, "a") as f:
         f.write("bcast,3,262144,6,0,3,1")
     r = collsel("sweep", *SMALL, "--out", out, "--resume")
     assert r.returncode == 0, r.stderr
     header, rows = rows_of(out)
-    assert header == driver.COLUMNS
+    assert header == sweep_journal.COLUMNS
     assert all(len(r) == len(header) for r in rows)
     got = keys(rows)
     assert len(got) == len(set(got)), "duplicated rows after resume"
@@ -184,7 +186,7 @@ def test_kill_and_resume_gives_the_same_points(tmp_path):
     # Every point has each of its 3 launches exactly once in the journal, the table row is
     # the mean of the launch medians, and the journal kept what it had before the kill.
     jheader, jrows = rows_of(journal)
-    assert jheader == driver.JOURNAL_COLUMNS and all(len(r) == len(jheader) for r in jrows)
+    assert jheader == sweep_journal.JOURNAL_COLUMNS and all(len(r) == len(jheader) for r in jrows)
     assert jrows[:len(partial_journal)] == partial_journal
     launches = sorted(tuple(int(x) for x in r[1:6]) for r in jrows)
     assert launches == sorted(k + (i,) for k in want for i in (1, 2, 3))

@@ -6,31 +6,16 @@
   paper     model choices for the presets at the P of the paper's Table 3, beside the paper's
 """
 import json
+import os
 import sys
 import time
-from pathlib import Path
 
-import numpy as np
-
-from collsel import __version__
-from collsel.errors import InputError
-from collsel.sources.sweep import driver
 from collsel.core.files import write_file
+from collsel.core.sizes import parse_comm_sizes, parse_msg_sizes
 from collsel.core.table import render_table
-from collsel.sources.models import bcast, experiments, fit, params, validation
-
-PAPER_TABLE3 = {
-    # Nuriyev et al. 2022, Table 3, "Model-based" column, m = 16 KiB .. 4 MiB (9 sizes).
-    ("grisou", 450): ["chain"] * 9,
-    ("grisou", 600): ["chain"] * 9,
-    ("gros", 400): ["binary", "binary"] + ["split_binary"] * 2 + ["k-chain"] * 5,
-    ("gros", 1000): ["binomial"] + ["split_binary"] * 5 + ["k-chain"] * 3,
-    ("marenostrum4", 96): ["k-chain"] * 7 + ["chain"] * 2,
-    ("marenostrum4", 480): ["k-chain"] * 9,
-}
-PAPER_NAMES = {1: "flat", 2: "k-chain", 3: "chain", 4: "split_binary", 5: "binary",
-               6: "binomial"}
-PAPER_SIZES = [2 ** k * 1024 for k in range(4, 13)]
+from collsel.errors import InputError
+from collsel.sources.models import experiments, fit, params, predict, validation
+from collsel.sources.models.paper import paper_comparison
 
 
 def register(sub):
@@ -83,51 +68,10 @@ def register(sub):
     p.set_defaults(run=run_paper)
 
 
-def parse_msg_sizes(text):
-    out = set()
-    for part in (x.strip() for x in text.split(",")):
-        if not part:
-            continue
-        if "-" in part:
-            a, b = (driver.parse_size(x, "--msg-sizes") for x in part.split("-", 1))
-            if a < 1 or b < a:
-                raise InputError(f"--msg-sizes: bad range '{part}'")
-            k = 1 << (a - 1).bit_length()
-            out.add(a)
-            while k <= b:
-                out.add(k)
-                k <<= 1
-            out.add(b)
-        else:
-            out.add(driver.parse_size(part, "--msg-sizes"))
-    if not out:
-        raise InputError("--msg-sizes: empty list")
-    return sorted(out)
-
-
 def _load_params(args):
     if bool(args.params) == bool(args.preset):
         raise InputError("give a parameter file or --preset NAME (one of them)")
     return params.load(args.params or params.preset_path(args.preset))
-
-
-def predict_times(par, P, msg_sizes, model="tlop", platform=None):
-    """{(alg, seg): array of predicted µs over msg_sizes} for the bcast methods of `par`."""
-    platform = platform or par.platform
-    out = {}
-    for (coll, alg, seg), theta in sorted(par.methods.items()):
-        if coll != "bcast":
-            continue
-        if model == "tlop":
-            A = np.array([bcast.tlop_coefficients(alg, P, m, seg, platform) for m in msg_sizes])
-            out[(alg, seg)] = A @ np.array(theta)
-        else:
-            h = par.hockney
-            A = np.array([bcast.hockney_coefficients(alg, P, m, seg, platform.chain_fanout,
-                                                      platform.knomial_radix)
-                          for m in msg_sizes])
-            out[(alg, seg)] = A @ np.array([h["alpha"], h["beta"]])
-    return out
 
 
 def run_predict(args):
@@ -135,45 +79,30 @@ def run_predict(args):
         raise InputError(f"--collective {args.collective}: only bcast has tau-Lop models "
                          "(reduce models are in collsel.models.reduce)")
     par = _load_params(args)
-    if args.model == "hockney" and not par.hockney:
-        raise InputError(f"{par.path}: no \"hockney\" parameters for --model hockney")
-    comm_sizes = driver.parse_comm_sizes(args.comm_sizes)
+    comm_sizes = parse_comm_sizes(args.comm_sizes)
     msg_sizes = parse_msg_sizes(args.msg_sizes)
-    platform = par.platform
-    if args.ranks_per_node:
-        platform.ppn = args.ranks_per_node
-    rows = []
     start = time.monotonic()
-    for P in comm_sizes:
-        for (alg, seg), times in predict_times(par, P, msg_sizes, args.model, platform).items():
-            for m, t in zip(msg_sizes, times):
-                rows.append({"collective": "bcast", "comm_size": P, "msg_size": m,
-                             "algorithm": alg, "segsize": seg, "faninout": 0,
-                             "time_us": float(f"{max(t, 1e-9):.6g}")})
-    rows.sort(key=lambda r: (r["comm_size"], r["msg_size"], r["algorithm"], r["segsize"]))
-    meta = {"source": f"collsel model predict ({'tau-Lop' if args.model == 'tlop' else 'Hockney'}"
-                      " analytical model; predicted, not measured)",
-            "collsel_version": __version__, "collective": "bcast", "predicted": "yes",
-            "model": args.model, "params": par.name,
-            "params_file": (f"generator/collsel/sources/models/presets/{Path(par.path).name} (preset)" if args.preset
-                            else par.path),
-            "params_source": par.doc.get("source", ""),
-            "ranks_per_node": platform.ppn or "all (one node)",
-            "chain_fanout": platform.chain_fanout, "knomial_radix": platform.knomial_radix,
-            "statistic": "time_us = model prediction (µs)",
-            "comm_sizes": args.comm_sizes, "msg_sizes": args.msg_sizes}
+    rows, meta = predict.predict_table(par, comm_sizes, msg_sizes, args.model,
+                                       ranks_per_node=args.ranks_per_node,
+                                       preset=bool(args.preset),
+                                       comm_sizes_text=args.comm_sizes,
+                                       msg_sizes_text=args.msg_sizes)
     write_file(args.out, render_table(rows, meta))
     print(f"collsel model predict: {len(rows)} rows ({len(comm_sizes)} P x {len(msg_sizes)} "
           f"sizes x {len(rows) // max(1, len(comm_sizes) * len(msg_sizes))} methods) -> "
           f"{args.out} ({time.monotonic() - start:.1f} s)", file=sys.stderr)
 
 
+def _progress(text):
+    print(f"collsel model fit: {text}", file=sys.stderr, flush=True)
+
+
 def run_fit(args):
-    comm_sizes = driver.parse_comm_sizes(args.comm_sizes)
+    comm_sizes = parse_comm_sizes(args.comm_sizes)
     msg_sizes = parse_msg_sizes(args.msg_sizes)
-    meta = {"source": "collsel model fit", "collsel_version": __version__}
-    if args.experiments and __import__("os").path.exists(args.experiments):
+    if args.experiments and os.path.exists(args.experiments):
         rows = experiments.load(args.experiments)
+        meta = experiments.base_metadata()
         print(f"collsel model fit: {len(rows)} measurements from {args.experiments}",
               file=sys.stderr)
     else:
@@ -181,81 +110,26 @@ def run_fit(args):
             raise InputError(f"--launches {args.launches}: must be at least 1")
         runner = experiments.Runner(mpirun=args.mpirun, bench_path=args.bench,
                                     time_cap=args.time_cap)
-        launches = experiments.plan(comm_sizes, msg_sizes, launches=args.launches)
-        meta.update({"command": "collsel " + " ".join(sys.argv[1:]), **driver.machine_metadata(),
-                     "date": driver.now_iso(), "loadavg_start": driver.loadavg()})
-        start = time.monotonic()
-        rows = experiments.run_all(runner, launches, args.progress_interval)
-        meta.update({"comm_sizes": args.comm_sizes, "msg_sizes": args.msg_sizes,
-                     "launches_per_point": args.launches,
-                     "launches": runner.launches, "wall_s": f"{time.monotonic() - start:.1f}",
-                     "mapping": "; ".join(f"P={P}: {runner.launcher.mapping(P)}"
-                                         for P in comm_sizes)})
+        rows, meta = experiments.measure(
+            runner, comm_sizes, msg_sizes, args.launches,
+            command="collsel " + " ".join(sys.argv[1:]), comm_sizes_text=args.comm_sizes,
+            msg_sizes_text=args.msg_sizes, progress_interval=args.progress_interval,
+            log=_progress)
         if args.experiments:
             write_file(args.experiments, experiments.save(rows, meta))
-    meta["comm_sizes"] = ",".join(map(str, sorted({r["comm_size"] for r in rows
-                                                    if r["experiment"] == "bcast-gather"})))
-    doc = fit.fit(experiments.mean_over_launches(rows))
-    n_nbft = sum(r["experiment"] == "nbft" for r in rows)
-    out = {"format": params.FORMAT, "version": params.VERSION, "name": "fitted",
-           "source": "collsel model fit: experiments of Nuriyev et al. 2022 section 5 on this "
-                     "machine (NBFT for gamma0, bcast + flat gather per method, Huber fit)",
-           **doc,
-           "fit": {"measurements": len(rows), "nbft_measurements": n_nbft,
-                   "bcast_gather_measurements": len(rows) - n_nbft,
-                   "experiments_file": args.experiments or "", **{
-                       k: v for k, v in meta.items() if k not in ("source",)}}}
-    write_file(args.out, params.dumps(out))
+    doc = fit.parameter_document(rows, meta, args.experiments)
+    write_file(args.out, params.dumps(doc))
     print(f"collsel model fit: {len(doc['methods'])} methods from {len(rows)} measurements "
           f"-> {args.out}", file=sys.stderr)
 
 
-def model_choices(par, cells, model):
-    """{(P, m): the method with the smallest predicted time} over the measured cells."""
-    choice = {}
-    msg_sizes = sorted({m for _, m in cells})
-    for P in sorted({P for P, _ in cells}):
-        pred = predict_times(par, P, msg_sizes, model)
-        for i, m in enumerate(msg_sizes):
-            choice[(P, m)] = min(pred, key=lambda k: (pred[k][i], k))
-    return choice
-
-
 def run_validate(args):
-    par = params.load(args.params)
-    cells, n_sweep = validation.measured_cells(args.measured)
-    choices = {"model_tlop": model_choices(par, cells, "tlop")}
-    if par.hockney:
-        choices["model_hockney"] = model_choices(par, cells, "hockney")
-    choices["open_mpi_default"] = {cell: (0, 0) for cell in cells}
-    fit_P = {int(p) for p in str(par.doc.get("fit", {}).get("comm_sizes", "")).split(",") if p}
-    held = {k: v for k, v in cells.items() if k[0] not in fit_P}
-    result = {"measured": args.measured, "params": args.params}
-    for name, subset in (("all", cells), ("held_out_P", held)):
-        result[name] = {n: validation.score(subset, c) for n, c in choices.items()}
-    journal = args.journal or validation.default_journal(args.measured)
-    if journal:
-        result["reproducibility"] = validation.reproducibility(journal, choices)
-    n_fit = par.doc.get("fit", {}).get("measurements")
-    result["measurements"] = {"fit": n_fit, "sweep": n_sweep,
-                              "fit_fraction_pct": round(100.0 * n_fit / n_sweep, 1)
-                              if n_fit else None, "fit_P": sorted(fit_P)}
+    result = validation.validate(params.load(args.params), args.params, args.measured,
+                                 args.journal)
     text = json.dumps(result, indent=1)
     print(text)
     if args.json:
         write_file(args.json, text + "\n")
-
-
-def paper_comparison():
-    """Rows (preset, P, m KiB, ours, paper) for the paper's Table 3 cases."""
-    rows = []
-    for (name, P), paper in PAPER_TABLE3.items():
-        par = params.load(params.preset_path(name))
-        pred = predict_times(par, P, PAPER_SIZES)
-        for i, m in enumerate(PAPER_SIZES):
-            alg, _ = min(pred, key=lambda k: (pred[k][i], k))
-            rows.append((name, P, m // 1024, PAPER_NAMES[alg], paper[i]))
-    return rows
 
 
 def run_paper(args):

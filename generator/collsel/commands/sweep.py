@@ -4,11 +4,12 @@ import os
 import shlex
 import sys
 
-from collsel.core import algorithms
+from collsel.core import algorithms, sizes
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers
-from collsel.sources.sweep import driver
+from collsel.sources.sweep import plan, run
+from collsel.sources.sweep.sbatch import sbatch_script
 
 SWEEP_HELP = """\
 Measure every Open MPI coll/tuned algorithm (and segment size) of one collective for each
@@ -124,12 +125,12 @@ def _canonical(args, cfg, launcher_name):
 def run_sweep(args):
     collective = algorithms.check_collective(args.collective)
     _check_numbers(args)
-    methods = driver.plan_methods(collective, args.algorithms, args.segsizes,
-                                  baseline=not args.no_baseline)
-    comm_sizes = (driver.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
-                  else list(driver.DEFAULT_COMM_SIZES))
-    msg_sizes = (driver.parse_size_list(args.msg_sizes, "--msg-sizes") if args.msg_sizes
-                 else driver.default_msg_sizes())
+    methods = plan.plan_methods(collective, args.algorithms, args.segsizes,
+                                baseline=not args.no_baseline)
+    comm_sizes = (sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
+                  else list(plan.DEFAULT_COMM_SIZES))
+    msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes") if args.msg_sizes
+                 else sizes.default_msg_sizes())
     if max(msg_sizes) > 2**31 - 1:
         raise InputError("--msg-sizes: the benchmark passes m as an int count; at most 2^31-1")
     if args.resume and args.force:
@@ -150,7 +151,7 @@ def run_sweep(args):
     else:
         bench_path = bench.locate(args.bench, args.mpicc)
     argv0 = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "collsel"
-    cfg = driver.Config(
+    cfg = plan.Config(
         collective=collective, out=args.out, comm_sizes=comm_sizes, msg_sizes=msg_sizes,
         methods=methods, launcher=launcher, bench_path=bench_path, bench_args=bench_args,
         silence_timeout=args.timeout, resume=args.resume, force=args.force,
@@ -162,10 +163,14 @@ def run_sweep(args):
 
     if sbatch:
         inner = _canonical(args, cfg, "srun") + " --resume"
-        text = driver.sbatch_script(cfg, inner, max(comm_sizes), args.sbatch_time,
-                                    args.sbatch_nodes, args.sbatch_args)
+        text = sbatch_script(cfg, inner, max(comm_sizes), args.sbatch_time,
+                             args.sbatch_nodes, args.sbatch_args)
         write_file(args.emit_sbatch, text)
         os.chmod(args.emit_sbatch, 0o755)
         print(f"wrote {args.emit_sbatch}; submit it with: sbatch {args.emit_sbatch}")
         return 0
-    return driver.run(cfg)
+    if args.dry_run:
+        for line in run.dry_run(cfg):
+            print(line)
+        return 0
+    return run.run(cfg, sys.stderr)

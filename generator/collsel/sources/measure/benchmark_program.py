@@ -14,6 +14,9 @@ from pathlib import Path
 from collsel.errors import CollselError, InputError
 
 CFLAGS = ["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+# One output line per message size, in the order of --sizes (`#@key=value` header lines first).
+OUTPUT_FIELDS = ("msg_size", "mean_us", "median_us", "min_us", "max_us", "stdev_us",
+                 "ci_halfwidth_us", "n", "ci_met")
 
 
 def source_path():

@@ -1,7 +1,8 @@
 """Run the model-fitting experiments of Nuriyev et al. 2022, section 5, on real Open MPI.
 
 Two kinds, both through the benchmark program's `--experiment` mode (collsel/sources/measure/
-collsel_bench.c, built by collsel.sweep.bench) and launched like a sweep (collsel.sweep.launchers):
+collsel_bench.c, built by measure.benchmark_program), launched and supervised like a sweep's
+(measure.launchers, measure.supervise):
 
 * nbft: the root sends m bytes to P-1 ranks with non-blocking sends (section 5.1), for
   P = 2 .. NBFT_MAX and the segment sizes; gives gamma0(P) = T(P) / T(2), and at P = 2 the
@@ -17,12 +18,13 @@ and can be saved as CSV (`save`/`load`) so a fit can be redone without measuring
 """
 import csv
 import io
-import subprocess
-import sys
 import time
 
-from collsel.errors import CollselError, InputError
-from collsel.sources.measure import benchmark_program as bench, launchers
+from collsel.core import csvfile
+from collsel.errors import CollselError, InputError, located
+from collsel import __version__
+from collsel.sources.measure import benchmark_program as bench, launchers, machine
+from collsel.sources.measure.supervise import run_launch
 
 COLUMNS = ("experiment", "comm_size", "msg_size", "algorithm", "segsize", "gather_size",
            "launch", "time_us", "n")
@@ -42,15 +44,16 @@ def bcast_methods():
 
 
 class Runner:
+    """Runs experiment launches; a launch silent for `timeout` seconds is killed."""
+
     def __init__(self, launcher="local", mpirun=None, bench_path=None, time_cap=0.1,
-                 max_reps=200, timeout=600, log=sys.stderr):
+                 max_reps=200, timeout=600):
         self.launcher = launchers.make(launcher, mpirun)
         self.launcher.check()
         self.bench = bench.locate(bench_path)
         self.time_cap = time_cap
         self.max_reps = max_reps
         self.timeout = timeout
-        self.log = log
         self.launches = 0
 
     def run(self, experiment, P, sizes, algorithm=0, segsize=0, gather=8192, launch=1,
@@ -66,27 +69,19 @@ class Runner:
             argv += ["--gather-size", str(gather)]
         cmd, env = self.launcher.command(P, mca, argv)
         self.launches += 1
-        try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout,
-                                  env={**__import__("os").environ, **env})
-        except subprocess.TimeoutExpired:
-            raise CollselError(f"experiment timed out after {self.timeout} s: "
-                               + launchers.render(cmd, env)) from None
-        if done.returncode != 0:
-            raise CollselError(f"experiment failed (exit {done.returncode}): "
-                               f"{launchers.render(cmd, env)}\n{done.stderr.strip()[-2000:]}")
         rows = []
-        for line in done.stdout.splitlines():
-            if not line or line.startswith("#"):
-                continue
-            f = line.split()
-            m = int(f[0])
+
+        def on_point(fields):
+            m = int(fields["msg_size"])
             rows.append({"experiment": experiment, "comm_size": P, "msg_size": m,
                          "algorithm": algorithm, "segsize": segsize,
                          "gather_size": max(1, min(m, gather)) if experiment == "bcast-gather"
-                         else 0, "launch": launch, "time_us": float(f[2]), "n": int(f[7])})
-        if len(rows) != len(sizes):
-            raise CollselError(f"experiment printed {len(rows)} of {len(sizes)} sizes: "
+                         else 0, "launch": launch, "time_us": float(fields["median_us"]),
+                         "n": int(fields["n"])})
+
+        result = run_launch(cmd, env, sizes, self.timeout, on_point)
+        if result.failure is not None:
+            raise CollselError(f"experiment failed: {result.failure}; command: "
                                + launchers.render(cmd, env))
         return rows
 
@@ -113,16 +108,38 @@ def mean_over_launches(rows):
              "n": sum(r["n"] for r in group)} for key, group in points.items()]
 
 
-def run_all(runner, launches, progress_interval=30.0):
+def run_all(runner, launches, progress_interval=30.0, log=None):
+    """Rows of every launch; `log(text)`, when given, receives a progress line every
+    `progress_interval` seconds and at the end."""
     rows, start, last = [], time.monotonic(), time.monotonic()
     for i, (exp, P, sizes, alg, seg, gather, launch) in enumerate(launches, 1):
         rows += runner.run(exp, P, sizes, alg, seg, gather, launch)
         now = time.monotonic()
-        if now - last >= progress_interval or i == len(launches):
-            print(f"collsel model fit: {i}/{len(launches)} launches, {len(rows)} measurements, "
-                  f"{now - start:.0f} s", file=runner.log, flush=True)
+        if log and (now - last >= progress_interval or i == len(launches)):
+            log(f"{i}/{len(launches)} launches, {len(rows)} measurements, {now - start:.0f} s")
             last = now
     return rows
+
+
+def base_metadata():
+    """What every fit records about itself, measured or from a saved experiment file."""
+    return {"source": "collsel model fit", "collsel_version": __version__}
+
+
+def measure(runner, comm_sizes, msg_sizes, launches=3, command="", comm_sizes_text="",
+            msg_sizes_text="", progress_interval=30.0, log=None):
+    """Run the whole plan; (rows, metadata of the experiment file: machine, date, plan)."""
+    meta = {**base_metadata(), "command": command, **machine.machine_metadata(),
+            "date": machine.now_iso(), "loadavg_start": machine.loadavg()}
+    start = time.monotonic()
+    rows = run_all(runner, plan(comm_sizes, msg_sizes, launches=launches), progress_interval,
+                   log)
+    meta.update({"comm_sizes": comm_sizes_text, "msg_sizes": msg_sizes_text,
+                 "launches_per_point": launches,
+                 "launches": runner.launches, "wall_s": f"{time.monotonic() - start:.1f}",
+                 "mapping": "; ".join(f"P={P}: {runner.launcher.mapping(P)}"
+                                     for P in comm_sizes)})
+    return rows, meta
 
 
 def save(rows, metadata):
@@ -137,19 +154,14 @@ def save(rows, metadata):
 
 
 def load(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = [(i, line) for i, line in enumerate(f, 1) if not line.startswith("#")]
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
-    if not lines:
+    """Rows of an experiment file written by `save`; one located error for a bad line."""
+    doc = csvfile.read(path, "an experiment file")
+    if doc.header is None:
         raise InputError(f"{path}: empty experiment file")
-    header = lines[0][1].strip().split(",")
-    if tuple(header) != COLUMNS:
-        raise InputError(f"{path}:{lines[0][0]}: header must be {','.join(COLUMNS)}")
+    if tuple(doc.header) != COLUMNS:
+        raise located(path, doc.header_line, f"header must be {','.join(COLUMNS)}")
     rows = []
-    for lineno, line in lines[1:]:
-        f = line.strip().split(",")
+    for lineno, f in doc.rows:
         try:
             r = dict(zip(COLUMNS, f))
             for k in COLUMNS[1:7] + ("n",):
@@ -159,6 +171,6 @@ def load(path):
                     or not r["time_us"] > 0:
                 raise ValueError
         except (ValueError, KeyError):
-            raise InputError(f"{path}:{lineno}: bad experiment row") from None
+            raise located(path, lineno, "bad experiment row") from None
         rows.append(r)
     return rows

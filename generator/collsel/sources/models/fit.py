@@ -16,8 +16,9 @@ the microsecond rows from being drowned by the millisecond ones (the paper's rem
 """
 import numpy as np
 
+from collsel.sources.models import params
 from collsel.sources.models.bcast import Platform, TLOP_PARAMS, flat_gather_coefficients, tlop_coefficients
-from collsel.sources.models.experiments import SEGMENT_SIZES
+from collsel.sources.models.experiments import SEGMENT_SIZES, mean_over_launches
 
 HUBER_SCALE = 0.25     # relative residual beyond which a row counts as an outlier
 
@@ -91,3 +92,21 @@ def fit(rows, chain_fanout=4, knomial_radix=4):
         "methods": methods,
         "hockney": {k: float(f"{v:.6g}") for k, v in fit_hockney(rows).items()},
     }
+
+
+def parameter_document(rows, meta, experiments_file=""):
+    """The parameter file (params.py) fitted from experiment rows (one per point and launch),
+    with how it was made under "fit": `meta` (the experiments' metadata) and the counts."""
+    meta = dict(meta)
+    meta["comm_sizes"] = ",".join(map(str, sorted({r["comm_size"] for r in rows
+                                                    if r["experiment"] == "bcast-gather"})))
+    doc = fit(mean_over_launches(rows))
+    n_nbft = sum(r["experiment"] == "nbft" for r in rows)
+    return {"format": params.FORMAT, "version": params.VERSION, "name": "fitted",
+            "source": "collsel model fit: experiments of Nuriyev et al. 2022 section 5 on this "
+                      "machine (NBFT for gamma0, bcast + flat gather per method, Huber fit)",
+            **doc,
+            "fit": {"measurements": len(rows), "nbft_measurements": n_nbft,
+                    "bcast_gather_measurements": len(rows) - n_nbft,
+                    "experiments_file": experiments_file or "", **{
+                        k: v for k, v in meta.items() if k not in ("source",)}}}

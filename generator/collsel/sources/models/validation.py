@@ -11,9 +11,11 @@ import os
 
 import numpy as np
 
-from collsel.errors import InputError
-from collsel.sources.sweep import driver
+from collsel.core import penalty
 from collsel.core.table import read_table
+from collsel.errors import InputError
+from collsel.sources.models.predict import model_choices
+from collsel.sources.sweep import journal
 
 
 def measured_cells(path):
@@ -33,12 +35,12 @@ def journal_launches(path):
     """{launch: cells} from a sweep journal, each launch's median per point, restricted to the
     points every launch has."""
     try:
-        _, rows, _ = driver.load_existing(path, driver.JOURNAL_COLUMNS, "bcast", repair=False)
+        _, rows, _ = journal.load_existing(path, journal.JOURNAL_COLUMNS, "bcast", repair=False)
     except OSError as e:
         raise InputError(f"{path}: cannot read the sweep journal: {e.strerror}") from None
     per_point = {}
     for r in rows:
-        per_point.setdefault(driver.point_key(r), {})[r["launch"]] = float(r["median_us"])
+        per_point.setdefault(journal.point_key(r), {})[r["launch"]] = float(r["median_us"])
     launches = sorted({r["launch"] for r in rows})
     out = {k: {} for k in launches}
     for (P, m, a, s), got in per_point.items():
@@ -59,22 +61,26 @@ def measured_best(cells):
 
 
 def score(cells, choice):
-    """Hit rate and penalties of `choice` ({(P, m): method}) over the cells both have."""
-    pen, hits = [], 0
+    """Hit rate and penalties of `choice` ({(P, m): method}) over the cells both have, scored
+    by core.penalty.score against the best forced method, rounded to 0.1 %. A choice that is
+    not a candidate (algorithm 0, Open MPI's own decision) never counts as picking the best."""
+    chosen, best, candidate = [], [], []
     for cell, times in sorted(cells.items()):
         cand = candidates(times)
         if not cand or choice.get(cell) not in times:
             continue
-        best = min(cand.values())
-        hits += choice[cell] in cand and cand[choice[cell]] == best
-        pen.append(times[choice[cell]] / best - 1.0)
-    pen = 100.0 * np.array(pen) if pen else np.zeros(1)
-    return {"cells": len(pen), "picks_best": hits,
-            "picks_best_pct": round(100.0 * hits / max(len(pen), 1), 1),
-            "within_5pct": int((pen <= 5.0).sum()),
-            "mean_penalty_pct": round(float(pen.mean()), 1),
-            "median_penalty_pct": round(float(np.median(pen)), 1),
-            "max_penalty_pct": round(float(pen.max()), 1)}
+        chosen.append(times[choice[cell]])
+        best.append(min(cand.values()))
+        candidate.append(choice[cell] in cand)
+    s = penalty.score(chosen, best)
+    hits = penalty.score(np.where(candidate, chosen, np.nan), best)["picks_best"]
+    rounded = {k: None if s[k] is None else round(s[k], 1) for k in ("mean", "median", "max")}
+    return {"cells": s["cells"], "picks_best": hits,
+            "picks_best_pct": round(100.0 * hits / max(s["cells"], 1), 1),
+            "within_5pct": s["within_5pct"],
+            "mean_penalty_pct": rounded["mean"],
+            "median_penalty_pct": rounded["median"],
+            "max_penalty_pct": rounded["max"]}
 
 
 def mean_cells(launch_cells, launches):
@@ -101,11 +107,40 @@ def reproducibility(journal_path, choices):
         splits.append(split)
     names = [n for n in splits[0] if isinstance(splits[0][n], dict)]
     return {"journal": journal_path, "launches": len(launches), "splits": splits,
-            "mean_penalty_pct_over_splits": {
-                n: round(float(np.mean([s[n]["mean_penalty_pct"] for s in splits])), 1)
-                for n in names}}
+            "mean_penalty_pct_over_splits": {n: _mean_of(s[n]["mean_penalty_pct"] for s in splits)
+                                             for n in names}}
+
+
+def _mean_of(values):
+    values = [v for v in values if v is not None]
+    return round(float(np.mean(values)), 1) if values else None
 
 
 def default_journal(measured_path):
-    path = driver.journal_path(measured_path)
+    path = journal.journal_path(measured_path)
     return path if os.path.exists(path) else None
+
+
+def validate(par, params_path, measured, journal_file=None):
+    """The figures `collsel model validate` prints: the model's (tau-Lop, Hockney when the
+    parameters have it) and Open MPI's default choices scored on every measured cell and on the
+    P the fit did not use, the reproducibility floor from the sweep journal (default:
+    MEASURED.launches if it exists), and how many measurements the fit took."""
+    cells, n_sweep = measured_cells(measured)
+    choices = {"model_tlop": model_choices(par, cells, "tlop")}
+    if par.hockney:
+        choices["model_hockney"] = model_choices(par, cells, "hockney")
+    choices["open_mpi_default"] = {cell: (0, 0) for cell in cells}
+    fit_P = {int(p) for p in str(par.doc.get("fit", {}).get("comm_sizes", "")).split(",") if p}
+    held = {k: v for k, v in cells.items() if k[0] not in fit_P}
+    result = {"measured": measured, "params": params_path}
+    for name, subset in (("all", cells), ("held_out_P", held)):
+        result[name] = {n: score(subset, c) for n, c in choices.items()}
+    journal_file = journal_file or default_journal(measured)
+    if journal_file:
+        result["reproducibility"] = reproducibility(journal_file, choices)
+    n_fit = par.doc.get("fit", {}).get("measurements")
+    result["measurements"] = {"fit": n_fit, "sweep": n_sweep,
+                              "fit_fraction_pct": round(100.0 * n_fit / n_sweep, 1)
+                              if n_fit else None, "fit_P": sorted(fit_P)}
+    return result

@@ -8,11 +8,14 @@ CI is taken across them, not across the repetitions of one launch.
 """
 import math
 
+from collsel.core import statistic as vocabulary
+
 
 LAUNCH_FIELDS = ("mean_us", "median_us", "min_us", "max_us", "stdev_us", "ci_halfwidth_us", "n",
                  "ci_met")
 
-STATISTIC = ("time_us = mean over launches of each launch's median per-repetition runtime of "
+# The words behind the sweep's `# statistic=` (metadata key statistic_detail).
+STATISTIC_DETAIL = ("time_us = mean over launches of each launch's median per-repetition runtime of "
              "one call (µs): latest end minus earliest start over ranks (CLOCK_MONOTONIC) when all "
              "ranks share a node, else the maximum over ranks of each rank's own duration (the "
              "benchmark's #@runtime_type, recorded as runtime_type); every repetition starts after "
@@ -21,6 +24,12 @@ STATISTIC = ("time_us = mean over launches of each launch's median per-repetitio
              "median_us is the median of the launch medians; mean_us, min_us, max_us, stdev_us and "
              "n describe all repetitions of all launches; launches counts the launches; ci_met = "
              "ci_halfwidth_us <= rel_ci x time_us")
+
+
+def statistic(launches):
+    """The sweep's `# statistic=` in the core.statistic vocabulary: the slowest rank (or latest
+    end minus earliest start), the median over repetitions, the mean over launches."""
+    return vocabulary.kind("max", "median", "mean" if launches > 1 else "one")
 
 
 def combine(launches, rel_ci):

@@ -1,0 +1,134 @@
+"""Running one benchmark launch under supervision, for the sweep and the model experiments.
+
+The launch runs in its own session; its output lines are checked against the message sizes asked
+for and handed over one by one as they arrive; a launch silent for too long is killed with
+everything it started, and so is a launch whose supervisor dies (even by SIGKILL, on Linux).
+A failure (non-zero exit, crash, hang, wrong output) is described in one line that ends with the
+useful part of its stderr.
+"""
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from collsel.sources.measure import benchmark_program as bench
+
+
+class LaunchResult:
+    """What a launch reported: its `#@` header items, the sizes it measured, how it ended."""
+
+    def __init__(self):
+        self.meta = {}
+        self.rows = 0
+        self.failure = None     # text, when the launch ended badly
+        self.header_seen = False
+
+
+def _die_with_parent():
+    """Runs in the child before exec: on Linux, SIGTERM the launch when its supervisor (a sweep,
+    a model fit) dies, even by SIGKILL, so a killed sweep leaves no mpirun behind (mpirun passes
+    SIGTERM to its ranks)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def kill(proc):
+    """Stop a launch and everything it started (it runs in its own session)."""
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_launch(argv, env, sizes, silence_timeout, on_point):
+    """Run one benchmark launch; call on_point(fields) for each message-size line as it
+    arrives. The launch is killed when it prints nothing for `silence_timeout` seconds."""
+    result = LaunchResult()
+    expected = list(sizes)
+    with tempfile.TemporaryFile() as errf:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errf, stdin=subprocess.DEVNULL,
+                                env={**os.environ, **env}, start_new_session=True,
+                                preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        buf = b""
+        deadline = time.monotonic() + silence_timeout
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    kill(proc)
+                    result.failure = (f"no output for {silence_timeout:g} s (hang?); "
+                                      "launch killed")
+                    break
+                if not sel.select(timeout=min(left, 1.0)):
+                    continue
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                buf += chunk
+                deadline = time.monotonic() + silence_timeout
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    text = line.decode("utf-8", errors="replace").strip()
+                    if text.startswith("#@"):
+                        key, _, value = text[2:].partition("=")
+                        result.meta[key] = value
+                        result.header_seen = True
+                    elif text.startswith("#") or not text:
+                        continue
+                    else:
+                        fields = text.split()
+                        if (len(fields) != len(bench.OUTPUT_FIELDS) or not expected
+                                or fields[0] != str(expected[0])):
+                            kill(proc)
+                            result.failure = f"unexpected benchmark output line '{text[:120]}'"
+                            break
+                        expected.pop(0)
+                        on_point(dict(zip(bench.OUTPUT_FIELDS, fields)))
+                        result.rows += 1
+                if result.failure:
+                    break
+        except BaseException:
+            kill(proc)
+            raise
+        finally:
+            sel.close()
+        rc = proc.wait()
+        proc.stdout.close()
+        if result.failure is None and rc != 0:
+            how = (f"killed by signal {-rc}" if rc < 0 else
+                   f"exited with status {rc} (a rank died of signal {rc - 128})" if rc > 128 else
+                   f"exited with status {rc}")
+            errf.flush()
+            result.failure = f"benchmark {how}: " + stderr_tail(errf)
+        elif result.failure is None and expected:
+            result.failure = (f"benchmark exited 0 but reported {result.rows} of "
+                              f"{len(sizes)} message sizes")
+        elif result.failure and "hang" not in result.failure:
+            result.failure += ": " + stderr_tail(errf)
+    return result
+
+
+def stderr_tail(f):
+    f.seek(0)
+    lines = [ln.strip() for ln in f.read().decode("utf-8", errors="replace").splitlines()
+             if ln.strip()]
+    # Our own messages first, then mpirun's one-line verdict, then whatever came last
+    # (backtraces are long and say little).
+    mine = [ln for ln in lines if "collsel_bench:" in ln]
+    verdict = [ln for ln in lines if "exited on signal" in ln or "noticed that" in ln]
+    return (" | ".join((mine or verdict or lines)[-3:]) or "no error output")[:400]

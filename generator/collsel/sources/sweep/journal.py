@@ -1,0 +1,101 @@
+"""The files a sweep fills: its table and the journal beside it (TABLE.launches, every launch of
+every point), both append-only, and reading them back for --resume.
+
+Each starts as metadata + header, written atomically (core.files); each finished point is then
+appended as one whole line with a single write() followed by fsync(), so a sweep killed at any
+moment leaves complete rows plus at most one truncated last line per file, which `load_existing`
+cuts off.
+"""
+import os
+
+from collsel.core import csvfile
+from collsel.core.files import write_file
+from collsel.core.table import COLUMN_ORDER, render_table
+from collsel.errors import InputError, located
+from collsel.sources.sweep import launch_stats
+
+COLUMNS = list(COLUMN_ORDER)
+# Every launch's statistics of every point, kept beside the table (TABLE.launches): the table row
+# of a point is written once all its launches are in, from this journal.
+JOURNAL_COLUMNS = ["collective", "comm_size", "msg_size", "algorithm", "segsize", "launch",
+                   *launch_stats.LAUNCH_FIELDS]
+_INTEGER_COLUMNS = ("comm_size", "msg_size", "algorithm", "segsize", "launch")
+
+
+def journal_path(out):
+    return out + ".launches"
+
+
+def point_key(row):
+    return (row["comm_size"], row["msg_size"], row["algorithm"], row["segsize"])
+
+
+class TableFile:
+    """Append-only access to the table (or journal) being filled."""
+
+    def __init__(self, path, columns):
+        self.path = path
+        self.columns = columns
+        self.fd = None
+
+    def create(self, metadata):
+        write_file(self.path, render_table([], metadata, columns=self.columns))
+
+    def open(self):
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+
+    def append(self, text):
+        data = text.encode("utf-8")
+        written = 0
+        while written < len(data):  # one write() in practice; the loop only guards short writes
+            written += os.write(self.fd, data[written:])
+        os.fsync(self.fd)
+
+    def append_row(self, row):
+        self.append(render_table([row], {}, columns=self.columns).split("\n", 1)[1])
+
+    def append_meta(self, key, value):
+        self.append(f"# {key}={' '.join(str(value).split())}\n")
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def load_existing(path, columns, collective, repair=True):
+    """Metadata and rows of a table (or journal) a sweep wrote. A truncated last line (the
+    point in flight when a sweep was killed) is cut off the file unless `repair` is false.
+    Returns (metadata, rows as {column: text}, the dropped bytes); OSError if unreadable."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    dropped = b""
+    if raw and not raw.endswith(b"\n"):
+        cut = raw.rfind(b"\n") + 1
+        dropped = raw[cut:]
+        raw = raw[:cut]
+        if repair:
+            os.truncate(path, cut)
+    doc = csvfile.parse(path, csvfile.decode_lines(path, raw, "a sweep table"))
+    if doc.header is not None and doc.header != columns:
+        raise located(path, doc.header_line, "not written by this version of 'collsel sweep' "
+                      f"(header {','.join(doc.header)}); cannot resume into it")
+    rows = []
+    for lineno, fields in doc.rows:
+        if len(fields) != len(columns):
+            raise located(path, lineno, f"{len(fields)} fields, expected {len(columns)}")
+        if fields[0] != collective:
+            raise located(path, lineno, f"row for collective '{fields[0]}', but this sweep "
+                          f"measures '{collective}'")
+        row = dict(zip(columns, fields))
+        try:
+            for key in _INTEGER_COLUMNS:
+                if key in row:
+                    row[key] = int(row[key])
+        except ValueError:
+            raise located(path, lineno, "malformed row") from None
+        rows.append(row)
+    meta = doc.metadata
+    if "collective" in meta and meta["collective"] != collective:
+        raise InputError(f"{path}: table is a '{meta['collective']}' sweep, not '{collective}'")
+    return meta, rows, dropped

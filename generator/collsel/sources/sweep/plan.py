@@ -1,0 +1,120 @@
+"""What a sweep measures and what is left of it: the methods of a collective, the MCA settings
+forcing each, the sweep's configuration, and the launches still to run."""
+from dataclasses import dataclass
+
+from collsel.core import algorithms
+from collsel.core.algorithms import Method
+from collsel.core.sizes import parse_size, parse_size_list
+from collsel.errors import InputError
+from collsel.sources.measure import launchers
+from collsel.sources.sweep import launch_stats
+from collsel.sources.sweep.journal import point_key
+
+DEFAULT_COMM_SIZES = (2, 3, 4, 6, 8, 12, 16)
+DEFAULT_SEGSIZES = (0, 1024, 8192, 32768, 131072)
+
+
+def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=True):
+    """Methods to measure. Segmenting algorithms get every segment size; the others get 0.
+    `ALG:SEG` pins one segment size. Asking for a segment size on an algorithm that ignores it
+    is an error rather than a silently repeated measurement."""
+    segsizes = (parse_size_list(segsizes_text, "--segsizes") if segsizes_text
+                else list(DEFAULT_SEGSIZES))
+    methods = set()
+    if algorithms_text:
+        items = [x.strip() for x in algorithms_text.split(",") if x.strip()]
+        if not items:
+            raise InputError("--algorithms: empty list")
+    else:
+        items = [str(a) for a in sorted(algorithms.ALGORITHMS[collective]) if a != 0]
+    for item in items:
+        name, _, seg = item.partition(":")
+        alg = algorithms.algorithm_id(collective, name)
+        label = f"{collective} algorithm {alg} ({algorithms.algorithm_name(collective, alg)})"
+        if seg:
+            seg_v = parse_size(seg, f"--algorithms {item}")
+            if seg_v and not algorithms.segments(collective, alg):
+                raise InputError(f"{label} ignores the segment size; '{item}' asks for "
+                                 f"{seg_v} bytes (use segment size 0)")
+            methods.add(Method(alg, seg_v))
+        elif alg == 0 or not algorithms.segments(collective, alg):
+            if algorithms_text and segsizes_text and any(segsizes):
+                raise InputError(f"{label} ignores the segment size, but --segsizes "
+                                 f"{segsizes_text} was given for it; drop it from --algorithms "
+                                 "or pin ALG:0")
+            methods.add(Method(alg, 0))
+        else:
+            methods.update(Method(alg, s) for s in segsizes)
+    if baseline:
+        methods.add(Method(algorithms.BASELINE_ALGORITHM, 0))
+    return sorted(methods)
+
+
+def mca_settings(collective, method):
+    prefix = f"coll_tuned_{collective}_algorithm"
+    return {"coll_tuned_use_dynamic_rules": 1, prefix: method.algorithm,
+            prefix + "_segmentsize": method.segsize}
+
+
+@dataclass
+class Config:
+    collective: str
+    out: str
+    comm_sizes: list
+    msg_sizes: list
+    methods: list               # core.algorithms.Method, faninout 0
+    launcher: launchers.Launcher
+    bench_path: str
+    bench_args: list            # options passed to every benchmark run
+    silence_timeout: float
+    resume: bool = False
+    force: bool = False
+    dry_run: bool = False
+    command: str = ""
+    options: str = ""
+    progress_interval: float = 30.0
+    launches: int = 3           # launches per point; the point's CI is taken across them
+    rel_ci: float = 0.025       # precision target of the combined CI (ci_met)
+
+
+class Plan:
+    """What is done and what is left: table rows, journal entries and the launches to run.
+
+    Round r (1..launches) of P measures every method once; a point's row is written when its
+    launches are all in the journal."""
+
+    def __init__(self, cfg, done, journal_rows):
+        self.cfg = cfg
+        self.done = done                       # points with a table row
+        self.partial = {}                      # point -> {launch: fields}, no row yet
+        for row in journal_rows:
+            key = point_key(row)
+            if key not in done and 1 <= row["launch"] <= cfg.launches:
+                self.partial.setdefault(key, {})[row["launch"]] = row
+        # A sweep killed between a point's last journal line and its table row: write the row
+        # from the journal when the sweep resumes.
+        self.ready = sorted(k for k, got in self.partial.items() if len(got) == cfg.launches)
+        self.launches = []                     # (P, round, method, sizes)
+        for p in cfg.comm_sizes:
+            for r in range(1, cfg.launches + 1):
+                for method in cfg.methods:
+                    sizes = [m for m in cfg.msg_sizes if self.needs(p, m, method, r)]
+                    if sizes:
+                        self.launches.append((p, r, method, sizes))
+        self.total = len(cfg.comm_sizes) * len(cfg.methods) * len(cfg.msg_sizes) * cfg.launches
+        self.left = sum(len(s) for *_, s in self.launches)
+
+    def needs(self, p, m, method, r):
+        key = (p, m, method.algorithm, method.segsize)
+        return key not in self.done and r not in self.partial.get(key, {})
+
+    def add(self, key, r, fields):
+        """Record launch r of a point; returns the point's combined row once complete."""
+        got = self.partial.setdefault(key, {})
+        got[r] = fields
+        return self.combine(key) if len(got) == self.cfg.launches else None
+
+    def combine(self, key):
+        got = self.partial.pop(key)
+        self.done.add(key)
+        return launch_stats.combine([got[i] for i in sorted(got)], self.cfg.rel_ci)

@@ -1,0 +1,210 @@
+"""The sweep: each (P, method) measured in `launches` separate benchmark launches, in rounds (all
+methods of one P once, then again), so a point's launches are spread over minutes; a point's row
+goes into the table when its last launch reports it.
+
+Durability is the journal's (journal.py): every finished point of a launch is one appended,
+fsynced line of the journal, every finished point one of the table, so `--resume` continues
+where a killed sweep stopped. Failures (non-zero exit, crash, hang past the silence timeout,
+wrong output; measure/supervise.py) become `# failed.K=` metadata lines and the sweep goes on with
+the next point.
+"""
+import os
+import signal
+import time
+
+from collsel import __version__
+from collsel.errors import CollselError, InputError
+from collsel.sources.measure import benchmark_program as bench, launchers
+from collsel.sources.measure.machine import loadavg, machine_metadata, now_iso
+from collsel.sources.measure.progress import Progress
+from collsel.sources.measure.supervise import run_launch
+from collsel.sources.sweep import launch_stats
+from collsel.sources.sweep.journal import (COLUMNS, JOURNAL_COLUMNS, TableFile, journal_path,
+                                           load_existing, point_key)
+from collsel.sources.sweep.plan import Plan, mca_settings
+
+
+def _bench_argv(cfg, sizes):
+    return [cfg.bench_path, "--collective", cfg.collective,
+            "--sizes", ",".join(str(m) for m in sizes), *cfg.bench_args]
+
+
+def header_metadata(cfg):
+    methods = " ".join(m.label(cfg.collective) for m in cfg.methods)
+    mapping = "; ".join(f"P={p}: {cfg.launcher.mapping(p)}" for p in cfg.comm_sizes)
+    return {
+        "source": "collsel sweep",
+        "collsel_version": __version__,
+        "collective": cfg.collective,
+        "statistic": launch_stats.statistic(cfg.launches),
+        "statistic_detail": launch_stats.STATISTIC_DETAIL,
+        "launches_per_point": cfg.launches,
+        "journal": os.path.basename(journal_path(cfg.out)) + " (every launch of every point)",
+        "precision_target": "each launch repeats until the 95 % CI half-width of its mean <= "
+                            "rel_ci x mean (after min_reps), or max_reps, or time_cap spent on "
+                            f"the point; ci_met: the CI across launches <= {cfg.rel_ci:g} x "
+                            "time_us",
+        "bench_options": " ".join(cfg.bench_args),
+        "baseline": "algorithm 0 rows = Open MPI's fixed decision (coll_tuned_use_dynamic_rules=1, "
+                    "algorithm 0), a baseline, not a candidate",
+        "forcing": f"--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_{cfg.collective}"
+                   f"_algorithm A --mca coll_tuned_{cfg.collective}_algorithm_segmentsize S",
+        **machine_metadata(),
+        "launcher": f"{cfg.launcher.name} ({cfg.launcher.program})",
+        "mapping": mapping,
+        "date": now_iso(),
+        "command": cfg.command,
+        "options": cfg.options,
+        "comm_sizes": ",".join(map(str, cfg.comm_sizes)),
+        "msg_sizes": ",".join(map(str, cfg.msg_sizes)),
+        "methods": methods,
+        "bench_source_sha256": bench.source_digest() or "unknown",
+    }
+
+
+def _next_index(meta, prefix):
+    used = [int(k[len(prefix):].split(".")[0]) for k in meta
+            if k.startswith(prefix) and k[len(prefix):].split(".")[0].isdigit()]
+    return max(used, default=0) + 1
+
+
+def _table_row(collective, key, stats):
+    return {"collective": collective, "comm_size": key[0], "msg_size": key[1],
+            "algorithm": key[2], "segsize": key[3], "faninout": 0, **stats}
+
+
+class _State:
+    """The table and journal as found: what a resumed sweep keeps."""
+
+    def __init__(self, cfg):
+        self.journal_file = journal_path(cfg.out)
+        done, journal_rows, self.meta, self.dropped = set(), [], {}, []
+        exists = os.path.exists(cfg.out)
+        if exists and not (cfg.resume or cfg.force or cfg.dry_run):
+            raise InputError(f"{cfg.out} exists: pass --resume to continue that sweep or "
+                             "--force to start it again")
+        self.resuming = exists and cfg.resume
+        if self.resuming:
+            repair = not cfg.dry_run
+            self.meta, rows, cut = load_existing(cfg.out, COLUMNS, cfg.collective, repair)
+            done = {point_key(r) for r in rows}
+            self.dropped.append(cut)
+            if os.path.exists(self.journal_file):
+                _, journal_rows, cut = load_existing(self.journal_file, JOURNAL_COLUMNS,
+                                                     cfg.collective, repair)
+                self.dropped.append(cut)
+        self.plan = Plan(cfg, done, journal_rows)
+
+
+def dry_run(cfg):
+    """The launch commands a sweep would run (nothing is written), and a summary line."""
+    plan = _State(cfg).plan
+    lines = []
+    for p, r, method, sizes in plan.launches:
+        argv, env = cfg.launcher.command(p, mca_settings(cfg.collective, method),
+                                         _bench_argv(cfg, sizes))
+        lines.append(launchers.render(argv, env))
+    lines.append(f"# {len(plan.launches)} launches, {plan.left} of {plan.total} point "
+                 f"launches to measure ({cfg.launches} per point)")
+    return lines
+
+
+def run(cfg, progress_stream):
+    """Run the sweep, showing progress on `progress_stream`. Returns the exit status; raises
+    CollselError when points failed (their rows are missing, --resume retries them)."""
+    state = _State(cfg)
+    plan, meta, journal_file = state.plan, state.meta, state.journal_file
+    table = TableFile(cfg.out, COLUMNS)
+    journal = TableFile(journal_file, JOURNAL_COLUMNS)
+    if not state.resuming:
+        header = header_metadata(cfg)
+        journal.create({"source": header["source"], "collective": cfg.collective,
+                        "table": os.path.basename(cfg.out)})
+        table.create(header)
+        meta = {}
+    elif not os.path.exists(journal_file):
+        journal.create({"source": "collsel sweep", "collective": cfg.collective,
+                        "table": os.path.basename(cfg.out)})
+    run_no = _next_index(meta, "run.")
+    fail_no = _next_index(meta, "failed.")
+    table.open()
+    journal.open()
+    # A sweep stopped by `kill` (SIGTERM; background jobs also ignore SIGINT) still kills its
+    # running launch and closes the table: the handler turns the signal into an exception.
+    def _terminate(signum, frame):
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    started = time.monotonic()
+    failures = 0
+    progress = Progress(plan.total, plan.total - plan.left, progress_stream,
+                        cfg.progress_interval)
+    try:
+        table.append_meta(f"run.{run_no}.start", now_iso())
+        table.append_meta(f"run.{run_no}.loadavg_start", loadavg())
+        if run_no > 1:
+            table.append_meta(f"run.{run_no}.command", cfg.command)
+            for cut in state.dropped:
+                if cut:
+                    table.append_meta(f"run.{run_no}.dropped_truncated_line",
+                                      cut.decode("utf-8", "replace")[:200])
+        for key in plan.ready:
+            table.append_row(_table_row(cfg.collective, key, plan.combine(key)))
+        have_library = "mpi_library" in meta
+        for p, r, method, sizes in plan.launches:
+            label = f"P={p} {method.label(cfg.collective)} launch {r}/{cfg.launches}"
+            progress.label = label
+            progress.show()
+            todo = list(sizes)
+            while todo:
+                argv, env = cfg.launcher.command(p, mca_settings(cfg.collective, method),
+                                                 _bench_argv(cfg, todo))
+
+                def on_point(fields, p=p, r=r, method=method):
+                    key = (p, int(fields["msg_size"]), method.algorithm, method.segsize)
+                    if not float(fields["median_us"]) > 0:
+                        raise CollselError(f"benchmark reported a non-positive time: {fields}")
+                    entry = dict(zip(("comm_size", "msg_size", "algorithm", "segsize"), key))
+                    journal.append_row({"collective": cfg.collective, **entry, "launch": r,
+                                        **{f: fields[f] for f in launch_stats.LAUNCH_FIELDS}})
+                    combined = plan.add(key, r, fields)
+                    if combined is not None:
+                        table.append_row(_table_row(cfg.collective, key, combined))
+                    progress.advance(1)
+
+                result = run_launch(argv, env, todo, cfg.silence_timeout, on_point)
+                if not have_library and result.meta.get("mpi_library"):
+                    table.append_meta("mpi_library", result.meta["mpi_library"])
+                    table.append_meta("runtime_type", result.meta.get("runtime_type", "?"))
+                    table.append_meta("timer", result.meta.get("timer", "?"))
+                    have_library = True
+                todo = todo[result.rows:]
+                if result.failure is None:
+                    break
+                # The point in flight failed; without even a header nothing of this launch
+                # would work, so all its remaining points are given up together.
+                lost = todo if not result.header_seen else todo[:1]
+                todo = [] if not result.header_seen else todo[1:]
+                sizes_text = (str(lost[0]) if len(lost) == 1
+                              else f"{lost[0]}..{lost[-1]} ({len(lost)} sizes)")
+                reason = (f"P={p} algorithm={method.algorithm} segsize={method.segsize} "
+                          f"msg_size={sizes_text} launch={r}: {result.failure}; command: "
+                          f"{launchers.render(argv, env)}")
+                table.append_meta(f"failed.{fail_no}", reason)
+                fail_no += 1
+                failures += len(lost)
+                progress.advance(len(lost))
+                progress.message(f"collsel sweep: point failed, going on: {reason[:300]}")
+    finally:
+        table.append_meta(f"run.{run_no}.end", now_iso())
+        table.append_meta(f"run.{run_no}.wall_s", f"{time.monotonic() - started:.1f}")
+        table.append_meta(f"run.{run_no}.loadavg_end", loadavg())
+        table.append_meta(f"run.{run_no}.failed_points", failures)
+        table.close()
+        journal.close()
+        progress.finish()
+        signal.signal(signal.SIGTERM, previous)
+    if failures:
+        raise CollselError(f"{failures} point launch(es) failed, so their points have no row; "
+                           f"see the failed.* lines in {cfg.out} (rerun with --resume to retry "
+                           "them)")
+    return 0
