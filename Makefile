@@ -117,21 +117,24 @@ model-paper:
 	collsel model paper
 
 # --- Runtime library (issue 5): tree blob loader + query in C, tests, fuzzing, benchmark -------
-# test-runtime: Catch2 under ASan+UBSan against `collsel query` answers made by make_cases.py.
+# test-runtime: Catch2 under ASan+UBSan against `collsel query` answers made by make_cases.py,
+# every query by the public functions and by the tree descent alone (collsel_tree_internal.h).
 # fuzz: libFuzzer on the loader + query for FUZZ_SECONDS. bench-runtime: decision times.
 RT_CC ?= gcc
 RT_CXX ?= g++
 RT_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
 RT_BUILD := $(BUILD)/runtime
 RT_CASES := $(BUILD)/runtime-test
-RT_LIB := runtime/collsel_tree.c include/collsel_tree.h
+RT_LIB := runtime/collsel_tree.c include/collsel_tree.h runtime/collsel_tree_internal.h
+# The private header (tests, fuzz target, benchmark) is in runtime/, the API in include/.
+RT_INC := -Iinclude -Iruntime
 FUZZ_SECONDS ?= 600
 .PHONY: test-runtime runtime-example fuzz bench-runtime
 
-$(RT_CASES)/cases.txt: tests/runtime/make_cases.py tests/test_decision_c.py tests/conftest.py \
+$(RT_CASES)/cases.txt: tests/runtime/make_cases.py tests/helpers.py \
                        bench-data/bcast-sweep.csv bench-data/reduce-sweep.csv \
                        $(shell find generator -name "*.py")
-	$(PYTHON) tests/runtime/make_cases.py $(RT_CASES)
+	PYTHONPATH=tests $(PYTHON) tests/runtime/make_cases.py $(RT_CASES)
 
 $(RT_BUILD)/catch_main.o: tests/runtime/catch_main.cpp
 	@mkdir -p $(@D)
@@ -139,27 +142,15 @@ $(RT_BUILD)/catch_main.o: tests/runtime/catch_main.cpp
 
 $(RT_BUILD)/collsel_tree_san.o: $(RT_LIB)
 	@mkdir -p $(@D)
-	$(RT_CC) $(CFLAGS) $(RT_SAN) -Iinclude -c $< -o $@
+	$(RT_CC) $(CFLAGS) $(RT_SAN) $(RT_INC) -c $< -o $@
 
 $(RT_BUILD)/test_runtime: tests/runtime/test_runtime.cpp $(RT_BUILD)/catch_main.o \
-                          $(RT_BUILD)/collsel_tree_san.o
-	$(RT_CXX) -std=c++14 -Wall -Wextra -Werror $(RT_SAN) -Iinclude \
-	    -DCASES_DIR='"$(RT_CASES)"' $^ -o $@
+                          $(RT_BUILD)/collsel_tree_san.o $(filter %.h,$(RT_LIB))
+	$(RT_CXX) -std=c++14 -Wall -Wextra -Werror $(RT_SAN) $(RT_INC) \
+	    -DCASES_DIR='"$(RT_CASES)"' $(filter-out %.h,$^) -o $@
 
-# The same tests with the load-time cell table disabled, so the tree descent is checked too.
-$(RT_BUILD)/collsel_tree_san_notable.o: $(RT_LIB)
-	@mkdir -p $(@D)
-	$(RT_CC) $(CFLAGS) $(RT_SAN) -DCOLLSEL_TREE_NO_CELL_TABLE -Iinclude -c $< -o $@
-
-$(RT_BUILD)/test_runtime_notable: tests/runtime/test_runtime.cpp $(RT_BUILD)/catch_main.o \
-                                  $(RT_BUILD)/collsel_tree_san_notable.o
-	$(RT_CXX) -std=c++14 -Wall -Wextra -Werror $(RT_SAN) -Iinclude \
-	    -DCASES_DIR='"$(RT_CASES)"' $^ -o $@
-
-test-runtime: $(RT_BUILD)/test_runtime $(RT_BUILD)/test_runtime_notable $(RT_CASES)/cases.txt \
-              runtime-example
+test-runtime: $(RT_BUILD)/test_runtime $(RT_CASES)/cases.txt runtime-example
 	$(RT_BUILD)/test_runtime
-	$(RT_BUILD)/test_runtime_notable
 	@want=$$(collsel query $(RT_CASES)/bcast-exact/tree.json --comm-size 6 --msg-size 65536); \
 	got=$$($(RT_BUILD)/query_tree $(RT_CASES)/bcast-exact/tree.bin 6 65536); \
 	echo "runtime-example: $$got (collsel query: $$want)"; [ "$$got" = "$$want" ]
@@ -175,7 +166,7 @@ FUZZ_DIR := $(BUILD)/fuzz
 $(FUZZ_DIR)/fuzz_tree: tests/runtime/fuzz_tree.c $(RT_LIB)
 	@mkdir -p $(@D)
 	clang -std=c99 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
-	    -fno-sanitize-recover=all -Iinclude tests/runtime/fuzz_tree.c runtime/collsel_tree.c -o $@
+	    -fno-sanitize-recover=all $(RT_INC) tests/runtime/fuzz_tree.c runtime/collsel_tree.c -o $@
 
 fuzz: $(FUZZ_DIR)/fuzz_tree $(RT_CASES)/cases.txt
 	@mkdir -p $(FUZZ_DIR)/seed $(FUZZ_DIR)/corpus
@@ -183,8 +174,9 @@ fuzz: $(FUZZ_DIR)/fuzz_tree $(RT_CASES)/cases.txt
 	nice -n 19 $(FUZZ_DIR)/fuzz_tree -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seed
 
-# Decision time of the compiled function, the runtime query, Open MPI 4.1's fixed bcast ladder
-# and a dynamic-rules linear scan, over the same 10^6 random queries (under the measure lock).
+# Decision time of the compiled function, the runtime query (and its tree descent alone), Open
+# MPI 4.1's fixed bcast ladder and a dynamic-rules linear scan, over the same 10^6 random queries
+# (under the measure lock).
 BENCH_RT := $(BUILD)/bench-runtime
 $(BENCH_RT)/bcast/tree.json: bench-data/bcast-sweep.csv
 	collsel build $< --collective bcast --prefix bench_bcast --out $(@D)
@@ -199,7 +191,7 @@ $(BENCH_RT)/bcast/fast/decision.c: $(BENCH_RT)/bcast/tree.json generator/collsel
 $(BENCH_RT)/bench_runtime: speed/runtime/bench_runtime.c speed/runtime/baselines.c \
                            speed/runtime/baselines.h $(RT_LIB) $(BENCH_RT)/bcast/tree.json \
                            $(BENCH_RT)/bcast/fast/decision.c
-	$(CC) $(CFLAGS) -Iinclude -I$(BENCH_RT)/bcast -Ispeed/runtime speed/runtime/bench_runtime.c \
+	$(CC) $(CFLAGS) $(RT_INC) -I$(BENCH_RT)/bcast -Ispeed/runtime speed/runtime/bench_runtime.c \
 	    speed/runtime/baselines.c runtime/collsel_tree.c $(BENCH_RT)/bcast/decision.c \
 	    $(BENCH_RT)/bcast/fast/decision.c -o $@ -lm
 

@@ -3,8 +3,45 @@
  * A blob is written by `collsel emit --target blob TREE.json` (or embedded in C by
  * `--target c-array`). The library validates the whole blob once at load time, then answers
  * queries without allocating, locking or checking anything again. A corrupted or hostile blob
- * gives an error code (collsel_tree_strerror() names it), never a crash, a hang or a read
- * outside the buffer.
+ * gives an error code, never a crash, a hang or a read outside the buffer.
+ *
+ * ------------------------------------------------------------------------------------------
+ * API, version 1.0.0 (COLLSEL_TREE_VERSION_MAJOR/MINOR/PATCH below).
+ *
+ * Naming. Every identifier starts with collsel_tree_ (types, functions) or COLLSEL_TREE_
+ * (macros, error codes). The query functions are named as in the C that `collsel build` /
+ * `collsel emit --target c` generates (<prefix>_decide, <prefix>_decide3):
+ *   collsel_tree_decide(tree, comm_size, msg_size, &choice)      2-axis trees
+ *   collsel_tree_decide3(tree, comm_size, msg_size, z, &choice)  3-axis trees
+ *
+ * Types. The handle is opaque (collsel_tree). Query arguments have fixed widths on every data
+ * model (LP64, LLP64, ILP32): comm_size int32_t (>= 1), msg_size uint64_t (bytes), z int64_t
+ * (a numeric z's value, or a category's index in tree.json order). The decision's fields are
+ * int32_t. Counts are uint32_t.
+ *
+ * Errors. Functions that can fail return a collsel_tree_error: COLLSEL_TREE_OK (0) on success,
+ * a positive code otherwise, and then leave no partial result to use (*tree is set to NULL by
+ * the loaders; *choice is unspecified after a failed query). collsel_tree_strerror() takes any
+ * int (a collsel_tree_error converts to int implicitly) and returns one line of text, never NULL;
+ * values that are no error code (negative, or >= COLLSEL_TREE_NERRORS) give the fixed text
+ * "unknown collsel_tree error". Queries fail only on their arguments (NULL pointers,
+ * comm_size < 1, the wrong number of axes), never because of the blob, which was validated at
+ * load. The accessors (collsel_tree_axes() ...) do not fail; on a NULL tree they return 0 ("").
+ *
+ * Memory and threads. collsel_tree_load_file() allocates the handle and a copy of the file
+ * (one block, released by collsel_tree_free()). collsel_tree_load_buffer() allocates nothing:
+ * the handle lives in caller-owned collsel_tree_storage and refers to the caller's bytes.
+ * Queries allocate nothing and only read the handle, so any number of threads may query one
+ * loaded tree at once.
+ *
+ * Versions. COLLSEL_TREE_VERSION_MAJOR/MINOR/PATCH are the version of this API (the header);
+ * collsel_tree_version() returns the version of the library linked, as
+ * COLLSEL_TREE_VERSION = MAJOR * 10000 + MINOR * 100 + PATCH (1.0.0 -> 10000), so a program
+ * can check at run time that it was linked against the API it was compiled for
+ * (collsel_tree_version() / 10000 == COLLSEL_TREE_VERSION_MAJOR). A new major version may
+ * change or remove declarations; a minor version only adds. COLLSEL_TREE_FORMAT_VERSION is the
+ * version of the blob format, independent of the API version: the loader accepts exactly that
+ * format version and rejects others with COLLSEL_TREE_EVERSION.
  *
  * ------------------------------------------------------------------------------------------
  * Blob format, version 1. All integers little-endian, no padding, no alignment requirement.
@@ -31,7 +68,7 @@
  *                       cell, values beyond either end take the edge category)
  *                     cell of a value v = number of cuts <= v (cut k-1 is the smallest value
  *                     in cell k; the edge cells extend to every P >= 1, m >= 0 and z)
- *   ...     8 * M     methods: u16 algorithm, u16 faninout, u32 segsize (<= INT_MAX)
+ *   ...     8 * M     methods: u16 algorithm, u16 faninout, u32 segsize (<= 2^31 - 1)
  *   ...     W * N     nodes in breadth-first order, node 0 the root. One unsigned W-byte word:
  *                       top bit set   -> leaf; the other bits are its method index (< M)
  *                       top bit clear -> internal; the other bits are its first child's index.
@@ -44,14 +81,16 @@
  *                     value and final XOR 0xFFFFFFFF) of every preceding byte
  *
  * Descent. Split positions are not stored: a node's split follows from its box of cells,
- * exactly as `collsel build` chooses it. The root's box is [0, n) on every axis.
+ * exactly as `collsel build` chooses it. The root's box is [0, n) on every axis ([0, S) in
+ * replicate mode).
  *   balanced:  an axis of a box [lo, hi) with hi - lo >= 2 splits at mid = lo + (hi-lo+1)/2;
  *              narrower axes do not split.
  *   replicate: boxes live on a grid of S = 2^k builder cells per axis, S the smallest power
  *              of two >= every n; builder cell b holds cell (b * n) / S. A box [lo, hi) with
  *              hi - lo >= 2 splits every axis at builder mid = lo + (hi - lo) / 2, which is
  *              cell boundary ((mid - 1) * n) / S + 1 (a child can be empty).
- *   A value in cell c goes to the high half when c >= boundary. The child index is the first
+ *   A value in cell c goes to the high half when c >= boundary (balanced: the boundary is mid;
+ *   an axis that does not split keeps its box). The child index is the first
  *   child plus one bit per split axis, axis 0 the most significant bit, 1 = high half.
  *   An internal node must split at least one axis and have exactly 2^(split axes) children.
  * ------------------------------------------------------------------------------------------
@@ -66,11 +105,20 @@
 extern "C" {
 #endif
 
+/* Version of this API; collsel_tree_version() returns the linked library's COLLSEL_TREE_VERSION. */
+#define COLLSEL_TREE_VERSION_MAJOR 1
+#define COLLSEL_TREE_VERSION_MINOR 0
+#define COLLSEL_TREE_VERSION_PATCH 0
+#define COLLSEL_TREE_VERSION                                                                   \
+    (COLLSEL_TREE_VERSION_MAJOR * 10000 + COLLSEL_TREE_VERSION_MINOR * 100                    \
+     + COLLSEL_TREE_VERSION_PATCH)
+
+/* Version of the blob format this library reads (byte 4 of a blob). */
 #define COLLSEL_TREE_FORMAT_VERSION 1
 /* Largest blob collsel_tree_load_file() accepts. */
 #define COLLSEL_TREE_MAX_FILE_SIZE (64u << 20)
 
-enum collsel_tree_error {
+typedef enum collsel_tree_error {
     COLLSEL_TREE_OK = 0,
     COLLSEL_TREE_EINVAL,     /* NULL argument, or comm_size < 1 */
     COLLSEL_TREE_EIO,        /* cannot open or read the file */
@@ -84,11 +132,11 @@ enum collsel_tree_error {
     COLLSEL_TREE_EAXIS,      /* bad axis kind or cell count */
     COLLSEL_TREE_ECHECKSUM,  /* CRC-32 mismatch */
     COLLSEL_TREE_ECUTS,      /* axis cuts not strictly increasing */
-    COLLSEL_TREE_EMETHOD,    /* method segsize > INT_MAX */
+    COLLSEL_TREE_EMETHOD,    /* method segsize > INT32_MAX */
     COLLSEL_TREE_ENODE,      /* method index out of range, or the node layout is not a tree */
     COLLSEL_TREE_EDIMS,      /* query with the wrong number of axes for this tree */
-    COLLSEL_TREE_NERRORS
-};
+    COLLSEL_TREE_NERRORS     /* number of codes above (not an error code) */
+} collsel_tree_error;
 
 /* A loaded tree (opaque). */
 typedef struct collsel_tree collsel_tree;
@@ -104,38 +152,47 @@ typedef struct collsel_tree_storage {
     } opaque;
 } collsel_tree_storage;
 
-/* The decision: Open MPI coll/tuned algorithm id, segment size in bytes (0 = none), fan-in/out. */
+/* The decision: Open MPI coll/tuned algorithm id (0..65535), segment size in bytes (0 = none;
+ * 0..INT32_MAX), fan-in/out (0..65535). */
 typedef struct collsel_tree_choice {
-    int algorithm;
-    int segsize;
-    int faninout;
+    int32_t algorithm;
+    int32_t segsize;
+    int32_t faninout;
 } collsel_tree_choice;
 
-/* Reads and validates a blob file; on success *tree must be released with collsel_tree_free(). */
-int collsel_tree_load_file(const char *path, collsel_tree **tree);
+/* COLLSEL_TREE_VERSION of the library linked (10000 for 1.0.0). */
+uint32_t collsel_tree_version(void);
+
+/* Reads and validates a blob file; on success *tree must be released with collsel_tree_free().
+ * On failure *tree is NULL (when tree is not NULL). */
+collsel_tree_error collsel_tree_load_file(const char *path, collsel_tree **tree);
 
 /* Validates `size` bytes at `data` and makes *tree refer to them (not copied: `data` must stay
  * valid and unchanged while the tree is used) with its state in `storage`. Allocates nothing;
- * collsel_tree_free() on such a tree does nothing. */
-int collsel_tree_load_buffer(const void *data, size_t size, collsel_tree_storage *storage,
-                             collsel_tree **tree);
+ * collsel_tree_free() on such a tree does nothing. On failure *tree is NULL. */
+collsel_tree_error collsel_tree_load_buffer(const void *data, size_t size,
+                                            collsel_tree_storage *storage, collsel_tree **tree);
 
+/* Releases a tree from collsel_tree_load_file(); does nothing for NULL or a buffer-loaded tree. */
 void collsel_tree_free(collsel_tree *tree);
 
-/* Decision for a communicator of comm_size (>= 1) processes and msg_size bytes; 2-axis trees. */
-int collsel_tree_query(const collsel_tree *tree, int comm_size, size_t msg_size,
-                       collsel_tree_choice *choice);
+/* Decision for a communicator of comm_size (>= 1) processes and msg_size bytes; 2-axis trees
+ * (COLLSEL_TREE_EDIMS for a 3-axis tree). */
+collsel_tree_error collsel_tree_decide(const collsel_tree *tree, int32_t comm_size,
+                                       uint64_t msg_size, collsel_tree_choice *choice);
 
-/* The same for 3-axis trees; for a category axis z is the category index (tree.json order). */
-int collsel_tree_query3(const collsel_tree *tree, int comm_size, size_t msg_size, long z,
-                        collsel_tree_choice *choice);
+/* The same for 3-axis trees (COLLSEL_TREE_EDIMS for a 2-axis tree); for a category axis z is the
+ * category index in tree.json order, and values beyond either end take the edge category. */
+collsel_tree_error collsel_tree_decide3(const collsel_tree *tree, int32_t comm_size,
+                                        uint64_t msg_size, int64_t z, collsel_tree_choice *choice);
 
-int collsel_tree_axes(const collsel_tree *tree);          /* 2 or 3 */
+int collsel_tree_axes(const collsel_tree *tree);                 /* 2 or 3 */
 uint32_t collsel_tree_node_count(const collsel_tree *tree);
 uint32_t collsel_tree_method_count(const collsel_tree *tree);
 const char *collsel_tree_collective(const collsel_tree *tree);   /* e.g. "bcast" */
 
-/* One line describing an error code (never NULL). */
+/* One line describing an error code (never NULL); any int is accepted, values that are no code
+ * give "unknown collsel_tree error". */
 const char *collsel_tree_strerror(int error);
 
 #ifdef __cplusplus

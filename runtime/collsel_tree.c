@@ -1,7 +1,7 @@
 /* collsel_tree: loader, validator and query of collsel tree blobs (format in collsel_tree.h). */
 #include "collsel_tree.h"
+#include "collsel_tree_internal.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,8 +146,8 @@ static uint32_t node_word(const struct collsel_tree *t, uint32_t i)
 
 /* ---- validation ------------------------------------------------------------------------ */
 
-static int check_header(const unsigned char *b, size_t size, struct collsel_tree *t,
-                        size_t *expected)
+static collsel_tree_error check_header(const unsigned char *b, size_t size,
+                                       struct collsel_tree *t, size_t *expected)
 {
     size_t pos, a;
     uint32_t s;
@@ -221,7 +221,7 @@ static int check_header(const unsigned char *b, size_t size, struct collsel_tree
     return COLLSEL_TREE_OK;
 }
 
-static int check_cuts(struct collsel_tree *t, const unsigned char *b)
+static collsel_tree_error check_cuts(struct collsel_tree *t, const unsigned char *b)
 {
     size_t pos = HEADER_SIZE + AXIS_RECORD * (size_t)t->n_axes;
     int i;
@@ -241,7 +241,7 @@ static int check_cuts(struct collsel_tree *t, const unsigned char *b)
     }
     t->methods = b + pos;
     for (k = 0; k < t->n_methods; k++)
-        if (rd32(t->methods + METHOD_SIZE * (size_t)k + 4) > (uint32_t)INT_MAX)
+        if (rd32(t->methods + METHOD_SIZE * (size_t)k + 4) > (uint32_t)INT32_MAX)
             return COLLSEL_TREE_EMETHOD;
     t->nodes = t->methods + (size_t)METHOD_SIZE * t->n_methods;
     return COLLSEL_TREE_OK;
@@ -249,7 +249,7 @@ static int check_cuts(struct collsel_tree *t, const unsigned char *b)
 
 /* Pass 1, index order: leaves name a method; first children of internal nodes are > their
  * node, strictly increasing, start at 1 and stay < N, so their ranges partition [1, N). */
-static int check_layout(const struct collsel_tree *t)
+static collsel_tree_error check_layout(const struct collsel_tree *t)
 {
     uint32_t i, prev = 0, mask = t->leaf_bit - 1;
     if (t->n_nodes > 1 && (node_word(t, 0) & t->leaf_bit))
@@ -269,9 +269,74 @@ static int check_layout(const struct collsel_tree *t)
     return COLLSEL_TREE_OK;
 }
 
+/* ---- the split rule ("Descent" in collsel_tree.h) ----------------------------------------
+ * Written once, here: validation (check_tree), the load-time tables (build_jump, and
+ * build_cell_table through descend) and every query path (descend2_balanced_w2/w4, descend)
+ * call these. They are inline and branch-free, so in the query loops, where the split mode is a
+ * constant, they compile to a few adds, shifts and compares. One axis of a box is [lo, lo + len)
+ * in cells (balanced mode) or in builder cells of the 2^log2_size grid (replicate mode). */
+
+/* The root's box on axis d: every cell, or the whole builder grid. */
+static inline uint32_t root_len(const struct collsel_tree *t, int d)
+{
+    return t->split_mode == SPLIT_REPLICATE ? 1u << t->log2_size : t->n_cells[d];
+}
+
+/* An axis of a box splits when it spans 2 or more (builder) cells. */
+static inline uint32_t axis_splits(uint32_t len) { return len >= 2; }
+
+/* Size of the low half of an axis of len >= 2 (builder) cells, so the split is at
+ * mid = lo + low_half: balanced (len + 1) / 2, the low half being the larger one; replicate
+ * len / 2, len being a power of two (equal halves). */
+static inline uint32_t low_half(unsigned mode, uint32_t len)
+{
+    return (len + (mode == SPLIT_BALANCED)) >> 1;
+}
+
+/* Keeps the high half (high = 1) or the low half (high = 0) of an axis, branch-free. Balanced,
+ * on an axis that does not split (len = 1, high = 0), the box stays. */
+static inline void keep_half(unsigned mode, uint32_t *lo, uint32_t *len, uint32_t high)
+{
+    uint32_t h = low_half(mode, *len);
+    *lo += h & (0u - high);
+    /* high ? len - h : h; in replicate mode both halves have h */
+    *len = mode == SPLIT_REPLICATE ? h : (*len + 1 - high) >> 1;
+}
+
+/* One level on one axis for a value in cell c: keeps the half holding c and returns 1 if that is
+ * the high half (0 on an axis that does not split). The high half starts at cell mid
+ * (balanced), or at cell ((mid - 1) * n) / S + 1 (replicate: n the axis' cells, S = 2^log2_size). */
+static inline uint32_t descend_axis(unsigned mode, uint32_t *lo, uint32_t *len, uint32_t c,
+                                    uint32_t n, uint32_t log2_size)
+{
+    uint32_t mid = *lo + low_half(mode, *len);
+    uint32_t boundary = mode == SPLIT_REPLICATE
+                            ? (uint32_t)(((uint64_t)(mid - 1) * n) >> log2_size) + 1 : mid;
+    uint32_t high = c >= boundary;
+    keep_half(mode, lo, len, high);
+    return high;
+}
+
+/* A child's rank among its siblings, axis by axis: one more bit (1 = high half) for an axis that
+ * splits, axis 0 the most significant. */
+static inline uint32_t child_rank(uint32_t rank, uint32_t splits, uint32_t high)
+{
+    return (rank << splits) | high;
+}
+
+/* descend_axis() on the next axis of a box, its bit appended to the child rank so far. */
+static inline uint32_t rank_step(unsigned mode, uint32_t rank, uint32_t *lo, uint32_t *len,
+                                 uint32_t c, uint32_t n, uint32_t log2_size)
+{
+    uint32_t splits = axis_splits(*len);
+    return child_rank(rank, splits, descend_axis(mode, lo, len, c, n, log2_size));
+}
+
+/* ---- validation, continued ---------------------------------------------------------------- */
+
 struct box {
     uint32_t node, depth;
-    uint32_t lo[MAX_AXES], hi[MAX_AXES];
+    uint32_t lo[MAX_AXES], len[MAX_AXES];
 };
 
 /* Children of internal node i according to the layout: up to the next internal node's first
@@ -289,7 +354,7 @@ static uint32_t implied_children(const struct collsel_tree *t, uint32_t i, uint3
 
 /* Pass 2, depth first from the root: each internal node's child count, derived from its box as
  * the query derives it, equals the count the layout implies; boxes shrink, so depth is bounded. */
-static int check_tree(struct collsel_tree *t)
+static collsel_tree_error check_tree(struct collsel_tree *t)
 {
     struct box stack[STACK_SIZE];
     int top = 0, d, n_axes = t->n_axes;
@@ -298,13 +363,13 @@ static int check_tree(struct collsel_tree *t)
     stack[0].depth = 0;
     for (d = 0; d < n_axes; d++) {
         stack[0].lo[d] = 0;
-        stack[0].hi[d] = t->split_mode == SPLIT_REPLICATE ? 1u << t->log2_size : t->n_cells[d];
+        stack[0].len[d] = root_len(t, d);
     }
     while (top >= 0) {
         struct box b = stack[top--];
-        uint32_t w = node_word(t, b.node), first, count, rank;
-        uint32_t mid[MAX_AXES];
-        int splits[MAX_AXES], n_split = 0;
+        uint32_t w = node_word(t, b.node), first, count, path, n_paths = 1u << n_axes;
+        uint32_t splits[MAX_AXES], split_bits = 0;
+        int n_split = 0;
         if (++visited > t->n_nodes)
             return COLLSEL_TREE_ENODE;
         if (w & t->leaf_bit) {
@@ -314,29 +379,30 @@ static int check_tree(struct collsel_tree *t)
         }
         first = w & (t->leaf_bit - 1);
         for (d = 0; d < n_axes; d++) {
-            uint32_t len = b.hi[d] - b.lo[d];
-            splits[d] = len >= 2;
-            mid[d] = t->split_mode == SPLIT_REPLICATE ? b.lo[d] + len / 2 : b.lo[d] + (len + 1) / 2;
-            n_split += splits[d];
+            splits[d] = axis_splits(b.len[d]);
+            n_split += (int)splits[d];
+            split_bits |= splits[d] << (n_axes - 1 - d);
         }
         if (n_split == 0 || b.depth + 1 >= MAX_DEPTH)
             return COLLSEL_TREE_ENODE;
         count = 1u << n_split;
         if (implied_children(t, b.node, first) != count || top + (int)count >= STACK_SIZE)
             return COLLSEL_TREE_ENODE;
-        for (rank = 0; rank < count; rank++) {
+        /* every path: one bit per axis (axis 0 first), 1 = high half; none on an axis that does
+         * not split. Its child is the one a query taking that path reaches. */
+        for (path = 0; path < n_paths; path++) {
             struct box c = b;
-            int shift = n_split;
+            uint32_t rank = 0;
+            if (path & ~split_bits)
+                continue;
+            for (d = 0; d < n_axes; d++) {
+                uint32_t high = path >> (n_axes - 1 - d) & 1;
+                rank = child_rank(rank, splits[d], high);
+                if (splits[d])
+                    keep_half(t->split_mode, &c.lo[d], &c.len[d], high);
+            }
             c.node = first + rank;
             c.depth = b.depth + 1;
-            for (d = 0; d < n_axes; d++) {
-                if (!splits[d])
-                    continue;
-                if (rank >> --shift & 1)
-                    c.lo[d] = mid[d];
-                else
-                    c.hi[d] = mid[d];
-            }
             stack[++top] = c;
         }
     }
@@ -378,23 +444,26 @@ static void build_luts(struct collsel_tree *t)
 /* Load time, 2-axis balanced trees: jump[code] = the node reached from the root by the path
  * bits in code (level d in bits 2 (J-1-d) + 1 (axis 0) and 2 (J-1-d) (axis 1)), staying at a
  * leaf reached earlier. Codes that no query produces (a high bit on an axis that does not
- * split) still walk inside the validated tree. */
+ * split) are walked as if that bit were 0, so they stay inside the validated tree. */
 static void build_jump(struct collsel_tree *t)
 {
-    uint32_t code, d;
+    uint32_t code, level;
+    int d;
     for (code = 0; code < JUMP_SIZE; code++) {
-        uint32_t node = 0, len1 = t->n_cells[1], len0 = t->n_cells[0];
-        for (d = 0; d < JUMP_LEVELS; d++) {
-            uint32_t w = node_word(t, node), sh = 2 * (JUMP_LEVELS - 1 - d);
-            uint32_t b0 = (code >> (sh + 1)) & 1, b1 = (code >> sh) & 1;
-            uint32_t s0 = len0 >= 2, s1 = len1 >= 2;
+        uint32_t node = 0, lo[2] = {0, 0}, len[2];
+        len[0] = t->n_cells[0];
+        len[1] = t->n_cells[1];
+        for (level = 0; level < JUMP_LEVELS; level++) {
+            uint32_t w = node_word(t, node), rank = 0;
             if (w & t->leaf_bit)
                 break;
-            b0 &= s0;
-            b1 &= s1;
-            node = (w & (t->leaf_bit - 1)) + ((b0 << s1) | b1);
-            len0 = (len0 + 1 - b0) >> 1;
-            len1 = (len1 + 1 - b1) >> 1;
+            for (d = 0; d < 2; d++) {
+                uint32_t splits = axis_splits(len[d]);
+                uint32_t high = (code >> (2 * (JUMP_LEVELS - 1 - level) + 1 - d)) & splits;
+                rank = child_rank(rank, splits, high);
+                keep_half(SPLIT_BALANCED, &lo[d], &len[d], high);
+            }
+            node = (w & (t->leaf_bit - 1)) + rank;
         }
         t->jump[code] = node;
     }
@@ -402,13 +471,11 @@ static void build_jump(struct collsel_tree *t)
 
 static uint32_t descend(const struct collsel_tree *t, const uint32_t *c);
 
-/* Load time, small 2-axis trees: the leaf method of every cell (comm_size cell major). */
+/* Load time, small 2-axis trees: the leaf method of every cell (comm_size cell major), found by
+ * the generic descent. */
 static void build_cell_table(struct collsel_tree *t)
 {
     uint32_t c[MAX_AXES] = {0, 0, 0};
-#ifdef COLLSEL_TREE_NO_CELL_TABLE   /* tests: always descend the tree */
-    return;
-#endif
     if (t->n_axes != 2 || t->n_methods > 256
         || (uint64_t)t->n_cells[0] * t->n_cells[1] > CELL_TABLE)
         return;
@@ -418,10 +485,10 @@ static void build_cell_table(struct collsel_tree *t)
     t->has_table = 1;
 }
 
-static int validate(const unsigned char *b, size_t size, struct collsel_tree *t)
+static collsel_tree_error validate(const unsigned char *b, size_t size, struct collsel_tree *t)
 {
     size_t expected = 0;
-    int err = check_header(b, size, t, &expected);
+    collsel_tree_error err = check_header(b, size, t, &expected);
     if (err)
         return err;
     if (size < expected)
@@ -443,11 +510,11 @@ static int validate(const unsigned char *b, size_t size, struct collsel_tree *t)
 
 /* ---- loading ---------------------------------------------------------------------------- */
 
-int collsel_tree_load_buffer(const void *data, size_t size, collsel_tree_storage *storage,
-                             collsel_tree **tree)
+collsel_tree_error collsel_tree_load_buffer(const void *data, size_t size,
+                                            collsel_tree_storage *storage, collsel_tree **tree)
 {
     struct collsel_tree t;
-    int err;
+    collsel_tree_error err;
     if (tree)
         *tree = NULL;
     if (!data || !storage || !tree)
@@ -461,14 +528,14 @@ int collsel_tree_load_buffer(const void *data, size_t size, collsel_tree_storage
     return COLLSEL_TREE_OK;
 }
 
-int collsel_tree_load_file(const char *path, collsel_tree **tree)
+collsel_tree_error collsel_tree_load_file(const char *path, collsel_tree **tree)
 {
     FILE *f;
     long len;
     unsigned char *mem;
     struct collsel_tree *t;
     size_t head = (sizeof(struct collsel_tree) + 15) / 16 * 16;
-    int err;
+    collsel_tree_error err;
     if (tree)
         *tree = NULL;
     if (!path || !tree)
@@ -569,35 +636,27 @@ static uint32_t cell_s64(const unsigned char *cuts, uint32_t n_cuts, int64_t v)
     return base + ((int64_t)rd64(cuts + 8 * (size_t)base) <= v);
 }
 
-/* Two axes, balanced splits, nodes of W bytes. A box is (lo, len) per axis; its low half has
- * h = (len + 1) / 2 cells. The updates are arithmetic, not branches: a cell inside a one-cell
- * box never reaches lo + h, so no test of len >= 2 is needed except to drop the bit of an axis
- * that does not split from the child index. The loop runs exactly max_depth steps for every
- * query (a leaf stays where it is: select, not branch), so its exit is always predicted. */
+/* Two axes, balanced splits, nodes of W bytes. The first JUMP_LEVELS levels compute path bits
+ * only (no node loads), then jump[] gives the node. The loop then runs exactly max_depth steps
+ * for every query (a leaf stays where it is: select, not branch), so its exit is always
+ * predicted. Each level is rank_step() on both axes, as in descend(). */
 #define DESCEND2_BALANCED(NAME, READ, W, LEAF)                                                  \
     static uint32_t NAME(const struct collsel_tree *t, uint32_t c0, uint32_t c1)               \
     {                                                                                           \
         uint32_t lo0 = 0, len0 = t->n_cells[0], lo1 = 0, len1 = t->n_cells[1], k, code = 0;   \
         uint32_t node, w;                                                                       \
-        for (k = 0; k < JUMP_LEVELS; k++) { /* path bits only: no node loads */                \
-            uint32_t h0 = (len0 + 1) >> 1, h1 = (len1 + 1) >> 1;                               \
-            uint32_t b0 = c0 >= lo0 + h0, b1 = c1 >= lo1 + h1;                                  \
-            lo0 += h0 & (0u - b0);                                                              \
-            lo1 += h1 & (0u - b1);                                                              \
-            len0 = (len0 + 1 - b0) >> 1;                                                        \
-            len1 = (len1 + 1 - b1) >> 1;                                                        \
+        for (k = 0; k < JUMP_LEVELS; k++) {                                                     \
+            uint32_t b0 = descend_axis(SPLIT_BALANCED, &lo0, &len0, c0, 0, 0);                  \
+            uint32_t b1 = descend_axis(SPLIT_BALANCED, &lo1, &len1, c1, 0, 0);                  \
             code = (code << 2) | (b0 << 1) | b1;                                                \
         }                                                                                       \
         node = t->jump[code];                                                                   \
         w = READ(t->nodes + (size_t)W * node);                                                  \
         for (k = t->max_depth; k > JUMP_LEVELS; k--) {                                          \
-            uint32_t h0 = (len0 + 1) >> 1, h1 = (len1 + 1) >> 1, s1 = len1 >= 2;               \
-            uint32_t b0 = c0 >= lo0 + h0, b1 = c1 >= lo1 + h1, leaf = w >= LEAF;                \
-            lo0 += h0 & (0u - b0);                                                              \
-            lo1 += h1 & (0u - b1);                                                              \
-            len0 = (len0 + 1 - b0) >> 1;                                                        \
-            len1 = (len1 + 1 - b1) >> 1;                                                        \
-            node ^= (node ^ (w + ((b0 << s1) | b1))) & (leaf - 1u); /* mask, not a branch */     \
+            uint32_t leaf = w >= LEAF;                                                          \
+            uint32_t rank = rank_step(SPLIT_BALANCED, 0, &lo0, &len0, c0, 0, 0);                \
+            rank = rank_step(SPLIT_BALANCED, rank, &lo1, &len1, c1, 0, 0);                      \
+            node ^= (node ^ (w + rank)) & (leaf - 1u); /* mask, not a branch */                 \
             w = READ(t->nodes + (size_t)W * node);                                              \
         }                                                                                       \
         return w & (LEAF - 1);                                                                  \
@@ -605,75 +664,82 @@ static uint32_t cell_s64(const unsigned char *cuts, uint32_t n_cuts, int64_t v)
 DESCEND2_BALANCED(descend2_balanced_w2, rd16, 2, 0x8000u)
 DESCEND2_BALANCED(descend2_balanced_w4, rd32, 4, 0x80000000u)
 
-/* Leaf word for cells c[]: valid because load checked every node and child count. */
-static uint32_t descend(const struct collsel_tree *t, const uint32_t *c)
+/* Any tree, cells c[] (one per axis): the method index of the leaf holding them. Valid because
+ * load checked every node and child count. Inline with constant mode and axis count, so each
+ * combination gets its own loop with the box in registers (scalars, not arrays). */
+static inline uint32_t descend_mode(const struct collsel_tree *t, const uint32_t *c,
+                                    unsigned mode, int n_axes)
 {
-    uint32_t node = 0, w = node_word(t, 0), mask = t->leaf_bit - 1;
-    int d, n_axes = t->n_axes;
-    if (t->split_mode == SPLIT_REPLICATE) {
-        uint32_t lo[MAX_AXES] = {0, 0, 0}, half = 1u << t->log2_size, k = t->log2_size;
-        while (!(w & t->leaf_bit)) {
-            uint32_t off = 0;
-            half >>= 1;
-            for (d = 0; d < n_axes; d++) {
-                uint32_t mid = lo[d] + half;
-                uint32_t bound = (uint32_t)(((uint64_t)(mid - 1) * t->n_cells[d]) >> k) + 1;
-                uint32_t bit = c[d] >= bound;
-                lo[d] += half & (0u - bit);
-                off = 2 * off + bit;
-            }
-            node = (w & mask) + off;
-            w = node_word(t, node);
-        }
-    } else {
-        uint32_t lo[MAX_AXES] = {0, 0, 0}, len[MAX_AXES];
-        for (d = 0; d < n_axes; d++)
-            len[d] = t->n_cells[d];
-        while (!(w & t->leaf_bit)) {
-            uint32_t off = 0;
-            for (d = 0; d < n_axes; d++) {
-                uint32_t h = (len[d] + 1) >> 1, s = len[d] >= 2, bit = c[d] >= lo[d] + h;
-                lo[d] += h & (0u - bit);
-                len[d] = (len[d] + 1 - bit) >> 1;
-                off = (off << s) | bit;
-            }
-            node = (w & mask) + off;
-            w = node_word(t, node);
-        }
+    uint32_t lo0 = 0, len0 = root_len(t, 0), lo1 = 0, len1 = root_len(t, 1);
+    uint32_t lo2 = 0, len2 = n_axes == 3 ? root_len(t, 2) : 1, c2 = n_axes == 3 ? c[2] : 0;
+    uint32_t w = node_word(t, 0), mask = t->leaf_bit - 1;
+    while (!(w & t->leaf_bit)) {
+        uint32_t rank = rank_step(mode, 0, &lo0, &len0, c[0], t->n_cells[0], t->log2_size);
+        rank = rank_step(mode, rank, &lo1, &len1, c[1], t->n_cells[1], t->log2_size);
+        if (n_axes == 3)
+            rank = rank_step(mode, rank, &lo2, &len2, c2, t->n_cells[2], t->log2_size);
+        w = node_word(t, (w & mask) + rank);
     }
     return w & mask;
 }
 
+static uint32_t descend(const struct collsel_tree *t, const uint32_t *c)
+{
+    if (t->split_mode == SPLIT_REPLICATE)
+        return t->n_axes == 2 ? descend_mode(t, c, SPLIT_REPLICATE, 2)
+                              : descend_mode(t, c, SPLIT_REPLICATE, 3);
+    return t->n_axes == 2 ? descend_mode(t, c, SPLIT_BALANCED, 2)
+                          : descend_mode(t, c, SPLIT_BALANCED, 3);
+}
+
+/* Two axes without the cell table: the specialised walk for balanced trees, else descend(). */
+static uint32_t descend2(const struct collsel_tree *t, uint32_t c0, uint32_t c1)
+{
+    uint32_t c[MAX_AXES];
+    if (t->split_mode == SPLIT_BALANCED)
+        return t->width == 2 ? descend2_balanced_w2(t, c0, c1) : descend2_balanced_w4(t, c0, c1);
+    c[0] = c0;
+    c[1] = c1;
+    c[2] = 0;
+    return descend(t, c);
+}
+
 /* The choice stored in method record `method` (validated at load). */
-static int put_choice(const struct collsel_tree *t, uint32_t method, collsel_tree_choice *choice)
+static collsel_tree_error put_choice(const struct collsel_tree *t, uint32_t method,
+                                     collsel_tree_choice *choice)
 {
     const unsigned char *m = t->methods + METHOD_SIZE * (size_t)method;
     choice->algorithm = rd16(m);
     choice->faninout = rd16(m + 2);
-    choice->segsize = (int)rd32(m + 4);
+    choice->segsize = (int32_t)rd32(m + 4);
     return COLLSEL_TREE_OK;
 }
 
-int collsel_tree_query(const collsel_tree *tree, int comm_size, size_t msg_size,
-                       collsel_tree_choice *choice)
+/* Cell of z on axis 2: a category index clamped to the categories, or by the s64 cuts. */
+static uint32_t cell_z(const struct collsel_tree *t, int64_t z)
 {
-    uint32_t c[MAX_AXES];
+    if (t->kind[2] == KIND_CATEGORY)
+        return z < 0 ? 0 : (uint64_t)z >= t->n_cells[2] ? t->n_cells[2] - 1 : (uint32_t)z;
+    return cell_s64(t->cuts[2], t->n_cells[2] - 1, z);
+}
+
+collsel_tree_error collsel_tree_decide(const collsel_tree *tree, int32_t comm_size,
+                                       uint64_t msg_size, collsel_tree_choice *choice)
+{
+    uint32_t c0, c1;
     if (!tree || !choice || comm_size < 1)
         return COLLSEL_TREE_EINVAL;
     if (tree->n_axes != 2)
         return COLLSEL_TREE_EDIMS;
-    c[0] = cell_p(tree, (uint32_t)comm_size);
-    c[1] = cell_m(tree, (uint64_t)msg_size);
+    c0 = cell_p(tree, (uint32_t)comm_size);
+    c1 = cell_m(tree, msg_size);
     if (tree->has_table)
-        return put_choice(tree, tree->cell_method[c[0] * tree->n_cells[1] + c[1]], choice);
-    if (tree->split_mode == SPLIT_BALANCED)
-        return put_choice(tree, tree->width == 2 ? descend2_balanced_w2(tree, c[0], c[1])
-                                                 : descend2_balanced_w4(tree, c[0], c[1]), choice);
-    return put_choice(tree, descend(tree, c), choice);
+        return put_choice(tree, tree->cell_method[c0 * tree->n_cells[1] + c1], choice);
+    return put_choice(tree, descend2(tree, c0, c1), choice);
 }
 
-int collsel_tree_query3(const collsel_tree *tree, int comm_size, size_t msg_size, long z,
-                        collsel_tree_choice *choice)
+collsel_tree_error collsel_tree_decide3(const collsel_tree *tree, int32_t comm_size,
+                                        uint64_t msg_size, int64_t z, collsel_tree_choice *choice)
 {
     uint32_t c[MAX_AXES];
     if (!tree || !choice || comm_size < 1)
@@ -681,13 +747,43 @@ int collsel_tree_query3(const collsel_tree *tree, int comm_size, size_t msg_size
     if (tree->n_axes != 3)
         return COLLSEL_TREE_EDIMS;
     c[0] = cell_p(tree, (uint32_t)comm_size);
-    c[1] = cell_m(tree, (uint64_t)msg_size);
-    if (tree->kind[2] == KIND_CATEGORY)
-        c[2] = z < 0 ? 0 : (unsigned long)z >= tree->n_cells[2] ? tree->n_cells[2] - 1 : (uint32_t)z;
-    else
-        c[2] = cell_s64(tree->cuts[2], tree->n_cells[2] - 1, (int64_t)z);
+    c[1] = cell_m(tree, msg_size);
+    c[2] = cell_z(tree, z);
     return put_choice(tree, descend(tree, c), choice);
 }
+
+/* Private entry point (collsel_tree_internal.h): the same decision by a chosen path. */
+collsel_tree_error collsel_tree_internal_decide(const collsel_tree *tree,
+                                                enum collsel_tree_path path, int32_t comm_size,
+                                                uint64_t msg_size, int64_t z,
+                                                collsel_tree_choice *choice)
+{
+    uint32_t c[MAX_AXES];
+    if (!tree || !choice || comm_size < 1)
+        return COLLSEL_TREE_EINVAL;
+    if (path == COLLSEL_TREE_PATH_PUBLIC)
+        return tree->n_axes == 2 ? collsel_tree_decide(tree, comm_size, msg_size, choice)
+                                 : collsel_tree_decide3(tree, comm_size, msg_size, z, choice);
+    c[0] = cell_p(tree, (uint32_t)comm_size);
+    c[1] = cell_m(tree, msg_size);
+    c[2] = tree->n_axes == 3 ? cell_z(tree, z) : 0;
+    switch (path) {
+    case COLLSEL_TREE_PATH_DESCENT:
+        return put_choice(tree, tree->n_axes == 2 ? descend2(tree, c[0], c[1]) : descend(tree, c),
+                          choice);
+    case COLLSEL_TREE_PATH_GENERIC:
+        return put_choice(tree, descend(tree, c), choice);
+    default:
+        return COLLSEL_TREE_EINVAL;
+    }
+}
+
+int collsel_tree_internal_has_cell_table(const collsel_tree *tree)
+{
+    return tree ? tree->has_table : 0;
+}
+
+uint32_t collsel_tree_version(void) { return COLLSEL_TREE_VERSION; }
 
 int collsel_tree_axes(const collsel_tree *tree) { return tree ? tree->n_axes : 0; }
 uint32_t collsel_tree_node_count(const collsel_tree *tree) { return tree ? tree->n_nodes : 0; }

@@ -2,7 +2,9 @@
  * (a) the compiled decision function (`collsel emit --target c-fast`, prefix bench_bcast_fast:
  * O(1) cells + cell table), (a0) the if/else ladder of `collsel build`/`emit --target c`
  * (prefix bench_bcast),
- * (b) collsel_tree_query on the blob of the same tree, (c) Open MPI 4.1's fixed bcast ladder,
+ * (b) collsel_tree_decide on the blob of the same tree, (b') the same decision by the tree
+ * descent alone, without the load-time cell table (collsel_tree_internal_decide, the path of
+ * trees too large for the table), (c) Open MPI 4.1's fixed bcast ladder,
  * (d) Open MPI's dynamic-rules linear scan over rules made from the same tree. Prints the
  * median over ROUNDS alternating rounds, and each as a ratio to (c). Run by `make bench-runtime`.
  */
@@ -16,6 +18,7 @@
 
 #include "baselines.h"
 #include "collsel_tree.h"
+#include "collsel_tree_internal.h"
 #include "decision.h"
 #include "fast/decision.h"
 
@@ -25,11 +28,12 @@
 #define P_MAX 16
 #define LOG2_M_MAX 22.0
 
-enum { COMPILED_FAST, COMPILED, RUNTIME, LADDER, SCAN, SCAN_MSG, N_KINDS };
+enum { COMPILED_FAST, COMPILED, RUNTIME, DESCENT, LADDER, SCAN, SCAN_MSG, N_KINDS };
 static const char *const NAMES[N_KINDS] = {
     "(a) compiled function (collsel emit --target c-fast)",
     "(a0) compiled if/else ladder (collsel emit --target c)",
-    "(b) runtime collsel_tree_query (blob)",
+    "(b) runtime collsel_tree_decide (blob)",
+    "(b') runtime, tree descent only (no cell table)",
     "(c) Open MPI 4.1 fixed bcast ladder",
     "(d) dynamic-rules linear scan (comm block + msg rule)",
     "(d') dynamic-rules msg-rule scan, comm block cached"};
@@ -72,7 +76,7 @@ static struct rules make_rules(const unsigned char *blob, const collsel_tree *t)
         for (j = 0; j < nm; j++) {
             size_t m = j == 0 ? 0 : (size_t)rd64(mc + 8 * (j - 1));
             collsel_tree_choice c;
-            if (collsel_tree_query(t, p, m, &c))
+            if (collsel_tree_decide(t, p, m, &c))
                 exit(1);
             if (n && msg[n - 1].algorithm == c.algorithm && msg[n - 1].segsize == c.segsize
                 && msg[n - 1].faninout == c.faninout)
@@ -112,7 +116,13 @@ static long run(int kind, const collsel_tree *t, const struct rules *r)
         break;
     case RUNTIME:
         for (i = 0; i < N_QUERIES; i++) {
-            collsel_tree_query(t, qp[i], qm[i], &c);
+            collsel_tree_decide(t, qp[i], qm[i], &c);
+            sum += c.algorithm * 7 + c.segsize + c.faninout;
+        }
+        break;
+    case DESCENT:
+        for (i = 0; i < N_QUERIES; i++) {
+            collsel_tree_internal_decide(t, COLLSEL_TREE_PATH_DESCENT, qp[i], qm[i], 0, &c);
             sum += c.algorithm * 7 + c.segsize + c.faninout;
         }
         break;
@@ -164,15 +174,17 @@ int main(int argc, char **argv)
         qm[i] = (size_t)exp2((next() >> 11) * 0x1.0p-53 * LOG2_M_MAX);
         qblock[i] = rules_com_block(&r, qp[i]);
     }
-    /* (a), (b), (d), (d') are the same tree: they must agree on every query */
+    /* (a), (a0), (b), (b'), (d), (d') are the same tree: they must agree on every query */
     for (i = 0; i < N_QUERIES; i++) {
         int s1, f1, s2, f2, a1 = bench_bcast_decide(qp[i], qm[i], &s1, &f1);
         int a2 = rules_scan(&r, qp[i], qm[i], &s2, &f2), s3, f3;
         int a3 = bench_bcast_fast_decide(qp[i], qm[i], &s3, &f3);
-        collsel_tree_choice c;
-        collsel_tree_query(t, qp[i], qm[i], &c);
+        collsel_tree_choice c, d;
+        collsel_tree_decide(t, qp[i], qm[i], &c);
+        collsel_tree_internal_decide(t, COLLSEL_TREE_PATH_DESCENT, qp[i], qm[i], 0, &d);
         if (a1 != c.algorithm || s1 != c.segsize || f1 != c.faninout || a2 != a1 || s2 != s1
-            || f2 != f1 || a3 != a1 || s3 != s1 || f3 != f1) {
+            || f2 != f1 || a3 != a1 || s3 != s1 || f3 != f1 || d.algorithm != c.algorithm
+            || d.segsize != c.segsize || d.faninout != c.faninout) {
             fprintf(stderr, "disagreement at P=%d m=%zu\n", qp[i], qm[i]);
             return 1;
         }
@@ -199,10 +211,13 @@ int main(int argc, char **argv)
         printf("%-56s %12.2f %4.1f..%-5.1f %10.2f\n", NAMES[k], med[k], ns[k][0],
                ns[k][ROUNDS - 1], med[k] / med[LADDER]);
     printf("tree: %u nodes, %u methods; blob %zu bytes, %.2f bytes per node (node array %u bytes, "
-           "%u per node); rules: %d comm blocks\n", collsel_tree_node_count(t),
+           "%u per node); cell table: %s; rules: %d comm blocks\n", collsel_tree_node_count(t),
            collsel_tree_method_count(t), size, (double)size / collsel_tree_node_count(t),
-           collsel_tree_node_count(t) * blob[7], blob[7], r.n_com_rules);
-    printf("answer checksums: %ld %ld %ld %ld %ld %ld\n", sums[0], sums[1], sums[2], sums[3],
-           sums[4], sums[5]);
+           collsel_tree_node_count(t) * blob[7], blob[7],
+           collsel_tree_internal_has_cell_table(t) ? "yes" : "no", r.n_com_rules);
+    printf("answer checksums:");
+    for (k = 0; k < N_KINDS; k++)
+        printf(" %ld", sums[k]);
+    printf("\n");
     return 0;
 }

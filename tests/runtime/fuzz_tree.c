@@ -1,12 +1,14 @@
 /* libFuzzer target: load any bytes as a tree blob, raw and with a correct CRC-32 appended
  * (so mutations get past the checksum to the structural checks), then query every loaded tree
- * over and beyond its range. `make fuzz` builds it with clang -fsanitize=fuzzer,address,undefined. */
-#include <limits.h>
+ * over and beyond its range by every path (public functions, the specialised descent, the
+ * generic descent: collsel_tree_internal.h), which must give the same, in-range decision.
+ * `make fuzz` builds it with clang -fsanitize=fuzzer,address,undefined. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collsel_tree.h"
+#include "collsel_tree_internal.h"
 
 static uint32_t crc32(const uint8_t *p, size_t n)
 {
@@ -21,35 +23,50 @@ static uint32_t crc32(const uint8_t *p, size_t n)
     return ~crc;
 }
 
+/* One point by every path: aborts on an error, an out-of-range field or a disagreement. */
+static void query_point(const collsel_tree *t, int32_t p, uint64_t m, int64_t z)
+{
+    static const enum collsel_tree_path paths[] = {COLLSEL_TREE_PATH_PUBLIC,
+                                                   COLLSEL_TREE_PATH_DESCENT,
+                                                   COLLSEL_TREE_PATH_GENERIC};
+    collsel_tree_choice c, first = {0, 0, 0};
+    size_t i;
+    for (i = 0; i < sizeof paths / sizeof *paths; i++) {
+        if (collsel_tree_internal_decide(t, paths[i], p, m, z, &c) != COLLSEL_TREE_OK
+            || c.algorithm < 0 || c.algorithm > 65535 || c.segsize < 0 || c.faninout < 0
+            || c.faninout > 65535)
+            abort();
+        if (i == 0)
+            first = c;
+        else if (c.algorithm != first.algorithm || c.segsize != first.segsize
+                 || c.faninout != first.faninout)
+            abort();
+    }
+    /* the public function of the other axis count refuses */
+    if ((collsel_tree_axes(t) == 3 ? collsel_tree_decide(t, p, m, &c)
+                                   : collsel_tree_decide3(t, p, m, z, &c)) != COLLSEL_TREE_EDIMS)
+        abort();
+}
+
 static void query_all(const collsel_tree *t, const uint8_t *data, size_t size)
 {
-    static const int ps[] = {1, 2, 3, 7, 16, 100, 4096, INT_MAX};
-    static const unsigned long long ms[] = {0, 1, 100, 65536, 1ull << 22, 1ull << 40, ~0ull};
-    static const long zs[] = {LONG_MIN, -1, 0, 1, 3, 1000, LONG_MAX};
-    collsel_tree_choice c;
+    static const int32_t ps[] = {1, 2, 3, 7, 16, 100, 4096, INT32_MAX};
+    static const uint64_t ms[] = {0, 1, 100, 65536, 1ull << 22, 1ull << 40, UINT64_MAX};
+    static const int64_t zs[] = {INT64_MIN, -1, 0, 1, 3, 1000, INT64_MAX};
     size_t i, j, k;
     for (i = 0; i < sizeof ps / sizeof *ps; i++)
         for (j = 0; j < sizeof ms / sizeof *ms; j++)
-            for (k = 0; k < sizeof zs / sizeof *zs; k++) {
-                int err = collsel_tree_axes(t) == 3
-                              ? collsel_tree_query3(t, ps[i], (size_t)ms[j], zs[k], &c)
-                              : collsel_tree_query(t, ps[i], (size_t)ms[j], &c);
-                if (err || c.algorithm < 0 || c.segsize < 0 || c.faninout < 0)
-                    abort();
-            }
+            for (k = 0; k < sizeof zs / sizeof *zs; k++)
+                query_point(t, ps[i], ms[j], zs[k]);
     /* points taken from the input bytes too */
-    for (i = 0; i + 16 <= size && i < 512; i += 16) {
+    for (i = 0; i + 20 <= size && i < 640; i += 20) {
         uint32_t p;
         uint64_t m;
-        int32_t z;
+        int64_t z;
         memcpy(&p, data + i, 4);
         memcpy(&m, data + i + 4, 8);
-        memcpy(&z, data + i + 12, 4);
-        p = p % (uint32_t)INT_MAX + 1;   /* 1 .. INT_MAX */
-        if (collsel_tree_query3(t, (int)p, (size_t)m, z, &c) == 0
-            || collsel_tree_query(t, (int)p, (size_t)m, &c) == 0)
-            if (c.algorithm < 0 || c.segsize < 0)
-                abort();
+        memcpy(&z, data + i + 12, 8);
+        query_point(t, (int32_t)(p % (uint32_t)INT32_MAX + 1), m, z);   /* 1 .. INT32_MAX */
     }
 }
 

@@ -1,6 +1,8 @@
 // Catch2 tests of the C runtime (runtime/collsel_tree.c), run under ASan + UBSan by
 // `make test-runtime`. Reference cases (blobs, points, `collsel query` answers) are made by
-// tests/runtime/make_cases.py into CASES_DIR.
+// tests/runtime/make_cases.py into CASES_DIR. Every query is answered by the public functions
+// and, through the private collsel_tree_internal_decide(), by the tree descent alone (the
+// specialised and the generic walk), so the descent is checked on trees that have a cell table.
 #include <catch2/catch.hpp>
 
 #include <climits>
@@ -11,9 +13,11 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "collsel_tree.h"
+#include "collsel_tree_internal.h"
 
 #ifndef CASES_DIR
 #define CASES_DIR "build/runtime-test"
@@ -80,24 +84,42 @@ struct Loaded {
     }
 };
 
-static std::string answer(const collsel_tree *t, long long p, unsigned long long m, long long z,
-                          bool three)
+static std::string text(collsel_tree_error err, const collsel_tree_choice &c)
 {
-    collsel_tree_choice c;
-    int err = three ? collsel_tree_query3(t, (int)p, (size_t)m, (long)z, &c)
-                    : collsel_tree_query(t, (int)p, (size_t)m, &c);
     if (err)
         return std::string("error ") + collsel_tree_strerror(err);
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%d %d %d", c.algorithm, c.segsize, c.faninout);
+    std::snprintf(buf, sizeof buf, "%ld %ld %ld", (long)c.algorithm, (long)c.segsize,
+                  (long)c.faninout);
     return buf;
 }
+
+// The public answer: collsel_tree_decide3() when three, else collsel_tree_decide().
+static std::string answer(const collsel_tree *t, int32_t p, uint64_t m, int64_t z, bool three)
+{
+    collsel_tree_choice c;
+    collsel_tree_error err = three ? collsel_tree_decide3(t, p, m, z, &c)
+                                   : collsel_tree_decide(t, p, m, &c);
+    return text(err, c);
+}
+
+// The answer by one path (z is ignored on 2-axis trees).
+static std::string answer_by(const collsel_tree *t, collsel_tree_path path, int32_t p, uint64_t m,
+                             int64_t z)
+{
+    collsel_tree_choice c;
+    return text(collsel_tree_internal_decide(t, path, p, m, z, &c), c);
+}
+
+static const collsel_tree_path DESCENT_PATHS[] = {COLLSEL_TREE_PATH_DESCENT,
+                                                  COLLSEL_TREE_PATH_GENERIC};
 
 TEST_CASE("runtime answers exactly as collsel query on every case")
 {
     std::vector<std::string> names = cases();
     REQUIRE(names.size() >= 10);
-    int three_d = 0;
+    int three_d = 0, with_table = 0;
+    size_t answers = 0;
     for (const std::string &name : names) {
         INFO("case " << name);
         std::string dir = std::string(CASES_DIR) + "/" + name + "/";
@@ -108,12 +130,13 @@ TEST_CASE("runtime answers exactly as collsel query on every case")
         REQUIRE(from_buffer.err == COLLSEL_TREE_OK);
         bool three = collsel_tree_axes(from_file) == 3;
         three_d += three;
+        with_table += collsel_tree_internal_has_cell_table(from_buffer.tree);
         std::vector<std::string> points = lines(dir + "points.txt");
         std::vector<std::string> expected = lines(dir + "expected.txt");
         REQUIRE(points.size() == expected.size());
         REQUIRE(points.size() >= 100000);
-        size_t bad = 0;
-        std::string first_bad;
+        size_t bad = 0, bad_descent = 0;
+        std::string first_bad, first_bad_descent;
         for (size_t i = 0; i < points.size(); i++) {
             long long p = 0, z = 0;
             unsigned long long m = 0;
@@ -121,18 +144,31 @@ TEST_CASE("runtime answers exactly as collsel query on every case")
             in >> p >> m;
             if (three)
                 in >> z;
-            std::string a = answer(from_file, p, m, z, three);
-            std::string b = answer(from_buffer.tree, p, m, z, three);
+            REQUIRE((p >= 1 && p <= INT32_MAX));
+            std::string a = answer(from_file, (int32_t)p, m, z, three);
+            std::string b = answer(from_buffer.tree, (int32_t)p, m, z, three);
             if (a != expected[i] || b != expected[i]) {
                 if (!bad++)
                     first_bad = points[i] + " -> " + a + " / " + b + ", query: " + expected[i];
             }
+            for (collsel_tree_path path : DESCENT_PATHS) {
+                std::string d = answer_by(from_buffer.tree, path, (int32_t)p, m, z);
+                if (d != expected[i] && !bad_descent++)
+                    first_bad_descent = points[i] + " -> " + d + " (path " + std::to_string(path)
+                                        + "), query: " + expected[i];
+            }
+            answers += 4;
         }
-        INFO("first disagreement: " << first_bad);
+        INFO("first disagreement (public functions, file / buffer): " << first_bad);
+        INFO("first disagreement (descent only): " << first_bad_descent);
         CHECK(bad == 0);
+        CHECK(bad_descent == 0);
         collsel_tree_free(from_file);
     }
     CHECK(three_d >= 3);
+    CHECK(with_table >= 1);   // the public 2-axis path differs from the descent on some trees
+    WARN(names.size() << " cases, " << with_table << " with a cell table; " << answers
+                      << " answers checked (public from file and buffer, descent, generic)");
 }
 
 TEST_CASE("category z beyond either end takes the edge category")
@@ -144,15 +180,50 @@ TEST_CASE("category z beyond either end takes the edge category")
         Loaded t(blob.data(), blob.size());
         REQUIRE(t.err == 0);
         REQUIRE(blob[32 + 8] == 2);  // axis 2 record: kind category
-        long n = blob[32 + 8 + 2] | blob[32 + 8 + 3] << 8;
-        for (long long p : {1LL, 2LL, 5LL, 16LL, 1000LL})
-            for (unsigned long long m : {0ULL, 100ULL, 1ULL << 20, 1ULL << 40}) {
+        int64_t n = blob[32 + 8 + 2] | blob[32 + 8 + 3] << 8;
+        for (int32_t p : {1, 2, 5, 16, 1000})
+            for (uint64_t m : {0ULL, 100ULL, 1ULL << 20, 1ULL << 40}) {
                 CHECK(answer(t.tree, p, m, -5, true) == answer(t.tree, p, m, 0, true));
-                CHECK(answer(t.tree, p, m, LONG_MIN, true) == answer(t.tree, p, m, 0, true));
+                CHECK(answer(t.tree, p, m, INT64_MIN, true) == answer(t.tree, p, m, 0, true));
                 CHECK(answer(t.tree, p, m, n + 7, true) == answer(t.tree, p, m, n - 1, true));
-                CHECK(answer(t.tree, p, m, LONG_MAX, true) == answer(t.tree, p, m, n - 1, true));
+                CHECK(answer(t.tree, p, m, INT64_MAX, true) == answer(t.tree, p, m, n - 1, true));
+                CHECK(answer(t.tree, p, m, (int64_t)1 << 32, true)
+                      == answer(t.tree, p, m, n - 1, true));   // no truncation to 32 bits
             }
     }
+}
+
+// The API's types, fixed: a signature change must be a deliberate, versioned one.
+static_assert(std::is_same<decltype(&collsel_tree_decide),
+                           collsel_tree_error (*)(const collsel_tree *, int32_t, uint64_t,
+                                                  collsel_tree_choice *)>::value,
+              "collsel_tree_decide signature");
+static_assert(std::is_same<decltype(&collsel_tree_decide3),
+                           collsel_tree_error (*)(const collsel_tree *, int32_t, uint64_t, int64_t,
+                                                  collsel_tree_choice *)>::value,
+              "collsel_tree_decide3 signature");
+static_assert(std::is_same<decltype(&collsel_tree_load_file),
+                           collsel_tree_error (*)(const char *, collsel_tree **)>::value,
+              "collsel_tree_load_file signature");
+static_assert(std::is_same<decltype(&collsel_tree_load_buffer),
+                           collsel_tree_error (*)(const void *, size_t, collsel_tree_storage *,
+                                                  collsel_tree **)>::value,
+              "collsel_tree_load_buffer signature");
+static_assert(std::is_same<decltype(collsel_tree_choice::segsize), int32_t>::value,
+              "collsel_tree_choice fields are int32_t");
+static_assert(COLLSEL_TREE_FORMAT_VERSION == 1, "blob format version");
+
+TEST_CASE("versions")
+{
+    CHECK(COLLSEL_TREE_VERSION_MAJOR == 1);
+    CHECK(COLLSEL_TREE_VERSION == COLLSEL_TREE_VERSION_MAJOR * 10000
+                                      + COLLSEL_TREE_VERSION_MINOR * 100
+                                      + COLLSEL_TREE_VERSION_PATCH);
+    CHECK(collsel_tree_version() == (uint32_t)COLLSEL_TREE_VERSION);
+    CHECK(collsel_tree_version() / 10000 == COLLSEL_TREE_VERSION_MAJOR);
+    // every reference blob says format version 1 at byte 4
+    for (const std::string &name : cases())
+        CHECK(read_file(blob_path(name))[4] == COLLSEL_TREE_FORMAT_VERSION);
 }
 
 TEST_CASE("API errors")
@@ -163,12 +234,25 @@ TEST_CASE("API errors")
     REQUIRE(t2.err == 0);
     REQUIRE(t3.err == 0);
     collsel_tree_choice c;
-    CHECK(collsel_tree_query(t3.tree, 4, 8, &c) == COLLSEL_TREE_EDIMS);
-    CHECK(collsel_tree_query3(t2.tree, 4, 8, 0, &c) == COLLSEL_TREE_EDIMS);
-    CHECK(collsel_tree_query(t2.tree, 0, 8, &c) == COLLSEL_TREE_EINVAL);
-    CHECK(collsel_tree_query(t2.tree, -3, 8, &c) == COLLSEL_TREE_EINVAL);
-    CHECK(collsel_tree_query(nullptr, 4, 8, &c) == COLLSEL_TREE_EINVAL);
-    CHECK(collsel_tree_query(t2.tree, 4, 8, nullptr) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_decide(t3.tree, 4, 8, &c) == COLLSEL_TREE_EDIMS);
+    CHECK(collsel_tree_decide3(t2.tree, 4, 8, 0, &c) == COLLSEL_TREE_EDIMS);
+    CHECK(collsel_tree_decide(t2.tree, 0, 8, &c) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_decide(t2.tree, -3, 8, &c) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_decide(t2.tree, INT32_MIN, 8, &c) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_decide(nullptr, 4, 8, &c) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_decide(t2.tree, 4, 8, nullptr) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_decide3(t3.tree, 0, 8, 0, &c) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_decide3(nullptr, 4, 8, 0, &c) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_decide3(t3.tree, 4, 8, 0, nullptr) == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_decide(t2.tree, INT32_MAX, UINT64_MAX, &c) == COLLSEL_TREE_OK);
+    CHECK(collsel_tree_decide3(t3.tree, INT32_MAX, UINT64_MAX, INT64_MIN, &c) == COLLSEL_TREE_OK);
+    CHECK(collsel_tree_internal_decide(t2.tree, (collsel_tree_path)7, 4, 8, 0, &c)
+          == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_internal_decide(t2.tree, COLLSEL_TREE_PATH_DESCENT, 0, 8, 0, &c)
+          == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_internal_decide(nullptr, COLLSEL_TREE_PATH_GENERIC, 4, 8, 0, &c)
+          == COLLSEL_TREE_EINVAL);
+    CHECK(collsel_tree_internal_has_cell_table(nullptr) == 0);
     CHECK(collsel_tree_axes(t2.tree) == 2);
     CHECK(collsel_tree_axes(t3.tree) == 3);
     CHECK(std::string(collsel_tree_collective(t2.tree)) == "bcast");
@@ -186,10 +270,14 @@ TEST_CASE("API errors")
     collsel_tree_free(nullptr);
     collsel_tree_free(t2.tree);  // buffer-loaded: nothing to free, must not crash
 
-    for (int e = 0; e < COLLSEL_TREE_NERRORS; e++)
+    for (int e = 0; e < COLLSEL_TREE_NERRORS; e++) {
         CHECK(std::strlen(collsel_tree_strerror(e)) > 5);
-    CHECK(std::string(collsel_tree_strerror(-1)) == "unknown collsel_tree error");
-    CHECK(std::string(collsel_tree_strerror(COLLSEL_TREE_NERRORS)) == "unknown collsel_tree error");
+        CHECK(std::string(collsel_tree_strerror(e)) != "unknown collsel_tree error");
+    }
+    collsel_tree_error e = COLLSEL_TREE_ECHECKSUM;   // the enum converts to strerror's int
+    CHECK(std::string(collsel_tree_strerror(e)) == "tree blob checksum mismatch (corrupted)");
+    for (int unknown : {-1, INT_MIN, (int)COLLSEL_TREE_NERRORS, 1000, INT_MAX})
+        CHECK(std::string(collsel_tree_strerror(unknown)) == "unknown collsel_tree error");
 }
 
 // Offsets of the sections of a valid blob, from its header (format in collsel_tree.h).
@@ -289,24 +377,32 @@ TEST_CASE("hand-made bad blobs give the specific error")
     CHECK(load_err(bad_root) == COLLSEL_TREE_ENODE);
 }
 
-// A fixed set of queries, spread over and beyond the measured range; returns how many failed
-// or gave an impossible answer (each must return a decision with in-range fields).
+// A fixed set of queries, spread over and beyond the measured range, each by every path;
+// returns how many failed, gave an impossible answer (each must return a decision with
+// in-range fields) or disagreed with the public answer.
 static int query_everywhere(const collsel_tree *t)
 {
-    static const long long ps[] = {1, 2, 3, 5, 8, 13, 16, 17, 1000, INT_MAX};
-    static const unsigned long long ms[] = {0, 1, 7, 100, 1000, 5000, 65536, 1000000, 4194304,
-                                            ~0ULL};
-    static const long long zs[] = {LONG_MIN, -1, 0, 1, 2, 5, LONG_MAX};
+    static const int32_t ps[] = {1, 2, 3, 5, 8, 13, 16, 17, 1000, INT32_MAX};
+    static const uint64_t ms[] = {0, 1, 7, 100, 1000, 5000, 65536, 1000000, 4194304, UINT64_MAX};
+    static const int64_t zs[] = {INT64_MIN, -1, 0, 1, 2, 5, INT64_MAX};
+    static const collsel_tree_path paths[] = {COLLSEL_TREE_PATH_PUBLIC, COLLSEL_TREE_PATH_DESCENT,
+                                              COLLSEL_TREE_PATH_GENERIC};
     bool three = collsel_tree_axes(t) == 3;
     int bad = 0;
-    for (long long p : ps)
-        for (unsigned long long m : ms)
-            for (long long z : zs) {
-                collsel_tree_choice c;
-                int err = three ? collsel_tree_query3(t, (int)p, (size_t)m, (long)z, &c)
-                                : collsel_tree_query(t, (int)p, (size_t)m, &c);
-                bad += err != COLLSEL_TREE_OK || c.algorithm < 0 || c.algorithm > 65535
-                       || c.segsize < 0 || c.faninout < 0 || c.faninout > 65535;
+    for (int32_t p : ps)
+        for (uint64_t m : ms)
+            for (int64_t z : zs) {
+                collsel_tree_choice c, first = {0, 0, 0};
+                for (collsel_tree_path path : paths) {
+                    collsel_tree_error err = collsel_tree_internal_decide(t, path, p, m, z, &c);
+                    bad += err != COLLSEL_TREE_OK || c.algorithm < 0 || c.algorithm > 65535
+                           || c.segsize < 0 || c.faninout < 0 || c.faninout > 65535;
+                    if (path == COLLSEL_TREE_PATH_PUBLIC)
+                        first = c;
+                    else
+                        bad += c.algorithm != first.algorithm || c.segsize != first.segsize
+                               || c.faninout != first.faninout;
+                }
                 if (!three)
                     break;
             }
@@ -445,8 +541,8 @@ TEST_CASE("cells by bucket lookup equal the number of cuts <= the value")
     Bytes blob = cell_tree(pc, mc);
     Loaded t(blob.data(), blob.size());
     REQUIRE(t.err == COLLSEL_TREE_OK);
-    std::vector<uint64_t> ps{1, 2, 4, 6, 62, 66, 126, 130, 254, 256, 999, 1008, 70000, INT_MAX},
-        ms{0, 6, 9, 1023, 1031, 2046, 2049, 3071, 3073, 1ull << 39, SIZE_MAX};
+    std::vector<uint64_t> ps{1, 2, 4, 6, 62, 66, 126, 130, 254, 256, 999, 1008, 70000, INT32_MAX},
+        ms{0, 6, 9, 1023, 1031, 2046, 2049, 3071, 3073, 1ull << 39, UINT64_MAX};
     for (uint32_t c : pc)
         ps.push_back(c), ps.push_back(c - 1), ps.push_back(c + 1);
     for (uint64_t c : mc)
@@ -454,18 +550,24 @@ TEST_CASE("cells by bucket lookup equal the number of cuts <= the value")
     int checked = 0;
     for (uint64_t p : ps)
         for (uint64_t m : ms) {
-            if (p < 1 || p > INT_MAX || m > SIZE_MAX)
+            if (p < 1 || p > INT32_MAX)   // every m is valid (c +- 1 wraps at the ends)
                 continue;
             uint32_t want0 = 0, want1 = 0;
             for (uint32_t c : pc)
                 want0 += c <= p;
             for (uint64_t c : mc)
                 want1 += c <= m;
-            collsel_tree_choice ch;
-            REQUIRE(collsel_tree_query(t.tree, (int)p, (size_t)m, &ch) == COLLSEL_TREE_OK);
             INFO("P=" << p << " m=" << m);
+            collsel_tree_choice ch;
+            REQUIRE(collsel_tree_decide(t.tree, (int32_t)p, m, &ch) == COLLSEL_TREE_OK);
             CHECK((uint32_t)ch.algorithm == want0);
             CHECK((uint32_t)ch.faninout == want1);
+            for (collsel_tree_path path : DESCENT_PATHS) {
+                REQUIRE(collsel_tree_internal_decide(t.tree, path, (int32_t)p, m, 0, &ch)
+                        == COLLSEL_TREE_OK);
+                CHECK((uint32_t)ch.algorithm == want0);
+                CHECK((uint32_t)ch.faninout == want1);
+            }
             checked++;
         }
     CHECK(checked > 3000);
