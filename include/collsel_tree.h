@@ -89,9 +89,9 @@
  *              of two >= every n; builder cell b holds cell (b * n) / S. A box [lo, hi) with
  *              hi - lo >= 2 splits every axis at builder mid = lo + (hi - lo) / 2, which is
  *              cell boundary ((mid - 1) * n) / S + 1 (a child can be empty).
- *   A value in cell c goes to the high half when c >= boundary (balanced: the boundary is mid;
- *   an axis that does not split keeps its box). The child index is the first
- *   child plus one bit per split axis, axis 0 the most significant bit, 1 = high half.
+ *   A value in cell c goes to the high half when c >= boundary (balanced: the boundary is
+ *   mid); an axis that does not split keeps its box. The child index is the first child plus
+ *   one bit per split axis, axis 0 the most significant bit, 1 = high half.
  *   An internal node must split at least one axis and have exactly 2^(split axes) children.
  * ------------------------------------------------------------------------------------------
  */
