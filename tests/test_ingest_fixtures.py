@@ -44,16 +44,17 @@ def test_ten_osu_files_make_one_table_with_ten_methods(tmp_path, capsys):
     assert chain.extra["n"].tolist() == ["1000"]
     assert rows_at(t, algorithm=2, msg_size=16384).extra["n"].tolist() == ["100"]
     meta = t.sources[0].metadata
-    assert meta["statistic"] == "rank-mean"
+    assert meta["statistic"] == "ranks:mean reps:mean launches:one"
     assert meta["source.4.file"].endswith("osu-broadcast-chain.txt")
-    assert "Avg" in meta["source.4.statistic"]
+    assert meta["source.4.statistic"] == "ranks:mean reps:mean launches:one"
+    assert "Avg" in meta["source.4.statistic_detail"]
 
 
 def test_osu_max_statistic_takes_the_slowest_rank(tmp_path, capsys):
     t, _, _ = ingest(tmp_path, capsys, FIX / "osu/osu-broadcast-chain.txt", "--algorithm", "chain",
                      "--comm-size", 8, "--segsize", 0, "--statistic", "max")
     assert rows_at(t, msg_size=1).time_us.tolist() == [103.87]
-    assert t.sources[0].metadata["statistic"] == "rank-max"
+    assert t.sources[0].metadata["statistic"] == "ranks:max reps:mean launches:one"
 
 
 def test_imb_full_run_bcast_and_reduce_blocks(tmp_path, capsys):
@@ -93,7 +94,8 @@ def test_reprompi_per_repetition_rows_are_summarised(tmp_path, capsys):
     assert float(one.extra["max_us"][0]) == pytest.approx(max(reps))
     assert float(one.extra["mean_us"][0]) == pytest.approx(sum(reps) / 10)
     assert one.extra["n"].tolist() == ["10"]
-    assert "slowest-rank" in t.sources[0].metadata["source.1.statistic"]
+    assert "slowest-rank" in t.sources[0].metadata["source.1.statistic_detail"]
+    assert t.sources[0].metadata["statistic"] == "ranks:max reps:median launches:one"
 
 
 def test_reprompi_summary(tmp_path, capsys):

@@ -86,12 +86,16 @@ def test_mixed_statistics_warn_and_are_recorded(tmp_path, capsys):
     status, _, err = run(capsys, IMB42, SKAMPI, "--algorithm", 0, "--partial",
                          "--duplicates", "mean", "--out", out)
     assert status == 0
-    assert err.startswith("collsel: warning: the inputs measure different statistics")
-    assert f"rank-mean: {IMB42}" in err and f"rank-max: {SKAMPI}" in err
+    assert err.startswith("collsel: warning: the tables measure different statistics")
+    assert err.count("\n") == 1
+    assert f"ranks:mean reps:mean launches:one: {IMB42}" in err
+    assert f"ranks:max reps:mean launches:one: {SKAMPI}" in err
     meta = table.read_table(out).sources[0].metadata
-    assert meta["statistic"] == "mixed:rank-max+rank-mean"
-    assert meta["source.1.kind"] == "rank-mean" and meta["source.2.kind"] == "rank-max"
-    assert "slowest rank" in meta["source.2.statistic"]
+    assert meta["statistic"] == "mixed"
+    assert meta["source.1.statistic"] == "ranks:mean reps:mean launches:one"
+    assert meta["source.2.statistic"] == "ranks:max reps:mean launches:one"
+    assert "slowest rank" in meta["source.2.statistic_detail"]
+    assert "interquartile mean" in meta["source.2.statistic_detail"]
 
 
 def test_one_statistic_kind_gives_no_warning(tmp_path, capsys):

@@ -355,6 +355,8 @@ def test_predict_writes_a_canonical_table(tmp_path):
     table = read_table(out)
     assert len(table) == 4 * 3 * 6
     assert table.sources[0].metadata["predicted"] == "yes"
+    assert table.sources[0].metadata["statistic"] == "model"
+    assert "model prediction" in table.sources[0].metadata["statistic_detail"]
     assert set(table.algorithm.tolist()) == {1, 2, 3, 4, 5, 6}
     again = tmp_path / "again.csv"
     run_cli("model", "predict", "--preset", "gros", "--comm-sizes", "2-4,40",

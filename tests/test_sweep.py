@@ -180,6 +180,8 @@ def test_kill_and_resume_gives_the_same_points(tmp_path):
     assert sorted(got) == want
     assert rows[:len(partial)] == partial            # what was there is kept as it was
     meta = metadata(out)
+    assert meta["statistic"] == "ranks:max reps:median launches:mean"
+    assert meta["statistic_detail"].startswith("time_us = mean over launches")
     assert meta["run.2.dropped_truncated_line"] in ("bcast,3,262144,6,0,0,12",
                                                     "bcast,3,262144,6,0,3,1")
     assert tbl.read_table(out).time_us.min() > 0     # the canonical reader accepts it

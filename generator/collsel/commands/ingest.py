@@ -1,12 +1,13 @@
 """`collsel ingest`: existing benchmark results -> the canonical performance table."""
 import sys
 
-from collsel.core import table
+from collsel.core import statistic, table
 from collsel.core.files import write_file
 from collsel.errors import CollselError
 from collsel.sources.ingest import assemble, given, output
-from collsel.sources.ingest.common import KINDS, read_lines
+from collsel.sources.ingest.common import read_lines
 from collsel.sources.ingest.detect import PARSERS, detect
+from collsel.sources.ingest.options import KIND_CHOICES, IngestOptions
 
 HELP = """\
 Read OSU, IMB-MPI1, SKaMPI, ReproMPI, ompi-collectives-tuning detail.out or any CSV (--map)
@@ -47,7 +48,9 @@ def register(subparsers):
     p.add_argument("--statistic", choices=("avg", "min", "max", "median", "mean"),
                    help="which number becomes time_us (OSU/IMB: avg over ranks; ReproMPI: "
                    "median over repetitions)")
-    p.add_argument("--kind", choices=KINDS[:3], help="what a CSV's time means (recorded)")
+    p.add_argument("--kind", choices=KIND_CHOICES,
+                   help="what a CSV's time is over the ranks: the slowest rank (max), their "
+                   "mean or the fastest (recorded as the ranks part of the statistic)")
     p.add_argument("--time-unit", dest="time_unit", metavar="UNIT",
                    help="unit of CSV or SKaMPI times when not printed: us, ms, s, ns")
     p.add_argument("--datatype-size", dest="datatype_size", metavar="BYTES",
@@ -65,20 +68,30 @@ def _raw():
     return argparse.RawDescriptionHelpFormatter
 
 
+def options(args):
+    """The flags the parsers and the per-file values read."""
+    return IngestOptions(statistic=args.statistic, map=args.map, kind=args.kind,
+                         time_unit=args.time_unit, datatype_size=args.datatype_size,
+                         partial=args.partial, collective=args.collective,
+                         comm_size=args.comm_size, algorithm=args.algorithm,
+                         segsize=args.segsize, faninout=args.faninout, pattern=args.pattern)
+
+
 def run(args):
     if not args.check and not args.out:
         raise CollselError("give --out TABLE to write the table, or --check to only report")
+    opts = options(args)
     pattern = given.compile_pattern(args.pattern) if args.pattern else None
     manifest = given.read_manifest(args.manifest) if args.manifest else None
     rows, sources, reports = [], [], []
     for path in args.files:
         lines = read_lines(path)
         fmt = detect(path, lines, args.format, bool(args.map))
-        parsed = PARSERS[fmt].parse(path, lines, args)
-        supplied = given.for_file(path, args, pattern, manifest)
+        parsed = PARSERS[fmt].parse(path, lines, opts)
+        supplied = given.for_file(path, opts, pattern, manifest)
         mine, needs = assemble.rows(path, parsed, supplied, lenient=args.check)
         source = {"file": path, "format": fmt, "statistic": parsed.statistic,
-                  "kind": parsed.kind, "rows": len(mine)}
+                  "statistic_detail": parsed.detail, "rows": len(mine)}
         source.update({f"given.{k}": "; ".join(f"{t} ({w})" for t, w in v)
                        for k, v in supplied.items() if v})
         source.update(parsed.info)
@@ -89,7 +102,7 @@ def run(args):
     merged = output.merge_duplicates([r for r in rows if None not in (r[k] for k in output.KEY)],
                                      args.duplicates) + [
         r for r in rows if None in (r[k] for k in output.KEY)]
-    warning = output.kinds_warning(sources)
+    warning = statistic.mismatch_warning([(s["file"], s["statistic"]) for s in sources])
     if warning:
         print(f"collsel: warning: {warning}", file=sys.stderr)
     if args.check:
@@ -122,8 +135,8 @@ def _summary(title, rows):
 
 
 def _report(path, fmt, parsed, rows, needs):
-    text = _summary(f"{path}: format {fmt}", rows) + f"\n  statistic: {parsed.kind} " \
-        f"({parsed.statistic})"
+    text = _summary(f"{path}: format {fmt}", rows) + f"\n  statistic: {parsed.statistic} " \
+        f"({parsed.detail})"
     if parsed.skipped:
         text += f"\n  not read (not a collective collsel knows, or not chosen): " \
             f"{', '.join(parsed.skipped)}"

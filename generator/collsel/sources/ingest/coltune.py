@@ -6,11 +6,17 @@ algorithm, each cell `mean(stddev)` in µs over the script's repeated OSU runs.
 
 Despite its name, the first column is the number of ranks (the script's `number_of_ranks`).
 The collective is not printed. `best.out` only repeats the winners and is not read.
+
+Statistic: the script runs each test `number_of_runs_per_test` times, each a separate mpirun,
+and averages OSU's Avg latency (the mean over ranks of each rank's mean time per call) over those
+runs: ranks:mean reps:mean launches:mean. (A cell without `(stddev)`, which the script prints
+for a single run, is not read.)
 """
 import re
 
+from collsel.core.statistic import kind
 from collsel.errors import located
-from collsel.sources.ingest.common import RANK_MEAN, Parsed, Point, parse_float, parse_int, parse_time
+from collsel.sources.ingest.common import Parsed, Point, parse_float, parse_int, parse_time
 
 _CELL = re.compile(r"([^()]+)\(([^()]+)\)$")
 
@@ -48,5 +54,6 @@ def parse(path, lines, opts):
                                 comm_size=procs, algorithm=name))
     if header is None or not points:
         raise located(path, len(lines), "no '#Nnodes Message_size' table with data")
-    return Parsed("coltune", points, "ompi-collectives-tuning detail.out: mean over runs of "
-                  "OSU Avg latency (mean over ranks)", RANK_MEAN)
+    return Parsed("coltune", points, kind("mean", "mean", "mean"),
+                  "ompi-collectives-tuning detail.out: mean over runs (separate launches) of "
+                  "OSU Avg latency (mean over ranks)")

@@ -9,15 +9,8 @@ import re
 from dataclasses import dataclass, field
 
 from collsel.core import csvfile, table
+from collsel.core.statistic import kind
 from collsel.errors import located
-
-# What the time column means, in two kinds that must not be compared against each other silently:
-# the mean over ranks (OSU Avg, IMB t_avg) is lower than the slowest rank's time (ReproMPI, SKaMPI).
-RANK_MEAN = "rank-mean"
-RANK_MAX = "rank-max"
-RANK_MIN = "rank-min"
-UNKNOWN = "unknown"
-KINDS = (RANK_MEAN, RANK_MAX, RANK_MIN, UNKNOWN)
 
 # Largest time accepted: a day. Anything longer is a unit or parsing mistake, not a collective.
 MAX_TIME_US = 86400e6
@@ -46,21 +39,23 @@ class Point:
 class Parsed:
     format: str
     points: list
-    statistic: str                  # words for the metadata: which number became time_us
-    kind: str                       # one of KINDS
+    statistic: str                  # what time_us is, in the core.statistic vocabulary
+    detail: str                     # the same in words (metadata statistic_detail)
     info: dict = field(default_factory=dict)     # file facts worth keeping (tool version, ...)
     skipped: list = field(default_factory=list)  # blocks read but not collectives we know
 
 
-# OSU and IMB both report, per message size, statistics over ranks of each rank's mean time.
-RANK_STATISTICS = {"avg": (RANK_MEAN, "mean over ranks of each rank's mean time per call"),
-                   "max": (RANK_MAX, "slowest rank's mean time per call"),
-                   "min": (RANK_MIN, "fastest rank's mean time per call")}
+# OSU and IMB both report, per message size, statistics over ranks of each rank's mean time
+# over the repetitions of one launch: (vocabulary, words) per --statistic.
+RANK_STATISTICS = {"avg": (kind("mean", "mean", "one"),
+                           "mean over ranks of each rank's mean time per call"),
+                   "max": (kind("max", "mean", "one"), "slowest rank's mean time per call"),
+                   "min": (kind("min", "mean", "one"), "fastest rank's mean time per call")}
 
 
 def rank_statistic(path, opts, tool):
     """The --statistic a per-rank-mean tool (OSU, IMB) was asked for; 'avg' by default."""
-    statistic = getattr(opts, "statistic", None) or "avg"
+    statistic = opts.statistic or "avg"
     if statistic not in RANK_STATISTICS:
         raise located(path, None, f"--statistic {statistic} does not apply to {tool} output "
                       f"(choose {', '.join(RANK_STATISTICS)})")

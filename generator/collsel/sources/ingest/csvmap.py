@@ -3,13 +3,15 @@
     --map comm_size=Processes,msg_size=Size,algorithm=Algorithm,time_us=Latency(us)
 
 Algorithm names go through the built-in name table ("Basic Linear", "binomial", "Default").
-The time unit comes from the column name ("Latency(us)", "t[ms]") or --time-unit.
+The time unit comes from the column name ("Latency(us)", "t[ms]") or --time-unit. Lines are
+read by core.csvfile (comments, quoting). What the time is says --kind (the ranks part of the
+statistic; the rest is `?`).
 """
-import csv
 import re
 
+from collsel.core import csvfile, statistic
 from collsel.errors import InputError, located
-from collsel.sources.ingest.common import UNKNOWN, Parsed, Point, parse_float, parse_int, parse_time, unit_factor
+from collsel.sources.ingest.common import Parsed, Point, parse_float, parse_int, parse_time, unit_factor
 
 TARGETS = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout",
            "time_us", "mean_us", "median_us", "min_us", "max_us", "stdev_us", "n")
@@ -36,28 +38,25 @@ def parse_map(text):
 
 def parse(path, lines, opts):
     mapping = parse_map(opts.map)
-    header, index, factors, points = None, None, {}, []
-    for lineno, text in enumerate(lines, 1):
-        if not text.strip() or text.lstrip().startswith("#"):
-            continue
-        fields = [f.strip() for f in next(csv.reader([text]))]
-        if header is None:
-            header, hline = fields, lineno
-            index = _index(path, lineno, header, mapping)
-            factors = {t: _factor(path, lineno, mapping[t], opts) for t in TIMES if t in mapping}
-            continue
+    doc = csvfile.parse(path, lines)
+    if doc.header is None:
+        raise located(path, len(lines), "no header line")
+    header, hline = doc.header, doc.header_line
+    index = _index(path, hline, header, mapping)
+    factors = {t: _factor(path, hline, mapping[t], opts) for t in TIMES if t in mapping}
+    points = []
+    for lineno, fields in doc.rows:
         if len(fields) != len(header):
             raise located(path, lineno, f"{len(fields)} fields, the header has {len(header)}: "
                           "truncated line?")
-        points.append(_row(path, lineno, fields, index, factors))
-    if header is None:
-        raise located(path, len(lines), "no header line")
+        points.append(_row(path, lineno, [f.strip() for f in fields], index, factors))
     if not points:
         raise located(path, hline, "no data rows after the header (truncated?)")
     unit = "" if "time_us" not in factors else f" ({mapping['time_us']})"
-    kind = getattr(opts, "kind", None) or UNKNOWN
-    return Parsed("csv", points, f"CSV column '{mapping['time_us']}'{unit}, statistic kind "
-                  f"{'given as ' + kind if kind != UNKNOWN else 'not given (--kind)'}", kind,
+    ranks = opts.ranks()
+    given = f"given as --kind {opts.kind}" if opts.kind else "not given (--kind)"
+    return Parsed("csv", points, statistic.kind(ranks, statistic.PART, statistic.PART),
+                  f"CSV column '{mapping['time_us']}'{unit}, statistic kind {given}",
                   {"map": opts.map})
 
 
@@ -76,7 +75,7 @@ def _index(path, lineno, header, mapping):
 
 
 def _factor(path, lineno, column, opts):
-    given = getattr(opts, "time_unit", None)
+    given = opts.time_unit
     found = _UNIT.search(column)
     if found:
         factor = unit_factor(found.group(1), path, lineno)

@@ -3,10 +3,10 @@
 Every value remembers where it came from, so that a missing one can name the flag that would
 supply it and two sources that disagree are an error rather than a silent choice.
 """
-import csv
 import os
 import re
 
+from collsel.core import csvfile
 from collsel.errors import InputError, located
 
 KEYS = ("collective", "comm_size", "algorithm", "segsize", "faninout")
@@ -39,35 +39,32 @@ def compile_pattern(pattern):
 
 def read_manifest(path):
     """CSV with a `file` column and any of KEYS; file names relative to the manifest."""
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(line for line in f if not line.lstrip().startswith("#")))
-    except (OSError, UnicodeDecodeError) as e:
-        raise located(path, None, f"cannot read manifest: {e}") from None
-    rows = [r for r in rows if any(c.strip() for c in r)]
-    if not rows or "file" not in [c.strip() for c in rows[0]]:
-        raise located(path, 1, "manifest needs a header with a 'file' column and any of "
-                      + ", ".join(KEYS))
-    header = [c.strip() for c in rows[0]]
+    doc = csvfile.read(path, "a manifest")
+    if doc.header is None or "file" not in doc.header:
+        raise located(path, doc.header_line or 1, "manifest needs a header with a 'file' column "
+                      "and any of " + ", ".join(KEYS))
+    header = doc.header
     unknown = [c for c in header if c != "file" and c not in KEYS]
     if unknown:
-        raise located(path, 1, f"unknown manifest column(s) {', '.join(unknown)}")
+        raise located(path, doc.header_line, f"unknown manifest column(s) {', '.join(unknown)}")
     base = os.path.dirname(os.path.abspath(path))
     entries = {}
-    for number, row in enumerate(rows[1:], 2):
+    for lineno, row in doc.rows:
+        if not any(c.strip() for c in row):
+            continue
         if len(row) != len(header):
-            raise located(path, number, f"{len(row)} fields, the header has {len(header)}")
+            raise located(path, lineno, f"{len(row)} fields, the header has {len(header)}")
         values = dict(zip(header, (c.strip() for c in row)))
         name = os.path.normpath(os.path.join(base, values.pop("file")))
-        entries[name] = {k: (v, f"manifest {path}:{number}") for k, v in values.items() if v}
+        entries[name] = {k: (v, f"manifest {path}:{lineno}") for k, v in values.items() if v}
     return entries
 
 
 def for_file(path, opts, pattern, manifest):
-    """{key: [(text, where), ...]} for one input file."""
+    """{key: [(text, where), ...]} for one input file; `opts` an IngestOptions."""
     found = {k: [] for k in KEYS}
     for key in KEYS:
-        value = getattr(opts, key, None)
+        value = getattr(opts, key)
         if value is not None:
             found[key].append((str(value), FLAGS[key]))
     if pattern is not None:

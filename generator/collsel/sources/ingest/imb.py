@@ -61,7 +61,7 @@ def parse(path, lines, opts):
                       f"message sizes{found}")
     kind, words = RANK_STATISTICS[statistic]
     words = f"t_{statistic}: {words}"
-    return Parsed("imb", points, f"IMB {words}", kind, info, skipped)
+    return Parsed("imb", points, kind, f"IMB {words}", info, skipped)
 
 
 def _end(path, lineno, header, name):

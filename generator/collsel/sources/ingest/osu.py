@@ -54,7 +54,7 @@ def parse(path, lines, opts):
     kind, words = RANK_STATISTICS[statistic]
     info = {"datatype": datatypes[0]} if datatypes else {}
     column = {"avg": "Avg", "min": "Min", "max": "Max"}[statistic]
-    return Parsed("osu", points, f"OSU {column} Latency: {words}", kind, info)
+    return Parsed("osu", points, kind, f"OSU {column} Latency: {words}", info)
 
 
 def _header(path, lineno, text, statistic):

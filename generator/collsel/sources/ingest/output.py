@@ -1,7 +1,8 @@
-"""Rows of all inputs -> one canonical table: duplicates, metadata, the mixed-statistic check."""
+"""Rows of all inputs -> one canonical table: duplicates, metadata (the table's statistic is
+core.statistic.combined of its sources')."""
 import statistics as stats_lib
 
-from collsel.core import algorithms
+from collsel.core import algorithms, statistic
 from collsel.errors import InputError
 
 KEY = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout")
@@ -36,22 +37,9 @@ def merge_duplicates(rows, policy):
     return out
 
 
-def kinds_warning(sources):
-    """A warning line when sources measured different statistics, else None."""
-    by_kind = {}
-    for s in sources:
-        by_kind.setdefault(s["kind"], []).append(s["file"])
-    if len(by_kind) < 2:
-        return None
-    parts = "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(by_kind.items()))
-    return ("the inputs measure different statistics (" + parts + "); the mean over ranks is "
-            "lower than the slowest rank's time, so a decision map over them is biased")
-
-
 def metadata(sources, out_rows):
-    kinds = sorted({s["kind"] for s in sources})
     meta = {"source": "collsel ingest",
-            "statistic": kinds[0] if len(kinds) == 1 else "mixed:" + "+".join(kinds)}
+            "statistic": statistic.combined(s["statistic"] for s in sources)}
     for i, s in enumerate(sources, 1):
         for key, value in s.items():
             meta[f"source.{i}.{key}"] = " ".join(str(value).split())   # one line each

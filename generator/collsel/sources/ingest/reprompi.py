@@ -12,14 +12,15 @@ run-time; global: latest end minus earliest start). Per-repetition rows are summ
 import statistics as stats_lib
 from collections import OrderedDict
 
+from collsel.core.statistic import kind
 from collsel.errors import located
-from collsel.sources.ingest.common import RANK_MAX, Parsed, Point, check_order, collective_name, parse_float, parse_int, parse_time
+from collsel.sources.ingest.common import Parsed, Point, check_order, collective_name, parse_float, parse_int, parse_time
 
 STATISTICS = ("median", "mean", "min", "max")
 
 
 def parse(path, lines, opts):
-    statistic = getattr(opts, "statistic", None) or "median"
+    statistic = opts.statistic or "median"
     if statistic not in STATISTICS:
         raise located(path, None, f"--statistic {statistic} does not apply to ReproMPI output "
                       f"(choose {', '.join(STATISTICS)})")
@@ -50,8 +51,9 @@ def parse(path, lines, opts):
     info = {k: meta[k] for k in ("datatype", "nprocs", "procsync", "sync", "clocksync",
                                  "runtime_type", "clocktype", "nrep") if k in meta}
     over = "over repetitions (--summary)" if summary else "over repetitions"
-    return Parsed("reprompi", points, f"ReproMPI {statistic} {over} of the per-repetition "
-                  f"slowest-rank time (runtime_type={runtime})", RANK_MAX, info)
+    return Parsed("reprompi", points, kind("max", statistic, "one"),
+                  f"ReproMPI {statistic} {over} of the per-repetition slowest-rank time "
+                  f"(runtime_type={runtime})", info)
 
 
 def _check_header(path, lineno, header):
@@ -77,7 +79,7 @@ def _row(path, lineno, text, header, meta, opts, groups):
     if "msize_bytes" in row:
         size = parse_int(row["msize_bytes"], path, lineno, "msize_bytes")
     else:
-        width = meta.get("datatype_size_bytes") or getattr(opts, "datatype_size", None)
+        width = meta.get("datatype_size_bytes") or opts.datatype_size
         if width is None:
             raise located(path, lineno, "count is in elements but there is no "
                           "'#@datatype_size_bytes=' line; give --datatype-size BYTES")

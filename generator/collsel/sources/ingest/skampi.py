@@ -11,8 +11,9 @@ called set_unit, which the output does not show: --time-unit then says so).
 """
 import re
 
+from collsel.core.statistic import kind
 from collsel.errors import located
-from collsel.sources.ingest.common import RANK_MAX, Parsed, Point, parse_float, parse_int, parse_time, unit_factor
+from collsel.sources.ingest.common import Parsed, Point, parse_float, parse_int, parse_time, unit_factor
 
 _BEGIN = re.compile(r'#?\s*begin result\s+"([^"]*)"')
 _END = re.compile(r'#?\s*end result\s+"([^"]*)"')
@@ -23,10 +24,10 @@ MAX_NODE_TIMES = 16   # SKaMPI's default max_nr_node_times: beyond it columns ar
 
 
 def parse(path, lines, opts):
-    if getattr(opts, "statistic", None):
+    if opts.statistic:
         raise located(path, None, "--statistic does not apply to SKaMPI output "
                       "(it prints one statistic: the interquartile mean of the slowest rank)")
-    factor = unit_factor(getattr(opts, "time_unit", None) or "us", path, None)
+    factor = unit_factor(opts.time_unit or "us", path, None)
     points, block, begin = [], None, None
     for lineno, text in enumerate(lines, 1):
         stripped = text.strip()
@@ -50,14 +51,15 @@ def parse(path, lines, opts):
         else:
             rows += 1
             points.append(_row(path, lineno, stripped, block, factor))
-    if block is not None and not getattr(opts, "partial", False):
+    if block is not None and not opts.partial:
         raise located(path, len(lines), f"result \"{block}\" begun at line {begin} has no "
                       "'end result' (truncated?); --partial reads the lines before the cut")
     if not points:
         raise located(path, len(lines), "no 'begin result' blocks with data: not SKaMPI output")
-    unit = "µs" if factor == 1 else f"{getattr(opts, 'time_unit')} converted to µs"
-    return Parsed("skampi", points, "SKaMPI result: interquartile mean over repetitions of the "
-                  f"slowest rank's time ({unit})", RANK_MAX)
+    unit = "µs" if factor == 1 else f"{opts.time_unit} converted to µs"
+    return Parsed("skampi", points, kind("max", "mean", "one"), "SKaMPI result: interquartile "
+                  f"mean over repetitions of the slowest rank's time ({unit}); reps:mean is the "
+                  "vocabulary's nearest word for the interquartile mean")
 
 
 def _row(path, lineno, text, block, factor):

@@ -1,0 +1,31 @@
+"""What `collsel ingest` was told, as the parsers and the per-file values need it: a typed record
+the command builds from its flags, so no parser sees the command line."""
+from dataclasses import dataclass
+
+from collsel.core import statistic
+
+# --kind of a mapped CSV: which rank the time is (the vocabulary's ranks part); the older names
+# rank-mean, rank-max, rank-min are accepted too.
+KIND_CHOICES = statistic.RANKS + tuple(f"rank-{r}" for r in statistic.RANKS)
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    statistic: str = None       # which number becomes time_us (OSU/IMB avg|min|max, ReproMPI)
+    map: str = None             # a CSV's column mapping, TARGET=COLUMN,...
+    kind: str = None            # a mapped CSV's ranks part (KIND_CHOICES)
+    time_unit: str = None       # unit of CSV or SKaMPI times when the file does not say
+    datatype_size: str = None   # ReproMPI element size when the file lacks it
+    partial: bool = False       # read a SKaMPI block cut off before its 'end result'
+    # Values a file may not record (given.KEYS), as text; None when not given.
+    collective: str = None
+    comm_size: str = None
+    algorithm: str = None
+    segsize: str = None
+    faninout: str = None
+    pattern: str = None         # the --pattern text ({algorithm} ... fields)
+
+    def ranks(self):
+        """The ranks part --kind gives, or `?`."""
+        return self.kind[len("rank-"):] if self.kind and self.kind.startswith("rank-") \
+            else self.kind or statistic.PART
