@@ -6,12 +6,19 @@ CC ?= gcc
 CFLAGS ?= -O2 -std=c99 -Wall -Wextra -Werror -pedantic
 MPICC ?= mpicc
 BUILD := build
+# `make test` tests the installed package, not this source tree: the wheel built from it is
+# installed with its [test] extras into a fresh virtual environment VENV, and the venv's python
+# and `collsel` (first on PATH) run the tests. HOST_PYTHON builds the wheel and the venv.
+VENV := $(BUILD)/venv
+VENV_BIN := $(CURDIR)/$(VENV)/bin
+WHEEL_DIR := $(BUILD)/wheel
+HOST_PYTHON := $(shell command -v $(PYTHON))
 
 APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
                 build-essential clang libclang-rt-14-dev \
                 dpkg-dev libhwloc-dev libevent-dev libpmix-dev
 
-.PHONY: setup setup-apt setup-python demo test test-python integration bench bench-encode bench-program clean
+.PHONY: setup setup-apt setup-python demo test test-python wheel venv integration bench bench-encode bench-program clean
 
 setup: setup-apt setup-python
 
@@ -23,13 +30,32 @@ setup-apt:
 	update-alternatives --set mpi /usr/bin/mpicc.openmpi >/dev/null 2>&1 || true
 	update-alternatives --set mpirun /usr/bin/mpirun.openmpi >/dev/null 2>&1 || true
 
+# For developers: collsel importable from this tree (editable). `make test` does not use it.
 setup-python:
 	$(PYTHON) -m pip install -q -e '.[test]'
 
+# The wheel of this tree. setuptools' build/lib goes first: it would carry modules since removed.
+wheel:
+	rm -rf $(WHEEL_DIR) $(BUILD)/lib $(BUILD)/bdist.*
+	$(HOST_PYTHON) -m pip wheel -q --no-deps -w $(WHEEL_DIR) .
+
+# A fresh venv holding the wheel and its [test] extras (dependencies from the package index).
+venv: wheel
+	rm -rf $(VENV)
+	$(HOST_PYTHON) -m venv $(VENV)
+	$(VENV_BIN)/python -m pip install -q "$$(ls $(WHEEL_DIR)/collsel-*.whl)[test]"
+	@$(VENV_BIN)/python -c 'import collsel; print("venv:", collsel.__file__)'
+
+# Every test against the installed wheel; the runtime tests' python and collsel are the venv's too.
+test: PYTHON := $(VENV_BIN)/python
+test: export PATH := $(VENV_BIN):$(PATH)
 test: test-python test-runtime
 
-test-python:
-	$(PYTHON) -m pytest -q tests --ignore=tests/integration
+# The Python suite with the venv's python from the top of the checkout (which does not put
+# generator/ on sys.path); tests/test_installed.py checks that collsel comes from the venv.
+test-python: venv
+	PATH="$(VENV_BIN):$$PATH" COLLSEL_EXPECT_INSTALLED=1 \
+	    $(VENV_BIN)/python -m pytest -q tests --ignore=tests/integration
 
 # Real MPI libraries end to end (Open MPI rules, patched Open MPI, MPICH JSON, report in Chromium).
 integration: ompi-patched mpich-base
