@@ -5,6 +5,7 @@
   validate  compare the model's (and Hockney's, and Open MPI's default) choices with a measured table
   paper     model choices for the presets at the P of the paper's Table 3, beside the paper's
 """
+import argparse
 import json
 import os
 import sys
@@ -21,7 +22,7 @@ from collsel.sources.models.paper import paper_comparison
 def register(sub):
     top = sub.add_parser("model", help="analytical performance models (fit, predict, validate)",
                          description=__doc__,
-                         formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     msub = top.add_subparsers(title="model commands", metavar="ACTION")
     top.set_defaults(run=lambda args: (top.print_help(sys.stderr), 2)[1])
 
@@ -77,7 +78,7 @@ def _load_params(args):
 def run_predict(args):
     if args.collective != "bcast":
         raise InputError(f"--collective {args.collective}: only bcast has tau-Lop models "
-                         "(reduce models are in collsel.models.reduce)")
+                         "(reduce models are in collsel.sources.models.reduce)")
     par = _load_params(args)
     comm_sizes = parse_comm_sizes(args.comm_sizes)
     msg_sizes = parse_msg_sizes(args.msg_sizes)
