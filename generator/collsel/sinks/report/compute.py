@@ -109,11 +109,11 @@ def _cells_in(dmap, other):
     return np.meshgrid(*idx, indexing="ij")
 
 
-def _losses(dmap, tree_time, other_time, other_names=None, limit=None):
+def _losses(dmap, tree_time, other_time, other_names=None):
     """Cells where the tree is slower than another choice, worst first."""
     lose = dmap.measured & np.isfinite(tree_time) & np.isfinite(other_time) & (tree_time > other_time)
     cells = np.argwhere(lose)
-    loss = 100.0 * (tree_time[lose] / other_time[lose] - 1.0)
+    loss = penalty.penalty_pct(tree_time[lose], other_time[lose])   # the tree against the other
     out = []
     for k in np.lexsort((np.arange(len(loss)), -loss)):
         c = tuple(int(x) for x in cells[k])
