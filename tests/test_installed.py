@@ -90,3 +90,11 @@ def test_commands_work_outside_the_checkout(tmp_path):
     assert run("query", "t/tree.json", "--comm-size", 8, "--msg-size", 65536).stdout.strip()
     run("emit", "t/tree.json", "--target", "blob", "--out", "t.bin")
     assert (tmp_path / "t.bin").read_bytes()[:4] == b"CSLT"
+    # the sweep names the benchmark binary after the digest of the packaged C source
+    from collsel.sources.measure import benchmark_program
+    if shutil.which("mpirun") is None:   # the sweep needs the launcher even for --dry-run
+        return
+    dry = run("sweep", "--collective", "bcast", "--comm-sizes", 2, "--msg-sizes", "1K",
+              "--out", "s.csv", "--dry-run").stdout
+    assert f"collsel_bench-{benchmark_program.source_digest()[:16]}" in dry
+    assert not (tmp_path / "s.csv").exists()
