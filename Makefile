@@ -8,11 +8,12 @@ MPICC ?= mpicc
 BUILD := build
 # `make test` tests the installed package, not this source tree: the wheel built from it is
 # installed with its [test] extras into a fresh virtual environment VENV, and the venv's python
-# and `collsel` (first on PATH) run the tests. HOST_PYTHON builds the wheel and the venv.
+# and `collsel` (first on PATH) run the tests. HOST_PYTHON, which builds the wheel and the venv,
+# is PYTHON's base interpreter (not a venv's, e.g. build/venv's when that is first on PATH).
 VENV := $(BUILD)/venv
 VENV_BIN := $(CURDIR)/$(VENV)/bin
 WHEEL_DIR := $(BUILD)/wheel
-HOST_PYTHON := $(shell command -v $(PYTHON))
+HOST_PYTHON := $(shell $(PYTHON) -c 'import sys; print(getattr(sys, "_base_executable", sys.executable))')
 
 APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
                 build-essential clang libclang-rt-14-dev \
