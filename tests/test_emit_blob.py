@@ -9,6 +9,11 @@ import zlib
 
 import pytest
 
+from collsel.core import treefile
+from collsel.core.algorithms import Method
+from collsel.errors import InputError
+from collsel.sinks.emit import blob
+
 
 def run(*args):
     return subprocess.run(["collsel", *map(str, args)], capture_output=True, text=True)
@@ -85,10 +90,11 @@ def test_c_array_compiles(built, tmp_path):
 @pytest.mark.parametrize("edit,message", [
     (lambda d: d["nodes"]["split"][0].__setitem__(0, d["nodes"]["split"][0][0] + 1),
      "not the balanced splits"),
-    (lambda d: d["build"].__setitem__("split", "diagonal"), "unknown split mode"),
+    (lambda d: d["build"].__setitem__("split", "diagonal"), "build.split: 'diagonal' is not one of"),
     (lambda d: d.__setitem__("collective", "a much too long collective name"),
      "1-16 printable ASCII"),
-    (lambda d: d["methods"][0].__setitem__("segsize", 2**31), "out of range"),
+    (lambda d: d["methods"][0].__setitem__("segsize", 2**31),
+     "methods[0].segsize: 2147483648 is greater than the maximum"),
 ])
 def test_trees_it_cannot_encode_exactly_are_refused(built, tmp_path, edit, message):
     doc = json.loads((built / "tree.json").read_text())
@@ -98,6 +104,19 @@ def test_trees_it_cannot_encode_exactly_are_refused(built, tmp_path, edit, messa
     r = run("emit", bad, "--target", "blob", "--out", tmp_path / "o.bin")
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert message in r.stderr and not (tmp_path / "o.bin").exists()
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda t: t.build.__setitem__("split", "diagonal"), "unknown split mode"),
+    (lambda t: t.methods.__setitem__(0, Method(t.methods[0].algorithm, 2**31, 0)), "out of range"),
+])
+def test_encoder_refuses_what_the_schema_would_have(built, edit, message):
+    """The tree.json schema rejects these files first; the encoder still refuses such trees made
+    in memory by a library user."""
+    loaded = treefile.load(built / "tree.json")
+    edit(loaded)
+    with pytest.raises(InputError, match=message):
+        blob.encode(loaded)
 
 
 def test_bad_array_name(built, tmp_path):

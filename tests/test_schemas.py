@@ -11,7 +11,6 @@ import json
 import math
 import pathlib
 import subprocess
-import sys
 
 import jsonschema
 import pytest

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from collsel.core import decision_map, penalty, table, tree
+from collsel.core.algorithms import Method
 
 
 def dmap_from_grid(colors, times=None):
@@ -15,7 +16,7 @@ def dmap_from_grid(colors, times=None):
     axes = [decision_map.make_axis("comm_size", decision_map.LINEAR, range(2, 2 + colors.shape[0])),
             decision_map.make_axis("msg_size", decision_map.LOG2,
                                    [2**k for k in range(colors.shape[1])])]
-    methods = [decision_map.Method(a, 0, 0) for a in range(1, n_methods + 1)]
+    methods = [Method(a, 0, 0) for a in range(1, n_methods + 1)]
     measured = np.isfinite(times).any(-1)
     return decision_map.DecisionMap("bcast", axes, methods, times, measured,
                                     np.nanargmin(np.where(np.isfinite(times), times, np.inf), -1),

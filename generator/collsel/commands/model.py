@@ -58,7 +58,9 @@ def register(sub):
 
     p = msub.add_parser("validate", help="score model choices against a measured table")
     p.add_argument("params", help="parameter file")
-    p.add_argument("--measured", default="bench-data/bcast-sweep.csv")
+    p.add_argument("--measured", required=True, metavar="TABLE",
+                   help="measured bcast table to score the choices on, e.g. "
+                   "bench-data/repeated/bcast-default-sweep.csv")
     p.add_argument("--journal", help="the sweep journal of --measured (default: "
                    "MEASURED.launches if it exists): adds the reproducibility floor, the "
                    "measured best of one launch scored on the others")

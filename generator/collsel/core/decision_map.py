@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from collsel.core import algorithms
-from collsel.core.algorithms import Method, describe  # noqa: F401 (re-exported)
+from collsel.core.algorithms import Method, describe
 from collsel.errors import InputError
 
 LINEAR, LOG2, CATEGORY = "linear", "log2", "category"

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from collsel.core import decision_map, schemas
+from collsel.core import algorithms, decision_map, schemas
 from collsel.errors import InputError
 from collsel.core.tree import LEAF, UNDEFINED, TreeArrays, cells_of_values
 
@@ -24,7 +24,7 @@ def tree_document(dmap, tree, options):
         "axes": [{"name": a.name, "kind": a.kind, "values": list(a.values),
                   "labels": list(a.labels), "cuts": list(a.cuts)} for a in dmap.axes],
         "methods": [{"algorithm": m.algorithm, "segsize": m.segsize, "faninout": m.faninout,
-                     "name": decision_map.describe(dmap.collective, m)} for m in dmap.methods],
+                     "name": algorithms.describe(dmap.collective, m)} for m in dmap.methods],
         "nodes": {"first_child": tree.first_child.tolist(),
                   "split": tree.split.T.tolist(),
                   "method": tree.method.tolist(),
@@ -52,7 +52,7 @@ class LoadedTree:
         self.build = document["build"]
         self.axes = [decision_map.Axis(a["name"], a["kind"], a["values"], a["labels"], a["cuts"])
                      for a in document["axes"]]
-        self.methods = [decision_map.Method(m["algorithm"], m["segsize"], m["faninout"])
+        self.methods = [algorithms.Method(m["algorithm"], m["segsize"], m["faninout"])
                         for m in document["methods"]]
         self.method_names = [m["name"] for m in document["methods"]]
         nodes = document["nodes"]
