@@ -1,6 +1,8 @@
-"""Emitters: tree (axes + methods + TreeArrays) -> text files, through Jinja2 templates.
+"""Emitters: tree (axes + methods + TreeArrays) -> files, through Jinja2 templates.
 
-Emitters know nothing about benchmark tables. Each target renders a dict {file name: text}.
+Emitters know nothing about benchmark tables or the command line. The targets and their typed
+options are registered in targets.py; each renders an Emitted(files, notes). `render` is the one
+Jinja2 environment (StrictUndefined) every emitted text and the report page go through.
 """
 from importlib import resources
 
