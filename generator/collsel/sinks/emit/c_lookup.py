@@ -3,7 +3,7 @@ target `c`, answered by table lookups instead of an if/else ladder.
 
 The tree is constant on every cell of its axis grid (splits fall on cell boundaries), so the
 emitted function finds the comm_size and msg_size cells in O(1) and reads the method from a
-dense cell table computed here from the tree (TreeArrays.leaf_of_cells, the same descent
+dense cell table computed here from the tree (TreeArrays.method_grid, the same descent
 `collsel query` uses), so it answers exactly as the tree on every point:
   comm_size cell: a direct table below SMALL_P, else the bucket of its bit length;
   msg_size cell: the bucket of its bit length (0 and 1 share bucket 1).
