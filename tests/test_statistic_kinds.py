@@ -111,3 +111,24 @@ def test_build_warns_when_tables_measure_different_statistics(tmp_path, capsys):
                        "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert status == 0 and "warning" not in err, err
+
+
+@pytest.mark.parametrize("command", [
+    ["stats", "--collective", "bcast", "--depths", "1", "--thresholds", "90"],
+    ["report", "--collective", "bcast", "--depths", "1", "--thresholds", "90", "--quiet",
+     "--out", "REPORT"],
+    ["baseline", "--collective", "bcast"],
+])
+def test_every_command_that_combines_tables_warns(tmp_path, capsys, command):
+    a, b = tmp_path / "A.csv", tmp_path / "B.csv"
+    write_table(a, 2, statistic.kind("max", "median", "one"))
+    write_table(b, 4, statistic.kind("min", "mean", "one"))
+    argv = [command[0], str(a), str(b)] + [str(tmp_path / "r") if x == "REPORT" else x
+                                           for x in command[1:]]
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+    warnings = [line for line in err.splitlines() if line.startswith("collsel: warning:")]
+    assert len(warnings) == 1, err
+    assert str(a) in warnings[0] and str(b) in warnings[0]
+    # baseline has no algorithm-0 rows here: it still warns before it refuses the tables
+    assert status == (2 if command[0] == "baseline" else 0), err
