@@ -32,12 +32,22 @@ def _write_temp(directory, name, data):
     return tmp
 
 
+def _cannot_write(path, error):
+    return InputError(f"{path}: cannot write: {error.strerror or error}")
+
+
 def write_file(path, data):
     """Write a whole file (str or bytes) or nothing."""
     path = os.fspath(path)
-    tmp = _write_temp(os.path.dirname(os.path.abspath(path)), os.path.basename(path), data)
+    try:
+        tmp = _write_temp(os.path.dirname(os.path.abspath(path)), os.path.basename(path), data)
+    except OSError as e:
+        raise _cannot_write(path, e) from None
     try:
         os.replace(tmp, path)
+    except OSError as e:
+        os.unlink(tmp)
+        raise _cannot_write(path, e) from None
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -55,10 +65,13 @@ def write_directory(out_dir, files, manifest=None):
         raise InputError(f"{out_dir}: output name {bad[0]!r} is not a plain file name")
     if manifest:
         files = {**files, manifest: "".join(f"{name}\n" for name in sorted(files))}
-    out_dir = os.path.abspath(out_dir)
+    shown, out_dir = out_dir, os.path.abspath(out_dir)
     parent = os.path.dirname(out_dir)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(out_dir)}.tmp-")
+    try:
+        os.makedirs(parent, exist_ok=True)
+        tmp = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(out_dir)}.tmp-")
+    except OSError as e:
+        raise _cannot_write(shown, e) from None
     try:
         os.chmod(tmp, 0o777 & ~_umask())        # mkdtemp makes the directory 0700
         for name, data in files.items():
@@ -78,5 +91,7 @@ def write_directory(out_dir, files, manifest=None):
                     os.remove(os.path.join(out_dir, name))
                 except FileNotFoundError:
                     pass
+    except OSError as e:
+        raise _cannot_write(shown, e) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

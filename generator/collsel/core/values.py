@@ -1,0 +1,118 @@
+"""The ranges of every value collsel accepts, and their checks: one module for values read from
+files and values given on the command line, so both are held to the same rules.
+
+Every check returns the clean value or raises InputError with one line that names the value and
+where it came from (`FILE:LINE` or the flag), e.g. `t.csv:7: comm_size 0 out of range [1,
+2147483647]` or `--max-depth: -1 out of range [0, 64]`.
+"""
+import math
+import os
+import re
+
+from collsel.errors import InputError
+
+COMM_SIZE = (1, 2**31 - 1)        # an MPI communicator size is an int
+MSG_SIZE = (0, 2**64 - 1)         # bytes, a size_t / uint64_t
+SEGSIZE = (0, 2**31 - 1)          # Open MPI takes the segment size as an int
+FANINOUT = (0, 2**31 - 1)
+ALGORITHM_ID = (0, 2**31 - 1)
+Z_VALUE = (-2**63, 2**63 - 1)     # a numeric third axis is an int64_t in emitted C
+DEPTH = (0, 64)
+# Times in µs: below a femtosecond or above a day is a unit or parsing mistake, and the bounds keep
+# every ratio and sum the pipeline forms finite (1e11 / 1e-9 is far from overflow).
+MIN_TIME_US, MAX_TIME_US = 1e-9, 86400e6
+C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+
+def _where(where):
+    return f"{where}: " if where else ""
+
+
+def integer(value, name, low, high, where=""):
+    """An integer in [low, high] from text or a number (a bool or a float is not an integer)."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not re.fullmatch(r"[+-]?\d+", text):
+            raise InputError(f"{_where(where)}{name} '{value}' is not an integer")
+        value = int(text)
+    elif isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{_where(where)}{name} {value!r} is not an integer")
+    if not low <= value <= high:
+        raise InputError(f"{_where(where)}{name} {value} out of range [{low}, {high}]")
+    return value
+
+
+def time_us(value, name="time_us", where=""):
+    """A time in µs: a finite number in [MIN_TIME_US, MAX_TIME_US]."""
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        raise InputError(f"{_where(where)}{name} '{value}' is not a number") from None
+    if not math.isfinite(number) or number <= 0:
+        raise InputError(f"{_where(where)}{name} {value} must be a positive finite time in µs")
+    if not MIN_TIME_US <= number <= MAX_TIME_US:
+        raise InputError(f"{_where(where)}{name} {value} µs is outside [{MIN_TIME_US:g}, "
+                         f"{MAX_TIME_US:g}] µs (a femtosecond to a day): wrong unit or column?")
+    return number
+
+
+def percent(value, name, where="", low_open=0.0, high=100.0):
+    """A percentage in (low_open, high]."""
+    try:
+        number = float(str(value).strip().rstrip("%"))
+    except ValueError:
+        raise InputError(f"{_where(where)}{name} '{value}' is not a percentage") from None
+    if not (math.isfinite(number) and low_open < number <= high):
+        raise InputError(f"{_where(where)}{name} {value} is not a percentage in "
+                         f"({low_open:g}, {high:g}]")
+    return number
+
+
+def identifier(text, name, where=""):
+    """A C identifier (what emitted code uses as a function, array or macro name)."""
+    if not isinstance(text, str) or not C_IDENTIFIER.fullmatch(text):
+        raise InputError(f"{_where(where)}{name} {text!r} is not a C identifier (letters, digits "
+                         "and _, not starting with a digit, at most 63 characters)")
+    return text
+
+
+def _parent(path):
+    return os.path.dirname(os.path.abspath(path)) or "/"
+
+
+def _check_parent(path, flag):
+    parent = _parent(path)
+    if not os.path.isdir(parent):
+        what = "is not a directory" if os.path.exists(parent) else "does not exist"
+        raise InputError(f"{flag} {path}: {parent} {what}; create it first or choose another "
+                         "path")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"{flag} {path}: cannot write in {parent} (permission denied)")
+
+
+def output_file(path, flag="--out"):
+    """A path a command may write one file to: not a directory, in a writable directory."""
+    path = os.fspath(path)
+    if not path:
+        raise InputError(f"{flag}: empty path")
+    if os.path.isdir(path):
+        raise InputError(f"{flag} {path} is a directory, but this writes one file: name a file")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise InputError(f"{flag} {path} exists and is not a regular file")
+    _check_parent(path, flag)
+    return path
+
+
+def output_directory(path, flag="--out"):
+    """A directory a command may write its files into: absent or a directory, parent writable."""
+    path = os.fspath(path)
+    if not path:
+        raise InputError(f"{flag}: empty path")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise InputError(f"{flag} {path} exists and is not a directory: this writes several "
+                         "files into a directory")
+    if os.path.isdir(path):
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise InputError(f"{flag} {path}: cannot write in it (permission denied)")
+    _check_parent(path, flag)
+    return path
