@@ -43,7 +43,8 @@ def decode_lines(path, raw, what):
         line = raw[:raw.index(b"\0")].count(b"\n") + 1
         raise located(path, line, f"binary data (NUL byte), not {what}")
     try:
-        return raw.decode("utf-8").splitlines()
+        # A UTF-8 byte-order mark (spreadsheets write one) is not part of the first line.
+        return raw.decode("utf-8").removeprefix("\ufeff").splitlines()
     except UnicodeDecodeError as e:
         line = raw[:e.start].count(b"\n") + 1
         raise located(path, line, f"not UTF-8 text (byte 0x{raw[e.start]:02x})") from None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collsel.core import algorithms
+from collsel.core import algorithms, values
 from collsel.core.algorithms import Method, describe
 from collsel.errors import InputError
 
@@ -75,12 +75,19 @@ class DecisionMap:
         return [describe(self.collective, m) for m in self.methods]
 
 
-def z_axis(name, raw):
-    """A third axis: numeric when every value is an integer, else categories in table order."""
+def z_axis(name, raw, origin=None):
+    """A third axis: numeric when every value is an integer, else categories in table order.
+    A numeric z must fit the int64_t emitted code compares it as (`origin[i]` names row i)."""
     try:
-        [int(v) for v in raw]
+        numbers = [int(v) for v in raw]
     except ValueError:
         return make_axis(name, CATEGORY, raw)
+    low, high = values.Z_VALUE
+    for i, v in enumerate(numbers):
+        if not low <= v <= high:
+            where = f"{origin[i]}: " if origin else ""
+            raise InputError(f"{where}{name} {v} out of range [{low}, {high}] (a numeric third "
+                             "axis is a 64-bit integer)")
     return make_axis(name, LINEAR, raw)
 
 
@@ -98,7 +105,8 @@ def build_map(table, z_column=None):
     axes = [make_axis("comm_size", LINEAR, table.comm_size[cand].tolist()),
             make_axis("msg_size", LOG2, table.msg_size[cand].tolist())]
     if z_column:
-        axes.append(z_axis(z_column, [z_raw[i] for i in np.flatnonzero(cand)]))
+        rows = np.flatnonzero(cand)
+        axes.append(z_axis(z_column, [z_raw[i] for i in rows], [table.origin[i] for i in rows]))
 
     keys = list(zip(table.algorithm.tolist(), table.segsize.tolist(), table.faninout.tolist()))
     methods = sorted({Method(*k) for k, c in zip(keys, cand) if c})
@@ -134,11 +142,11 @@ def _cells(table, axes, z_raw):
     """Grid index of every row on each axis, -1 where the value is not an axis value."""
     raw = [table.comm_size.tolist(), table.msg_size.tolist()] + ([z_raw] if z_raw else [])
     out = []
-    for axis, values in zip(axes, raw):
+    for axis, column in zip(axes, raw):
         if axis.kind == CATEGORY:
             lookup = {lab: i for i, lab in enumerate(axis.labels)}
         else:
             lookup = {v: i for i, v in enumerate(axis.values)}
-            values = [int(v) for v in values]
-        out.append(np.array([lookup.get(v, -1) for v in values], dtype=np.int64))
+            column = [int(v) for v in column]
+        out.append(np.array([lookup.get(v, -1) for v in column], dtype=np.int64))
     return out

@@ -14,12 +14,12 @@ Rows with algorithm 0 are Open MPI's own decision: a baseline, never a candidate
 """
 import csv
 import io
-import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from collsel.core import algorithms, csvfile
+from collsel.core import algorithms, csvfile, values
 from collsel.errors import InputError, located
 
 REQUIRED = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "time_us")
@@ -28,8 +28,8 @@ INT_COLUMNS = ("comm_size", "msg_size", "algorithm", "segsize", "faninout")
 STAT_COLUMNS = ("mean_us", "median_us", "min_us", "max_us", "stdev_us", "ci_halfwidth_us",
                 "n", "ci_met", "launches")
 COLUMN_ORDER = REQUIRED[:5] + ("faninout", "time_us") + STAT_COLUMNS
-MAX_MSG_SIZE = 2**64 - 1
-MAX_COMM_SIZE = 2**31 - 1
+MAX_MSG_SIZE = values.MSG_SIZE[1]
+MAX_COMM_SIZE = values.COMM_SIZE[1]
 
 
 @dataclass
@@ -89,24 +89,35 @@ class PerfTable:
         return list(COLUMN_ORDER[:7]) + [c for c in self.extra]
 
 
-def _parse_int(text, path, line, name, low, high):
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise located(path, line, f"{name} '{text}' is not an integer") from None
-    if not low <= value <= high:
-        raise located(path, line, f"{name} {value} out of range [{low}, {high}]")
-    return value
+COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,15}")
+ROW_FIELDS = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout", "time_us")
 
 
-def _parse_time(text, path, line, name="time_us"):
-    try:
-        value = float(text.strip())
-    except ValueError:
-        raise located(path, line, f"{name} '{text}' is not a number") from None
-    if not math.isfinite(value) or value <= 0:
-        raise located(path, line, f"{name} {text.strip()} must be a positive finite time in µs")
-    return value
+def _row(fields, index, path, lineno):
+    """The typed values of one data row, each checked by core.values."""
+    where = f"{path}:{lineno}"
+    get = lambda name: fields[index[name]]  # noqa: E731
+    coll = get("collective").strip()
+    if not coll:
+        raise located(path, lineno, "empty collective")
+    if not COLLECTIVE_NAME.fullmatch(coll):
+        raise located(path, lineno, f"collective {coll[:40]!r} is not a collective name "
+                      "(lowercase letters, digits and _, at most 16, e.g. bcast)")
+    if coll in algorithms.ALGORITHMS:
+        try:
+            alg = algorithms.algorithm_id(coll, get("algorithm"))
+        except InputError as e:
+            raise located(path, lineno, str(e)) from None
+    else:
+        alg = values.integer(get("algorithm"), "algorithm", *values.ALGORITHM_ID, where)
+    faninout = get("faninout").strip() if "faninout" in index else ""
+    return (coll,
+            values.integer(get("comm_size"), "comm_size", *values.COMM_SIZE, where),
+            values.integer(get("msg_size"), "msg_size", *values.MSG_SIZE, where),
+            alg,
+            values.integer(get("segsize"), "segsize", *values.SEGSIZE, where),
+            values.integer(faninout, "faninout", *values.FANINOUT, where) if faninout else 0,
+            values.time_us(get("time_us"), "time_us", where))
 
 
 def read_table(path):
@@ -126,34 +137,19 @@ def read_table(path):
     if dup:
         raise located(path, doc.header_line, f"column(s) {', '.join(dup)} appear twice")
     index = {h: i for i, h in enumerate(header)}
-    cols = {k: [] for k in ("collective",) + INT_COLUMNS + ("time_us",)}
+    cols = {k: [] for k in ROW_FIELDS}
     extra = {h: [] for h in header if h not in cols}
     origin = []
     for lineno, fields in doc.rows:
+        if [f.strip() for f in fields] == header:
+            raise located(path, lineno, f"the header again (first on line {doc.header_line}): "
+                          "two tables pasted together? combine them by naming both files")
         if len(fields) != len(header):
             raise located(path, lineno, f"{len(fields)} fields, header has {len(header)}")
-        get = lambda name: fields[index[name]]  # noqa: E731
-        coll = get("collective").strip()
-        if not coll:
-            raise located(path, lineno, "empty collective")
-        try:
-            alg = (algorithms.algorithm_id(coll, get("algorithm"))
-                   if coll in algorithms.ALGORITHMS
-                   else _parse_int(get("algorithm"), path, lineno, "algorithm", 0, 2**31 - 1))
-        except InputError as e:
-            raise located(path, lineno, str(e)) from None
-        cols["collective"].append(coll)
-        cols["comm_size"].append(_parse_int(get("comm_size"), path, lineno, "comm_size",
-                                            1, MAX_COMM_SIZE))
-        cols["msg_size"].append(_parse_int(get("msg_size"), path, lineno, "msg_size",
-                                           0, MAX_MSG_SIZE))
-        cols["algorithm"].append(alg)
-        cols["segsize"].append(_parse_int(get("segsize"), path, lineno, "segsize", 0, 2**31 - 1))
-        cols["faninout"].append(_parse_int(get("faninout"), path, lineno, "faninout", 0, 2**31 - 1)
-                                if "faninout" in index and get("faninout").strip() else 0)
-        cols["time_us"].append(_parse_time(get("time_us"), path, lineno))
+        for name, value in zip(ROW_FIELDS, _row(fields, index, path, lineno)):
+            cols[name].append(value)
         for name in extra:
-            extra[name].append(get(name).strip())
+            extra[name].append(fields[index[name]].strip())
         origin.append(f"{path}:{lineno}")
     if not origin:
         raise located(path, None, "no data rows after the header")
