@@ -34,9 +34,17 @@ Exit status: 0 success, 1 failure, 2 bad input (the message names the file and l
 """
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with bad flags reported like every other bad input: one line, exit status 2
+    (argparse's own error prints the whole usage block first)."""
+
+    def error(self, message):
+        self.exit(2, f"collsel: error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def parser():
-    top = argparse.ArgumentParser(prog="collsel", description=DESCRIPTION,
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    top = Parser(prog="collsel", description=DESCRIPTION,
+                 formatter_class=argparse.RawDescriptionHelpFormatter)
     top.add_argument("--version", action="version", version=f"collsel {__version__}")
     sub = top.add_subparsers(title="commands", metavar="COMMAND")
     for name in COMMAND_MODULES:
