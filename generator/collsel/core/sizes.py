@@ -1,11 +1,24 @@
-"""Size and range notation shared by the commands: byte sizes with K/M/G suffixes, lists of them,
-communicator-size lists with A-B ranges, and message-size lists whose A-B ranges mean every power
-of two from A to B. Pure functions; bad text is one InputError naming the option.
+"""Size and range notation shared by the commands: byte sizes with K/M/G suffixes (or 2^K), lists
+of them, communicator-size lists with A-B ranges, and message-size lists whose A-B ranges mean
+every power of two from A to B. Pure functions; bad text is one InputError naming the option.
+
+Every size is held to the ranges of core.values (a message size is a uint64_t, a communicator
+size an int), so nothing the table reader would later reject gets through; a communicator-size
+list is counted from its ranges before it is expanded, so `1-2000000000` is refused (`limit`)
+instead of filling the memory.
 """
+import re
+
+from collsel.core import values
 from collsel.errors import InputError
 
 _SUFFIX = {"": 0, "k": 10, "kb": 10, "kib": 10, "m": 20, "mb": 20, "mib": 20, "g": 30,
            "gb": 30, "gib": 30, "b": 0}
+_POWER = re.compile(r"2\^(\d{1,4})")
+# More distinct communicator sizes than this in one list is a typo (and a list that size takes
+# tens of MB): `parse_comm_sizes` refuses it unless the caller passes its own limit.
+MAX_COMM_SIZE_COUNT = 1_000_000
+_MAX_DIGITS = 40        # longer numbers are out of every range (and int() refuses > 4300 digits)
 
 
 def default_msg_sizes(low=1, high=4 << 20):
@@ -15,55 +28,101 @@ def default_msg_sizes(low=1, high=4 << 20):
     return sorted(sizes)
 
 
-def parse_size(text, what):
-    """Bytes of '4096', '4K', '4MiB', ...; `what` (an option name) prefixes the error."""
+def _size_value(text):
+    """Bytes of the text, or None when it is not size notation."""
     t = text.strip().lower()
+    power = _POWER.fullmatch(t)
+    if power:
+        return 2 ** int(power.group(1))
     digits = len(t) - len(t.lstrip("0123456789"))
     if digits == 0 or t[digits:] not in _SUFFIX:
-        raise InputError(f"{what}: '{text}' is not a size in bytes (e.g. 4096, 4K, 4MiB)")
+        return None
+    if digits > _MAX_DIGITS:
+        return 2 ** 128     # out of range, whatever the digits
     return int(t[:digits]) << _SUFFIX[t[digits:]]
 
 
-def parse_size_list(text, what):
-    """Sorted distinct sizes of a comma list."""
-    values = [parse_size(x, what) for x in text.split(",") if x.strip()]
-    if not values:
+def parse_size(text, what, low=values.MSG_SIZE[0], high=values.MSG_SIZE[1], name="size"):
+    """Bytes of '4096', '4K', '4MiB', '2^20', ... in [low, high] (default: a message size,
+    0 .. 2^64-1); `what` (an option name) prefixes the error."""
+    value = _size_value(text)
+    if value is None:
+        raise InputError(f"{what}: '{text}' is not a size in bytes (e.g. 4096, 4K, 4MiB, 2^20)")
+    if not low <= value <= high:
+        shown = text.strip() if len(text.strip()) <= 30 else text.strip()[:27] + "..."
+        raise InputError(f"{what}: {name} {shown} out of range [{low}, {high}]")
+    return value
+
+
+def parse_size_list(text, what, low=values.MSG_SIZE[0], high=values.MSG_SIZE[1],
+                    name="size"):
+    """Sorted distinct sizes of a comma list, each in [low, high]."""
+    parsed = [parse_size(x, what, low, high, name) for x in text.split(",") if x.strip()]
+    if not parsed:
         raise InputError(f"{what}: empty list")
-    return sorted(set(values))
+    return sorted(set(parsed))
 
 
-def parse_comm_sizes(text, what="--comm-sizes"):
-    """Sorted communicator sizes of a comma list of integers and ranges A-B (both included)."""
-    values = set()
+def _comm_size(text, what, part):
+    t = text.strip()
+    if not re.fullmatch(r"[+-]?\d+", t):
+        raise InputError(f"{what}: '{part}' is not an integer or a range A-B")
+    if len(t.lstrip("+-")) > _MAX_DIGITS:
+        raise InputError(f"{what}: communicator size {t[:27]}... out of range "
+                         f"[{values.COMM_SIZE[0]}, {values.COMM_SIZE[1]}]")
+    return values.integer(int(t), "communicator size", *values.COMM_SIZE, where=what)
+
+
+def comm_size_ranges(text, what="--comm-sizes"):
+    """The communicator sizes of a comma list of integers and ranges A-B (both included), as
+    sorted, disjoint (low, high) ranges: counted without expanding them."""
+    ranges = []
     for part in (x.strip() for x in text.split(",")):
         if not part:
             continue
         lo, _, hi = part.partition("-") if not part.startswith("-") else (part, "", "")
-        try:
-            lo_v = int(lo)
-            hi_v = int(hi) if hi else lo_v
-        except ValueError:
-            raise InputError(f"{what}: '{part}' is not an integer or a range A-B") from None
-        if lo_v < 1 or hi_v < 1:
-            raise InputError(f"{what}: communicator size {min(lo_v, hi_v)} is below 1 "
-                             "(P must be at least 1)")
+        lo_v = _comm_size(lo, what, part)
+        hi_v = _comm_size(hi, what, part) if hi else lo_v
         if hi_v < lo_v:
             raise InputError(f"{what}: empty range '{part}'")
-        values.update(range(lo_v, hi_v + 1))
-    if not values:
+        ranges.append((lo_v, hi_v))
+    if not ranges:
         raise InputError(f"{what}: empty list")
-    return sorted(values)
+    merged = []
+    for lo_v, hi_v in sorted(ranges):
+        if merged and lo_v <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi_v))
+        else:
+            merged.append((lo_v, hi_v))
+    return merged
 
 
-def parse_msg_sizes(text, what="--msg-sizes"):
+def count(ranges):
+    """How many values (low, high) ranges hold."""
+    return sum(hi - lo + 1 for lo, hi in ranges)
+
+
+def parse_comm_sizes(text, what="--comm-sizes", limit=MAX_COMM_SIZE_COUNT):
+    """Sorted communicator sizes of a comma list of integers and ranges A-B (both included);
+    more than `limit` of them is refused before any list is built."""
+    ranges = comm_size_ranges(text, what)
+    n = count(ranges)
+    if n > limit:
+        raise InputError(f"{what}: {n} communicator sizes, more than the {limit} one list may "
+                         "hold; give fewer or sparser values (e.g. 2,4,8,...)")
+    return [v for lo, hi in ranges for v in range(lo, hi + 1)]
+
+
+def parse_msg_sizes(text, what="--msg-sizes", low=values.MSG_SIZE[0],
+                    high=values.MSG_SIZE[1]):
     """Sorted message sizes of a comma list of sizes and ranges A-B; a range is A, every power
-    of two between, and B (16K-4M: 16 KiB, 32 KiB, ..., 4 MiB)."""
+    of two between, and B (16K-4M: 16 KiB, 32 KiB, ..., 4 MiB). Each in [low, high]."""
     out = set()
     for part in (x.strip() for x in text.split(",")):
         if not part:
             continue
         if "-" in part:
-            a, b = (parse_size(x, what) for x in part.split("-", 1))
+            a, b = (parse_size(x, what, low, high, "message size") for x in part.split("-", 1))
             if a < 1 or b < a:
                 raise InputError(f"{what}: bad range '{part}'")
             k = 1 << (a - 1).bit_length()
@@ -73,7 +132,7 @@ def parse_msg_sizes(text, what="--msg-sizes"):
                 k <<= 1
             out.add(b)
         else:
-            out.add(parse_size(part, what))
+            out.add(parse_size(part, what, low, high, "message size"))
     if not out:
         raise InputError(f"{what}: empty list")
     return sorted(out)
