@@ -1,14 +1,16 @@
 """`collsel sweep`: measure every forced Open MPI algorithm into a performance table."""
 import argparse
+import math
 import os
+import re
 import shlex
 import sys
 
-from collsel.core import algorithms, sizes
+from collsel.core import algorithms, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers
-from collsel.sources.sweep import plan, run
+from collsel.sources.sweep import launch_stats, plan, run
 from collsel.sources.sweep.sbatch import sbatch_script
 
 SWEEP_HELP = """\
@@ -45,9 +47,17 @@ def register(subparsers):
                    "(default 1 B..4 MiB, powers of two and midpoints)")
     p.add_argument("--no-baseline", action="store_true",
                    help="do not measure algorithm 0 (Open MPI's own decision)")
-    p.add_argument("--resume", action="store_true", help="continue the sweep in --out")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the sweep in --out. --collective, --launches, --time-cap, "
+                        "--rel-ci, --min-reps, --max-reps, --warmup, --launcher, "
+                        "--launcher-args and --bench must be as recorded (the table's "
+                        "'# options=' line); --comm-sizes, --msg-sizes and --algorithms "
+                        "(with --segsizes, --no-baseline) may add values but not drop recorded "
+                        "ones; --out and --timeout may differ")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out")
-    p.add_argument("--dry-run", action="store_true", help="print the launch commands only")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the launch commands only (reads, never writes, takes no lock; "
+                        "says so in a '# note:' line when another sweep is writing --out)")
     p.add_argument("--launcher", default="local", choices=launchers.LAUNCHERS,
                    help="local mpirun (default), mpirun --hostfile, or srun")
     p.add_argument("--hostfile", help="hostfile for --launcher hostfile")
@@ -56,27 +66,27 @@ def register(subparsers):
     p.add_argument("--launcher-args", default="", help="extra launcher arguments (one string)")
     p.add_argument("--bench", help="benchmark binary (default: build the shipped collsel_bench.c with mpicc)")
     p.add_argument("--mpicc", default="mpicc", help="MPI compiler wrapper for the benchmark")
-    p.add_argument("--launches", type=int, default=3,
+    p.add_argument("--launches", default=3,
                    help="separate launches per point (default 3): launches differ by more than "
                         "one launch's own CI, so time_us is the mean of the launch medians and "
                         "its CI is taken across launches; they run in rounds over all methods "
                         "of a P, spreading each point over the sweep's time")
-    p.add_argument("--time-cap", type=float, default=0.03,
+    p.add_argument("--time-cap", default=0.03,
                    help="seconds of timed repetitions per point and launch at most "
                         "(default 0.03)")
-    p.add_argument("--rel-ci", type=float, default=0.025,
+    p.add_argument("--rel-ci", default=0.025,
                    help="target 95%% CI half-width relative to the mean, for each launch's "
                         "stopping rule and for ci_met across launches (default 0.025)")
-    p.add_argument("--min-reps", type=int, default=5, help="repetitions before the CI "
+    p.add_argument("--min-reps", default=5, help="repetitions before the CI "
                    "test (default 5; fewer only when one call exceeds the time cap)")
-    p.add_argument("--max-reps", type=int, default=300,
+    p.add_argument("--max-reps", default=300,
                    help="repetition cap per launch (default 300; the CI is across launches, so "
                         "one launch needs only a stable median)")
-    p.add_argument("--warmup", type=int, default=2, help="warm-up calls per point (default 2)")
-    p.add_argument("--timeout", type=float, default=120.0,
+    p.add_argument("--warmup", default=2, help="warm-up calls per point (default 2)")
+    p.add_argument("--timeout", default=120.0,
                    help="kill a launch that prints nothing for this many seconds (default 120)")
     p.add_argument("--fault", help=argparse.SUPPRESS)   # test hook, passed to the benchmark
-    p.add_argument("--progress-interval", type=float, default=30.0,
+    p.add_argument("--progress-interval", default=30.0,
                    help="seconds between progress lines when stderr is not a terminal")
     p.add_argument("--emit-sbatch", metavar="FILE",
                    help="write a Slurm batch script running this sweep with srun, then stop")
@@ -86,19 +96,58 @@ def register(subparsers):
     p.set_defaults(run=run_sweep)
 
 
+# Flag ranges that are not the benchmark's own (benchmark_program.py holds those).
+TIMEOUT_S = (0.0, 7 * 86400.0)          # --timeout: open below, a week above
+PROGRESS_S = (0.0, 86400.0)             # --progress-interval: open below, a day above
+SBATCH_TIME = re.compile(r"\d+(:\d{1,2}){0,2}|\d+-\d{1,2}(:\d{1,2}){0,2}")
+
+
+def number(value, name, low, high, where="", low_open=False):
+    """A finite number in [low, high] ((low, high] with low_open) from text or a number: the
+    check core.values lacks for non-integer flags, in its wording. (To move there as
+    core.values.number.)"""
+    prefix = f"{where}: " if where else ""
+    try:
+        result = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        raise InputError(f"{prefix}{name} '{value}' is not a number") from None
+    if not (math.isfinite(result) and (low < result if low_open else low <= result)
+            and result <= high):
+        raise InputError(f"{prefix}{name} {value} out of range {'(' if low_open else '['}"
+                         f"{low:g}, {high:g}]")
+    return result
+
+
 def _check_numbers(args):
-    if not args.time_cap > 0:
-        raise InputError("--time-cap must be positive")
-    if not 1 <= args.launches <= 100:
-        raise InputError("--launches must be in 1..100")
-    if not 0 < args.rel_ci <= 10:
-        raise InputError("--rel-ci must be in (0, 10]")
-    if args.min_reps < 2 or args.max_reps < args.min_reps:
-        raise InputError("need 2 <= --min-reps <= --max-reps")
-    if args.warmup < 0:
-        raise InputError("--warmup must be >= 0")
-    if not args.timeout > 0:
-        raise InputError("--timeout must be positive")
+    """Every numeric flag, checked and converted in place (core.values ranges; the benchmark's
+    own option ranges from benchmark_program.py); one line naming the flag."""
+    args.launches = values.integer(args.launches, "--launches", *launch_stats.LAUNCHES)
+    args.time_cap = number(args.time_cap, "--time-cap", *bench.TIME_CAP_S)
+    args.rel_ci = number(args.rel_ci, "--rel-ci", *bench.REL_CI)
+    args.min_reps = values.integer(args.min_reps, "--min-reps", *bench.REPS)
+    args.max_reps = values.integer(args.max_reps, "--max-reps", args.min_reps, bench.REPS[1])
+    args.warmup = values.integer(args.warmup, "--warmup", *bench.WARMUP)
+    args.timeout = number(args.timeout, "--timeout", *TIMEOUT_S, low_open=True)
+    args.progress_interval = number(args.progress_interval, "--progress-interval",
+                                    *PROGRESS_S, low_open=True)
+    if args.sbatch_nodes is not None:
+        low, _, high = str(args.sbatch_nodes).partition("-")
+        first = values.integer(low, "--sbatch-nodes", *values.COMM_SIZE)
+        if high:
+            values.integer(high, "--sbatch-nodes (the maximum of MIN-MAX)", first,
+                           values.COMM_SIZE[1])
+    if not SBATCH_TIME.fullmatch(args.sbatch_time.strip()):
+        raise InputError(f"--sbatch-time '{args.sbatch_time}' is not a Slurm time (MINUTES, "
+                         "H:MM:SS, D-HH, D-HH:MM:SS, ...)")
+    for flag, text in (("--sbatch-args", args.sbatch_args), ("--launcher-args",
+                                                             args.launcher_args)):
+        try:
+            shlex.split(text or "")
+        except ValueError as e:
+            raise InputError(f"{flag} {text!r}: {e} (one string of shell words)") from None
+        if "\n" in (text or "") or "\r" in (text or ""):
+            raise InputError(f"{flag}: a line break cannot go into a command line or the batch "
+                             "script")
 
 
 def _canonical(args, cfg, launcher_name):
@@ -119,20 +168,25 @@ def _canonical(args, cfg, launcher_name):
         parts += ["--launcher-args", args.launcher_args]
     if args.bench:
         parts += ["--bench", os.path.abspath(args.bench)]
+    if args.fault:
+        parts += ["--fault", args.fault]
     return shlex.join(parts)
 
 
 def run_sweep(args):
+    # Everything given is checked before anything is built, launched, read or written.
+    values.output_file(args.out, "--out")
+    if args.emit_sbatch is not None:
+        values.output_file(args.emit_sbatch, "--emit-sbatch")
     collective = algorithms.check_collective(args.collective)
     _check_numbers(args)
     methods = plan.plan_methods(collective, args.algorithms, args.segsizes,
                                 baseline=not args.no_baseline)
     comm_sizes = (sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
                   else list(plan.DEFAULT_COMM_SIZES))
-    msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes") if args.msg_sizes
-                 else sizes.default_msg_sizes())
-    if max(msg_sizes) > 2**31 - 1:
-        raise InputError("--msg-sizes: the benchmark passes m as an int count; at most 2^31-1")
+    msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE,
+                                       name="message size (an int count in the benchmark)")
+                 if args.msg_sizes else sizes.default_msg_sizes())
     if args.resume and args.force:
         raise InputError("--resume and --force contradict each other")
 
@@ -156,7 +210,7 @@ def run_sweep(args):
         methods=methods, launcher=launcher, bench_path=bench_path, bench_args=bench_args,
         silence_timeout=args.timeout, resume=args.resume, force=args.force,
         dry_run=args.dry_run,
-        command=shlex.join(["collsel" if argv0 in ("collsel", "__main__.py") else argv0]
+        command=shlex.join(["collsel" if argv0 in ("collsel", "__main__.py", "cli.py") else argv0]
                            + sys.argv[1:]),
         progress_interval=args.progress_interval, launches=args.launches, rel_ci=args.rel_ci)
     cfg.options = _canonical(args, cfg, launcher.name)

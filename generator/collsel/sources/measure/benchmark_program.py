@@ -4,6 +4,7 @@ The binary is compiled with `mpicc` on first use into a cache directory, named a
 its source, so an edited source is rebuilt and concurrent sweeps never see a half-written file.
 """
 import hashlib
+import math
 import os
 import shutil
 import subprocess
@@ -11,12 +12,48 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from collsel.core import values
 from collsel.errors import CollselError, InputError
 
 CFLAGS = ["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 # One output line per message size, in the order of --sizes (`#@key=value` header lines first).
 OUTPUT_FIELDS = ("msg_size", "mean_us", "median_us", "min_us", "max_us", "stdev_us",
                  "ci_halfwidth_us", "n", "ci_met")
+# The ranges of the benchmark's options, as collsel_bench.c checks them (parse_long/parse_double
+# calls in parse_options); the sweep and model fit check their flags against these through
+# core.values before anything runs.
+MSG_SIZE = (0, 2**31 - 1)           # m is passed to MPI as an int count
+TIME_CAP_S = (1e-6, 1e6)            # --time-cap
+REL_CI = (1e-6, 10.0)               # --rel-ci
+REPS = (2, 100_000_000)             # --min-reps, --max-reps
+WARMUP = (0, 1_000_000)             # --warmup
+REPETITIONS = (1, REPS[1])          # n of one output line (one call can exceed the time cap)
+
+
+def check_field(key, text, where):
+    """One statistic of an output line (or of a journal line that keeps it), checked: the times
+    through core.values.time_us, the spreads finite and >= 0 (the CI of a single repetition is
+    inf), n a repetition count, ci_met 0 or 1. Returns the number or raises InputError naming
+    `where`."""
+    if key in ("mean_us", "median_us", "min_us", "max_us"):
+        return values.time_us(text, key, where)
+    if key in ("stdev_us", "ci_halfwidth_us"):
+        try:
+            number = float(text)
+        except ValueError:
+            number = math.nan
+        if not (number >= 0 and (math.isfinite(number) or key == "ci_halfwidth_us")):
+            raise InputError(f"{where + ': ' if where else ''}{key} '{text[:30]}' is not a "
+                             "number >= 0")
+        return number
+    if key in ("n", "ci_met"):
+        low, high = REPETITIONS if key == "n" else (0, 1)
+        try:
+            return values.integer(text, key, low, high, where)
+        except ValueError:      # int() refuses numbers of thousands of digits
+            raise InputError(f"{where + ': ' if where else ''}{key} '{text[:20]}...' out of "
+                             f"range [{low}, {high}]") from None
+    raise KeyError(key)
 
 
 def source_path():

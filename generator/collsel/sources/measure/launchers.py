@@ -25,7 +25,10 @@ class Launcher:
 
     def __init__(self, program, extra_args=""):
         self.program = program
-        self.extra = shlex.split(extra_args or "")
+        try:
+            self.extra = shlex.split(extra_args or "")
+        except ValueError as e:
+            raise InputError(f"--launcher-args {extra_args!r}: {e}") from None
 
     def check(self):
         if shutil.which(self.program) is None:

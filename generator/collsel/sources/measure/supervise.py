@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 
+from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
 
 
@@ -51,6 +52,22 @@ def kill(proc):
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def _check_line(fields, expected):
+    """Why an output line is not the next one expected (its size and numbers), or None."""
+    if len(fields) != len(bench.OUTPUT_FIELDS):
+        return f"{len(fields)} fields, expected {len(bench.OUTPUT_FIELDS)}"
+    if not expected:
+        return "more lines than message sizes asked for"
+    if fields[0] != str(expected[0]):
+        return f"message size {fields[0][:30]}, expected {expected[0]}"
+    try:
+        for key, text in zip(bench.OUTPUT_FIELDS[1:], fields[1:]):
+            bench.check_field(key, text, "")
+    except InputError as e:
+        return str(e)
+    return None
 
 
 def run_launch(argv, env, sizes, silence_timeout, on_point):
@@ -92,10 +109,11 @@ def run_launch(argv, env, sizes, silence_timeout, on_point):
                         continue
                     else:
                         fields = text.split()
-                        if (len(fields) != len(bench.OUTPUT_FIELDS) or not expected
-                                or fields[0] != str(expected[0])):
+                        problem = _check_line(fields, expected)
+                        if problem:
                             kill(proc)
-                            result.failure = f"unexpected benchmark output line '{text[:120]}'"
+                            result.failure = (f"unexpected benchmark output line "
+                                              f"'{text[:120]}' ({problem})")
                             break
                         expected.pop(0)
                         on_point(dict(zip(bench.OUTPUT_FIELDS, fields)))

@@ -8,10 +8,11 @@ cuts off.
 """
 import os
 
-from collsel.core import csvfile
+from collsel.core import csvfile, values
 from collsel.core.files import write_file
 from collsel.core.table import COLUMN_ORDER, render_table
 from collsel.errors import InputError, located
+from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.sweep import launch_stats
 
 COLUMNS = list(COLUMN_ORDER)
@@ -20,6 +21,16 @@ COLUMNS = list(COLUMN_ORDER)
 JOURNAL_COLUMNS = ["collective", "comm_size", "msg_size", "algorithm", "segsize", "launch",
                    *launch_stats.LAUNCH_FIELDS]
 _INTEGER_COLUMNS = ("comm_size", "msg_size", "algorithm", "segsize", "launch")
+_RANGES = {"comm_size": values.COMM_SIZE, "msg_size": values.MSG_SIZE,
+           "algorithm": values.ALGORITHM_ID, "segsize": values.SEGSIZE,
+           "launch": launch_stats.LAUNCHES}
+
+
+def _integer(text, key, path, lineno):
+    try:
+        return values.integer(text, key, *_RANGES[key], where=f"{path}:{lineno}")
+    except ValueError:       # int() refuses numbers of thousands of digits
+        raise located(path, lineno, f"{key} out of range") from None
 
 
 def journal_path(out):
@@ -63,12 +74,19 @@ class TableFile:
             self.fd = None
 
 
-def load_existing(path, columns, collective, repair=True):
-    """Metadata and rows of a table (or journal) a sweep wrote. A truncated last line (the
-    point in flight when a sweep was killed) is cut off the file unless `repair` is false.
-    Returns (metadata, rows as {column: text}, the dropped bytes); OSError if unreadable."""
-    with open(path, "rb") as f:
-        raw = f.read()
+def drop_partial_line(path, dropped):
+    """Cut the truncated last line `load_existing` found (`dropped`, its bytes) off the file.
+    Only under the table's lock (sweep/lock.py), so nothing was appended since it was read."""
+    if dropped:
+        os.truncate(path, os.path.getsize(path) - len(dropped))
+
+
+def load_existing(path, columns, collective, repair=False):
+    """Metadata and rows of a table (or journal) a sweep wrote, without the truncated last line
+    a killed sweep may have left (the point in flight), which `repair` (or, later,
+    `drop_partial_line`) cuts off the file. Returns (metadata, rows as {column: text}, the dropped
+    bytes); one located error if unreadable or malformed."""
+    raw = csvfile.read_bytes(path)
     dropped = b""
     if raw and not raw.endswith(b"\n"):
         cut = raw.rfind(b"\n") + 1
@@ -88,12 +106,12 @@ def load_existing(path, columns, collective, repair=True):
             raise located(path, lineno, f"row for collective '{fields[0]}', but this sweep "
                           f"measures '{collective}'")
         row = dict(zip(columns, fields))
-        try:
-            for key in _INTEGER_COLUMNS:
-                if key in row:
-                    row[key] = int(row[key])
-        except ValueError:
-            raise located(path, lineno, "malformed row") from None
+        for key in _INTEGER_COLUMNS:
+            if key in row:
+                row[key] = _integer(row[key], key, path, lineno)
+        if "launch" in row:
+            for key in launch_stats.LAUNCH_FIELDS:
+                bench.check_field(key, row[key], f"{path}:{lineno}")
         rows.append(row)
     meta = doc.metadata
     if "collective" in meta and meta["collective"] != collective:

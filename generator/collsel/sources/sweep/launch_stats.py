@@ -13,6 +13,7 @@ from collsel.core import statistic as vocabulary
 
 LAUNCH_FIELDS = ("mean_us", "median_us", "min_us", "max_us", "stdev_us", "ci_halfwidth_us", "n",
                  "ci_met")
+LAUNCHES = (1, 100)             # launches per point (--launches)
 
 # The words behind the sweep's `# statistic=` (metadata key statistic_detail).
 STATISTIC_DETAIL = ("time_us = mean over launches of each launch's median per-repetition runtime of "

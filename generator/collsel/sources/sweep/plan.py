@@ -2,7 +2,7 @@
 forcing each, the sweep's configuration, and the launches still to run."""
 from dataclasses import dataclass
 
-from collsel.core import algorithms
+from collsel.core import algorithms, values
 from collsel.core.algorithms import Method
 from collsel.core.sizes import parse_size, parse_size_list
 from collsel.errors import InputError
@@ -18,7 +18,8 @@ def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=
     """Methods to measure. Segmenting algorithms get every segment size; the others get 0.
     `ALG:SEG` pins one segment size. Asking for a segment size on an algorithm that ignores it
     is an error rather than a silently repeated measurement."""
-    segsizes = (parse_size_list(segsizes_text, "--segsizes") if segsizes_text
+    segsizes = (parse_size_list(segsizes_text, "--segsizes", *values.SEGSIZE,
+                                name="segment size") if segsizes_text
                 else list(DEFAULT_SEGSIZES))
     methods = set()
     if algorithms_text:
@@ -32,7 +33,7 @@ def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=
         alg = algorithms.algorithm_id(collective, name)
         label = f"{collective} algorithm {alg} ({algorithms.algorithm_name(collective, alg)})"
         if seg:
-            seg_v = parse_size(seg, f"--algorithms {item}")
+            seg_v = parse_size(seg, f"--algorithms {item}", *values.SEGSIZE, "segment size")
             if seg_v and not algorithms.segments(collective, alg):
                 raise InputError(f"{label} ignores the segment size; '{item}' asks for "
                                  f"{seg_v} bytes (use segment size 0)")

@@ -18,9 +18,10 @@ from collsel.sources.measure import benchmark_program as bench, launchers
 from collsel.sources.measure.machine import loadavg, machine_metadata, now_iso
 from collsel.sources.measure.progress import Progress
 from collsel.sources.measure.supervise import run_launch
-from collsel.sources.sweep import launch_stats
-from collsel.sources.sweep.journal import (COLUMNS, JOURNAL_COLUMNS, TableFile, journal_path,
-                                           load_existing, point_key)
+from collsel.sources.sweep import launch_stats, lock, resume
+from collsel.sources.sweep.journal import (COLUMNS, JOURNAL_COLUMNS, TableFile,
+                                           drop_partial_line, journal_path, load_existing,
+                                           point_key)
 from collsel.sources.sweep.plan import Plan, mca_settings
 
 
@@ -29,9 +30,17 @@ def _bench_argv(cfg, sizes):
             "--sizes", ",".join(str(m) for m in sizes), *cfg.bench_args]
 
 
+def grid_metadata(cfg):
+    """The metadata items that describe the sweep's grid (they change when --resume grows it)."""
+    return {"mapping": "; ".join(f"P={p}: {cfg.launcher.mapping(p)}" for p in cfg.comm_sizes),
+            "options": cfg.options,
+            "comm_sizes": ",".join(map(str, cfg.comm_sizes)),
+            "msg_sizes": ",".join(map(str, cfg.msg_sizes)),
+            "methods": " ".join(m.label(cfg.collective) for m in cfg.methods)}
+
+
 def header_metadata(cfg):
-    methods = " ".join(m.label(cfg.collective) for m in cfg.methods)
-    mapping = "; ".join(f"P={p}: {cfg.launcher.mapping(p)}" for p in cfg.comm_sizes)
+    grid = grid_metadata(cfg)
     return {
         "source": "collsel sweep",
         "collsel_version": __version__,
@@ -51,13 +60,13 @@ def header_metadata(cfg):
                    f"_algorithm A --mca coll_tuned_{cfg.collective}_algorithm_segmentsize S",
         **machine_metadata(),
         "launcher": f"{cfg.launcher.name} ({cfg.launcher.program})",
-        "mapping": mapping,
+        "mapping": grid["mapping"],
         "date": now_iso(),
         "command": cfg.command,
-        "options": cfg.options,
-        "comm_sizes": ",".join(map(str, cfg.comm_sizes)),
-        "msg_sizes": ",".join(map(str, cfg.msg_sizes)),
-        "methods": methods,
+        "options": grid["options"],
+        "comm_sizes": grid["comm_sizes"],
+        "msg_sizes": grid["msg_sizes"],
+        "methods": grid["methods"],
         "bench_source_sha256": bench.source_digest() or "unknown",
     }
 
@@ -74,32 +83,42 @@ def _table_row(collective, key, stats):
 
 
 class _State:
-    """The table and journal as found: what a resumed sweep keeps."""
+    """The table and journal as found: what a resumed sweep keeps. Reading only: the truncated
+    last lines a killed sweep left are cut off by `repair`, once the resume is known to be
+    allowed (and the table locked)."""
 
     def __init__(self, cfg):
         self.journal_file = journal_path(cfg.out)
         done, journal_rows, self.meta, self.dropped = set(), [], {}, []
+        self.grew = False
         exists = os.path.exists(cfg.out)
         if exists and not (cfg.resume or cfg.force or cfg.dry_run):
             raise InputError(f"{cfg.out} exists: pass --resume to continue that sweep or "
                              "--force to start it again")
         self.resuming = exists and cfg.resume
         if self.resuming:
-            repair = not cfg.dry_run
-            self.meta, rows, cut = load_existing(cfg.out, COLUMNS, cfg.collective, repair)
+            self.meta, rows, cut = load_existing(cfg.out, COLUMNS, cfg.collective)
+            self.grew = resume.check(cfg.out, self.meta, cfg.options)
             done = {point_key(r) for r in rows}
-            self.dropped.append(cut)
+            self.dropped.append((cfg.out, cut))
             if os.path.exists(self.journal_file):
                 _, journal_rows, cut = load_existing(self.journal_file, JOURNAL_COLUMNS,
-                                                     cfg.collective, repair)
-                self.dropped.append(cut)
+                                                     cfg.collective)
+                self.dropped.append((self.journal_file, cut))
         self.plan = Plan(cfg, done, journal_rows)
+
+    def repair(self):
+        for path, cut in self.dropped:
+            drop_partial_line(path, cut)
 
 
 def dry_run(cfg):
-    """The launch commands a sweep would run (nothing is written), and a summary line."""
+    """The launch commands a sweep would run (nothing is written), and a summary line; a
+    `# note:` line first when another sweep is writing the table right now (the plan is then a
+    snapshot of a growing table)."""
+    note = lock.holder_note(cfg.out)
     plan = _State(cfg).plan
-    lines = []
+    lines = [f"# note: {note}"] if note else []
     for p, r, method, sizes in plan.launches:
         argv, env = cfg.launcher.command(p, mca_settings(cfg.collective, method),
                                          _bench_argv(cfg, sizes))
@@ -111,8 +130,16 @@ def dry_run(cfg):
 
 def run(cfg, progress_stream):
     """Run the sweep, showing progress on `progress_stream`. Returns the exit status; raises
-    CollselError when points failed (their rows are missing, --resume retries them)."""
+    CollselError when points failed (their rows are missing, --resume retries them). The
+    table's lock (sweep/lock.py) is held from before anything is read until the end: a second
+    sweep on the same table is refused with one line naming this one."""
+    with lock.acquire(cfg.out, cfg.command):
+        return _run_locked(cfg, progress_stream)
+
+
+def _run_locked(cfg, progress_stream):
     state = _State(cfg)
+    state.repair()
     plan, meta, journal_file = state.plan, state.meta, state.journal_file
     table = TableFile(cfg.out, COLUMNS)
     journal = TableFile(journal_file, JOURNAL_COLUMNS)
@@ -125,6 +152,8 @@ def run(cfg, progress_stream):
     elif not os.path.exists(journal_file):
         journal.create({"source": "collsel sweep", "collective": cfg.collective,
                         "table": os.path.basename(cfg.out)})
+    # A resume that grew the grid (resume.py) records the new one: a later key overrides.
+    grown = grid_metadata(cfg) if state.resuming and state.grew else {}
     run_no = _next_index(meta, "run.")
     fail_no = _next_index(meta, "failed.")
     table.open()
@@ -141,9 +170,11 @@ def run(cfg, progress_stream):
     try:
         table.append_meta(f"run.{run_no}.start", now_iso())
         table.append_meta(f"run.{run_no}.loadavg_start", loadavg())
+        for key, value in grown.items():
+            table.append_meta(key, value)
         if run_no > 1:
             table.append_meta(f"run.{run_no}.command", cfg.command)
-            for cut in state.dropped:
+            for _, cut in state.dropped:
                 if cut:
                     table.append_meta(f"run.{run_no}.dropped_truncated_line",
                                       cut.decode("utf-8", "replace")[:200])
