@@ -205,13 +205,13 @@ def run_sweep(args):
     else:
         bench_path = bench.locate(args.bench, args.mpicc)
     argv0 = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "collsel"
+    argv0 = "collsel" if argv0 in ("collsel", "__main__.py", "cli.py") else argv0
     cfg = plan.Config(
         collective=collective, out=args.out, comm_sizes=comm_sizes, msg_sizes=msg_sizes,
         methods=methods, launcher=launcher, bench_path=bench_path, bench_args=bench_args,
         silence_timeout=args.timeout, resume=args.resume, force=args.force,
         dry_run=args.dry_run,
-        command=shlex.join(["collsel" if argv0 in ("collsel", "__main__.py", "cli.py") else argv0]
-                           + sys.argv[1:]),
+        command=shlex.join([argv0] + sys.argv[1:]),
         progress_interval=args.progress_interval, launches=args.launches, rel_ci=args.rel_ci)
     cfg.options = _canonical(args, cfg, launcher.name)
 

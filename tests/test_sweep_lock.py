@@ -1,0 +1,199 @@
+"""One writer per sweep table: a second `collsel sweep` on a table being written (plain, --resume,
+--force) exits 2 at once naming the running one, which completes with its table and journal
+intact; a sweep killed with SIGKILL leaves no lock behind.
+
+The sweeps run real mpirun (-np 2) launching a fake benchmark: a shell script printing the
+benchmark's output format (measure/benchmark_program.py OUTPUT_FIELDS, `#@key=value` header lines
+first) on rank 0, sleeping between sizes so the race is real. Every wait here is bounded.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from collsel import cli
+from collsel.core import table as tbl
+from collsel.sources.sweep import journal as sweep_journal, lock as sweep_lock
+
+pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None,
+                                reason="Open MPI (mpirun) not installed; run make setup")
+
+FAKE_BENCH = """#!/bin/sh
+# A stand-in for collsel_bench: rank 0 prints the header and one line per size of --sizes.
+sizes=""
+while [ $# -gt 0 ]; do
+  case "$1" in --sizes) sizes="$2"; shift 2;; *) shift;; esac
+done
+[ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] || exit 0
+echo "#@mpi_library=fake benchmark"
+echo "#@runtime_type=fake"
+echo "#@timer=fake"
+for m in $(echo "$sizes" | tr , ' '); do
+  sleep "${FAKE_BENCH_SLEEP:-0.05}"
+  echo "$m 10.5 10 9 12 1 0.5 20 1"
+done
+"""
+SIZES = (1, 2, 4, 8)
+METHODS = ((6, 0), (1, 0))          # binomial, linear
+LAUNCHES = 2
+WAIT_S = 90                         # bound of every wait for the running sweep
+REFUSED_WITHIN_S = 5.0              # a refused sweep ends this fast (the lock retries 0.5 s)
+
+
+@pytest.fixture
+def fake_bench(tmp_path):
+    path = tmp_path / "fake_bench.sh"
+    path.write_text(FAKE_BENCH)
+    path.chmod(0o755)
+    return path
+
+
+def sweep_args(out, bench):
+    return ["sweep", "--collective", "bcast", "--out", str(out), "--bench", str(bench),
+            "--comm-sizes", "2", "--algorithms", "binomial:0,linear", "--no-baseline",
+            "--msg-sizes", ",".join(map(str, SIZES)), "--launches", str(LAUNCHES),
+            "--timeout", "60", "--progress-interval", "1000"]
+
+
+def start(out, bench, tmp_path, sleep="0.4"):
+    """The first sweep, as a process of its own (its own session, so cleanup can end its
+    mpirun too)."""
+    log = open(tmp_path / "first.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", *sweep_args(out, bench)],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                            env={**os.environ, "FAKE_BENCH_SLEEP": sleep})
+    log.close()
+    return proc
+
+
+def data_lines(path):
+    try:
+        with open(path) as f:
+            return sum(1 for line in f if line.startswith("bcast,"))
+    except FileNotFoundError:
+        return 0
+
+
+def wait_until_measuring(proc, out):
+    """Until the sweep holds the lock (its PID in TABLE.lock) and has journalled a launch."""
+    deadline = time.monotonic() + WAIT_S
+    lock_file = sweep_lock.lock_path(str(out))
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the first sweep ended before it was raced"
+        try:
+            with open(lock_file) as f:
+                holder = f.read()
+        except FileNotFoundError:
+            holder = ""
+        if holder.startswith(f"{proc.pid}\n") and data_lines(
+                sweep_journal.journal_path(str(out))) >= 1:
+            return
+        time.sleep(0.05)
+    pytest.fail("the first sweep did not start measuring in time")
+
+
+def refused(capsys, args, pid):
+    """Run a second sweep in-process; it must exit 2 at once with one line naming `pid`."""
+    capsys.readouterr()
+    start_time = time.monotonic()
+    status = cli.main(args)
+    elapsed = time.monotonic() - start_time
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert status == 2, err
+    assert len(lines) == 1, err
+    assert lines[0].startswith("collsel: error: ") and "is being written by another collsel " \
+        f"sweep (PID {pid}: collsel sweep --collective bcast" in lines[0], err
+    assert lines[0].endswith("wait for it or stop it"), err
+    assert elapsed < REFUSED_WITHIN_S, f"refused only after {elapsed:.1f} s"
+    return lines[0]
+
+
+def stop(proc):
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait(timeout=30)
+
+
+def check_complete(out, tmp_path, capsys):
+    """The table and journal read back with collsel's own readers: every point once, every
+    (point, launch) once, and `collsel build` works on the table."""
+    want = {(2, m, a, s) for m in SIZES for a, s in METHODS}
+    table = tbl.read_table(str(out))
+    points = list(zip(table.comm_size.tolist(), table.msg_size.tolist(),
+                      table.algorithm.tolist(), table.segsize.tolist()))
+    assert len(points) == len(set(points)), "duplicated points in the table"
+    assert set(points) == want
+    tbl.check_duplicates(table)
+    meta, rows, dropped = sweep_journal.load_existing(
+        sweep_journal.journal_path(str(out)), sweep_journal.JOURNAL_COLUMNS, "bcast")
+    assert dropped == b""
+    launches = [sweep_journal.point_key(r) + (r["launch"],) for r in rows]
+    assert len(launches) == len(set(launches)), "duplicated (point, launch) rows in the journal"
+    assert set(launches) == {k + (i,) for k in want for i in range(1, LAUNCHES + 1)}
+    capsys.readouterr()
+    assert cli.main(["build", str(out), "--collective", "bcast",
+                     "--out", str(tmp_path / "built")]) == 0, capsys.readouterr().err
+    assert (tmp_path / "built" / "tree.json").is_file()
+    return table
+
+
+def test_second_sweeps_are_refused_while_one_runs(tmp_path, fake_bench, capsys):
+    out = tmp_path / "bcast.csv"
+    first = start(out, fake_bench, tmp_path)
+    try:
+        wait_until_measuring(first, out)
+        args = sweep_args(out, fake_bench)
+        # The same sweep again, --resume (also with other options: the lock comes before any
+        # check of the table), and --force: all refused, naming the first.
+        message = refused(capsys, args, first.pid)
+        assert message.startswith(f"collsel: error: {out} is being written")
+        refused(capsys, args + ["--resume"], first.pid)
+        refused(capsys, args + ["--resume", "--time-cap", "0.5"], first.pid)
+        refused(capsys, args + ["--force"], first.pid)
+        # The dry run only reads: it runs, and says the table is being written.
+        capsys.readouterr()
+        assert cli.main(args + ["--dry-run", "--resume"]) == 0
+        printed = capsys.readouterr().out.splitlines()
+        assert printed[0].startswith("# note: ") and f"(PID {first.pid}:" in printed[0]
+        assert first.poll() is None, "the first sweep ended before the race was over"
+        assert first.wait(timeout=WAIT_S) == 0, (tmp_path / "first.log").read_text()
+    finally:
+        stop(first)
+    check_complete(out, tmp_path, capsys)
+    meta = tbl.read_table(str(out)).sources[0].metadata
+    assert "run.1.end" in meta and not any(k.startswith("run.2.") for k in meta), \
+        "a refused sweep wrote into the table"
+
+
+def test_kill_9_releases_the_lock(tmp_path, fake_bench, capsys):
+    out = tmp_path / "bcast.csv"
+    first = start(out, fake_bench, tmp_path)
+    try:
+        wait_until_measuring(first, out)
+        os.kill(first.pid, signal.SIGKILL)        # the sweep only: its launch is its child
+        assert first.wait(timeout=30) == -signal.SIGKILL
+        # The lock file stays and still names the killed sweep; the lock went with it.
+        with open(sweep_lock.lock_path(str(out))) as f:
+            assert f.read().startswith(f"{first.pid}\n")
+        done_before = data_lines(out)
+        assert done_before < len(SIZES) * len(METHODS), "the kill came after the sweep"
+        capsys.readouterr()
+        start_time = time.monotonic()
+        status = cli.main(sweep_args(out, fake_bench) + ["--resume"])
+        err = capsys.readouterr().err
+        assert status == 0, err
+        assert "being written" not in err
+        assert time.monotonic() - start_time < WAIT_S
+    finally:
+        stop(first)
+    check_complete(out, tmp_path, capsys)
+    with open(sweep_lock.lock_path(str(out))) as f:
+        assert f.read().startswith(f"{os.getpid()}\n")      # the resume held it
