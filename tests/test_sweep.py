@@ -290,3 +290,123 @@ def test_baseline_penalty(tmp_path):
     assert worst[2].split()[:2] == ["4", "1024"] and "pipeline/8K" in worst[2]
     r = collsel("baseline", path, "--collective", "reduce", timeout=60)
     assert r.returncode == 2 and "no rows for collective 'reduce'" in r.stderr
+
+
+# --- --resume continues the recorded sweep (fake benchmark under real mpirun) ---------------
+
+FAKE_BENCH = """#!/bin/sh
+# A stand-in for collsel_bench: rank 0 prints the header and one line per size of --sizes.
+sizes=""
+while [ $# -gt 0 ]; do
+  case "$1" in --sizes) sizes="$2"; shift 2;; *) shift;; esac
+done
+[ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] || exit 0
+echo "#@mpi_library=fake benchmark"
+for m in $(echo "$sizes" | tr , ' '); do
+  echo "$m ${FAKE_BENCH_TIME:-10} 10 9 12 1 0.5 20 1"
+done
+"""
+
+needs_mpirun = pytest.mark.skipif(shutil.which("mpirun") is None,
+                                  reason="Open MPI (mpirun) not installed; run make setup")
+
+
+def fake_sweep(tmp_path, out, *extra):
+    bench = tmp_path / "fake_bench.sh"
+    if not bench.exists():
+        bench.write_text(FAKE_BENCH)
+        bench.chmod(0o755)
+    return collsel("sweep", "--collective", "bcast", "--out", out, "--bench", bench,
+                   "--algorithms", "binomial:0", "--no-baseline", "--launches", "1",
+                   "--timeout", "60", *extra, timeout=120)
+
+
+def one_error_line(r):
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith("collsel: error: "), \
+        r.stderr
+    return lines[0]
+
+
+@needs_mpirun
+def test_resume_checks_the_recorded_options(tmp_path):
+    out = tmp_path / "t.csv"
+    grid = ["--comm-sizes", "2", "--msg-sizes", "1,2"]
+    r = fake_sweep(tmp_path, out, *grid)
+    assert r.returncode == 0, r.stderr
+    before = out.read_bytes()
+    journal = sweep_journal.journal_path(str(out))
+    # Options that define how a point is measured must match; the grid may not shrink.
+    for extra, expected in [
+            (["--time-cap", "0.05"], "--time-cap 0.05 (recorded 0.03)"),
+            (["--launches", "2"], "--launches 2 (recorded 1)"),
+            (["--warmup", "3", "--rel-ci", "0.1"], "--rel-ci 0.1 (recorded 0.025); --warmup 3 "
+                                                  "(recorded 2)"),
+            (["--launcher-args", "--mca btl self,vader"],
+             "--launcher-args --mca btl self,vader (recorded (none))"),
+    ]:
+        line = one_error_line(fake_sweep(tmp_path, out, *grid, "--resume", *extra))
+        assert f"{out}: --resume must continue the recorded sweep, but {expected}" in line, line
+        assert line.endswith("or start again with --force"), line
+    line = one_error_line(fake_sweep(tmp_path, out, "--comm-sizes", "2", "--msg-sizes", "2,4",
+                                     "--resume"))
+    assert "--msg-sizes leaves out recorded values 1 (may only add)" in line, line
+    r = collsel("sweep", "--collective", "bcast", "--out", out, "--bench",
+                tmp_path / "fake_bench.sh", *grid, "--algorithms", "linear", "--no-baseline",
+                "--launches", "1", "--resume", timeout=120)
+    line = one_error_line(r)
+    assert "--algorithms/--no-baseline leaves out recorded methods ALG:SEG 6:0 (may only " \
+        "add)" in line, line
+    assert out.read_bytes() == before                   # refused resumes change nothing
+
+    # The grid may grow: more P, more sizes; --timeout is free. The new grid is recorded.
+    r = fake_sweep(tmp_path, out, "--comm-sizes", "2,3", "--msg-sizes", "1,2,4", "--resume",
+                   "--timeout", "30")
+    assert r.returncode == 0, r.stderr
+    table = tbl.read_table(out)
+    assert sorted(zip(table.comm_size.tolist(), table.msg_size.tolist())) == [
+        (2, 1), (2, 2), (2, 4), (3, 1), (3, 2), (3, 4)]
+    meta = table.sources[0].metadata
+    assert meta["comm_sizes"] == "2,3" and meta["msg_sizes"] == "1,2,4"
+    assert "--comm-sizes 2,3 --msg-sizes 1,2,4" in meta["options"]
+    assert out.read_bytes().startswith(before)          # appended, never rewritten
+    # ... and from then on the grown grid is the recorded one.
+    line = one_error_line(fake_sweep(tmp_path, out, *grid, "--resume"))
+    assert "--comm-sizes leaves out recorded values 3" in line, line
+    assert "--msg-sizes leaves out recorded values 4" in line, line
+    r = fake_sweep(tmp_path, out, "--comm-sizes", "2,3", "--msg-sizes", "1,2,4", "--resume")
+    assert r.returncode == 0, r.stderr
+    assert len(rows_of(out)[1]) == 6
+    assert len(rows_of(journal)[1]) == 6
+
+
+@needs_mpirun
+def test_resume_refuses_a_damaged_journal_before_touching_anything(tmp_path):
+    out = tmp_path / "t.csv"
+    grid = ["--comm-sizes", "2", "--msg-sizes", "1,2"]
+    assert fake_sweep(tmp_path, out, *grid).returncode == 0
+    journal = sweep_journal.journal_path(str(out))
+    with open(journal, "a") as f:
+        f.write("bcast,2,4,6,0,1,abc,10,9,12,1,0.5,20,1\nbcast,2,8,6,0,1,10")   # + a cut line
+    table_before, journal_before = out.read_bytes(), open(journal, "rb").read()
+    line = one_error_line(fake_sweep(tmp_path, out, "--comm-sizes", "2", "--msg-sizes",
+                                     "1,2,4,8", "--resume"))
+    assert f"{journal}:" in line and "mean_us 'abc' is not a number" in line, line
+    assert out.read_bytes() == table_before and open(journal, "rb").read() == journal_before
+
+
+@needs_mpirun
+def test_bad_benchmark_output_is_a_failed_point(tmp_path):
+    """A benchmark line whose numbers are not times is a failed point, not a traceback."""
+    out = tmp_path / "t.csv"
+    bench = tmp_path / "fake_bench.sh"
+    bench.write_text(FAKE_BENCH)
+    bench.chmod(0o755)
+    r = subprocess.run([sys.executable, "-m", "collsel.cli", "sweep", "--collective", "bcast",
+                        "--out", str(out), "--bench", str(bench), "--comm-sizes", "2",
+                        "--msg-sizes", "1", "--algorithms", "binomial:0", "--no-baseline",
+                        "--launches", "1", "--timeout", "60"],
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "FAKE_BENCH_TIME": "-5"})
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "mean_us -5 must be a positive finite time" in metadata(out)["failed.1"]
