@@ -203,7 +203,7 @@ BAD_TREES = {
                     "axes[1].cuts[2]: 18446744073709551616 is greater than the maximum"),
     "negative_cut": (_set("axes", 0, "cuts", 0, -1), "axes[0].cuts[0]: -1 is less than"),
     "empty_cuts": (_set("axes", 1, "cuts", []), "axes[1].cuts: 0 cuts for"),
-    "decreasing_cuts": (_set("axes", 1, "cuts", 2, 0), "axes[1].cuts[2]: 0 is below the cut"),
+    "decreasing_cuts": (_set("axes", 1, "cuts", 2, 1), "axes[1].cuts[2]: 1 is not above the cut"),
     "labels_short": (_set("axes", 0, "labels", lambda v: v[:-1]), "axes[0].labels: "),
     "wrong_axis_kind": (_set("axes", 1, "kind", "linear"), "axes[1].kind: 'log2' was expected"),
     "one_axis": (_set("axes", lambda v: v[:1]), "axes: "),
@@ -262,7 +262,7 @@ def test_query_refuses_malformed_tree(tmp_path, tree_doc, case):
 
 @pytest.mark.parametrize("text, expected", [
     ("", "not JSON"), ("[1, 2]", "not a collsel-tree file"), ('{"format": "collsel-tree"}',
-                                                             "version None unsupported"),
+                                                             "version missing"),
     ('{"format": "collsel-tree", "version": 1}', "'collective' is a required property"),
     ("[" * 100000, "not JSON"), (b"\xff\xfe{}", "not JSON")])
 def test_query_refuses_non_tree_json(tmp_path, text, expected):

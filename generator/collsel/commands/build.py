@@ -1,7 +1,7 @@
 """`collsel build`: table -> decision map -> tree -> tree.json, stats.json and C code."""
 import json
 
-from collsel.core import penalty, tree, treefile
+from collsel.core import penalty, tree, treefile, values
 from collsel.core.files import write_directory
 from collsel.sinks.emit import c_ladder as emit_c
 from collsel.commands.options import add_table_options, add_tree_options, load_map
@@ -36,6 +36,8 @@ def build_files(dmap, options, prefix=None):
 
 def run_build(args):
     options = tree.BuildOptions(args.split, args.leaf, args.max_depth, args.threshold).check()
+    if args.prefix is not None:      # before the tables are read
+        values.identifier(args.prefix, "--prefix")
     files, stats = build_files(load_map(args), options, args.prefix)
     write_directory(args.out, files)
     pen = ("n/a" if stats["penalty_mean"] is None

@@ -2,8 +2,11 @@
 collsel.sinks.emit.ompi_rules_reader), report every trap, and optionally evaluate it."""
 import sys
 
+from collsel.core import values
 from collsel.errors import InputError
-from collsel.sinks.emit.ompi_rules_reader import COLLCOUNT, COLLECTIVE_IDS, load, parse_version, summary
+from collsel.sinks.emit.ompi_rules_reader import (COLLCOUNT, COLLECTIVE_IDS, load, parse_version,
+                                                  summary)
+
 
 def register(sub):
     p = sub.add_parser(
@@ -20,8 +23,8 @@ def register(sub):
                    help="the Open MPI release whose reader to emulate (default 4.1.4, Debian "
                    "12's; the version line needs >= 4.1.8 or >= 5.0.7)")
     p.add_argument("--collective", help="for --query/--points: bcast, reduce, ... (or an id)")
-    p.add_argument("--query", nargs=2, type=int, metavar=("P", "M"),
-                   help="communicator size and message size in bytes")
+    p.add_argument("--query", nargs=2, metavar=("P", "M"),
+                   help="communicator size (1..2^31-1) and message size in bytes (0..2^64-1)")
     p.add_argument("--points", metavar="FILE", help="one 'P M' per line ('-' = stdin)")
     p.set_defaults(run=run_check)
 
@@ -36,38 +39,49 @@ def _collective_id(text):
     raise InputError(f"--collective '{text}' is not an Open MPI collective name or id")
 
 
+def _point(p, m, where):
+    """(P, m) checked as `collsel query` checks them (core.values)."""
+    return (values.integer(p, "comm_size", *values.COMM_SIZE, where),
+            values.integer(m, "msg_size", *values.MSG_SIZE, where))
+
+
 def _points(args):
     if args.query:
-        return [tuple(args.query)]
+        return [_point(*args.query, "--query")]
     try:
-        text = sys.stdin.read() if args.points == "-" else open(args.points).read()
+        if args.points == "-":
+            text = sys.stdin.read()
+        else:
+            with open(args.points, encoding="utf-8") as f:
+                text = f.read()
     except OSError as e:
         raise InputError(f"{args.points}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"{args.points}: cannot read: {e}") from None
     out = []
     for lineno, line in enumerate(text.splitlines(), 1):
         fields = line.split("#", 1)[0].split()
         if not fields:
             continue
-        try:
-            p, m = (int(x) for x in fields)
-        except ValueError:
-            raise InputError(f"{args.points}:{lineno}: expected 'P M', got '{line.strip()}'") \
-                from None
-        if p < 1 or m < 0:
-            raise InputError(f"{args.points}:{lineno}: P must be >= 1 and M >= 0")
-        out.append((p, m))
+        if len(fields) != 2:
+            raise InputError(f"{args.points}:{lineno}: expected 'P M', got "
+                             f"{len(fields)} value(s)")
+        out.append(_point(*fields, f"{args.points}:{lineno}"))
     return out
 
 
 def run_check(args):
     version = parse_version(args.ompi_version)
+    evaluate = bool(args.query or args.points)
+    if evaluate:    # the flags and every point checked before the file is read
+        coll_id = _collective_id(args.collective)
+        points = _points(args)
     rules = load(args.file, version)
     for line, message in rules.errors:
         print(f"{args.file}:{line}: {message}", file=sys.stderr)
-    if args.query or args.points:
-        coll_id = _collective_id(args.collective)
+    if evaluate:
         out = []
-        for p, m in _points(args):
+        for p, m in points:
             alg, seg, fan, _ = rules.lookup(coll_id, p, m)
             out.append(f"{alg} {seg} {fan}")
         sys.stdout.write("\n".join(out) + ("\n" if out else ""))

@@ -6,7 +6,7 @@ that renders one file writes it to --out; several files go into the --out direct
 """
 import argparse
 
-from collsel.core import treefile
+from collsel.core import treefile, values
 from collsel.core.files import write_directory, write_file
 from collsel.sinks.emit import mpich_json, ompi_rules
 from collsel.sinks.emit.targets import TARGETS, EmitOptions, emit
@@ -52,7 +52,10 @@ def options_of(args):
     """The typed options of the parsed flags; input files are read only for their target."""
     mpich = args.target == "mpich-json"
     return EmitOptions(
-        prefix=args.prefix, node_width=args.node_width, array_name=args.array_name,
+        prefix=None if args.prefix is None else values.identifier(args.prefix, "--prefix"),
+        node_width=args.node_width,
+        array_name=(None if args.array_name is None
+                    else values.identifier(args.array_name, "--array-name")),
         ompi_comm_sizes=ompi_rules.parse_comm_sizes(args.ompi_comm_sizes),
         ompi_rules_version=args.ompi_rules_version,
         mpich_base=mpich_json.load_base(args.mpich_base) if mpich and args.mpich_base else None,

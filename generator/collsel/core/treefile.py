@@ -4,12 +4,14 @@ It holds the axes (measured values and integer cuts), the method table and the T
 columns, and nothing from the benchmark table. Written deterministically (same tree, same bytes).
 """
 import json
+import re
 
 import numpy as np
 
 from collsel.core import algorithms, decision_map, schemas
 from collsel.errors import InputError
-from collsel.core.tree import LEAF, UNDEFINED, TreeArrays, cells_of_values
+from collsel.core.tree import (LEAF, UNDEFINED, TreeArrays, cells_of_values,
+                               replicated_boundary, replicated_size, split_point)
 
 FORMAT = "collsel-tree"
 VERSION = 1
@@ -36,55 +38,39 @@ def dumps(document):
     return json.dumps(document, indent=1, separators=(",", ": ")) + "\n"
 
 
+COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,15}")   # as core.table and the schema
+
+
 class LoadedTree:
-    """A tree.json read back: axes, methods and TreeArrays.
+    """A tree.json read back: axes, methods and TreeArrays, every value checked.
 
     The document is checked against schemas/tree.schema.json first (types, required keys,
-    integer bounds), then against what a schema cannot say (_validate: lengths that must agree,
-    node links in range), so a corrupted file is one located error, never a crash later.
+    integer bounds, text patterns), then against what a schema cannot say (_check_axes: lengths
+    that agree, cuts that separate the values; _check_nodes: the node layout, splits and depths
+    `collsel build` makes), so a corrupted file is one located error, never a crash or a wrong
+    answer later, and every emitter can take any tree that loads. Method names are derived from
+    (algorithm, segsize, faninout) by core.algorithms.describe, not read from the file.
     """
 
     def __init__(self, document, path):
         _check_header(document, path)
         schemas.check(document, "tree", path)
-        _check_consistent(document, path)
+        _check_axes(document, path)
+        _check_lengths(document, path)
         self.collective = document["collective"]
         self.build = document["build"]
         self.axes = [decision_map.Axis(a["name"], a["kind"], a["values"], a["labels"], a["cuts"])
                      for a in document["axes"]]
         self.methods = [algorithms.Method(m["algorithm"], m["segsize"], m["faninout"])
                         for m in document["methods"]]
-        self.method_names = [m["name"] for m in document["methods"]]
+        self.method_names = [algorithms.describe(self.collective, m) for m in self.methods]
         nodes = document["nodes"]
         self.tree = TreeArrays(np.array(nodes["first_child"], dtype=np.int32),
                                np.array(nodes["split"], dtype=np.int32).T.reshape(
                                    -1, len(self.axes)),
                                np.array(nodes["method"], dtype=np.int32),
                                np.array(nodes["depth"], dtype=np.int32))
-        self._validate(path)
-
-    def _validate(self, path):
-        t, n = self.tree, self.tree.node_count
-        internal = t.first_child != LEAF
-        children = 1 << (t.split != UNDEFINED).sum(axis=1)
-        first = t.first_child.astype(np.int64)
-        bad = np.flatnonzero(internal & ((first <= np.arange(n)) | (first + children > n)))
-        if bad.size:
-            i = int(bad[0])
-            raise InputError(f"{path}: nodes.first_child[{i}]: {first[i]} does not link node {i} "
-                             f"to {children[i]} later node(s) of the {n}")
-        bad = np.flatnonzero(~internal & ((t.method < 0) | (t.method >= len(self.methods))))
-        if bad.size:
-            i = int(bad[0])
-            raise InputError(f"{path}: nodes.method[{i}]: leaf method {t.method[i]} is not an "
-                             f"index of the {len(self.methods)} methods")
-        for d, axis in enumerate(self.axes):
-            s = t.split[:, d]
-            bad = np.flatnonzero((s != UNDEFINED) & ((s < 0) | (s > len(axis.values))))
-            if bad.size:
-                i = int(bad[0])
-                raise InputError(f"{path}: nodes.split[{d}][{i}]: {s[i]} is neither -2 nor a "
-                                 f"cell boundary of axis {axis.name} (0..{len(axis.values)})")
+        _check_nodes(self.tree, self.axes, self.methods, self.build, path)
 
     def decide(self, values):
         """(method index array) for query values, one array per axis."""
@@ -95,26 +81,60 @@ def _check_header(document, path):
     """Format and version first: they say which schema applies."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise InputError(f"{path}: not a {FORMAT} file (\"format\": \"{FORMAT}\" missing)")
-    if document.get("version") != VERSION:
-        raise InputError(f"{path}: version {document.get('version')!r} unsupported "
-                         f"(this collsel reads version {VERSION})")
+    if "version" not in document:
+        raise InputError(f"{path}: version missing (this collsel reads version {VERSION})")
+    version = document["version"]
+    if isinstance(version, str):
+        raise InputError(f"{path}: version: {version!r} is a string; this collsel reads the "
+                         f"integer {VERSION}")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise InputError(f"{path}: version: {version!r} is not an integer; this collsel reads "
+                         f"version {VERSION}")
+    if version != VERSION:
+        raise InputError(f"{path}: version {version} unsupported (this collsel reads version "
+                         f"{VERSION})")
 
 
-def _check_consistent(document, path):
-    """What the schema cannot state: lengths that must agree, cuts in order."""
+def _check_axes(document, path):
+    """What the schema cannot state about the axes: lengths that agree, cuts that increase and
+    separate the values (values[k] < cuts[k] <= values[k + 1]), labels that name the values."""
     for d, axis in enumerate(document["axes"]):
         where = f"{path}: axes[{d}]"
-        cells = len(axis["values"])
-        if len(axis["labels"]) != cells:
-            raise InputError(f"{where}.labels: {len(axis['labels'])} labels for {cells} values")
-        if len(axis["cuts"]) != cells - 1:
-            raise InputError(f"{where}.cuts: {len(axis['cuts'])} cuts for {cells} values "
+        values, labels, cuts = axis["values"], axis["labels"], axis["cuts"]
+        cells = len(values)
+        if len(labels) != cells:
+            raise InputError(f"{where}.labels: {len(labels)} labels for {cells} values")
+        if len(cuts) != cells - 1:
+            raise InputError(f"{where}.cuts: {len(cuts)} cuts for {cells} values "
                              f"(needs {cells - 1})")
-        cuts = axis["cuts"]
         for k in range(1, len(cuts)):
-            if cuts[k] < cuts[k - 1]:
-                raise InputError(f"{where}.cuts[{k}]: {cuts[k]} is below the cut before it "
-                                 f"({cuts[k - 1]}); cuts must not decrease")
+            if cuts[k] <= cuts[k - 1]:
+                raise InputError(f"{where}.cuts[{k}]: {cuts[k]} is not above the cut before it "
+                                 f"({cuts[k - 1]}); cuts must increase")
+        if axis["kind"] == "category":
+            for k, cut in enumerate(cuts):
+                if cut != k + 1:
+                    raise InputError(f"{where}.cuts[{k}]: {cut}, but the cuts of a category "
+                                     f"axis are 1..{cells - 1}")
+            seen = {}
+            for k, label in enumerate(labels):
+                if label in seen:
+                    raise InputError(f"{where}.labels[{k}]: {label!r} again (as "
+                                     f"labels[{seen[label]}]); categories must differ")
+                seen[label] = k
+        else:
+            for k, (value, label) in enumerate(zip(values, labels)):
+                if label != str(value):
+                    raise InputError(f"{where}.labels[{k}]: {label!r} is not values[{k}] "
+                                     f"({value}) in decimal")
+        for k, cut in enumerate(cuts):
+            if not values[k] < cut <= values[k + 1]:
+                raise InputError(f"{where}.cuts[{k}]: {cut} does not separate values[{k}] "
+                                 f"({values[k]}) and values[{k + 1}] ({values[k + 1]}): it must "
+                                 f"be above the first and at most the second")
+
+
+def _check_lengths(document, path):
     nodes = document["nodes"]
     n = len(nodes["first_child"])
     if len(nodes["split"]) != len(document["axes"]):
@@ -125,6 +145,122 @@ def _check_consistent(document, path):
         if len(column) != n:
             raise InputError(f"{path}: nodes.{name}: {len(column)} entries for {n} nodes "
                              "(nodes.first_child)")
+
+
+def _first(mask):
+    bad = np.flatnonzero(mask)
+    return int(bad[0]) if bad.size else None
+
+
+def _check_nodes(t, axes, methods, build, path):
+    """The node arrays hold the tree `collsel build` makes on these axes (see layout_error)."""
+    n = t.node_count
+    internal = t.first_child != LEAF
+    children = 1 << (t.split != UNDEFINED).sum(axis=1)
+    first = t.first_child.astype(np.int64)
+    i = _first(internal & ((first <= np.arange(n)) | (first + children > n)))
+    if i is not None:
+        raise InputError(f"{path}: nodes.first_child[{i}]: {first[i]} does not link node {i} "
+                         f"to {children[i]} later node(s) of the {n}")
+    i = _first(~internal & ((t.method < 0) | (t.method >= len(methods))))
+    if i is not None:
+        raise InputError(f"{path}: nodes.method[{i}]: leaf method {t.method[i]} is not an "
+                         f"index of the {len(methods)} methods")
+    i = _first(internal & (t.method != UNDEFINED))
+    if i is not None:
+        raise InputError(f"{path}: nodes.method[{i}]: {t.method[i]} on an internal node (node "
+                         f"{i} has children); internal nodes hold -2")
+    for d, axis in enumerate(axes):
+        s = t.split[:, d]
+        i = _first((s != UNDEFINED) & ((s < 0) | (s > len(axis.values))))
+        if i is not None:
+            raise InputError(f"{path}: nodes.split[{d}][{i}]: {s[i]} is neither -2 nor a "
+                             f"cell boundary of axis {axis.name} (0..{len(axis.values)})")
+        i = _first(~internal & (s != UNDEFINED))
+        if i is not None:
+            raise InputError(f"{path}: nodes.split[{d}][{i}]: {s[i]} on a leaf (node {i} has "
+                             "no children); leaves hold -2")
+    error = layout_error(t, [len(a.values) for a in axes], build["split"],
+                         [a.name for a in axes])
+    if error:
+        raise InputError(f"{path}: {error}")
+    limit = build["max_depth"]
+    if limit is not None and n and int(t.depth.max()) > limit:
+        i = int(np.argmax(t.depth))
+        raise InputError(f"{path}: nodes.depth[{i}]: {t.depth[i]} is deeper than "
+                         f"build.max_depth {limit}")
+
+
+def layout_error(t, n_cells, mode, names):
+    """Where the nodes of `t` depart from the tree `collsel build` makes with the same leaves
+    (a located message), or None.
+
+    Walks t level by level from the root with each node's box of cells as the builder splits it
+    (core.tree.split_point; in replicate mode on the power-of-two builder grid): an internal
+    node must split its box where the builder does, its children must come breadth first, right
+    after the children of the nodes before it, every node must be reached, and depth must be the
+    node's level. This is also what the C runtime derives from a blob, which stores no splits.
+    """
+    n, n_axes = t.node_count, len(n_cells)
+    internal = t.first_child != LEAF
+    size = replicated_size(n_cells)
+    cells = np.array(n_cells, dtype=np.int64)
+    lo = np.zeros((n, n_axes), dtype=np.int64)
+    hi = np.tile(np.full(n_axes, size) if mode == "replicate" else cells, (n, 1))
+    if t.depth[0] != 0:
+        return f"nodes.depth[0]: {t.depth[0]}, but node 0 is the root (level 0)"
+    level, next_id, depth = np.array([0]), 1, 0
+    while level.size:
+        nodes = level[internal[level]]
+        if not nodes.size:
+            break
+        mid, splits = split_point(lo[nodes], hi[nodes])
+        stuck = ~splits.any(axis=1)
+        if stuck.any():
+            i = int(nodes[np.argmax(stuck)])
+            return (f"nodes.first_child[{i}]: node {i} has children, but its box of cells "
+                    "is too small to split")
+        boundary = replicated_boundary(mid, cells, size) if mode == "replicate" else mid
+        want = np.where(splits, boundary, UNDEFINED)
+        for d in range(n_axes):
+            wrong = t.split[nodes, d] != want[:, d]
+            if wrong.any():
+                k = int(np.argmax(wrong))
+                i = int(nodes[k])
+                return (f"nodes.split[{d}][{i}]: {t.split[i, d]} is not the {mode} split of "
+                        f"node {i}'s box on axis {names[d]} ({want[k, d]})")
+        count = 1 << splits.sum(axis=1)
+        starts = next_id + np.concatenate(([0], np.cumsum(count)[:-1]))
+        wrong = t.first_child[nodes] != starts
+        if wrong.any():
+            k = int(np.argmax(wrong))
+            i = int(nodes[k])
+            return (f"nodes.first_child[{i}]: {t.first_child[i]}, but node {i}'s children come "
+                    f"breadth first, at {starts[k]}")
+        next_id += int(count.sum())
+        parent = np.repeat(np.arange(nodes.size), count)
+        rank = np.arange(parent.size) - np.repeat(starts - starts[0], count)
+        child = starts[parent] + rank
+        shift = np.zeros(parent.size, dtype=np.int64)
+        clo, chi = lo[nodes][parent], hi[nodes][parent]
+        for d in reversed(range(n_axes)):
+            s = splits[parent, d]
+            bit = np.where(s, (rank >> shift) & 1, 0)
+            shift += s
+            m = mid[parent, d]
+            clo[:, d] = np.where(s & (bit == 1), m, clo[:, d])
+            chi[:, d] = np.where(s & (bit == 0), m, chi[:, d])
+        lo[child], hi[child] = clo, chi
+        depth += 1
+        wrong = t.depth[child] != depth
+        if wrong.any():
+            i = int(child[np.argmax(wrong)])
+            return f"nodes.depth[{i}]: {t.depth[i]}, but node {i} is at level {depth}"
+        level = child
+    if next_id != n:
+        return (f"nodes.first_child: nodes {next_id}..{n - 1} are no node's children (the "
+                f"tree's links reach {next_id} nodes)")
+    return None
 
 
 def load(path):

@@ -11,7 +11,8 @@ most relevant error (jsonschema.exceptions.best_match) into one located line:
 
 collsel's validator reads JSON types strictly, beyond what a schema can say: an "integer" is a
 JSON integer (3.0 is not one) and a "number" is finite (NaN and Infinity, which Python's json
-module accepts, are no numbers).
+module accepts, are no numbers). A "pattern" ending in `$` matches up to the end of the string,
+as in ECMA-262 (Python's `re` would also let a final newline through).
 """
 import json
 import math
@@ -48,12 +49,24 @@ def _is_number(checker, instance):
 
 
 @lru_cache(maxsize=None)
+def _ecma_regex(pattern):
+    """`pattern` with a final unescaped `$` meaning the end of the string only (ECMA-262)."""
+    return re.compile(re.sub(r"(?<!\\)\$$", r"\\Z", pattern))
+
+
+def _pattern(validator, pattern, instance, schema):
+    from jsonschema.exceptions import ValidationError
+    if validator.is_type(instance, "string") and not _ecma_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@lru_cache(maxsize=None)
 def validator(name):
     # jsonschema costs ~0.1 s to import: only commands that read these files pay it.
     from jsonschema import Draft202012Validator, validators
     types = Draft202012Validator.TYPE_CHECKER.redefine_many(
         {"integer": _is_integer, "number": _is_number})
-    strict = validators.extend(Draft202012Validator, type_checker=types)
+    strict = validators.extend(Draft202012Validator, {"pattern": _pattern}, type_checker=types)
     return strict(schema(name))
 
 

@@ -2,9 +2,10 @@
 
 The byte layout is documented in include/collsel_tree.h (the C runtime's public header) and in
 README.md. Split positions are not stored: the runtime derives each node's split from its box of
-cells, as `collsel build` chooses it. `encode` checks that derivation against the tree's stored
-splits and its node layout, and refuses (InputError) any tree it could not encode exactly, so a
-blob always answers as `collsel query` on the same tree.json.
+cells, as `collsel build` chooses it. `encode` checks the tree's splits and node layout against
+that derivation (core.treefile.layout_error, which loading a tree.json runs too), and refuses
+(InputError) any tree it could not encode exactly, so a blob always answers as `collsel query`
+on the same tree.json.
 
 Knows nothing of benchmark tables: it reads a loaded tree.json only.
 """
@@ -16,9 +17,9 @@ import numpy as np
 
 from collsel import __version__
 from collsel.errors import InputError
-from collsel.core.tree import (LEAF, UNDEFINED, replicated_boundary, replicated_size,
-                               split_point)
-from collsel.sinks.emit import render
+from collsel.core import treefile, values
+from collsel.core.tree import LEAF
+from collsel.sinks.emit import render, text
 from collsel.sinks.emit.targets import Emitted, one_tree
 
 MAGIC = b"CSLT"
@@ -69,56 +70,6 @@ def _methods_bytes(methods):
     return out
 
 
-def derived_splits(tree, n_cells, mode):
-    """(split per node and axis as the runtime derives it, child count per node), level by level.
-
-    Raises InputError when the layout is not the canonical breadth-first one the blob implies.
-    """
-    n, n_axes = tree.node_count, len(n_cells)
-    internal = tree.first_child != LEAF
-    size = replicated_size(n_cells)
-    cells = np.array(n_cells, dtype=np.int64)
-    lo = np.zeros((n, n_axes), dtype=np.int64)
-    hi = np.tile(np.full(n_axes, size) if mode == "replicate" else cells, (n, 1))
-    split = np.full((n, n_axes), UNDEFINED, dtype=np.int64)
-    children = np.zeros(n, dtype=np.int64)
-    seen = np.zeros(n, dtype=bool)
-    seen[0] = True
-    level = np.array([0])
-    while level.size:
-        nodes = level[internal[level]]
-        if not nodes.size:
-            break
-        mid, splits = split_point(lo[nodes], hi[nodes])
-        boundary = replicated_boundary(mid, cells, size) if mode == "replicate" else mid
-        if not splits.any(axis=1).all():
-            _fail("an internal node's box cannot be split")
-        split[nodes] = np.where(splits, boundary, UNDEFINED)
-        count = 1 << splits.sum(axis=1)
-        children[nodes] = count
-        parent = np.repeat(np.arange(nodes.size), count)
-        first = np.concatenate(([0], np.cumsum(count)[:-1]))
-        rank = np.arange(parent.size) - np.repeat(first, count)
-        child = tree.first_child[nodes][parent].astype(np.int64) + rank
-        if child.size and (child.max() >= n or seen[child].any()):
-            _fail("node layout is not a tree")
-        seen[child] = True
-        shift = np.zeros(parent.size, dtype=np.int64)
-        clo, chi = lo[nodes][parent], hi[nodes][parent]
-        for d in reversed(range(n_axes)):
-            s = splits[parent, d]
-            bit = np.where(s, (rank >> shift) & 1, 0)
-            shift += s
-            m = mid[parent, d]
-            clo[:, d] = np.where(s & (bit == 1), m, clo[:, d])
-            chi[:, d] = np.where(s & (bit == 0), m, chi[:, d])
-        lo[child], hi[child] = clo, chi
-        level = child
-    if not seen.all():
-        _fail("node layout is not a tree (unreachable nodes)")
-    return split, children
-
-
 def encode(loaded, node_width=None):
     """The blob of a loaded tree.json, as bytes; nodes of 2 bytes when they fit, else 4."""
     tree, axes, methods = loaded.tree, loaded.axes, loaded.methods
@@ -135,15 +86,12 @@ def encode(loaded, node_width=None):
         _fail(f"{n} nodes, {m} methods do not fit 2-byte nodes (at most 32768 each)")
     if not 1 <= m <= U16 or n > 2**31:
         _fail(f"{m} methods, {n} nodes (at most {U16} methods and 2^31 nodes)")
-    n_cells = [len(a.cuts) + 1 for a in axes]
-    split, children = derived_splits(tree, n_cells, mode)
+    # the runtime derives every split from the node's box: the tree must be the builder's
+    error = treefile.layout_error(tree, [len(a.cuts) + 1 for a in axes], mode,
+                                  [a.name for a in axes])
+    if error:
+        _fail(error)
     internal = tree.first_child != LEAF
-    stored = tree.split.astype(np.int64)
-    if not np.array_equal(np.where(internal[:, None], stored, UNDEFINED), split):
-        _fail(f"its splits are not the {mode} splits of its boxes (not made by collsel build?)")
-    expected_first = 1 + np.concatenate(([0], np.cumsum(children[internal])[:-1]))
-    if not np.array_equal(tree.first_child[internal], expected_first):
-        _fail("children are not laid out breadth first")
     leaf_bit = 1 << (8 * width - 1)
     words = np.where(internal, tree.first_child, tree.method.astype(np.int64) | leaf_bit)
     nodes = words.astype("<u2" if width == 2 else "<u4").tobytes()
@@ -160,9 +108,9 @@ def emit_blob(trees, options):
 def emit_c_array(trees, options):
     loaded = one_tree(trees, "c-array")
     blob = encode(loaded, options.node_width)
-    name = options.array_name or f"collsel_{loaded.collective}_tree"
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise InputError(f"--array-name '{name}' is not a C identifier")
+    name = values.identifier(options.array_name or
+                             f"collsel_{text.collective(loaded, 'c-array')}_tree",
+                             "--array-name")
     rows = [", ".join(f"0x{b:02x}" for b in blob[i:i + 12]) for i in range(0, len(blob), 12)]
     return Emitted({f"{name}.c": render("tree_blob.c.j2", name=name, rows=rows, size=len(blob),
                                         collective=loaded.collective, version=__version__,

@@ -2,14 +2,13 @@
 decision.c, <prefix>_decide()) and Open MPI's *_intra_dec_fixed body (what `collsel build`
 writes too)."""
 from collsel import __version__
+from collsel.core import values
 from collsel.errors import InputError
-from collsel.sinks.emit import render
+from collsel.sinks.emit import render, text
 from collsel.sinks.emit.branches import flatten
 from collsel.sinks.emit.targets import Emitted, one_tree
 
 AXIS_VARS = ("comm_size", "msg_size", "z")
-# z is int64_t (long is 32 bits on LLP64 systems): its literals need the LL suffix.
-AXIS_SUFFIX = ("", "u", "LL")
 
 # Open MPI 4.1 / 5.0 reduce ladder for non-commutative ops (coll_tuned_decision_fixed.c):
 # (comm_size below, [(msg_size below, algorithm)]); None = no bound.
@@ -24,7 +23,8 @@ REDUCE_NONCOMMUTATIVE = (
 
 
 def region_text(axes):
-    """Describe a box of cells by the values it covers, e.g. 'P 4..6, m >= 2049'."""
+    """Describe a box of cells by the values it covers, e.g. 'P 4..6, m >= 2049' (cuts are
+    checked ints; category labels are free text, escaped by the templates)."""
     short = {"comm_size": "P", "msg_size": "m"}
 
     def describe(box):
@@ -46,35 +46,49 @@ def region_text(axes):
     return describe
 
 
-def decision_context(loaded, prefix):
+def _summary(build):
+    """'balanced split, majority leaves, max depth 3' from a tree's build options."""
+    limits = []
+    if build.get("max_depth") is not None:
+        limits.append(f"max depth {int(build['max_depth'])}")
+    if build.get("threshold") is not None:
+        limits.append(f"threshold {float(build['threshold']):g}%")
+    return ", ".join([f"{build['split']} split", f"{build['leaf']} leaves"] + limits)
+
+
+def decision_context(loaded, prefix, target="c"):
+    """The template context of the C targets: every number a checked int or a literal made from
+    one, identifiers checked, method names derived (sinks.emit.text)."""
+    collective = text.collective(loaded, target)
+    prefix = values.identifier(prefix or f"collsel_{collective}", "--prefix")
     tree, axes = loaded.tree, loaded.axes
-    methods = [{"algorithm": m.algorithm, "segsize": m.segsize, "faninout": m.faninout,
-                "name": name} for m, name in zip(loaded.methods, loaded.method_names)]
+    if len(axes) not in (2, 3):
+        raise InputError(f"--target {target}: {len(axes)} axes (2 or 3)")
+    literals = text.c_axis_cuts(axes, target)
+    methods = text.methods(loaded, target)
     n_axes = len(axes)
     params = ["int comm_size", "size_t msg_size"] + (["int64_t z"] if n_axes == 3 else [])
     name = f"{prefix}_decide" + ("3" if n_axes == 3 else "")
-    build = loaded.build
-    limits = [f"max depth {build['max_depth']}" if build["max_depth"] is not None else "",
-              f"threshold {build['threshold']}%" if build["threshold"] is not None else ""]
+    steps = flatten(tree, axes, region_text(axes))
+    for step in steps:
+        step.condition = [[(axis, op, literals[axis][value]) for axis, op, value in terms]
+                          for terms in step.condition]
     return {
-        "version": __version__, "collective": loaded.collective, "n_axes": n_axes,
+        "version": __version__, "collective": collective, "n_axes": n_axes, "prefix": prefix,
         "z_name": axes[2].name if n_axes == 3 else "",
         "z_labels": axes[2].labels if n_axes == 3 and axes[2].kind == "category" else [],
         "signature": f"int {name}({', '.join(params)}, int *segsize, int *faninout)",
-        "function": name,
-        "axis_vars": AXIS_VARS[:n_axes], "axis_suffix": AXIS_SUFFIX[:n_axes],
-        "steps": flatten(tree, axes, region_text(axes)), "methods": methods,
+        "function": name, "axis_vars": AXIS_VARS[:n_axes],
+        "steps": steps, "methods": methods,
         "node_count": tree.node_count, "leaf_count": int(tree.is_leaf().sum()),
-        "build_summary": ", ".join([f"{build['split']} split", f"{build['leaf']} leaves"]
-                                   + [x for x in limits if x] or ["exact"]),
+        "build_summary": _summary(loaded.build),
     }
 
 
 def emit_decision(loaded, prefix=None):
     """{'decision.h': ..., 'decision.c': ...} for a loaded tree."""
-    prefix = prefix or f"collsel_{loaded.collective}"
     ctx = decision_context(loaded, prefix)
-    guard = prefix.upper() + "_DECISION_H"
+    guard = ctx["prefix"].upper() + "_DECISION_H"
     return {"decision.h": render("decision.h.j2", guard=guard, **ctx),
             "decision.c": render("decision.c.j2", header="decision.h", **ctx)}
 
@@ -85,9 +99,9 @@ def emit_ompi_dec_fixed(loaded):
         raise InputError(f"no Open MPI dec_fixed target for {loaded.collective}")
     if len(loaded.axes) != 2:
         raise InputError("Open MPI's dec_fixed takes no third axis; build a 2-D tree for it")
-    ctx = decision_context(loaded, "collsel_" + loaded.collective)
-    text = render("ompi_dec_fixed.c.j2", noncommutative=REDUCE_NONCOMMUTATIVE, **ctx)
-    return {f"ompi_{loaded.collective}_intra_dec_fixed.c": text}
+    ctx = decision_context(loaded, None, "ompi-dec-fixed")
+    code = render("ompi_dec_fixed.c.j2", noncommutative=REDUCE_NONCOMMUTATIVE, **ctx)
+    return {f"ompi_{ctx['collective']}_intra_dec_fixed.c": code}
 
 
 def emit_decision_target(trees, options):

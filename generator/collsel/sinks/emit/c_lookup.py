@@ -16,7 +16,7 @@ padded with the all-ones value, which no query value exceeds, and the compare is
 import numpy as np
 
 from collsel.errors import InputError
-from collsel.sinks.emit import render
+from collsel.sinks.emit import render, text
 from collsel.sinks.emit.c_ladder import decision_context
 from collsel.sinks.emit.targets import Emitted, one_tree
 
@@ -40,18 +40,22 @@ def _buckets(cuts, n_buckets, pad, first=0):
     return start, [r + [pad] * (scan - len(r)) for r in rows], scan
 
 
+def _index_type(largest):
+    """The smallest unsigned C type that holds every value up to `largest`."""
+    return ("unsigned char" if largest <= 0xFF else "unsigned short" if largest <= 0xFFFF
+            else "unsigned int")
+
+
 def emit(trees, options):
     loaded = one_tree(trees, "c-fast")
     axes = loaded.axes
     if len(axes) != 2 or axes[0].kind != "linear" or axes[1].kind != "log2":
         raise InputError("--target c-fast takes 2-axis trees (comm_size linear, msg_size log2); "
                          "use --target c")
-    p_cuts = [int(c) for c in axes[0].cuts]
-    m_cuts = [int(c) for c in axes[1].cuts]
-    if p_cuts and not (1 <= p_cuts[0] and p_cuts[-1] <= U32):
-        raise InputError(f"--target c-fast: comm_size cuts must lie in [1, {U32}]")
-    if m_cuts and not (1 <= m_cuts[0] and m_cuts[-1] <= U64):
-        raise InputError(f"--target c-fast: msg_size cuts must lie in [1, {U64}]")
+    ctx = decision_context(loaded, options.prefix, "c-fast")   # checks cuts, methods, prefix
+    ctx.pop("steps")
+    p_cuts = text.cuts(axes[0], 2, 2**31 - 1, "c-fast")
+    m_cuts = text.cuts(axes[1], 1, U64, "c-fast")
     n0, n1 = len(p_cuts) + 1, len(m_cuts) + 1
     if n0 * n1 > MAX_TABLE:
         raise InputError(f"--target c-fast: {n0} x {n1} cells exceed {MAX_TABLE}; use --target c")
@@ -62,14 +66,12 @@ def emit(trees, options):
                               side="right").tolist()
     p_start, p_rows, p_scan = _buckets(p_cuts, 33, U32, first=_bit_length(SMALL_P))
     m_start, m_rows, m_scan = _buckets(m_cuts, 65, U64)
-    prefix = options.prefix or f"collsel_{loaded.collective}"
-    ctx = decision_context(loaded, prefix)
-    ctx.pop("steps")
     n_methods = len(ctx["methods"])
-    guard = prefix.upper() + "_DECISION_H"
+    guard = ctx["prefix"].upper() + "_DECISION_H"
     return Emitted({"decision.h": render("decision.h.j2", guard=guard, **ctx),
                     "decision.c": render(
                 "decision_fast.c.j2", header="decision.h", small_p=SMALL_P, p_small=p_small,
                 p_start=p_start, p_rows=p_rows, p_scan=p_scan, m_start=m_start, m_rows=m_rows,
                 m_scan=m_scan, n0=n0, n1=n1, cells=[int(x) for x in cell_method],
-                cell_type="unsigned char" if n_methods <= 256 else "unsigned short", **ctx)})
+                p_index_type=_index_type(n0 - 1), m_index_type=_index_type(n1 - 1),
+                cell_type=_index_type(n_methods - 1), **ctx)})

@@ -29,11 +29,12 @@ which MPICH algorithm to use (NAME: a short name from the table's vocabulary, e.
 or a full `MPIR_<Coll>_...` name); `--mpich-map` entries also override the table.
 """
 import json
+import re
 
 import numpy as np
 
 from collsel.errors import InputError
-from collsel.sinks.emit import render
+from collsel.sinks.emit import render, text
 from collsel.sinks.emit.targets import Emitted
 
 INT32_MAX = 2**31 - 1
@@ -74,7 +75,8 @@ REDUCE_SCATTER_GATHER = "MPIR_Reduce_intra_reduce_scatter_gather"
 
 def _full_name(collective, name, where):
     known = MPICH_ALGORITHMS[collective]
-    if name in known or name.startswith(f"MPIR_{collective.capitalize()}_"):
+    if name in known or re.fullmatch(f"MPIR_{collective.capitalize()}_[A-Za-z0-9_]{{1,64}}",
+                                     name):
         return name
     for full in known:
         if full.split("_", 3)[-1] == name:
@@ -84,10 +86,10 @@ def _full_name(collective, name, where):
                      f"or a full MPIR_{collective.capitalize()}_... name)")
 
 
-def parse_map(text, collectives):
+def parse_map(flag, collectives):
     """--mpich-map text -> {collective: {id: MPICH name}}."""
     out = {c: {} for c in collectives}
-    for item in filter(None, (s.strip() for s in text.split(","))):
+    for item in filter(None, (s.strip() for s in flag.split(","))):
         where = f"--mpich-map '{item}'"
         scope, _, rule = item.rpartition(":")
         ident, eq, name = rule.partition("=")
@@ -105,16 +107,17 @@ def _chains(loaded, names):
     """[(P threshold or None, [(m threshold or None, leaf name)])] in first-match order."""
     p_axis, m_axis = loaded.axes
     methods = loaded.tree.method_grid((len(p_axis.values), len(m_axis.values)))
-    leaf_of_method = np.array([names[m.algorithm] for m in loaded.methods], dtype=object)
+    leaf_of_method = np.array([names[m["algorithm"]] for m in text.methods(loaded, "mpich-json")],
+                              dtype=object)
     leaves = leaf_of_method[methods]                     # P values x m values
     # Message chain of each P row: runs of equal leaves; a run ends at a cut (or at =any).
-    m_cuts = list(m_axis.cuts)
+    m_cuts = text.cuts(m_axis, 1, 2**64 - 1, "mpich-json")
     rows = []
     for row in leaves:
         ends = np.flatnonzero(row[:-1] != row[1:])       # last cell of each run but the last
         chain = [(int(m_cuts[j]) - 1, row[j]) for j in ends] + [(None, row[-1])]
         rows.append(chain)
-    p_cuts = list(p_axis.cuts)
+    p_cuts = text.cuts(p_axis, 2, 2**31 - 1, "mpich-json")
     blocks = []
     for i, chain in enumerate(rows):
         if i + 1 < len(rows) and rows[i + 1] == chain:
@@ -131,10 +134,10 @@ def _chains(loaded, names):
 def _names(loaded, mapping, where):
     names = dict(MPICH_NAMES[loaded.collective])
     names.update(mapping.get(loaded.collective, {}))
-    missing = sorted({m.algorithm for m in loaded.methods} - set(names))
+    methods = text.methods(loaded, "mpich-json")
+    missing = sorted({m["algorithm"] for m in methods} - set(names))
     if missing:
-        labels = {m.algorithm: n.split("/")[0] for m, n in zip(loaded.methods,
-                                                              loaded.method_names)}
+        labels = {m["algorithm"]: m["name"].split("/")[0] for m in methods}
         listed = ", ".join(f"{a} ({labels[a]})" for a in missing)
         raise InputError(f"{where}: Open MPI {loaded.collective} algorithm(s) {listed} have no "
                          f"MPICH counterpart; say which MPICH algorithm to use with "
@@ -150,13 +153,18 @@ def load_base(path):
         if dup:
             raise InputError(f"{path}: duplicate key {dup[0]!r} in one object")
         return dict(items)
+
+    def no_constant(name):
+        raise InputError(f"{path}: {name} is not JSON (MPICH would reject the file)")
     try:
-        with open(path) as f:
-            base = json.load(f, object_pairs_hook=pairs)
+        with open(path, encoding="utf-8") as f:
+            base = json.load(f, object_pairs_hook=pairs, parse_constant=no_constant)
     except OSError as e:
         raise InputError(f"{path}: cannot read MPICH base selection file: {e.strerror}") from None
     except json.JSONDecodeError as e:
         raise InputError(f"{path}:{e.lineno}: not valid JSON: {e.msg}") from None
+    except (ValueError, RecursionError) as e:   # UnicodeDecodeError is a ValueError
+        raise InputError(f"{path}: not valid JSON: {str(e)[:80]}") from None
     if not isinstance(base, dict) or not any(k.startswith("collective=") for k in base):
         raise InputError(f"{path}: not an MPICH selection file (no collective=... keys)")
     return base
@@ -171,8 +179,8 @@ def _dump(value, indent):
     deterministic, so the bytes depend only on the base file. The generated part is rendered by
     the template.
     """
-    text = json.dumps(value, indent=2, separators=(",", ": "))
-    return text.replace("\n", "\n" + " " * indent)
+    dumped = json.dumps(value, indent=2, separators=(",", ": "))
+    return dumped.replace("\n", "\n" + " " * indent)
 
 
 def emit(trees, options):
@@ -182,6 +190,7 @@ def emit(trees, options):
     names = options.tree_names or [f"tree {i + 1}" for i in range(len(trees))]
     by_collective = {}
     for path, loaded in zip(names, trees):
+        text.collective(loaded, "mpich-json")
         if loaded.collective not in MPICH_NAMES:
             raise InputError(f"{path}: no MPICH JSON mapping for {loaded.collective} "
                              f"(bcast and reduce only)")
@@ -207,7 +216,7 @@ def emit(trees, options):
     if by_collective:
         missing = ", ".join(f"collective={c}" for c in sorted(by_collective))
         raise InputError(f"{base_name}: no {missing} to replace")
-    text = render("mpich_selection.json.j2", entries=entries, guarded=REDUCE_SCATTER_GATHER,
-                  fallback="MPIR_Reduce_intra_binomial")
-    json.loads(text)  # the template's output must be JSON; a failure here is a collsel bug
-    return Emitted({"mpich_selection.json": text})
+    rendered = render("mpich_selection.json.j2", entries=entries,
+                      guarded=REDUCE_SCATTER_GATHER, fallback="MPIR_Reduce_intra_binomial")
+    json.loads(rendered)  # the template's output must be JSON; a failure here is a collsel bug
+    return Emitted({"mpich_selection.json": rendered})

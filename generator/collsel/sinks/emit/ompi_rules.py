@@ -27,42 +27,45 @@ import json
 import numpy as np
 
 from collsel import __version__
-from collsel.errors import CollselError, InputError
+from collsel.core import values
 from collsel.core.tree import cells_of_values
+from collsel.errors import CollselError, InputError
 from collsel.sinks.emit import ompi_rules_reader as check
-from collsel.sinks.emit import render
+from collsel.sinks.emit import render, text
 from collsel.sinks.emit.targets import Emitted
 
 MAX_INT = 2**31 - 1
+MAX_LONG = 2**63 - 1
 
 
 def parse_comm_sizes(text):
     """--ompi-comm-sizes text -> ascending block starts (None: exact blocks)."""
     if text is None:
         return None
-    try:
-        sizes = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"--ompi-comm-sizes '{text}': expected integers like 2,4,8") from None
-    if not sizes or sizes[0] < 1 or any(b <= a for a, b in zip(sizes, sizes[1:])):
+    sizes = [values.integer(x, "communicator size", *values.COMM_SIZE, "--ompi-comm-sizes")
+             for x in text.split(",") if x.strip()]
+    if not sizes or any(b <= a for a, b in zip(sizes, sizes[1:])):
         raise InputError(f"--ompi-comm-sizes '{text}': sizes must be >= 1 and strictly ascending")
-    if sizes[-1] > MAX_INT:
-        raise InputError(f"--ompi-comm-sizes '{text}': {sizes[-1]} does not fit an int")
     return tuple(sizes)
 
 
-def _check_trees(trees):
+def _check_trees(trees, target):
     seen = {}
     for t in trees:
+        text.collective(t, target)
         if len(t.axes) != 2:
             raise InputError(f"{t.collective}: an Open MPI rules file has no third axis "
-                             f"('{t.axes[2].name}'); build a 2-D tree for it")
+                             f"({t.axes[2].name!r}); build a 2-D tree for it")
         if t.collective not in check.COLLECTIVE_IDS:
             raise InputError(f"'{t.collective}' is not an Open MPI collective (known: "
                              f"{', '.join(check.COLLECTIVE_IDS)})")
         if t.collective in seen:
             raise InputError(f"two trees for {t.collective}: a rules file holds one per "
                              "collective")
+        # Open MPI reads COMSIZE as an int and MSGSIZE as a long
+        text.cuts(t.axes[0], 2, MAX_INT, target)
+        text.cuts(t.axes[1], 1, MAX_LONG, target)
+        text.methods(t, target)
         seen[t.collective] = t
     return [seen[c] for c in sorted(seen, key=check.COLLECTIVE_IDS.get)]
 
@@ -110,17 +113,20 @@ def blocks_of(loaded, comm_sizes=None):
     return blocks
 
 
-def _block_context(loaded, blocks):
+def _block_context(loaded, blocks, target):
+    methods = text.methods(loaded, target)
     out = []
     for j, (start, ladder) in enumerate(blocks):
-        end = blocks[j + 1][0] - 1 if j + 1 < len(blocks) else None
+        start = int(start)
+        end = int(blocks[j + 1][0]) - 1 if j + 1 < len(blocks) else None
         rules = []
         for k, (m0, method) in enumerate(ladder):
-            m1 = ladder[k + 1][0] - 1 if k + 1 < len(ladder) else None
-            meth = loaded.methods[method]
-            rules.append({"msg_min": m0, "msg_max": m1, "alg": meth.algorithm,
-                          "segsize": meth.segsize, "faninout": meth.faninout,
-                          "name": loaded.method_names[method],
+            m0 = int(m0)
+            m1 = int(ladder[k + 1][0]) - 1 if k + 1 < len(ladder) else None
+            meth = methods[method]
+            rules.append({"msg_min": m0, "msg_max": m1, "alg": meth["algorithm"],
+                          "segsize": meth["segsize"], "faninout": meth["faninout"],
+                          "name": meth["name"],
                           "range": f"m {m0}..{m1}" if m1 is not None else f"m >= {m0}"})
         out.append({"comm_min": start if j else 0, "comm_start": start, "comm_max": end,
                     "range": ("every P" if j == 0 and end is None else f"P <= {end}" if j == 0
@@ -157,8 +163,9 @@ def _header(loaded_list, comm_sizes):
     summary = []
     for t in loaded_list:
         b = t.build
-        limits = [f"max depth {b['max_depth']}" if b.get("max_depth") is not None else "",
-                  f"threshold {b['threshold']}%" if b.get("threshold") is not None else ""]
+        limits = [f"max depth {int(b['max_depth'])}" if b.get("max_depth") is not None else "",
+                  f"threshold {float(b['threshold']):g}%" if b.get("threshold") is not None
+                  else ""]
         summary.append(f"{t.collective} (id {check.COLLECTIVE_IDS[t.collective]}): "
                        f"{', '.join(x for x in limits if x) or 'exact'} tree, "
                        f"{t.tree.node_count} nodes")
@@ -167,43 +174,47 @@ def _header(loaded_list, comm_sizes):
                             if comm_sizes else "one block per P cell of the tree (exact)")}
 
 
-def _collectives(trees, comm_sizes):
-    loaded_list = _check_trees(trees)
+def _collectives(trees, comm_sizes, target):
+    loaded_list = _check_trees(trees, target)
     collectives = []
     for t in loaded_list:
         blocks = blocks_of(t, comm_sizes)
         collectives.append({"name": t.collective, "id": check.COLLECTIVE_IDS[t.collective],
-                            "blocks": _block_context(t, blocks), "_blocks": blocks,
+                            "blocks": _block_context(t, blocks, target), "_blocks": blocks,
                             "_tree": t})
     return collectives, _header(loaded_list, comm_sizes)
 
 
 def emit_json(trees, options):
     """Target `ompi-json`: the rules file of Open MPI 6 / main."""
-    collectives, header = _collectives(trees, options.ompi_comm_sizes)
-    text = render("ompi_rules.json.j2", collectives=collectives, **header)
-    document = json.loads(text)      # the template must give valid JSON
+    collectives, header = _collectives(trees, options.ompi_comm_sizes, "ompi-json")
+    rendered = render("ompi_rules.json.j2", collectives=collectives, **header)
+    document = json.loads(rendered)      # the template must give valid JSON
     notes = [_note(c["_tree"], c["_blocks"],
                    *disagreement(c["_tree"], _json_decider(document, c["name"])))
              for c in collectives]
-    return Emitted({"rules.json": text}, notes)
+    return Emitted({"rules.json": rendered}, notes)
 
 
 def emit_classic(trees, options):
     """Target `ompi-rules`: the classic rules file of Open MPI 4.1 / 5.0."""
-    collectives, header = _collectives(trees, options.ompi_comm_sizes)
+    collectives, header = _collectives(trees, options.ompi_comm_sizes, "ompi-rules")
     version = options.ompi_rules_version
-    text = render("ompi_rules.conf.j2", collectives=collectives, file_version=version, **header)
-    # read the file back as Open MPI would: it must be clean, and it is what we score
+    if version not in (1, 2):
+        raise InputError(f"--ompi-rules-version {version}: 1 or 2")
+    rendered = render("ompi_rules.conf.j2", collectives=collectives, file_version=version,
+                      **header)
+    # read the file back as Open MPI would: it must be clean, and it is what we score. Every
+    # value was checked against what Open MPI reads, so an error here is a collsel bug.
     ompi = (4, 1, 8) if version > 1 else (4, 1, 4)
-    rules = check.read("<emitted>", text.encode("ascii"), ompi)
+    rules = check.read("<emitted>", rendered.encode("ascii"), ompi)
     if rules.errors:
         line, message = rules.errors[0]
         raise CollselError(f"internal error: the emitted rules file fails check-rules, line "
                            f"{line}: {message}")
     notes = [_note(c["_tree"], c["_blocks"], *disagreement(
         c["_tree"], lambda p, m, i=c["id"]: rules.lookup(i, p, m)[:3])) for c in collectives]
-    return Emitted({"rules.conf": text}, notes)
+    return Emitted({"rules.conf": rendered}, notes)
 
 
 def json_lookup(document, collective, comm_size, msg_size):

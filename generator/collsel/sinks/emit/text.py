@@ -1,0 +1,118 @@
+"""What emitters write of a tree: numbers re-rendered from checked Python ints, names checked
+against strict patterns, and every free text escaped for the comment syntax of its target.
+
+A loaded tree.json is already checked (core.treefile); these checks hold the emitters to their
+own targets' limits too, for trees made in memory, and name what does not fit:
+
+    --target c: ppn cut 1180591620717411303424 out of range [-9223372036854775807, ...]
+
+Free text (a category label, the third axis' column name) never reaches generated code except
+inside a comment, through `c_comment` or `line_comment`, which keep printable ASCII and write
+anything else as a \\xNN escape, so no text can end a comment, start a line or a nested comment.
+The Jinja2 environment (collsel.sinks.emit) has them as the filters `c_comment`, `line_comment`
+and `json` (a JSON string literal).
+"""
+import json
+import re
+
+from collsel.core import algorithms, values
+from collsel.core.treefile import COLLECTIVE_NAME
+from collsel.errors import InputError
+
+INT64_MIN = -2**63
+# The C type each axis is compared in, its value range in a tree (a cut is the smallest value of
+# a cell above the first, so it is above the type's minimum), and the literal suffix.
+C_AXES = (("comm_size", "int", (2, 2**31 - 1), ""),
+          ("msg_size", "uint64", (1, 2**64 - 1), "u"),
+          ("z", "int64", (INT64_MIN + 1, 2**63 - 1), "LL"))
+
+
+def collective(loaded, target):
+    """The tree's collective name, which generated identifiers and comments are made from."""
+    name = loaded.collective
+    if not isinstance(name, str) or not COLLECTIVE_NAME.fullmatch(name):
+        raise InputError(f"--target {target}: collective {str(name)[:40]!r} is not a collective "
+                         "name (lowercase letters, digits and _, at most 16)")
+    return name
+
+
+def method(loaded, index, target):
+    """(algorithm, segsize, faninout, name) of a method: each number checked for a C int, the
+    name derived from them (core.algorithms.describe), never read from the file."""
+    m = loaded.methods[index]
+    where = f"--target {target}: methods[{index}]"
+    alg = values.integer(m.algorithm, "algorithm", *values.ALGORITHM_ID, where)
+    seg = values.integer(m.segsize, "segsize", *values.SEGSIZE, where)
+    fan = values.integer(m.faninout, "faninout", *values.FANINOUT, where)
+    return alg, seg, fan, algorithms.describe(loaded.collective, algorithms.Method(alg, seg, fan))
+
+
+def methods(loaded, target):
+    """[{algorithm, segsize, faninout, name}] of every method, checked (see `method`)."""
+    out = []
+    for i in range(len(loaded.methods)):
+        alg, seg, fan, name = method(loaded, i, target)
+        out.append({"algorithm": alg, "segsize": seg, "faninout": fan, "name": name})
+    return out
+
+
+def cuts(axis, low, high, target):
+    """The cuts of `axis` as ints in [low, high], strictly increasing."""
+    out = []
+    for k, cut in enumerate(axis.cuts):
+        value = values.integer(cut, f"{axis.name} cut", low, high, f"--target {target}")
+        if out and value <= out[-1]:
+            raise InputError(f"--target {target}: {axis.name} cut {value} is not above the cut "
+                             f"before it ({out[-1]})")
+        out.append(value)
+    return out
+
+
+def c_literal(value, ctype):
+    """C literal of an int already checked for `ctype` (int, uint64 or int64)."""
+    if ctype == "int64":
+        # -9223372036854775808LL would be unary minus on a constant too large for long long
+        return "(-9223372036854775807LL - 1)" if value == INT64_MIN else f"{value}LL"
+    return f"{value}u" if ctype == "uint64" else str(value)
+
+
+def c_axis_cuts(axes, target):
+    """Per axis, {cut: C literal}: every cut checked for the C type the axis is compared in."""
+    out = []
+    for axis, (_, ctype, (low, high), _) in zip(axes, C_AXES):
+        out.append({c: c_literal(c, ctype) for c in cuts(axis, low, high, target)})
+    return out
+
+
+_PLAIN = set(map(chr, range(0x20, 0x7f))) - set("\\")
+
+
+def _ascii(text):
+    """Printable ASCII but the backslash kept, everything else as \\xNN / \\uNNNN / \\UNNNNNNNN."""
+    out = []
+    for ch in str(text):
+        if ch in _PLAIN:
+            out.append(ch)
+        else:
+            o = ord(ch)
+            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}" if o < 0x10000
+                       else f"\\U{o:08x}")
+    return "".join(out)
+
+
+def c_comment(text):
+    """`text` safe inside a C /* */ comment: ASCII, no `*/` or `/*` (a `*` beside a `/` is
+    written \\x2a), no trigraph (`??` is written ?\\x3f)."""
+    s = _ascii(text)
+    s = re.sub(r"(?<=/)\*|\*(?=/)", r"\\x2a", s)
+    return s.replace("??", "?\\x3f")
+
+
+def line_comment(text):
+    """`text` safe in a comment that runs to the end of the line (# in a rules file)."""
+    return _ascii(text)
+
+
+def json_string(value):
+    """A JSON string literal (ASCII) of `value`."""
+    return json.dumps(str(value))
