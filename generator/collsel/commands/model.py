@@ -11,12 +11,17 @@ import os
 import sys
 import time
 
+from collsel.commands.sweep import number
+from collsel.core import sizes, values
 from collsel.core.files import write_file
-from collsel.core.sizes import parse_comm_sizes, parse_msg_sizes
-from collsel.core.table import render_table
 from collsel.errors import InputError
+from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.models import experiments, fit, params, predict, validation
 from collsel.sources.models.paper import paper_comparison
+from collsel.sources.sweep import launch_stats
+
+PROGRESS_S = (0.0, 86400.0)         # --progress-interval: open below, a day above
+PREDICT_PROGRESS_S = 10.0           # model predict: a progress line this often, once it is slow
 
 
 def register(sub):
@@ -35,11 +40,11 @@ def register(sub):
                    help="message sizes of the experiments (default 4^k, 1 B - 4 MiB)")
     p.add_argument("--mpirun", help="mpirun program")
     p.add_argument("--bench", help="benchmark binary (default: build the shipped collsel_bench.c with mpicc)")
-    p.add_argument("--time-cap", type=float, default=0.1, help="seconds per point (0.1)")
-    p.add_argument("--launches", type=int, default=3,
+    p.add_argument("--time-cap", default=0.1, help="seconds per point (0.1)")
+    p.add_argument("--launches", default=3,
                    help="separate launches per point, in rounds; the fit uses the mean of the "
                         "launch medians (3, as a sweep)")
-    p.add_argument("--progress-interval", type=float, default=30.0,
+    p.add_argument("--progress-interval", default=30.0,
                    help="seconds between progress lines on stderr (30)")
     p.set_defaults(run=run_fit)
 
@@ -52,8 +57,17 @@ def register(sub):
     p.add_argument("--comm-sizes", required=True, help="P values: lists and ranges, e.g. 2-1000")
     p.add_argument("--msg-sizes", required=True, help="sizes: lists and ranges; A-B is every "
                    "power of two from A to B, e.g. 16K-4M")
-    p.add_argument("--ranks-per-node", type=int, help="override the parameter file's mapping")
+    p.add_argument("--ranks-per-node", help="override the parameter file's mapping (>= 1)")
     p.add_argument("--out", required=True, help="table to write (CSV)")
+    p.add_argument("--max-rows", default=predict.MAX_ROWS,
+                   help=f"refuse grids of more rows than this (P x sizes x methods; default "
+                        f"{predict.MAX_ROWS}: ~45 s and ~30 MB at small P) or whose rows walk "
+                        f"more than {predict.RANKS_PER_ROW} times as many ranks (the sum of P "
+                        "over the rows; ~50 s more); a progress line every 10 s once it is slow")
+    p.add_argument("--max-comm-size", default=predict.MAX_COMM_SIZE,
+                   help=f"refuse P above this (default {predict.MAX_COMM_SIZE} = 2^20: a row "
+                        "at P walks arrays of P ranks, ~0.15 s and ~200 MB at 2^20, the "
+                        "memory the prediction needs)")
     p.set_defaults(run=run_predict)
 
     p = msub.add_parser("validate", help="score model choices against a measured table")
@@ -77,22 +91,47 @@ def _load_params(args):
     return params.load(args.params or params.preset_path(args.preset))
 
 
+def _progress_every(seconds, label):
+    """A progress callback: one stderr line every `seconds` (none for a quick run)."""
+    start = last = time.monotonic()
+
+    def show(text):
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= seconds:
+            print(f"collsel model {label}: {text}, {now - start:.0f} s", file=sys.stderr,
+                  flush=True)
+            last = now
+    return show
+
+
 def run_predict(args):
+    # Every flag and the grid's size are checked before any prediction (and the output path
+    # before anything is computed).
+    values.output_file(args.out, "--out")
     if args.collective != "bcast":
         raise InputError(f"--collective {args.collective}: only bcast has tau-Lop models "
                          "(reduce models are in collsel.sources.models.reduce)")
+    ranks_per_node = (None if args.ranks_per_node is None else
+                      values.integer(args.ranks_per_node, "--ranks-per-node",
+                                     *values.COMM_SIZE))
+    max_rows = values.integer(args.max_rows, "--max-rows", *predict.MAX_ROWS_RANGE)
+    max_comm_size = values.integer(args.max_comm_size, "--max-comm-size", *values.COMM_SIZE)
+    ranges = sizes.comm_size_ranges(args.comm_sizes)
+    msg_sizes = sizes.parse_msg_sizes(args.msg_sizes)
     par = _load_params(args)
-    comm_sizes = parse_comm_sizes(args.comm_sizes)
-    msg_sizes = parse_msg_sizes(args.msg_sizes)
+    predict.grid_check(par, ranges, len(msg_sizes), max_rows, max_comm_size)
+    comm_sizes = [v for lo, hi in ranges for v in range(lo, hi + 1)]
     start = time.monotonic()
-    rows, meta = predict.predict_table(par, comm_sizes, msg_sizes, args.model,
-                                       ranks_per_node=args.ranks_per_node,
-                                       preset=bool(args.preset),
-                                       comm_sizes_text=args.comm_sizes,
-                                       msg_sizes_text=args.msg_sizes)
-    write_file(args.out, render_table(rows, meta))
-    print(f"collsel model predict: {len(rows)} rows ({len(comm_sizes)} P x {len(msg_sizes)} "
-          f"sizes x {len(rows) // max(1, len(comm_sizes) * len(msg_sizes))} methods) -> "
+    show = _progress_every(PREDICT_PROGRESS_S, "predict")
+    text, count = predict.predict_csv(
+        par, comm_sizes, msg_sizes, args.model, ranks_per_node=ranks_per_node,
+        preset=bool(args.preset), comm_sizes_text=args.comm_sizes,
+        msg_sizes_text=args.msg_sizes,
+        progress=lambda done, rows: show(f"P {done}/{len(comm_sizes)}, {rows} rows"))
+    write_file(args.out, text)
+    print(f"collsel model predict: {count} rows ({len(comm_sizes)} P x {len(msg_sizes)} "
+          f"sizes x {count // max(1, len(comm_sizes) * len(msg_sizes))} methods) -> "
           f"{args.out} ({time.monotonic() - start:.1f} s)", file=sys.stderr)
 
 
@@ -101,22 +140,31 @@ def _progress(text):
 
 
 def run_fit(args):
-    comm_sizes = parse_comm_sizes(args.comm_sizes)
-    msg_sizes = parse_msg_sizes(args.msg_sizes)
-    if args.experiments and os.path.exists(args.experiments):
+    values.output_file(args.out, "--out")
+    reuse = bool(args.experiments) and os.path.isfile(args.experiments)
+    if args.experiments and not reuse:
+        values.output_file(args.experiments, "--experiments")
+    comm_sizes = sizes.parse_comm_sizes(args.comm_sizes)
+    values.integer(comm_sizes[0], "communicator size", 2, values.COMM_SIZE[1], "--comm-sizes")
+    msg_sizes = sizes.parse_msg_sizes(args.msg_sizes, high=bench.MSG_SIZE[1])
+    time_cap = number(args.time_cap, "--time-cap", *bench.TIME_CAP_S)
+    launches = values.integer(args.launches, "--launches", *launch_stats.LAUNCHES)
+    interval = number(args.progress_interval, "--progress-interval", *PROGRESS_S,
+                      low_open=True)
+    if reuse:
         rows = experiments.load(args.experiments)
         meta = experiments.base_metadata()
         print(f"collsel model fit: {len(rows)} measurements from {args.experiments}",
               file=sys.stderr)
     else:
-        if args.launches < 1:
-            raise InputError(f"--launches {args.launches}: must be at least 1")
+        # Measured whole, then written at once (core.files): an experiment file is never
+        # written incrementally, so two fits into one file cannot interleave (the last wins).
         runner = experiments.Runner(mpirun=args.mpirun, bench_path=args.bench,
-                                    time_cap=args.time_cap)
+                                    time_cap=time_cap)
         rows, meta = experiments.measure(
-            runner, comm_sizes, msg_sizes, args.launches,
+            runner, comm_sizes, msg_sizes, launches,
             command="collsel " + " ".join(sys.argv[1:]), comm_sizes_text=args.comm_sizes,
-            msg_sizes_text=args.msg_sizes, progress_interval=args.progress_interval,
+            msg_sizes_text=args.msg_sizes, progress_interval=interval,
             log=_progress)
         if args.experiments:
             write_file(args.experiments, experiments.save(rows, meta))
@@ -127,6 +175,8 @@ def run_fit(args):
 
 
 def run_validate(args):
+    if args.json:
+        values.output_file(args.json, "--json")
     result = validation.validate(params.load(args.params), args.params, args.measured,
                                  args.journal)
     text = json.dumps(result, indent=1)

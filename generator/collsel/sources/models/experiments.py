@@ -20,11 +20,12 @@ import csv
 import io
 import time
 
-from collsel.core import csvfile
+from collsel.core import csvfile, values
 from collsel.errors import CollselError, InputError, located
 from collsel import __version__
 from collsel.sources.measure import benchmark_program as bench, launchers, machine
 from collsel.sources.measure.supervise import run_launch
+from collsel.sources.sweep import launch_stats
 
 COLUMNS = ("experiment", "comm_size", "msg_size", "algorithm", "segsize", "gather_size",
            "launch", "time_us", "n")
@@ -153,8 +154,15 @@ def save(rows, metadata):
     return out.getvalue()
 
 
+_RANGES = {"comm_size": values.COMM_SIZE, "msg_size": values.MSG_SIZE,
+           "algorithm": values.ALGORITHM_ID, "segsize": values.SEGSIZE,
+           "gather_size": values.MSG_SIZE, "launch": launch_stats.LAUNCHES,
+           "n": bench.REPETITIONS}
+
+
 def load(path):
-    """Rows of an experiment file written by `save`; one located error for a bad line."""
+    """Rows of an experiment file written by `save`; one located error for a bad line (every
+    value held to its core.values range)."""
     doc = csvfile.read(path, "an experiment file")
     if doc.header is None:
         raise InputError(f"{path}: empty experiment file")
@@ -162,15 +170,18 @@ def load(path):
         raise located(path, doc.header_line, f"header must be {','.join(COLUMNS)}")
     rows = []
     for lineno, f in doc.rows:
-        try:
-            r = dict(zip(COLUMNS, f))
-            for k in COLUMNS[1:7] + ("n",):
-                r[k] = int(r[k])
-            r["time_us"] = float(r["time_us"])
-            if len(f) != len(COLUMNS) or r["experiment"] not in ("nbft", "bcast-gather") \
-                    or not r["time_us"] > 0:
-                raise ValueError
-        except (ValueError, KeyError):
-            raise located(path, lineno, "bad experiment row") from None
+        where = f"{path}:{lineno}"
+        if len(f) != len(COLUMNS):
+            raise located(path, lineno, f"{len(f)} fields, expected {len(COLUMNS)}")
+        r = dict(zip(COLUMNS, f))
+        if r["experiment"] not in ("nbft", "bcast-gather"):
+            raise located(path, lineno, f"experiment '{r['experiment'][:40]}' is not nbft or "
+                          "bcast-gather")
+        for k, (low, high) in _RANGES.items():
+            try:
+                r[k] = values.integer(r[k], k, low, high, where)
+            except ValueError:      # int() refuses numbers of thousands of digits
+                raise located(path, lineno, f"{k} out of range [{low}, {high}]") from None
+        r["time_us"] = values.time_us(r["time_us"], "time_us", where)
         rows.append(r)
     return rows

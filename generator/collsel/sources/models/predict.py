@@ -1,11 +1,13 @@
 """Predicted bcast times of a parameter set: per method over message sizes, the model's choice
 per cell, and the canonical performance table `collsel model predict` writes."""
+import math
 from pathlib import Path
 
 import numpy as np
 
 from collsel import __version__
-from collsel.core import statistic
+from collsel.core import statistic, values
+from collsel.core.table import render_table
 from collsel.errors import InputError
 from collsel.sources.models import bcast
 
@@ -44,25 +46,83 @@ def model_choices(par, cells, model):
     return choice
 
 
-def predict_table(par, comm_sizes, msg_sizes, model="tlop", ranks_per_node=None,
-                  preset=False, comm_sizes_text="", msg_sizes_text=""):
-    """(rows, metadata) of the predicted bcast table over comm_sizes x msg_sizes. `preset`:
-    `par` is a shipped preset (recorded by its repository path); the *_text are the sizes as
-    asked for."""
+# Bounds of one prediction, checked before any work (`grid_check`), from what it costs here:
+# a row ~0.17 ms and ~50 bytes of output text, plus ~0.1 µs per rank of P (each row walks arrays
+# of P ranks: at P = 2^20 a row takes ~0.15 s and ~200 MB).
+MAX_ROWS = 250_000                   # default of --max-rows: ~45 s and ~30 MB at small P
+MAX_ROWS_RANGE = (1, 100_000_000)
+RANKS_PER_ROW = 2048                 # the ranks walked may be --max-rows x this (~50 s more)
+MAX_COMM_SIZE = 2**20                # default of --max-comm-size: the memory of one row
+COLUMNS = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout", "time_us")
+
+
+def bcast_methods(par):
+    return sorted((alg, seg) for coll, alg, seg in par.methods if coll == "bcast")
+
+
+def grid_check(par, comm_ranges, n_msg_sizes, max_rows=MAX_ROWS, max_comm_size=MAX_COMM_SIZE):
+    """Refuse a grid over the limits, in one line naming the limit and the flag raising it.
+    `comm_ranges`: the P values as sorted (low, high) ranges (core.sizes.comm_size_ranges), so
+    the grid need not be built first. Returns the number of rows."""
+    methods = len(bcast_methods(par))
+    n_comm = sum(hi - lo + 1 for lo, hi in comm_ranges)
+    per_p = n_msg_sizes * methods
+    rows = n_comm * per_p
+    if rows > max_rows:
+        raise InputError(f"{n_comm} P x {n_msg_sizes} message sizes x {methods} methods = "
+                         f"{rows} rows, more than --max-rows {max_rows} (a row takes ~0.2 ms, "
+                         "more at large P): ask for fewer P or sizes, or raise --max-rows")
+    largest = comm_ranges[-1][1]
+    if largest > max_comm_size:
+        raise InputError(f"--comm-sizes: P {largest} is above --max-comm-size {max_comm_size} "
+                         "(a row at P walks arrays of P ranks: ~0.15 s and ~200 MB at "
+                         "P = 2^20, growing with P); raise --max-comm-size to go further")
+    ranks = sum((lo + hi) * (hi - lo + 1) // 2 for lo, hi in comm_ranges) * per_p
+    if ranks > max_rows * RANKS_PER_ROW:
+        raise InputError(f"the {rows} rows walk {ranks} ranks in all (the sum of P over the "
+                         f"rows), more than --max-rows x {RANKS_PER_ROW} = "
+                         f"{max_rows * RANKS_PER_ROW} (~0.1 µs a rank): ask for fewer or "
+                         "smaller P, or raise --max-rows")
+    return rows
+
+
+def _platform(par, ranks_per_node):
+    platform = par.platform
+    if ranks_per_node is not None:
+        platform.ppn = ranks_per_node
+    return platform
+
+
+def predict_rows(par, comm_sizes, msg_sizes, model="tlop", ranks_per_node=None):
+    """Yields, for each P in order, the predicted table rows of P (sorted by message size,
+    algorithm, segment size). A prediction no table can hold (not finite, beyond a day) is an
+    InputError naming the cell."""
     if model == "hockney" and not par.hockney:
         raise InputError(f"{par.path}: no \"hockney\" parameters for --model hockney")
-    platform = par.platform
-    if ranks_per_node:
-        platform.ppn = ranks_per_node
-    rows = []
+    platform = _platform(par, ranks_per_node)
     for P in comm_sizes:
-        for (alg, seg), times in predict_times(par, P, msg_sizes, model, platform).items():
-            for m, t in zip(msg_sizes, times):
+        times = predict_times(par, P, msg_sizes, model, platform)
+        rows = []
+        for i, m in enumerate(msg_sizes):
+            for (alg, seg) in sorted(times):
+                t = float(times[(alg, seg)][i])
+                if not (math.isfinite(t) and t <= values.MAX_TIME_US):
+                    raise InputError(f"{par.path}: the model predicts {t:g} µs for P={P}, "
+                                     f"m={m}, algorithm {alg} segsize {seg}: beyond the "
+                                     f"{values.MAX_TIME_US:g} µs (a day) a table may hold; "
+                                     "ask for smaller P or m")
                 rows.append({"collective": "bcast", "comm_size": P, "msg_size": m,
                              "algorithm": alg, "segsize": seg, "faninout": 0,
                              "time_us": float(f"{max(t, 1e-9):.6g}")})
-    rows.sort(key=lambda r: (r["comm_size"], r["msg_size"], r["algorithm"], r["segsize"]))
-    meta = {"source": f"collsel model predict ({'tau-Lop' if model == 'tlop' else 'Hockney'}"
+        yield P, rows
+
+
+def table_metadata(par, model="tlop", ranks_per_node=None, preset=False, comm_sizes_text="",
+                   msg_sizes_text=""):
+    """The metadata of a predicted table. `preset`: `par` is a shipped preset (recorded by its
+    repository path); the *_text are the sizes as asked for."""
+    platform = _platform(par, ranks_per_node)
+    return {"source": f"collsel model predict ({'tau-Lop' if model == 'tlop' else 'Hockney'}"
                       " analytical model; predicted, not measured)",
             "collsel_version": __version__, "collective": "bcast", "predicted": "yes",
             "model": model, "params": par.name,
@@ -73,4 +133,29 @@ def predict_table(par, comm_sizes, msg_sizes, model="tlop", ranks_per_node=None,
             "statistic": statistic.MODEL,
             "statistic_detail": STATISTIC_DETAIL,
             "comm_sizes": comm_sizes_text, "msg_sizes": msg_sizes_text}
-    return rows, meta
+
+
+def predict_table(par, comm_sizes, msg_sizes, model="tlop", ranks_per_node=None,
+                  preset=False, comm_sizes_text="", msg_sizes_text=""):
+    """(rows, metadata) of the predicted bcast table over comm_sizes x msg_sizes."""
+    rows = [r for _, chunk in predict_rows(par, comm_sizes, msg_sizes, model, ranks_per_node)
+            for r in chunk]
+    return rows, table_metadata(par, model, ranks_per_node, preset, comm_sizes_text,
+                                msg_sizes_text)
+
+
+def predict_csv(par, comm_sizes, msg_sizes, model="tlop", ranks_per_node=None, preset=False,
+                comm_sizes_text="", msg_sizes_text="", progress=None):
+    """(CSV text, number of rows) of the predicted table, rendered P by P so only the text is
+    kept (~50 bytes a row), not a dict per row. `progress(done P, rows so far)` is called after
+    each P."""
+    meta = table_metadata(par, model, ranks_per_node, preset, comm_sizes_text, msg_sizes_text)
+    parts = [render_table([], meta, columns=list(COLUMNS))]
+    count = 0
+    for i, (_, rows) in enumerate(predict_rows(par, comm_sizes, msg_sizes, model,
+                                               ranks_per_node), 1):
+        parts.append(render_table(rows, {}, columns=list(COLUMNS)).split("\n", 1)[1])
+        count += len(rows)
+        if progress:
+            progress(i, count)
+    return "".join(parts), count

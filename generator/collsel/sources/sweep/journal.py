@@ -85,8 +85,9 @@ def load_existing(path, columns, collective, repair=False):
     """Metadata and rows of a table (or journal) a sweep wrote, without the truncated last line
     a killed sweep may have left (the point in flight), which `repair` (or, later,
     `drop_partial_line`) cuts off the file. Returns (metadata, rows as {column: text}, the dropped
-    bytes); one located error if unreadable or malformed."""
-    raw = csvfile.read_bytes(path)
+    bytes); one located error if malformed, OSError if unreadable."""
+    with open(path, "rb") as f:
+        raw = f.read()
     dropped = b""
     if raw and not raw.endswith(b"\n"):
         cut = raw.rfind(b"\n") + 1

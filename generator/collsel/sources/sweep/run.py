@@ -82,6 +82,13 @@ def _table_row(collective, key, stats):
             "algorithm": key[2], "segsize": key[3], "faninout": 0, **stats}
 
 
+def _load(path, columns, collective):
+    try:
+        return load_existing(path, columns, collective)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read it to resume: {e.strerror or e}") from None
+
+
 class _State:
     """The table and journal as found: what a resumed sweep keeps. Reading only: the truncated
     last lines a killed sweep left are cut off by `repair`, once the resume is known to be
@@ -97,13 +104,12 @@ class _State:
                              "--force to start it again")
         self.resuming = exists and cfg.resume
         if self.resuming:
-            self.meta, rows, cut = load_existing(cfg.out, COLUMNS, cfg.collective)
+            self.meta, rows, cut = _load(cfg.out, COLUMNS, cfg.collective)
             self.grew = resume.check(cfg.out, self.meta, cfg.options)
             done = {point_key(r) for r in rows}
             self.dropped.append((cfg.out, cut))
             if os.path.exists(self.journal_file):
-                _, journal_rows, cut = load_existing(self.journal_file, JOURNAL_COLUMNS,
-                                                     cfg.collective)
+                _, journal_rows, cut = _load(self.journal_file, JOURNAL_COLUMNS, cfg.collective)
                 self.dropped.append((self.journal_file, cut))
         self.plan = Plan(cfg, done, journal_rows)
 
