@@ -3,7 +3,7 @@ measured method, per point, scored by core.penalty."""
 import numpy as np
 
 from collsel.commands.options import read_tables
-from collsel.core import decision_map, penalty
+from collsel.core import decision_map, penalty, values
 from collsel.errors import InputError
 
 
@@ -15,7 +15,8 @@ def register(sub):
                               "method) - 1. Prints min/max/mean/median and the worst points.")
     b.add_argument("table", nargs="+", help="performance table(s)")
     b.add_argument("--collective", help="collective to use (needed when the table has several)")
-    b.add_argument("--worst", type=int, default=10, help="how many worst points to list")
+    b.add_argument("--worst", type=int, default=10, help="how many worst points to list "
+                   "(default 10; 0 lists none)")
     b.set_defaults(run=run_baseline)
 
 
@@ -49,6 +50,7 @@ def baseline_report(table, collective, worst=10):
 
 
 def run_baseline(args):
+    worst = values.integer(args.worst, "--worst", 0, 2**31 - 1)
     table = read_tables(args.table)
     present = sorted(set(table.collective.tolist()))
     collective = args.collective
@@ -57,5 +59,5 @@ def run_baseline(args):
             raise InputError(f"tables hold several collectives ({', '.join(present)}); "
                              "choose one with --collective")
         collective = present[0]
-    print(baseline_report(table.select(collective), collective, args.worst))
+    print(baseline_report(table.select(collective), collective, worst))
     return 0

@@ -1,11 +1,10 @@
 """`collsel stats`: tree statistics and penalties for many limits (the paper's tables 1 and 2)."""
-import argparse
 import json
 import sys
 
-from collsel.core import penalty, tree
-from collsel.errors import InputError
-from collsel.commands.options import add_table_options, load_map, percent
+from collsel.core import penalty, tree, values
+from collsel.errors import CollselError, InputError
+from collsel.commands.options import add_table_options, load_map
 
 
 def register(sub):
@@ -50,15 +49,36 @@ def format_stats(rows, fmt):
     return "\n".join([fmt_row(HEADERS)] + [fmt_row(r) for r in table_rows]) + "\n"
 
 
+# At most this many thresholds: each adds four trees to build and score.
+MAX_THRESHOLDS = 100
+
+
+def depths_option(value, flag="--depths"):
+    """K of 'max depths 1..K': 1 up to the deepest tree collsel builds (core.values.DEPTH)."""
+    return values.integer(value, flag, 1, values.DEPTH[1])
+
+
+def thresholds_option(text, flag="--thresholds", limit=MAX_THRESHOLDS):
+    """The percentages of a comma list (empty items are skipped; at least one is needed)."""
+    items = [x for x in text.split(",") if x.strip()]
+    if not items:
+        raise InputError(f"{flag} '{text}': no percentage given (e.g. 60,80,95)")
+    if len(items) > limit:
+        raise InputError(f"{flag}: {len(items)} thresholds, at most {limit}")
+    return list(dict.fromkeys(values.percent(x, flag) for x in items))
+
+
 def run_stats(args):
-    try:
-        thresholds = [percent(x) for x in args.thresholds.split(",") if x.strip()]
-    except argparse.ArgumentTypeError as e:
-        raise InputError(f"--thresholds: {e}") from None
+    depths = depths_option(args.depths)
+    thresholds = thresholds_option(args.thresholds)
     dmap = load_map(args)
-    rows = stats_rows(dmap, args.depths, thresholds)
+    rows = stats_rows(dmap, depths, thresholds)
     if args.format == "json":
-        sys.stdout.write(json.dumps(rows, indent=1) + "\n")
+        try:   # strict JSON: a non-finite number is a bug, never written as NaN or Infinity
+            text = json.dumps(rows, indent=1, allow_nan=False)
+        except ValueError as e:
+            raise CollselError(f"stats: a statistic is not a finite number ({e})") from None
+        sys.stdout.write(text + "\n")
         return 0
     b = penalty.baseline_stats(dmap)
     sys.stdout.write(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} message "
