@@ -114,6 +114,10 @@ def predict_rows(par, comm_sizes, msg_sizes, model="tlop", ranks_per_node=None):
                 rows.append({"collective": "bcast", "comm_size": P, "msg_size": m,
                              "algorithm": alg, "segsize": seg, "faninout": 0,
                              "time_us": float(f"{max(t, 1e-9):.6g}")})
+        # bcast caches every tree it builds (per kind, P, ranks per node) and never lets go;
+        # over thousands of P that is hundreds of MB, so keep only the trees of the current P.
+        # (A bounded cache in bcast.tree_nbfts would make this unnecessary.)
+        bcast._tree_cache.clear()
         yield P, rows
 
 
