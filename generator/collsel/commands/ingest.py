@@ -1,10 +1,10 @@
 """`collsel ingest`: existing benchmark results -> the canonical performance table."""
 import sys
 
-from collsel.core import statistic, table
+from collsel.core import algorithms, statistic, table, values
 from collsel.core.files import write_file
-from collsel.errors import CollselError
-from collsel.sources.ingest import assemble, given, output
+from collsel.errors import InputError
+from collsel.sources.ingest import assemble, common, csvmap, given, output
 from collsel.sources.ingest.common import read_lines
 from collsel.sources.ingest.detect import PARSERS, detect
 from collsel.sources.ingest.options import KIND_CHOICES, IngestOptions
@@ -56,8 +56,9 @@ def register(subparsers):
     p.add_argument("--datatype-size", dest="datatype_size", metavar="BYTES",
                    help="ReproMPI element size when the file lacks #@datatype_size_bytes")
     p.add_argument("--partial", action="store_true",
-                   help="read a SKaMPI result block cut off before its 'end result' (a run "
-                   "killed at its time limit, a manual excerpt)")
+                   help="read a SKaMPI result block cut off before its 'end result', or an IMB "
+                   "block cut off before its closing blank line (a run killed at its time "
+                   "limit, a manual excerpt)")
     p.add_argument("--duplicates", choices=output.DUPLICATE_POLICIES, default="error",
                    help="two measurements of one point: error (default) or how to merge")
     p.set_defaults(run=run)
@@ -78,8 +79,16 @@ def options(args):
 
 
 def run(args):
-    if not args.check and not args.out:
-        raise CollselError("give --out TABLE to write the table, or --check to only report")
+    # Flags first, so a bad one is reported before any file is read.
+    if not args.check:
+        if not args.out:
+            raise InputError("give --out TABLE to write the table, or --check to only report")
+        values.output_file(args.out)
+    if args.map is not None:
+        csvmap.parse_map(args.map)
+    elif args.format == "csv":
+        csvmap.parse(None, [], options(args))      # the error naming --map
+    _check_flags(args)
     opts = options(args)
     pattern = given.compile_pattern(args.pattern) if args.pattern else None
     manifest = given.read_manifest(args.manifest) if args.manifest else None
@@ -112,12 +121,23 @@ def run(args):
             print(_summary("total", merged))
         return 0
     final = output.finish(merged)
-    try:
-        write_file(args.out, table.render_table(final, output.metadata(sources, final)))
-    except OSError as e:
-        raise CollselError(f"{args.out}: cannot write: {e.strerror}") from None
+    write_file(args.out, table.render_table(final, output.metadata(sources, final)))
     print(_summary(f"wrote {args.out}", final))
     return 0
+
+
+def _check_flags(args):
+    """Values of flags that do not depend on the files, each error naming its flag."""
+    if args.collective is not None:
+        try:
+            algorithms.check_collective(args.collective.strip().lower())
+        except InputError as e:
+            raise InputError(f"--collective: {e}") from None
+    if args.time_unit is not None and common.unit_factor_or_none(args.time_unit) is None:
+        raise InputError(f"--time-unit '{args.time_unit}': unknown time unit (known: us, ms, s, "
+                         "ns)")
+    if args.datatype_size is not None:
+        values.integer(args.datatype_size, "--datatype-size", 1, 2**20)
 
 
 def _summary(title, rows):

@@ -26,8 +26,12 @@ def _resolve(path, key, values, convert):
 def _int(low, high, name):
     def convert(text):
         text = str(text).strip()
-        if not text.isdigit() or not low <= int(text) <= high:
-            raise InputError(f"{name} '{text}' is not an integer in [{low}, {high}]")
+        # isdigit() also takes other scripts' digits; an over-long number is refused before
+        # int() (which raises on more than 4300 digits)
+        if not (text.isascii() and text.isdigit() and len(text.lstrip("0")) <= 20
+                and low <= int(text) <= high):
+            shown = text if len(text) <= 40 else f"{text[:40]}... ({len(text):,} characters)"
+            raise InputError(f"{name} '{shown}' is not an integer in [{low}, {high}]")
         return int(text)
     return convert
 

@@ -5,15 +5,21 @@ spread, and P or collective when the format prints them) plus the line each came
 file does not record is filled in later from flags, a file-name pattern or a manifest (given.py).
 """
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 
-from collsel.core import csvfile, table
+from collsel.core import csvfile, table, values
 from collsel.core.statistic import kind
 from collsel.errors import located
 
-# Largest time accepted: a day. Anything longer is a unit or parsing mistake, not a collective.
-MAX_TIME_US = 86400e6
+# Times accepted, in µs: core.values' range (a femtosecond to a day). Anything outside is a unit
+# or parsing mistake, and the bounds keep every ratio later steps form finite.
+MIN_TIME_US, MAX_TIME_US = values.MIN_TIME_US, values.MAX_TIME_US
+# Longest digit string read as an integer: 2^64 has 20 digits. Longer ones are refused before
+# int() (which refuses over 4300 digits with an exception of its own).
+MAX_DIGITS = 40
 
 _UNITS = {"us": 1.0, "usec": 1.0, "µs": 1.0, "μs": 1.0, "microseconds": 1.0,
           "ms": 1e3, "msec": 1e3, "milliseconds": 1e3,
@@ -62,16 +68,34 @@ def rank_statistic(path, opts, tool):
     return statistic
 
 
+def unit_factor_or_none(unit):
+    """µs per one `unit`, or None for a unit we do not know."""
+    return _UNITS.get(unit.strip().lower())
+
+
 def unit_factor(unit, path, line):
     """µs per one `unit`; an error for a unit we do not know."""
-    factor = _UNITS.get(unit.strip().lower())
+    factor = unit_factor_or_none(unit)
     if factor is None:
         raise located(path, line, f"unknown time unit '{unit}' (known: us, ms, s, ns)")
     return factor
 
 
+def check_regular(path, what="benchmark output"):
+    """A path that is a regular file (a FIFO would block the read, a device never end it)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise located(path, None, f"cannot read: {e.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise located(path, None, f"is a directory, not {what}")
+    if not stat.S_ISREG(mode):
+        raise located(path, None, f"not a regular file (a FIFO or a device), not {what}")
+
+
 def read_lines(path):
     """The file as text lines; one located error for unreadable, binary, non-UTF-8 or empty."""
+    check_regular(path)
     lines = csvfile.read_lines(path, "benchmark output")
     if not any(line.strip() for line in lines):
         raise located(path, 1, "empty file")
@@ -81,31 +105,49 @@ def read_lines(path):
 def parse_int(text, path, line, name, low=0, high=table.MAX_MSG_SIZE):
     text = text.strip()
     if not re.fullmatch(r"[+-]?\d+", text):
-        raise located(path, line, f"{name} '{text}' is not an integer")
+        raise located(path, line, f"{name} '{_short(text)}' is not an integer")
+    if len(text.lstrip("+-").lstrip("0")) > MAX_DIGITS:
+        raise located(path, line, f"{name} '{_short(text)}' out of range [{low}, {high}]")
     value = int(text)
     if not low <= value <= high:
         raise located(path, line, f"{name} {value} out of range [{low}, {high}]")
     return value
 
 
+def _short(text, limit=40):
+    """A field as an error message shows it: a 10 MiB field is not printed whole."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def parse_float(text, path, line, name):
     try:
         value = float(text.strip())
     except ValueError:
-        raise located(path, line, f"{name} '{text.strip()}' is not a number") from None
+        raise located(path, line, f"{name} '{_short(text.strip())}' is not a number") from None
     if not math.isfinite(value):
-        raise located(path, line, f"{name} is {text.strip()}, not a finite number")
+        raise located(path, line, f"{name} is {_short(text.strip())}, not a finite number")
     return value
 
 
 def parse_time(text, path, line, name, factor=1.0):
-    """A time in the file's unit, returned in µs; must be positive and plausible."""
+    """A time in the file's unit, returned in µs; must be positive and plausible (within
+    core.values' range: a femtosecond to a day)."""
     value = parse_float(text, path, line, name) * factor
     if value <= 0:
         raise located(path, line, f"{name} {text.strip()} is not a positive time")
     if value > MAX_TIME_US:
         raise located(path, line, f"{name} {text.strip()} is over a day: wrong unit or column?")
+    if value < MIN_TIME_US:
+        raise located(path, line, f"{name} {text.strip()} is below a femtosecond: wrong unit "
+                      "or column?")
     return value
+
+
+def check_size(size, path, line, name="message size"):
+    """A message size computed from the file (count x element size) must fit a size_t."""
+    if not 0 <= size <= table.MAX_MSG_SIZE:
+        raise located(path, line, f"{name} {size} out of range [0, {table.MAX_MSG_SIZE}]")
+    return size
 
 
 def check_order(path, line, low, mid, high, names):

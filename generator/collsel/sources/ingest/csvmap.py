@@ -29,6 +29,9 @@ def parse_map(text):
             raise InputError(f"--map: '{part}' is not TARGET=COLUMN")
         if target not in TARGETS:
             raise InputError(f"--map: unknown target '{target}' (targets: {', '.join(TARGETS)})")
+        if target in mapping:
+            raise InputError(f"--map: {target} mapped twice ('{mapping[target]}' and "
+                             f"'{column}')")
         mapping[target] = column
     for need in ("msg_size", "time_us"):
         if need not in mapping:
@@ -37,6 +40,10 @@ def parse_map(text):
 
 
 def parse(path, lines, opts):
+    if not opts.map:
+        raise InputError("--map TARGET=COLUMN,... is needed to read a CSV (--format csv), e.g. "
+                         "--map comm_size=Processes,msg_size=Size,algorithm=Algorithm,"
+                         "time_us='Latency(us)'")
     mapping = parse_map(opts.map)
     doc = csvfile.parse(path, lines)
     if doc.header is None:
@@ -46,6 +53,9 @@ def parse(path, lines, opts):
     factors = {t: _factor(path, hline, mapping[t], opts) for t in TIMES if t in mapping}
     points = []
     for lineno, fields in doc.rows:
+        if [f.strip() for f in fields] == header:
+            raise located(path, lineno, f"the header again (first at line {hline}): two files "
+                          "pasted together? Give them as separate inputs")
         if len(fields) != len(header):
             raise located(path, lineno, f"{len(fields)} fields, the header has {len(header)}: "
                           "truncated line?")

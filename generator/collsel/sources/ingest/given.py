@@ -8,6 +8,7 @@ import re
 
 from collsel.core import csvfile
 from collsel.errors import InputError, located
+from collsel.sources.ingest.common import check_regular
 
 KEYS = ("collective", "comm_size", "algorithm", "segsize", "faninout")
 FLAGS = {"collective": "--collective", "comm_size": "--comm-size", "algorithm": "--algorithm",
@@ -39,6 +40,7 @@ def compile_pattern(pattern):
 
 def read_manifest(path):
     """CSV with a `file` column and any of KEYS; file names relative to the manifest."""
+    check_regular(path, "a manifest")
     doc = csvfile.read(path, "a manifest")
     if doc.header is None or "file" not in doc.header:
         raise located(path, doc.header_line or 1, "manifest needs a header with a 'file' column "
@@ -48,7 +50,7 @@ def read_manifest(path):
     if unknown:
         raise located(path, doc.header_line, f"unknown manifest column(s) {', '.join(unknown)}")
     base = os.path.dirname(os.path.abspath(path))
-    entries = {}
+    entries, lines = {}, {}
     for lineno, row in doc.rows:
         if not any(c.strip() for c in row):
             continue
@@ -56,6 +58,10 @@ def read_manifest(path):
             raise located(path, lineno, f"{len(row)} fields, the header has {len(header)}")
         values = dict(zip(header, (c.strip() for c in row)))
         name = os.path.normpath(os.path.join(base, values.pop("file")))
+        if name in lines:
+            raise located(path, lineno, f"file {row[header.index('file')].strip()} listed "
+                          f"again (first at line {lines[name]}); one line per file")
+        lines[name] = lineno
         entries[name] = {k: (v, f"manifest {path}:{lineno}") for k, v in values.items() if v}
     return entries
 

@@ -9,6 +9,11 @@
 t_min/t_max/t_avg are taken across ranks of each rank's mean time per call. Blocks without
 per-rank spread (PingPong), without #bytes (Barrier) or with -multi groups are not collectives
 with a message size and are listed as skipped.
+
+IMB ends every block's rows with a blank line (and the run with `# All processes entering
+MPI_Finalize`). A file that ends inside a block's rows was cut off (a killed run, a copy cut at
+a row boundary): an error, since the rows before the cut look complete, unless --partial says to
+read them.
 """
 import re
 
@@ -55,6 +60,15 @@ def parse(path, lines, opts):
             points.append(_row(path, lineno, stripped, header, name, procs))
     if header is not None:
         _end(path, len(lines), header, name)
+        if not header["skip"] and not opts.partial:
+            last = points[-1]
+            raise located(path, len(lines), f"the '{name}' block (P={procs}) ends with the file "
+                          f"after {header['rows']} row(s), at {last.msg_size} bytes, without the "
+                          "blank line IMB writes after every block: truncated output? "
+                          "--partial reads the rows before the cut")
+        if not header["skip"]:
+            info["truncated_block"] = f"{name} (P={procs}) after {header['rows']} rows, read " \
+                "with --partial"
     if not points:
         found = f" (only {', '.join(skipped)})" if skipped else ""
         raise located(path, len(lines), "no '# Benchmarking' block of a collective with "

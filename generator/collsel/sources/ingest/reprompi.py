@@ -14,7 +14,7 @@ from collections import OrderedDict
 
 from collsel.core.statistic import kind
 from collsel.errors import located
-from collsel.sources.ingest.common import Parsed, Point, check_order, collective_name, parse_float, parse_int, parse_time
+from collsel.sources.ingest.common import Parsed, Point, check_order, check_size, collective_name, parse_float, parse_int, parse_time
 
 STATISTICS = ("median", "mean", "min", "max")
 
@@ -83,8 +83,9 @@ def _row(path, lineno, text, header, meta, opts, groups):
         if width is None:
             raise located(path, lineno, "count is in elements but there is no "
                           "'#@datatype_size_bytes=' line; give --datatype-size BYTES")
-        size = parse_int(row["count"], path, lineno, "count") * parse_int(
-            str(width), path, lineno, "datatype size", 1, 2**20)
+        size = check_size(parse_int(row["count"], path, lineno, "count") * parse_int(
+            str(width), path, lineno, "datatype size", 1, 2**20), path, lineno,
+            "message size (count x datatype size)")
     key = (row["test"], size)
     group = groups.setdefault(key, {"line": lineno, "rows": []})
     if "runtime_sec" in row:
