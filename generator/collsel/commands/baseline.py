@@ -25,8 +25,9 @@ def baseline_report(table, collective, worst=10):
     dm = decision_map.build_map(table)
     s = penalty.score(dm.baseline_time, dm.best_time)
     if not s["cells"]:
-        raise InputError(f"{collective}: no point has both an algorithm 0 (baseline) row and a "
-                         "measured candidate; sweep without --no-baseline")
+        files = ", ".join(src.path for src in table.sources)
+        raise InputError(f"{files}: no {collective} point has both an algorithm 0 (baseline) "
+                         "row and a measured candidate; sweep without --no-baseline")
     pen = penalty.penalty_pct(dm.baseline_time, dm.best_time)
     names = dm.method_names()
     lines = [f"{collective}: Open MPI's own decision (algorithm 0) vs the best measured method",

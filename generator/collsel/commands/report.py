@@ -1,13 +1,17 @@
 """`collsel report TABLE... --collective C --out DIR`."""
-import argparse
+import math
+import os
+import shutil
 import sys
+import tempfile
 import time
 
 from collsel.commands.options import add_table_options, percent, read_tables
-from collsel.core import decision_map, table
+from collsel.commands.stats import depths_option, thresholds_option
+from collsel.core import decision_map, table, values
 from collsel.core.files import write_directory
 from collsel.errors import InputError
-from collsel.sinks.report.compute import ReportOptions
+from collsel.sinks.report.compute import MAX_THRESHOLDS, ReportOptions, check_size
 from collsel.core.tree import LEAF_RULES, SPLITS
 
 
@@ -41,33 +45,42 @@ def register(sub):
     p.set_defaults(run=run_report)
 
 
+def _check_out(path):
+    """--out must be a directory collsel can write into (checked before the long work). Access
+    bits do not stop root, so a temporary directory is made where the report's will be."""
+    values.output_directory(path)
+    parent = os.path.dirname(os.path.abspath(path))
+    try:
+        if os.path.isdir(parent):
+            shutil.rmtree(tempfile.mkdtemp(dir=parent, prefix=".collsel-probe-"))
+    except OSError as e:
+        raise InputError(f"--out {path}: cannot write in {parent}: {e.strerror or e}") from None
+
+
 # The names of the files a report wrote, so a rerun can remove the ones it no longer makes.
 REPORT_MANIFEST = "report-files.txt"
 
 
 def run_report(args):
     start = time.monotonic()
-    try:
-        thresholds = [percent(x) for x in args.thresholds.split(",") if x.strip()]
-    except argparse.ArgumentTypeError as e:
-        raise InputError(f"--thresholds: {e}") from None
-    bad = [x for x in thresholds if not 0 < x <= 100]
-    if bad:
-        raise InputError(f"--thresholds: {bad[0]:g} is not a percentage in (0, 100]")
-    if not 1 <= args.depths <= 64:
-        raise InputError(f"--depths must be in [1, 64], not {args.depths}")
-    if not args.budget >= 0:
-        raise InputError(f"--budget must be a percentage >= 0, not {args.budget:g}")
+    # Every flag is checked before the long work, and the output directory too, so a bad one is
+    # one line and nothing written.
+    depths = depths_option(args.depths)
+    thresholds = thresholds_option(args.thresholds, limit=MAX_THRESHOLDS)
+    if not (math.isfinite(args.budget) and args.budget >= 0):
+        raise InputError(f"--budget {args.budget:g} is not a percentage >= 0")
+    _check_out(args.out)
 
     def progress(msg):
         if not args.quiet:
             print(f"collsel report: {msg} ({time.monotonic() - start:.1f} s)", file=sys.stderr)
 
-    options = ReportOptions(tuple(args.tables), args.collective, args.z, args.depths,
+    options = ReportOptions(tuple(args.tables), args.collective, args.z, depths,
                             tuple(thresholds), args.budget, tuple(args.model_tables or ()),
                             args.split, args.leaf)
     measured = read_tables(args.tables).select(args.collective)
     dmap = decision_map.build_map(measured, args.z)
+    check_size(dmap, options)
     mmap = None
     if args.model_tables:
         mmap = decision_map.build_map(

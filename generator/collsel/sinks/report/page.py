@@ -3,12 +3,18 @@ import base64
 import json
 
 from collsel.core import tree
+from collsel.errors import CollselError
 from collsel.sinks.emit import render
 from collsel.sinks.report import plots
 
 
 def dumps(report):
-    return json.dumps(report, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
+    """report.json's text: strict JSON, never NaN or Infinity (a number that is not finite is
+    a collsel bug, reported as one line, exit status 1)."""
+    try:
+        return json.dumps(report, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
+    except ValueError as e:
+        raise CollselError(f"report: a number is not finite ({e}); nothing written") from None
 
 
 def render_files(report, progress=None):
