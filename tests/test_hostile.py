@@ -7,6 +7,7 @@ case this test checks:
 * the exit status (0 success, 1 failure, 2 bad input);
 * no traceback: no exception other than argparse's SystemExit leaves `collsel.cli.main`, and
   stderr never holds "Traceback";
+* no control character on stderr (a quoted file's escape sequences are shown escaped);
 * for status 2, exactly one stderr line, `collsel: error: ...`, containing the case's WHERE
   (the file and, where the format has lines, the line, or the flag), and naming a `FILE:LINE:`
   location once (the `findings` cases of check-rules instead print one `FILE:LINE: ...` line per
@@ -240,6 +241,7 @@ TREES = {
     "tree-collective-empty": _set(("collective",), ""),
     "tree-collective-path": _set(("collective",), "../../etc/x"),
     "tree-collective-long": _set(("collective",), "b" * 5000),
+    "tree-collective-escape": _set(("collective",), "\x1b[2J\x1b]0;owned\x07"),
     "tree-collective-number": _set(("collective",), 7),
     "tree-algorithm-code": _set(("methods", 0, "algorithm"), "1; } int evil(void) { return 0"),
     "tree-algorithm-negative": _set(("methods", 0, "algorithm"), -1),
@@ -366,13 +368,13 @@ def table_big_quoted(scratch, name):
 
 
 def table_big_grid(scratch, name):
-    """A 600 x 64 grid, 2 methods: fine for build and stats, more cells than a report draws."""
+    """A 260 x 128 grid: fine for build and stats, more cells than a report draws."""
     path = scratch / "big-grid.csv"
     with open(path, "w") as f:
         f.write(HEAD)
-        for p in range(2, 602):
-            for k in range(64):
-                f.write(f"bcast,{p},{2**k},1,0,{1 + p + k}\nbcast,{p},{2**k},6,0,{1 + 2 * k}\n")
+        for p in range(2, 262):
+            for k in range(128):
+                f.write(f"bcast,{p},{k},{1 + 5 * ((p + k) % 2)},0,{1 + p + k}\n")
     return path
 
 
@@ -455,11 +457,15 @@ def prepare_scratch(scratch):
 
 
 def expand(text, scratch, made):
-    """Placeholders: {h} the corpus, {fx} the fixtures, {s} the scratch directory, {presets}
-    the shipped model presets, {c:REL} a scratch copy of corpus file or directory REL, {g:NAME}
+    """Placeholders: {h} the corpus, {fx} the fixtures, {s} the scratch directory, {esc} and {nl}
+    the ESC and newline characters, {presets} the shipped model presets, {c:REL} a scratch copy of corpus file or directory REL, {g:NAME}
     the file recipe NAME makes in the scratch directory. Other braces are left alone."""
     def one(m):
         key = m.group(1)
+        if key == "esc":
+            return "\x1b"
+        if key == "nl":
+            return "\n"
         if key == "h":
             return str(HOSTILE)
         if key == "fx":
@@ -481,7 +487,7 @@ def expand(text, scratch, made):
             else:
                 made[key] = str(RECIPES[rel](scratch, rel))
         return made[key]
-    return re.sub(r"\{(h|fx|s|presets|[cg]:[^{}]+)\}", one, text)
+    return re.sub(r"\{(h|fx|s|esc|nl|presets|[cg]:[^{}]+)\}", one, text)
 
 
 def snapshot(root):
@@ -545,6 +551,7 @@ def run_process(argv, stdin_text, cwd, timeout):
 
 
 LOCATED = re.compile(r"^(.*?):(\d+):")
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def check_error_line(case, err, where):
@@ -596,6 +603,10 @@ def test_hostile_case(case, tmp_path, capsys, monkeypatch):
               f"status {status}, {elapsed:.1f} s\nstderr:\n{err}"
     assert escaped is None, f"exception escaped collsel.cli.main:{context}\n{escaped}"
     assert "Traceback" not in err, context
+    # A message quotes what it refuses; a file's or flag's control characters (terminal escape
+    # sequences) are shown escaped, never sent to the terminal.
+    control = CONTROL.search(err)
+    assert not control, f"stderr holds control character {control.group()!r}{context!r}"
     assert status == case.status, f"exit status {status}, expected {case.status}{context}"
     assert corpus_digest(argv) == corpus, f"a corpus file changed{context}"
     if status != 0:
@@ -617,7 +628,7 @@ def test_hostile_case(case, tmp_path, capsys, monkeypatch):
         json.loads(out, parse_constant=refuse)
     if "never" in case.options:
         # Text that must not reach any output verbatim (code smuggled in through a name).
-        text = case.options["never"].encode()
+        text = expand(case.options["never"], scratch, made).encode()
         for rel, (kind, digest) in snapshot(scratch).items():
             if kind == "file" and before.get(rel) != (kind, digest):   # written by the run
                 assert text not in (scratch / rel).read_bytes(), \

@@ -132,7 +132,7 @@ def _check_flags(args):
         try:
             algorithms.check_collective(args.collective.strip().lower())
         except InputError as e:
-            raise InputError(f"--collective: {e}") from None
+            raise InputError(f"--collective: {common.printable(str(e))}") from None
     if args.time_unit is not None and common.unit_factor_or_none(args.time_unit) is None:
         raise InputError(f"--time-unit '{args.time_unit}': unknown time unit (known: us, ms, s, "
                          "ns)")

@@ -6,6 +6,7 @@ ignore it; faninout defaults to the table's 0).
 """
 from collsel.core import algorithms, table
 from collsel.errors import InputError, located
+from collsel.sources.ingest.common import printable
 from collsel.sources.ingest.given import how_to_supply
 
 
@@ -16,7 +17,7 @@ def _resolve(path, key, values, convert):
         try:
             out.setdefault(convert(text), []).append(where)
         except InputError as e:
-            raise located(path, None, f"{where}: {e}") from None
+            raise located(path, None, f"{where}: {printable(str(e))}") from None
     if len(out) > 1:
         said = "; ".join(f"{', '.join(w)} say {v}" for v, w in out.items())
         raise located(path, None, f"conflicting {key}: {said}")
@@ -118,7 +119,7 @@ def _algorithm(path, point, coll, given, cache):
             try:
                 cache[coll, point.algorithm] = algorithms.algorithm_id(coll, point.algorithm)
             except InputError as e:
-                raise located(path, point.line, str(e)) from None
+                raise located(path, point.line, printable(str(e))) from None
         mine = cache[coll, point.algorithm]
         if given["algorithm"]:
             theirs = _resolve(path, "algorithm", given["algorithm"],

@@ -77,7 +77,7 @@ def unit_factor(unit, path, line):
     """µs per one `unit`; an error for a unit we do not know."""
     factor = unit_factor_or_none(unit)
     if factor is None:
-        raise located(path, line, f"unknown time unit '{unit}' (known: us, ms, s, ns)")
+        raise located(path, line, f"unknown time unit '{_short(unit)}' (known: us, ms, s, ns)")
     return factor
 
 
@@ -114,9 +114,19 @@ def parse_int(text, path, line, name, low=0, high=table.MAX_MSG_SIZE):
     return value
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text):
+    """`text` with control characters escaped as \\xNN (for error messages)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def _short(text, limit=40):
-    """A field as an error message shows it: a 10 MiB field is not printed whole."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+    """A field as an error message shows it: control characters escaped (a file's escape
+    sequences never reach the terminal), a 10 MiB field not printed whole."""
+    text = text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+    return printable(text)
 
 
 def parse_float(text, path, line, name):
