@@ -100,8 +100,10 @@ _SESSION = {}
 
 def _session_dir():
     if "dir" not in _SESSION:
+        import atexit
         import tempfile
         _SESSION["dir"] = Path(tempfile.mkdtemp(prefix="collsel-hostile-"))
+        atexit.register(shutil.rmtree, _SESSION["dir"], ignore_errors=True)
     return _SESSION["dir"]
 
 
