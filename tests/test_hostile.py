@@ -380,6 +380,18 @@ def table_big_grid(scratch, name):
     return path
 
 
+def table_many_z(scratch, name):
+    """A third axis of 20 values: a report would draw 20 sets of figures."""
+    path = scratch / "many-z.csv"
+    with open(path, "w") as f:
+        f.write(HEAD.rstrip("\n") + ",ppn\n")
+        for z in range(1, 21):
+            for p in (2, 4):
+                for a in (1, 6):
+                    f.write(f"bcast,{p},1024,{a},0,{p * z + a},{z}\n")
+    return path
+
+
 def csv_big_field(scratch, name):
     """A mapped CSV (ingest --map) with a 10 MiB field."""
     path = scratch / "big-field-map.csv"
@@ -436,6 +448,7 @@ RECIPES = {
     "table-big-field": table_big_field,
     "table-big-quoted": table_big_quoted,
     "table-big-grid": table_big_grid,
+    "table-many-z": table_many_z,
     "csv-big-field": csv_big_field,
     "manifest-big-field": manifest_big_field,
     "experiments-big-field": experiments_big_field,
