@@ -38,6 +38,7 @@ def run_build(args):
     options = tree.BuildOptions(args.split, args.leaf, args.max_depth, args.threshold).check()
     if args.prefix is not None:      # before the tables are read
         values.identifier(args.prefix, "--prefix")
+    values.output_directory(args.out)
     files, stats = build_files(load_map(args), options, args.prefix)
     write_directory(args.out, files)
     pen = ("n/a" if stats["penalty_mean"] is None

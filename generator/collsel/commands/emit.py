@@ -72,9 +72,11 @@ def run_emit(args):
         print(f"{args.out}: {note}")
     if len(result.files) == 1:
         (data,) = result.files.values()
+        values.output_file(args.out)
         write_file(args.out, data)
         print(f"{args.out}: {len(data)} bytes")
     else:
+        values.output_directory(args.out)
         write_directory(args.out, result.files)
         print(f"{args.out}/: " + ", ".join(sorted(result.files)))
     return 0
