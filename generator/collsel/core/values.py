@@ -104,7 +104,8 @@ def output_file(path, flag="--out"):
 
 
 def output_directory(path, flag="--out"):
-    """A directory a command may write its files into: absent or a directory, parent writable."""
+    """A directory a command may write its files into: absent (created with its missing parents)
+    or a directory, writable."""
     path = os.fspath(path)
     if not path:
         raise InputError(f"{flag}: empty path")
@@ -114,5 +115,13 @@ def output_directory(path, flag="--out"):
     if os.path.isdir(path):
         if not os.access(path, os.W_OK | os.X_OK):
             raise InputError(f"{flag} {path}: cannot write in it (permission denied)")
-    _check_parent(path, flag)
+        return path
+    # Missing parents are created (as mkdir -p would): the nearest existing one must allow it.
+    ancestor = _parent(path)
+    while not os.path.exists(ancestor):
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        raise InputError(f"{flag} {path}: {ancestor} is not a directory; choose another path")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise InputError(f"{flag} {path}: cannot write in {ancestor} (permission denied)")
     return path
