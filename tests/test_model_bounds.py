@@ -216,3 +216,51 @@ def test_predict_refuses_times_no_table_can_hold(capsys, scratch):
                                      "64", "--msg-sizes", "4M", "--out", OUT])
     assert "{tmp}/huge.json: the model predicts" in line and "P=64, m=4194304" in line, line
     assert "beyond the 8.64e+10 µs (a day) a table may hold" in line, line
+
+
+# --- one line even for hostile text; every message names its flag --------------------------
+
+@pytest.mark.parametrize("argv, expected", [
+    (SWEEP[:4] + ["{tmp}/t\nrm -rf ~\n.csv"] + SWEEP[5:] + ["--emit-sbatch", "{tmp}/s.sbatch"],
+     "--out '{tmp}/t\\nrm -rf ~\\n.csv': a line break cannot be part of it"),
+    (SWEEP + ["--emit-sbatch", "{tmp}/s.sbatch", "--sbatch-time", "1:00\nrm -rf ~"],
+     "--sbatch-time '1:00\\nrm -rf ~' is not a Slurm time"),
+    (SWEEP + ["--emit-sbatch", "{tmp}/s.sbatch", "--launcher-args", "-x\nrm -rf ~"],
+     "--launcher-args '-x\\nrm -rf ~': a line break cannot be part of it"),
+    (PREDICT[:-1] + ["{tmp}/p\n.csv", "--comm-sizes", "2", "--msg-sizes", "1"],
+     "--out '{tmp}/p\\n.csv': a line break"),
+    (SWEEP[:-2] + ["--algorithms", "evil", "--dry-run"],
+     "--algorithms: unknown bcast algorithm 'evil'"),
+    (SWEEP[:-2] + ["--algorithms", "linear:8K", "--dry-run"],
+     "--algorithms: bcast algorithm 1 (basic_linear) ignores the segment size"),
+    (["sweep", "--collective", "bcast; rm", "--out", OUT, "--dry-run"],
+     "--collective: unknown collective 'bcast; rm'"),
+    (["model", "predict", "--preset", "evil", "--comm-sizes", "2", "--msg-sizes", "1", "--out",
+      OUT], "--preset: unknown preset 'evil'"),
+    (["model"], "collsel model: give an action: fit, predict, validate or paper"),
+])
+def test_hostile_text_is_one_line_naming_the_flag(capsys, scratch, no_work, argv, expected):
+    assert expected in refused(capsys, scratch, argv)
+
+
+EXPERIMENTS_HEADER = ("experiment,comm_size,msg_size,algorithm,segsize,gather_size,launch,"
+                      "time_us,n\n")
+NBFT = "nbft,2,1,0,0,0,1,2.0,50\nnbft,2,1024,0,0,0,1,3.0,50\n"
+GATHER = "bcast-gather,4,1024,6,0,1024,1,9.5,40\n"
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("", "{tmp}/e.csv: no bcast-gather rows: nothing to fit a method from"),
+    (NBFT, "{tmp}/e.csv: no bcast-gather rows"),
+    (GATHER, "{tmp}/e.csv: needs nbft rows at P=2 for two message sizes or more"),
+    (NBFT + "bcast-gather,4,1024,99,0,1024,1,9.5,40\n",
+     "{tmp}/e.csv:4: algorithm 99 is not a bcast algorithm with a model"),
+    (NBFT + "bcast-gather,4,1024,6,0,1024,1,inf,40\n", "{tmp}/e.csv:4: time_us inf"),
+    (NBFT + "bcast-gather,4,1024,6,0,1024,0,9.5,40\n",
+     "{tmp}/e.csv:4: launch 0 out of range [1, 100]"),
+    (NBFT + "bcast-gather," + "9" * 5000 + ",1024,6,0,1024,1,9.5,40\n",
+     "{tmp}/e.csv:4: comm_size out of range"),
+])
+def test_fit_refuses_experiments_it_cannot_use(capsys, scratch, no_work, body, expected):
+    (scratch / "e.csv").write_text(EXPERIMENTS_HEADER + body)
+    assert expected in refused(capsys, scratch, FIT + ["--experiments", "{tmp}/e.csv"])

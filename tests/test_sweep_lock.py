@@ -171,6 +171,15 @@ def test_second_sweeps_are_refused_while_one_runs(tmp_path, fake_bench, capsys):
     meta = tbl.read_table(str(out)).sources[0].metadata
     assert "run.1.end" in meta and not any(k.startswith("run.2.") for k in meta), \
         "a refused sweep wrote into the table"
+    assert not os.path.exists(sweep_lock.lock_path(str(out)))      # removed at the end
+    # A refused sweep leaves nothing behind either: no lock file, table and journal untouched.
+    table_bytes = out.read_bytes()
+    capsys.readouterr()
+    assert cli.main(sweep_args(out, fake_bench)) == 2       # exists, no --resume
+    assert "--resume" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == sorted(["bcast.csv", "bcast.csv.launches", "built",
+                                                   "fake_bench.sh", "first.log"])
+    assert out.read_bytes() == table_bytes
 
 
 def test_kill_9_releases_the_lock(tmp_path, fake_bench, capsys):
@@ -195,5 +204,35 @@ def test_kill_9_releases_the_lock(tmp_path, fake_bench, capsys):
     finally:
         stop(first)
     check_complete(out, tmp_path, capsys)
-    with open(sweep_lock.lock_path(str(out))) as f:
-        assert f.read().startswith(f"{os.getpid()}\n")      # the resume held it
+    # The resume took the lock file over and removed it when it ended.
+    assert not os.path.exists(sweep_lock.lock_path(str(out)))
+
+
+def test_lock_names_its_holder_and_removes_its_file(tmp_path):
+    """The lock itself, in one process (flock locks belong to the open file, so a second
+    acquire conflicts even here): the refusal names the holder; release removes the file;
+    the next acquire works."""
+    from collsel.errors import InputError
+    table = str(tmp_path / "t.csv")
+    first = sweep_lock.acquire(table, "collsel sweep --out t.csv   --first")
+    with open(sweep_lock.lock_path(table)) as f:
+        assert f.read() == f"{os.getpid()}\ncollsel sweep --out t.csv --first\n"
+    with pytest.raises(InputError) as refusal:
+        sweep_lock.acquire(table, "collsel sweep --second")
+    assert str(refusal.value) == (f"{table} is being written by another collsel sweep (PID "
+                                  f"{os.getpid()}: collsel sweep --out t.csv --first); wait for "
+                                  "it or stop it")
+    assert sweep_lock.holder_note(table).startswith(f"{table} is being written")
+    # A file the holder removes while another waits for it is noticed and replaced.
+    waiting = os.open(sweep_lock.lock_path(table), os.O_RDWR)
+    first.release()
+    assert not os.path.exists(sweep_lock.lock_path(table))
+    assert sweep_lock.holder_note(table) is None
+    second = sweep_lock.acquire(table, "collsel sweep --second")
+    import fcntl
+    fcntl.flock(waiting, fcntl.LOCK_EX | fcntl.LOCK_NB)   # the old, removed file: no lock
+    os.close(waiting)
+    with pytest.raises(InputError):
+        sweep_lock.acquire(table, "collsel sweep --third")  # the new file is the locked one
+    second.release()
+    assert os.listdir(tmp_path) == []

@@ -11,7 +11,7 @@ import os
 import sys
 import time
 
-from collsel.commands.sweep import number
+from collsel.commands.sweep import number, one_line
 from collsel.core import sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
@@ -29,7 +29,7 @@ def register(sub):
                          description=__doc__,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     msub = top.add_subparsers(title="model commands", metavar="ACTION")
-    top.set_defaults(run=lambda args: (top.print_help(sys.stderr), 2)[1])
+    top.set_defaults(run=_no_action)
 
     p = msub.add_parser("fit", help="measure the model experiments and fit parameters")
     p.add_argument("--out", required=True, help="parameter file to write (JSON)")
@@ -85,10 +85,21 @@ def register(sub):
     p.set_defaults(run=run_paper)
 
 
+def _no_action(args):
+    raise InputError("collsel model: give an action: fit, predict, validate or paper (see "
+                     "collsel model --help)")
+
+
 def _load_params(args):
     if bool(args.params) == bool(args.preset):
         raise InputError("give a parameter file or --preset NAME (one of them)")
-    return params.load(args.params or params.preset_path(args.preset))
+    if args.params:
+        return params.load(args.params)
+    try:
+        path = params.preset_path(args.preset)
+    except InputError as e:
+        raise InputError(f"--preset: {e}") from None
+    return params.load(path)
 
 
 def _progress_every(seconds, label):
@@ -108,7 +119,7 @@ def _progress_every(seconds, label):
 def run_predict(args):
     # Every flag and the grid's size are checked before any prediction (and the output path
     # before anything is computed).
-    values.output_file(args.out, "--out")
+    values.output_file(one_line(args.out, "--out"), "--out")
     if args.collective != "bcast":
         raise InputError(f"--collective {args.collective}: only bcast has tau-Lop models "
                          "(reduce models are in collsel.sources.models.reduce)")
@@ -140,7 +151,8 @@ def _progress(text):
 
 
 def run_fit(args):
-    values.output_file(args.out, "--out")
+    values.output_file(one_line(args.out, "--out"), "--out")
+    one_line(args.experiments, "--experiments")
     reuse = bool(args.experiments) and os.path.isfile(args.experiments)
     if args.experiments and not reuse:
         values.output_file(args.experiments, "--experiments")
@@ -154,8 +166,6 @@ def run_fit(args):
     if reuse:
         rows = experiments.load(args.experiments)
         meta = experiments.base_metadata()
-        print(f"collsel model fit: {len(rows)} measurements from {args.experiments}",
-              file=sys.stderr)
     else:
         # Measured whole, then written at once (core.files): an experiment file is never
         # written incrementally, so two fits into one file cannot interleave (the last wins).
@@ -170,13 +180,14 @@ def run_fit(args):
             write_file(args.experiments, experiments.save(rows, meta))
     doc = fit.parameter_document(rows, meta, args.experiments)
     write_file(args.out, params.dumps(doc))
-    print(f"collsel model fit: {len(doc['methods'])} methods from {len(rows)} measurements "
-          f"-> {args.out}", file=sys.stderr)
+    source = f" (from {args.experiments})" if reuse else ""
+    print(f"collsel model fit: {len(doc['methods'])} methods from {len(rows)} measurements"
+          f"{source} -> {args.out}", file=sys.stderr)
 
 
 def run_validate(args):
     if args.json:
-        values.output_file(args.json, "--json")
+        values.output_file(one_line(args.json, "--json"), "--json")
     result = validation.validate(params.load(args.params), args.params, args.measured,
                                  args.journal)
     text = json.dumps(result, indent=1)

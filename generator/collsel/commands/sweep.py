@@ -118,6 +118,14 @@ def number(value, name, low, high, where="", low_open=False):
     return result
 
 
+def one_line(value, flag):
+    """A path or word that goes into a command line, a batch script or a one-line message: no
+    line breaks (a newline in --out would end the script's comment line and start a command)."""
+    if value is not None and ("\n" in value or "\r" in value):
+        raise InputError(f"{flag} {value!r}: a line break cannot be part of it")
+    return value
+
+
 def _check_numbers(args):
     """Every numeric flag, checked and converted in place (core.values ranges; the benchmark's
     own option ranges from benchmark_program.py); one line naming the flag."""
@@ -137,7 +145,7 @@ def _check_numbers(args):
             values.integer(high, "--sbatch-nodes (the maximum of MIN-MAX)", first,
                            values.COMM_SIZE[1])
     if not SBATCH_TIME.fullmatch(args.sbatch_time.strip()):
-        raise InputError(f"--sbatch-time '{args.sbatch_time}' is not a Slurm time (MINUTES, "
+        raise InputError(f"--sbatch-time {args.sbatch_time!r} is not a Slurm time (MINUTES, "
                          "H:MM:SS, D-HH, D-HH:MM:SS, ...)")
     for flag, text in (("--sbatch-args", args.sbatch_args), ("--launcher-args",
                                                              args.launcher_args)):
@@ -145,9 +153,7 @@ def _check_numbers(args):
             shlex.split(text or "")
         except ValueError as e:
             raise InputError(f"{flag} {text!r}: {e} (one string of shell words)") from None
-        if "\n" in (text or "") or "\r" in (text or ""):
-            raise InputError(f"{flag}: a line break cannot go into a command line or the batch "
-                             "script")
+        one_line(text, flag)
 
 
 def _canonical(args, cfg, launcher_name):
@@ -175,10 +181,16 @@ def _canonical(args, cfg, launcher_name):
 
 def run_sweep(args):
     # Everything given is checked before anything is built, launched, read or written.
+    for flag in ("out", "emit_sbatch", "bench", "hostfile", "mpirun", "mpicc", "map_by",
+                 "collective", "algorithms", "segsizes", "comm_sizes", "msg_sizes", "fault"):
+        one_line(getattr(args, flag), "--" + flag.replace("_", "-"))
     values.output_file(args.out, "--out")
     if args.emit_sbatch is not None:
         values.output_file(args.emit_sbatch, "--emit-sbatch")
-    collective = algorithms.check_collective(args.collective)
+    try:
+        collective = algorithms.check_collective(args.collective)
+    except InputError as e:
+        raise InputError(f"--collective: {e}") from None
     _check_numbers(args)
     methods = plan.plan_methods(collective, args.algorithms, args.segsizes,
                                 baseline=not args.no_baseline)

@@ -20,7 +20,7 @@ import csv
 import io
 import time
 
-from collsel.core import csvfile, values
+from collsel.core import algorithms, csvfile, values
 from collsel.errors import CollselError, InputError, located
 from collsel import __version__
 from collsel.sources.measure import benchmark_program as bench, launchers, machine
@@ -154,6 +154,9 @@ def save(rows, metadata):
     return out.getvalue()
 
 
+# The bcast algorithms models.bcast describes (Open MPI's ids, the baseline 0 excluded).
+MODELLED_ALGORITHMS = tuple(a for a in sorted(algorithms.ALGORITHMS["bcast"])
+                            if a != algorithms.BASELINE_ALGORITHM)
 _RANGES = {"comm_size": values.COMM_SIZE, "msg_size": values.MSG_SIZE,
            "algorithm": values.ALGORITHM_ID, "segsize": values.SEGSIZE,
            "gather_size": values.MSG_SIZE, "launch": launch_stats.LAUNCHES,
@@ -183,5 +186,19 @@ def load(path):
             except ValueError:      # int() refuses numbers of thousands of digits
                 raise located(path, lineno, f"{k} out of range [{low}, {high}]") from None
         r["time_us"] = values.time_us(r["time_us"], "time_us", where)
+        if r["experiment"] == "bcast-gather" and r["algorithm"] not in MODELLED_ALGORITHMS:
+            raise located(path, lineno, f"algorithm {r['algorithm']} is not a bcast algorithm "
+                          "with a model (" + ", ".join(map(str, MODELLED_ALGORITHMS)) + ")")
         rows.append(r)
+    check_fittable(rows, path)
     return rows
+
+
+def check_fittable(rows, path):
+    """Refuse experiments a fit cannot use: it needs bcast+gather rows (one method each) and
+    the P = 2 NBFT at two message sizes or more (gamma0's reference and Hockney's alpha, beta)."""
+    if not any(r["experiment"] == "bcast-gather" for r in rows):
+        raise InputError(f"{path}: no bcast-gather rows: nothing to fit a method from")
+    if len({r["msg_size"] for r in rows if r["experiment"] == "nbft" and r["comm_size"] == 2}) < 2:
+        raise InputError(f"{path}: needs nbft rows at P=2 for two message sizes or more (the "
+                         "point-to-point reference of gamma0 and the Hockney fit)")

@@ -6,8 +6,11 @@ repairs anything, and holds it until it exits; the kernel drops it when the proc
 way, SIGKILL included, because the lock belongs to the open file and nothing else holds that file
 open (it is opened close-on-exec, and launches are started with close_fds). After the lock is
 taken the holder writes its PID and command line into the file, so a refused sweep can say who
-holds it; the file may stay behind after the sweep, its content is only informative and the lock
-is what counts.
+holds it. The holder removes the file when it ends, still holding the lock, so a finished or
+refused sweep leaves nothing behind; after a SIGKILL the file stays, harmlessly (its content is
+only informative, the lock is what counts, and the next sweep takes it over). A sweep that locks
+a file another one removed meanwhile notices (the path no longer names the file it locked) and
+starts again with the new one, so there is never more than one holder.
 """
 import fcntl
 import os
@@ -19,6 +22,7 @@ from collsel.errors import InputError
 # this long (and waits as long for the holder to write its PID) before giving up.
 RETRY_S = 0.5
 _STEP_S = 0.05
+_ATTEMPTS = 20          # lock files replaced under us before giving up (never in practice)
 
 
 def lock_path(table):
@@ -70,16 +74,31 @@ def _try(fd, mode):
             time.sleep(_STEP_S)
 
 
+def _names(path, fd):
+    """Whether `path` still names the open file `fd`."""
+    try:
+        st, here = os.stat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (here.st_dev, here.st_ino)
+
+
 class TableLock:
     """The exclusive lock of one table, taken by `acquire`; `release` (or leaving the `with`
-    block) lets it go."""
+    block) removes the lock file and lets the lock go."""
 
-    def __init__(self, fd):
+    def __init__(self, fd, path):
         self.fd = fd
+        self.path = path
 
     def release(self):
         if self.fd is not None:
-            os.close(self.fd)       # closing the file drops the flock
+            try:
+                if _names(self.path, self.fd):
+                    os.unlink(self.path)     # still locked: nobody can take it meanwhile
+            except OSError:
+                pass                         # left behind: harmless
+            os.close(self.fd)                # closing the file drops the flock
             self.fd = None
 
     def __enter__(self):
@@ -91,19 +110,26 @@ class TableLock:
 
 def acquire(table, command):
     """Take the table's lock for this process, or raise InputError naming the holder."""
-    fd = _open(table)
-    try:
-        if not _try(fd, fcntl.LOCK_EX):
-            raise _busy(table, fd)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n{' '.join(command.split())}\n".encode("utf-8"), 0)
-    except InputError:
-        os.close(fd)
-        raise
-    except OSError as e:
-        os.close(fd)
-        raise InputError(f"{table}: cannot lock {lock_path(table)}: {e.strerror or e}") from None
-    return TableLock(fd)
+    path = lock_path(table)
+    for _ in range(_ATTEMPTS):
+        fd = _open(table)
+        try:
+            if not _try(fd, fcntl.LOCK_EX):
+                raise _busy(table, fd)
+            if not _names(path, fd):         # the holder removed it as we waited: again
+                os.close(fd)
+                continue
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n{' '.join(command.split())}\n".encode("utf-8"), 0)
+        except InputError:
+            os.close(fd)
+            raise
+        except OSError as e:
+            os.close(fd)
+            raise InputError(f"{table}: cannot lock {path}: {e.strerror or e}") from None
+        return TableLock(fd, path)
+    raise InputError(f"{table}: its lock file {path} keeps being replaced; is another collsel "
+                     "sweep starting and stopping on it? try again")
 
 
 def holder_note(table):

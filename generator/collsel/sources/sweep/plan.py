@@ -30,17 +30,20 @@ def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=
         items = [str(a) for a in sorted(algorithms.ALGORITHMS[collective]) if a != 0]
     for item in items:
         name, _, seg = item.partition(":")
-        alg = algorithms.algorithm_id(collective, name)
+        try:
+            alg = algorithms.algorithm_id(collective, name)
+        except InputError as e:
+            raise InputError(f"--algorithms: {e}") from None
         label = f"{collective} algorithm {alg} ({algorithms.algorithm_name(collective, alg)})"
         if seg:
             seg_v = parse_size(seg, f"--algorithms {item}", *values.SEGSIZE, "segment size")
             if seg_v and not algorithms.segments(collective, alg):
-                raise InputError(f"{label} ignores the segment size; '{item}' asks for "
-                                 f"{seg_v} bytes (use segment size 0)")
+                raise InputError(f"--algorithms: {label} ignores the segment size; '{item}' "
+                                 f"asks for {seg_v} bytes (use segment size 0)")
             methods.add(Method(alg, seg_v))
         elif alg == 0 or not algorithms.segments(collective, alg):
             if algorithms_text and segsizes_text and any(segsizes):
-                raise InputError(f"{label} ignores the segment size, but --segsizes "
+                raise InputError(f"--algorithms: {label} ignores the segment size, but --segsizes "
                                  f"{segsizes_text} was given for it; drop it from --algorithms "
                                  "or pin ALG:0")
             methods.add(Method(alg, 0))

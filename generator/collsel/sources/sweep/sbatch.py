@@ -12,7 +12,7 @@ def sbatch_script(cfg, inner_command, ntasks, time_limit, nodes=None, extra=""):
     if nodes:
         lines.append(f"#SBATCH --nodes={nodes}")
     lines += [f"#SBATCH {x}" for x in shlex.split(extra or "")]
-    lines += ["# Written by: " + cfg.command,
+    lines += ["# Written by: " + " ".join(cfg.command.split()),   # one comment line
               "# Submitting it again continues the sweep (--resume).",
               "set -euo pipefail",
               f"cd {shlex.quote(os.getcwd())}",
