@@ -22,6 +22,7 @@ operation axis: Open MPI 4.1 applies a reduce rule to non-commutative operations
 (its dynamic path does not look at commutativity), so only linear (1) and in-order binary (6)
 are safe there.
 """
+import itertools
 import json
 
 import numpy as np
@@ -136,18 +137,18 @@ def _block_context(loaded, blocks, target):
 
 
 def _grid_points(loaded):
+    """Every (P, m) of the tree's grid, as Python ints (m may exceed an int64)."""
     p_axis, m_axis = loaded.axes
-    pv, mv = np.meshgrid(np.asarray(p_axis.values, dtype=np.int64),
-                         np.asarray(m_axis.values, dtype=np.int64), indexing="ij")
-    return pv.ravel(), mv.ravel()
+    points = list(itertools.product(p_axis.values, m_axis.values))
+    return [p for p, _ in points], [m for _, m in points]
 
 
 def disagreement(loaded, decide):
     """(points that differ, points) over the tree's grid; `decide(P, m)` -> (alg, seg, fan)."""
     pv, mv = _grid_points(loaded)
     want = [loaded.methods[i] for i in loaded.decide([pv, mv]).tolist()]
-    differ = sum((w.algorithm, w.segsize, w.faninout) != tuple(decide(int(p), int(m)))
-                 for w, p, m in zip(want, pv.tolist(), mv.tolist()))
+    differ = sum((w.algorithm, w.segsize, w.faninout) != tuple(decide(p, m))
+                 for w, p, m in zip(want, pv, mv))
     return differ, len(want)
 
 
