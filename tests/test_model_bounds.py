@@ -259,7 +259,7 @@ GATHER = "bcast-gather,4,1024,6,0,1024,1,9.5,40\n"
     (NBFT + "bcast-gather,4,1024,6,0,1024,0,9.5,40\n",
      "{tmp}/e.csv:4: launch 0 out of range [1, 100]"),
     (NBFT + "bcast-gather," + "9" * 5000 + ",1024,6,0,1024,1,9.5,40\n",
-     "{tmp}/e.csv:4: comm_size out of range"),
+     "{tmp}/e.csv:4: comm_size 99999999999999999999... (5000 digits) out of range"),
 ])
 def test_fit_refuses_experiments_it_cannot_use(capsys, scratch, no_work, body, expected):
     (scratch / "e.csv").write_text(EXPERIMENTS_HEADER + body)

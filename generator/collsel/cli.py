@@ -5,7 +5,7 @@ import os
 import sys
 
 from collsel import __version__
-from collsel.errors import CollselError
+from collsel.errors import CollselError, printable
 
 # Each module has `register(subparsers)`, which adds its subcommands with `set_defaults(run=...)`.
 COMMAND_MODULES = (
@@ -39,7 +39,8 @@ class Parser(argparse.ArgumentParser):
     (argparse's own error prints the whole usage block first)."""
 
     def error(self, message):
-        self.exit(2, f"collsel: error: {self.prog}: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"collsel: error: {printable(self.prog)}: {printable(message)} "
+                     f"(see {self.prog} --help)\n")
 
 
 def parser():
@@ -60,7 +61,7 @@ def main(argv=None):
     try:
         return args.run(args) or 0
     except CollselError as e:
-        print(f"collsel: error: {e}", file=sys.stderr)
+        print(f"collsel: error: {printable(e)}", file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:
         print("collsel: interrupted", file=sys.stderr)

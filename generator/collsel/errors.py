@@ -11,6 +11,12 @@ class InputError(CollselError):
     exit_status = 2
 
 
+def printable(text):
+    """`text` with every control character escaped (\\x1b, \\n, ...), so that what a hostile file
+    or flag holds can neither move the terminal nor split a message into several lines."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
 def located(path, line, message):
     """An InputError naming the file and line, in the `file:line: message` form compilers use."""
     where = f"{path}:{line}" if line else f"{path}"

@@ -3,7 +3,7 @@ import sys
 
 from collsel.core import algorithms, statistic, table, values
 from collsel.core.files import write_file
-from collsel.errors import InputError
+from collsel.errors import InputError, printable
 from collsel.sources.ingest import assemble, common, csvmap, given, output
 from collsel.sources.ingest.common import read_lines
 from collsel.sources.ingest.detect import PARSERS, detect
@@ -113,7 +113,7 @@ def run(args):
         r for r in rows if None in (r[k] for k in output.KEY)]
     warning = statistic.mismatch_warning([(s["file"], s["statistic"]) for s in sources])
     if warning:
-        print(f"collsel: warning: {warning}", file=sys.stderr)
+        print(f"collsel: warning: {printable(warning)}", file=sys.stderr)
     if args.check:
         for report in reports:
             print(_report(*report))

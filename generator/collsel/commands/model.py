@@ -11,7 +11,6 @@ import os
 import sys
 import time
 
-from collsel.commands.sweep import number, one_line
 from collsel.core import sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
@@ -119,7 +118,7 @@ def _progress_every(seconds, label):
 def run_predict(args):
     # Every flag and the grid's size are checked before any prediction (and the output path
     # before anything is computed).
-    values.output_file(one_line(args.out, "--out"), "--out")
+    values.output_file(values.one_line(args.out, "--out"), "--out")
     if args.collective != "bcast":
         raise InputError(f"--collective {args.collective}: only bcast has tau-Lop models "
                          "(reduce models are in collsel.sources.models.reduce)")
@@ -151,17 +150,17 @@ def _progress(text):
 
 
 def run_fit(args):
-    values.output_file(one_line(args.out, "--out"), "--out")
-    one_line(args.experiments, "--experiments")
+    values.output_file(values.one_line(args.out, "--out"), "--out")
+    values.one_line(args.experiments, "--experiments")
     reuse = bool(args.experiments) and os.path.isfile(args.experiments)
     if args.experiments and not reuse:
         values.output_file(args.experiments, "--experiments")
     comm_sizes = sizes.parse_comm_sizes(args.comm_sizes)
     values.integer(comm_sizes[0], "communicator size", 2, values.COMM_SIZE[1], "--comm-sizes")
     msg_sizes = sizes.parse_msg_sizes(args.msg_sizes, high=bench.MSG_SIZE[1])
-    time_cap = number(args.time_cap, "--time-cap", *bench.TIME_CAP_S)
+    time_cap = values.number(args.time_cap, "--time-cap", *bench.TIME_CAP_S)
     launches = values.integer(args.launches, "--launches", *launch_stats.LAUNCHES)
-    interval = number(args.progress_interval, "--progress-interval", *PROGRESS_S,
+    interval = values.number(args.progress_interval, "--progress-interval", *PROGRESS_S,
                       low_open=True)
     if reuse:
         rows = experiments.load(args.experiments)
@@ -187,7 +186,7 @@ def run_fit(args):
 
 def run_validate(args):
     if args.json:
-        values.output_file(one_line(args.json, "--json"), "--json")
+        values.output_file(values.one_line(args.json, "--json"), "--json")
     result = validation.validate(params.load(args.params), args.params, args.measured,
                                  args.journal)
     text = json.dumps(result, indent=1)

@@ -3,6 +3,7 @@ import argparse
 import sys
 
 from collsel.core import decision_map, statistic, table, tree
+from collsel.errors import printable
 
 
 def percent(text):
@@ -38,7 +39,7 @@ def read_tables(paths):
     warning = statistic.mismatch_warning(
         [(s.path, s.metadata.get("statistic")) for s in combined.sources])
     if warning:
-        print(f"collsel: warning: {warning}", file=sys.stderr)
+        print(f"collsel: warning: {printable(warning)}", file=sys.stderr)
     return combined
 
 

@@ -1,6 +1,5 @@
 """`collsel sweep`: measure every forced Open MPI algorithm into a performance table."""
 import argparse
-import math
 import os
 import re
 import shlex
@@ -102,41 +101,17 @@ PROGRESS_S = (0.0, 86400.0)             # --progress-interval: open below, a day
 SBATCH_TIME = re.compile(r"\d+(:\d{1,2}){0,2}|\d+-\d{1,2}(:\d{1,2}){0,2}")
 
 
-def number(value, name, low, high, where="", low_open=False):
-    """A finite number in [low, high] ((low, high] with low_open) from text or a number: the
-    check core.values lacks for non-integer flags, in its wording. (To move there as
-    core.values.number.)"""
-    prefix = f"{where}: " if where else ""
-    try:
-        result = float(value.strip() if isinstance(value, str) else value)
-    except (TypeError, ValueError):
-        raise InputError(f"{prefix}{name} '{value}' is not a number") from None
-    if not (math.isfinite(result) and (low < result if low_open else low <= result)
-            and result <= high):
-        raise InputError(f"{prefix}{name} {value} out of range {'(' if low_open else '['}"
-                         f"{low:g}, {high:g}]")
-    return result
-
-
-def one_line(value, flag):
-    """A path or word that goes into a command line, a batch script or a one-line message: no
-    line breaks (a newline in --out would end the script's comment line and start a command)."""
-    if value is not None and ("\n" in value or "\r" in value):
-        raise InputError(f"{flag} {value!r}: a line break cannot be part of it")
-    return value
-
-
 def _check_numbers(args):
     """Every numeric flag, checked and converted in place (core.values ranges; the benchmark's
     own option ranges from benchmark_program.py); one line naming the flag."""
     args.launches = values.integer(args.launches, "--launches", *launch_stats.LAUNCHES)
-    args.time_cap = number(args.time_cap, "--time-cap", *bench.TIME_CAP_S)
-    args.rel_ci = number(args.rel_ci, "--rel-ci", *bench.REL_CI)
+    args.time_cap = values.number(args.time_cap, "--time-cap", *bench.TIME_CAP_S)
+    args.rel_ci = values.number(args.rel_ci, "--rel-ci", *bench.REL_CI)
     args.min_reps = values.integer(args.min_reps, "--min-reps", *bench.REPS)
     args.max_reps = values.integer(args.max_reps, "--max-reps", args.min_reps, bench.REPS[1])
     args.warmup = values.integer(args.warmup, "--warmup", *bench.WARMUP)
-    args.timeout = number(args.timeout, "--timeout", *TIMEOUT_S, low_open=True)
-    args.progress_interval = number(args.progress_interval, "--progress-interval",
+    args.timeout = values.number(args.timeout, "--timeout", *TIMEOUT_S, low_open=True)
+    args.progress_interval = values.number(args.progress_interval, "--progress-interval",
                                     *PROGRESS_S, low_open=True)
     if args.sbatch_nodes is not None:
         low, _, high = str(args.sbatch_nodes).partition("-")
@@ -153,7 +128,7 @@ def _check_numbers(args):
             shlex.split(text or "")
         except ValueError as e:
             raise InputError(f"{flag} {text!r}: {e} (one string of shell words)") from None
-        one_line(text, flag)
+        values.one_line(text, flag)
 
 
 def _canonical(args, cfg, launcher_name):
@@ -183,7 +158,7 @@ def run_sweep(args):
     # Everything given is checked before anything is built, launched, read or written.
     for flag in ("out", "emit_sbatch", "bench", "hostfile", "mpirun", "mpicc", "map_by",
                  "collective", "algorithms", "segsizes", "comm_sizes", "msg_sizes", "fault"):
-        one_line(getattr(args, flag), "--" + flag.replace("_", "-"))
+        values.one_line(getattr(args, flag), "--" + flag.replace("_", "-"))
     values.output_file(args.out, "--out")
     if args.emit_sbatch is not None:
         values.output_file(args.emit_sbatch, "--emit-sbatch")

@@ -8,7 +8,9 @@ following line is a row, parsed with the `csv` module (quoting as Excel writes i
 does not span lines, so every row keeps its own line number for error messages).
 """
 import csv
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 from collsel.errors import located
@@ -28,8 +30,21 @@ class CsvDocument:
     rows: list = field(default_factory=list)   # (line number, [fields]) per data row
 
 
-def read_bytes(path):
+def check_regular(path, what="a CSV table"):
+    """A path that is a regular file (a FIFO would block the read, a device never end it)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise located(path, None, f"cannot read: {e.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise located(path, None, f"is a directory, not {what}")
+    if not stat.S_ISREG(mode):
+        raise located(path, None, f"not a regular file (a FIFO or a device), not {what}")
+
+
+def read_bytes(path, what="a CSV table"):
     """The whole file, or one located error."""
+    check_regular(path, what)
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -52,7 +67,7 @@ def decode_lines(path, raw, what):
 
 def read_lines(path, what="a CSV table"):
     """The file as text lines; one located error for unreadable, binary or non-UTF-8 input."""
-    return decode_lines(path, read_bytes(path), what)
+    return decode_lines(path, read_bytes(path, what), what)
 
 
 def split_row(text, path, lineno):

@@ -100,7 +100,9 @@ def build_map(table, z_column=None):
     baseline = table.algorithm == algorithms.BASELINE_ALGORITHM
     cand = ~baseline
     if not cand.any():
-        raise InputError(f"{collective}: only baseline (algorithm 0) rows; nothing to choose from")
+        files = ", ".join(s.path for s in table.sources) or collective
+        raise InputError(f"{files}: {collective} has only baseline (algorithm 0) rows; nothing "
+                         "to choose from (measure the algorithms too)")
     z_raw = table.column(z_column).tolist() if z_column else None
     axes = [make_axis("comm_size", LINEAR, table.comm_size[cand].tolist()),
             make_axis("msg_size", LOG2, table.msg_size[cand].tolist())]

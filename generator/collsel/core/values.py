@@ -8,6 +8,7 @@ where it came from (`FILE:LINE` or the flag), e.g. `t.csv:7: comm_size 0 out of 
 import math
 import os
 import re
+import tempfile
 
 from collsel.errors import InputError
 
@@ -33,12 +34,36 @@ def integer(value, name, low, high, where=""):
     if isinstance(value, str):
         text = value.strip()
         if not re.fullmatch(r"[+-]?\d+", text):
-            raise InputError(f"{_where(where)}{name} '{value}' is not an integer")
+            raise InputError(f"{_where(where)}{name} '{value[:40]}' is not an integer")
+        if len(text.lstrip("+-0")) > 40:      # far beyond every range; int() would be slow
+            raise InputError(f"{_where(where)}{name} {text[:20]}... ({len(text)} digits) out of "
+                             f"range [{low}, {high}]")
         value = int(text)
     elif isinstance(value, bool) or not isinstance(value, int):
         raise InputError(f"{_where(where)}{name} {value!r} is not an integer")
     if not low <= value <= high:
         raise InputError(f"{_where(where)}{name} {value} out of range [{low}, {high}]")
+    return value
+
+
+def number(value, name, low, high, where="", low_open=False):
+    """A finite number in [low, high] ((low, high] with low_open) from text or a number."""
+    try:
+        result = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        raise InputError(f"{_where(where)}{name} '{str(value)[:40]}' is not a number") from None
+    if not (math.isfinite(result) and (low < result if low_open else low <= result)
+            and result <= high):
+        raise InputError(f"{_where(where)}{name} {value} out of range "
+                         f"{'(' if low_open else '['}{low:g}, {high:g}]")
+    return result
+
+
+def one_line(value, flag):
+    """A path or word that goes into a command line, a batch script or a one-line message: no
+    line breaks (a newline in --out would end a script's comment line and start a command)."""
+    if value is not None and ("\n" in value or "\r" in value):
+        raise InputError(f"{flag} {value!r}: a line break cannot be part of it")
     return value
 
 
@@ -88,6 +113,11 @@ def _check_parent(path, flag):
                          "path")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(f"{flag} {path}: cannot write in {parent} (permission denied)")
+    try:    # access() passes for root even where nothing can be created (/proc): try it
+        tempfile.TemporaryFile(dir=parent).close()
+    except OSError as e:
+        raise InputError(f"{flag} {path}: cannot create files in {parent} "
+                         f"({e.strerror or e})") from None
 
 
 def output_file(path, flag="--out"):

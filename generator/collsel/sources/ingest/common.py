@@ -5,9 +5,7 @@ spread, and P or collective when the format prints them) plus the line each came
 file does not record is filled in later from flags, a file-name pattern or a manifest (given.py).
 """
 import math
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 
 from collsel.core import csvfile, table, values
@@ -82,15 +80,8 @@ def unit_factor(unit, path, line):
 
 
 def check_regular(path, what="benchmark output"):
-    """A path that is a regular file (a FIFO would block the read, a device never end it)."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as e:
-        raise located(path, None, f"cannot read: {e.strerror}") from None
-    if stat.S_ISDIR(mode):
-        raise located(path, None, f"is a directory, not {what}")
-    if not stat.S_ISREG(mode):
-        raise located(path, None, f"not a regular file (a FIFO or a device), not {what}")
+    """A path that is a regular file (core.csvfile's check, with this module's wording)."""
+    csvfile.check_regular(path, what)
 
 
 def read_lines(path):
