@@ -286,3 +286,206 @@ def test_corruptions_change_the_document(trees):
         for location, label, value in all_corruptions(doc):
             assert json.dumps(apply(doc, location, value)) != json.dumps(doc), (location, label)
         assert schemas.validator("tree").is_valid(doc)
+
+
+# --- the holes the hardening issue found, one by one ---------------------------------------------
+
+def _one_line(status, err, *expected):
+    lines = err.splitlines()
+    assert status == 2 and len(lines) == 1 and "Traceback" not in err, (status, err)
+    for text in expected:
+        assert text in lines[0], lines[0]
+    return lines[0]
+
+
+def _write(tmp_path, doc, name="tree.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda d: d["methods"][0].__setitem__("algorithm", 2**40),
+     "methods[0].algorithm: 1099511627776 is not one of"),
+    (lambda d: d["methods"][0].__setitem__("algorithm", -3), "methods[0].algorithm: -3 is not"),
+    (lambda d: d["methods"][0].__setitem__("algorithm", "1; } int evil(void) { return 0"),
+     "is not of type 'integer'"),
+    (lambda d: d["methods"][3].__setitem__("name", "*/ int evil; /*"),
+     "methods[3].name: '*/ int evil; /*' does not match"),
+    (lambda d: d.__setitem__("collective", "bcast x"), "collective: 'bcast x' does not match"),
+    (lambda d: d.__setitem__("collective", "bcast\n"), "collective: 'bcast\\n' does not match"),
+    (lambda d: d["axes"][1]["cuts"].__setitem__(2, math.nan),
+     "axes[1].cuts[2]: nan is not of type 'integer'"),
+    (lambda d: d["axes"][1]["cuts"].__setitem__(2, "64"),
+     "axes[1].cuts[2]: '64' is not of type 'integer'"),
+    (lambda d: d["axes"][0].__setitem__("cuts", []), "axes[0].cuts: 0 cuts for 15 values"),
+    (lambda d: d.__setitem__("version", "1"),
+     "version: '1' is a string; this collsel reads the integer 1"),
+    (lambda d: d.__setitem__("version", True), "version: True is not an integer"),
+])
+def test_known_holes_are_refused_by_query_and_emit(trees, tmp_path, edit, expected):
+    doc = copy.deepcopy(trees["2d"])
+    edit(doc)
+    bad = _write(tmp_path, doc)
+    status, out, err = collsel_main("query", bad, "--comm-size", 4, "--msg-size", 8)
+    assert not out
+    _one_line(status, err, f"{bad}: ", expected)
+    for target in ("c", "ompi-dec-fixed", "ompi-rules"):
+        status, _, err = collsel_main("emit", bad, "--target", target, "--out", tmp_path / "o")
+        _one_line(status, err, f"{bad}: ", expected)
+        assert not (tmp_path / "o").exists()
+
+
+def test_free_text_in_a_tree_cannot_leave_its_comment(trees, tmp_path):
+    """Names from the file are not used (they are re-derived), and category labels and the z
+    column name, which may hold any text, are escaped in C comments."""
+    from collsel.core import treefile
+    from collsel.sinks.emit.targets import EmitOptions, emit
+    doc = copy.deepcopy(trees["3d-category"])
+    doc["axes"][2]["name"] = "*/ int evil; /* ??/"
+    doc["axes"][2]["labels"] = ["*/ int a; /*", "b\\ ??/ \u00e9 \u2603"]
+    path = _write(tmp_path, doc)
+    loaded = treefile.load(path)
+    loaded.method_names = ["*/ int evil2; /*"] * len(loaded.method_names)   # ignored
+    files = emit("c", [loaded], EmitOptions(prefix="t")).files
+    text = files["decision.c"] + files["decision.h"]
+    assert "evil2" not in text and "\\x2a/ int evil; /\\x2a ?\\x3f/" in text
+    assert "\\u2603" in text and text.isascii()
+    for name, code in files.items():
+        (tmp_path / name).write_text(code)
+    r = __import__("subprocess").run(
+        ["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c",
+         str(tmp_path / "decision.c"), "-o", str(tmp_path / "d.o")], capture_output=True,
+        text=True)
+    assert r.returncode == 0, r.stderr
+    # every comment closes where the template closes it: no code outside the known lines
+    stripped = re.sub(r"/\*.*?\*/", "", files["decision.c"], flags=re.S)
+    assert "evil" not in stripped and "int a" not in stripped
+
+
+def test_trees_made_in_memory_are_held_to_the_targets_limits(trees, tmp_path):
+    """A library user can edit a loaded tree; the emitters check what they print themselves."""
+    from collsel.core import treefile
+    from collsel.errors import InputError
+    from collsel.sinks.emit.targets import EmitOptions, emit
+    base = treefile.load(_write(tmp_path, trees["3d"]))
+    for edit, target, expected in [
+            (lambda t: t.axes[2].cuts.__setitem__(0, 2**70), "c", "ppn cut 1180591620717411303424 "
+             "out of range [-9223372036854775807, 9223372036854775807]"),
+            (lambda t: t.axes[1].cuts.__setitem__(0, math.nan), "c",
+             "msg_size cut nan is not an integer"),
+            (lambda t: t.axes[0].cuts.__setitem__(0, 2**31), "c",
+             "comm_size cut 2147483648 out of range [2, 2147483647]"),
+            (lambda t: setattr(t, "collective", "bcast x"), "c",
+             "collective 'bcast x' is not a collective name"),
+            (lambda t: setattr(t, "collective", "a*/b"), "c-array",
+             "collective 'a*/b' is not a collective name"),
+            (lambda t: setattr(t, "collective", "bcast x"), "blob",
+             "collective name 'bcast x' is not 1-16 printable ASCII characters"),
+            (lambda t: t.methods.__setitem__(0, type(t.methods[0])(2**31, 0, 0)), "c",
+             "methods[0]: algorithm 2147483648 out of range")]:
+        loaded = copy.deepcopy(base)
+        edit(loaded)
+        with pytest.raises(InputError) as e:
+            emit(target, [loaded], EmitOptions())
+        assert expected in str(e.value) and "\n" not in str(e.value), str(e.value)
+    with pytest.raises(InputError, match=re.escape("--prefix 'x; int y' is not a C identifier")):
+        emit("c", [base], EmitOptions(prefix="x; int y"))
+
+
+def test_int64_min_is_written_as_a_c_expression(tmp_path):
+    from collsel.sinks.emit import text
+    assert text.c_literal(-2**63, "int64") == "(-9223372036854775807LL - 1)"
+    assert text.c_literal(-5, "int64") == "-5LL" and text.c_literal(2**64 - 1, "uint64") \
+        == "18446744073709551615u"
+    src = tmp_path / "m.c"
+    src.write_text("#include <stdint.h>\nint f(int64_t z, uint64_t m);\nint f(int64_t z, uint64_t"
+                   f" m) {{ return z < {text.c_literal(-2**63 + 1, 'int64')} || z >= "
+                   f"{text.c_literal(-2**63, 'int64')} || m < "
+                   f"{text.c_literal(2**64 - 1, 'uint64')}; }}\n")
+    r = __import__("subprocess").run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror",
+                                      "-pedantic", "-c", str(src), "-o", str(tmp_path / "m.o")],
+                                     capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("flag, value", [("--prefix", "x; int y"), ("--prefix", "9x"),
+                                         ("--prefix", ""), ("--array-name", "a[1]")])
+def test_bad_identifiers_are_refused_before_any_output(trees, tmp_path, flag, value):
+    tree = _write(tmp_path, trees["2d"])
+    target = "c-array" if flag == "--array-name" else "c"
+    status, _, err = collsel_main("emit", tree, "--target", target, flag, value,
+                                  "--out", tmp_path / "o")
+    _one_line(status, err, f"{flag} {value!r} is not a C identifier")
+    assert not (tmp_path / "o").exists()
+    if flag == "--prefix":
+        status, _, err = collsel_main("build", REPO / "bench-data" / "bcast-sweep.csv",
+                                      "--collective", "bcast", flag, value, "--out",
+                                      tmp_path / "b")
+        _one_line(status, err, f"{flag} {value!r} is not a C identifier")
+        assert not (tmp_path / "b").exists()
+
+
+def test_rules_targets_refuse_message_sizes_beyond_a_long(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us\n"
+                     + "".join(f"bcast,2,{m},{a},0,{t}\n" for m, a, t in (
+                         (2**63, 1, 1.5), (2**63, 6, 1.2), (2**64 - 1, 1, 2.5),
+                         (2**64 - 1, 6, 3.5))))
+    status, _, err = collsel_main("build", table, "--collective", "bcast", "--out", tmp_path / "t")
+    assert status == 0, err
+    for target in ("ompi-rules", "ompi-json"):
+        status, _, err = collsel_main("emit", tmp_path / "t" / "tree.json", "--target", target,
+                                      "--out", tmp_path / "r")
+        _one_line(status, err, f"--target {target}: msg_size cut 13043817825332782212 out of "
+                  "range [1, 9223372036854775807]; Open MPI rules take message sizes up to a long")
+        assert not (tmp_path / "r").exists()
+    # the C targets print it exactly
+    status, _, err = collsel_main("emit", tmp_path / "t" / "tree.json", "--target", "c",
+                                  "--out", tmp_path / "c")
+    assert status == 0, err
+    assert "msg_size < 13043817825332782212u" in (tmp_path / "c" / "decision.c").read_text()
+
+
+@pytest.mark.parametrize("command", ["query", "check-rules"])
+@pytest.mark.parametrize("point, expected", [
+    (("0", "0"), "comm_size 0 out of range [1, 2147483647]"),
+    (("-1", "5"), "comm_size -1 out of range [1, 2147483647]"),
+    (("2147483648", "5"), "comm_size 2147483648 out of range"),
+    (("4", "-1"), "msg_size -1 out of range [0, 18446744073709551615]"),
+    (("4", str(2**64)), "msg_size 18446744073709551616 out of range"),
+    (("4", "1e3"), "msg_size '1e3' is not an integer")])
+def test_query_and_check_rules_check_points_alike(trees, tmp_path, command, point, expected):
+    tree = _write(tmp_path, trees["2d"])
+    rules = tmp_path / "rules.conf"
+    status, _, err = collsel_main("emit", tree, "--target", "ompi-rules", "--out", rules)
+    assert status == 0, err
+    if command == "query":
+        flags = ["query", tree, "--comm-size", point[0], "--msg-size", point[1]]
+        where = "--comm-size" if "comm_size" in expected else "--msg-size"
+    else:
+        flags = ["check-rules", rules, "--collective", "bcast", "--query", *point]
+        where = "--query"
+    status, out, err = collsel_main(*flags)
+    assert not out
+    _one_line(status, err, f"{where}: {expected}")
+    points = tmp_path / "points"
+    points.write_text(f"4 8\n{point[0]} {point[1]}\n")
+    flags = (["query", tree] if command == "query" else
+             ["check-rules", rules, "--collective", "bcast"]) + ["--points", points]
+    status, out, err = collsel_main(*flags)
+    assert not out
+    _one_line(status, err, f"{points}:2: {expected}")
+
+
+def test_mpich_base_that_is_no_json_for_mpich_is_one_line(trees, tmp_path):
+    tree = _write(tmp_path, trees["2d"])
+    for name, data in (("nan.json", b'{"collective=bcast": {"x": NaN}}'),
+                       ("latin1.json", b'{"collective=bcast": "\xe9"}'),
+                       ("deep.json", b"[" * 100000)):
+        base = tmp_path / name
+        base.write_bytes(data)
+        status, _, err = collsel_main("emit", tree, "--target", "mpich-json", "--mpich-base",
+                                      base, "--out", tmp_path / "o.json")
+        _one_line(status, err, f"{base}")
+        assert not (tmp_path / "o.json").exists()

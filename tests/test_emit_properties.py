@@ -531,3 +531,18 @@ def test_every_target_on_random_2d_trees(dmap, options, prefix, width, array_nam
 def test_every_target_on_random_3d_trees(dmap, options, prefix, width, array_name, workdir,
                                          blob_runner):
     check_every_target(dmap, options, prefix, width, array_name, workdir, blob_runner)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text())
+def test_escaped_text_cannot_leave_a_comment(value):
+    from collsel.sinks.emit import text
+    c = text.c_comment(value)
+    assert all(0x20 <= ord(ch) < 0x7f for ch in c), c
+    assert "*/" not in c and "/*" not in c and "??" not in c
+    line = text.line_comment(value)
+    assert all(0x20 <= ord(ch) < 0x7f for ch in line)
+    # plain text stays as it is
+    if all(0x20 <= ord(ch) < 0x7f for ch in value) and not re.search(r"[\\*?]", value):
+        assert c == value and line == value
+    assert json.loads(text.json_string(value)) == value

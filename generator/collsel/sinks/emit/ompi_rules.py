@@ -64,8 +64,9 @@ def _check_trees(trees, target):
             raise InputError(f"two trees for {t.collective}: a rules file holds one per "
                              "collective")
         # Open MPI reads COMSIZE as an int and MSGSIZE as a long
-        text.cuts(t.axes[0], 2, MAX_INT, target)
-        text.cuts(t.axes[1], 1, MAX_LONG, target)
+        text.cuts(t.axes[0], 2, MAX_INT, target, "Open MPI takes communicator sizes as an int")
+        text.cuts(t.axes[1], 1, MAX_LONG, target, "Open MPI rules take message sizes up to a "
+                  "long")
         text.methods(t, target)
         seen[t.collective] = t
     return [seen[c] for c in sorted(seen, key=check.COLLECTIVE_IDS.get)]

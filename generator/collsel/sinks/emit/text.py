@@ -56,11 +56,14 @@ def methods(loaded, target):
     return out
 
 
-def cuts(axis, low, high, target):
-    """The cuts of `axis` as ints in [low, high], strictly increasing."""
+def cuts(axis, low, high, target, why=""):
+    """The cuts of `axis` as ints in [low, high], strictly increasing; `why` ends a refusal."""
     out = []
     for k, cut in enumerate(axis.cuts):
-        value = values.integer(cut, f"{axis.name} cut", low, high, f"--target {target}")
+        try:
+            value = values.integer(cut, f"{axis.name} cut", low, high, f"--target {target}")
+        except InputError as e:
+            raise InputError(f"{e}{'; ' + why if why else ''}") from None
         if out and value <= out[-1]:
             raise InputError(f"--target {target}: {axis.name} cut {value} is not above the cut "
                              f"before it ({out[-1]})")
