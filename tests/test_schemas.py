@@ -20,6 +20,7 @@ from collsel import cli
 from collsel.core import algorithms, schemas, treefile
 from collsel.core.tree import LEAF_RULES, SPLITS
 from collsel.errors import InputError
+from collsel.sinks.emit.targets import TARGETS, EmitOptions, emit
 from collsel.sources.models import params
 from collsel.sources.models.bcast import TLOP_PARAMS
 
@@ -439,9 +440,16 @@ def test_tree_mutations_load_or_fail_in_one_line(small_tree, data):
     delete = bool(path) and data.draw(st.booleans())
     doc = _mutate(doc, path, data.draw(JSON_VALUES), delete)
     loaded = _check_loads_or_one_line(lambda d: treefile.LoadedTree(d, "m.json"), doc, "m.json")
-    if loaded is not None:   # a document that loads answers queries
+    if loaded is not None:   # a document that loads answers queries, and every target takes it
         methods = loaded.decide([[a.values[0], a.values[-1]] for a in loaded.axes])
         assert all(0 <= m < len(loaded.methods) for m in methods)
+        for target in sorted(TARGETS):
+            try:
+                emit(target, [loaded], EmitOptions(mpich_map={"bcast": {
+                    m.algorithm: "binomial" for m in loaded.methods}}, mpich_base={
+                        "collective=bcast": {"comm_type=inter": {}}}))
+            except InputError as e:
+                assert "\n" not in str(e)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
