@@ -2,8 +2,8 @@
 collsel.sinks.emit.ompi_rules_reader), report every trap, and optionally evaluate it."""
 import sys
 
-from collsel.core import values
-from collsel.errors import InputError
+from collsel.core import csvfile, values
+from collsel.errors import InputError, printable
 from collsel.sinks.emit.ompi_rules_reader import (COLLCOUNT, COLLECTIVE_IDS, load, parse_version,
                                                   summary)
 
@@ -49,11 +49,8 @@ def _points(args):
     if args.query:
         return [_point(*args.query, "--query")]
     try:
-        if args.points == "-":
-            text = sys.stdin.read()
-        else:
-            with open(args.points, encoding="utf-8") as f:
-                text = f.read()
+        text = ("\n".join(csvfile.read_lines(args.points, "a points file"))
+                if args.points != "-" else sys.stdin.read())
     except OSError as e:
         raise InputError(f"{args.points}: cannot read: {e.strerror}") from None
     except UnicodeDecodeError as e:
@@ -78,7 +75,7 @@ def run_check(args):
         points = _points(args)
     rules = load(args.file, version)
     for line, message in rules.errors:
-        print(f"{args.file}:{line}: {message}", file=sys.stderr)
+        print(printable(f"{args.file}:{line}: {message}"), file=sys.stderr)
     if evaluate:
         out = []
         for p, m in points:

@@ -1,7 +1,7 @@
 """`collsel query`: the decision of a tree.json for given points."""
 import sys
 
-from collsel.core import treefile, values
+from collsel.core import csvfile, treefile, values
 from collsel.errors import InputError
 
 
@@ -28,11 +28,8 @@ def _read_points(args, loaded):
     n_axes = len(loaded.axes)
     if args.points:
         try:
-            if args.points == "-":
-                lines = sys.stdin.read().splitlines()
-            else:
-                with open(args.points, encoding="utf-8") as f:
-                    lines = f.read().splitlines()
+            lines = (sys.stdin.read().splitlines() if args.points == "-"
+                     else csvfile.read_lines(args.points, "a points file"))
         except (OSError, UnicodeDecodeError) as e:
             raise InputError(f"{args.points}: cannot read: {e}") from None
         rows = [(i, line.split()) for i, line in enumerate(lines, 1)
@@ -45,9 +42,13 @@ def _read_points(args, loaded):
     for lineno, fields in rows:
         where = [f"{args.points}:{lineno}"] * 3 if lineno else ["--comm-size", "--msg-size", "--z"]
         if len(fields) != n_axes:
-            need = "P M Z (with --z for a 3-axis tree)" if n_axes == 3 else "P M"
-            raise InputError(f"{where[0] + ': ' if lineno else ''}expected {need}, got "
-                             f"{len(fields)} value(s)")
+            if lineno:
+                need = "P M Z" if n_axes == 3 else "P M"
+                raise InputError(f"{where[0]}: expected {need} for the {n_axes}-axis tree "
+                                 f"{args.tree}, got {len(fields)} value(s)")
+            raise InputError(f"{args.tree} is a {n_axes}-axis tree: "
+                             + ("give its third axis with --z" if n_axes == 3
+                                else "it takes no --z"))
         columns[0].append(values.integer(fields[0], "comm_size", *values.COMM_SIZE, where[0]))
         columns[1].append(values.integer(fields[1], "msg_size", *values.MSG_SIZE, where[1]))
         if n_axes == 3:

@@ -50,26 +50,27 @@ def parse_comm_sizes(text):
     return tuple(sizes)
 
 
-def _check_trees(trees, target):
+def _check_trees(trees, target, names=()):
     seen = {}
-    for t in trees:
+    names = list(names) or [f"tree {i + 1}" for i in range(len(trees))]
+    for name, t in zip(names, trees):
         text.collective(t, target)
         if len(t.axes) != 2:
-            raise InputError(f"{t.collective}: an Open MPI rules file has no third axis "
+            raise InputError(f"{name}: {t.collective}: an Open MPI rules file has no third axis "
                              f"({t.axes[2].name!r}); build a 2-D tree for it")
         if t.collective not in check.COLLECTIVE_IDS:
-            raise InputError(f"'{t.collective}' is not an Open MPI collective (known: "
+            raise InputError(f"{name}: '{t.collective}' is not an Open MPI collective (known: "
                              f"{', '.join(check.COLLECTIVE_IDS)})")
         if t.collective in seen:
-            raise InputError(f"two trees for {t.collective}: a rules file holds one per "
-                             "collective")
+            raise InputError(f"{name}: a second tree for {t.collective} (the first: "
+                             f"{seen[t.collective][0]}): a rules file holds one per collective")
         # Open MPI reads COMSIZE as an int and MSGSIZE as a long
         text.cuts(t.axes[0], 2, MAX_INT, target, "Open MPI takes communicator sizes as an int")
         text.cuts(t.axes[1], 1, MAX_LONG, target, "Open MPI rules take message sizes up to a "
                   "long")
         text.methods(t, target)
-        seen[t.collective] = t
-    return [seen[c] for c in sorted(seen, key=check.COLLECTIVE_IDS.get)]
+        seen[t.collective] = (name, t)
+    return [seen[c][1] for c in sorted(seen, key=check.COLLECTIVE_IDS.get)]
 
 
 def cell_decisions(loaded):
@@ -176,8 +177,8 @@ def _header(loaded_list, comm_sizes):
                             if comm_sizes else "one block per P cell of the tree (exact)")}
 
 
-def _collectives(trees, comm_sizes, target):
-    loaded_list = _check_trees(trees, target)
+def _collectives(trees, comm_sizes, target, names=()):
+    loaded_list = _check_trees(trees, target, names)
     collectives = []
     for t in loaded_list:
         blocks = blocks_of(t, comm_sizes)
@@ -189,7 +190,8 @@ def _collectives(trees, comm_sizes, target):
 
 def emit_json(trees, options):
     """Target `ompi-json`: the rules file of Open MPI 6 / main."""
-    collectives, header = _collectives(trees, options.ompi_comm_sizes, "ompi-json")
+    collectives, header = _collectives(trees, options.ompi_comm_sizes, "ompi-json",
+                                      options.tree_names)
     rendered = render("ompi_rules.json.j2", collectives=collectives, **header)
     document = json.loads(rendered)      # the template must give valid JSON
     notes = [_note(c["_tree"], c["_blocks"],
@@ -200,7 +202,8 @@ def emit_json(trees, options):
 
 def emit_classic(trees, options):
     """Target `ompi-rules`: the classic rules file of Open MPI 4.1 / 5.0."""
-    collectives, header = _collectives(trees, options.ompi_comm_sizes, "ompi-rules")
+    collectives, header = _collectives(trees, options.ompi_comm_sizes, "ompi-rules",
+                                      options.tree_names)
     version = options.ompi_rules_version
     if version not in (1, 2):
         raise InputError(f"--ompi-rules-version {version}: 1 or 2")

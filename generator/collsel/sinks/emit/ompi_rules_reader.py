@@ -81,7 +81,10 @@ def ompi_reads(word):
             text = m.group(0)
             sign = -1 if text[0] == "-" else 1
             body = text.lstrip("+-")
-            if body[:2].lower() == "0x":
+            if len(body) > 40:
+                # strtol saturates; any value past a long is reported the same way below
+                value = LONG_MAX + 1
+            elif body[:2].lower() == "0x":
                 value = int(body[2:], 16)
             elif len(body) > 1 and body[0] == "0":
                 value = int(body[1:], 8)
