@@ -18,13 +18,15 @@ format (predicted here, independently) or emits files that
   rules file (ompi_rules.json_lookup) and the MPICH file (a first-match walk over a small
   synthetic base, every Open MPI id mapped to its own MPICH name).
 
-Compiling dominates the time: each example compiles 3-4 programs, so the example counts are small
-(EXAMPLES_2D, EXAMPLES_3D).
+Compiling dominates the time: each example compiles up to 4 programs, so the example counts are
+small (EXAMPLES_2D, EXAMPLES_3D; COLLSEL_EMIT_EXAMPLES=N searches longer).
 """
 import contextlib
 import io
 import json
+import os
 import pathlib
+import random
 import re
 import subprocess
 import tempfile
@@ -42,7 +44,9 @@ from collsel.sinks.emit.targets import EmitOptions, emit
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O0"]
 INT_MAX, SIZE_MAX, I64 = 2**31 - 1, 2**64 - 1, 2**63
-EXAMPLES_2D, EXAMPLES_3D = 30, 20
+# examples per property; COLLSEL_EMIT_EXAMPLES=N runs N 2-D and 2N/3 3-D trees (a longer search)
+EXAMPLES_2D = int(os.environ.get("COLLSEL_EMIT_EXAMPLES", 30))
+EXAMPLES_3D = 2 * EXAMPLES_2D // 3
 
 # --- C programs the examples link against -------------------------------------------------------
 
@@ -89,7 +93,10 @@ int ompi_coll_tuned_bcast_intra_do_this(void *b, int n, struct ompi_datatype_t *
 int ompi_coll_tuned_reduce_intra_do_this(const void *sb, void *rb, int n,
     struct ompi_datatype_t *t, struct ompi_op_t *o, int r, struct ompi_communicator_t *c,
     mca_coll_base_module_t *m, int a, int f, int s, int q)
-{ (void)sb; (void)rb; (void)n; (void)t; (void)o; (void)r; (void)c; (void)m; (void)q; return a + f + s; }
+{
+    (void)sb; (void)rb; (void)n; (void)t; (void)o; (void)r; (void)c; (void)m; (void)q;
+    return a + f + s;
+}
 #include DEC_FIXED_FILE
 int main(void)
 {
@@ -205,38 +212,42 @@ Z_VALUES = st.lists(st.one_of(st.integers(-I64, -I64 + 40), st.integers(I64 - 41
                               st.integers(-50, 50), st.integers(-I64, I64 - 1)),
                     min_size=1, max_size=4, unique=True)
 
-
-def rarely(common, rare, one_in=8):
-    """`rare` about once in `one_in` draws, else `common`."""
-    return st.integers(0, one_in - 1).flatmap(lambda k: rare if k == 0 else common)
-
-
-# mostly bcast and reduce, which every target takes
-COLLECTIVES = rarely(st.sampled_from(["bcast", "bcast", "bcast", "reduce", "reduce", "allreduce",
-                                      "gather", "barrier", "scan"]),
-                     st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True), 4)
+OTHER_COLLECTIVES = ["allreduce", "gather", "barrier", "scan"]
+RANDOM_NAME = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
+LARGE = [65535, 65536, INT_MAX]      # beyond the blob's 16 bits
 
 
+# Rare choices come from a random.Random the example's seed makes: hypothesis draws small
+# integer ranges far from uniformly (0 about as often as everything else together).
 @st.composite
-def methods_of(draw, collective):
+def methods_of(draw, collective, rng):
     known = algorithms.ALGORITHMS.get(collective)
-    # ids and fan-in/out beyond 16 bits (the blob's limit) are rare, or few trees reach the blob
-    ids = (st.sampled_from(sorted(set(known) - {algorithms.BASELINE_ALGORITHM})) if known
-           else rarely(st.integers(1, 12), st.sampled_from([65535, 65536, INT_MAX]), 16))
+    candidates = sorted(set(known) - {algorithms.BASELINE_ALGORITHM}) if known else None
+    if rng.random() < 0.1:     # many methods: more than a byte indexes them
+        first = candidates[0] if candidates else 1
+        return sorted(algorithms.Method(first, 1024 * k, k % 3)
+                      for k in range(rng.randint(257, 300)))
     sizes = st.one_of(st.just(0), st.sampled_from([1024, 8192, 65536]),
                       st.integers(0, INT_MAX), st.just(INT_MAX))
-    fans = rarely(st.integers(0, 8), st.sampled_from([65535, 65536, INT_MAX]), 16)
-    if draw(st.integers(0, 7)) == 0:     # many methods: more than a byte indexes
-        first = draw(ids)
-        return sorted(algorithms.Method(first, 1024 * k, k % 3)
-                      for k in range(draw(st.integers(257, 300))))
-    method = st.builds(algorithms.Method, ids, sizes, fans)
-    return sorted(draw(st.lists(method, min_size=1, max_size=6, unique=True)))
+    found = set()
+    for _ in range(rng.randint(1, 6)):
+        # ids and fan-in/out beyond 16 bits are rare, or few trees would reach the blob
+        alg = (rng.choice(candidates) if candidates else
+               rng.choice(LARGE) if rng.random() < 0.05 else rng.randint(1, 12))
+        fan = rng.choice(LARGE) if rng.random() < 0.05 else rng.randint(0, 8) * (
+            rng.random() < 0.5)
+        found.add(algorithms.Method(alg, draw(sizes), fan))
+    return sorted(found)
 
 
 @st.composite
 def decision_maps(draw, three_d):
-    collective = draw(COLLECTIVES)
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng, pick = np.random.default_rng(seed), random.Random(seed)
+    # mostly bcast and reduce, which every target takes
+    roll = pick.random()
+    collective = ("bcast" if roll < 0.45 else "reduce" if roll < 0.7 else
+                  pick.choice(OTHER_COLLECTIVES) if roll < 0.85 else draw(RANDOM_NAME))
     axes = [decision_map.make_axis("comm_size", decision_map.LINEAR, draw(P_VALUES)),
             decision_map.make_axis("msg_size", decision_map.LOG2, draw(M_VALUES))]
     if three_d:
@@ -247,14 +258,12 @@ def decision_maps(draw, three_d):
             axes.append(decision_map.make_axis(name, decision_map.CATEGORY, labels))
         else:
             axes.append(decision_map.make_axis(name, decision_map.LINEAR, draw(Z_VALUES)))
-    methods = draw(methods_of(collective))
+    methods = draw(methods_of(collective, pick))
     shape = tuple(len(a.values) for a in axes)
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
     # a few regions of methods, so trees have structure, plus noise
     n = len(methods)
-    best = rng.integers(0, min(n, draw(st.integers(1, 4))), shape)
-    if draw(st.booleans()):
+    best = rng.integers(0, min(n, pick.randint(1, 4)), shape)
+    if pick.random() < 0.5:
         best = rng.integers(0, n, shape)
     times = rng.uniform(1, 100, shape + (n,))
     times[rng.random(times.shape) < 0.2] = np.nan
