@@ -64,11 +64,14 @@ def _check_trees(trees, target, names=()):
         if t.collective in seen:
             raise InputError(f"{name}: a second tree for {t.collective} (the first: "
                              f"{seen[t.collective][0]}): a rules file holds one per collective")
-        # Open MPI reads COMSIZE as an int and MSGSIZE as a long
-        text.cuts(t.axes[0], 2, MAX_INT, target, "Open MPI takes communicator sizes as an int")
-        text.cuts(t.axes[1], 1, MAX_LONG, target, "Open MPI rules take message sizes up to a "
-                  "long")
-        text.methods(t, target)
+        try:    # Open MPI reads COMSIZE as an int and MSGSIZE as a long
+            text.cuts(t.axes[0], 2, MAX_INT, target, "Open MPI takes communicator sizes as an "
+                      "int")
+            text.cuts(t.axes[1], 1, MAX_LONG, target, "Open MPI rules take message sizes up to "
+                      "a long")
+            text.methods(t, target)
+        except InputError as e:
+            raise InputError(f"{name}: {e}") from None
         seen[t.collective] = (name, t)
     return [seen[c][1] for c in sorted(seen, key=check.COLLECTIVE_IDS.get)]
 
