@@ -113,10 +113,15 @@ def _check_parent(path, flag):
                          "path")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(f"{flag} {path}: cannot write in {parent} (permission denied)")
-    try:    # access() passes for root even where nothing can be created (/proc): try it
-        tempfile.TemporaryFile(dir=parent).close()
+    _probe(parent, path, flag)
+
+
+def _probe(directory, path, flag):
+    """access() passes for root even where nothing can be created (/proc): try it."""
+    try:
+        tempfile.TemporaryFile(dir=directory).close()
     except OSError as e:
-        raise InputError(f"{flag} {path}: cannot create files in {parent} "
+        raise InputError(f"{flag} {path}: cannot create files in {directory} "
                          f"({e.strerror or e})") from None
 
 
@@ -154,4 +159,5 @@ def output_directory(path, flag="--out"):
         raise InputError(f"{flag} {path}: {ancestor} is not a directory; choose another path")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise InputError(f"{flag} {path}: cannot write in {ancestor} (permission denied)")
+    _probe(ancestor, path, flag)
     return path
