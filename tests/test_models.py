@@ -1,4 +1,4 @@
-"""Analytical models (collsel.models): Open MPI tree shapes, NBFT stages, tau-Lop and Hockney
+"""Analytical models (collsel.sources.models): Open MPI tree shapes, NBFT stages, tau-Lop and Hockney
 bcast models, reduce models, the Huber fit and `collsel model` on hand-computed small cases."""
 import json
 import subprocess
