@@ -27,7 +27,8 @@ def score(chosen_time, best_time):
     chosen_time, best_time = np.asarray(chosen_time, float), np.asarray(best_time, float)
     scored = np.isfinite(chosen_time) & np.isfinite(best_time)
     pen = penalty_pct(chosen_time[scored], best_time[scored])
-    out = {"cells": int(pen.size), "picks_best": int((chosen_time[scored] == best_time[scored]).sum()),
+    picks_best = int((chosen_time[scored] == best_time[scored]).sum())
+    out = {"cells": int(pen.size), "picks_best": picks_best,
            "within_5pct": int((pen <= WITHIN).sum())}
     if pen.size == 0:
         return {**out, "min": None, "max": None, "mean": None, "median": None}
