@@ -132,3 +132,29 @@ def read_points(table_path):
                 times.setdefault(key, {})[(alg, int(r["segsize"]), int(r.get("faninout") or 0))] \
                     = float(r["time_us"])
     return times, base
+
+
+FAKE_BENCH = """#!/bin/sh
+# A stand-in for collsel_bench: rank 0 prints the header and one line per size of --sizes, each
+# after $FAKE_BENCH_SLEEP seconds (default none), with time $FAKE_BENCH_TIME (default 10 µs).
+sizes=""
+while [ $# -gt 0 ]; do
+  case "$1" in --sizes) sizes="$2"; shift 2;; *) shift;; esac
+done
+[ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] || exit 0
+echo "#@mpi_library=fake benchmark"
+echo "#@runtime_type=fake"
+echo "#@timer=fake"
+for m in $(echo "$sizes" | tr , ' '); do
+  sleep "${FAKE_BENCH_SLEEP:-0}"
+  echo "$m ${FAKE_BENCH_TIME:-10} 10 9 12 1 0.5 20 1"
+done
+"""
+
+
+def write_fake_bench(path):
+    """The fake benchmark as an executable script at `path`; returns the path."""
+    path = pathlib.Path(path)
+    path.write_text(FAKE_BENCH)
+    path.chmod(0o755)
+    return path

@@ -20,6 +20,8 @@ from collsel.core import sizes as size_notation
 from collsel.core.algorithms import Method
 from collsel.sources.sweep import journal as sweep_journal, plan
 
+from helpers import write_fake_bench
+
 needs_mpi = pytest.mark.skipif(shutil.which("mpirun") is None or shutil.which("mpicc") is None,
                                reason="Open MPI (mpirun, mpicc) not installed; run make setup")
 
@@ -294,18 +296,6 @@ def test_baseline_penalty(tmp_path):
 
 # --- --resume continues the recorded sweep (fake benchmark under real mpirun) ---------------
 
-FAKE_BENCH = """#!/bin/sh
-# A stand-in for collsel_bench: rank 0 prints the header and one line per size of --sizes.
-sizes=""
-while [ $# -gt 0 ]; do
-  case "$1" in --sizes) sizes="$2"; shift 2;; *) shift;; esac
-done
-[ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] || exit 0
-echo "#@mpi_library=fake benchmark"
-for m in $(echo "$sizes" | tr , ' '); do
-  echo "$m ${FAKE_BENCH_TIME:-10} 10 9 12 1 0.5 20 1"
-done
-"""
 
 needs_mpirun = pytest.mark.skipif(shutil.which("mpirun") is None,
                                   reason="Open MPI (mpirun) not installed; run make setup")
@@ -314,8 +304,7 @@ needs_mpirun = pytest.mark.skipif(shutil.which("mpirun") is None,
 def fake_sweep(tmp_path, out, *extra):
     bench = tmp_path / "fake_bench.sh"
     if not bench.exists():
-        bench.write_text(FAKE_BENCH)
-        bench.chmod(0o755)
+        write_fake_bench(bench)
     return collsel("sweep", "--collective", "bcast", "--out", out, "--bench", bench,
                    "--algorithms", "binomial:0", "--no-baseline", "--launches", "1",
                    "--timeout", "60", *extra, timeout=120)
@@ -399,9 +388,7 @@ def test_resume_refuses_a_damaged_journal_before_touching_anything(tmp_path):
 def test_bad_benchmark_output_is_a_failed_point(tmp_path):
     """A benchmark line whose numbers are not times is a failed point, not a traceback."""
     out = tmp_path / "t.csv"
-    bench = tmp_path / "fake_bench.sh"
-    bench.write_text(FAKE_BENCH)
-    bench.chmod(0o755)
+    bench = write_fake_bench(tmp_path / "fake_bench.sh")
     r = subprocess.run([sys.executable, "-m", "collsel.cli", "sweep", "--collective", "bcast",
                         "--out", str(out), "--bench", str(bench), "--comm-sizes", "2",
                         "--msg-sizes", "1", "--algorithms", "binomial:0", "--no-baseline",

@@ -19,24 +19,11 @@ from collsel import cli
 from collsel.core import table as tbl
 from collsel.sources.sweep import journal as sweep_journal, lock as sweep_lock
 
+from helpers import write_fake_bench
+
 pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None,
                                 reason="Open MPI (mpirun) not installed; run make setup")
 
-FAKE_BENCH = """#!/bin/sh
-# A stand-in for collsel_bench: rank 0 prints the header and one line per size of --sizes.
-sizes=""
-while [ $# -gt 0 ]; do
-  case "$1" in --sizes) sizes="$2"; shift 2;; *) shift;; esac
-done
-[ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] || exit 0
-echo "#@mpi_library=fake benchmark"
-echo "#@runtime_type=fake"
-echo "#@timer=fake"
-for m in $(echo "$sizes" | tr , ' '); do
-  sleep "${FAKE_BENCH_SLEEP:-0.05}"
-  echo "$m 10.5 10 9 12 1 0.5 20 1"
-done
-"""
 SIZES = (1, 2, 4, 8)
 METHODS = ((6, 0), (1, 0))          # binomial, linear
 LAUNCHES = 2
@@ -46,10 +33,7 @@ REFUSED_WITHIN_S = 5.0              # a refused sweep ends this fast (the lock r
 
 @pytest.fixture
 def fake_bench(tmp_path):
-    path = tmp_path / "fake_bench.sh"
-    path.write_text(FAKE_BENCH)
-    path.chmod(0o755)
-    return path
+    return write_fake_bench(tmp_path / "fake_bench.sh")
 
 
 def sweep_args(out, bench):
