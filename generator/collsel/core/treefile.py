@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from collsel.core import algorithms, decision_map, schemas
+from collsel.core import algorithms, decision_map, jsonfile, schemas
 from collsel.errors import InputError
 from collsel.core.tree import (LEAF, UNDEFINED, TreeArrays, cells_of_values,
                                replicated_boundary, replicated_size, split_point)
@@ -304,13 +304,4 @@ def layout_error(t, n_cells, mode, names):
 
 
 def load(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            document = json.load(f)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
-    except (ValueError, RecursionError) as e:   # UnicodeDecodeError is a ValueError
-        raise InputError(f"{path}: not JSON: {e}") from None
-    return LoadedTree(document, path)
+    return LoadedTree(jsonfile.read(path), path)

@@ -33,6 +33,7 @@ import re
 
 import numpy as np
 
+from collsel.core import jsonfile
 from collsel.errors import InputError
 from collsel.sinks.emit import render, text
 from collsel.sinks.emit.targets import Emitted
@@ -156,15 +157,8 @@ def load_base(path):
 
     def no_constant(name):
         raise InputError(f"{path}: {name} is not JSON (MPICH would reject the file)")
-    try:
-        with open(path, encoding="utf-8") as f:
-            base = json.load(f, object_pairs_hook=pairs, parse_constant=no_constant)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read MPICH base selection file: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}: not valid JSON: {e.msg}") from None
-    except (ValueError, RecursionError) as e:   # UnicodeDecodeError is a ValueError
-        raise InputError(f"{path}: not valid JSON: {str(e)[:80]}") from None
+    base = jsonfile.read(path, "cannot read MPICH base selection file", "not valid JSON",
+                         object_pairs_hook=pairs, parse_constant=no_constant)
     if not isinstance(base, dict) or not any(k.startswith("collective=") for k in base):
         raise InputError(f"{path}: not an MPICH selection file (no collective=... keys)")
     return base

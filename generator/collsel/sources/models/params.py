@@ -32,7 +32,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from collsel.core import schemas
+from collsel.core import jsonfile, schemas
 from collsel.errors import InputError
 from collsel.sources.models.bcast import TLOP_PARAMS, Platform
 
@@ -71,18 +71,7 @@ def load(path):
     """Read and check a parameter file: schemas/model-params.schema.json, then duplicates.
 
     Every problem is one InputError naming the file and the JSON location (exit status 2)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not JSON: {e}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
-    except RecursionError:
-        raise InputError(f"{path}: not JSON: nested too deeply") from None
+    doc = jsonfile.read(path)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InputError(f"{path}: not a model parameter file (\"format\": \"{FORMAT}\" missing)")
     if doc.get("version") != VERSION:
