@@ -1,4 +1,9 @@
-"""Open MPI coll/tuned algorithm ids, their names, and which ones honour a segment size.
+"""Algorithm ids of each MPI family, their names, and which ones honour a segment size.
+
+Two families: `openmpi` (coll/tuned ids, the default everywhere) and `mpich` (MPICH 4.0's own
+algorithms, the values of MPIR_CVAR_<COLL>_INTRA_ALGORITHM). A table says which family its
+`algorithm` column uses with the metadata line `# algorithm_family=mpich` (absent: openmpi).
+In both, id 0 is the MPI's own decision (Open MPI's fixed ladder, MPICH's `auto`): a baseline.
 
 Facts from Open MPI 4.1 (`coll_tuned_bcast_decision.c`, `coll_tuned_reduce_decision.c`,
 `coll_base_bcast.c`, `coll_base_reduce.c`; allreduce and gather ids as `ompi_info --param coll
@@ -89,43 +94,81 @@ _ALIASES = {
 }
 
 
+FAMILIES = ("openmpi", "mpich")
+DEFAULT_FAMILY = "openmpi"
+
+# MPICH 4.0.2 (Debian bookworm): the enum values of MPIR_CVAR_BCAST_INTRA_ALGORITHM and
+# MPIR_CVAR_REDUCE_INTRA_ALGORITHM (src/mpi/coll/cvars.txt; `tree` and `pipelined_tree` come
+# only in 4.1). Ids are ours, stable, in the cvar's order; the names are MPICH's.
+MPICH_ALGORITHMS = {
+    "bcast": {0: "auto", 1: "binomial", 2: "nb", 3: "smp",
+              4: "scatter_recursive_doubling_allgather", 5: "scatter_ring_allgather"},
+    "reduce": {0: "auto", 1: "binomial", 2: "nb", 3: "smp", 4: "reduce_scatter_gather"},
+}
+_BY_FAMILY = {"openmpi": ALGORITHMS, "mpich": MPICH_ALGORITHMS}
+
+
+def check_family(family):
+    if family not in _BY_FAMILY:
+        raise InputError(f"unknown algorithm family '{family}' (known: {', '.join(FAMILIES)})")
+    return family
+
+
+def _qualifier(family):
+    """'' for the default family (messages as before families existed), else 'MPICH '."""
+    return "" if family == DEFAULT_FAMILY else "MPICH "
+
+
+def registry(family=DEFAULT_FAMILY):
+    """{collective: {id: name}} of one family."""
+    return _BY_FAMILY[check_family(family)]
+
+
 def _key(name):
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def collectives():
-    return sorted(ALGORITHMS)
+def collectives(family=DEFAULT_FAMILY):
+    return sorted(registry(family))
 
 
-def check_collective(collective):
-    if collective not in ALGORITHMS:
-        raise InputError(f"unknown collective '{collective}' (known: {', '.join(collectives())})")
+def check_collective(collective, family=DEFAULT_FAMILY):
+    if collective not in registry(family):
+        raise InputError(f"unknown {_qualifier(family)}collective '{collective}' "
+                         f"(known: {', '.join(collectives(family))})")
     return collective
 
 
-def algorithm_id(collective, name):
-    """Open MPI id for an algorithm given as a number or a name in any common spelling."""
-    check_collective(collective)
+def algorithm_id(collective, name, family=DEFAULT_FAMILY):
+    """The family's id for an algorithm given as a number or a name (Open MPI: any common
+    spelling; MPICH: the cvar value, e.g. `scatter_ring_allgather`, `-` and `_` alike)."""
+    check_collective(collective, family)
+    known_ids = registry(family)[collective]
     text = str(name).strip()
     if re.fullmatch(r"\d+", text):
         alg = int(text)
-        if alg not in ALGORITHMS[collective]:
-            raise InputError(f"{collective} has no algorithm {alg} "
-                             f"(ids 0-{max(ALGORITHMS[collective])})")
+        if alg not in known_ids:
+            raise InputError(f"{collective} has no {_qualifier(family)}algorithm {alg} "
+                             f"(ids 0-{max(known_ids)})")
         return alg
-    alg = _ALIASES[collective].get(_key(text))
+    if family == "openmpi":
+        alg = _ALIASES[collective].get(_key(text))
+    else:
+        alg = {_key(v): k for k, v in known_ids.items()}.get(_key(text))
     if alg is None:
-        known = ", ".join(ALGORITHMS[collective].values())
-        raise InputError(f"unknown {collective} algorithm '{text}' (known: {known})")
+        known = ", ".join(known_ids.values())
+        raise InputError(f"unknown {_qualifier(family)}{collective} algorithm '{text}' "
+                         f"(known: {known})")
     return alg
 
 
-def algorithm_name(collective, alg):
-    return ALGORITHMS[collective][alg]
+def algorithm_name(collective, alg, family=DEFAULT_FAMILY):
+    return registry(family)[collective][alg]
 
 
-def segments(collective, alg):
-    return alg in SEGMENTING[collective]
+def segments(collective, alg, family=DEFAULT_FAMILY):
+    """Whether the algorithm uses a segment size (no MPICH 4.0 algorithm does)."""
+    return family == "openmpi" and alg in SEGMENTING[collective]
 
 
 @dataclass(frozen=True, order=True)
@@ -136,17 +179,17 @@ class Method:
     segsize: int
     faninout: int = 0
 
-    def label(self, collective):
+    def label(self, collective, family=DEFAULT_FAMILY):
         """Id and name, as sweep metadata and progress lines show it, e.g. '3:pipeline/seg=8192'."""
-        return (f"{self.algorithm}:{algorithm_name(collective, self.algorithm)}"
+        return (f"{self.algorithm}:{algorithm_name(collective, self.algorithm, family)}"
                 + (f"/seg={self.segsize}" if self.segsize else "")
                 + (f"/faninout={self.faninout}" if self.faninout else ""))
 
 
-def describe(collective, method):
+def describe(collective, method, family=DEFAULT_FAMILY):
     """Human name of a method, e.g. 'pipeline/8K' or 'chain/1K/f4'."""
-    name = (algorithm_name(collective, method.algorithm)
-            if collective in ALGORITHMS else f"alg{method.algorithm}")
+    names = registry(family).get(collective, {})
+    name = names.get(method.algorithm, f"alg{method.algorithm}")
     if method.segsize:
         seg = method.segsize
         name += f"/{seg // 1024}K" if seg % 1024 == 0 else f"/{seg}B"
