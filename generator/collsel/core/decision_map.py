@@ -5,17 +5,25 @@ Axes are the distinct measured values. Between two measured values the cut is at
 midpoint belongs to the smaller cell. Beyond the measured range the edge cell extends, so every
 P >= 1, m >= 0 (and every z) falls in some cell.
 
-A method is (algorithm, segsize, faninout). A method not measured in a cell is no candidate there.
-Ties go to the lowest method index (methods are sorted), so the map is deterministic. Cells where
-no method was measured take the decision of the nearest measured cell (in index space) and are
-flagged in `measured`; they never count in penalty statistics.
+A method is (algorithm, segsize, faninout). Methods are sorted; when the table has baseline
+(algorithm 0) rows and `defer` is on (the default), "defer to the MPI" (Method(0, 0, 0), whose
+times are the baseline's) is appended as the last method, so the indexes of the other methods do
+not depend on it. A method not measured in a cell is no best candidate there. Ties go to the
+lowest method index, so the map is deterministic (an explicit algorithm wins an exact tie with
+"defer"). Cells where no method was measured take the decision of the nearest measured cell (in
+index space) and are flagged in `measured`; they never count in penalty statistics.
+
+Beside the measured `times`, the map carries `filled_times`: the same with the unmeasured pairs of
+every method but "defer" estimated by core.imputation (flagged in `imputed`), so leaf rules and
+statistics can score any method on every measured cell; `candidates` counts the methods measured
+per cell. `tied` is each cell's tie set and `confidence` its decision confidence (core.ties).
 """
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from collsel.core import algorithms, values
+from collsel.core import algorithms, imputation, ties, values
 from collsel.core.algorithms import Method, describe
 from collsel.errors import InputError
 
@@ -66,10 +74,37 @@ class DecisionMap:
     best: np.ndarray      # int grid: fastest method (filled cells: nearest measured cell's)
     best_time: np.ndarray  # float grid, NaN where not measured
     baseline_time: np.ndarray  # float grid: Open MPI's own decision (algorithm 0), NaN if absent
+    filled_times: np.ndarray = None  # times with unmeasured pairs imputed (default: computed)
+    tied: np.ndarray = None          # bool grid + (n_methods,): tie set (default: the best only)
+    confidence: np.ndarray = None    # float grid: largest p_best, NaN when unknown
+
+    def __post_init__(self):
+        if self.filled_times is None:
+            skip = () if self.defer_index is None else (self.defer_index,)
+            self.filled_times = imputation.impute(self.times, self.axes, skip)[0]
+        if self.tied is None:
+            self.tied = ties.tie_sets(self.times, self.best)
+        if self.confidence is None:
+            self.confidence = np.full(self.best.shape, np.nan)
 
     @property
     def shape(self):
         return self.best.shape
+
+    @property
+    def imputed(self):
+        """Bool grid + (n_methods,): the time in filled_times is an estimate."""
+        return np.isfinite(self.filled_times) & ~np.isfinite(self.times)
+
+    @property
+    def candidates(self):
+        """Int grid: how many methods were measured in each cell."""
+        return np.isfinite(self.times).sum(axis=-1)
+
+    @property
+    def defer_index(self):
+        """Index of "defer to the MPI" (Method(0, 0, 0)) among the methods, None if absent."""
+        return self.methods.index(DEFER) if DEFER in self.methods else None
 
     def method_names(self):
         return [describe(self.collective, m) for m in self.methods]
@@ -91,8 +126,13 @@ def z_axis(name, raw, origin=None):
     return make_axis(name, LINEAR, raw)
 
 
-def build_map(table, z_column=None):
-    """The decision map of a table holding one collective."""
+DEFER = Method(algorithms.BASELINE_ALGORITHM, 0, 0)
+
+
+def build_map(table, z_column=None, tolerance=None, defer=True):
+    """The decision map of a table holding one collective. `tolerance` (percent or None) widens
+    every tie set (core.ties); `defer` makes the baseline rows, where present, the candidate
+    "defer to the MPI" (Method(0, 0, 0))."""
     collectives = set(table.collective.tolist())
     if len(collectives) != 1:
         raise InputError(f"a decision map needs one collective, got {sorted(collectives)}")
@@ -112,20 +152,25 @@ def build_map(table, z_column=None):
 
     keys = list(zip(table.algorithm.tolist(), table.segsize.tolist(), table.faninout.tolist()))
     methods = sorted({Method(*k) for k, c in zip(keys, cand) if c})
-    method_index = {m: i for i, m in enumerate(methods)}
     shape = tuple(len(a.values) for a in axes)
 
     coords = _cells(table, axes, z_raw)
     on_grid = np.all([c >= 0 for c in coords], axis=0)
-    times = np.full(shape + (len(methods),), np.nan)
-    rows = np.flatnonzero(cand & on_grid)
-    mi = np.array([method_index[Method(*keys[i])] for i in rows], dtype=np.int64)
-    times[tuple(c[rows] for c in coords) + (mi,)] = table.time_us[rows]
-
     base = np.full(shape, np.inf)
     brows = np.flatnonzero(baseline & on_grid)
     np.minimum.at(base, tuple(c[brows] for c in coords), table.time_us[brows])
     base[np.isinf(base)] = np.nan
+    if defer and brows.size:
+        methods.append(DEFER)
+    method_index = {m: i for i, m in enumerate(methods)}
+
+    rows = np.flatnonzero((cand | (baseline & bool(defer))) & on_grid)
+    rows = rows[np.argsort(-table.time_us[rows], kind="stable")]   # the least of duplicates wins
+    where = tuple(c[rows] for c in coords) + (
+        np.array([method_index[Method(*keys[i]) if cand[i] else DEFER] for i in rows],
+                 dtype=np.int64),)
+    times = np.full(shape + (len(methods),), np.nan)
+    times[where] = table.time_us[rows]
 
     measured = np.isfinite(times).any(axis=-1)
     filled_times = np.where(np.isfinite(times), times, np.inf)
@@ -136,8 +181,38 @@ def build_map(table, z_column=None):
         nearest = ndimage.distance_transform_edt(~measured, return_distances=False,
                                                  return_indices=True)
         best = best[tuple(nearest)]
-    return DecisionMap(collective, axes, methods, times, measured, best.astype(np.int64),
-                       best_time, base)
+    best = best.astype(np.int64)
+    column = {name: _row_values(table, name, rows, where, times.shape, *limits)
+              for name, limits in (("tied", (0, 1)), ("ci_halfwidth_us", (0, np.inf)),
+                                   ("p_best", (0, 1)))}
+    tied = ties.tie_sets(times, best, column["tied"], column["ci_halfwidth_us"], tolerance)
+    skip = (method_index[DEFER],) if DEFER in method_index else ()
+    return DecisionMap(collective, axes, methods, times, measured, best, best_time, base,
+                       imputation.impute(times, axes, skip)[0], tied,
+                       ties.confidence(column["p_best"]))
+
+
+def _row_values(table, name, rows, where, shape, low, high):
+    """An optional numeric column of the given rows on the grid (NaN where empty); None when the
+    table lacks the column. A value that is no number in [low, high] is a located error."""
+    if name not in table.extra:
+        return None
+    out = np.full(shape, np.nan)
+    text = table.extra[name]
+    parsed = np.full(len(rows), np.nan)
+    for k, i in enumerate(rows):
+        raw = str(text[i]).strip()
+        if not raw:
+            continue
+        try:
+            parsed[k] = float(raw)
+        except ValueError:
+            parsed[k] = np.nan
+        if not low <= parsed[k] <= high:
+            raise InputError(f"{table.origin[i]}: {name} {raw[:40]!r} is not a number in "
+                             f"[{low}, {high}]")
+    out[where] = parsed
+    return out
 
 
 def _cells(table, axes, z_raw):
