@@ -1,0 +1,183 @@
+"""Out-of-sample penalties: a tree built on part of the data, scored on the rest.
+
+A fold is (training table, held-out table). Three kinds:
+- across launches: build on the mean of k-1 launches' per-launch tables (as the sweep combines
+  them), score on the held-out launch's own times; one fold per launch;
+- leave-one-P-out: build without the rows of one P, ask the tree at that P; one fold per P;
+- leave-one-m-out: the same for each message size.
+
+The tree is asked at the held-out cells by value, through its cuts (core.tree.cells_of_values
+and TreeArrays.leaf_of_cells, as `collsel query` and the emitted code decide). A choice is scored
+by core.penalty against the held-out cell's best measured candidate. Beside the tree, on the same
+folds: Open MPI's default (the held-out algorithm-0 rows; nothing is built) and the best single
+fixed method chosen on the training data (least mean penalty, a method not measured in a
+training cell costing that cell's worst penalty: core.pruning.cell_costs).
+
+Every figure is pooled over the scored (cell, fold) pairs and carries their count (`cells`); a
+choice not measured in its held-out cell is not scored and is counted in `unmeasured_choices`.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from collsel.core import algorithms, decision_map, penalty, table as tables
+from collsel.core.pruning import cell_costs
+from collsel.core.tree import cells_of_values
+
+KINDS = ("launches", "leave_one_P_out", "leave_one_m_out")
+LABELS = {"launches": "cross-validated across launches", "leave_one_P_out": "leave-one-P-out",
+          "leave_one_m_out": "leave-one-m-out"}
+
+
+@dataclass
+class Fold:
+    name: str
+    train: object      # DecisionMap
+    test: object       # DecisionMap
+
+
+def mean_table(parts):
+    """One table from per-launch tables: each point's time is the mean of its launches' times."""
+    key_index, keys, first = {}, [], []
+    sums, counts = [], []
+    for part in parts:
+        for i, key in enumerate(tables.point_keys(part)):
+            k = key_index.setdefault(key, len(keys))
+            if k == len(keys):
+                keys.append(key)
+                first.append((part, i))
+                sums.append(0.0)
+                counts.append(0)
+            sums[k] += float(part.time_us[i])
+            counts[k] += 1
+    rows = [part.take([i]) for part, i in first]
+    out = _concatenate(rows)
+    out.time_us = np.asarray(sums) / np.asarray(counts)
+    return out
+
+
+def _concatenate(parts):
+    """Rows of tables with the same columns, without core.table.combine's duplicate check (the
+    same point in two launches has two times by nature)."""
+    cat = lambda attr: np.concatenate([getattr(p, attr) for p in parts])  # noqa: E731
+    return tables.PerfTable(cat("collective"), cat("comm_size"), cat("msg_size"),
+                            cat("algorithm"), cat("segsize"), cat("faninout"), cat("time_us"),
+                            {k: np.concatenate([p.extra[k] for p in parts])
+                             for k in parts[0].extra},
+                            sum((p.origin for p in parts), []), parts[0].sources)
+
+
+def _fold(name, train, test, z):
+    """A fold's two maps, or None when either side has no candidate to build or score."""
+    cand = lambda t: (t.algorithm != algorithms.BASELINE_ALGORITHM).any()  # noqa: E731
+    if not len(train) or not len(test) or not cand(train) or not cand(test):
+        return None
+    return Fold(name, decision_map.build_map(train, z), decision_map.build_map(test, z))
+
+
+def leave_one_out_folds(table, column, z=None):
+    """One fold per distinct value of `column` (comm_size or msg_size) among the candidates."""
+    values = getattr(table, column)
+    held = sorted(set(values[table.algorithm != algorithms.BASELINE_ALGORITHM].tolist()))
+    folds = (_fold(f"{column}={v}", table.take(values != v), table.take(values == v), z)
+             for v in held)
+    return [f for f in folds if f is not None]
+
+
+def launch_folds(launch_tables, z=None):
+    """One fold per launch: trained on the mean of the others, scored on it."""
+    if len(launch_tables) < 2:
+        return []
+    folds = (_fold(f"launch={k}", mean_table([t for j, t in sorted(launch_tables.items())
+                                               if j != k]), launch_tables[k], z)
+             for k in sorted(launch_tables))
+    return [f for f in folds if f is not None]
+
+
+def all_folds(table, launch_tables=None, z=None):
+    """{kind: [Fold]} for the three kinds (launches only with 2+ launches)."""
+    return {"launches": launch_folds(launch_tables or {}, z),
+            "leave_one_P_out": leave_one_out_folds(table, "comm_size", z),
+            "leave_one_m_out": leave_one_out_folds(table, "msg_size", z)}
+
+
+def held_out_cells(fold):
+    """Cell index on the training map's axes of every measured held-out cell, the held-out
+    cells themselves (flat indexes), and a mask of those a category axis cannot place."""
+    test = fold.test
+    flat = np.flatnonzero(test.measured.reshape(-1))
+    grid = np.unravel_index(flat, test.shape)
+    query, placed = [], np.ones(flat.size, dtype=bool)
+    for d, (a, b) in enumerate(zip(fold.train.axes, test.axes)):
+        if a.kind == decision_map.CATEGORY:
+            index = {lab: i for i, lab in enumerate(a.labels)}
+            v = np.array([index.get(b.labels[c], -1) for c in grid[d]], dtype=np.int64)
+            placed &= v >= 0
+            query.append(np.maximum(v, 0))
+        else:
+            query.append(np.asarray(b.values, dtype=np.uint64 if a.kind == decision_map.LOG2
+                                    else np.int64)[grid[d]])
+    return cells_of_values(fold.train.axes, query), flat, placed
+
+
+def fold_times(fold, trees):
+    """On a fold's measured held-out cells: the time of each tree's choice (list of arrays),
+    the best candidate's, Open MPI's default's and the training set's best fixed method's."""
+    test = fold.test
+    cells, flat, placed = held_out_cells(fold)
+    n_test = len(test.methods)
+    times = test.times.reshape(-1, n_test)[flat]
+    to_test = {m: i for i, m in enumerate(test.methods)}
+    lookup = np.array([to_test.get(m, -1) for m in fold.train.methods], dtype=np.int64)
+
+    def time_of(train_method):
+        idx = lookup[train_method]
+        got = times[np.arange(flat.size), np.maximum(idx, 0)]
+        return np.where((idx >= 0) & placed, got, np.nan)
+
+    chosen = [time_of(t.method[t.leaf_of_cells(cells)]) for t in trees]
+    fixed = int(np.argmin(cell_costs(fold.train).mean(axis=0)))
+    return (chosen, test.best_time.reshape(-1)[flat], test.baseline_time.reshape(-1)[flat],
+            time_of(np.full(flat.size, fixed)))
+
+
+def _summary(chosen, best):
+    s = penalty.score(chosen, best)
+    return {k: s[k] for k in ("cells", "mean", "median", "max", "min")}
+
+
+def evaluate(folds, make_trees):
+    """Out-of-sample figures of the trees `make_trees(train_map)` (a list, the same length on
+    every fold), Open MPI's default and the best fixed method, pooled over `folds`. Returns
+    {"folds", "trees": [figures per tree], "default", "best_fixed"}; each tree's figures also
+    hold `on_default_cells` (the tree on exactly the cells where the default is measured) and
+    `unmeasured_choices`."""
+    parts = [fold_times(f, make_trees(f.train)) for f in folds]
+    if not parts:
+        return None
+    cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0)  # noqa: E731
+    best = cat([p[1] for p in parts])
+    base = cat([p[2] for p in parts])
+    n_trees = len(parts[0][0])
+    trees = []
+    for k in range(n_trees):
+        chosen = cat([p[0][k] for p in parts])
+        figures = _summary(chosen, best)
+        figures["on_default_cells"] = _summary(np.where(np.isfinite(base), chosen, np.nan), best)
+        figures["unmeasured_choices"] = int((np.isfinite(best) & ~np.isfinite(chosen)).sum())
+        trees.append(figures)
+    return {"folds": len(parts), "trees": trees, "default": _summary(base, best),
+            "best_fixed": _summary(cat([p[3] for p in parts]), best)}
+
+
+def tree_figures(folds_by_kind, build):
+    """stats.json's `out_of_sample` block for one way of building (`build(map)` -> TreeArrays):
+    per kind, the tree's, the default's and the best fixed method's figures, or None."""
+    out = {}
+    for kind in KINDS:
+        result = evaluate(folds_by_kind.get(kind) or [], lambda m: [build(m)])
+        out[kind] = None if result is None else {
+            "label": LABELS[kind], "folds": result["folds"], "tree": result["trees"][0],
+            "default": result["default"], "best_fixed": result["best_fixed"]}
+    return out
+
