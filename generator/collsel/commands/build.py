@@ -1,49 +1,111 @@
 """`collsel build`: table -> decision map -> tree -> tree.json, stats.json and C code."""
 import json
 
-from collsel.core import penalty, tree, treefile, values
+from collsel.core import decision_map, out_of_sample, penalty, recommend, tree, treefile, values
 from collsel.core.files import write_directory
+from collsel.errors import InputError
 from collsel.sinks.emit import c_ladder as emit_c
-from collsel.commands.options import add_table_options, add_tree_options, load_map
+from collsel.commands import launch_tables
+from collsel.commands.options import add_table_options, add_tree_options, read_tables
 
 
 def register(sub):
     p = sub.add_parser("build", help="performance table -> decision map -> tree -> stats and C",
                        description="Build the decision map of one collective, encode it as a "
                        "quadtree (octree with --z) within the given limits (none = exact tree), "
-                       "and write DIR/tree.json, DIR/stats.json, DIR/decision.{c,h} and, for "
-                       "bcast/reduce, DIR/ompi_<collective>_intra_dec_fixed.c.")
+                       "and write DIR/tree.json, DIR/stats.json (in-sample and out-of-sample "
+                       "penalties), DIR/decision.{c,h} and, for bcast/reduce, "
+                       "DIR/ompi_<collective>_intra_dec_fixed.c.")
     add_table_options(p)
     add_tree_options(p)
+    p.add_argument("--recommend", action="store_true",
+                   help="instead of --max-depth/--threshold: the smallest tree on the "
+                        "cost-complexity pruning path whose out-of-sample mean penalty (across "
+                        "launches when there are 2+, else leave-one-P-out) is within --budget "
+                        "points of the best on the path and not worse than Open MPI's default "
+                        "where that is measured (else: defer to the MPI); the tree the report "
+                        "recommends")
+    p.add_argument("--budget", metavar="PCT", default=recommend.DEFAULT_BUDGET,
+                   help="with --recommend: percentage points of out-of-sample mean penalty "
+                        f"allowed above the best tree on the path (default "
+                        f"{recommend.DEFAULT_BUDGET:g})")
+    launch_tables.add_launches_option(p)
     p.add_argument("--prefix", help="C function prefix (default collsel_<collective>)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.set_defaults(run=run_build)
 
 
-def build_files(dmap, options, prefix=None):
-    """Every output of `collsel build`, rendered in memory."""
-    t = tree.build_tree(dmap, options)
-    stats = penalty.tree_stats(dmap, t)
+def render_files(dmap, t, options, prefix=None, extra_stats=None):
+    """Every output of `collsel build` for tree `t`, rendered in memory."""
+    stats = {**penalty.tree_stats(dmap, t), **(extra_stats or {})}
     document = treefile.tree_document(dmap, t, options)
     loaded = treefile.LoadedTree(document, "tree.json")
     files = {"tree.json": treefile.dumps(document),
-             "stats.json": json.dumps(stats, indent=1, sort_keys=True) + "\n"}
+             "stats.json": json.dumps(stats, indent=1, sort_keys=True, allow_nan=False) + "\n"}
     files.update(emit_c.emit_decision(loaded, prefix))
-    if dmap.collective in ("bcast", "reduce") and len(dmap.axes) == 2:
+    if dmap.collective in ("bcast", "reduce") and len(dmap.axes) == 2 \
+            and dmap.family == "openmpi":          # Open MPI's file: coll/tuned ids only
         files.update(emit_c.emit_ompi_dec_fixed(loaded))
     return files, stats
 
 
+def build_files(dmap, options, prefix=None):
+    """The outputs of `collsel build` for the tree `options` limit (in-sample statistics only)."""
+    return render_files(dmap, tree.build_tree(dmap, options), options, prefix)
+
+
 def run_build(args):
     options = tree.BuildOptions(args.split, args.leaf, args.max_depth, args.threshold).check()
+    budget = values.percent(str(args.budget), "--budget")
+    if args.recommend and (args.max_depth is not None or args.threshold is not None):
+        raise InputError("--recommend chooses the tree's size: give it without --max-depth "
+                         "and --threshold")
     if args.prefix is not None:      # before the tables are read
         values.identifier(args.prefix, "--prefix")
     values.output_directory(args.out)
-    files, stats = build_files(load_map(args), options, args.prefix)
+    table = read_tables(args.tables).select(args.collective)
+    dmap = decision_map.build_map(table, args.z)
+    journal, launches = launch_tables.load(args)
+    if args.z:      # journals have no third axis
+        launches = {}
+    folds = out_of_sample.all_folds(table, launches, args.z)
+    extra = {}
+    if args.recommend:
+        t, figures = recommend.recommend(dmap, table, options, budget, launches, args.z)
+        rebuild = recommend.fold_builder(dmap, options, figures)
+        # tree.json records the split, the leaf rule and the depth the chosen tree reaches
+        options = tree.BuildOptions(options.split, options.leaf, int(t.depth.max()), None)
+        extra["recommendation"] = {**figures, "command": recommend.build_command(
+            args.tables, args.collective, options, budget, args.z,
+            journal if args.launches else None, args.out)}
+    else:
+        t = tree.build_tree(dmap, options)
+        rebuild = lambda m: tree.build_tree(m, options)  # noqa: E731
+    extra["out_of_sample"] = {**out_of_sample.tree_figures(folds, rebuild),
+                              "launch_journal": journal}
+    files, stats = render_files(dmap, t, options, args.prefix, extra)
     write_directory(args.out, files)
     pen = ("n/a" if stats["penalty_mean"] is None
            else f"{stats['penalty_mean']:.2f}% mean, {stats['penalty_max']:.2f}% max")
     print(f"{args.out}: {stats['nodes']} nodes, {stats['leaves']} leaves, depth "
           f"{stats['min_depth']}-{stats['max_depth']} (mean {stats['mean_depth']:.2f}), "
-          f"penalty {pen}, {stats['unmeasured_choices']} unmeasured choices")
+          f"in-sample penalty {pen}, {stats['unmeasured_choices']} unmeasured choices")
+    print(out_of_sample_line(stats["out_of_sample"]))
+    if args.recommend:
+        print(f"recommended: {stats['recommendation']['why']}")
     return 0
+
+
+def out_of_sample_line(block):
+    """One line: the out-of-sample mean penalties of the tree and of Open MPI's default."""
+    parts = []
+    for kind in out_of_sample.KINDS:
+        f = block.get(kind)
+        if f is None or f["tree"]["mean"] is None:
+            continue
+        d = f["default"]["mean"]
+        parts.append(f"{f['label']} {f['tree']['mean']:.2f}% on {f['tree']['cells']} cells"
+                     + ("" if d is None else f" (default {d:.2f}% on {f['default']['cells']})"))
+    if block.get("launches") is None:
+        parts.append("no launch data (only leave-one-out)")
+    return "out-of-sample mean penalty: " + "; ".join(parts)

@@ -44,6 +44,7 @@ def path_figures(dmap, options, folds):
 
     result = out_of_sample.evaluate(folds, fold_trees)
     steps = [{"step": k, "alpha": path.alphas[k], "leaves": path.leaves[k],
+              "cv_alpha": float(alphas[k]) if np.isfinite(alphas[k]) else None,
               "in_sample_mean": path.in_sample[k],
               "out_of_sample": None if result is None else result["trees"][k]}
              for k in range(len(path))]
@@ -57,6 +58,20 @@ def defer_tree(dmap):
     n = len(dmap.axes)
     return TreeArrays(np.array([tree.LEAF], np.int32), np.full((1, n), UNDEFINED, np.int32),
                       np.array([dmap.methods.index(DEFER)], np.int32), np.zeros(1, np.int32))
+
+
+def fold_builder(dmap, options, figures):
+    """How a training fold makes the recommended tree again (for its out-of-sample figures):
+    its own path cut at the chosen step's alpha, or its defer leaf."""
+    if figures["deferred"]:
+        return defer_tree
+    alpha = figures["path"][figures["step"]]["cv_alpha"]
+    alpha = np.inf if alpha is None else alpha
+
+    def build(train):
+        fold_path = path_of(train, options)
+        return fold_path.subtree(fold_path.step_at(alpha))
+    return build
 
 
 def build_command(tables, collective, options, budget, z=None, launches=None, out="DIR"):

@@ -1,0 +1,83 @@
+"""A sweep's journal (TABLE.launches) as per-launch tables, for out-of-sample statistics.
+
+Reads the columns every journal has (comm_size, msg_size, algorithm, segsize, launch, median_us;
+faninout when present; interfaces section D) through core.csvfile, so journals of either sweep
+mode and of older versions load alike (sweep.journal.load_existing insists on this version's
+exact header, which --resume needs and this does not). Launch k's table is the table whose
+time_us is launch k's median_us.
+"""
+import os
+
+import numpy as np
+
+from collsel.core import algorithms, csvfile, values
+from collsel.core.table import PerfTable, Source
+from collsel.errors import located
+from collsel.sources.sweep import journal
+
+MINIMAL = ("comm_size", "msg_size", "algorithm", "segsize", "launch", "median_us")
+
+
+def add_launches_option(p):
+    p.add_argument("--launches", metavar="JOURNAL",
+                   help="the sweep's per-launch journal, for penalties cross-validated across "
+                        "launches (default: TABLE.launches beside a single TABLE, if it exists; "
+                        "without one, only leave-one-P-out and leave-one-m-out are computed)")
+
+
+def journal_of(args):
+    """The journal named by --launches, or the one beside a single table, or None."""
+    if args.launches:
+        return args.launches
+    if len(args.tables) == 1 and os.path.isfile(journal.journal_path(args.tables[0])):
+        return journal.journal_path(args.tables[0])
+    return None
+
+
+def read_launch_tables(path, collective):
+    """{launch: PerfTable} of one collective from a journal (empty when it has none)."""
+    doc = csvfile.read(path, "a sweep journal")
+    header = doc.header or []
+    missing = [c for c in MINIMAL if c not in header]
+    if missing:
+        raise located(path, doc.header_line, f"not a sweep journal: no column(s) "
+                      f"{', '.join(missing)}")
+    at = {h: i for i, h in enumerate(header)}
+    rows = {}
+    for lineno, fields in doc.rows:
+        if len(fields) != len(header):
+            raise located(path, lineno, f"{len(fields)} fields, header has {len(header)}")
+        if "collective" in at and fields[at["collective"]] != collective:
+            continue
+        where = f"{path}:{lineno}"
+        get = lambda k: fields[at[k]]  # noqa: E731
+        alg = get("algorithm").strip()
+        alg = (int(values.integer(alg, "algorithm", *values.ALGORITHM_ID, where))
+               if alg.lstrip("-").isdigit() else algorithms.algorithm_id(collective, alg))
+        launch = values.integer(get("launch"), "launch", 1, 10**6, where)
+        rows.setdefault(launch, []).append((
+            values.integer(get("comm_size"), "comm_size", *values.COMM_SIZE, where),
+            values.integer(get("msg_size"), "msg_size", *values.MSG_SIZE, where), alg,
+            values.integer(get("segsize"), "segsize", *values.SEGSIZE, where),
+            values.integer(get("faninout"), "faninout", *values.FANINOUT, where)
+            if "faninout" in at and get("faninout").strip() else 0,
+            values.time_us(get("median_us"), "median_us", where), where))
+    source = Source(str(path), doc.metadata)
+    return {k: _table(collective, r, source) for k, r in sorted(rows.items())}
+
+
+def _table(collective, rows, source):
+    cols = list(zip(*rows))
+    return PerfTable(np.array([collective] * len(rows), dtype=object),
+                     np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.uint64),
+                     np.array(cols[2], dtype=np.int64), np.array(cols[3], dtype=np.int64),
+                     np.array(cols[4], dtype=np.int64), np.array(cols[5], dtype=np.float64),
+                     {}, list(cols[6]), [source])
+
+
+def load(args):
+    """(journal path or None, {launch: PerfTable}) for the command's tables."""
+    path = journal_of(args)
+    if path is None:
+        return None, {}
+    return path, read_launch_tables(path, args.collective)
