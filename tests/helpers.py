@@ -134,20 +134,55 @@ def read_points(table_path):
     return times, base
 
 
-FAKE_BENCH = """#!/bin/sh
-# A stand-in for collsel_bench: rank 0 prints the header and one line per size of --sizes, each
-# after $FAKE_BENCH_SLEEP seconds (default none), with time $FAKE_BENCH_TIME (default 10 µs).
-sizes=""
+FAKE_BENCH = r"""#!/bin/sh
+# A stand-in for collsel_bench: rank 0 prints the header and the lines of each size of --sizes,
+# each size after $FAKE_BENCH_SLEEP seconds (default none). Without --methods (per-method mode):
+# one line per size, time $FAKE_BENCH_TIME (default 10 µs). With --methods (paired mode,
+# protocol B): one line per method and size, in --methods order; the median of method i
+# (0-based) is $FAKE_BENCH_TIME + i + (seed mod 5) / 10, so methods differ by a launch-independent
+# step; --raw FILE gets every repetition in ReproMPI's per-repetition layout.
+sizes=""; methods=""; seed=1; raw=""
 while [ $# -gt 0 ]; do
-  case "$1" in --sizes) sizes="$2"; shift 2;; *) shift;; esac
+  case "$1" in
+    --sizes) sizes="$2"; shift 2;;
+    --methods) methods="$2"; shift 2;;
+    --seed) seed="$2"; shift 2;;
+    --raw) raw="$2"; shift 2;;
+    *) shift;;
+  esac
 done
-[ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] || exit 0
+[ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" = 0 ] || exit 0
 echo "#@mpi_library=fake benchmark"
 echo "#@runtime_type=fake"
 echo "#@timer=fake"
+if [ -z "$methods" ]; then
+  for m in $(echo "$sizes" | tr , ' '); do
+    sleep "${FAKE_BENCH_SLEEP:-0}"
+    echo "$m ${FAKE_BENCH_TIME:-10} 10 9 12 1 0.5 20 1"
+  done
+  exit 0
+fi
+echo "#@mode=paired"
+echo "#@seed=$seed"
+echo "#@methods=$methods"
+echo "#@forcing=mpi_t"
+echo "#@mpi_family=${FAKE_BENCH_FAMILY:-openmpi}"
+if [ -n "$raw" ]; then
+  printf '#@mode=paired
+#@seed=%s
+#@methods=%s
+test nrep count runtime_sec algorithm segsize faninout
+'     "$seed" "$methods" > "$raw"
+fi
 for m in $(echo "$sizes" | tr , ' '); do
   sleep "${FAKE_BENCH_SLEEP:-0}"
-  echo "$m ${FAKE_BENCH_TIME:-10} 10 9 12 1 0.5 20 1"
+  echo "$methods" | tr , '
+' | awk -v m="$m" -v base="${FAKE_BENCH_TIME:-10}" -v seed="$seed"       -v raw="$raw" '
+    { split($0, f, ":"); if (f[3] == "") f[3] = 0
+      t = base + (NR - 1) + (seed % 5) / 10
+      printf "%s %s %s %s %.6f %.6f %.6f %.6f 1 0.5 20 1\n", m, f[1], f[2], f[3], t, t, t - 1, t + 2
+      if (raw != "") for (r = 0; r < 20; r++)
+        printf "fake %d %s %.10f %s %s %s\n", r, m, t / 1e6, f[1], f[2], f[3] >> raw }'
 done
 """
 

@@ -1,25 +1,39 @@
-"""`collsel sweep`: measure every forced Open MPI algorithm into a performance table."""
+"""`collsel sweep`: measure every forced MPI algorithm into a performance table."""
 import argparse
+import inspect
 import os
 import re
 import shlex
+import shutil
 import sys
 
 from collsel.core import algorithms, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers
-from collsel.sources.sweep import launch_stats, plan, run
+from collsel.sources.sweep import launch_stats, paired, plan, refine, run
 from collsel.sources.sweep.sbatch import sbatch_script
 
 SWEEP_HELP = """\
-Measure every Open MPI coll/tuned algorithm (and segment size) of one collective for each
-communicator size P and message size m, plus algorithm 0 (Open MPI's own decision) as the
-baseline, and write the canonical performance table. Rows are appended as points finish, so
-a killed sweep loses at most the point in flight; --resume continues it.
+Measure every algorithm (and segment size) of one collective for each communicator size P and
+message size m, plus algorithm 0 (the MPI's own decision) as the baseline, and write the
+canonical performance table. Progress is appended as it is made, so a killed sweep loses at
+most the launch in flight; --resume continues it.
 
-Defaults: all algorithms; segment sizes 0,1K,8K,32K,128K for the algorithms that segment;
-P = 2,3,4,6,8,12,16; m = powers of two and the midpoints 3*2^k, 1 B .. 4 MiB.
+modes (--mode):
+  paired (default)  one launch per (P, launch number) measures ALL methods of P, interleaved in
+                    rounds shuffled by the launch's recorded seed, so the launch effect cancels
+                    in each launch's comparison; --launches (default 5) such launches are the
+                    replications. time_us = mean of the launch medians with its CI across
+                    launches; the table adds `tied` (indistinguishable from the cell's best by
+                    a paired t-interval of per-launch log-ratios) and `p_best` (bootstrap over
+                    launches): see the table's '# tie_rule='. Open MPI or MPICH (--mpi).
+  per-method        the old mode: one launch per (P, method, launch number), --launches
+                    default 3; Open MPI only. Kept to compare the two.
+
+Defaults: Open MPI: all coll/tuned algorithms; segment sizes 0,1K,8K,32K,128K for the
+algorithms that segment. MPICH: all its algorithms but smp (smp needs several nodes; ask for it
+with --algorithms). P = 2,3,4,6,8,12,16; m = powers of two and the midpoints 3*2^k, 1 B .. 4 MiB.
 
 examples:
   collsel sweep --collective bcast --out bcast.csv
@@ -27,6 +41,9 @@ examples:
   collsel sweep --collective bcast --out bcast.csv --resume
   collsel sweep --collective bcast --out bcast.csv --dry-run
   collsel sweep --collective bcast --out bcast.csv --emit-sbatch sweep.sbatch
+  collsel sweep --collective bcast --out bcast.csv --refine 600s --raw bcast.raw
+  collsel sweep --collective reduce --mpi mpich --out reduce-mpich.csv
+  collsel sweep --collective bcast --mode per-method --out bcast-old.csv
 """
 
 
@@ -35,6 +52,31 @@ def register(subparsers):
                               description=SWEEP_HELP,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--collective", required=True, help="bcast or reduce")
+    p.add_argument("--mode", default="paired", choices=("paired", "per-method"),
+                   help="paired (default): all methods of a P in each launch; per-method: one "
+                        "launch per method (the old mode, Open MPI only)")
+    p.add_argument("--mpi", default="openmpi", choices=algorithms.FAMILIES,
+                   help="which MPI to measure (default openmpi): its launcher (mpirun.openmpi "
+                        "/ mpirun.mpich when present, else mpirun), the benchmark built with "
+                        "its mpicc, its own algorithms, named natively in the table (MPICH: "
+                        "'# algorithm_family=mpich', MPIR_CVAR_COLLECTIVE_FALLBACK=error). "
+                        "mpich needs --mode paired and --launcher local")
+    p.add_argument("--seed", default=1, help="paired: the seed every launch's own seed (the "
+                   "order of methods in its rounds) and the bootstrap derive from (default 1; "
+                   "recorded)")
+    p.add_argument("--refine", metavar="BUDGET",
+                   help="paired: after the planned launches, launch again where cells are "
+                        "undecided (best and runner-up tied, or the best's p_best below "
+                        "--confidence): the P with most undecided cells first, only those "
+                        "sizes, until all are decided or BUDGET is spent: 'Ns' seconds or 'N' "
+                        "launches. Resumable; the table is rewritten from the journal at the end")
+    p.add_argument("--confidence", default=0.95,
+                   help="paired: p_best a cell's best must reach to count as decided (default "
+                        "0.95)")
+    p.add_argument("--raw", metavar="FILE",
+                   help="paired: also keep every repetition in FILE (ReproMPI per-repetition "
+                        "layout, one '#@' block per launch; the launches' own files stay in "
+                        "FILE.parts/), rebuilt atomically at the end")
     p.add_argument("--out", required=True, help="table to write (CSV)")
     p.add_argument("--algorithms", help="comma list of ids or names, ALG:SEG pins a segment "
                    "size (default: all but 0)")
@@ -64,7 +106,8 @@ def register(subparsers):
     p.add_argument("--mpirun", help="launcher program (default mpirun, or srun)")
     p.add_argument("--launcher-args", default="", help="extra launcher arguments (one string)")
     p.add_argument("--bench", help="benchmark binary (default: build the shipped collsel_bench.c with mpicc)")
-    p.add_argument("--mpicc", default="mpicc", help="MPI compiler wrapper for the benchmark")
+    p.add_argument("--mpicc", help="MPI compiler wrapper for the benchmark (default: "
+                   "mpicc.openmpi / mpicc.mpich after --mpi when present, else mpicc)")
     p.add_argument("--launches", default=3,
                    help="separate launches per point (default 3): launches differ by more than "
                         "one launch's own CI, so time_us is the mean of the launch medians and "
@@ -104,7 +147,18 @@ SBATCH_TIME = re.compile(r"\d+(:\d{1,2}){0,2}|\d+-\d{1,2}(:\d{1,2}){0,2}")
 def _check_numbers(args):
     """Every numeric flag, checked and converted in place (core.values ranges; the benchmark's
     own option ranges from benchmark_program.py); one line naming the flag."""
+    if args.launches is None:
+        args.launches = 5 if args.mode == "paired" else 3
     args.launches = values.integer(args.launches, "--launches", *launch_stats.LAUNCHES)
+    args.seed = values.integer(args.seed, "--seed", 0, 2**64 - 1)
+    args.confidence = values.number(args.confidence, "--confidence", 0.0, 1.0)
+    args.refine_budget = refine.parse_budget(args.refine)
+    if args.mode == "per-method":
+        for flag, given in (("--mpi mpich", args.mpi != "openmpi"),
+                            ("--refine", args.refine is not None), ("--raw", args.raw)):
+            if given:
+                raise InputError(f"{flag} needs --mode paired (the per-method mode measures "
+                                 "Open MPI only, one method per launch)")
     args.time_cap = values.number(args.time_cap, "--time-cap", *bench.TIME_CAP_S)
     args.rel_ci = values.number(args.rel_ci, "--rel-ci", *bench.REL_CI)
     args.min_reps = values.integer(args.min_reps, "--min-reps", *bench.REPS)
@@ -133,7 +187,8 @@ def _check_numbers(args):
 
 def _canonical(args, cfg, launcher_name):
     """The sweep as explicit options, so a batch script or a log reproduces it exactly."""
-    parts = ["collsel", "sweep", "--collective", cfg.collective, "--out", os.path.abspath(cfg.out),
+    parts = ["collsel", "sweep", "--mode", cfg.mode, "--mpi", cfg.family, "--collective",
+             cfg.collective, "--out", os.path.abspath(cfg.out),
              "--comm-sizes", ",".join(map(str, cfg.comm_sizes)),
              "--msg-sizes", ",".join(map(str, cfg.msg_sizes)),
              "--algorithms", ",".join(f"{m.algorithm}:{m.segsize}" for m in cfg.methods
@@ -143,6 +198,12 @@ def _canonical(args, cfg, launcher_name):
              "--min-reps", str(args.min_reps), "--max-reps", str(args.max_reps),
              "--warmup", str(args.warmup), "--timeout", str(args.timeout),
              "--launcher", launcher_name]
+    if cfg.mode == "paired":
+        parts += ["--seed", str(cfg.seed), "--confidence", str(cfg.confidence)]
+        if args.refine:
+            parts += ["--refine", args.refine.strip()]
+        if args.raw:
+            parts += ["--raw", os.path.abspath(args.raw)]
     if args.no_baseline:
         parts.append("--no-baseline")
     if args.launcher_args:
@@ -157,18 +218,21 @@ def _canonical(args, cfg, launcher_name):
 def run_sweep(args):
     # Everything given is checked before anything is built, launched, read or written.
     for flag in ("out", "emit_sbatch", "bench", "hostfile", "mpirun", "mpicc", "map_by",
-                 "collective", "algorithms", "segsizes", "comm_sizes", "msg_sizes", "fault"):
+                 "collective", "algorithms", "segsizes", "comm_sizes", "msg_sizes", "fault",
+                 "raw", "refine"):
         values.one_line(getattr(args, flag), "--" + flag.replace("_", "-"))
     values.output_file(args.out, "--out")
+    if args.raw is not None:
+        values.output_file(args.raw, "--raw")
     if args.emit_sbatch is not None:
         values.output_file(args.emit_sbatch, "--emit-sbatch")
     try:
-        collective = algorithms.check_collective(args.collective)
+        collective = algorithms.check_collective(args.collective, args.mpi)
     except InputError as e:
         raise InputError(f"--collective: {e}") from None
     _check_numbers(args)
     methods = plan.plan_methods(collective, args.algorithms, args.segsizes,
-                                baseline=not args.no_baseline)
+                                baseline=not args.no_baseline, family=args.mpi)
     comm_sizes = (sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
                   else list(plan.DEFAULT_COMM_SIZES))
     msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE,
@@ -179,7 +243,8 @@ def run_sweep(args):
 
     sbatch = args.emit_sbatch is not None
     launcher = launchers.make("srun" if sbatch else args.launcher, args.mpirun,
-                              args.launcher_args, args.hostfile, args.map_by, for_script=sbatch)
+                              args.launcher_args, args.hostfile, args.map_by, for_script=sbatch,
+                              family=args.mpi)
     if not sbatch:
         launcher.check()
     bench_args = ["--time-cap", str(args.time_cap), "--rel-ci", str(args.rel_ci),
@@ -187,10 +252,7 @@ def run_sweep(args):
                   "--warmup", str(args.warmup)]
     if args.fault:
         bench_args += ["--fault", args.fault]
-    if args.dry_run or sbatch:
-        bench_path = bench.locate(args.bench, args.mpicc, build=False)
-    else:
-        bench_path = bench.locate(args.bench, args.mpicc)
+    bench_path = _locate_bench(args, build=not (args.dry_run or sbatch))
     argv0 = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "collsel"
     argv0 = "collsel" if argv0 in ("collsel", "__main__.py", "cli.py") else argv0
     cfg = plan.Config(
@@ -199,7 +261,9 @@ def run_sweep(args):
         silence_timeout=args.timeout, resume=args.resume, force=args.force,
         dry_run=args.dry_run,
         command=shlex.join([argv0] + sys.argv[1:]),
-        progress_interval=args.progress_interval, launches=args.launches, rel_ci=args.rel_ci)
+        progress_interval=args.progress_interval, launches=args.launches, rel_ci=args.rel_ci,
+        mode=args.mode, family=args.mpi, seed=args.seed, refine=args.refine_budget,
+        confidence=args.confidence, raw=args.raw)
     cfg.options = _canonical(args, cfg, launcher.name)
 
     if sbatch:
@@ -210,8 +274,21 @@ def run_sweep(args):
         os.chmod(args.emit_sbatch, 0o755)
         print(f"wrote {args.emit_sbatch}; submit it with: sbatch {args.emit_sbatch}")
         return 0
+    runner = paired if args.mode == "paired" else run
     if args.dry_run:
-        for line in run.dry_run(cfg):
+        for line in runner.dry_run(cfg):
             print(line)
         return 0
-    return run.run(cfg, sys.stderr)
+    return runner.run(cfg, sys.stderr)
+
+
+def _locate_bench(args, build):
+    """The benchmark binary, built with the --mpi family's mpicc (mpicc.mpich / mpicc.openmpi
+    when present) unless --mpicc names one."""
+    mpicc = args.mpicc
+    if mpicc is None:
+        named = f"mpicc.{args.mpi}"
+        mpicc = named if shutil.which(named) else "mpicc"
+    if "family" in inspect.signature(bench.locate).parameters:
+        return bench.locate(args.bench, mpicc, build=build, family=args.mpi)
+    return bench.locate(args.bench, mpicc, build=build)

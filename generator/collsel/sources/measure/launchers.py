@@ -1,8 +1,12 @@
-"""How one benchmark run is started: local mpirun, mpirun --hostfile, or Slurm srun.
+"""How one benchmark run is started: local mpirun, mpirun --hostfile, or Slurm srun, under
+Open MPI or MPICH.
 
 Each launcher turns (P, MCA settings, benchmark argv) into (argv, extra environment). Forcing
 uses Open MPI MCA parameters: `--mca` flags for mpirun (they reach remote daemons too), and
-OMPI_MCA_* variables for srun (which exports the environment to the tasks).
+OMPI_MCA_* variables for srun (which exports the environment to the tasks). MPICH's hydra mpirun
+takes `-n`, knows no `--oversubscribe`/`--mca`/`--allow-run-as-root`, and passes the environment
+on; MPIR_CVAR_COLLECTIVE_FALLBACK=error makes an algorithm MPICH cannot run an error instead of a
+silent fallback.
 """
 import os
 import shlex
@@ -11,6 +15,13 @@ import shutil
 from collsel.errors import InputError
 
 LAUNCHERS = ("local", "hostfile", "srun")
+MPICH_ENV = {"MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
+
+
+def default_program(family):
+    """mpirun.openmpi / mpirun.mpich (Debian's alternatives) when present, else mpirun."""
+    named = f"mpirun.{family}"
+    return named if shutil.which(named) else "mpirun"
 
 
 def cores():
@@ -76,6 +87,22 @@ class LocalLauncher(Launcher):
         return argv, {}
 
 
+class MpichLocalLauncher(LocalLauncher):
+    """MPICH's hydra mpirun on this machine: bound to cores up to the core count, unbound
+    beyond (hydra has no oversubscription flag and no yield-when-idle setting)."""
+
+    def _placement(self, nprocs):
+        return [] if nprocs > self.ncores else ["-bind-to", "core", "-map-by", "core"]
+
+    def mapping(self, nprocs):
+        return (" ".join(self._placement(nprocs)) or "no binding") + f" ({self.ncores} cores)"
+
+    def command(self, nprocs, mca, bench_argv):
+        argv = [self.program, "-n", str(nprocs), *self._placement(nprocs), *self.extra,
+                *bench_argv]
+        return argv, dict(MPICH_ENV)
+
+
 class HostfileLauncher(Launcher):
     name = "hostfile"
 
@@ -122,11 +149,17 @@ class SrunLauncher(Launcher):
         return argv, env
 
 
-def make(name, mpirun=None, extra_args="", hostfile=None, map_by="core", for_script=False):
+def make(name, mpirun=None, extra_args="", hostfile=None, map_by="core", for_script=False,
+         family="openmpi"):
+    if family == "mpich":
+        if name != "local":
+            raise InputError(f"--mpi mpich supports --launcher local only (not '{name}')")
+        return MpichLocalLauncher(mpirun or default_program("mpich"), extra_args)
     if name == "local":
-        return LocalLauncher(mpirun or "mpirun", extra_args)
+        return LocalLauncher(mpirun or default_program("openmpi"), extra_args)
     if name == "hostfile":
-        return HostfileLauncher(mpirun or "mpirun", extra_args, hostfile, map_by)
+        return HostfileLauncher(mpirun or default_program("openmpi"), extra_args, hostfile,
+                                map_by)
     if name == "srun":
         return SrunLauncher(mpirun or "srun", extra_args, require_allocation=not for_script)
     raise InputError(f"unknown launcher '{name}' (known: {', '.join(LAUNCHERS)})")

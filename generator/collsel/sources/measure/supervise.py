@@ -54,27 +54,35 @@ def kill(proc):
             continue
 
 
-def _check_line(fields, expected):
-    """Why an output line is not the next one expected (its size and numbers), or None."""
-    if len(fields) != len(bench.OUTPUT_FIELDS):
-        return f"{len(fields)} fields, expected {len(bench.OUTPUT_FIELDS)}"
+def _check_line(fields, expected, names):
+    """Why an output line is not the next one expected, or None. `expected` entries are the
+    leading fields the next line must start with (the message size; paired mode: also the
+    method), `names` the line's field names (the rest are statistics, checked as numbers)."""
+    if len(fields) != len(names):
+        return f"{len(fields)} fields, expected {len(names)}"
     if not expected:
         return "more lines than message sizes asked for"
-    if fields[0] != str(expected[0]):
-        return f"message size {fields[0][:30]}, expected {expected[0]}"
+    lead = expected[0]
+    if tuple(fields[:len(lead)]) != lead:
+        return (f"message size {fields[0][:30]}, expected {lead[0]}" if len(lead) == 1 else
+                f"'{' '.join(fields[:len(lead)])[:60]}', expected '{' '.join(lead)}'")
     try:
-        for key, text in zip(bench.OUTPUT_FIELDS[1:], fields[1:]):
+        for key, text in zip(names[len(lead):], fields[len(lead):]):
             bench.check_field(key, text, "")
     except InputError as e:
         return str(e)
     return None
 
 
-def run_launch(argv, env, sizes, silence_timeout, on_point):
-    """Run one benchmark launch; call on_point(fields) for each message-size line as it
-    arrives. The launch is killed when it prints nothing for `silence_timeout` seconds."""
+def run_launch(argv, env, sizes, silence_timeout, on_point, lines=None,
+               names=bench.OUTPUT_FIELDS):
+    """Run one benchmark launch; call on_point(fields) for each output line as it arrives
+    (one per message size; or, given `lines`, the leading fields of each line expected, in
+    order, and `names` the line's fields). The launch is killed when it prints nothing for
+    `silence_timeout` seconds."""
     result = LaunchResult()
-    expected = list(sizes)
+    expected = list(lines) if lines is not None else [(str(m),) for m in sizes]
+    asked = len(expected)
     with tempfile.TemporaryFile() as errf:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errf, stdin=subprocess.DEVNULL,
                                 env={**os.environ, **env}, start_new_session=True,
@@ -109,14 +117,14 @@ def run_launch(argv, env, sizes, silence_timeout, on_point):
                         continue
                     else:
                         fields = text.split()
-                        problem = _check_line(fields, expected)
+                        problem = _check_line(fields, expected, names)
                         if problem:
                             kill(proc)
                             result.failure = (f"unexpected benchmark output line "
                                               f"'{text[:120]}' ({problem})")
                             break
                         expected.pop(0)
-                        on_point(dict(zip(bench.OUTPUT_FIELDS, fields)))
+                        on_point(dict(zip(names, fields)))
                         result.rows += 1
                 if result.failure:
                     break
@@ -135,7 +143,7 @@ def run_launch(argv, env, sizes, silence_timeout, on_point):
             result.failure = f"benchmark {how}: " + stderr_tail(errf)
         elif result.failure is None and expected:
             result.failure = (f"benchmark exited 0 but reported {result.rows} of "
-                              f"{len(sizes)} message sizes")
+                              f"{asked} {'message sizes' if lines is None else 'lines'}")
         elif result.failure and "hang" not in result.failure:
             result.failure += ": " + stderr_tail(errf)
     return result

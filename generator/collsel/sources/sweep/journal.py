@@ -8,7 +8,7 @@ cuts off.
 """
 import os
 
-from collsel.core import csvfile, values
+from collsel.core import algorithms, csvfile, values
 from collsel.core.files import write_file
 from collsel.core.table import COLUMN_ORDER, render_table
 from collsel.errors import InputError, located
@@ -20,10 +20,18 @@ COLUMNS = list(COLUMN_ORDER)
 # of a point is written once all its launches are in, from this journal.
 JOURNAL_COLUMNS = ["collective", "comm_size", "msg_size", "algorithm", "segsize", "launch",
                    *launch_stats.LAUNCH_FIELDS]
-_INTEGER_COLUMNS = ("comm_size", "msg_size", "algorithm", "segsize", "launch")
+# Paired mode (sweep/paired.py): the table gains the tie columns (sweep/ties.py); the journal has
+# one row per (size, method) of each launch, the launch's seed, and after each launch's rows a
+# `# launch.P.K=...` line that marks the launch complete (LAUNCH_MARK).
+PAIRED_COLUMNS = COLUMNS + ["tied", "p_best"]
+PAIRED_JOURNAL_COLUMNS = ["collective", "comm_size", "msg_size", "algorithm", "segsize",
+                          "faninout", "launch", "seed", *launch_stats.LAUNCH_FIELDS]
+LAUNCH_MARK = b"# launch."
+_INTEGER_COLUMNS = ("comm_size", "msg_size", "algorithm", "segsize", "faninout", "launch",
+                    "seed")
 _RANGES = {"comm_size": values.COMM_SIZE, "msg_size": values.MSG_SIZE,
            "algorithm": values.ALGORITHM_ID, "segsize": values.SEGSIZE,
-           "launch": launch_stats.LAUNCHES}
+           "faninout": values.ALGORITHM_ID, "launch": (1, 10**6), "seed": (0, 2**64 - 1)}
 
 
 def _integer(text, key, path, lineno):
@@ -39,6 +47,22 @@ def journal_path(out):
 
 def point_key(row):
     return (row["comm_size"], row["msg_size"], row["algorithm"], row["segsize"])
+
+
+def _unfinished_launch(raw):
+    """Where the rows of a launch without its `# launch.` line start (a sweep killed while
+    writing them), or None. Rows before the first mark follow the header line."""
+    end = raw.rfind(b"\n" + LAUNCH_MARK)
+    if end >= 0:
+        end = raw.index(b"\n", end + 1) + 1
+    else:
+        lines = [i for i, line in enumerate(raw.split(b"\n")) if line and not
+                 line.startswith(b"#")]
+        if not lines:
+            return None
+        end = sum(len(x) + 1 for x in raw.split(b"\n")[:lines[0] + 1])     # after the header
+    rest = raw[end:].split(b"\n")
+    return end if any(x and not x.startswith(b"#") for x in rest) else None
 
 
 class TableFile:
@@ -81,11 +105,13 @@ def drop_partial_line(path, dropped):
         os.truncate(path, os.path.getsize(path) - len(dropped))
 
 
-def load_existing(path, columns, collective, repair=False):
+def load_existing(path, columns, collective, repair=False, family="openmpi", launches=False):
     """Metadata and rows of a table (or journal) a sweep wrote, without the truncated last line
     a killed sweep may have left (the point in flight), which `repair` (or, later,
     `drop_partial_line`) cuts off the file. Returns (metadata, rows as {column: text}, the dropped
-    bytes); one located error if malformed, OSError if unreadable."""
+    bytes); one located error if malformed, OSError if unreadable. `launches` (a paired
+    journal): the rows of a launch whose `# launch.` line is missing are dropped too. MPICH
+    tables and journals name algorithms natively (`family`)."""
     with open(path, "rb") as f:
         raw = f.read()
     dropped = b""
@@ -93,12 +119,19 @@ def load_existing(path, columns, collective, repair=False):
         cut = raw.rfind(b"\n") + 1
         dropped = raw[cut:]
         raw = raw[:cut]
-        if repair:
-            os.truncate(path, cut)
+    if launches:
+        cut = _unfinished_launch(raw)
+        if cut is not None:
+            dropped = raw[cut:] + dropped
+            raw = raw[:cut]
+    if dropped and repair:
+        os.truncate(path, len(raw))
     doc = csvfile.parse(path, csvfile.decode_lines(path, raw, "a sweep table"))
     if doc.header is not None and doc.header != columns:
         raise located(path, doc.header_line, "not written by this version of 'collsel sweep' "
-                      f"(header {','.join(doc.header)}); cannot resume into it")
+                      "in this mode (header "
+                      f"{','.join(doc.header)[:200]}); cannot resume into it: start again with "
+                      "--force or into another --out (or resume with the --mode that wrote it)")
     rows = []
     for lineno, fields in doc.rows:
         if len(fields) != len(columns):
@@ -107,6 +140,11 @@ def load_existing(path, columns, collective, repair=False):
             raise located(path, lineno, f"row for collective '{fields[0]}', but this sweep "
                           f"measures '{collective}'")
         row = dict(zip(columns, fields))
+        if family != "openmpi":
+            try:
+                row["algorithm"] = algorithms.algorithm_id(collective, row["algorithm"], family)
+            except InputError as e:
+                raise located(path, lineno, str(e)) from None
         for key in _INTEGER_COLUMNS:
             if key in row:
                 row[key] = _integer(row[key], key, path, lineno)

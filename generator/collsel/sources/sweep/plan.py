@@ -14,10 +14,17 @@ DEFAULT_COMM_SIZES = (2, 3, 4, 6, 8, 12, 16)
 DEFAULT_SEGSIZES = (0, 1024, 8192, 32768, 131072)
 
 
-def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=True):
+# MPICH algorithms left out unless asked for: `smp` needs several nodes (on one node MPICH
+# refuses it, an error under MPIR_CVAR_COLLECTIVE_FALLBACK=error).
+MPICH_NOT_BY_DEFAULT = ("smp",)
+
+
+def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=True,
+                 family="openmpi"):
     """Methods to measure. Segmenting algorithms get every segment size; the others get 0.
     `ALG:SEG` pins one segment size. Asking for a segment size on an algorithm that ignores it
-    is an error rather than a silently repeated measurement."""
+    is an error rather than a silently repeated measurement. MPICH: its own algorithms (none
+    segments), all but MPICH_NOT_BY_DEFAULT by default."""
     segsizes = (parse_size_list(segsizes_text, "--segsizes", *values.SEGSIZE,
                                 name="segment size") if segsizes_text
                 else list(DEFAULT_SEGSIZES))
@@ -27,21 +34,24 @@ def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=
         if not items:
             raise InputError("--algorithms: empty list")
     else:
-        items = [str(a) for a in sorted(algorithms.ALGORITHMS[collective]) if a != 0]
+        names = algorithms.registry(family)[collective]
+        items = [str(a) for a in sorted(names) if a != 0
+                 and not (family == "mpich" and names[a] in MPICH_NOT_BY_DEFAULT)]
     for item in items:
         name, _, seg = item.partition(":")
         try:
-            alg = algorithms.algorithm_id(collective, name)
+            alg = algorithms.algorithm_id(collective, name, family)
         except InputError as e:
             raise InputError(f"--algorithms: {e}") from None
-        label = f"{collective} algorithm {alg} ({algorithms.algorithm_name(collective, alg)})"
+        label = (f"{collective} algorithm {alg} "
+                 f"({algorithms.algorithm_name(collective, alg, family)})")
         if seg:
             seg_v = parse_size(seg, f"--algorithms {item}", *values.SEGSIZE, "segment size")
-            if seg_v and not algorithms.segments(collective, alg):
+            if seg_v and not algorithms.segments(collective, alg, family):
                 raise InputError(f"--algorithms: {label} ignores the segment size; '{item}' "
                                  f"asks for {seg_v} bytes (use segment size 0)")
             methods.add(Method(alg, seg_v))
-        elif alg == 0 or not algorithms.segments(collective, alg):
+        elif alg == 0 or not algorithms.segments(collective, alg, family):
             if algorithms_text and segsizes_text and any(segsizes):
                 raise InputError(f"--algorithms: {label} ignores the segment size, but --segsizes "
                                  f"{segsizes_text} was given for it; drop it from --algorithms "
@@ -79,6 +89,12 @@ class Config:
     progress_interval: float = 30.0
     launches: int = 3           # launches per point; the point's CI is taken across them
     rel_ci: float = 0.025       # precision target of the combined CI (ci_met)
+    mode: str = "per-method"    # or "paired" (sweep/paired.py)
+    family: str = "openmpi"     # --mpi: which MPI, and how algorithms are named
+    seed: int = 1               # paired: the launches' seeds derive from it
+    refine: tuple = None        # paired: refine.parse_budget(--refine)
+    confidence: float = 0.95    # paired: p_best a decided cell's best reaches
+    raw: str = None             # paired: --raw FILE
 
 
 class Plan:

@@ -4,8 +4,10 @@ A sweep table records its options as one command line (`# options=`, the last su
 written by `collsel sweep` itself). A resumed sweep must measure its points the way the recorded
 ones were measured, so these must match:
 
-    --collective --launches --time-cap --rel-ci --min-reps --max-reps --warmup
-    --launcher --launcher-args --bench (and the --fault test hook)
+    --mode --mpi --seed --collective --launches --time-cap --rel-ci --min-reps --max-reps
+    --warmup --launcher --launcher-args --bench (and the --fault test hook)
+
+(a table whose options name no --mode was written before paired mode existed: per-method)
 
 and the grid may grow but not shrink (every recorded value must still be asked for; new ones are
 measured like the rest):
@@ -13,7 +15,8 @@ measured like the rest):
     --comm-sizes --msg-sizes --algorithms (with --segsizes) and the baseline (--no-baseline)
 
 Free to differ: --out (the table may have moved), --timeout (a guard, not part of a
-measurement), the progress options. A grown grid is recorded by appending new `# options=`,
+measurement), the progress options, --refine and --confidence (how many more launches to add),
+--raw. A grown grid is recorded by appending new `# options=`,
 `# comm_sizes=`, `# msg_sizes=` and `# methods=` lines (later keys override earlier ones).
 """
 import shlex
@@ -21,7 +24,8 @@ import shlex
 from collsel.errors import InputError
 
 FLAGS_WITHOUT_VALUE = ("--no-baseline",)
-MUST_MATCH = (("--collective", str, None), ("--launches", int, None),
+MUST_MATCH = (("--mode", str, "per-method"), ("--mpi", str, "openmpi"), ("--seed", int, "1"),
+              ("--collective", str, None), ("--launches", int, None),
               ("--time-cap", float, None), ("--rel-ci", float, None),
               ("--min-reps", int, None), ("--max-reps", int, None), ("--warmup", int, None),
               ("--launcher", str, None), ("--launcher-args", str, ""),
@@ -100,6 +104,22 @@ def differences(recorded, wanted):
             what = "methods ALG:SEG" if flag == "methods" else "values"
             found.append(f"{name} leaves out recorded {what} {_listing(dropped)} (may only add)")
     return found
+
+
+def check_mode(table, options):
+    """One line when a table of the other mode is resumed (before its header is read, which
+    differs between the modes)."""
+    from collsel.core import csvfile
+    try:
+        recorded = parse_options(csvfile.read(table, "a sweep table").metadata.get("options", ""))
+    except (InputError, ValueError):
+        return                  # the full reader says what is wrong with it
+    was, wanted = (recorded.get("--mode", "per-method"),
+                   parse_options(options).get("--mode", "per-method"))
+    if recorded and was != wanted:
+        raise InputError(f"{table} was written by a {was} sweep (--mode {was}); resume it with "
+                         f"--mode {was}, or start a {wanted} sweep with --force or into another "
+                         "--out")
 
 
 def check(table, meta, options):

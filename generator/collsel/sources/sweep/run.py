@@ -36,7 +36,7 @@ def grid_metadata(cfg):
             "options": cfg.options,
             "comm_sizes": ",".join(map(str, cfg.comm_sizes)),
             "msg_sizes": ",".join(map(str, cfg.msg_sizes)),
-            "methods": " ".join(m.label(cfg.collective) for m in cfg.methods)}
+            "methods": " ".join(m.label(cfg.collective, cfg.family) for m in cfg.methods)}
 
 
 def header_metadata(cfg):
@@ -71,7 +71,7 @@ def header_metadata(cfg):
     }
 
 
-def _next_index(meta, prefix):
+def next_index(meta, prefix):
     used = [int(k[len(prefix):].split(".")[0]) for k in meta
             if k.startswith(prefix) and k[len(prefix):].split(".")[0].isdigit()]
     return max(used, default=0) + 1
@@ -104,6 +104,7 @@ class _State:
                              "--force to start it again")
         self.resuming = exists and cfg.resume
         if self.resuming:
+            resume.check_mode(cfg.out, cfg.options)
             self.meta, rows, cut = _load(cfg.out, COLUMNS, cfg.collective)
             self.grew = resume.check(cfg.out, self.meta, cfg.options)
             done = {point_key(r) for r in rows}
@@ -160,8 +161,8 @@ def _run_locked(cfg, progress_stream):
                         "table": os.path.basename(cfg.out)})
     # A resume that grew the grid (resume.py) records the new one: a later key overrides.
     grown = grid_metadata(cfg) if state.resuming and state.grew else {}
-    run_no = _next_index(meta, "run.")
-    fail_no = _next_index(meta, "failed.")
+    run_no = next_index(meta, "run.")
+    fail_no = next_index(meta, "failed.")
     table.open()
     journal.open()
     # A sweep stopped by `kill` (SIGTERM; background jobs also ignore SIGINT) still kills its

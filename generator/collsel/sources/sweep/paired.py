@@ -1,0 +1,342 @@
+"""The paired sweep (--mode paired): one benchmark launch per (P, launch number) measures every
+method of P, interleaved in rounds shuffled by the launch's seed (protocol B), so the launch
+effect cancels in each launch's comparison and launches are the independent replications.
+
+The launch is the unit of completion: its rows (one per size and method) and a `# launch.P.K=`
+line (seed, wall time, the machine's load before and after) go into the journal in one fsynced
+write; a cell's table rows (all its methods, with `tied` and `p_best`) are appended when its last
+planned launch is in. --refine adds launches where decisions are uncertain (refine.py); at the
+end the table is rewritten atomically from the journal, so refined cells carry all their
+launches. A killed sweep loses at most the launch in flight; --resume continues.
+"""
+import os
+import signal
+import time
+
+from collsel.core import csvfile
+from collsel.core.files import write_file
+from collsel.core.table import render_table
+from collsel.errors import CollselError, InputError
+from collsel.sources.measure import benchmark_program as bench, launchers
+from collsel.sources.measure.machine import loadavg, now_iso
+from collsel.sources.measure.progress import Progress
+from collsel.sources.measure.supervise import run_launch
+from collsel.sources.sweep import hygiene, lock, raw as raw_files, refine, resume, ties
+from collsel.sources.sweep.journal import (PAIRED_COLUMNS, PAIRED_JOURNAL_COLUMNS, TableFile,
+                                           drop_partial_line, journal_path, load_existing)
+from collsel.sources.sweep.paired_plan import (PairedPlan, algorithm_text, launch_seed,
+                                               method_token)
+from collsel.sources.sweep.run import grid_metadata, header_metadata, next_index
+
+# The benchmark's paired output line (protocol B); benchmark_program.py defines it once the
+# paired benchmark is in.
+OUTPUT_FIELDS = getattr(bench, "PAIRED_OUTPUT_FIELDS",
+                        ("msg_size", "algorithm", "segsize", "faninout", *bench.OUTPUT_FIELDS[1:]))
+STATISTIC_DETAIL = ("time_us = mean over launches of each launch's median per-repetition "
+                    "runtime of one call (µs), every method of a P measured in the same launch "
+                    "in rounds shuffled by the launch's seed, each call after MPI_Barrier, the "
+                    "slowest rank's time; ci_halfwidth_us is the 95 % Student-t half-width of "
+                    "that mean across launches; tied and p_best: see tie_rule")
+
+
+def paired_header(cfg):
+    meta = header_metadata(cfg)
+    meta.update({
+        "mode": "paired",
+        "statistic_detail": STATISTIC_DETAIL,
+        "launches_per_point": f"{cfg.launches} planned per P (more where --refine added them: "
+                              "see the launches column)",
+        "journal": os.path.basename(journal_path(cfg.out)) + " (every launch: one row per size "
+                   "and method, then a '# launch.P.K=' line)",
+        "seed": f"{cfg.seed} (launch K of P uses sha256(seed:collective:launch:P:K), recorded "
+                "in the journal)",
+        "tie_rule": ties.RULE,
+        "forcing": ("in the benchmark, through MPI_T: one communicator per method (Open MPI "
+                    "coll_tuned_* cvars, then MPI_Comm_dup), --mca coll_tuned_use_dynamic_rules 1"
+                    if cfg.family == "openmpi" else
+                    f"in the benchmark, through MPI_T: MPIR_CVAR_{cfg.collective.upper()}_INTRA_"
+                    "ALGORITHM before each call; MPIR_CVAR_COLLECTIVE_FALLBACK=error"),
+        "baseline": ("algorithm 0 rows = the MPI's own decision (forcing off), measured in the "
+                     "same launches"),
+    })
+    if cfg.family != "openmpi":
+        meta["algorithm_family"] = cfg.family
+    return meta
+
+
+def _bench_argv(cfg, sizes, seed, raw_path):
+    argv = [cfg.bench_path, "--collective", cfg.collective,
+            "--sizes", ",".join(str(m) for m in sizes),
+            "--methods", ",".join(method_token(cfg.collective, x, cfg.family)
+                                  for x in cfg.methods),
+            "--seed", str(seed), *cfg.bench_args]
+    return argv + (["--raw", raw_path] if raw_path else [])
+
+
+def launch_command(cfg, p, k, sizes, raw_path=None):
+    mca = {"coll_tuned_use_dynamic_rules": 1} if cfg.family == "openmpi" else {}
+    seed = launch_seed(cfg.seed, cfg.collective, p, k)
+    return cfg.launcher.command(p, mca, _bench_argv(cfg, sizes, seed, raw_path)) + (seed,)
+
+
+def _load(path, columns, cfg, launches=False):
+    try:
+        return load_existing(path, columns, cfg.collective, family=cfg.family,
+                             launches=launches)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read it to resume: {e.strerror or e}") from None
+
+
+class _State:
+    """The table and journal as found (reading only; `repair` cuts what a kill left)."""
+
+    def __init__(self, cfg):
+        self.journal_file = journal_path(cfg.out)
+        self.meta, self.journal_meta, self.dropped, self.grew = {}, {}, [], False
+        rows, journal_rows = [], []
+        exists = os.path.exists(cfg.out)
+        if exists and not (cfg.resume or cfg.force or cfg.dry_run):
+            raise InputError(f"{cfg.out} exists: pass --resume to continue that sweep or "
+                             "--force to start it again")
+        self.resuming = exists and cfg.resume
+        if self.resuming:
+            resume.check_mode(cfg.out, cfg.options)
+            self.meta, rows, cut = _load(cfg.out, PAIRED_COLUMNS, cfg)
+            self.grew = resume.check(cfg.out, self.meta, cfg.options)
+            self.dropped.append((cfg.out, cut))
+            if os.path.exists(self.journal_file):
+                self.journal_meta, journal_rows, cut = _load(
+                    self.journal_file, PAIRED_JOURNAL_COLUMNS, cfg, launches=True)
+                self.dropped.append((self.journal_file, cut))
+        self.plan = PairedPlan(cfg, journal_rows, {(r["comm_size"], r["msg_size"]) for r in rows})
+
+    def repair(self):
+        for path, cut in self.dropped:
+            drop_partial_line(path, cut)
+
+
+def dry_run(cfg):
+    note = lock.holder_note(cfg.out)
+    plan = _State(cfg).plan
+    lines = [f"# note: {note}"] if note else []
+    launches = plan.planned()
+    for p, k, sizes in launches:
+        argv, env, _ = launch_command(cfg, p, k, sizes, raw_files.part_path(cfg.raw, p, k, 1)
+                                      if cfg.raw else None)
+        lines.append(launchers.render(argv, env))
+    lines.append(f"# {len(launches)} paired launches, {plan.total() - plan.measured()} of "
+                 f"{plan.total()} (size, method, launch) points to measure ({cfg.launches} "
+                 f"launches per P{', then --refine' if cfg.refine else ''})")
+    return lines
+
+
+def run(cfg, progress_stream):
+    with lock.acquire(cfg.out, cfg.command):
+        return _Sweep(cfg, progress_stream).run()
+
+
+class _Sweep:
+    def __init__(self, cfg, progress_stream):
+        self.cfg = cfg
+        self.state = _State(cfg)
+        self.state.repair()
+        self.plan = self.state.plan
+        self.table = TableFile(cfg.out, PAIRED_COLUMNS)
+        self.journal = TableFile(self.state.journal_file, PAIRED_JOURNAL_COLUMNS)
+        self.watch = hygiene.Watch()
+        self.failures = 0
+        self.progress = Progress(self.plan.total(), self.plan.measured(), progress_stream,
+                                 cfg.progress_interval)
+
+    def _create(self):
+        cfg = self.cfg
+        journal_meta = {"source": "collsel sweep", "mode": "paired", "collective": cfg.collective,
+                        "table": os.path.basename(cfg.out)}
+        if cfg.family != "openmpi":
+            journal_meta["algorithm_family"] = cfg.family
+        if not self.state.resuming:
+            self.journal.create(journal_meta)
+            self.table.create(paired_header(cfg))
+            self.state.meta = {}
+        elif not os.path.exists(self.state.journal_file):
+            self.journal.create(journal_meta)
+
+    def run(self):
+        cfg, state = self.cfg, self.state
+        self._create()
+        grown = grid_metadata(cfg) if state.resuming and state.grew else {}
+        self.run_no = next_index(state.meta, "run.")
+        self.fail_no = next_index(state.meta, "failed.")
+        self.have_library = "mpi_library" in state.meta
+        self.table.open()
+        self.journal.open()
+
+        def _terminate(signum, frame):
+            raise KeyboardInterrupt
+        previous = signal.signal(signal.SIGTERM, _terminate)
+        started = time.monotonic()
+        try:
+            self.table.append_meta(f"run.{self.run_no}.start", now_iso())
+            self.table.append_meta(f"run.{self.run_no}.loadavg_start", loadavg())
+            for key, value in grown.items():
+                self.table.append_meta(key, value)
+            if self.run_no > 1:
+                self.table.append_meta(f"run.{self.run_no}.command", cfg.command)
+                for _, cut in state.dropped:
+                    if cut:
+                        self.table.append_meta(f"run.{self.run_no}.dropped_unfinished_launch",
+                                               cut.decode("utf-8", "replace")[:200])
+            self._append_complete_cells()
+            for p, k, sizes in self.plan.planned():
+                self._launch(p, k, sizes)
+            if cfg.refine and not self.failures:
+                self._refine()
+        finally:
+            self.table.append_meta(f"run.{self.run_no}.end", now_iso())
+            self.table.append_meta(f"run.{self.run_no}.wall_s",
+                                   f"{time.monotonic() - started:.1f}")
+            self.table.append_meta(f"run.{self.run_no}.loadavg_end", loadavg())
+            self.table.append_meta(f"run.{self.run_no}.failed_points", self.failures)
+            if self.watch.warned:
+                self.table.append_meta(f"run.{self.run_no}.not_idle",
+                                       "busy during the run: " + " ".join(sorted(
+                                           self.watch.warned)))
+            self.table.close()
+            self.journal.close()
+            self.progress.finish()
+            signal.signal(signal.SIGTERM, previous)
+        self._rewrite_table()
+        if cfg.raw:
+            raw_files.collect(cfg.raw, cfg.collective)
+        if self.failures:
+            raise CollselError(f"{self.failures} (size, method, launch) point(s) failed, so "
+                               f"their cells have no rows; see the failed.* lines in {cfg.out} "
+                               "(rerun with --resume to retry them)")
+        return 0
+
+    def _append_complete_cells(self, sizes_of=None):
+        """Table rows of every complete cell not yet in the table (all of them, or those of
+        {P: sizes} just measured)."""
+        for p, m in self.plan.cells():
+            if (p, m) in self.plan.written or (sizes_of and m not in sizes_of.get(p, ())):
+                continue
+            for row in self.plan.cell_rows(p, m):
+                self.table.append_row(row)
+            self.plan.written.add((p, m))
+
+    def _rewrite_table(self):
+        """The table from the journal, atomically: refined cells carry all their launches."""
+        doc = csvfile.read(self.cfg.out, "a sweep table")
+        rows = [row for p, m in self.plan.cells() for row in self.plan.cell_rows(p, m)]
+        write_file(self.cfg.out, render_table(rows, doc.metadata, columns=PAIRED_COLUMNS))
+
+    def _launch(self, p, k, sizes):
+        """Launch k of P over `sizes` (again for what a failed size left, like the per-method
+        mode); its rows and mark go to the journal in one write."""
+        cfg = self.cfg
+        methods = cfg.methods
+        tokens = [method_token(cfg.collective, x, cfg.family).split(":") for x in methods]
+        load_start, warning = self.watch.sample()
+        if warning:
+            self.progress.message(warning)
+        began = time.monotonic()
+        done, todo, status, seed, part = {}, list(sizes), "ok", None, 0
+        while todo:
+            part += 1
+            raw_path = raw_files.part_path(cfg.raw, p, k, part) if cfg.raw else None
+            argv, env, seed = launch_command(cfg, p, k, todo, raw_path)
+            self.progress.label = (f"P={p} launch {k}/{cfg.launches}" if k <= cfg.launches
+                                   else f"P={p} refine launch {k}")
+            self.progress.show()
+            lines = [(str(m), *tok) for m in todo for tok in tokens]
+            current = {}
+
+            def on_line(fields):
+                if not float(fields["median_us"]) > 0:
+                    raise CollselError(f"benchmark reported a non-positive time: {fields}")
+                m = int(fields["msg_size"])
+                current[methods[len(current)]] = fields
+                if len(current) == len(methods):
+                    done[m] = dict(current)
+                    current.clear()
+                    if k <= cfg.launches:
+                        self.progress.advance(len(methods))
+
+            result = run_launch(argv, env, todo, cfg.silence_timeout, on_line, lines=lines,
+                                names=OUTPUT_FIELDS)
+            self._library(result.meta)
+            todo = [m for m in todo if m not in done]
+            if result.failure is None:
+                break
+            status = "failed"
+            lost = todo[:1] if result.header_seen else todo
+            todo = todo[1:] if result.header_seen else []
+            self._failed(p, k, lost, result.failure, argv, env)
+        load_end, warning = self.watch.sample()
+        if warning:
+            self.progress.message(warning)
+        self._journal(p, k, seed, done, status, time.monotonic() - began, load_start, load_end)
+
+    def _library(self, meta):
+        if not self.have_library and meta.get("mpi_library"):
+            for key in ("mpi_library", "runtime_type", "timer"):
+                self.table.append_meta(key, meta.get(key, "?"))
+            self.have_library = True
+
+    def _failed(self, p, k, lost, failure, argv, env):
+        sizes_text = (str(lost[0]) if len(lost) == 1
+                      else f"{lost[0]}..{lost[-1]} ({len(lost)} sizes)")
+        reason = (f"P={p} launch={k} msg_size={sizes_text} (all methods): {failure}; command: "
+                  f"{launchers.render(argv, env)}")
+        self.table.append_meta(f"failed.{self.fail_no}", reason)
+        self.fail_no += 1
+        self.failures += len(lost) * len(self.cfg.methods)
+        if k <= self.cfg.launches:
+            self.progress.advance(len(lost) * len(self.cfg.methods))
+        self.progress.message(f"collsel sweep: launch failed, going on: {reason[:300]}")
+
+    def _journal(self, p, k, seed, done, status, wall_s, load_start, load_end):
+        cfg = self.cfg
+        rows = []
+        for m in sorted(done):
+            for method, fields in done[m].items():
+                if self.plan.has(p, m, method, k):
+                    continue            # measured again only because a grown grid needed it
+                row = {"collective": cfg.collective, "comm_size": p, "msg_size": m,
+                       "algorithm": algorithm_text(cfg.collective, method.algorithm, cfg.family),
+                       "segsize": method.segsize, "faninout": method.faninout, "launch": k,
+                       "seed": seed, **{f: fields[f] for f in
+                                        ("mean_us", "median_us", "min_us", "max_us", "stdev_us",
+                                         "ci_halfwidth_us", "n", "ci_met")}}
+                rows.append(row)
+                self.plan.add(p, m, method, k, row)
+        text = render_table(rows, {}, columns=PAIRED_JOURNAL_COLUMNS).split("\n", 1)[1]
+        mark = (f"seed={seed} status={status} sizes={len(done)} wall_s={wall_s:.1f} "
+                f"start=[{load_start}] end=[{load_end}]")
+        self.journal.append(text + f"# launch.{p}.{k}={' '.join(mark.split())}\n")
+        self.state.journal_meta[f"launch.{p}.{k}"] = mark
+        self._append_complete_cells({p: set(done)})
+
+    def _refine(self):
+        cfg = self.cfg
+        used, seconds = refine.spent(self.state.journal_meta, cfg.launches)
+        cells = len(self.plan.cells())
+        while True:
+            undecided = refine.undecided(self.plan)
+            count = sum(len(v) for v in undecided.values())
+            self.progress.message(f"collsel sweep: refine: {cells - count}/{cells} cells "
+                                  f"decided, {count} undecided; spent {used} launches, "
+                                  f"{seconds:.0f} s")
+            target = refine.next_target(undecided)
+            if target is None or not refine.left(cfg.refine, used, seconds):
+                break
+            p, sizes = target
+            began = time.monotonic()
+            self._launch(p, self.plan.next_launch(p), sizes)
+            used += 1
+            seconds += time.monotonic() - began
+            if self.failures:
+                break
+        self.table.append_meta(f"run.{self.run_no}.refine",
+                               f"{cells - count}/{cells} cells decided, {count} undecided after "
+                               f"{used} refinement launches ({seconds:.0f} s)")

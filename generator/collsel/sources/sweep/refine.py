@@ -1,0 +1,65 @@
+"""--refine BUDGET: after the planned launches, spend more launches where decisions are uncertain
+(ACCLAiM's idea). A cell is undecided when its best and runner-up candidates are tied or the
+best's p_best is below --confidence (PairedPlan.decided). Each extra launch goes to the P with
+the most undecided cells (the smaller P on equal counts) and measures only those sizes; it stops
+when every cell is decided or the budget is spent. The budget counts the refinement launches the
+journal already records (launch numbers above --launches, their `wall_s`), so a resumed sweep
+continues the same budget.
+"""
+import re
+
+from collsel.errors import InputError
+
+_BUDGET = re.compile(r"(\d+(?:\.\d+)?)(s?)")
+
+
+def parse_budget(text):
+    """('seconds', float) for 'Ns', ('launches', int) for 'N'; None for None."""
+    if text is None:
+        return None
+    match = _BUDGET.fullmatch(str(text).strip())
+    if not match or (not match.group(2) and "." in match.group(1)):
+        raise InputError(f"--refine {text!r}: expected seconds as 'Ns' (e.g. 600s) or a number "
+                         "of launches (e.g. 10)")
+    value = float(match.group(1))
+    if value <= 0 or value > 7 * 86400:
+        raise InputError(f"--refine {text!r}: out of range (0, a week]")
+    return ("seconds", value) if match.group(2) else ("launches", int(value))
+
+
+def spent(journal_meta, planned_launches):
+    """(launches, seconds) the refinement has spent, from the journal's `# launch.P.K=` lines."""
+    count, seconds = 0, 0.0
+    for key, value in journal_meta.items():
+        parts = key.split(".")
+        if len(parts) == 3 and parts[0] == "launch" and parts[2].isdigit() \
+                and int(parts[2]) > planned_launches:
+            count += 1
+            fields = dict(x.split("=", 1) for x in value.split() if "=" in x)
+            try:
+                seconds += float(fields.get("wall_s", 0))
+            except ValueError:
+                pass
+    return count, seconds
+
+
+def left(budget, used_launches, used_seconds):
+    kind, amount = budget
+    return (amount - used_launches if kind == "launches" else amount - used_seconds) > 0
+
+
+def undecided(plan):
+    """{P: [sizes]} of the complete cells not yet decided."""
+    out = {}
+    for p, m in plan.cells():
+        if not plan.decided(p, m):
+            out.setdefault(p, []).append(m)
+    return out
+
+
+def next_target(undecided_cells):
+    """(P, sizes) to launch next, or None when everything is decided."""
+    if not undecided_cells:
+        return None
+    p = min(undecided_cells, key=lambda q: (-len(undecided_cells[q]), q))
+    return p, undecided_cells[p]
