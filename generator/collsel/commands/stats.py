@@ -2,9 +2,10 @@
 import json
 import sys
 
-from collsel.core import penalty, tree, values
+from collsel.core import decision_map, out_of_sample, penalty, tree, values
 from collsel.errors import CollselError, InputError
-from collsel.commands.options import add_table_options, load_map
+from collsel.commands import launch_tables
+from collsel.commands.options import add_table_options, read_tables
 
 
 def register(sub):
@@ -16,29 +17,43 @@ def register(sub):
     p.add_argument("--thresholds", default="50,60,70,80,90,95",
                    help="comma-separated percentages")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    launch_tables.add_launches_option(p)
     p.set_defaults(run=run_stats)
 
 
-def stats_rows(dmap, depths, thresholds):
-    """Statistics of every (split, leaf rule, limit) combination, plus the exact tree."""
-    return [{"split": split, "leaf": leaf, "limit": kind, "value": value,
-             **penalty.tree_stats(dmap, tree.build_tree(dmap, opts))}
-            for split, leaf, kind, value, opts in tree.limit_family(depths, thresholds)]
+def stats_rows(dmap, depths, thresholds, folds=None):
+    """Statistics of every (split, leaf rule, limit) combination, plus the exact tree: in-sample,
+    and out-of-sample on `folds` (core.out_of_sample.all_folds) when given."""
+    rows = []
+    for split, leaf, kind, value, opts in tree.limit_family(depths, thresholds):
+        row = {"split": split, "leaf": leaf, "limit": kind, "value": value,
+               **penalty.tree_stats(dmap, tree.build_tree(dmap, opts))}
+        if folds is not None:
+            row["out_of_sample"] = out_of_sample.tree_figures(
+                folds, lambda m, o=opts: tree.build_tree(m, o))
+            for k in out_of_sample.KINDS:
+                f = row["out_of_sample"][k]
+                row[f"oos_{k}_mean"] = None if f is None else f["tree"]["mean"]
+        rows.append(row)
+    return rows
 
 
 COLUMNS = (("split", "{}"), ("leaf", "{}"), ("limit", "{}"), ("max_depth", "{}"),
            ("min_depth", "{}"), ("mean_depth", "{:.2f}"), ("penalty_min", "{:.2f}"),
            ("penalty_max", "{:.2f}"), ("penalty_mean", "{:.2f}"), ("penalty_median", "{:.2f}"),
-           ("leaves", "{}"), ("nodes", "{}"), ("unmeasured_choices", "{}"))
-HEADERS = ("split", "leaf", "limit", "depth max", "min", "mean", "penalty% min", "max", "mean",
-           "median", "leaves", "nodes", "unmeasured")
+           ("leaves", "{}"), ("nodes", "{}"), ("unmeasured_choices", "{}"),
+           ("oos_launches_mean", "{:.2f}"), ("oos_leave_one_P_out_mean", "{:.2f}"),
+           ("oos_leave_one_m_out_mean", "{:.2f}"))
+HEADERS = ("split", "leaf", "limit", "depth max", "min", "mean", "in-sample penalty% min", "max",
+           "mean", "median", "leaves", "nodes", "unmeasured", "out-of-sample mean%: launches CV",
+           "leave-one-P-out", "leave-one-m-out")
 
 
 def format_stats(rows, fmt):
     def cell(row, key, spec):
         if key == "limit":
             return tree.limit_label(row["limit"], row["value"])
-        return "-" if row[key] is None else spec.format(row[key])
+        return "-" if row.get(key) is None else spec.format(row[key])
     table_rows = [[cell(r, k, s) for k, s in COLUMNS] for r in rows]
     if fmt == "markdown":
         lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
@@ -71,8 +86,13 @@ def thresholds_option(text, flag="--thresholds", limit=MAX_THRESHOLDS):
 def run_stats(args):
     depths = depths_option(args.depths)
     thresholds = thresholds_option(args.thresholds)
-    dmap = load_map(args)
-    rows = stats_rows(dmap, depths, thresholds)
+    table = read_tables(args.tables).select(args.collective)
+    dmap = decision_map.build_map(table, args.z)
+    journal, launches = launch_tables.load(args)
+    if args.z:      # journals have no third axis
+        launches = {}
+    folds = out_of_sample.all_folds(table, launches, args.z)
+    rows = stats_rows(dmap, depths, thresholds, folds)
     if args.format == "json":
         try:   # strict JSON: a non-finite number is a bug, never written as NaN or Infinity
             text = json.dumps(rows, indent=1, allow_nan=False)
@@ -90,5 +110,21 @@ def run_stats(args):
                          f"penalty mean {b['baseline_penalty_mean']:.2f}%, median "
                          f"{b['baseline_penalty_median']:.2f}%, max "
                          f"{b['baseline_penalty_max']:.2f}%\n")
+    for kind in out_of_sample.KINDS:
+        f = rows[0]["out_of_sample"][kind]
+        if f is not None and f["default"]["cells"]:
+            sys.stdout.write(f"Open MPI default, {f['label']} (out-of-sample folds) on "
+                             f"{f['default']['cells']} cells: penalty mean "
+                             f"{f['default']['mean']:.2f}%; best fixed method chosen on the "
+                             f"training folds: {f['best_fixed']['mean']:.2f}% on "
+                             f"{f['best_fixed']['cells']} cells\n")
+    if not launches:
+        sys.stdout.write("no launch data (no --launches, no TABLE.launches): out-of-sample "
+                         "figures are leave-one-P-out and leave-one-m-out only\n")
+    else:
+        sys.stdout.write(f"launch data: {journal}, {len(launches)} launches\n")
+    sys.stdout.write("In-sample: scored on the measurements the tree was built from. "
+                     "Out-of-sample: built without the scored data (another launch, P or m) "
+                     "and asked there; pooled over the held-out cells.\n")
     sys.stdout.write("\n" + format_stats(rows, args.format))
     return 0

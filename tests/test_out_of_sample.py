@@ -1,0 +1,50 @@
+"""Out-of-sample statistics (core.out_of_sample): folds, query by value, pooled figures."""
+import numpy as np
+
+from collsel.core import out_of_sample as oos, table, tree
+
+
+def write(path, rows):
+    with open(path, "w") as f:
+        f.write("collective,comm_size,msg_size,algorithm,segsize,time_us\n")
+        f.writelines(f"bcast,{p},{m},{a},0,{t}\n" for p, m, a, t in rows)
+    return table.read_table(path)
+
+
+def grid(rule):
+    return [(p, m, a, rule(p, m, a)) for p in (2, 4, 8, 16) for m in (1, 64, 4096, 262144)
+            for a in (1, 6)]
+
+
+def test_one_method_always_best_scores_zero_out_of_sample(tmp_path):
+    t = write(tmp_path / "t.csv", grid(lambda p, m, a: 10.0 * a))
+    folds = oos.all_folds(t)
+    figs = oos.tree_figures(folds, tree.build_tree)
+    assert figs["launches"] is None
+    for kind in ("leave_one_P_out", "leave_one_m_out"):
+        assert figs[kind]["tree"]["cells"] == 16 and figs[kind]["tree"]["mean"] == 0.0
+        assert figs[kind]["best_fixed"]["mean"] == 0.0
+        assert figs[kind]["default"]["cells"] == 0       # no algorithm-0 rows
+
+
+def test_held_out_P_is_asked_through_the_cuts(tmp_path):
+    """Method 6 wins for P >= 8: leaving P=4 out, the cut between 2 and 8 is 5, so P=4 gets
+    P=2's choice (method 1, right); leaving P=8 out, the cut between 4 and 16 is 10 and P=8
+    gets P=4's choice (method 1: 100 % slower there)."""
+    t = write(tmp_path / "t.csv", grid(lambda p, m, a: 10.0 if (a == 6) == (p >= 8) else 20.0))
+    by_p = {f.name: f for f in oos.leave_one_out_folds(t, "comm_size")}
+    pen = lambda f: oos.evaluate([f], lambda m: [tree.build_tree(m)])["trees"][0]  # noqa: E731
+    assert pen(by_p["comm_size=4"])["mean"] == 0.0
+    assert pen(by_p["comm_size=8"])["mean"] == 100.0
+
+
+def test_launch_folds_train_on_the_mean_of_the_others(tmp_path):
+    launches = {k: write(tmp_path / f"l{k}.csv", grid(lambda p, m, a: 10.0 + k * a))
+                for k in (1, 2, 3)}
+    folds = oos.launch_folds(launches)
+    assert [f.name for f in folds] == ["launch=1", "launch=2", "launch=3"]
+    mean = oos.mean_table([launches[2], launches[3]])
+    assert np.allclose(np.sort(mean.time_us), np.sort((launches[2].time_us
+                                                        + launches[3].time_us) / 2))
+    result = oos.evaluate(folds, lambda m: [tree.build_tree(m)])
+    assert result["folds"] == 3 and result["trees"][0]["cells"] == 3 * 16
