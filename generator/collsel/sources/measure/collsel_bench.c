@@ -28,8 +28,28 @@
  *                              to the root, which MPI_Recv's them in rank order
  *                              (G = --gather-size, default 8192).
  * Without --experiment nothing changes.
+ *
+ * Paired mode (--methods A:S[:F],...; protocol B of the collsel interfaces): every listed method
+ * is measured in this one launch, so the launch's state moves all methods together.
+ *   - forcing through MPI_T control variables. Open MPI: coll_tuned_<coll>_algorithm,
+ *     ..._segmentsize, ..._chain_fanout/_tree_fanout are written, read back, then
+ *     MPI_COMM_WORLD is dup'ed: one communicator per method keeps its method (algorithm 0 =
+ *     forcing off = coll/tuned's fixed decision). MPICH: MPIR_CVAR_<COLL>_INTRA_ALGORITHM
+ *     (enum value looked up by name) is written before every call of a method, outside the
+ *     timed region; MPIR_CVAR_COLLECTIVE_FALLBACK=error (environment) turns an impossible
+ *     choice into an error. A cvar missing, not writable or reading back different: message
+ *     `collsel_bench: forcing did not take: ...` and exit 6 before measuring;
+ *   - per size: a checked first call and warm-up per method, then rounds; each round calls
+ *     every method once, in an order shuffled by --seed (splitmix64, the same on all ranks),
+ *     each call after an MPI_Barrier; stop when every method's CI meets --rel-ci, or
+ *     --max-reps rounds, or --time-cap seconds for the size (all methods together);
+ *   - output: one line per method after each size, in the order of --methods:
+ *       msg_size algorithm segsize faninout mean_us median_us min_us max_us stdev_us
+ *       ci_halfwidth_us n ci_met
+ *     and with --raw FILE every repetition in ReproMPI's per-repetition layout, in call order.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -44,6 +64,16 @@
 
 #define BENCH_VERSION "1"
 #define MAX_SIZES 4096
+#define MAX_METHODS 256
+#define MAX_TOKEN 64
+
+#if defined(OPEN_MPI)
+#define MPI_FAMILY "openmpi"
+#elif defined(MPICH_VERSION)
+#define MPI_FAMILY "mpich"
+#else
+#define MPI_FAMILY "unknown"
+#endif
 
 #define MPI_CHECK(call)                                                              \
     do {                                                                             \
@@ -59,10 +89,19 @@
     } while (0)
 
 enum collective { COLL_BCAST, COLL_REDUCE };
-enum fault { FAULT_NONE, FAULT_CRASH, FAULT_HANG };
+enum fault { FAULT_NONE, FAULT_CRASH, FAULT_HANG, FAULT_CORRUPT };
 
 enum runtime { RUNTIME_AUTO, RUNTIME_GLOBAL, RUNTIME_LOCAL };
 enum experiment { EXP_NONE, EXP_NBFT, EXP_BCAST_GATHER };
+
+/* One method of the paired mode: the --methods entry and how it is forced. */
+struct method {
+    char alg[MAX_TOKEN];    /* exactly as given: Open MPI id, or MPICH cvar value name */
+    unsigned long long segsize;
+    long fanout;            /* 0 = the MPI's default */
+    MPI_Comm comm;          /* the communicator it runs on */
+    long long enum_value;   /* MPICH: value of MPIR_CVAR_<COLL>_INTRA_ALGORITHM */
+};
 
 struct options {
     enum collective coll;
@@ -75,6 +114,11 @@ struct options {
     unsigned long long fault_size;
     enum experiment experiment;
     unsigned long long gather_size;
+    const char *methods_arg;        /* paired mode when not NULL */
+    struct method methods[MAX_METHODS];
+    int nmethods;
+    unsigned long long seed;
+    const char *raw_path;
 };
 
 struct stats {
@@ -90,8 +134,8 @@ static int usage_error(int rank, const char *fmt, const char *arg)
         fprintf(stderr, "\nusage: collsel_bench --collective bcast|reduce --sizes M[,M...] "
                         "[--min-reps N] [--max-reps N] [--warmup N] [--rel-ci F] "
                         "[--time-cap SEC] [--runtime global|local|auto] "
-                        "[--fault crash@M|hang@M] [--experiment nbft|bcast-gather] "
-                        "[--gather-size G]\n");
+                        "[--fault crash@M|hang@M|corrupt@M] [--experiment nbft|bcast-gather] "
+                        "[--gather-size G] [--methods A:S[:F],... [--seed N] [--raw FILE]]\n");
     }
     return 2;
 }
@@ -138,6 +182,59 @@ static int parse_double(const char *text, double low, double high, double *out)
     return 0;
 }
 
+/* --methods A:S[:F],...: syntax only; whether A names an algorithm of this MPI is checked
+ * against the cvar's enumeration once MPI_T is up (check_algorithms). */
+static int parse_methods(const char *text, int rank, struct options *o)
+{
+    char buf[65536];
+    if (strlen(text) >= sizeof buf)
+        return usage_error(rank, "%s", "--methods list too long");
+    strcpy(buf, text);
+    o->nmethods = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (o->nmethods == MAX_METHODS)
+            return usage_error(rank, "%s", "more than 256 methods in --methods");
+        struct method *mt = &o->methods[o->nmethods];
+        char *seg = strchr(tok, ':');
+        char *fan = seg ? strchr(seg + 1, ':') : NULL;
+        if (!seg || (fan && strchr(fan + 1, ':')))
+            return usage_error(rank, "--methods entry '%s' must be ALG:SEGSIZE[:FANINOUT]", tok);
+        *seg++ = '\0';
+        if (fan)
+            *fan++ = '\0';
+        size_t len = strlen(tok);
+        int digits = len > 0, word = len > 0 && len < MAX_TOKEN;
+        for (size_t i = 0; i < len; i++) {
+            digits &= isdigit((unsigned char)tok[i]) != 0;
+            word &= isalnum((unsigned char)tok[i]) || tok[i] == '_';
+        }
+        if (strcmp(MPI_FAMILY, "mpich") == 0 ? !word : !(digits && len < 10))
+            return usage_error(rank, strcmp(MPI_FAMILY, "mpich") == 0
+                               ? "--methods: algorithm '%s' must be an MPICH algorithm name"
+                               : "--methods: algorithm '%s' must be a coll/tuned id (integer)",
+                               tok);
+        strcpy(mt->alg, tok);
+        if (parse_size(seg, &mt->segsize) != 0 || mt->segsize > (unsigned long long)INT_MAX)
+            return usage_error(rank, "--methods: bad segment size '%s' (bytes up to INT_MAX)", seg);
+        mt->fanout = 0;
+        if (fan && parse_long(fan, 0, INT_MAX, &mt->fanout) != 0)
+            return usage_error(rank, "--methods: bad fan-in/out '%s' (integer >= 0)", fan);
+        if (strcmp(MPI_FAMILY, "mpich") == 0 && (mt->segsize || mt->fanout))
+            return usage_error(rank, "--methods: '%s': MPICH algorithms take segment size and "
+                               "fan-in/out 0", tok);
+        for (int k = 0; k < o->nmethods; k++)
+            if (strcmp(o->methods[k].alg, mt->alg) == 0 && o->methods[k].segsize == mt->segsize
+                && o->methods[k].fanout == mt->fanout)
+                return usage_error(rank, "--methods: '%s' is listed twice", tok);
+        mt->comm = MPI_COMM_NULL;
+        o->nmethods++;
+    }
+    if (o->nmethods == 0)
+        return usage_error(rank, "%s", "--methods lists no method");
+    return 0;
+}
+
 /* Every rank parses the same argv, so all agree on success or failure without talking. */
 static int parse_args(int argc, char **argv, int rank, struct options *o)
 {
@@ -153,6 +250,11 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
     o->runtime = RUNTIME_AUTO;
     o->experiment = EXP_NONE;
     o->gather_size = 8192;
+    o->methods_arg = NULL;
+    o->nmethods = 0;
+    o->seed = 1;
+    o->raw_path = NULL;
+    int have_seed = 0;
     for (int i = 1; i < argc; i++) {
         const char *key = argv[i];
         if (strcmp(key, "--help") == 0 || strcmp(key, "-h") == 0)
@@ -214,13 +316,35 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
             const char *at = strchr(val, '@');
             if (at && strncmp(val, "crash@", 6) == 0) o->fault = FAULT_CRASH;
             else if (at && strncmp(val, "hang@", 5) == 0) o->fault = FAULT_HANG;
-            else return usage_error(rank, "--fault '%s' must be crash@SIZE or hang@SIZE", val);
+            else if (at && strncmp(val, "corrupt@", 8) == 0) o->fault = FAULT_CORRUPT;
+            else return usage_error(rank, "--fault '%s' must be crash@SIZE, hang@SIZE or "
+                                    "corrupt@SIZE", val);
             if (parse_size(at + 1, &o->fault_size) != 0)
                 return usage_error(rank, "bad size in --fault '%s'", val);
+        } else if (strcmp(key, "--methods") == 0) {
+            o->methods_arg = val;
+            int rc = parse_methods(val, rank, o);
+            if (rc != 0)
+                return rc;
+        } else if (strcmp(key, "--seed") == 0) {
+            char *end = NULL;
+            errno = 0;
+            o->seed = strtoull(val, &end, 10);
+            if (errno != 0 || !isdigit((unsigned char)val[0]) || *end != '\0')
+                return usage_error(rank, "--seed '%s' must be an integer in [0, 2^64)", val);
+            have_seed = 1;
+        } else if (strcmp(key, "--raw") == 0) {
+            if (val[0] == '\0')
+                return usage_error(rank, "%s", "--raw needs a file name");
+            o->raw_path = val;
         } else {
             return usage_error(rank, "unknown option '%s'", key);
         }
     }
+    if (!o->methods_arg && (have_seed || o->raw_path))
+        return usage_error(rank, "%s", "--seed and --raw need --methods (paired mode)");
+    if (o->methods_arg && o->experiment != EXP_NONE)
+        return usage_error(rank, "%s", "--methods and --experiment exclude each other");
     if (!have_coll)
         return usage_error(rank, "%s", "--collective is required");
     if (o->nsizes == 0)
@@ -304,7 +428,16 @@ static void run_experiment(const struct options *o, struct bufs *bf, int count)
         if (rank == 0) {
             for (int r = 1; r < nprocs; r++)
                 MPI_CHECK(MPI_Isend(bf->a, count, MPI_BYTE, r, 77, MPI_COMM_WORLD, &bf->reqs[r - 1]));
+/* MPICH defines MPI_STATUSES_IGNORE as (MPI_Status *)1, which GCC 12 takes for a zero-size
+ * array (a false -Wstringop-overflow). */
+#if defined(MPICH_VERSION) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
             MPI_CHECK(MPI_Waitall(nprocs - 1, bf->reqs, MPI_STATUSES_IGNORE));
+#if defined(MPICH_VERSION) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
         } else {
             MPI_CHECK(MPI_Irecv(bf->a, count, MPI_BYTE, 0, 77, MPI_COMM_WORLD, &bf->reqs[0]));
             MPI_CHECK(MPI_Wait(&bf->reqs[0], MPI_STATUS_IGNORE));
@@ -323,16 +456,6 @@ static void run_experiment(const struct options *o, struct bufs *bf, int count)
     }
 }
 
-static void run_once(const struct options *o, struct bufs *bf, int count)
-{
-    if (o->experiment != EXP_NONE)
-        run_experiment(o, bf, count);
-    else if (o->coll == COLL_BCAST)
-        MPI_CHECK(MPI_Bcast(bf->a, count, MPI_BYTE, 0, MPI_COMM_WORLD));
-    else
-        MPI_CHECK(MPI_Reduce(bf->a, bf->b, count, MPI_UNSIGNED_CHAR, MPI_SUM, 0, MPI_COMM_WORLD));
-}
-
 /* Fill buffers for size m and check the result of one call, so a forced algorithm that
  * computes the wrong answer is caught instead of timed (see verify()). */
 /* Reduce inputs are kept small enough that the sum over ranks never exceeds 255: Open MPI
@@ -343,12 +466,16 @@ static unsigned char reduce_input(size_t i, unsigned long long m, int nprocs)
     return nprocs > 255 ? 0 : (unsigned char)(pattern(i, m) % (255 / nprocs + 1));
 }
 
+/* The reduce result buffer is cleared too: in paired mode the previous method's (correct)
+ * result would otherwise still be there when the next method is checked. */
 static void prepare(const struct options *o, struct bufs *bf, int rank, int nprocs,
                     unsigned long long m)
 {
     for (size_t i = 0; i < (size_t)m; i++)
         bf->a[i] = o->coll == COLL_REDUCE ? reduce_input(i, m, nprocs)
                                           : rank == 0 ? pattern(i, m) : 0;
+    if (o->coll == COLL_REDUCE)
+        memset(bf->b, 0, (size_t)m);
 }
 
 static long verify(const struct options *o, const struct bufs *bf, int rank, int nprocs,
@@ -364,11 +491,369 @@ static long verify(const struct options *o, const struct bufs *bf, int rank, int
     return -1;
 }
 
-static void print_header(const struct options *o, int nprocs, int global)
+/* Abort (exit 5) when the call just made gave a wrong result; `method` names the paired-mode
+ * method (NULL in the per-launch mode). --fault corrupt@M damages one byte first (test hook). */
+static void check_result(const struct options *o, struct bufs *bf, int rank, int nprocs,
+                         unsigned long long m, const char *method)
+{
+    if (o->fault == FAULT_CORRUPT && m == o->fault_size && m > 0) {
+        if (o->coll == COLL_BCAST && rank == nprocs - 1)
+            bf->a[m - 1] ^= 0xffu;
+        if (o->coll == COLL_REDUCE && rank == 0)
+            bf->b[m - 1] ^= 0xffu;
+    }
+    long bad = verify(o, bf, rank, nprocs, m);
+    if (bad < 0)
+        return;
+    fprintf(stderr, "collsel_bench: rank %d: wrong result at byte %ld of a %llu-byte %s", rank,
+            bad, m, o->coll == COLL_BCAST ? "bcast" : "reduce");
+    if (method)
+        fprintf(stderr, " (method %s)", method);
+    fprintf(stderr, "\n");
+    MPI_Abort(MPI_COMM_WORLD, 5);
+}
+
+/* ---- Forcing through MPI_T control variables (paired mode) ---- */
+
+struct cvar {
+    char name[96];
+    MPI_T_cvar_handle handle;
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
+    long long initial;          /* the value before this program wrote it */
+    char desc[2048];
+};
+
+union cvar_value {
+    int i;
+    unsigned u;
+    long l;
+    unsigned long ul;
+    long long ll;
+    unsigned long long ull;
+    char pad[64];
+};
+
+static int cvar_read(const struct cvar *c, long long *v)
+{
+    union cvar_value x;
+    memset(&x, 0, sizeof x);
+    if (MPI_T_cvar_read(c->handle, &x) != MPI_SUCCESS)
+        return -1;
+    if (c->type == MPI_INT) *v = x.i;
+    else if (c->type == MPI_C_BOOL) *v = x.ull != 0;   /* zeroed first: any width */
+    else if (c->type == MPI_UNSIGNED) *v = x.u;
+    else if (c->type == MPI_LONG) *v = x.l;
+    else if (c->type == MPI_UNSIGNED_LONG) *v = (long long)x.ul;
+    else if (c->type == MPI_LONG_LONG) *v = x.ll;
+    else if (c->type == MPI_UNSIGNED_LONG_LONG) *v = (long long)x.ull;
+    else return -1;
+    return 0;
+}
+
+/* 0 when the variable exists, is bound to no object, and its current value was read. */
+static int cvar_open(const char *name, struct cvar *c)
+{
+    int index = 0, count = 0, verbosity = 0, bind = 0, scope = 0;
+    char vname[256];
+    int vlen = sizeof vname, dlen = sizeof c->desc;
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->desc[0] = '\0';
+    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS ||
+        MPI_T_cvar_get_info(index, vname, &vlen, &verbosity, &c->type, &c->enumtype, c->desc,
+                            &dlen, &bind, &scope) != MPI_SUCCESS ||
+        bind != MPI_T_BIND_NO_OBJECT ||
+        MPI_T_cvar_handle_alloc(index, NULL, &c->handle, &count) != MPI_SUCCESS || count != 1)
+        return -1;
+    return cvar_read(c, &c->initial);
+}
+
+/* Write v and read it back: 0 when the variable now holds v. */
+static int cvar_set(const struct cvar *c, long long v)
+{
+    union cvar_value x;
+    memset(&x, 0, sizeof x);
+    if (c->type == MPI_INT) x.i = (int)v;
+    else if (c->type == MPI_UNSIGNED) x.u = (unsigned)v;
+    else if (c->type == MPI_LONG) x.l = (long)v;
+    else if (c->type == MPI_UNSIGNED_LONG) x.ul = (unsigned long)v;
+    else if (c->type == MPI_LONG_LONG) x.ll = v;
+    else if (c->type == MPI_UNSIGNED_LONG_LONG) x.ull = (unsigned long long)v;
+    else return -1;
+    long long back = 0;
+    if (MPI_T_cvar_write(c->handle, &x) != MPI_SUCCESS || cvar_read(c, &back) != 0)
+        return -1;
+    return back == v ? 0 : -1;
+}
+
+/* Enumeration item i of the variable: 0 on success. */
+static int enum_item(const struct cvar *c, int i, long long *value, char *name, int size)
+{
+    int v = 0, len = size;
+    if (MPI_T_enum_get_item(c->enumtype, i, &v, name, &len) != MPI_SUCCESS)
+        return -1;
+    *value = v;
+    return 0;
+}
+
+static int enum_count(const struct cvar *c)
+{
+    int n = 0, len = 0;
+    if (c->enumtype == MPI_T_ENUM_NULL || MPI_T_enum_get_info(c->enumtype, &n, NULL, &len) !=
+                                              MPI_SUCCESS)
+        return 0;
+    return n;
+}
+
+/* The enumeration item named `name` (exactly), or with value `value` when name is NULL;
+ * 0 when found (the value through *value). `known` gets the list of the items. */
+static int enum_lookup(const struct cvar *c, const char *name, long long *value, char *known,
+                       size_t known_size)
+{
+    int found = -1;
+    known[0] = '\0';
+    for (int i = 0, n = enum_count(c); i < n; i++) {
+        char item[MAX_TOKEN] = "";
+        long long v = 0;
+        if (enum_item(c, i, &v, item, sizeof item) != 0)
+            continue;
+        if (found < 0 && (name ? strcmp(item, name) == 0 : v == *value)) {
+            found = i;
+            *value = v;
+        }
+        size_t used = strlen(known);
+        if (name)
+            snprintf(known + used, known_size - used, "%s%s", used ? ", " : "", item);
+        else
+            snprintf(known + used, known_size - used, "%s%lld", used ? ", " : "", v);
+    }
+    return found >= 0 ? 0 : -1;
+}
+
+/* MPICH 4.0 exposes its algorithm choices as plain MPI_INT variables without an MPI_T
+ * enumeration; the values are the C enum's, in the order the description lists them as
+ * "name   - text" entries (newlines stripped: "...algorithmauto - Internal...binomial  - Force
+ * Binomial Treenb  - Force..."). The value of `name` = the number of " - " entry markers
+ * before its own entry; 0 when found. An entry is `name` followed by spaces and "- ", not
+ * preceded by '_' (so "tree" does not match "pipelined_tree"). */
+static int described_value(const struct cvar *c, const char *name, long long *value)
+{
+    size_t len = strlen(name);
+    for (const char *p = strstr(c->desc, name); p; p = strstr(p + 1, name)) {
+        const char *q = p + len;
+        while (*q == ' ')
+            q++;
+        if (q == p + len || q[0] != '-' || q[1] != ' ' || (p > c->desc && p[-1] == '_'))
+            continue;
+        long long markers = 0;
+        for (const char *r = strstr(c->desc, " - "); r && r < p; r = strstr(r + 1, " - "))
+            markers++;
+        *value = markers;
+        return 0;
+    }
+    return -1;
+}
+
+/* The value of the MPICH algorithm `name`: through the MPI_T enumeration where the variable
+ * has one, else from its description. */
+static int mpich_value(const struct cvar *c, const char *name, long long *value, char *known,
+                       size_t known_size)
+{
+    if (enum_count(c) > 0)
+        return enum_lookup(c, name, value, known, known_size);
+    snprintf(known, known_size, "see MPICH's description of %s", c->name);
+    return described_value(c, name, value);
+}
+
+struct forcing {
+    struct cvar alg;            /* MPICH: written before every call of a method */
+    int per_call;
+    char fallback[MAX_TOKEN];   /* MPICH: MPIR_CVAR_COLLECTIVE_FALLBACK, for the header */
+};
+
+/* All ranks agree on the worst outcome (0 ok, 2 usage, 6 forcing failed); the lowest rank
+ * with that outcome prints its message. Returns the outcome. */
+static int agree(int code, const char *msg, int rank)
+{
+    int worst = 0, who = INT_MAX, first = INT_MAX;
+    MPI_CHECK(MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    if (worst == 0)
+        return 0;
+    if (code == worst)
+        who = rank;
+    MPI_CHECK(MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (rank == first)
+        fprintf(stderr, "collsel_bench: %s\n", msg);
+    return worst;
+}
+
+static const char *coll_name(const struct options *o)
+{
+    return o->coll == COLL_BCAST ? "bcast" : "reduce";
+}
+
+/* Open MPI: write algorithm, segment size and fan-outs of method mt (fan-out 0: the value the
+ * process started with), read each back; 0 or 6 with a message. */
+static int force_openmpi_method(struct cvar *cv, const int *have, const struct method *mt,
+                                char *msg, size_t msg_size)
+{
+    long long want[4] = {atoll(mt->alg), (long long)mt->segsize,
+                         mt->fanout ? mt->fanout : cv[2].initial,
+                         mt->fanout ? mt->fanout : cv[3].initial};
+    for (int i = 0; i < 4; i++) {
+        if (have[i] && cvar_set(&cv[i], want[i]) != 0) {
+            snprintf(msg, msg_size, "forcing did not take: cannot set %s=%lld for method "
+                     "%s:%llu:%ld (write refused or reads back different)", cv[i].name, want[i],
+                     mt->alg, mt->segsize, mt->fanout);
+            return 6;
+        }
+    }
+    return 0;
+}
+
+/* Open MPI: one communicator per method, dup'ed right after its control variables were set
+ * (coll/tuned copies them into the communicator's module when it is created). */
+static int force_openmpi(struct options *o, int rank)
+{
+    const char *suffix[4] = {"", "_segmentsize", "_chain_fanout", "_tree_fanout"};
+    struct cvar cv[4], dyn;
+    int have[4];
+    char msg[8192] = "", known[4096];
+    int code = 0;
+    for (int i = 0; i < 4; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "coll_tuned_%s_algorithm%s", coll_name(o), suffix[i]);
+        have[i] = cvar_open(name, &cv[i]) == 0;
+        if (!have[i] && i < 2 && !code) {
+            snprintf(msg, sizeof msg, "forcing did not take: no control variable %s "
+                     "(coll/tuned not loaded?)", name);
+            code = 6;
+        }
+    }
+    int forced = 0;
+    for (int k = 0; k < o->nmethods; k++)
+        forced |= atoll(o->methods[k].alg) != 0;
+    long long dynamic = 0;
+    if (!code && forced &&
+        (cvar_open("coll_tuned_use_dynamic_rules", &dyn) != 0 || cvar_read(&dyn, &dynamic) ||
+         !dynamic)) {
+        snprintf(msg, sizeof msg, "forcing did not take: coll_tuned_use_dynamic_rules is off, "
+                 "so coll/tuned ignores forced algorithms (launch with --mca "
+                 "coll_tuned_use_dynamic_rules 1)");
+        code = 6;
+    }
+    for (int k = 0; !code && k < o->nmethods && enum_count(&cv[0]) > 0; k++) {
+        long long v = atoll(o->methods[k].alg);
+        if (enum_lookup(&cv[0], NULL, &v, known, sizeof known) != 0) {
+            snprintf(msg, sizeof msg, "--methods: '%s' is not a coll/tuned %s algorithm "
+                     "(known: %s)", o->methods[k].alg, coll_name(o), known);
+            code = 2;
+        }
+    }
+    if ((code = agree(code, msg, rank)) != 0)
+        return code;
+    for (int k = 0; k < o->nmethods; k++) {
+        code = force_openmpi_method(cv, have, &o->methods[k], msg, sizeof msg);
+        if ((code = agree(code, msg, rank)) != 0)
+            return code;
+        MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &o->methods[k].comm));
+    }
+    for (int i = 0; i < 4; i++)   /* later communicators get the launch's own settings */
+        if (have[i])
+            cvar_set(&cv[i], cv[i].initial);
+    return 0;
+}
+
+/* MPICH: the algorithm cvar is read at every call, so it is set before each call of a method
+ * (select_method); here the names are resolved and every value is tried once. */
+static int force_mpich(struct options *o, struct forcing *fs, int rank)
+{
+    char name[96], msg[8192] = "", known[4096];
+    int code = 0;
+    snprintf(name, sizeof name, "MPIR_CVAR_%s_INTRA_ALGORITHM",
+             o->coll == COLL_BCAST ? "BCAST" : "REDUCE");
+    if (cvar_open(name, &fs->alg) != 0) {
+        snprintf(msg, sizeof msg, "forcing did not take: no control variable %s", name);
+        code = 6;
+    }
+    for (int k = 0; !code && k < o->nmethods; k++) {
+        struct method *mt = &o->methods[k];
+        if (mpich_value(&fs->alg, mt->alg, &mt->enum_value, known, sizeof known) != 0) {
+            snprintf(msg, sizeof msg, "--methods: '%s' is not an MPICH %s algorithm (known: %s)",
+                     mt->alg, coll_name(o), known);
+            code = 2;
+        } else if (cvar_set(&fs->alg, mt->enum_value) != 0) {
+            snprintf(msg, sizeof msg, "forcing did not take: cannot set %s=%s (write refused "
+                     "or reads back different)", name, mt->alg);
+            code = 6;
+        }
+    }
+    if (!code)
+        cvar_set(&fs->alg, fs->alg.initial);
+    struct cvar fallback;
+    long long fb = 0;
+    snprintf(fs->fallback, sizeof fs->fallback, "unknown");
+    if (cvar_open("MPIR_CVAR_COLLECTIVE_FALLBACK", &fallback) == 0 &&
+        cvar_read(&fallback, &fb) == 0) {
+        const char *names[] = {"error", "print", "silent"};
+        for (int i = 0; i < 3; i++) {
+            long long v = -1;
+            char known[8];
+            if (mpich_value(&fallback, names[i], &v, known, sizeof known) == 0 && v == fb)
+                snprintf(fs->fallback, sizeof fs->fallback, "%s", names[i]);
+        }
+    }
+    if ((code = agree(code, msg, rank)) != 0)
+        return code;
+    for (int k = 0; k < o->nmethods; k++)   /* uniform with Open MPI: a communicator each */
+        MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &o->methods[k].comm));
+    fs->per_call = 1;
+    return 0;
+}
+
+static int setup_forcing(struct options *o, struct forcing *fs, int rank)
+{
+    fs->per_call = 0;
+    fs->fallback[0] = '\0';
+    if (strcmp(MPI_FAMILY, "openmpi") == 0)
+        return force_openmpi(o, rank);
+    if (strcmp(MPI_FAMILY, "mpich") == 0)
+        return force_mpich(o, fs, rank);
+    return agree(6, "forcing did not take: paired mode needs Open MPI or MPICH", rank);
+}
+
+/* MPICH: set method k's algorithm right before its call and the launch's own setting right
+ * after (both outside the timed region), so the barriers between calls, which MPICH builds from
+ * bcast internally, do not run the forced algorithm (smp there is an error on one node).
+ * k < 0 (per-launch mode) and Open MPI: nothing to do, the communicator carries the method. */
+static void select_method(const struct options *o, const struct forcing *fs, int k, int on)
+{
+    if (!fs->per_call || k < 0)
+        return;
+    long long v = on ? o->methods[k].enum_value : fs->alg.initial;
+    if (cvar_set(&fs->alg, v) != 0) {
+        fprintf(stderr, "collsel_bench: forcing did not take: cannot set %s=%lld\n",
+                fs->alg.name, v);
+        MPI_Abort(MPI_COMM_WORLD, 6);
+    }
+}
+
+/* ---- Measuring ---- */
+
+struct samples {
+    /* Per repetition (per round and method in paired mode, index round * nmethods + k):
+     * every rank's start and end-or-duration; on rank 0 the slowest rank's time. */
+    double *local, *starts, *maxed, *minstart;
+    double *column, *scratch;   /* rank 0: one method's times, and compute_stats' scratch */
+    int *order;                 /* paired mode: the call order of each round */
+};
+
+static void print_header(FILE *out, const struct options *o, const struct forcing *fs,
+                         int nprocs, int global)
 {
     char host[256] = "unknown", lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
     int len = 0, major = 0, minor = 0;
-    const char *coll = o->coll == COLL_BCAST ? "bcast" : "reduce";
+    const char *coll = coll_name(o);
     char var[128];
     gethostname(host, sizeof host - 1);
     MPI_CHECK(MPI_Get_library_version(lib, &len));
@@ -376,191 +861,415 @@ static void print_header(const struct options *o, int nprocs, int global)
     for (char *p = lib; *p; p++)   /* one line per key */
         if (*p == '\n' || *p == '\r') *p = ' ';
     while (len > 0 && (lib[len - 1] == ' ' || lib[len - 1] == '\0')) lib[--len] = '\0';
-    printf("#@collsel_bench_version=%s\n", BENCH_VERSION);
-    printf("#@host=%s\n", host);
-    printf("#@mpi_library=%s\n", lib);
-    printf("#@mpi_version=%d.%d\n", major, minor);
-    printf("#@collective=%s\n", coll);
-    printf("#@nprocs=%d\n", nprocs);
-    printf("#@root=0\n");
-    printf("#@datatype=%s\n", o->coll == COLL_BCAST ? "MPI_BYTE" : "MPI_UNSIGNED_CHAR");
+    fprintf(out, "#@collsel_bench_version=%s\n", BENCH_VERSION);
+    fprintf(out, "#@host=%s\n", host);
+    fprintf(out, "#@mpi_library=%s\n", lib);
+    fprintf(out, "#@mpi_version=%d.%d\n", major, minor);
+    fprintf(out, "#@collective=%s\n", coll);
+    fprintf(out, "#@nprocs=%d\n", nprocs);
+    fprintf(out, "#@root=0\n");
+    fprintf(out, "#@datatype=%s\n", o->coll == COLL_BCAST ? "MPI_BYTE" : "MPI_UNSIGNED_CHAR");
     if (o->coll == COLL_REDUCE)
-        printf("#@op=MPI_SUM\n");
+        fprintf(out, "#@op=MPI_SUM\n");
     struct timespec res;
     clock_getres(CLOCK_MONOTONIC, &res);
-    printf("#@timer=clock_gettime(CLOCK_MONOTONIC)\n#@timer_resolution_s=%g\n",
-           (double)res.tv_sec + 1e-9 * (double)res.tv_nsec);
-    printf("#@sync=MPI_Barrier\n");
-    printf("#@runtime_type=%s\n", global ? "global_max_end_minus_min_start"
-                                           : "max_over_ranks_of_local_time");
+    fprintf(out, "#@timer=clock_gettime(CLOCK_MONOTONIC)\n#@timer_resolution_s=%g\n",
+            (double)res.tv_sec + 1e-9 * (double)res.tv_nsec);
+    fprintf(out, "#@sync=MPI_Barrier\n");
+    fprintf(out, "#@runtime_type=%s\n", global ? "global_max_end_minus_min_start"
+                                               : "max_over_ranks_of_local_time");
     if (o->experiment != EXP_NONE)
-        printf("#@experiment=%s\n#@gather_size=%llu\n",
-               o->experiment == EXP_NBFT ? "nbft" : "bcast-gather", o->gather_size);
-    printf("#@min_reps=%ld\n#@max_reps=%ld\n#@warmup=%ld\n", o->min_reps, o->max_reps, o->warmup);
-    printf("#@rel_ci=%g\n#@ci_level=0.95\n#@time_cap_s=%g\n", o->rel_ci, o->time_cap);
-    /* The algorithm is forced by MCA parameters; echo what this process received. */
+        fprintf(out, "#@experiment=%s\n#@gather_size=%llu\n",
+                o->experiment == EXP_NBFT ? "nbft" : "bcast-gather", o->gather_size);
+    fprintf(out, "#@min_reps=%ld\n#@max_reps=%ld\n#@warmup=%ld\n", o->min_reps, o->max_reps,
+            o->warmup);
+    fprintf(out, "#@rel_ci=%g\n#@ci_level=0.95\n#@time_cap_s=%g\n", o->rel_ci, o->time_cap);
+    /* MCA parameters the launch received (per-launch mode: they force the algorithm). */
     const char *suffixes[] = {"use_dynamic_rules", "algorithm", "algorithm_segmentsize"};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3 && !(o->methods_arg && strcmp(MPI_FAMILY, "openmpi") != 0); i++) {
         if (i == 0)
             snprintf(var, sizeof var, "OMPI_MCA_coll_tuned_%s", suffixes[i]);
         else
             snprintf(var, sizeof var, "OMPI_MCA_coll_tuned_%s_%s", coll, suffixes[i]);
         const char *v = getenv(var);
-        printf("#@%s=%s\n", var + 9, v ? v : "");
+        fprintf(out, "#@%s=%s\n", var + 9, v ? v : "");
     }
-    printf("#msg_size mean_us median_us min_us max_us stdev_us ci_halfwidth_us n ci_met\n");
+    if (o->methods_arg) {
+        fprintf(out, "#@mode=paired\n#@seed=%llu\n#@methods=%s\n#@forcing=mpi_t\n",
+                o->seed, o->methods_arg);
+        fprintf(out, "#@mpi_family=%s\n", MPI_FAMILY);
+        if (fs->per_call) {   /* MPICH: what each name resolved to */
+            fprintf(out, "#@collective_fallback=%s\n#@algorithm_cvar=%s\n#@algorithm_values=",
+                    fs->fallback, fs->alg.name);
+            for (int k = 0; k < o->nmethods; k++)
+                fprintf(out, "%s%s=%lld", k ? "," : "", o->methods[k].alg,
+                        o->methods[k].enum_value);
+            fprintf(out, "\n");
+        }
+    }
+}
+
+static void run_once(const struct options *o, struct bufs *bf, int count, MPI_Comm comm)
+{
+    if (o->experiment != EXP_NONE)
+        run_experiment(o, bf, count);
+    else if (o->coll == COLL_BCAST)
+        MPI_CHECK(MPI_Bcast(bf->a, count, MPI_BYTE, 0, comm));
+    else
+        MPI_CHECK(MPI_Reduce(bf->a, bf->b, count, MPI_UNSIGNED_CHAR, MPI_SUM, 0, comm));
+}
+
+/* Warm-up on `comm`; the first call is also checked for a correct result. Further warm-up
+ * calls only while cheap: rank 0's first duration, returned to all ranks, decides. */
+static double warm_up(const struct options *o, const struct forcing *fs, struct bufs *bf,
+                      int rank, int nprocs, unsigned long long m, MPI_Comm comm, int k)
+{
+    prepare(o, bf, rank, nprocs, m);
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    select_method(o, fs, k, 1);
+    double first = now();
+    run_once(o, bf, (int)m, comm);
+    first = now() - first;
+    check_result(o, bf, rank, nprocs, m, k >= 0 ? o->methods[k].alg : NULL);
+    select_method(o, fs, k, 0);
+    MPI_CHECK(MPI_Bcast(&first, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    long extra = o->warmup > 1 ? o->warmup - 1 : 0;
+    if (first > 0 && extra > (long)(0.1 * o->time_cap / first))
+        extra = (long)(0.1 * o->time_cap / first);
+    select_method(o, fs, k, 1);
+    for (long w = 0; w < extra; w++)
+        run_once(o, bf, (int)m, comm);
+    select_method(o, fs, k, 0);
+    return first;
+}
+
+/* Repetition i: one call after a barrier, this rank's start and end (global) or duration.
+ * k: the paired-mode method, -1 in the per-launch mode. */
+static void timed_call(const struct options *o, const struct forcing *fs, struct bufs *bf,
+                       int rank, int global, unsigned long long m, MPI_Comm comm, int k,
+                       struct samples *sp, long i)
+{
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    select_method(o, fs, k, 1);
+    double t0 = now();
+    run_once(o, bf, (int)m, comm);
+    double t1 = now();
+    select_method(o, fs, k, 0);
+    sp->starts[i] = t0;
+    sp->local[i] = global ? t1 : t1 - t0;   /* end time, or duration */
+    if (o->experiment != EXP_NONE && rank != 0)
+        sp->local[i] = 0;                   /* the root's time only */
+}
+
+/* Rank 0: the slowest rank's time of repetitions [from, from + count). */
+static void collect(struct samples *sp, long from, long count, int global, int rank)
+{
+    MPI_CHECK(MPI_Reduce(sp->local + from, sp->maxed + from, (int)count, MPI_DOUBLE, MPI_MAX, 0,
+                         MPI_COMM_WORLD));
+    if (global) {
+        MPI_CHECK(MPI_Reduce(sp->starts + from, sp->minstart + from, (int)count, MPI_DOUBLE,
+                             MPI_MIN, 0, MPI_COMM_WORLD));
+        if (rank == 0)
+            for (long i = from; i < from + count; i++)
+                sp->maxed[i] -= sp->minstart[i];
+    }
+}
+
+/* A batch's first size: --min-reps, but a point whose single call (or round) already costs
+ * more than the time cap still gets two timed repetitions (a spread needs two). */
+static long first_batch(const struct options *o, double first)
+{
+    long batch = o->min_reps;
+    if (first > 0 && batch > (long)(o->time_cap / first))
+        batch = (long)(o->time_cap / first) < 2 ? 2 : (long)(o->time_cap / first);
+    return batch;
+}
+
+/* Rank 0: how many more repetitions after n, 0 = stop. `met`: the CI target holds (for every
+ * method); `ratio`: CI / (rel_ci * mean) (the largest over methods). Reps the CI target needs
+ * (CI shrinks as 1/sqrt(n)), bounded by the remaining time and reps; at least one, at most
+ * doubling. */
+static long next_batch(const struct options *o, long n, double spent, int met, double ratio)
+{
+    if ((n >= o->min_reps && met) || n >= o->max_reps || spent >= o->time_cap)
+        return 0;
+    double need = n * ratio * ratio - n;
+    double per_rep = spent / n;
+    double afford = (o->time_cap - spent) / (per_rep > 0 ? per_rep : 1e-9);
+    if (need > afford) need = afford;
+    if (need > n) need = n;
+    if (need > o->max_reps - n) need = o->max_reps - n;
+    return need < 1 ? 1 : (long)ceil(need);
+}
+
+static void print_stats(const struct stats *st)
+{
+    printf("%.6g %.6g %.6g %.6g %.6g %.6g %ld", st->mean, st->median, st->min, st->max,
+           st->stdev, st->ci, st->n);
+}
+
+/* Per-launch mode: one collective on MPI_COMM_WORLD, the algorithm set from outside. */
+static void measure_single(const struct options *o, const struct forcing *fs, struct bufs *bf,
+                           struct samples *sp, int rank, int nprocs, int global,
+                           unsigned long long m)
+{
+    double first = warm_up(o, fs, bf, rank, nprocs, m, MPI_COMM_WORLD, -1);
+    long n = 0, batch = first_batch(o, first);
+    struct stats st = {0, 0, 0, 0, 0, 0, 0};
+    double start = now();
+    while (batch > 0) {
+        for (long i = n; i < n + batch; i++)
+            timed_call(o, fs, bf, rank, global, m, MPI_COMM_WORLD, -1, sp, i);
+        collect(sp, n, batch, global, rank);
+        n += batch;
+        long next = 0;
+        if (rank == 0) {
+            compute_stats(sp->maxed, n, sp->scratch, &st);
+            next = next_batch(o, n, now() - start, st.ci <= o->rel_ci * st.mean,
+                              st.ci / (o->rel_ci * st.mean));
+        }
+        MPI_CHECK(MPI_Bcast(&next, 1, MPI_LONG, 0, MPI_COMM_WORLD));
+        batch = next;
+    }
+    if (rank == 0) {
+        printf("%llu ", m);
+        print_stats(&st);
+        printf(" %d\n", st.ci <= o->rel_ci * st.mean);
+        fflush(stdout);
+    }
+}
+
+/* splitmix64 (Steele et al. 2014): a tiny PRNG whose stream depends only on the seed, so all
+ * ranks shuffle alike without communicating. */
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* order = a uniformly shuffled 0..n-1 (Fisher-Yates; rejection sampling avoids modulo bias). */
+static void shuffle(int *order, int n, uint64_t *state)
+{
+    for (int k = 0; k < n; k++)
+        order[k] = k;
+    for (int i = n - 1; i > 0; i--) {
+        uint64_t bound = (uint64_t)i + 1, limit = UINT64_MAX - UINT64_MAX % bound, x;
+        do
+            x = splitmix64(state);
+        while (x >= limit);
+        int j = (int)(x % bound), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+}
+
+/* Rank 0: statistics of every method over rounds [0, n); whether all meet the CI target and
+ * the largest CI / target ratio. */
+static int method_stats(const struct options *o, struct samples *sp, long n, struct stats *st,
+                        double *ratio)
+{
+    int nm = o->nmethods, met = 1;
+    *ratio = 0;
+    for (int k = 0; k < nm; k++) {
+        for (long r = 0; r < n; r++)
+            sp->column[r] = sp->maxed[r * nm + k];
+        compute_stats(sp->column, n, sp->scratch, &st[k]);
+        met &= st[k].ci <= o->rel_ci * st[k].mean;
+        double q = st[k].ci / (o->rel_ci * st[k].mean);
+        if (!(q <= *ratio))
+            *ratio = q;
+    }
+    return met;
+}
+
+/* Rank 0: every repetition of the size in call order, ReproMPI's per-repetition layout. */
+static void write_raw(FILE *raw, const struct options *o, const struct samples *sp, long n,
+                      unsigned long long m)
+{
+    int nm = o->nmethods;
+    for (long r = 0; r < n; r++)
+        for (int j = 0; j < nm; j++) {
+            const struct method *mt = &o->methods[sp->order[r * nm + j]];
+            fprintf(raw, "%50s %10ld %12llu %14.10f %s %llu %ld\n",
+                    o->coll == COLL_BCAST ? "MPI_Bcast" : "MPI_Reduce", r, m,
+                    sp->maxed[r * nm + sp->order[r * nm + j]], mt->alg, mt->segsize, mt->fanout);
+        }
+    fflush(raw);
+}
+
+/* Paired mode: all methods of --methods at size m, interleaved in shuffled rounds. */
+static void measure_paired(const struct options *o, const struct forcing *fs, struct bufs *bf,
+                           struct samples *sp, int rank, int nprocs, int global,
+                           unsigned long long m, uint64_t *rng, FILE *raw)
+{
+    int nm = o->nmethods;
+    struct stats st[MAX_METHODS];
+    double round_first = 0, ratio = 0;
+    for (int k = 0; k < nm; k++)
+        round_first += warm_up(o, fs, bf, rank, nprocs, m, o->methods[k].comm, k);
+    long n = 0, batch = first_batch(o, round_first);
+    int met = 0;
+    double start = now();
+    while (batch > 0) {
+        for (long r = n; r < n + batch; r++) {
+            shuffle(sp->order + r * nm, nm, rng);
+            for (int j = 0; j < nm; j++) {
+                int k = sp->order[r * nm + j];
+                timed_call(o, fs, bf, rank, global, m, o->methods[k].comm, k, sp, r * nm + k);
+            }
+        }
+        collect(sp, n * nm, batch * nm, global, rank);
+        n += batch;
+        long next = 0;
+        if (rank == 0) {
+            met = method_stats(o, sp, n, st, &ratio);
+            next = next_batch(o, n, now() - start, met, ratio);
+        }
+        MPI_CHECK(MPI_Bcast(&next, 1, MPI_LONG, 0, MPI_COMM_WORLD));
+        batch = next;
+    }
+    if (rank != 0)
+        return;
+    for (int k = 0; k < nm; k++) {
+        const struct method *mt = &o->methods[k];
+        printf("%llu %s %llu %ld ", m, mt->alg, mt->segsize, mt->fanout);
+        print_stats(&st[k]);
+        printf(" %d\n", st[k].ci <= o->rel_ci * st[k].mean);
+    }
     fflush(stdout);
+    if (raw)
+        write_raw(raw, o, sp, n, m);
+}
+
+/* Global runtimes need one clock: all ranks on one node. */
+static int use_global_clock(const struct options *o, int nprocs)
+{
+    if (o->experiment != EXP_NONE)
+        return 0;   /* experiments are timed on the root's clock (paper section 6.1) */
+    if (o->runtime != RUNTIME_AUTO)
+        return o->runtime == RUNTIME_GLOBAL;
+    MPI_Comm node;
+    int node_size = 0;
+    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    MPI_CHECK(MPI_Comm_size(node, &node_size));
+    MPI_CHECK(MPI_Comm_free(&node));
+    return node_size == nprocs;
+}
+
+static void *alloc_or_die(size_t n, int rank)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "collsel_bench: rank %d: cannot allocate %zu bytes\n", rank, n);
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    }
+    return p;
+}
+
+/* Rank 0 opens --raw FILE; all ranks learn whether it worked (2 if not). */
+static int open_raw(const struct options *o, int rank, FILE **raw)
+{
+    int code = 0;
+    char msg[1200] = "";
+    *raw = NULL;
+    if (o->raw_path && rank == 0 && !(*raw = fopen(o->raw_path, "w"))) {
+        snprintf(msg, sizeof msg, "cannot write --raw file '%s': %s", o->raw_path,
+                 strerror(errno));
+        code = 2;
+    }
+    return o->raw_path ? agree(code, msg, rank) : 0;
+}
+
+static int finish(int paired, int rc)
+{
+    if (paired)
+        MPI_T_finalize();   /* before MPI_Finalize */
+    MPI_Finalize();
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
-    int rank = 0, nprocs = 0;
-    struct options opt;
+    int rank = 0, nprocs = 0, provided = 0;
+    static struct options opt;   /* large: kept off the stack */
+    struct forcing fs = {.per_call = 0, .fallback = ""};
     MPI_CHECK(MPI_Init(&argc, &argv));
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
     int rc = parse_args(argc, argv, rank, &opt);
-    if (rc != 0) {
-        MPI_Finalize();
-        return rc;
+    if (rc != 0)
+        return finish(0, rc);
+    const int paired = opt.methods_arg != NULL;
+    FILE *raw = NULL;
+    if (paired) {
+        MPI_CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+        if ((rc = setup_forcing(&opt, &fs, rank)) != 0 || (rc = open_raw(&opt, rank, &raw)) != 0)
+            return finish(paired, rc);
     }
 
     unsigned long long maxm = 0;
     for (int i = 0; i < opt.nsizes; i++)
         if (opt.sizes[i] > maxm) maxm = opt.sizes[i];
-    struct bufs bf = {malloc(maxm ? maxm : 1), malloc(maxm ? maxm : 1), NULL, NULL};
+    struct bufs bf = {alloc_or_die(maxm, rank), alloc_or_die(maxm, rank), NULL, NULL};
     if (opt.experiment != EXP_NONE) {
-        bf.reqs = malloc((size_t)nprocs * sizeof *bf.reqs);
-        bf.gather = malloc(rank == 0 ? (size_t)nprocs * opt.gather_size : 1);
-        if (!bf.reqs || !bf.gather) {
-            fprintf(stderr, "collsel_bench: rank %d: cannot allocate experiment buffers\n", rank);
-            MPI_Abort(MPI_COMM_WORLD, 4);
+        bf.reqs = alloc_or_die((size_t)nprocs * sizeof *bf.reqs, rank);
+        bf.gather = alloc_or_die(rank == 0 ? (size_t)nprocs * opt.gather_size : 1, rank);
+    }
+    const size_t reps = (size_t)opt.max_reps * (size_t)(paired ? opt.nmethods : 1);
+    struct samples sp = {alloc_or_die(reps * sizeof(double), rank),
+                         alloc_or_die(reps * sizeof(double), rank),
+                         alloc_or_die(reps * sizeof(double), rank),
+                         alloc_or_die(reps * sizeof(double), rank),
+                         alloc_or_die((size_t)opt.max_reps * sizeof(double), rank),
+                         alloc_or_die(reps * sizeof(double), rank),
+                         alloc_or_die(paired ? reps * sizeof(int) : 1, rank)};
+    memset(bf.b, 0, maxm ? maxm : 1);
+    const int global = use_global_clock(&opt, nprocs);
+    if (rank == 0) {
+        print_header(stdout, &opt, &fs, nprocs, global);
+        printf(paired ? "#msg_size algorithm segsize faninout mean_us median_us min_us max_us "
+                        "stdev_us ci_halfwidth_us n ci_met\n"
+                      : "#msg_size mean_us median_us min_us max_us stdev_us ci_halfwidth_us n "
+                        "ci_met\n");
+        fflush(stdout);
+        if (raw) {
+            print_header(raw, &opt, &fs, nprocs, global);
+            fprintf(raw, "%50s %10s %12s %14s algorithm segsize faninout\n", "test", "nrep",
+                    "count", "runtime_sec");
+            fflush(raw);
         }
     }
-    /* Samples are kept on every rank (local) and on rank 0 (max over ranks). */
-    double *local = malloc((size_t)opt.max_reps * sizeof *local);
-    double *maxed = malloc((size_t)opt.max_reps * sizeof *maxed);
-    double *starts = malloc((size_t)opt.max_reps * sizeof *starts);
-    double *minstart = malloc((size_t)opt.max_reps * sizeof *minstart);
-    double *scratch = malloc((size_t)opt.max_reps * sizeof *scratch);
-    if (!bf.a || !bf.b || !local || !maxed || !scratch || !starts || !minstart) {
-        fprintf(stderr, "collsel_bench: rank %d: cannot allocate %llu-byte buffers\n", rank, maxm);
-        MPI_Abort(MPI_COMM_WORLD, 4);
-    }
-    memset(bf.b, 0, maxm ? maxm : 1);
-    /* Global runtimes need one clock: all ranks on one node. */
-    int global = opt.runtime == RUNTIME_GLOBAL;
-    if (opt.experiment != EXP_NONE) {
-        global = 0;   /* experiments are timed on the root's clock (paper section 6.1) */
-    } else if (opt.runtime == RUNTIME_AUTO) {
-        MPI_Comm node;
-        int node_size = 0;
-        MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                                      &node));
-        MPI_CHECK(MPI_Comm_size(node, &node_size));
-        MPI_CHECK(MPI_Comm_free(&node));
-        global = node_size == nprocs;
-    }
-    if (rank == 0)
-        print_header(&opt, nprocs, global);
 
+    uint64_t rng = opt.seed;
     for (int s = 0; s < opt.nsizes; s++) {
         const unsigned long long m = opt.sizes[s];
-        const int count = (int)m;
-        if (opt.fault != FAULT_NONE && m == opt.fault_size) {
+        if ((opt.fault == FAULT_CRASH || opt.fault == FAULT_HANG) && m == opt.fault_size) {
             if (opt.fault == FAULT_CRASH && rank == nprocs - 1)
                 raise(SIGSEGV);
             if (opt.fault == FAULT_HANG)
                 for (;;) pause();
         }
-        /* Warm-up; the first call is also checked for a correct result. */
-        prepare(&opt, &bf, rank, nprocs, m);
-        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-        double first = now();
-        run_once(&opt, &bf, count);
-        first = now() - first;
-        long bad = verify(&opt, &bf, rank, nprocs, m);
-        if (bad >= 0) {
-            fprintf(stderr, "collsel_bench: rank %d: wrong result at byte %ld of a %llu-byte %s\n",
-                    rank, bad, m, opt.coll == COLL_BCAST ? "bcast" : "reduce");
-            MPI_Abort(MPI_COMM_WORLD, 5);
-        }
-        /* Further warm-up calls only while cheap: rank 0's first duration decides for all. */
-        MPI_CHECK(MPI_Bcast(&first, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-        long extra = opt.warmup > 1 ? opt.warmup - 1 : 0;
-        if (first > 0 && extra > (long)(0.1 * opt.time_cap / first))
-            extra = (long)(0.1 * opt.time_cap / first);
-        for (long w = 0; w < extra; w++)
-            run_once(&opt, &bf, count);
-
-        /* A point whose single call already costs more than the time cap still gets two
-         * timed repetitions (a spread needs two), not --min-reps. */
-        long n = 0, batch = opt.min_reps;
-        if (first > 0 && batch > (long)(opt.time_cap / first))
-            batch = (long)(opt.time_cap / first) < 2 ? 2 : (long)(opt.time_cap / first);
-        int stop = 0;
-        struct stats st = {0, 0, 0, 0, 0, 0, 0};
-        double start = now();
-        while (!stop) {
-            for (long i = n; i < n + batch; i++) {
-                MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-                double t0 = now();
-                run_once(&opt, &bf, count);
-                double t1 = now();
-                starts[i] = t0;
-                local[i] = global ? t1 : t1 - t0;   /* end time, or duration */
-                if (opt.experiment != EXP_NONE && rank != 0)
-                    local[i] = 0;                   /* the root's time only */
-            }
-            MPI_CHECK(MPI_Reduce(local + n, maxed + n, (int)batch, MPI_DOUBLE, MPI_MAX, 0,
-                                 MPI_COMM_WORLD));
-            if (global) {
-                MPI_CHECK(MPI_Reduce(starts + n, minstart + n, (int)batch, MPI_DOUBLE, MPI_MIN,
-                                     0, MPI_COMM_WORLD));
-                if (rank == 0)
-                    for (long i = n; i < n + batch; i++)
-                        maxed[i] -= minstart[i];
-            }
-            n += batch;
-            long next = 0;
-            if (rank == 0) {
-                compute_stats(maxed, n, scratch, &st);
-                double spent = now() - start;
-                if ((n >= opt.min_reps && st.ci <= opt.rel_ci * st.mean) || n >= opt.max_reps ||
-                    spent >= opt.time_cap) {
-                    next = 0;
-                } else {
-                    /* Reps the CI target needs (CI shrinks as 1/sqrt(n)), bounded by the
-                     * remaining time and reps; at least one, at most doubling. */
-                    double want = st.ci / (opt.rel_ci * st.mean);
-                    double need = n * want * want - n;
-                    double per_rep = spent / n;
-                    double afford = (opt.time_cap - spent) / (per_rep > 0 ? per_rep : 1e-9);
-                    if (need > afford) need = afford;
-                    if (need > n) need = n;
-                    if (need > opt.max_reps - n) need = opt.max_reps - n;
-                    next = need < 1 ? 1 : (long)ceil(need);
-                }
-            }
-            MPI_CHECK(MPI_Bcast(&next, 1, MPI_LONG, 0, MPI_COMM_WORLD));
-            stop = next == 0;
-            batch = next;
-        }
-        if (rank == 0) {
-            printf("%llu %.6g %.6g %.6g %.6g %.6g %.6g %ld %d\n", m, st.mean, st.median, st.min,
-                   st.max, st.stdev, st.ci, st.n, st.ci <= opt.rel_ci * st.mean);
-            fflush(stdout);
-        }
+        if (paired)
+            measure_paired(&opt, &fs, &bf, &sp, rank, nprocs, global, m, &rng, raw);
+        else
+            measure_single(&opt, &fs, &bf, &sp, rank, nprocs, global, m);
     }
+    if (raw && fclose(raw) != 0)
+        fprintf(stderr, "collsel_bench: writing --raw file '%s' failed\n", opt.raw_path);
+    for (int k = 0; paired && k < opt.nmethods; k++)
+        MPI_CHECK(MPI_Comm_free(&opt.methods[k].comm));
     free(bf.a);
     free(bf.b);
     free(bf.reqs);
     free(bf.gather);
-    free(local);
-    free(maxed);
-    free(starts);
-    free(minstart);
-    free(scratch);
-    MPI_CHECK(MPI_Finalize());
-    return 0;
+    free(sp.local);
+    free(sp.starts);
+    free(sp.maxed);
+    free(sp.minstart);
+    free(sp.column);
+    free(sp.scratch);
+    free(sp.order);
+    return finish(paired, 0);
 }
