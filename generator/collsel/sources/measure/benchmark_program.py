@@ -1,7 +1,8 @@
 """Find or build the C benchmark program (collsel_bench.c, shipped beside this module).
 
 The binary is compiled with `mpicc` on first use into a cache directory, named after the hash of
-its source, so an edited source is rebuilt and concurrent sweeps never see a half-written file.
+its source and the compiler wrapper (so an edited source is rebuilt, and Open MPI and MPICH
+binaries live side by side), and concurrent sweeps never see a half-written file.
 """
 import hashlib
 import math
@@ -19,6 +20,14 @@ CFLAGS = ["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 # One output line per message size, in the order of --sizes (`#@key=value` header lines first).
 OUTPUT_FIELDS = ("msg_size", "mean_us", "median_us", "min_us", "max_us", "stdev_us",
                  "ci_halfwidth_us", "n", "ci_met")
+# Paired mode (--methods): after each message size one line per method, in the order of
+# --methods; `algorithm` is the token exactly as given (Open MPI id, MPICH algorithm name).
+PAIRED_OUTPUT_FIELDS = ("msg_size", "algorithm", "segsize", "faninout", *OUTPUT_FIELDS[1:])
+# Exit status of the benchmark when a forced algorithm did not take (cvar missing, not
+# writable, reads back different, or coll_tuned_use_dynamic_rules off under Open MPI).
+EXIT_FORCING_FAILED = 6
+# The compiler wrapper of each MPI family on Debian (`mpicc` is the alternatives' default).
+MPICC = {"openmpi": "mpicc", "mpich": "mpicc.mpich"}
 # The ranges of the benchmark's options, as collsel_bench.c checks them (parse_long/parse_double
 # calls in parse_options); the sweep and model fit check their flags against these through
 # core.values before anything runs.
@@ -73,11 +82,18 @@ def cache_dir():
     return Path(base) / "collsel"
 
 
-def cached_binary():
+def cached_binary(mpicc="mpicc"):
+    """The cache path of the binary built by `mpicc`: the default wrapper keeps the historical
+    name, any other (mpicc.mpich, a full path) gets its own, so builds of different MPIs
+    never overwrite each other."""
     digest = source_digest()
     if digest is None:
         return None
-    return cache_dir() / f"collsel_bench-{digest[:16]}"
+    if mpicc == "mpicc":
+        return cache_dir() / f"collsel_bench-{digest[:16]}"
+    tag = hashlib.sha256(mpicc.encode()).hexdigest()[:8]
+    name = "".join(c if c.isalnum() or c in "._-" else "_" for c in os.path.basename(mpicc))
+    return cache_dir() / f"collsel_bench-{digest[:16]}-{name[:40]}-{tag}"
 
 
 def locate(explicit=None, mpicc="mpicc", build=True):
@@ -87,7 +103,7 @@ def locate(explicit=None, mpicc="mpicc", build=True):
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
             raise InputError(f"benchmark program '{path}' is not an executable file")
         return os.path.abspath(path)
-    target = cached_binary()
+    target = cached_binary(mpicc)
     if target is None:
         raise InputError(f"benchmark source {source_path()} not found (a broken collsel "
                          "install?); reinstall collsel, or build it and pass --bench PATH")
@@ -99,7 +115,8 @@ def locate(explicit=None, mpicc="mpicc", build=True):
 def compile_bench(target, mpicc="mpicc"):
     compiler = shutil.which(mpicc)
     if compiler is None:
-        raise InputError(f"'{mpicc}' not found on PATH: install libopenmpi-dev (make setup) "
+        package = "libmpich-dev" if "mpich" in os.path.basename(mpicc) else "libopenmpi-dev"
+        raise InputError(f"'{mpicc}' not found on PATH: install {package} (make setup) "
                          "or pass --mpicc / --bench")
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".build-")
