@@ -153,7 +153,10 @@ typedef struct collsel_tree_storage {
 } collsel_tree_storage;
 
 /* The decision: Open MPI coll/tuned algorithm id (0..65535), segment size in bytes (0 = none;
- * 0..INT32_MAX), fan-in/out (0..65535). */
+ * 0..INT32_MAX), fan-in/out (0..65535).
+ * algorithm 0 means "no override, let the MPI decide": the tree defers to the MPI's own decision
+ * there (Open MPI: coll/tuned's fixed decision; MPICH: its own selection), so the caller should
+ * force nothing (segsize and faninout are then 0). Ids 1.. name the algorithm to force. */
 typedef struct collsel_tree_choice {
     int32_t algorithm;
     int32_t segsize;

@@ -47,10 +47,22 @@ def test_replaces_exactly_the_definitions(tmp_path):
     out = dst.read_text()
     assert "int f(int a, int b);              /* a declaration" in out
     assert '"int f(int a) { }"' in out and "/* f: { unbalanced in a comment */" in out
-    assert "return '}'" not in out and "return f(1, 2)" not in out
     assert out.count("int f(int a, int b)\n{\n    return helper();\n}") == 1
     assert out.endswith("int g(void) { return 0; }\n")
-    assert "\nint\ng(void)" not in out                 # the return-type line went too
+    # The originals stay, renamed, in front of their replacements (the generated function calls
+    # its original where the tree defers to the MPI): the return-type line goes with the name.
+    assert out.count("return '}'") == 1 and out.count("return f(1, 2)") == 1
+    assert "\nint collsel_original_f(int a,\n      int b)\n{\n    if (a)" in out
+    assert "\nint\ncollsel_original_g(void)\n{\n    return f(1, 2);\n}" in out
+    assert out.index("collsel_original_f(int a") < out.index("static int helper(void)")
+    assert "\nint\ng(void)" not in out and "int f(int a,\n" not in out
+
+
+def test_original_names_of_open_mpi_functions():
+    sys.path.insert(0, str(SPLICE.parent))
+    import splice as module
+    assert (module.original_name("ompi_coll_tuned_bcast_intra_dec_fixed")
+            == "collsel_ompi_original_bcast_intra_dec_fixed")
 
 
 def test_unchanged_output_is_not_rewritten(tmp_path):

@@ -5,7 +5,11 @@
 
 For each NAME, the definition `int NAME(...) { ... }` in ORIGINAL (the line holding its return
 type through its closing brace) is replaced by the whole text of FILE (collsel's
-`--target ompi-dec-fixed` output: helper functions and the new definition of NAME). Each NAME
+`--target ompi-dec-fixed` output: helper functions and the new definition of NAME). The original
+definition stays in front of it, renamed `original_name(NAME)` (ompi_coll_tuned_X ->
+collsel_ompi_original_X): the generated function calls it where the tree defers to Open MPI's
+own decision (algorithm 0). It must not call NAME itself, nor `*_do_this` with algorithm 0, which
+calls NAME: that would recurse without end. Each NAME
 must have exactly one definition (a declaration `...);` does not count), FILE must define NAME,
 and the result is written to OUTPUT only when it differs from OUTPUT's current text (so `make`
 recompiles only a changed file). Any mismatch exits 1 with one line naming the file and name.
@@ -86,6 +90,20 @@ def definitions(text, name):
     return found
 
 
+def original_name(name):
+    """The name the original definition of `name` keeps in the spliced file."""
+    prefix = "ompi_coll_tuned_"
+    return ("collsel_ompi_original_" + name[len(prefix):] if name.startswith(prefix)
+            else "collsel_original_" + name)
+
+
+def _renamed(definition, name):
+    """The original definition text with its own name (the first occurrence) renamed."""
+    code = _code_mask(definition)
+    m = re.search(r"\b%s\s*\(" % re.escape(name), code)
+    return definition[:m.start()] + original_name(name) + definition[m.start() + len(name):]
+
+
 def splice(original, replacements, where="input"):
     """original text with each {name: new text} definition replaced."""
     spans = []
@@ -104,6 +122,9 @@ def splice(original, replacements, where="input"):
     pieces, pos = [], 0
     for start, end, name, new in spans:
         pieces += [original[pos:start],
+                   f"/* collsel: Open MPI's original {name}, renamed: the generated definition "
+                   f"below calls it where the tree defers to Open MPI's own decision */\n",
+                   _renamed(original[start:end], name), "\n\n",
                    f"/* collsel: generated definition of {name} (replaces the original) */\n",
                    new.rstrip("\n")]                 # the original's newline follows
         pos = end

@@ -1,7 +1,7 @@
 """Reference cases for the C runtime tests (tests/runtime/test_runtime.cpp).
 
-For several trees (2-D and 3-D, both split modes, both leaf rules, depth and threshold limits)
-writes into OUT/<case>/: tree.bin (`collsel emit --target blob`), points.txt (every grid value,
+For several trees (2-D and 3-D, both split modes, both leaf rules, depth and threshold limits,
+and a hand-made tree deferring to the MPI: algorithm 0) writes into OUT/<case>/: tree.bin (`collsel emit --target blob`), points.txt (every grid value,
 cut and cut-1, extremes and 100,000 random points, as tests/test_decision_c.py picks them) and
 expected.txt (`collsel query --points` on the same tree.json). OUT/cases.txt lists the cases.
 Usage: PYTHONPATH=tests python3 tests/runtime/make_cases.py OUT
@@ -16,7 +16,8 @@ from collsel import cli
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-from helpers import query_points, synthetic_3d, tanjaderin_table  # tests/ is on PYTHONPATH
+import defer_tree  # noqa: E402  (tests/ is on PYTHONPATH)
+from helpers import query_points, synthetic_3d, tanjaderin_table  # noqa: E402
 
 N_RANDOM = 100_000
 SWEEP = {c: REPO / "bench-data" / f"{c}-sweep.csv" for c in ("bcast", "reduce")}
@@ -57,10 +58,16 @@ def main(out):
         ("z-cat-exact", "z-cat", "bcast", ["--z", "ppn"], []),
         ("z-cat-replicate", "z-cat", "bcast", ["--z", "ppn", "--split", "replicate"], []),
         ("z-cat-depth2", "z-cat", "bcast", ["--z", "ppn", "--max-depth", "2"], []),
+        # hand-made (tests/defer_tree.py): leaves deferring to the MPI hold algorithm 0
+        ("defer-handmade", None, "bcast", [], []),
     ]
     for name, table, coll, build_opts, emit_opts in cases:
         d = out / name
-        collsel("build", tables[table], "--collective", coll, "--out", d, *build_opts)
+        if table is None:
+            d.mkdir(parents=True, exist_ok=True)
+            defer_tree.write(d / "tree.json", coll)
+        else:
+            collsel("build", tables[table], "--collective", coll, "--out", d, *build_opts)
         collsel("emit", d / "tree.json", "--target", "blob", "--out", d / "tree.bin", *emit_opts)
         doc = json.loads((d / "tree.json").read_text())
         points = query_points(doc, N_RANDOM)

@@ -171,6 +171,26 @@ TEST_CASE("runtime answers exactly as collsel query on every case")
                       << " answers checked (public from file and buffer, descent, generic)");
 }
 
+TEST_CASE("a leaf deferring to the MPI answers algorithm 0: no override")
+{
+    // tests/defer_tree.py: P <= 5, m < 2048 and P >= 6, m >= 2048 defer; linear (1) and
+    // binomial (6) elsewhere. The cases above check every point against collsel query too.
+    std::string path = std::string(CASES_DIR) + "/defer-handmade/tree.bin";
+    collsel_tree *t = nullptr;
+    REQUIRE(collsel_tree_load_file(path.c_str(), &t) == COLLSEL_TREE_OK);
+    const struct { int32_t p; uint64_t m; int32_t alg; } want[] = {
+        {2, 0, 0}, {5, 2047, 0}, {5, 2048, 1}, {6, 2047, 6}, {6, 2048, 0}, {1000, UINT64_MAX, 0}};
+    for (const auto &w : want) {
+        collsel_tree_choice c;
+        INFO("P=" << w.p << " m=" << w.m);
+        REQUIRE(collsel_tree_decide(t, w.p, w.m, &c) == COLLSEL_TREE_OK);
+        CHECK(c.algorithm == w.alg);
+        CHECK(c.segsize == 0);
+        CHECK(c.faninout == 0);
+    }
+    collsel_tree_free(t);
+}
+
 TEST_CASE("category z beyond either end takes the edge category")
 {
     for (const std::string &name : cases()) {

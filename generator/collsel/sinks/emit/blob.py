@@ -101,8 +101,14 @@ def encode(loaded, node_width=None):
     return body + struct.pack("<I", zlib.crc32(body))
 
 
+# Algorithm 0 in the blob: collsel_tree_decide returns it for a leaf deferring to the MPI.
+BLOB_DEFER = "collsel_tree_decide returns algorithm 0 = no override, let the MPI decide"
+
+
 def emit_blob(trees, options):
-    return Emitted({"tree.bin": encode(one_tree(trees, "blob"), options.node_width)})
+    loaded = one_tree(trees, "blob")
+    return Emitted({"tree.bin": encode(loaded, options.node_width)},
+                   text.defer_notes(loaded, "the MPI", BLOB_DEFER))
 
 
 def emit_c_array(trees, options):
@@ -114,4 +120,5 @@ def emit_c_array(trees, options):
     rows = [", ".join(f"0x{b:02x}" for b in blob[i:i + 12]) for i in range(0, len(blob), 12)]
     return Emitted({f"{name}.c": render("tree_blob.c.j2", name=name, rows=rows, size=len(blob),
                                         collective=loaded.collective, version=__version__,
-                                        nodes=loaded.tree.node_count, axes=len(loaded.axes))})
+                                        nodes=loaded.tree.node_count, axes=len(loaded.axes))},
+                   text.defer_notes(loaded, "the MPI", BLOB_DEFER))

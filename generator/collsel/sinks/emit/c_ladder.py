@@ -70,6 +70,7 @@ def decision_context(loaded, prefix, target="c"):
     params = ["int comm_size", "size_t msg_size"] + (["int64_t z"] if n_axes == 3 else [])
     name = f"{prefix}_decide" + ("3" if n_axes == 3 else "")
     steps = flatten(tree, axes, region_text(axes))
+    n_defer, n_cells = text.defer_cells(loaded)
     for step in steps:
         step.condition = [[(axis, op, literals[axis][value]) for axis, op, value in terms]
                           for terms in step.condition]
@@ -82,7 +83,14 @@ def decision_context(loaded, prefix, target="c"):
         "steps": steps, "methods": methods,
         "node_count": tree.node_count, "leaf_count": int(tree.is_leaf().sum()),
         "build_summary": _summary(loaded.build),
+        "defer_cells": n_defer, "grid_cells": n_cells,
     }
+
+
+# What algorithm 0 (a leaf deferring to the MPI) means in each C target.
+C_DEFER = "the decision function returns algorithm 0 = no override, the caller keeps the MPI's own"
+DEC_FIXED_DEFER = ("the generated dec_fixed calls Open MPI's original fixed decision "
+                   "(collsel_ompi_original_<coll>_intra_dec_fixed, kept by the splice)")
 
 
 def emit_decision(loaded, prefix=None):
@@ -105,8 +113,12 @@ def emit_ompi_dec_fixed(loaded):
 
 
 def emit_decision_target(trees, options):
-    return Emitted(emit_decision(one_tree(trees, "c"), options.prefix))
+    loaded = one_tree(trees, "c")
+    return Emitted(emit_decision(loaded, options.prefix),
+                   text.defer_notes(loaded, "the MPI", C_DEFER))
 
 
 def emit_dec_fixed_target(trees, options):
-    return Emitted(emit_ompi_dec_fixed(one_tree(trees, "ompi-dec-fixed")))
+    loaded = one_tree(trees, "ompi-dec-fixed")
+    return Emitted(emit_ompi_dec_fixed(loaded),
+                   text.defer_notes(loaded, "Open MPI", DEC_FIXED_DEFER))

@@ -17,7 +17,7 @@ import numpy as np
 
 from collsel.errors import InputError
 from collsel.sinks.emit import render, text
-from collsel.sinks.emit.c_ladder import decision_context
+from collsel.sinks.emit.c_ladder import C_DEFER, decision_context
 from collsel.sinks.emit.targets import Emitted, one_tree
 
 SMALL_P = 64
@@ -68,10 +68,11 @@ def emit(trees, options):
     m_start, m_rows, m_scan = _buckets(m_cuts, 65, U64)
     n_methods = len(ctx["methods"])
     guard = ctx["prefix"].upper() + "_DECISION_H"
+    notes = text.defer_notes(loaded, "the MPI", C_DEFER)
     return Emitted({"decision.h": render("decision.h.j2", guard=guard, **ctx),
                     "decision.c": render(
                 "decision_fast.c.j2", header="decision.h", small_p=SMALL_P, p_small=p_small,
                 p_start=p_start, p_rows=p_rows, p_scan=p_scan, m_start=m_start, m_rows=m_rows,
                 m_scan=m_scan, n0=n0, n1=n1, cells=[int(x) for x in cell_method],
                 p_index_type=_index_type(n0 - 1), m_index_type=_index_type(n1 - 1),
-                cell_type=_index_type(n_methods - 1), **ctx)})
+                cell_type=_index_type(n_methods - 1), **ctx)}, notes)

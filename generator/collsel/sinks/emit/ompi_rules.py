@@ -157,12 +157,21 @@ def disagreement(loaded, decide):
     return differ, len(want)
 
 
-def _note(loaded, blocks, differ, total):
-    """What a rules file kept of one tree: its blocks and rules, and where it decides otherwise."""
+# Algorithm 0 in a rule: coll/tuned's *_dec_dynamic skips the rule (`if (alg)`), then runs the
+# algorithm forced by coll_tuned_<coll>_algorithm if one is, else *_dec_fixed (Open MPI 4.1.4,
+# coll_tuned_decision_dynamic.c; the same on main for JSON rules); tests/integration proves it.
+RULES_DEFER = ("rule algorithm 0: coll/tuned runs its fixed decision there "
+               "(or coll_tuned_<coll>_algorithm if that forces one)")
+
+
+def _notes(loaded, blocks, differ, total):
+    """What a rules file kept of one tree: its blocks and rules, where it decides otherwise, and
+    where it defers to Open MPI's own decision."""
     rules = sum(len(ladder) for _, ladder in blocks)
-    return (f"{loaded.collective}: {len(blocks)} communicator-size block(s), {rules} message "
+    return [f"{loaded.collective}: {len(blocks)} communicator-size block(s), {rules} message "
             f"rule(s); decides differently from the tree on {differ} of {total} grid points "
-            f"({100.0 * differ / total:.2f}%)")
+            f"({100.0 * differ / total:.2f}%)"] + text.defer_notes(loaded, "Open MPI",
+                                                                   RULES_DEFER)
 
 
 def _header(loaded_list, comm_sizes):
@@ -197,9 +206,8 @@ def emit_json(trees, options):
                                       options.tree_names)
     rendered = render("ompi_rules.json.j2", collectives=collectives, **header)
     document = json.loads(rendered)      # the template must give valid JSON
-    notes = [_note(c["_tree"], c["_blocks"],
-                   *disagreement(c["_tree"], _json_decider(document, c["name"])))
-             for c in collectives]
+    notes = [line for c in collectives for line in _notes(
+        c["_tree"], c["_blocks"], *disagreement(c["_tree"], _json_decider(document, c["name"])))]
     return Emitted({"rules.json": rendered}, notes)
 
 
@@ -220,8 +228,8 @@ def emit_classic(trees, options):
         line, message = rules.errors[0]
         raise CollselError(f"internal error: the emitted rules file fails check-rules, line "
                            f"{line}: {message}")
-    notes = [_note(c["_tree"], c["_blocks"], *disagreement(
-        c["_tree"], lambda p, m, i=c["id"]: rules.lookup(i, p, m)[:3])) for c in collectives]
+    notes = [line for c in collectives for line in _notes(c["_tree"], c["_blocks"], *disagreement(
+        c["_tree"], lambda p, m, i=c["id"]: rules.lookup(i, p, m)[:3]))]
     return Emitted({"rules.conf": rendered}, notes)
 
 

@@ -15,6 +15,8 @@ and `json` (a JSON string literal).
 import json
 import re
 
+import numpy as np
+
 from collsel.core import algorithms, values
 from collsel.core.treefile import COLLECTIVE_NAME
 from collsel.errors import InputError
@@ -44,16 +46,41 @@ def method(loaded, index, target):
     alg = values.integer(m.algorithm, "algorithm", *values.ALGORITHM_ID, where)
     seg = values.integer(m.segsize, "segsize", *values.SEGSIZE, where)
     fan = values.integer(m.faninout, "faninout", *values.FANINOUT, where)
-    return alg, seg, fan, algorithms.describe(loaded.collective, algorithms.Method(alg, seg, fan))
+    family = getattr(loaded, "family", algorithms.DEFAULT_FAMILY)   # in-memory trees: openmpi
+    return alg, seg, fan, algorithms.describe(loaded.collective, algorithms.Method(alg, seg, fan),
+                                              family)
+
+
+DEFER_NAME = "defer: no override, the MPI's own decision"
 
 
 def methods(loaded, target):
-    """[{algorithm, segsize, faninout, name}] of every method, checked (see `method`)."""
+    """[{algorithm, segsize, faninout, name, defer}] of every method, checked (see `method`).
+    Algorithm 0 is the MPI's own decision: a leaf holding it defers to the MPI (`defer`)."""
     out = []
     for i in range(len(loaded.methods)):
         alg, seg, fan, name = method(loaded, i, target)
-        out.append({"algorithm": alg, "segsize": seg, "faninout": fan, "name": name})
+        out.append({"algorithm": alg, "segsize": seg, "faninout": fan,
+                    "name": DEFER_NAME if alg == 0 else name, "defer": alg == 0})
     return out
+
+
+def defer_cells(loaded):
+    """(grid cells where the tree defers to the MPI (algorithm 0), grid cells)."""
+    shape = tuple(len(a.values) for a in loaded.axes)
+    grid = loaded.tree.method_grid(shape)
+    defer = [i for i, m in enumerate(loaded.methods) if int(m.algorithm) == 0]
+    return int(np.isin(grid, defer).sum()), int(grid.size)
+
+
+def defer_notes(loaded, mpi, meaning):
+    """[one line] naming the defer region of a tree and what the target makes of it; [] when the
+    tree never defers. `mpi` names the MPI ("Open MPI"), `meaning` what algorithm 0 becomes."""
+    n, total = defer_cells(loaded)
+    if not n:
+        return []
+    return [f"{loaded.collective}: defer to {mpi}'s default on {n} of {total} grid cells "
+            f"({100.0 * n / total:.1f}%): {meaning}"]
 
 
 def cuts(axis, low, high, target, why=""):
