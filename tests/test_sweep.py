@@ -112,7 +112,8 @@ def test_plan_defaults():
 
 
 def test_dry_run_prints_forcing_commands(tmp_path):
-    r = collsel("sweep", "--collective", "reduce", "--out", tmp_path / "r.csv", "--dry-run",
+    r = collsel("sweep", "--mode", "per-method", "--collective", "reduce", "--out",
+                tmp_path / "r.csv", "--dry-run",
                 "--comm-sizes", "2,4", "--msg-sizes", "1,4K", "--algorithms", "pipeline:1K,linear",
                 timeout=60)
     assert r.returncode == 0, r.stderr
@@ -138,7 +139,7 @@ def test_emit_sbatch(tmp_path):
 
 # --- real runs ------------------------------------------------------------------------------
 
-SMALL = ["--collective", "bcast", "--comm-sizes", "2,3", "--algorithms", "binomial:0,pipeline:8K",
+SMALL = ["--mode", "per-method", "--collective", "bcast", "--comm-sizes", "2,3", "--algorithms", "binomial:0,pipeline:8K",
          "--msg-sizes", "1,64,4K,64K,256K", "--time-cap", "0.01", "--timeout", "60"]
 
 
@@ -215,7 +216,8 @@ def test_kill_and_resume_gives_the_same_points(tmp_path):
 @needs_mpi
 def test_crash_is_recorded_and_the_sweep_goes_on(tmp_path):
     out = tmp_path / "crash.csv"
-    r = collsel("sweep", "--collective", "reduce", "--comm-sizes", "2", "--algorithms", "binomial:0",
+    r = collsel("sweep", "--mode", "per-method", "--collective", "reduce", "--comm-sizes", "2",
+                "--algorithms", "binomial:0",
                 "--no-baseline", "--msg-sizes", "1,2,4,8", "--time-cap", "0.01", "--fault",
                 "crash@4", "--launches", "2", "--out", out)
     assert r.returncode == 1
@@ -232,7 +234,8 @@ def test_crash_is_recorded_and_the_sweep_goes_on(tmp_path):
 def test_hang_is_killed_by_the_timeout_and_the_sweep_goes_on(tmp_path):
     out = tmp_path / "hang.csv"
     start = time.monotonic()
-    r = collsel("sweep", "--collective", "bcast", "--comm-sizes", "2", "--algorithms", "binomial:0",
+    r = collsel("sweep", "--mode", "per-method", "--collective", "bcast", "--comm-sizes", "2",
+                "--algorithms", "binomial:0",
                 "--no-baseline", "--msg-sizes", "1,2,4", "--time-cap", "0.01", "--fault",
                 "hang@2", "--timeout", "4", "--launches", "1", "--out", out)
     assert r.returncode == 1
@@ -252,8 +255,8 @@ def test_timings_are_sane(tmp_path, capsys):
     sweeps = []
     for i in range(2):
         out = tmp_path / f"sane{i}.csv"
-        r = collsel("sweep", "--collective", "bcast", "--comm-sizes", "2", "--algorithms",
-                    "binomial:0,linear,chain:8K,pipeline:8K,binary:8K,split_binary:8K",
+        r = collsel("sweep", "--mode", "per-method", "--collective", "bcast", "--comm-sizes",
+                    "2", "--algorithms", "binomial:0,linear,chain:8K,pipeline:8K,binary:8K,split_binary:8K",
                     "--no-baseline", "--msg-sizes", "4K,1M,4M", "--time-cap", "0.1", "--out", out)
         assert r.returncode == 0, r.stderr
         t = tbl.read_table(out)
@@ -305,7 +308,8 @@ def fake_sweep(tmp_path, out, *extra):
     bench = tmp_path / "fake_bench.sh"
     if not bench.exists():
         write_fake_bench(bench)
-    return collsel("sweep", "--collective", "bcast", "--out", out, "--bench", bench,
+    return collsel("sweep", "--mode", "per-method", "--collective", "bcast", "--out", out,
+                   "--bench", bench,
                    "--algorithms", "binomial:0", "--no-baseline", "--launches", "1",
                    "--timeout", "60", *extra, timeout=120)
 
@@ -340,8 +344,9 @@ def test_resume_checks_the_recorded_options(tmp_path):
     line = one_error_line(fake_sweep(tmp_path, out, "--comm-sizes", "2", "--msg-sizes", "2,4",
                                      "--resume"))
     assert "--msg-sizes leaves out recorded values 1 (may only add)" in line, line
-    r = collsel("sweep", "--collective", "bcast", "--out", out, "--bench",
-                tmp_path / "fake_bench.sh", *grid, "--algorithms", "linear", "--no-baseline",
+    r = collsel("sweep", "--mode", "per-method", "--collective", "bcast", "--out", out,
+                "--bench", tmp_path / "fake_bench.sh", *grid, "--algorithms", "linear",
+                "--no-baseline",
                 "--launches", "1", "--resume", timeout=120)
     line = one_error_line(r)
     assert "--algorithms/--no-baseline leaves out recorded methods ALG:SEG 6:0 (may only " \
@@ -389,7 +394,8 @@ def test_bad_benchmark_output_is_a_failed_point(tmp_path):
     """A benchmark line whose numbers are not times is a failed point, not a traceback."""
     out = tmp_path / "t.csv"
     bench = write_fake_bench(tmp_path / "fake_bench.sh")
-    r = subprocess.run([sys.executable, "-m", "collsel.cli", "sweep", "--collective", "bcast",
+    r = subprocess.run([sys.executable, "-m", "collsel.cli", "sweep", "--mode", "per-method",
+                        "--collective", "bcast",
                         "--out", str(out), "--bench", str(bench), "--comm-sizes", "2",
                         "--msg-sizes", "1", "--algorithms", "binomial:0", "--no-baseline",
                         "--launches", "1", "--timeout", "60"],

@@ -36,18 +36,18 @@ def fake_bench(tmp_path):
     return write_fake_bench(tmp_path / "fake_bench.sh")
 
 
-def sweep_args(out, bench):
-    return ["sweep", "--collective", "bcast", "--out", str(out), "--bench", str(bench),
+def sweep_args(out, bench, mode="per-method"):
+    return ["sweep", "--mode", mode, "--collective", "bcast", "--out", str(out), "--bench", str(bench),
             "--comm-sizes", "2", "--algorithms", "binomial:0,linear", "--no-baseline",
             "--msg-sizes", ",".join(map(str, SIZES)), "--launches", str(LAUNCHES),
             "--timeout", "60", "--progress-interval", "1000"]
 
 
-def start(out, bench, tmp_path, sleep="0.4"):
+def start(out, bench, tmp_path, sleep="0.4", mode="per-method"):
     """The first sweep, as a process of its own (its own session, so cleanup can end its
     mpirun too)."""
     log = open(tmp_path / "first.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", *sweep_args(out, bench)],
+    proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", *sweep_args(out, bench, mode)],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                             env={**os.environ, "FAKE_BENCH_SLEEP": sleep})
     log.close()
