@@ -1,10 +1,8 @@
 """`collsel sweep`: measure every forced MPI algorithm into a performance table."""
 import argparse
-import inspect
 import os
 import re
 import shlex
-import shutil
 import sys
 
 from collsel.core import algorithms, sizes, values
@@ -106,8 +104,8 @@ def register(subparsers):
     p.add_argument("--mpirun", help="launcher program (default mpirun, or srun)")
     p.add_argument("--launcher-args", default="", help="extra launcher arguments (one string)")
     p.add_argument("--bench", help="benchmark binary (default: build the shipped collsel_bench.c with mpicc)")
-    p.add_argument("--mpicc", help="MPI compiler wrapper for the benchmark (default: "
-                   "mpicc.openmpi / mpicc.mpich after --mpi when present, else mpicc)")
+    p.add_argument("--mpicc", help="MPI compiler wrapper for the benchmark (default: mpicc "
+                   "under --mpi openmpi, mpicc.mpich under --mpi mpich)")
     p.add_argument("--launches", default=3,
                    help="separate launches per point (default 3): launches differ by more than "
                         "one launch's own CI, so time_us is the mean of the launch medians and "
@@ -283,12 +281,6 @@ def run_sweep(args):
 
 
 def _locate_bench(args, build):
-    """The benchmark binary, built with the --mpi family's mpicc (mpicc.mpich / mpicc.openmpi
-    when present) unless --mpicc names one."""
-    mpicc = args.mpicc
-    if mpicc is None:
-        named = f"mpicc.{args.mpi}"
-        mpicc = named if shutil.which(named) else "mpicc"
-    if "family" in inspect.signature(bench.locate).parameters:
-        return bench.locate(args.bench, mpicc, build=build, family=args.mpi)
-    return bench.locate(args.bench, mpicc, build=build)
+    """The benchmark binary, built with the --mpi family's compiler wrapper
+    (benchmark_program.MPICC) unless --mpicc names one."""
+    return bench.locate(args.bench, args.mpicc or bench.MPICC[args.mpi], build=build)

@@ -28,10 +28,6 @@ from collsel.sources.sweep.paired_plan import (PairedPlan, algorithm_text, launc
                                                method_token)
 from collsel.sources.sweep.run import grid_metadata, header_metadata, next_index
 
-# The benchmark's paired output line (protocol B); benchmark_program.py defines it once the
-# paired benchmark is in.
-OUTPUT_FIELDS = getattr(bench, "PAIRED_OUTPUT_FIELDS",
-                        ("msg_size", "algorithm", "segsize", "faninout", *bench.OUTPUT_FIELDS[1:]))
 STATISTIC_DETAIL = ("time_us = mean over launches of each launch's median per-repetition "
                     "runtime of one call (µs), every method of a P measured in the same launch "
                     "in rounds shuffled by the launch's seed, each call after MPI_Barrier, the "
@@ -263,7 +259,7 @@ class _Sweep:
                         self.progress.advance(len(methods))
 
             result = run_launch(argv, env, todo, cfg.silence_timeout, on_line, lines=lines,
-                                names=OUTPUT_FIELDS)
+                                names=bench.PAIRED_OUTPUT_FIELDS)
             self._library(result.meta)
             todo = [m for m in todo if m not in done]
             if result.failure is None:
