@@ -170,3 +170,48 @@ def test_pathological_region_is_slower_in_real_open_mpi(files):
         assert med["bad"] > 5 * med[name], (name, med)
     # every bad launch is slower than every good launch, not just the medians
     assert min(times["bad"]) > max(times["good"]), times
+
+
+# --- Defer to the MPI (issue 17 item 4): rule algorithm 0 is Open MPI's fixed decision --------
+
+DEFER_COMM_SIZES = (2, 3, 4, 6, 8)
+DEFER_SIZES = {"bcast": (1, 100, 300, 1000, 4096, 100000),
+               "reduce": (4, 100, 1000, 4096, 100000)}
+
+
+@pytest.mark.parametrize("collective", ["bcast", "reduce"])
+def test_rule_algorithm_0_runs_open_mpis_fixed_decision(collective, tmp_path):
+    """A rules file from the hand-made tree of tests/defer_tree.py (two of four blocks defer).
+    Under real Open MPI, an LD_PRELOAD library reports which coll/base algorithm each call ran:
+    in the defer blocks the same as with no rules file (the fixed decision), in the other
+    blocks the tree's forced algorithm (so the file did take effect)."""
+    import sys
+    sys.path.insert(0, str(REPO / "tests"))
+    import defer_tree
+    from coll_trace import FUNCTIONS, build, run
+    tree = defer_tree.write(tmp_path / "tree.json", collective)
+    rules = tmp_path / "rules.conf"
+    collsel("emit", tree, "--target", "ompi-rules", "--out", rules)
+    assert " 0 0 0  # m 0..2047: defer" in rules.read_text()
+    lib, exe = build("mpicc", tmp_path)
+    with_rules = ("--mca", "coll_tuned_use_dynamic_rules", "1",
+                  "--mca", "coll_tuned_dynamic_rules_filename", str(rules))
+    deferred, forced, fixed_algorithms = 0, 0, set()
+    for p in DEFER_COMM_SIZES:
+        sizes = DEFER_SIZES[collective]
+        ruled = run("mpirun", lib, exe, collective, p, sizes, with_rules)
+        fixed = run("mpirun", lib, exe, collective, p, sizes,
+                    ("--mca", "coll_tuned_use_dynamic_rules", "0"))
+        for m in sizes:
+            alg = defer_tree.expected(collective, p, m)[0]
+            if alg == 0:
+                assert ruled[m] == fixed[m], (p, m, ruled[m], fixed[m])
+                deferred += 1
+                fixed_algorithms.add(fixed[m])
+            else:
+                assert ruled[m] == FUNCTIONS[collective][alg], (p, m, ruled[m])
+                forced += fixed[m] != ruled[m]
+        print(f"{collective} P={p}: rules {ruled}, fixed {fixed}")
+    # the defer points meet several fixed-decision algorithms; the file changes some others
+    assert deferred >= 10 and len(fixed_algorithms) >= 3 and forced >= 3, (
+        deferred, fixed_algorithms, forced)
