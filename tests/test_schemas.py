@@ -105,7 +105,10 @@ def test_schema_files_are_valid_and_published(name):
 def _algorithm_enums(branches, prefix):
     out = {}
     for branch in branches:
-        collective = branch["if"]["properties"]["collective"]["const"]
+        cond = branch["if"]["properties"]
+        collective = cond["collective"]["const"]
+        if "algorithm_family" in cond:              # tree.json: ids of each algorithm family
+            collective = (cond["algorithm_family"]["const"], collective)
         node = branch["then"]
         for key in prefix:
             node = node["properties"][key] if key != "items" else node["items"]
@@ -118,7 +121,9 @@ def test_schemas_agree_with_the_code():
     candidates = {c: sorted(set(ids) - {algorithms.BASELINE_ALGORITHM})
                   for c, ids in algorithms.ALGORITHMS.items()}
     tree = schemas.schema("tree")
-    assert _algorithm_enums(tree["allOf"], ["methods", "items"]) == candidates
+    family_ids = {(f, c): sorted(ids) for f in algorithms.FAMILIES     # 0 = defer to the MPI
+                  for c, ids in algorithms.registry(f).items()}
+    assert _algorithm_enums(tree["allOf"], ["methods", "items"]) == family_ids
     assert tree["properties"]["format"]["const"] == treefile.FORMAT
     assert tree["properties"]["version"]["const"] == treefile.VERSION
     build = tree["properties"]["build"]["properties"]
@@ -209,8 +214,8 @@ BAD_TREES = {
     "wrong_axis_kind": (_set("axes", 1, "kind", "linear"), "axes[1].kind: 'log2' was expected"),
     "one_axis": (_set("axes", lambda v: v[:1]), "axes: "),
     "unknown_algorithm": (_set("methods", 0, "algorithm", 12),
-                          "methods[0].algorithm: 12 is not one of [1, 2, 3, 4, 5, 6, 7, 8, 9]"),
-    "baseline_method": (_set("methods", 0, "algorithm", 0), "methods[0].algorithm: 0 is not one"),
+                          "methods[0].algorithm: 12 is not one of [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]"),
+    "negative_method": (_set("methods", 0, "algorithm", -1), "methods[0].algorithm: -1 is not one"),
     "negative_segsize": (_set("methods", 1, "segsize", -8192),
                          "methods[1].segsize: -8192 is less than the minimum of 0"),
     "no_methods": (_set("methods", []), "methods: []"),

@@ -5,12 +5,16 @@ first other line is the header. Required columns:
 
     collective  comm_size  msg_size  algorithm  segsize  time_us
 
-`algorithm` is an Open MPI coll/tuned id or one of its names (any common spelling); `segsize` is
+`algorithm` is an id or name of the table's algorithm family (core.algorithms): the metadata line
+`# algorithm_family=mpich` says the table names MPICH's own algorithms (the values of
+MPIR_CVAR_<COLL>_INTRA_ALGORITHM, e.g. `scatter_ring_allgather`); without it the family is
+`openmpi`, an Open MPI coll/tuned id or one of its names (any common spelling). `segsize` is
 in bytes (0 = no segmentation); `time_us` is the statistic decisions use (the metadata key
 `statistic` says which). Optional columns: `faninout` (default 0), the spread columns in
 STAT_COLUMNS, and any other column, kept as text (e.g. a third axis such as `ppn`).
 
-Rows with algorithm 0 are Open MPI's own decision: a baseline, never a candidate.
+Rows with algorithm 0 are the MPI's own decision (Open MPI's fixed ladder, MPICH's `auto`): a
+baseline. Tables of different families never combine.
 """
 import csv
 import io
@@ -51,6 +55,7 @@ class PerfTable:
     extra: dict
     origin: list
     sources: list
+    family: str = algorithms.DEFAULT_FAMILY   # whose algorithm ids `algorithm` holds
 
     def __len__(self):
         return len(self.time_us)
@@ -63,7 +68,7 @@ class PerfTable:
             self.collective[index], self.comm_size[index], self.msg_size[index],
             self.algorithm[index], self.segsize[index], self.faninout[index], self.time_us[index],
             {k: v[index] for k, v in self.extra.items()},
-            [self.origin[i] for i in index], self.sources)
+            [self.origin[i] for i in index], self.sources, self.family)
 
     def select(self, collective):
         """The rows of one collective; an error when there are none."""
@@ -93,7 +98,7 @@ COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,15}")
 ROW_FIELDS = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout", "time_us")
 
 
-def _row(fields, index, path, lineno):
+def _row(fields, index, path, lineno, family):
     """The typed values of one data row, each checked by core.values."""
     where = f"{path}:{lineno}"
     get = lambda name: fields[index[name]]  # noqa: E731
@@ -103,9 +108,9 @@ def _row(fields, index, path, lineno):
     if not COLLECTIVE_NAME.fullmatch(coll):
         raise located(path, lineno, f"collective {coll[:40]!r} is not a collective name "
                       "(lowercase letters, digits and _, at most 16, e.g. bcast)")
-    if coll in algorithms.ALGORITHMS:
+    if coll in algorithms.registry(family):
         try:
-            alg = algorithms.algorithm_id(coll, get("algorithm"))
+            alg = algorithms.algorithm_id(coll, get("algorithm"), family)
         except InputError as e:
             raise located(path, lineno, str(e)) from None
     else:
@@ -120,10 +125,17 @@ def _row(fields, index, path, lineno):
             values.time_us(get("time_us"), "time_us", where))
 
 
+FAMILY_KEY = "algorithm_family"
+
+
 def read_table(path):
     """Read and validate one canonical CSV table."""
     doc = csvfile.read(path)
     source = Source(str(path), doc.metadata)
+    family = doc.metadata.get(FAMILY_KEY, algorithms.DEFAULT_FAMILY).strip()
+    if family not in algorithms.FAMILIES:
+        raise located(path, None, f"# {FAMILY_KEY}={family[:40]!r}: unknown algorithm family "
+                      f"(known: {', '.join(algorithms.FAMILIES)})")
     if doc.header is None:
         raise located(path, None, "empty file: expected a CSV header with columns "
                       + ", ".join(REQUIRED))
@@ -146,7 +158,7 @@ def read_table(path):
                           "two tables pasted together? combine them by naming both files")
         if len(fields) != len(header):
             raise located(path, lineno, f"{len(fields)} fields, header has {len(header)}")
-        for name, value in zip(ROW_FIELDS, _row(fields, index, path, lineno)):
+        for name, value in zip(ROW_FIELDS, _row(fields, index, path, lineno, family)):
             cols[name].append(value)
         for name in extra:
             extra[name].append(fields[index[name]].strip())
@@ -162,14 +174,21 @@ def read_table(path):
         np.array(cols["faninout"], dtype=np.int64),
         np.array(cols["time_us"], dtype=np.float64),
         {k: np.array(v, dtype=object) for k, v in extra.items()},
-        origin, [source])
+        origin, [source], family)
     check_duplicates(table)
     return table
 
 
 def combine(tables):
-    """One table from several; extra columns missing in a part are empty text there."""
+    """One table from several of one algorithm family; extra columns missing in a part are
+    empty text there."""
     tables = list(tables)
+    for t in tables[1:]:
+        if t.family != tables[0].family:
+            first, other = (", ".join(s.path for s in x.sources) for x in (tables[0], t))
+            raise InputError(f"{other}: algorithm family {t.family}, but {first} is "
+                             f"{tables[0].family}; tables of different MPIs do not combine "
+                             f"(their algorithm ids differ)")
     names = []
     for t in tables:
         names += [k for k in t.extra if k not in names]
@@ -178,7 +197,8 @@ def combine(tables):
                                 for t in tables]) for k in names}
     combined = PerfTable(cat("collective"), cat("comm_size"), cat("msg_size"), cat("algorithm"),
                          cat("segsize"), cat("faninout"), cat("time_us"), extra,
-                         sum((t.origin for t in tables), []), sum((t.sources for t in tables), []))
+                         sum((t.origin for t in tables), []), sum((t.sources for t in tables), []),
+                         tables[0].family if tables else algorithms.DEFAULT_FAMILY)
     check_duplicates(combined)
     return combined
 

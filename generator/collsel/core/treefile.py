@@ -2,6 +2,8 @@
 
 It holds the axes (measured values and integer cuts), the method table and the TreeArrays
 columns, and nothing from the benchmark table. Written deterministically (same tree, same bytes).
+`algorithm_family` says whose algorithm ids the methods hold (core.algorithms: openmpi or mpich);
+a file without it (written before families existed) is openmpi.
 """
 import json
 import re
@@ -22,11 +24,13 @@ def tree_document(dmap, tree, options):
         "format": FORMAT,
         "version": VERSION,
         "collective": dmap.collective,
+        "algorithm_family": dmap.family,
         "build": options.as_dict(),
         "axes": [{"name": a.name, "kind": a.kind, "values": list(a.values),
                   "labels": list(a.labels), "cuts": list(a.cuts)} for a in dmap.axes],
         "methods": [{"algorithm": m.algorithm, "segsize": m.segsize, "faninout": m.faninout,
-                     "name": algorithms.describe(dmap.collective, m)} for m in dmap.methods],
+                     "name": algorithms.describe(dmap.collective, m, dmap.family)}
+                    for m in dmap.methods],
         "nodes": {"first_child": tree.first_child.tolist(),
                   "split": tree.split.T.tolist(),
                   "method": tree.method.tolist(),
@@ -58,18 +62,20 @@ class LoadedTree:
         _check_axes(document, path)
         _check_lengths(document, path)
         self.collective = document["collective"]
+        self.family = document.get("algorithm_family", algorithms.DEFAULT_FAMILY)
         self.build = document["build"]
         self.axes = [decision_map.Axis(a["name"], a["kind"], a["values"], a["labels"], a["cuts"])
                      for a in document["axes"]]
         self.methods = [algorithms.Method(m["algorithm"], m["segsize"], m["faninout"])
                         for m in document["methods"]]
-        self.method_names = [algorithms.describe(self.collective, m) for m in self.methods]
+        self.method_names = [algorithms.describe(self.collective, m, self.family)
+                             for m in self.methods]
         nodes = document["nodes"]
         self.tree = TreeArrays(np.array(nodes["first_child"], dtype=np.int32),
                                np.array(nodes["split"], dtype=np.int32).T.reshape(
                                    -1, len(self.axes)),
                                np.array(nodes["method"], dtype=np.int32),
-                               np.array(nodes["depth"], dtype=np.int32))
+                               np.array(nodes["depth"], dtype=np.int32), self.family)
         _check_nodes(self.tree, self.axes, self.methods, self.build, path)
 
     def decide(self, values):

@@ -22,18 +22,28 @@ cells map to the same MPICH algorithm; each must fit in a 32-bit int (MPICH pars
 The base file's `comm_hierarchy=parent` (SMP-aware, multi-node) branches are not kept for a
 replaced collective: the tree was measured without them.
 
-Algorithms: Open MPI ids (what the tree's methods are) map to MPICH names through the explicit
-table MPICH_NAMES below; segment size and fan-in/out have no MPICH 4.0 counterpart and are
-dropped. An id missing from the table is an error unless `--mpich-map [COLL:]ID=NAME,...` says
-which MPICH algorithm to use (NAME: a short name from the table's vocabulary, e.g. `binomial`,
-or a full `MPIR_<Coll>_...` name); `--mpich-map` entries also override the table.
+Algorithms: a tree built from an MPICH table (algorithm_family mpich) names MPICH's own
+algorithms; each leaf is the MPIR_... function of that name (MPICH_ALGORITHMS), no translation.
+A tree of Open MPI ids maps them to MPICH names through the explicit table MPICH_NAMES below;
+segment size and fan-in/out have no MPICH 4.0 counterpart and are dropped. An Open MPI id missing
+from the table is an error unless `--mpich-map [COLL:]ID=NAME,...` says which MPICH algorithm to
+use (NAME: a short name from the table's vocabulary, e.g. `binomial`, or a full `MPIR_<Coll>_...`
+name); `--mpich-map` entries also override the table.
+
+Defer (algorithm 0 in either family: the MPI's own decision). A CSEL leaf must name an algorithm
+(there is no `auto` container), so a deferring leaf holds MPICH's own decision itself: the base
+file's `comm_type=intra` subtree of that collective, spliced under the leaf's conditions as
+`"comm_type=intra": {...}` (always true there). MPIR_Csel_search evaluates every node type the
+base subtree uses (comm_hierarchy, comm_size=pow2, ...); only `comm_size<N` means `<=` in the
+search but `<` in the per-communicator prune that evaluates it in the base file, so the splice
+writes it `comm_size<=N-1`, which both read as MPICH does at the top of its own file.
 """
 import json
 import re
 
 import numpy as np
 
-from collsel.core import jsonfile
+from collsel.core import algorithms, jsonfile
 from collsel.errors import InputError
 from collsel.sinks.emit import render, text
 from collsel.sinks.emit.targets import Emitted
@@ -72,6 +82,9 @@ MPICH_NAMES = {
 # MPIR_Reduce_intra_reduce_scatter_gather needs a built-in op and count >= the largest power of
 # two <= comm size; MPICH's own generic.json guards it like this, and so does the generated tree.
 REDUCE_SCATTER_GATHER = "MPIR_Reduce_intra_reduce_scatter_gather"
+
+# The leaf of a method that defers to MPICH (algorithm 0); no MPIR_ name, so it cannot collide.
+DEFER = "auto"
 
 
 def _full_name(collective, name, where):
@@ -133,7 +146,15 @@ def _chains(loaded, names):
 
 
 def _names(loaded, mapping, where):
-    names = dict(MPICH_NAMES[loaded.collective])
+    """{algorithm id of the tree's family: MPICH leaf name (or DEFER for id 0)}."""
+    if loaded.family == "mpich":
+        if mapping.get(loaded.collective):
+            raise InputError(f"{where}: the tree names MPICH's own algorithms (algorithm_family "
+                             f"mpich); --mpich-map translates Open MPI ids, leave it out")
+        own = algorithms.registry("mpich")[loaded.collective]
+        return {alg: DEFER if alg == algorithms.BASELINE_ALGORITHM
+                else _full_name(loaded.collective, name, where) for alg, name in own.items()}
+    names = {algorithms.BASELINE_ALGORITHM: DEFER, **MPICH_NAMES[loaded.collective]}
     names.update(mapping.get(loaded.collective, {}))
     methods = text.methods(loaded, "mpich-json")
     missing = sorted({m["algorithm"] for m in methods} - set(names))
@@ -177,6 +198,30 @@ def _dump(value, indent):
     return dumped.replace("\n", "\n" + " " * indent)
 
 
+def _defer_subtree(intra, where):
+    """MPICH's own intra decision (the base file's comm_type=intra subtree) as it must be written
+    below a message-size node: `comm_size<N` as `comm_size<=N-1` (see the module docstring).
+    Copied with an explicit stack; key order (MPICH's first-match order) kept."""
+    if not isinstance(intra, dict):
+        raise InputError(f"{where}: comm_type=intra is not an object")
+    out = {}
+    stack = [(intra, out)]
+    while stack:
+        src, dst = stack.pop()
+        for key, child in src.items():
+            if not isinstance(child, dict):
+                raise InputError(f"{where}: {key!r} holds no object (MPICH would reject it)")
+            bound = re.fullmatch(r"comm_size<(\d{1,10})", key.replace(" ", ""))
+            if bound:
+                key = f"comm_size<={int(bound.group(1)) - 1}"
+            if key in dst:
+                raise InputError(f"{where}: {key!r} twice in one object after rewriting "
+                                 "comm_size<N as comm_size<=N-1")
+            dst[key] = {}
+            stack.append((child, dst[key]))
+    return out
+
+
 def emit(trees, options):
     if options.mpich_base is None:
         raise InputError("--target mpich-json needs --mpich-base FILE (MPICH's generic.json; "
@@ -206,11 +251,15 @@ def emit(trees, options):
         if inter is None:
             raise InputError(f"{base_name}: {key} has no comm_type=inter branch to keep")
         blocks = _chains(loaded, _names(loaded, mapping, path))
-        entries.append({"key": key, "blocks": blocks, "inter": _dump(inter, 4)})
+        deferred = any(name == DEFER for _, chain in blocks for _, name in chain)
+        intra = _defer_subtree(value.get("comm_type=intra"), f"{base_name}: {key}") \
+            if deferred else None
+        entries.append({"key": key, "blocks": blocks, "inter": _dump(inter, 4),
+                        "deferred": _dump(intra, 10) if deferred else None})
     if by_collective:
         missing = ", ".join(f"collective={c}" for c in sorted(by_collective))
         raise InputError(f"{base_name}: no {missing} to replace")
-    rendered = render("mpich_selection.json.j2", entries=entries,
+    rendered = render("mpich_selection.json.j2", entries=entries, defer=DEFER,
                       guarded=REDUCE_SCATTER_GATHER, fallback="MPIR_Reduce_intra_binomial")
     json.loads(rendered)  # the template's output must be JSON; a failure here is a collsel bug
     return Emitted({"mpich_selection.json": rendered})

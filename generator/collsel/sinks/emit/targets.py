@@ -4,10 +4,15 @@ they return.
 A target is a function `(trees, EmitOptions) -> Emitted`: loaded tree.json files in, files out,
 plus notes the caller may print (what a format could not express, how much precision it lost).
 Targets know nothing about the command line: `collsel emit` builds the options from its flags.
+
+The Open MPI targets (OPEN_MPI_ONLY) write coll/tuned algorithm ids into Open MPI's own files and
+refuse a tree of MPICH's algorithms (algorithm_family mpich); mpich-json takes either family; the
+C, blob and array targets are family-neutral (they return the tree's ids to the caller).
 """
 import importlib
 from dataclasses import dataclass, field
 
+from collsel.core.algorithms import DEFAULT_FAMILY
 from collsel.errors import InputError
 
 
@@ -52,12 +57,24 @@ TARGETS = {
 }
 
 
+OPEN_MPI_ONLY = frozenset({"ompi-dec-fixed", "ompi-rules", "ompi-json"})
+
+
 def emit(target, trees, options=None):
     """Render `trees` for `target`; the module is imported only when its target is used."""
     if target not in TARGETS:
         raise InputError(f"unknown target '{target}' (known: {', '.join(sorted(TARGETS))})")
+    options = options or EmitOptions()
+    if target in OPEN_MPI_ONLY:
+        names = list(options.tree_names) or [f"tree {i + 1}" for i in range(len(trees))]
+        for name, loaded in zip(names, trees):
+            family = getattr(loaded, "family", DEFAULT_FAMILY)
+            if family != DEFAULT_FAMILY:
+                raise InputError(f"{name}: --target {target} writes Open MPI coll/tuned ids, but "
+                                 f"this tree's algorithms are {family}'s (algorithm_family "
+                                 f"{family}); use --target mpich-json, c, c-fast, blob or c-array")
     module, function, _ = TARGETS[target]
-    result = getattr(importlib.import_module(module), function)(trees, options or EmitOptions())
+    result = getattr(importlib.import_module(module), function)(trees, options)
     if not result.files:
         raise InputError(f"target {target} produced no files")
     return result
