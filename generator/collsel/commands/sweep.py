@@ -106,14 +106,17 @@ def register(subparsers):
     p.add_argument("--bench", help="benchmark binary (default: build the shipped collsel_bench.c with mpicc)")
     p.add_argument("--mpicc", help="MPI compiler wrapper for the benchmark (default: mpicc "
                    "under --mpi openmpi, mpicc.mpich under --mpi mpich)")
-    p.add_argument("--launches", default=3,
-                   help="separate launches per point (default 3): launches differ by more than "
-                        "one launch's own CI, so time_us is the mean of the launch medians and "
-                        "its CI is taken across launches; they run in rounds over all methods "
-                        "of a P, spreading each point over the sweep's time")
+    p.add_argument("--launches", default=None,
+                   help="separate launches per point (default 5 paired, 3 per-method): "
+                        "launches differ by more than one launch's own CI, so time_us is the "
+                        "mean of the launch medians and its CI is taken across them; they run "
+                        "in rounds, spreading each point over the sweep's time. Paired: 3 at "
+                        "least for a useful tie test (2 give a t quantile of 12.7)")
     p.add_argument("--time-cap", default=0.03,
                    help="seconds of timed repetitions per point and launch at most "
-                        "(default 0.03)")
+                        "(default 0.03; paired: the benchmark gets this times the number of "
+                        "methods for each size, all methods together, so both modes spend "
+                        "alike)")
     p.add_argument("--rel-ci", default=0.025,
                    help="target 95%% CI half-width relative to the mean, for each launch's "
                         "stopping rule and for ci_met across launches (default 0.025)")

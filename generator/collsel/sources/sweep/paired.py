@@ -57,6 +57,7 @@ def paired_header(cfg):
     })
     if cfg.family != "openmpi":
         meta["algorithm_family"] = cfg.family
+        meta.pop("ompi_version", None)          # the benchmark's mpi_library names the MPI
     return meta
 
 
@@ -65,8 +66,18 @@ def _bench_argv(cfg, sizes, seed, raw_path):
             "--sizes", ",".join(str(m) for m in sizes),
             "--methods", ",".join(method_token(cfg.collective, x, cfg.family)
                                   for x in cfg.methods),
-            "--seed", str(seed), *cfg.bench_args]
+            "--seed", str(seed), *_scaled_time_cap(cfg)]
     return argv + (["--raw", raw_path] if raw_path else [])
+
+
+def _scaled_time_cap(cfg):
+    """The benchmark options, --time-cap times the number of methods: in a paired launch the
+    cap covers a size's rounds of all methods, so each method gets what the per-method mode
+    gives it."""
+    args = list(cfg.bench_args)
+    at = args.index("--time-cap") + 1
+    args[at] = repr(float(args[at]) * len(cfg.methods))
+    return args
 
 
 def launch_command(cfg, p, k, sizes, raw_path=None):
