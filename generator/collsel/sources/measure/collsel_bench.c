@@ -343,6 +343,8 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
     }
     if (!o->methods_arg && (have_seed || o->raw_path))
         return usage_error(rank, "%s", "--seed and --raw need --methods (paired mode)");
+    if (o->methods_arg && o->max_reps > 100000000 / o->nmethods)
+        return usage_error(rank, "%s", "--max-reps times the number of methods exceeds 10^8");
     if (o->methods_arg && o->experiment != EXP_NONE)
         return usage_error(rank, "%s", "--methods and --experiment exclude each other");
     if (!have_coll)
@@ -718,6 +720,7 @@ static int force_openmpi(struct options *o, int rank)
     const char *suffix[4] = {"", "_segmentsize", "_chain_fanout", "_tree_fanout"};
     struct cvar cv[4], dyn;
     int have[4];
+    memset(cv, 0, sizeof cv);
     char msg[8192] = "", known[4096];
     int code = 0;
     for (int i = 0; i < 4; i++) {
