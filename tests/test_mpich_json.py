@@ -73,26 +73,41 @@ def emit(trees, base, out, *extra):
                *extra)
 
 
+# Nodes MPIR_Csel_prune decides once per communicator; the walk from the first other node on is
+# MPIR_Csel_search's, which reads comm_size<N as <= N (csel.c of 4.0.2).
+PRUNED = ("comm_type", "comm_size", "comm_hierarchy", "is_node_consecutive", "comm_avg_ppn")
+
+
 def search(node, p, m, count, builtin=True):
-    """MPICH's first-match walk (csel.c) over the keys this emitter and BASE use."""
+    """MPICH's first-match walk (csel.c: prune, then search) over the keys this emitter and the
+    base files use, on a flat (one-level) communicator of a single-threaded program."""
+    searching = False
     while True:
         for key, child in node.items():
             if key.startswith("algorithm="):
                 return key.split("=", 1)[1]
             name, op, value = (key.partition("<=") if "<=" in key else key.partition("<")
                                if "<" in key else key.partition("="))
+            searching = searching or name not in PRUNED
             if value == "any":
                 hit = True
             elif name == "comm_type":
                 hit = value == "intra"
+            elif name == "comm_hierarchy":
+                hit = value == "flat"
+            elif name == "is_multi_threaded":
+                hit = value == "no"
             elif name == "is_op_built_in":
                 hit = (value == "yes") == builtin
             elif name == "count" and value == "pow2":
                 pof2 = 1 << (p.bit_length() - 1)
                 hit = count < pof2
+            elif name == "comm_size" and value == "pow2":
+                hit = p & (p - 1) == 0
             else:
                 x = {"comm_size": p, "avg_msg_size": m}[name]
-                hit = x <= int(value) if op == "<=" else x < int(value)
+                le = op == "<=" or (name == "comm_size" and searching)
+                hit = x <= int(value) if le else x < int(value)
             if hit:
                 node = child
                 break
@@ -123,14 +138,15 @@ def test_structure_semantics_and_copied_collectives(trees, base, tmp_path):
             assert all(0 <= v <= 2**31 - 1 for v in m_values + p_values)
         # Every (P, m), on and between the measured values, selects the tree's method's name.
         loaded = treefile.load(trees[c])
-        names = dict(mpich_json.MPICH_NAMES[c])
-        names.update(mpich_json.parse_map(ALL_BINOMIAL, [c])[c])
+        names = mpich_json.leaf_names(loaded, mpich_json.parse_map(ALL_BINOMIAL, [c]), c)
         ps = list(range(1, 40))
         ms = sorted({v + d for v in loaded.axes[1].values for d in (-1, 0, 1)} | {2**31 - 1})
         grid = [(p, m) for p in ps for m in ms]
         want = loaded.decide([[p for p, _ in grid], [m for _, m in grid]])
         for (p, m), k in zip(grid, want):
             expected = names[loaded.methods[k].algorithm]
+            if expected == mpich_json.DEFER:         # MPICH's own decision, from the base file
+                expected = search(BASE[f"collective={c}"], p, m, count=max(m // 4, 1))
             got = search(sub, p, m, count=max(m // 4, 1))
             if expected == mpich_json.REDUCE_SCATTER_GATHER and max(m // 4, 1) < \
                     1 << (p.bit_length() - 1):
@@ -186,3 +202,74 @@ def test_threshold_beyond_int32_is_an_error(base, tmp_path):
     assert r.returncode == 0, r.stderr
     r = emit([tmp_path / "t" / "tree.json"], base, tmp_path / "o.json")
     assert r.returncode == 2 and "does not fit in a 32-bit int" in r.stderr, r.stderr
+
+
+MPICH_HEADER = "# algorithm_family=mpich\ncollective,comm_size,msg_size,algorithm,segsize,time_us\n"
+
+
+def write_mpich_table(path, rows):
+    path.write_text(MPICH_HEADER + "".join(f"{c},{p},{m},{alg},0,{t}\n"
+                                           for c, p, m, alg, t in rows))
+    return path
+
+
+def build(table, out, collective="bcast"):
+    r = run("build", table, "--collective", collective, "--out", out)
+    assert r.returncode == 0, r.stderr
+    return out / "tree.json"
+
+
+def test_mpich_tree_names_mpich_algorithms_directly(base, tmp_path):
+    """A tree of MPICH's own algorithms needs no --mpich-map; the map is refused for it."""
+    rows = [("reduce", p, m, alg, t) for p in (2, 4) for m in (8, 65536)
+            for alg, t in (("binomial", 1 if m == 8 else 9), ("reduce_scatter_gather", 5),
+                           ("nb", 7))]
+    tree = build(write_mpich_table(tmp_path / "r.csv", rows), tmp_path / "t", "reduce")
+    out = tmp_path / "sel.json"
+    r = emit([tree], base, out)
+    assert r.returncode == 0, r.stderr
+    sub = json.loads(out.read_text())["collective=reduce"]
+    assert search(sub, 2, 8, count=2) == "MPIR_Reduce_intra_binomial"
+    assert search(sub, 4, 65536, count=16384) == mpich_json.REDUCE_SCATTER_GATHER
+    assert search(sub, 4, 65536, count=1) == "MPIR_Reduce_intra_binomial"   # count < pof2 guard
+    r = emit([tree], base, tmp_path / "o.json", "--mpich-map", "reduce:1=binomial")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "names MPICH's own algorithms" in r.stderr and "--mpich-map" in r.stderr
+
+
+def test_defer_leaf_is_the_base_files_own_decision(base, tmp_path):
+    """Where `auto` (MPICH's own decision) was fastest the leaf holds the base file's intra
+    subtree, with comm_size<8 written comm_size<=7: below a message-size node MPICH reads
+    comm_size<8 as <= 8, and P = 8 would get binomial where MPICH itself picks scatter_ring."""
+    rows = [("bcast", p, m, alg, t) for p in (4, 8, 16) for m in (8, 1048576)
+            for alg, t in (("binomial", 2 if m == 8 else 900), ("auto", 3 if m == 8 else 400))]
+    tree = build(write_mpich_table(tmp_path / "b.csv", rows), tmp_path / "t")
+    out = tmp_path / "sel.json"
+    assert emit([tree], base, out).returncode == 0
+    sub = json.loads(out.read_text())["collective=bcast"]
+    chain = sub["comm_type=intra"]["comm_size=any"]
+    assert list(chain) == ["avg_msg_size<=2896", "avg_msg_size=any"]
+    spliced = chain["avg_msg_size=any"]
+    assert list(spliced) == ["comm_type=intra"]
+    assert list(spliced["comm_type=intra"]) == ["comm_size<=7", "comm_size=any"]
+    own = BASE["collective=bcast"]
+    for p in range(2, 20):
+        assert search(sub, p, 8, 8) == "MPIR_Bcast_intra_binomial"
+        assert search(sub, p, 2**20, 2**20) == search(own, p, 2**20, 2**20), p
+    assert search(sub, 8, 2**20, 2**20) == "MPIR_Bcast_intra_scatter_ring_allgather"
+    # Without the rewrite the walk would differ at P = 8 (what the rewrite is for).
+    verbatim = {"comm_type=intra": BASE["collective=bcast"]["comm_type=intra"]}
+    assert search({"avg_msg_size=any": verbatim}, 8, 2**20, 2**20) == "MPIR_Bcast_intra_binomial"
+
+
+def test_open_mpi_tree_defers_too(base, tmp_path):
+    """Algorithm 0 of an Open MPI tree (its fixed decision) is MPICH's own decision here."""
+    rows = [(p, m, alg, t) for p in (4, 8) for m in (8, 1048576)
+            for alg, t in ((6, 2 if m == 8 else 900), (0, 3 if m == 8 else 400))]
+    table = write_table(tmp_path / "o.csv", "bcast", rows)
+    tree = build(table, tmp_path / "t")
+    out = tmp_path / "sel.json"
+    assert emit([tree], base, out).returncode == 0
+    sub = json.loads(out.read_text())["collective=bcast"]
+    assert search(sub, 8, 2**20, 2**20) == "MPIR_Bcast_intra_scatter_ring_allgather"
+    assert search(sub, 7, 2**20, 2**20) == "MPIR_Bcast_intra_binomial"

@@ -145,7 +145,7 @@ def _chains(loaded, names):
     return blocks
 
 
-def _names(loaded, mapping, where):
+def leaf_names(loaded, mapping, where):
     """{algorithm id of the tree's family: MPICH leaf name (or DEFER for id 0)}."""
     if loaded.family == "mpich":
         if mapping.get(loaded.collective):
@@ -250,7 +250,7 @@ def emit(trees, options):
         inter = value.get("comm_type=inter") if isinstance(value, dict) else None
         if inter is None:
             raise InputError(f"{base_name}: {key} has no comm_type=inter branch to keep")
-        blocks = _chains(loaded, _names(loaded, mapping, path))
+        blocks = _chains(loaded, leaf_names(loaded, mapping, path))
         deferred = any(name == DEFER for _, chain in blocks for _, name in chain)
         intra = _defer_subtree(value.get("comm_type=intra"), f"{base_name}: {key}") \
             if deferred else None
