@@ -33,8 +33,8 @@ def build(mpicc, directory, env=None):
 
 
 def run(mpirun, lib, exe, collective, comm_size, sizes, mca=(), env=None):
-    """{m: algorithm function suffix} for one launch; every rank must report the same, once per
-    call, and every result must be correct."""
+    """({m: algorithm function suffix}, stderr) for one launch; every rank must report the
+    same, once per call, and every result must be correct."""
     cmd = ["timeout", "120", str(mpirun), "--allow-run-as-root", "--oversubscribe",
            "--mca", "mpi_yield_when_idle", "1", *mca, "-x", f"LD_PRELOAD={lib}",
            "-np", str(comm_size), str(exe), collective, *map(str, sizes)]
@@ -56,4 +56,4 @@ def run(mpirun, lib, exe, collective, comm_size, sizes, mca=(), env=None):
         names = {name for _, name in calls}
         assert len(names) == 1, (m, calls)
         out[m] = names.pop()
-    return out
+    return out, r.stderr

@@ -12,11 +12,19 @@ cut), so an off-by-one in the emitted comparisons would show.
 import os
 import pathlib
 import re
+import shlex
+import shutil
 import subprocess
+import sys
 
 import pytest
 
+from coll_trace import FUNCTIONS
+from coll_trace import build as build_trace, run as run_traced
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+import defer_tree  # noqa: E402  (tests/defer_tree.py)
 PATCHED = REPO / "build" / "ompi-patched"
 PREFIX = PATCHED / "install"
 PROGRAM = pathlib.Path(__file__).with_name("coll_check.c")
@@ -113,3 +121,103 @@ def test_traced_decisions_equal_query_and_results_correct(collective, build, pro
     print(f"{collective}: {checked} (P, m) decisions traced equal collsel query; "
           f"P={COMM_SIZES.start}..{COMM_SIZES.stop - 1}, sizes {ms}")
     assert checked == len(COMM_SIZES) * N_SIZES
+
+
+# --- Defer to the MPI (issue 17 item 4): the generated dec_fixed calls Open MPI's original ------
+
+DEFER_COMM_SIZES = (2, 3, 4, 6, 8)
+DEFER_SIZES = {"bcast": (1, 100, 300, 1000, 4096, 100000),
+               "reduce": (4, 100, 1000, 4096, 100000)}
+TUNED_OBJ = PATCHED / "obj" / "ompi" / "mca" / "coll" / "tuned"
+
+
+def _logged_command(prefix, must_contain):
+    """The first command line of the build's make.out that starts with `prefix` and holds
+    `must_contain` (libtool logs every compile and link it runs), as an argument list."""
+    for line in (PATCHED / "obj" / "make.out").read_text().splitlines():
+        if line.startswith(prefix) and must_contain in line:
+            return shlex.split(line[len(prefix):])
+    pytest.fail(f"build/ompi-patched/obj/make.out has no '{prefix}... {must_contain}' line")
+
+
+def defer_component(directory):
+    """A private mca_coll_tuned.so in directory/components: the build's objects, with
+    coll_tuned_decision_fixed.c spliced from the hand-made trees of tests/defer_tree.py (both
+    collectives) and compiled and linked by the build's own logged commands."""
+    args = []
+    for c in ("bcast", "reduce"):
+        tree = defer_tree.write(directory / f"{c}.json", c)
+        r = subprocess.run(["collsel", "emit", "--target", "ompi-dec-fixed", str(tree), "--out",
+                            str(directory / f"{c}.c")], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        args.append(f"ompi_coll_tuned_{c}_intra_dec_fixed={directory / f'{c}.c'}")
+    source = PATCHED / "src/ompi/mca/coll/tuned/coll_tuned_decision_fixed.c"
+    spliced = directory / "coll_tuned_decision_fixed.c"
+    r = subprocess.run(["python3", str(REPO / "mpi-builds/ompi-patched/splice.py"),
+                        f"{source}.orig", str(spliced), *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    text = spliced.read_text()
+    assert "int collsel_ompi_original_bcast_intra_dec_fixed(void *buff" in text
+    obj = directory / "coll_tuned_decision_fixed.o"
+    compile_cmd = _logged_command("libtool: compile: ", "coll_tuned_decision_fixed.c")
+    compile_cmd = [a for a in compile_cmd if not a.startswith(("-M", "$depbase", ".deps/"))
+                   and a not in ("coll_tuned_decision_fixed.lo",)]
+    i = compile_cmd.index("-o")
+    compile_cmd[i + 1] = str(obj)
+    compile_cmd = [str(spliced) if a.endswith("/coll_tuned_decision_fixed.c") else a
+                   for a in compile_cmd]
+    r = subprocess.run(compile_cmd, cwd=TUNED_OBJ, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"{compile_cmd}\n{r.stderr[-3000:]}"
+    components = directory / "components"
+    components.mkdir()
+    link = _logged_command("libtool: link: ", "-o .libs/mca_coll_tuned.so")
+    link = [str(obj) if a == ".libs/coll_tuned_decision_fixed.o" else a for a in link]
+    link[link.index("-o") + 1] = str(components / "mca_coll_tuned.so")
+    r = subprocess.run(link, cwd=TUNED_OBJ, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"{link}\n{r.stderr[-3000:]}"
+    return components
+
+
+@pytest.mark.parametrize("collective", ["bcast", "reduce"])
+def test_defer_region_runs_open_mpis_own_fixed_decision(collective, build, tmp_path):
+    """The generated dec_fixed of a tree with two deferring blocks, built into a private
+    mca_coll_tuned.so that the patched build loads first (mca_base_component_path). At every
+    point the COLLSEL_TRACE line must show the tree's decision (alg=0 where it defers: so the
+    private component ran), and the coll/base algorithm that ran (LD_PRELOAD trace) must be,
+    where it defers, the one Debian's unpatched Open MPI 4.1.4 runs with its fixed decision, and
+    elsewhere the tree's algorithm."""
+    if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
+        pytest.skip("Debian's Open MPI (mpicc, mpirun) is the reference and is not installed")
+    components = defer_component(tmp_path)
+    (tmp_path / "patched").mkdir()
+    (tmp_path / "debian").mkdir()
+    patched_lib, patched_exe = build_trace(PREFIX / "bin" / "mpicc", tmp_path / "patched",
+                                           env=build)
+    debian_lib, debian_exe = build_trace("mpicc", tmp_path / "debian")
+    mca = ("--mca", "coll_tuned_use_dynamic_rules", "0",
+           "--mca", "mca_base_component_path", f"{components}:{PREFIX / 'lib' / 'openmpi'}",
+           "-x", "COLLSEL_TRACE=1")
+    sizes = DEFER_SIZES[collective]
+    deferred, algorithms_seen = 0, set()
+    for p in DEFER_COMM_SIZES:
+        patched, stderr = run_traced(PREFIX / "bin" / "mpirun", patched_lib, patched_exe,
+                                     collective, p, sizes, mca, env=build)
+        debian, _ = run_traced("mpirun", debian_lib, debian_exe, collective, p, sizes,
+                               ("--mca", "coll_tuned_use_dynamic_rules", "0"))
+        traced = {}
+        for line in stderr.splitlines():
+            t = TRACE.match(line)
+            if t and t.group(1) == collective:
+                traced.setdefault(int(t.group(4)), set()).add(tuple(map(int, t.groups()[4:])))
+        # the private component decided: its trace is the defer tree's, one decision per size
+        assert traced == {m: {defer_tree.expected(collective, p, m)} for m in sizes}, traced
+        for m in sizes:
+            alg = defer_tree.expected(collective, p, m)[0]
+            want = debian[m] if alg == 0 else FUNCTIONS[collective][alg]
+            assert patched[m] == want, (p, m, alg, patched[m], debian[m])
+            if alg == 0:
+                deferred += 1
+                algorithms_seen.add(debian[m])
+        print(f"{collective} P={p}: patched build with the defer tree {patched}, "
+              f"Debian Open MPI fixed {debian}")
+    assert deferred >= 10 and len(algorithms_seen) >= 3, (deferred, algorithms_seen)

@@ -21,6 +21,7 @@ import shutil
 import signal
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -185,9 +186,8 @@ def test_rule_algorithm_0_runs_open_mpis_fixed_decision(collective, tmp_path):
     Under real Open MPI, an LD_PRELOAD library reports which coll/base algorithm each call ran:
     in the defer blocks the same as with no rules file (the fixed decision), in the other
     blocks the tree's forced algorithm (so the file did take effect)."""
-    import sys
     sys.path.insert(0, str(REPO / "tests"))
-    import defer_tree
+    import defer_tree   # tests/defer_tree.py
     from coll_trace import FUNCTIONS, build, run
     tree = defer_tree.write(tmp_path / "tree.json", collective)
     rules = tmp_path / "rules.conf"
@@ -199,9 +199,9 @@ def test_rule_algorithm_0_runs_open_mpis_fixed_decision(collective, tmp_path):
     deferred, forced, fixed_algorithms = 0, 0, set()
     for p in DEFER_COMM_SIZES:
         sizes = DEFER_SIZES[collective]
-        ruled = run("mpirun", lib, exe, collective, p, sizes, with_rules)
-        fixed = run("mpirun", lib, exe, collective, p, sizes,
-                    ("--mca", "coll_tuned_use_dynamic_rules", "0"))
+        ruled, _ = run("mpirun", lib, exe, collective, p, sizes, with_rules)
+        fixed, _ = run("mpirun", lib, exe, collective, p, sizes,
+                       ("--mca", "coll_tuned_use_dynamic_rules", "0"))
         for m in sizes:
             alg = defer_tree.expected(collective, p, m)[0]
             if alg == 0:
