@@ -17,6 +17,15 @@ covers [COMSIZE_j, COMSIZE_{j+1} - 1] and nothing finer. `collsel emit` prints, 
 the share of the tree's grid points (measured P x measured m) where the written file, read back
 with Open MPI's own matching (`ompi_rules_check`), decides differently from the tree.
 
+Defer. A tree leaf holding algorithm 0 (the MPI's own decision) is written as a rule with ALG 0
+(`MSGSIZE 0 0 0`, JSON `"alg": 0`). Open MPI 4.1 / 5.0's `*_intra_dec_dynamic` takes a rule only
+`if (alg)`: with 0 it runs the algorithm forced by `coll_tuned_<coll>_algorithm` if one is set, else
+`*_intra_dec_fixed`, its fixed decision (coll_tuned_decision_dynamic.c; shown on Debian's Open MPI
+4.1.4 by tests/integration/test_ompi_rules.py, which traces the coll/base algorithm each call
+ran). Open MPI main / 6 keeps the same `if (alg)` fall-through after its JSON reader, and 0 is
+the "ignore" value of the algorithm enum, so `"alg": 0` means the same there (read from the
+source, not run: no Open MPI 6 here). `collsel emit` notes the grid cells that defer.
+
 Other limits the format has, whatever the blocks: no third axis (2-D trees only), and no
 operation axis: Open MPI 4.1 applies a reduce rule to non-commutative operations too
 (its dynamic path does not look at commutativity), so only linear (1) and in-order binary (6)
