@@ -139,6 +139,21 @@ class Browser:
             shutil.rmtree(self.profile, ignore_errors=True)
 
 
+# Per axes group of a matplotlib SVG, the pairs of x (or y) tick labels whose boxes overlap.
+OVERLAPPING_TICKS = """
+Array.from(document.querySelectorAll('g[id^="axes_"]')).flatMap(ax =>
+  ['xtick_', 'ytick_'].flatMap(kind => {
+    const boxes = Array.from(ax.querySelectorAll(`g[id^="${kind}"] > g[id^="text_"]`))
+      .map(t => t.getBoundingClientRect()).filter(b => b.width > 0);
+    return boxes.slice(1).flatMap((b, i) => {
+      const a = boxes[i];
+      const hit = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+      return hit ? [[ax.id, kind, i]] : [];
+    });
+  }))
+"""
+
+
 @pytest.fixture(scope="module")
 def browser():
     if not os.access(CHROMIUM, os.X_OK):
@@ -160,6 +175,14 @@ def test_checks_can_fail(browser, tmp_path):
     assert any("deliberate exception" in e for e in errors), errors
     assert browser.evaluate("Array.from(document.images).every(i => i.complete && "
                             "i.naturalWidth > 0)") is False
+    # the overlap check finds two tick labels drawn on top of each other
+    crowded = tmp_path / "crowded.svg"
+    crowded.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="50">'
+                       '<g id="axes_1"><g id="xtick_1"><g id="text_1"><text x="10" y="20">'
+                       '16K</text></g></g><g id="xtick_2"><g id="text_2"><text x="22" y="20">'
+                       '64K</text></g></g></g></svg>')
+    browser.load(crowded)
+    assert browser.evaluate(OVERLAPPING_TICKS) == [["axes_1", "xtick_", 0]]
 
 
 def test_report_page_in_chromium(browser, tmp_path):
@@ -167,7 +190,7 @@ def test_report_page_in_chromium(browser, tmp_path):
     start = time.monotonic()
     r = subprocess.run([sys.executable, "-m", "collsel.cli", "report",
                         str(REPO / "bench-data" / "bcast-sweep.csv"), "--collective", "bcast",
-                        "--budget", "5%", "--out", str(out)], capture_output=True, text=True)
+                        "--out", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     print(f"report generation: {time.monotonic() - start:.1f} s (not a timing test)")
     errors, failed = browser.load(out / "index.html")
@@ -178,6 +201,22 @@ def test_report_page_in_chromium(browser, tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert len(images) == len(report["figures"]) >= 4
     assert all(done and natural > 0 and shown > 500 for done, natural, shown in images), images
+    # the robust-decision sections render: the recommendation box with its build command, the
+    # in-sample / out-of-sample table with a row per choice, the confidence figure
+    sections = browser.evaluate(
+        "['recommended-tree', 'oos-table', 'robust', 'stats-table'].map(id => {"
+        " const e = document.getElementById(id); return e ? e.getBoundingClientRect().height"
+        " : -1; })")
+    assert all(h > 20 for h in sections), sections
+    assert browser.evaluate("document.querySelectorAll('#oos-table tr').length") == 5
+    assert browser.evaluate("document.getElementById('recommended-tree').innerText"
+                            ".includes('--recommend')")
+    assert any(f["name"].startswith("robust") for f in report["figures"])
+    # tick labels inside every SVG (matplotlib groups each tick's label): none overlap
+    for f in report["figures"]:
+        errors, failed = browser.load(out / f["svg"])
+        assert not errors and not failed, (f["svg"], errors, failed)
+        assert browser.evaluate(OVERLAPPING_TICKS) == [], f["svg"]
     png = browser.screenshot()
     from PIL import Image
     img = Image.open(io.BytesIO(png)).convert("RGB")

@@ -6,13 +6,13 @@ import sys
 import tempfile
 import time
 
+from collsel.commands import launch_tables
 from collsel.commands.options import add_table_options, percent, read_tables
 from collsel.commands.stats import depths_option, thresholds_option
-from collsel.core import decision_map, table, values
+from collsel.core import decision_map, out_of_sample, recommend, table, tree, treefile, values
 from collsel.core.files import write_directory
 from collsel.errors import InputError
-from collsel.sinks.report.compute import MAX_THRESHOLDS, ReportOptions, check_size
-from collsel.core.tree import LEAF_RULES, SPLITS
+from collsel.sinks.report.compute import MAX_THRESHOLDS, Recommended, ReportOptions, check_size
 
 
 def register(sub):
@@ -24,23 +24,31 @@ def register(sub):
         "(1..K) and accuracy threshold, their penalty maps, the statistics table of every "
         "limit with both split modes and both leaf rules, the penalty/size trade-off with its "
         "Pareto front, Open MPI's own decision (algorithm 0 rows) and an optional model-based "
-        "choice as baselines, and the smallest tree within --budget with the commands that "
-        "emit it.")
+        "choice as baselines, the tie-set / decision-confidence and candidate-count maps, "
+        "out-of-sample penalties (across launches, leave-one-P-out, leave-one-m-out) beside "
+        "the in-sample ones, and the recommended tree: exactly the one `collsel build "
+        "--recommend` writes with the same tables, --budget, --split and --leaf (the command "
+        "is on the page and in report.json).")
     add_table_options(p)
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--depths", type=int, default=6, metavar="K", help="max depths 1..K (default 6)")
     p.add_argument("--thresholds", default="60,80,90,95", metavar="LIST",
                    help="comma-separated accuracy thresholds in %% (default 60,80,90,95)")
-    p.add_argument("--budget", type=percent, default=5.0, metavar="PCT",
-                   help="mean-penalty budget of the recommended tree, e.g. 5%% (default 5)")
+    p.add_argument("--budget", type=percent, default=recommend.DEFAULT_BUDGET, metavar="PCT",
+                   help="as `collsel build --recommend --budget`: the recommended tree is the "
+                   "smallest whose out-of-sample mean penalty is within PCT percentage points "
+                   f"of the best on its pruning path (default {recommend.DEFAULT_BUDGET:g})")
     p.add_argument("--model-table", action="append", dest="model_tables", metavar="PREDICTED.csv",
                    help="predicted performance table (canonical format, e.g. from `collsel model "
                    "predict`); the model-based choice is its fastest method per cell, scored "
                    "with the measured times. Repeat for several files")
-    p.add_argument("--split", choices=SPLITS,
-                   help="split mode of the pictured trees (default: the recommended tree's)")
-    p.add_argument("--leaf", choices=LEAF_RULES,
-                   help="leaf rule of the pictured trees (default: the recommended tree's)")
+    p.add_argument("--split", choices=tree.SPLITS,
+                   help="split mode of the recommended and the pictured trees (default: "
+                   "build's, balanced)")
+    p.add_argument("--leaf", choices=tree.LEAF_RULES,
+                   help="leaf rule of the recommended and the pictured trees (default: "
+                   "build's, majority)")
+    launch_tables.add_launches_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run_report)
 
@@ -85,15 +93,43 @@ def run_report(args):
     if args.model_tables:
         mmap = decision_map.build_map(
             read_tables(args.model_tables).select(args.collective), args.z)
+    journal, launches = launch_tables.load(args)
+    recommended = recommended_tree(dmap, measured, args, journal, launches)
+    progress("recommended tree built and scored out of sample")
     from collsel.sinks.report import compute, page   # matplotlib only when a report is made
-    report = compute.compute(dmap, table.summary(measured), options, mmap, progress)
-    files = page.render_files(report, progress)
+    report = compute.compute(dmap, table.summary(measured), options, recommended, mmap,
+                             progress)
+    files = page.render_files(report, progress, recommended.tree_json)
     write_directory(args.out, files, manifest=REPORT_MANIFEST)
     rec = report["recommendation"]
-    if rec is None:
-        line = f"no tree within a {args.budget:g}% mean penalty"
-    else:
-        line = (f"recommended {rec['split']}/{rec['leaf']} {rec['label']}: {rec['nodes']} nodes, "
-                f"mean penalty {rec['penalty_mean']:.2f}%")
-    print(f"{args.out}/index.html: {len(files)} files; {line}")
+    pen = "n/a" if rec["penalty_mean"] is None else f"{rec['penalty_mean']:.2f}%"
+    print(f"{args.out}/index.html: {len(files)} files; recommended tree ({rec['split']} split, "
+          f"{rec['leaf']} leaves): {rec['nodes']} nodes, {rec['leaves']} leaves, in-sample mean "
+          f"penalty {pen}")
     return 0
+
+
+def recommended_tree(dmap, measured, args, journal, launches):
+    """The tree `collsel build --recommend` writes for these arguments (core.recommend, the one
+    implementation; the same steps as commands/build.py), its command line and tree.json bytes,
+    and its out-of-sample figures of every kind beside the MPI's default, the best fixed method
+    and the exact map on the same folds (core.out_of_sample)."""
+    if args.z:      # journals have no third axis (as build)
+        launches = {}
+    options = tree.BuildOptions(args.split or "balanced", args.leaf or "majority").check()
+    t, figures = recommend.recommend(dmap, measured, options, args.budget, launches, args.z)
+    out = f"tree-{args.collective}"
+    command = recommend.build_command(args.tables, args.collective, options, args.budget,
+                                      args.z, journal if args.launches else None, out)
+    # tree.json records the depth the chosen tree reaches, as build --recommend writes it
+    recorded = tree.BuildOptions(options.split, options.leaf, int(t.depth.max()), None)
+    tree_json = treefile.dumps(treefile.tree_document(dmap, t, recorded)).encode("utf-8")
+    folds = out_of_sample.all_folds(measured, launches, args.z)
+    rec = out_of_sample.tree_figures(folds, recommend.fold_builder(dmap, options, figures))
+    exact = out_of_sample.tree_figures(folds, lambda m: tree.build_tree(m, options))
+    kinds = {kind: None if rec[kind] is None else {
+        "label": rec[kind]["label"], "folds": rec[kind]["folds"],
+        "recommended": rec[kind]["tree"], "exact": exact[kind]["tree"],
+        "default": rec[kind]["default"], "best_fixed": rec[kind]["best_fixed"]}
+        for kind in out_of_sample.KINDS}
+    return Recommended(t, options, figures, command, kinds, tree_json)

@@ -15,6 +15,7 @@ import numpy as np
 from collsel.core import decision_map, penalty, tree
 from collsel.core.algorithms import describe
 from collsel.errors import InputError
+from collsel.sinks.report import resolution, robust
 
 FORMAT = "collsel-report"
 VERSION = 1
@@ -57,14 +58,20 @@ PENALTY_BINS = [
     {"low": 50.0, "high": None, "label": ">= 50 %", "colour": "#C8261E"},
 ]
 NOT_MEASURED = {"label": "not measured (filled cell)", "colour": "#9A9A9A"}
+# "Defer to the MPI" (algorithm 0 as a leaf) stands apart from every algorithm's hue: black.
+DEFER = {"label": "defer to the MPI (its own decision, algorithm 0)", "colour": "#000000"}
 UNSCORED = {"label": "choice not measured in this cell", "colour": "#3A3A3A"}
 
 
 def method_colours(methods):
-    """Colour per method: hue by algorithm (order of first appearance), lightness by variant."""
-    algs = sorted({m.algorithm for m in methods})
+    """Colour per method: hue by algorithm (order of first appearance), lightness by variant;
+    "defer to the MPI" (algorithm 0) black."""
+    algs = sorted({m.algorithm for m in methods if m.algorithm != 0})
     out = []
     for m in methods:
+        if m.algorithm == 0:
+            out.append(DEFER["colour"])
+            continue
         group = [x for x in methods if x.algorithm == m.algorithm]
         hue = HUES[algs.index(m.algorithm) % len(HUES)]
         r, g, b = (int(hue[i:i + 2], 16) / 255 for i in (1, 3, 5))
@@ -118,10 +125,12 @@ def _cells_in(dmap, other):
     return np.meshgrid(*idx, indexing="ij")
 
 
-def _losses(dmap, tree_time, other_time, other_names=None):
-    """Cells where the tree is slower than another choice, worst first."""
+def _losses(dmap, tree_time, other_time, tree_choice, other_choice, other_names=None):
+    """Cells where the tree is slower than another choice, worst first; `below_resolution` marks
+    the differences the data cannot tell from noise (resolution.below)."""
     lose = dmap.measured & np.isfinite(tree_time) & np.isfinite(other_time) & (tree_time > other_time)
     cells = np.argwhere(lose)
+    below = resolution.below(dmap, tree_time, other_time, tree_choice, other_choice)
     loss = penalty.penalty_pct(tree_time[lose], other_time[lose])   # the tree against the other
     out = []
     for k in np.lexsort((np.arange(len(loss)), -loss)):
@@ -129,7 +138,8 @@ def _losses(dmap, tree_time, other_time, other_names=None):
         item = {"cell": list(c), "comm_size": dmap.axes[0].values[c[0]],
                 "msg_size": dmap.axes[1].values[c[1]],
                 "tree_us": float(tree_time[c]), "other_us": float(other_time[c]),
-                "loss_pct": float(loss[k])}
+                "loss_pct": float(loss[k]), "loss_us": float(tree_time[c] - other_time[c]),
+                "below_resolution": bool(below[c])}
         if len(c) == 3:
             item["z"] = dmap.axes[2].labels[c[2]]
         if other_names is not None:
@@ -161,9 +171,23 @@ def check_size(dmap, options):
                          "--depths or --thresholds")
 
 
-def compute(dmap, table_summary, options, mmap=None, progress=None):
+@dataclass(frozen=True)
+class Recommended:
+    """What the command computed through core.recommend (the one implementation of the
+    recommended tree) and core.out_of_sample, for the report to show."""
+    tree: object                # TreeArrays of `collsel build --recommend`
+    options: object             # its BuildOptions (split mode, leaf rule)
+    figures: dict               # core.recommend's figures (why, scored_by, path, ...)
+    command: str                # the `collsel build --recommend` command line
+    out_of_sample: dict         # {kind: None or {label, folds, recommended, exact, default,
+                                #  best_fixed}} (robust.out_of_sample_table)
+    tree_json: bytes = b""      # the tree.json that command writes (the report keeps a copy)
+
+
+def compute(dmap, table_summary, options, recommended, mmap=None, progress=None):
     """The report dict of a decision map. `table_summary` is core.table.summary() of the table
-    behind it; `mmap` the decision map of predicted tables (the model-based choice)."""
+    behind it; `recommended` the Recommended tree; `mmap` the decision map of predicted tables
+    (the model-based choice)."""
     check_size(dmap, options)
     if mmap is not None:        # checked before the long work
         if len(mmap.axes) != len(dmap.axes):
@@ -181,7 +205,8 @@ def compute(dmap, table_summary, options, mmap=None, progress=None):
                   "labels": list(a.labels), "min": a.labels[0] if a.kind == "category"
                   else a.values[0], "max": a.labels[-1] if a.kind == "category"
                   else a.values[-1], "count": len(a.values)} for a in dmap.axes],
-        "methods": [{"index": i, "name": names[i], "algorithm": m.algorithm,
+        "methods": [{"index": i, "name": DEFER["label"] if m.algorithm == 0 else names[i],
+                     "defer": m.algorithm == 0, "algorithm": m.algorithm,
                      "algorithm_name": names[i].split("/")[0], "segsize": m.segsize,
                      "faninout": m.faninout, "colour": colours[i],
                      "best_cells": int((measured & (dmap.best == i)).sum())}
@@ -209,17 +234,14 @@ def compute(dmap, table_summary, options, mmap=None, progress=None):
         progress(f"{len(rows)} trees built and scored")
     pareto = {"mean_depth": _pareto(rows, "mean_depth"), "nodes": _pareto(rows, "nodes")}
     budget = options.budget
-    for r in rows:
+    for r, choice in zip(rows, choices):
         r["pareto_depth"] = r["id"] in pareto["mean_depth"]
         r["pareto_nodes"] = r["id"] in pareto["nodes"]
-        r["within_budget"] = (r["penalty_mean"] is not None and r["penalty_mean"] <= budget
-                              and r["unmeasured_choices"] == 0)
+        r.update(resolution.excess(dmap, choice))
 
-    ok = [r for r in rows if r["within_budget"]]
-    rec = min(ok, key=lambda r: (r["nodes"], r["penalty_mean"], r["mean_depth"], r["id"])) \
-        if ok else None
-    split = options.split or (rec["split"] if rec else "balanced")
-    leaf = options.leaf or (rec["leaf"] if rec else "majority")
+    rec = _recommended(dmap, recommended, rows, choices)
+    split = options.split or recommended.options.split
+    leaf = options.leaf or recommended.options.leaf
 
     def chosen_time(choice):
         return penalty.chosen_time(dmap, choice)
@@ -239,7 +261,8 @@ def compute(dmap, table_summary, options, mmap=None, progress=None):
 
     # baselines on the same points
     baselines = {}
-    rec_time = chosen_time(choices[rec["id"]]) if rec else None
+    rec_choice = rec["choice_grid"]
+    rec_time = chosen_time(rec_choice)
     has = measured & np.isfinite(dmap.baseline_time)
     if has.any():
         base_time = np.where(has, dmap.baseline_time, np.nan)
@@ -249,7 +272,9 @@ def compute(dmap, table_summary, options, mmap=None, progress=None):
                  **_summary(base_time, dmap.best_time)}
         if rec is not None:
             entry["tree_same_cells"] = _summary(np.where(has, rec_time, np.nan), dmap.best_time)
-            entry["losses"] = _losses(dmap, np.where(has, rec_time, np.nan), dmap.baseline_time)
+            entry["losses"] = _losses(dmap, np.where(has, rec_time, np.nan), dmap.baseline_time,
+                                      rec_choice, None if dmap.defer_index is None else
+                                      np.full(shape, dmap.defer_index))
         baselines["ompi"] = entry
     if mmap is not None:
         picked = mmap.best[tuple(model_cells)]
@@ -270,18 +295,18 @@ def compute(dmap, table_summary, options, mmap=None, progress=None):
         if rec is not None:
             entry["tree_same_cells"] = _summary(np.where(scored, rec_time, np.nan),
                                                 dmap.best_time)
-            entry["losses"] = _losses(dmap, np.where(scored, rec_time, np.nan), mtime, mname)
+            entry["losses"] = _losses(dmap, np.where(scored, rec_time, np.nan), mtime, rec_choice,
+                                      np.maximum(mchoice, 0), mname)
         baselines["model"] = entry
 
-    recommendation = None
-    if rec is not None:
-        recommendation = {"row": rec["id"], "budget": budget, **{k: rec[k] for k in (
-            "split", "leaf", "limit", "value", "label", "nodes", "leaves", "max_depth",
-            "mean_depth", "penalty_mean", "penalty_median", "penalty_max")},
-            "choice": _grid(choices[rec["id"]], int), "leaf_ids": leaf_grid(rec["id"]),
-            "penalty": penalty_grid(choices[rec["id"]]),
-            "commands": commands_for(options, rec)}
-
+    recommendation = {k: v for k, v in rec.items() if k != "choice_grid"}
+    recommendation.update(
+        budget=budget, choice=_grid(rec_choice, int), penalty=penalty_grid(rec_choice),
+        imputed_choice=_grid(dmap.measured & np.take_along_axis(
+            dmap.imputed, rec_choice[..., None], axis=-1)[..., 0], bool),
+        commands=[recommended.command] + emit_commands(options))
+    if progress:
+        progress("baselines scored")
     return {
         "format": FORMAT, "version": VERSION, "collective": dmap.collective,
         "options": {"tables": list(options.tables), "z": options.z, "depths": options.depths,
@@ -294,22 +319,43 @@ def compute(dmap, table_summary, options, mmap=None, progress=None):
         "pictured": pictured,
         "baselines": baselines,
         "recommendation": recommendation,
+        "out_of_sample": robust.out_of_sample_table(dmap, rec_choice, recommended.out_of_sample),
+        "robust": robust.cell_maps(dmap),
+        "resolution_us": resolution.RESOLUTION_US,
         "penalty_bins": PENALTY_BINS, "not_measured": NOT_MEASURED, "unscored": UNSCORED,
+        "defer": DEFER,
     }
 
 
-def commands_for(options, row):
-    """The exact commands that build and emit one tree of the stats table."""
-    q = shlex.quote
-    tables = " ".join(q(str(p)) for p in options.tables)
-    z = f" --z {q(options.z)}" if options.z else ""
-    flag = tree.limit_flag(row["limit"], row["value"])
-    limit = f" {flag}" if flag else ""
+def emit_commands(options):
+    """The commands that emit the recommended tree `build --recommend` wrote to tree-C/."""
     out = f"tree-{options.collective}"
-    cmds = [f"collsel build {tables} --collective {q(options.collective)}{z} --split {row['split']} "
-            f"--leaf {row['leaf']}{limit} --out {out}",
-            f"collsel emit --target c {out}/tree.json --out {out}/c"]
+    cmds = [f"collsel emit --target c {out}/tree.json --out {out}/c"]
     if options.collective in ("bcast", "reduce") and not options.z:
         cmds.append(f"collsel emit --target ompi-dec-fixed {out}/tree.json "
                     f"--out {out}/ompi_{options.collective}_intra_dec_fixed.c")
     return cmds
+
+
+def _recommended(dmap, recommended, rows, choices):
+    """The recommendation block: the tree `collsel build --recommend` makes (core.recommend,
+    computed by the command and passed in), scored in sample like every row."""
+    t = recommended.tree
+    stats = penalty.tree_stats(dmap, t)
+    choice = t.method_grid(dmap.shape)
+    figures = recommended.figures
+    # the row of the statistics table that is the same tree, if one is
+    same = [r["id"] for r, c in zip(rows, choices) if r["nodes"] == t.node_count
+            and (r["split"], r["leaf"]) == (recommended.options.split, recommended.options.leaf)
+            and np.array_equal(c, choice)]
+    return {"split": recommended.options.split, "leaf": recommended.options.leaf,
+            "label": f"pruned, {stats['leaves']} leaves", "row": same[0] if same else None,
+            **{k: stats[k] for k in ("nodes", "leaves", "max_depth", "mean_depth",
+                                      "penalty_mean", "penalty_median", "penalty_max",
+                                      "unmeasured_choices")},
+            **resolution.excess(dmap, choice),
+            "scored_by": figures.get("scored_by"), "why": figures.get("why"),
+            "deferred": bool(figures.get("deferred")),
+            "deferral_advised": bool(figures.get("deferral_advised")),
+            "build_command": recommended.command, "choice_grid": choice,
+            "leaf_ids": _grid(t.leaf_grid(dmap.shape), int)}

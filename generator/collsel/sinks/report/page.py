@@ -17,8 +17,12 @@ def dumps(report):
         raise CollselError(f"report: a number is not finite ({e}); nothing written") from None
 
 
-def render_files(report, progress=None):
-    """{file name: bytes} of a report dict: report.json, index.html and every plot as PNG+SVG."""
+RECOMMENDED_TREE = "recommended-tree.json"
+
+
+def render_files(report, progress=None, tree_json=None):
+    """{file name: bytes} of a report dict: report.json, index.html, every plot as PNG+SVG, and
+    the recommended tree's tree.json (`tree_json`, as `collsel build --recommend` writes it)."""
     figures = plots.render_all(json.loads(dumps(report)))
     if progress:
         progress(f"{len(figures)} figures drawn")
@@ -31,6 +35,8 @@ def render_files(report, progress=None):
               for n, _, _, svg in figures}
     html = render("report.html.j2", r=data, images=images, fmt=Format)
     files = {"report.json": text.encode("utf-8"), "index.html": html.encode("utf-8")}
+    if tree_json is not None:
+        files[RECOMMENDED_TREE] = tree_json
     for name, _, png, svg in figures:
         files[f"{name}.png"] = png
         files[f"{name}.svg"] = svg
@@ -70,3 +76,20 @@ class Format:
     @staticmethod
     def limit(value, limit):
         return tree.limit_flag(limit, value) or "none (exact)"
+
+    @staticmethod
+    def limit_words(limit, value):
+        """A limit as a reader says it: 'max depth 3', 'accuracy threshold 60 %', 'none'."""
+        if limit == "depth":
+            return f"max depth {value}"
+        return f"accuracy threshold {value:g} %" if limit == "threshold" else "none (exact tree)"
+
+    @classmethod
+    def pct_us(cls, pct, us, below_resolution):
+        """A difference as a percentage, with its absolute size first when the data cannot
+        resolve it (e.g. '0.3 µs (12 %)')."""
+        if pct is None:
+            return "–"
+        if below_resolution:
+            return f"{us:.2g} µs ({pct:.0f} %)" if abs(us) < 1 else f"{cls.us(us)} ({pct:.0f} %)"
+        return f"{pct:.1f} % ({cls.us(us)})"

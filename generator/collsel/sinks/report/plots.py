@@ -16,14 +16,22 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 DPI = 100
-PANEL_W, PANEL_H = 3.3, 2.5
-RC = {"svg.hashsalt": "collsel-report", "svg.fonttype": "path", "font.size": 8,
-      "axes.titlesize": 9, "figure.dpi": DPI, "savefig.dpi": DPI}
+PANEL_W, PANEL_H = 4.6, 3.3    # inches per map panel; three panels per row fill the page
+MAP_COLUMNS = 3
+TICK_FONT = 8.5                # points
+TICK_GAP_PX = 6                # least blank space between two tick labels
+LOG_P_RATIO = 16               # a P axis spanning this factor or more is drawn in log scale
+RC = {"svg.hashsalt": "collsel-report", "svg.fonttype": "path", "font.size": 9,
+      "xtick.labelsize": TICK_FONT, "ytick.labelsize": TICK_FONT,
+      "axes.titlesize": 10, "figure.dpi": DPI, "savefig.dpi": DPI}
+# Thinning steps of the m axis, in powers of two between labels: 1, 4, 16 ... (2), 1, 1K, 1M (10).
+M_TICK_STEPS = (1, 2, 4, 5, 10, 20, 30)
 
 
 def _size_label(v):
@@ -33,9 +41,16 @@ def _size_label(v):
     return str(v)
 
 
-def _positions(axis):
+def _log_p(axis):
+    """Whether the communicator-size axis is drawn in log scale (P spanning a wide range, as
+    powers of two do, would otherwise squeeze the small P into a strip)."""
+    v = axis["values"]
+    return axis["kind"] != "category" and v[0] > 0 and v[-1] / v[0] >= LOG_P_RATIO
+
+
+def _positions(axis, log=False):
     values = axis["values"]
-    if axis["kind"] == "log2":
+    if axis["kind"] == "log2" or log:
         pos = [math.log2(v) if v > 0 else None for v in values]
         first = next((p for p in pos if p is not None), 0.0)
         pos = [first - 1.0 if p is None else p for p in pos]
@@ -61,31 +76,62 @@ class _Frame:
 
     def __init__(self, report):
         axes = report["data"]["axes"]
-        self.p_pos, self.m_pos = _positions(axes[0]), _positions(axes[1])
+        self.log_p = _log_p(axes[0])
+        self.p_values = axes[0]["values"]
+        self.p_pos, self.m_pos = _positions(axes[0], self.log_p), _positions(axes[1])
         self.p_edges, self.m_edges = _edges(self.p_pos), _edges(self.m_pos)
         m_vals = axes[1]["values"]
-        lo, hi = math.floor(self.m_edges[0]), math.ceil(self.m_edges[-1])
-        step = max(1, (hi - lo) // 6 // 2 * 2) if hi - lo > 8 else 1
-        self.m_ticks = [t for t in range(lo, hi + 1) if t % step == 0 and t >= 0
-                        and self.m_edges[0] <= t <= self.m_edges[-1]]
-        self.m_labels = [_size_label(2 ** t) for t in self.m_ticks]
+        lo, hi = math.ceil(self.m_edges[0]), math.floor(self.m_edges[-1])
+        self.m_candidates = [t for t in range(max(0, lo), hi + 1)]
         self.has_zero = bool(m_vals) and m_vals[0] == 0
         self.z = axes[2] if len(axes) == 3 else None
 
+    def _m_ticks(self, ax):
+        """m-axis ticks (powers of two) thinned until neighbouring labels have TICK_GAP_PX of
+        space between them at this panel's width, measured with the font that draws them."""
+        fig = ax.figure
+        width_px = ax.get_position().width * fig.get_figwidth() * fig.dpi
+        span = self.m_edges[-1] - self.m_edges[0]
+        px = width_px / span                          # pixels per power of two
+        for step in M_TICK_STEPS:
+            ticks = [t for t in self.m_candidates if t % step == 0]
+            labels = [_size_label(2 ** t) for t in ticks]
+            widths = [_text_px(fig, lab) for lab in labels]
+            if all((b - a) * px >= (wa + wb) / 2 + TICK_GAP_PX for a, b, wa, wb in
+                   zip(ticks, ticks[1:], widths, widths[1:])):
+                return ticks, labels
+        return ticks[:1], labels[:1]
+
+    def _p_ticks(self, ax):
+        """Log-scale P axis: the measured values, every k-th, as many as fit vertically."""
+        fig = ax.figure
+        height_px = ax.get_position().height * fig.get_figheight() * fig.dpi
+        px = height_px / (self.p_edges[-1] - self.p_edges[0])
+        line = TICK_FONT * fig.dpi / 72 * 1.3
+        step = 1
+        while any((b - a) * px < line for a, b in
+                  zip(self.p_pos[::step], self.p_pos[step::step])):
+            step += 1
+        return self.p_pos[::step], [str(v) for v in self.p_values[::step]]
+
     def panel(self, ax, codes, cmap, norm, title, leaf=None):
-        ax.pcolormesh(self.m_edges, self.p_edges, codes, cmap=cmap, norm=norm,
+        mesh = ax.pcolormesh(self.m_edges, self.p_edges, codes, cmap=cmap, norm=norm,
                       shading="flat", rasterized=True)
         if leaf is not None:
             ax.add_collection(LineCollection(self._boundaries(leaf), colors="#303030",
                                              linewidths=0.35, alpha=0.7))
         ax.set_xlim(self.m_edges[0], self.m_edges[-1])
         ax.set_ylim(self.p_edges[0], self.p_edges[-1])
-        ax.set_xticks(self.m_ticks, self.m_labels)
-        ax.yaxis.set_major_locator(MaxNLocator(nbins=7, integer=True))
+        ax.set_xticks(*self._m_ticks(ax))
+        if self.log_p:
+            ax.set_yticks(*self._p_ticks(ax))
+        else:
+            ax.yaxis.set_major_locator(MaxNLocator(nbins=7, integer=True))
         ax.set_title(title)
         ax.set_xlabel("message size m (bytes, log scale)" + (", 0 at left" if self.has_zero
                                                              else ""))
-        ax.set_ylabel("communicator size P")
+        ax.set_ylabel("communicator size P" + (" (log scale)" if self.log_p else ""))
+        return mesh
 
     def _boundaries(self, leaf):
         """Leaf-block borders as few long segments (runs along each grid line merged)."""
@@ -117,17 +163,25 @@ class _Frame:
         return self.m_pos[j], self.p_pos[i]
 
 
-def _grid_figure(n_panels, legend_rows, ncols=5, min_cols=1):
+def _text_px(fig, text):
+    """Width in pixels of a tick label as the figure's renderer draws it."""
+    w, _, _ = fig.canvas.get_renderer().get_text_width_height_descent(
+        text, FontProperties(size=TICK_FONT), ismath=False)
+    return w
+
+
+def _grid_figure(n_panels, legend_rows, ncols=MAP_COLUMNS, min_cols=1, wspace=0.28):
     ncols = max(min_cols, min(ncols, n_panels))
     nrows = -(-n_panels // ncols)
     legend_h = 0.22 * legend_rows + 0.5
     height = PANEL_H * nrows + legend_h + 0.3
-    fig = Figure(figsize=(PANEL_W * ncols + 0.4, height), dpi=DPI)
+    width = PANEL_W * ncols + 0.4
+    fig = Figure(figsize=(width, height), dpi=DPI)
     FigureCanvasAgg(fig)
-    top = 1 - 0.75 / height           # room for the title and two-line panel titles
+    top = 1 - 0.8 / height            # room for the title and two-line panel titles
     bottom = (legend_h + 0.1) / height
-    grid = fig.add_gridspec(nrows, ncols, left=0.05, right=0.98, top=top,
-                            bottom=bottom, wspace=0.32, hspace=0.55)
+    grid = fig.add_gridspec(nrows, ncols, left=0.75 / width, right=1 - 0.6 / width, top=top,
+                            bottom=bottom, wspace=wspace, hspace=0.6)
     axs = [fig.add_subplot(grid[k // ncols, k % ncols]) for k in range(n_panels)]
     return fig, axs
 
@@ -277,8 +331,66 @@ def baseline_figures(report, frame):
     return out
 
 
+def _count_panel(frame, fig, ax, grid, k, top, title, cmap_name, label):
+    """A panel of small integer counts 0..top (0 = not measured, grey) with its colour bar."""
+    import matplotlib as mpl
+    base = mpl.colormaps[cmap_name]
+    colours = ["#9A9A9A"] + [base(0.15 + 0.85 * i / max(top - 1, 1)) for i in range(top)]
+    cmap = ListedColormap(colours)
+    norm = BoundaryNorm([v - 0.5 for v in range(len(colours) + 1)], len(colours))
+    mesh = frame.panel(ax, _slice(grid, k), cmap, norm, title)
+    ticks = sorted({0, 1, top} | set(range(0, top + 1, max(1, top // 6))))
+    bar = fig.colorbar(mesh, ax=ax, ticks=ticks, fraction=0.06, pad=0.03)
+    bar.ax.set_yticklabels(["none" if t == 0 else str(t) for t in ticks])
+    bar.set_label(label)
+
+
+def robust_figures(report, frame):
+    """Tie-set size, decision confidence and candidates per cell, one row of panels per z."""
+    rb = report["robust"]
+    rec = report["recommendation"]
+    out = []
+    for k, title_z, suffix in _z_slices(frame):
+        fig, axs = _grid_figure(3, 1, wspace=0.6)
+        _count_panel(frame, fig, axs[0], rb["tie_size"], k, max(rb["tie_max"], 1),
+                     "tie-set size (methods as fast as the best)", "YlOrRd",
+                     "methods in the tie set")
+        if rb["confidence"] is not None:
+            import matplotlib as mpl
+            cmap = mpl.colormaps["viridis"].with_extremes(bad="#9A9A9A")
+            conf = [[float("nan") if v is None else v for v in row]
+                    for row in _slice(rb["confidence"], k)]
+            mesh = frame.panel(axs[1], conf, cmap, matplotlib.colors.Normalize(0, 1),
+                               "decision confidence (largest p_best)")
+            fig.colorbar(mesh, ax=axs[1], fraction=0.06, pad=0.03).set_label(
+                "probability the chosen method is fastest")
+        else:
+            frame.panel(axs[1], [[0] * len(frame.m_pos) for _ in frame.p_pos],
+                        ListedColormap(["#EEEEEE"]), BoundaryNorm([-0.5, 0.5], 1),
+                        "decision confidence")
+            axs[1].text(0.5, 0.5, "no p_best in this data\n(the paired sweep writes it)",
+                        transform=axs[1].transAxes, ha="center", va="center", fontsize=10)
+        _count_panel(frame, fig, axs[2], rb["candidates"], k, rb["methods"],
+                     "candidates measured per cell", "Blues", "methods measured")
+        pts = [frame.centre(i, j) for i, row in enumerate(_slice(rec["imputed_choice"], k))
+               for j, v in enumerate(row) if v]
+        if pts:
+            axs[2].scatter([x for x, _ in pts], [y for _, y in pts], marker="x", s=14,
+                           linewidths=0.9, color="#C8261E")
+        fig.legend([Patch(facecolor="#9A9A9A", edgecolor="#444444", lw=0.4),
+                    Line2D([], [], marker="x", color="#C8261E", lw=0, markersize=6)],
+                   ["not measured (no data in the cell)",
+                    "recommended tree's choice not measured here (scored at an imputed time)"],
+                   loc="lower center", ncol=2, frameon=False, fontsize=8.5)
+        fig.suptitle(f"{report['collective']}: how sure each decision is{title_z}", fontsize=10)
+        out.append((f"robust{suffix}", fig, f"Tie-set size, decision confidence and candidates "
+                    f"per cell{title_z}"))
+    return out
+
+
 FAMILY_STYLE = {("balanced", "majority"): "#4477AA", ("balanced", "penalty"): "#EE6677",
-                ("replicate", "majority"): "#228833", ("replicate", "penalty"): "#CCBB44"}
+                ("replicate", "majority"): "#228833", ("replicate", "penalty"): "#CCBB44",
+                ("balanced", "robust"): "#66CCEE", ("replicate", "robust"): "#AA3377"}
 LIMIT_MARKER = {"depth": "o", "threshold": "^", "exact": "s"}
 
 
@@ -317,7 +429,9 @@ def tradeoff_figure(report):
     axs[1].set_title("mean penalty vs tree size")
     handles = [Line2D([], [], marker="s", color=c, lw=0, markersize=6) for c in
                FAMILY_STYLE.values()]
-    labels = [f"{s} split, {lf} leaves" for s, lf in FAMILY_STYLE]
+    shown = {(r["split"], r["leaf"]) for r in rows}
+    handles = [h for h, fam in zip(handles, FAMILY_STYLE) if fam in shown]
+    labels = [f"{s} split, {lf} leaves" for s, lf in FAMILY_STYLE if (s, lf) in shown]
     handles += [Line2D([], [], marker=m, color="#666666", lw=0, markersize=6) for m in
                 LIMIT_MARKER.values()]
     labels += [f"limit: {lim}" for lim in LIMIT_MARKER]
@@ -340,7 +454,8 @@ def render_all(report):
         matplotlib.rcdefaults()
         matplotlib.rcParams.update(RC)
         frame = _Frame(report)
-        figs = (map_figures(report, frame) + penalty_figures(report, frame)
+        figs = (map_figures(report, frame) + robust_figures(report, frame)
+                + penalty_figures(report, frame)
                 + baseline_figures(report, frame) + [tradeoff_figure(report)])
         for name, fig, caption in figs:
             png, svg = io.BytesIO(), io.BytesIO()
