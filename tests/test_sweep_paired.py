@@ -105,8 +105,10 @@ def test_paired_table_comes_from_the_journal(tmp_path, fake_bench):
 
 @needs_mpirun
 def test_dry_run_prints_the_paired_launches(tmp_path, fake_bench):
-    r = run_sweep(paired_args(tmp_path / "b.csv", fake_bench, "--dry-run"))
+    r = run_sweep(paired_args(tmp_path / "b.csv", fake_bench, "--dry-run", "--raw",
+                              tmp_path / "b.raw"))
     assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["fake_bench.sh"]       # a dry run writes nothing
     cmds = [ln for ln in r.stdout.splitlines() if not ln.startswith("#")]
     assert len(cmds) == len(P_VALUES) * LAUNCHES
     assert all("--methods 0:0:0,1:0:0,6:0:0 " in c and "--mca coll_tuned_use_dynamic_rules 1"

@@ -128,7 +128,7 @@ def dry_run(cfg):
     lines = [f"# note: {note}"] if note else []
     launches = plan.planned()
     for p, k, sizes in launches:
-        argv, env, _ = launch_command(cfg, p, k, sizes, raw_files.part_path(cfg.raw, p, k, 1)
+        argv, env, _ = launch_command(cfg, p, k, sizes, raw_files.part_path(cfg.raw, p, k, 1, create=False)
                                       if cfg.raw else None)
         lines.append(launchers.render(argv, env))
     lines.append(f"# {len(launches)} paired launches, {plan.total() - plan.measured()} of "

@@ -18,8 +18,11 @@ def parts_dir(raw):
     return raw + ".parts"
 
 
-def part_path(raw, p, k, attempt):
-    os.makedirs(parts_dir(raw), exist_ok=True)
+def part_path(raw, p, k, attempt, create=True):
+    """Where launch k of P (its `attempt`-th run) writes its repetitions; `create` makes the
+    directory (not for a dry run)."""
+    if create:
+        os.makedirs(parts_dir(raw), exist_ok=True)
     return os.path.join(os.path.abspath(parts_dir(raw)), f"P{p}-L{k}-a{attempt}.raw")
 
 
