@@ -276,8 +276,12 @@ class _Sweep:
             if result.failure is None:
                 break
             status = "failed"
-            lost = todo[:1] if result.header_seen else todo
-            todo = todo[1:] if result.header_seen else []
+            # Without a header, or when a method could not be forced (the benchmark refuses
+            # before measuring), every size would fail alike: give the launch up.
+            whole = (not result.header_seen or f"exited with status {bench.EXIT_FORCING_FAILED}"
+                     in result.failure)
+            lost = todo if whole else todo[:1]
+            todo = [] if whole else todo[1:]
             self._failed(p, k, lost, result.failure, argv, env)
         load_end, warning = self.watch.sample()
         if warning:
