@@ -18,7 +18,6 @@ from collsel.core.files import write_file
 from collsel.core.table import render_table
 from collsel.errors import CollselError, InputError
 from collsel.sources.measure import benchmark_program as bench, launchers
-from collsel.sources.measure.machine import loadavg, now_iso
 from collsel.sources.measure.progress import Progress
 from collsel.sources.measure.supervise import run_launch
 from collsel.sources.sweep import hygiene, lock, raw as raw_files, refine, resume, ties
@@ -26,7 +25,8 @@ from collsel.sources.sweep.journal import (PAIRED_COLUMNS, PAIRED_JOURNAL_COLUMN
                                            drop_partial_line, journal_path, load_existing)
 from collsel.sources.sweep.paired_plan import (PairedPlan, algorithm_text, launch_seed,
                                                method_token)
-from collsel.sources.sweep.run import grid_metadata, header_metadata, next_index
+from collsel.sources.sweep.run import (end_run, grid_metadata, header_metadata, next_index,
+                                       resuming, sigterm_as_interrupt, start_run)
 
 STATISTIC_DETAIL = ("time_us = mean over launches of each launch's median per-repetition "
                     "runtime of one call (µs), every method of a P measured in the same launch "
@@ -101,11 +101,7 @@ class _State:
         self.journal_file = journal_path(cfg.out)
         self.meta, self.journal_meta, self.dropped, self.grew = {}, {}, [], False
         rows, journal_rows = [], []
-        exists = os.path.exists(cfg.out)
-        if exists and not (cfg.resume or cfg.force or cfg.dry_run):
-            raise InputError(f"{cfg.out} exists: pass --resume to continue that sweep or "
-                             "--force to start it again")
-        self.resuming = exists and cfg.resume
+        self.resuming = resuming(cfg)
         if self.resuming:
             resume.check_mode(cfg.out, cfg.options)
             self.meta, rows, cut = _load(cfg.out, PAIRED_COLUMNS, cfg)
@@ -178,32 +174,18 @@ class _Sweep:
         self.table.open()
         self.journal.open()
 
-        def _terminate(signum, frame):
-            raise KeyboardInterrupt
-        previous = signal.signal(signal.SIGTERM, _terminate)
+        previous = sigterm_as_interrupt()
         started = time.monotonic()
         try:
-            self.table.append_meta(f"run.{self.run_no}.start", now_iso())
-            self.table.append_meta(f"run.{self.run_no}.loadavg_start", loadavg())
-            for key, value in grown.items():
-                self.table.append_meta(key, value)
-            if self.run_no > 1:
-                self.table.append_meta(f"run.{self.run_no}.command", cfg.command)
-                for _, cut in state.dropped:
-                    if cut:
-                        self.table.append_meta(f"run.{self.run_no}.dropped_unfinished_launch",
-                                               cut.decode("utf-8", "replace")[:200])
+            start_run(self.table, cfg, self.run_no, grown, state.dropped,
+                      "dropped_unfinished_launch")
             self._append_complete_cells()
             for p, k, sizes in self.plan.planned():
                 self._launch(p, k, sizes)
             if cfg.refine and not self.failures:
                 self._refine()
         finally:
-            self.table.append_meta(f"run.{self.run_no}.end", now_iso())
-            self.table.append_meta(f"run.{self.run_no}.wall_s",
-                                   f"{time.monotonic() - started:.1f}")
-            self.table.append_meta(f"run.{self.run_no}.loadavg_end", loadavg())
-            self.table.append_meta(f"run.{self.run_no}.failed_points", self.failures)
+            end_run(self.table, self.run_no, started, self.failures)
             if self.watch.warned:
                 self.table.append_meta(f"run.{self.run_no}.not_idle",
                                        "busy during the run: " + " ".join(sorted(

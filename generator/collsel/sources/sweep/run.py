@@ -71,6 +71,37 @@ def header_metadata(cfg):
     }
 
 
+def sigterm_as_interrupt():
+    """A sweep stopped by `kill` (SIGTERM; background jobs also ignore SIGINT) still kills its
+    running launch and closes the table: the handler turns the signal into an exception.
+    Returns the previous handler, to restore."""
+    def _terminate(signum, frame):
+        raise KeyboardInterrupt
+    return signal.signal(signal.SIGTERM, _terminate)
+
+
+def start_run(table, cfg, run_no, grown, dropped, dropped_key):
+    """The metadata that opens run N of a table: start, load, a grid --resume grew, and on a
+    resume its command and what a killed sweep left (`dropped`: (path, bytes) pairs)."""
+    table.append_meta(f"run.{run_no}.start", now_iso())
+    table.append_meta(f"run.{run_no}.loadavg_start", loadavg())
+    for key, value in grown.items():
+        table.append_meta(key, value)
+    if run_no > 1:
+        table.append_meta(f"run.{run_no}.command", cfg.command)
+        for _, cut in dropped:
+            if cut:
+                table.append_meta(f"run.{run_no}.{dropped_key}",
+                                  cut.decode("utf-8", "replace")[:200])
+
+
+def end_run(table, run_no, started, failures):
+    table.append_meta(f"run.{run_no}.end", now_iso())
+    table.append_meta(f"run.{run_no}.wall_s", f"{time.monotonic() - started:.1f}")
+    table.append_meta(f"run.{run_no}.loadavg_end", loadavg())
+    table.append_meta(f"run.{run_no}.failed_points", failures)
+
+
 def next_index(meta, prefix):
     used = [int(k[len(prefix):].split(".")[0]) for k in meta
             if k.startswith(prefix) and k[len(prefix):].split(".")[0].isdigit()]
@@ -89,6 +120,16 @@ def _load(path, columns, collective):
         raise InputError(f"{path}: cannot read it to resume: {e.strerror or e}") from None
 
 
+def resuming(cfg):
+    """Whether this sweep continues the table at --out (refused when it exists and neither
+    --resume nor --force was given)."""
+    exists = os.path.exists(cfg.out)
+    if exists and not (cfg.resume or cfg.force or cfg.dry_run):
+        raise InputError(f"{cfg.out} exists: pass --resume to continue that sweep or "
+                         "--force to start it again")
+    return exists and cfg.resume
+
+
 class _State:
     """The table and journal as found: what a resumed sweep keeps. Reading only: the truncated
     last lines a killed sweep left are cut off by `repair`, once the resume is known to be
@@ -98,11 +139,7 @@ class _State:
         self.journal_file = journal_path(cfg.out)
         done, journal_rows, self.meta, self.dropped = set(), [], {}, []
         self.grew = False
-        exists = os.path.exists(cfg.out)
-        if exists and not (cfg.resume or cfg.force or cfg.dry_run):
-            raise InputError(f"{cfg.out} exists: pass --resume to continue that sweep or "
-                             "--force to start it again")
-        self.resuming = exists and cfg.resume
+        self.resuming = resuming(cfg)
         if self.resuming:
             resume.check_mode(cfg.out, cfg.options)
             self.meta, rows, cut = _load(cfg.out, COLUMNS, cfg.collective)
@@ -165,26 +202,13 @@ def _run_locked(cfg, progress_stream):
     fail_no = next_index(meta, "failed.")
     table.open()
     journal.open()
-    # A sweep stopped by `kill` (SIGTERM; background jobs also ignore SIGINT) still kills its
-    # running launch and closes the table: the handler turns the signal into an exception.
-    def _terminate(signum, frame):
-        raise KeyboardInterrupt
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous = sigterm_as_interrupt()
     started = time.monotonic()
     failures = 0
     progress = Progress(plan.total, plan.total - plan.left, progress_stream,
                         cfg.progress_interval)
     try:
-        table.append_meta(f"run.{run_no}.start", now_iso())
-        table.append_meta(f"run.{run_no}.loadavg_start", loadavg())
-        for key, value in grown.items():
-            table.append_meta(key, value)
-        if run_no > 1:
-            table.append_meta(f"run.{run_no}.command", cfg.command)
-            for _, cut in state.dropped:
-                if cut:
-                    table.append_meta(f"run.{run_no}.dropped_truncated_line",
-                                      cut.decode("utf-8", "replace")[:200])
+        start_run(table, cfg, run_no, grown, state.dropped, "dropped_truncated_line")
         for key in plan.ready:
             table.append_row(_table_row(cfg.collective, key, plan.combine(key)))
         have_library = "mpi_library" in meta
@@ -233,10 +257,7 @@ def _run_locked(cfg, progress_stream):
                 progress.advance(len(lost))
                 progress.message(f"collsel sweep: point failed, going on: {reason[:300]}")
     finally:
-        table.append_meta(f"run.{run_no}.end", now_iso())
-        table.append_meta(f"run.{run_no}.wall_s", f"{time.monotonic() - started:.1f}")
-        table.append_meta(f"run.{run_no}.loadavg_end", loadavg())
-        table.append_meta(f"run.{run_no}.failed_points", failures)
+        end_run(table, run_no, started, failures)
         table.close()
         journal.close()
         progress.finish()
