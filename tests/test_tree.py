@@ -84,11 +84,16 @@ def test_penalty_leaf_rule_prefers_cheaper_method():
     assert maj.method[0] == 0 and pen.method[0] == 1
 
 
-def test_penalty_rule_ignores_methods_missing_in_block():
+def test_penalty_rule_scores_missing_methods_at_imputed_times():
+    # method 1 lacks cell (0, 1): imputed from its neighbour (0.5), scored at that cell's best
+    # (an estimate is never credited with beating a measurement), so it costs nothing there
     times = np.array([[[1.0, 0.5], [1.0, np.nan]]])
     dm = dmap_from_grid(np.argmin(np.nan_to_num(times, nan=9), -1), times)
     pen = tree.build_tree(dm, tree.BuildOptions(max_depth=0, leaf="penalty"))
-    assert pen.method[0] == 0   # method 1 lacks a measurement in the block
+    assert pen.method[0] == 1
+    stats = penalty.tree_stats(dm, pen)
+    assert stats["imputed_choices"] == 1 and stats["partial_cells"] == 1
+    assert stats["penalty_max"] == 0 and stats["measured_cells"] == 2
 
 
 def test_unmeasured_choice_is_counted_not_scored():

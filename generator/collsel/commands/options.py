@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from collsel.core import decision_map, statistic, table, tree
+from collsel.core import decision_map, statistic, table, tree, values
 from collsel.errors import printable
 
 
@@ -23,13 +23,32 @@ def add_tree_options(p):
                         "split every axis at its middle index (default)")
     p.add_argument("--leaf", choices=tree.LEAF_RULES, default="majority",
                    help="majority: most frequent method in the block (the paper); penalty: least "
-                        "summed relative penalty over the block's measured cells")
+                        "summed relative penalty over the block's measured cells; robust: least "
+                        "mean penalty, under --max-penalty when given (all three score unmeasured "
+                        "methods at imputed times)")
+    p.add_argument("--ties", action="store_true",
+                   help="tie-aware leaves: a block where one method is tied with the best on "
+                        "every measured cell becomes a leaf (exact up to ties; greedy, not "
+                        "guaranteed minimal). Ties come from the table's tied or "
+                        "ci_halfwidth_us columns and --tolerance, which implies --ties")
+    p.add_argument("--max-penalty", type=percent, metavar="PCT",
+                   help="with --leaf robust: no measured cell of a leaf may pay more than PCT%% "
+                        "penalty; a block where no method meets it splits further, and at "
+                        "--max-depth takes the method with the least worst-cell penalty "
+                        "(stats count the cells and leaves over the cap)")
 
 
 def add_table_options(p):
     p.add_argument("tables", nargs="+", metavar="TABLE", help="canonical performance table(s)")
     p.add_argument("--collective", required=True, help="bcast, reduce, ...")
     p.add_argument("--z", metavar="COLUMN", help="third axis column (octree), e.g. ppn")
+    p.add_argument("--tolerance", type=percent, metavar="PCT",
+                   help="a method within PCT%% of a cell's best is tied with it (added to the "
+                        "ties from the table's tied or ci_halfwidth_us columns); for build, "
+                        "implies --ties")
+    p.add_argument("--no-defer", dest="defer", action="store_false",
+                   help="do not offer 'defer to the MPI' (the algorithm-0 rows) as a leaf "
+                        "(by default it is a candidate wherever it was measured)")
 
 
 def read_tables(paths):
@@ -44,4 +63,14 @@ def read_tables(paths):
 
 
 def load_map(args):
-    return decision_map.build_map(read_tables(args.tables).select(args.collective), args.z)
+    if args.tolerance is not None:
+        values.percent(args.tolerance, "--tolerance", "", 0.0, 1000.0)
+    return decision_map.build_map(read_tables(args.tables).select(args.collective), args.z,
+                                  args.tolerance, args.defer)
+
+
+def build_options(args):
+    """The tree options of add_tree_options' flags, checked."""
+    return tree.BuildOptions(args.split, args.leaf, args.max_depth, args.threshold,
+                             args.max_penalty,
+                             args.ties or getattr(args, "tolerance", None) is not None).check()

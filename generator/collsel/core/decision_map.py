@@ -77,6 +77,7 @@ class DecisionMap:
     filled_times: np.ndarray = None  # times with unmeasured pairs imputed (default: computed)
     tied: np.ndarray = None          # bool grid + (n_methods,): tie set (default: the best only)
     confidence: np.ndarray = None    # float grid: largest p_best, NaN when unknown
+    family: str = "openmpi"          # whose algorithm ids the methods hold (the table's)
 
     def __post_init__(self):
         if self.filled_times is None:
@@ -101,13 +102,21 @@ class DecisionMap:
         """Int grid: how many methods were measured in each cell."""
         return np.isfinite(self.times).sum(axis=-1)
 
+    def scored_times(self):
+        """The time each method is scored at in each cell: measured, else imputed but never below
+        the cell's best measured time (an estimate is not credited with beating a measurement);
+        NaN on cells where nothing was measured, and for "defer" where the baseline was not."""
+        clipped = np.where(self.imputed, np.fmax(self.filled_times, self.best_time[..., None]),
+                           self.filled_times)
+        return np.where(self.measured[..., None], clipped, np.nan)
+
     @property
     def defer_index(self):
         """Index of "defer to the MPI" (Method(0, 0, 0)) among the methods, None if absent."""
         return self.methods.index(DEFER) if DEFER in self.methods else None
 
     def method_names(self):
-        return [describe(self.collective, m) for m in self.methods]
+        return [describe(self.collective, m, self.family) for m in self.methods]
 
 
 def z_axis(name, raw, origin=None):
@@ -144,10 +153,11 @@ def build_map(table, z_column=None, tolerance=None, defer=True):
         raise InputError(f"{files}: {collective} has only baseline (algorithm 0) rows; nothing "
                          "to choose from (measure the algorithms too)")
     z_raw = table.column(z_column).tolist() if z_column else None
-    axes = [make_axis("comm_size", LINEAR, table.comm_size[cand].tolist()),
-            make_axis("msg_size", LOG2, table.msg_size[cand].tolist())]
+    on_axes = cand | (baseline & bool(defer))    # with defer, baseline-only points are cells
+    axes = [make_axis("comm_size", LINEAR, table.comm_size[on_axes].tolist()),
+            make_axis("msg_size", LOG2, table.msg_size[on_axes].tolist())]
     if z_column:
-        rows = np.flatnonzero(cand)
+        rows = np.flatnonzero(on_axes)
         axes.append(z_axis(z_column, [z_raw[i] for i in rows], [table.origin[i] for i in rows]))
 
     keys = list(zip(table.algorithm.tolist(), table.segsize.tolist(), table.faninout.tolist()))
@@ -164,7 +174,7 @@ def build_map(table, z_column=None, tolerance=None, defer=True):
         methods.append(DEFER)
     method_index = {m: i for i, m in enumerate(methods)}
 
-    rows = np.flatnonzero((cand | (baseline & bool(defer))) & on_grid)
+    rows = np.flatnonzero(on_axes & on_grid)
     rows = rows[np.argsort(-table.time_us[rows], kind="stable")]   # the least of duplicates wins
     where = tuple(c[rows] for c in coords) + (
         np.array([method_index[Method(*keys[i]) if cand[i] else DEFER] for i in rows],
@@ -189,7 +199,7 @@ def build_map(table, z_column=None, tolerance=None, defer=True):
     skip = (method_index[DEFER],) if DEFER in method_index else ()
     return DecisionMap(collective, axes, methods, times, measured, best, best_time, base,
                        imputation.impute(times, axes, skip)[0], tied,
-                       ties.confidence(column["p_best"]))
+                       ties.confidence(column["p_best"]), table.family)
 
 
 def _row_values(table, name, rows, where, shape, low, high):

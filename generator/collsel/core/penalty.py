@@ -4,9 +4,13 @@ Penalty of a cell = time(chosen method) / time(best method) - 1, in percent, ove
 both times exist. Every chooser is scored by `score`: a tree (through its cell grid), Open MPI's
 own decision (the algorithm-0 rows), a model's choice, or the best of another launch.
 
-For trees (paper tables 1-2): a cell whose chosen method was never measured there has no
-penalty; such cells are counted in `unmeasured_choices` instead of being scored as 0. Mean depth
-weights every grid cell equally (a uniform distribution over the measured grid).
+For trees (paper tables 1-2) every measured cell is scored: a cell whose chosen method was not
+measured there is scored at the method's imputed time (DecisionMap.scored_times, core.imputation)
+and counted in `imputed_choices` (and, as before, `unmeasured_choices`); `partial_cells` counts the
+measured cells with fewer than all methods measured, and `unscored_cells` the measured cells no
+time exists for (only "defer" where the baseline is missing can cause one), so no cell is dropped
+silently. Cells where nothing was measured never count. Mean depth weights every grid cell
+equally (a uniform distribution over the measured grid).
 """
 import numpy as np
 
@@ -46,33 +50,53 @@ def chosen_time(dmap, choice):
     return np.take_along_axis(dmap.times, np.asarray(choice)[..., None], axis=-1)[..., 0]
 
 
+def scored_time(dmap, choice):
+    """The time the chosen method (an index grid) is scored at: measured, else imputed."""
+    return np.take_along_axis(dmap.scored_times(), np.asarray(choice)[..., None], axis=-1)[..., 0]
+
+
 def cell_choices(dmap, tree):
     """Method and leaf depth deciding each grid cell (evaluated at the cell's measured point)."""
     leaf = tree.leaf_grid(dmap.shape)
     return tree.method[leaf], tree.depth[leaf]
 
 
-def tree_stats(dmap, tree):
+def tree_stats(dmap, tree, max_penalty=None):
+    """Statistics of a tree on its map; with `max_penalty` (percent, the robust leaves' cap) also
+    how many measured cells and leaves pay more than the cap."""
     choice, depth = cell_choices(dmap, tree)
     times = chosen_time(dmap, choice)
-    measured_time = np.where(dmap.measured, times, np.nan)
+    scored = scored_time(dmap, choice)
+    measured = dmap.measured
     leaves = tree.first_child == LEAF
+    overall = score(scored, dmap.best_time)
     stats = {
         "max_depth": int(tree.depth[leaves].max()),
         "min_depth": int(tree.depth[leaves].min()),
         "mean_depth": float(depth.mean()),
-        **prefixed(score(measured_time, dmap.best_time), "penalty"),
+        **prefixed(overall, "penalty"),
+        "scored_cells": overall["cells"],
         "leaves": int(leaves.sum()),
         "nodes": int(tree.node_count),
-        "unmeasured_choices": int((dmap.measured & ~np.isfinite(times)).sum()),
-        "measured_cells": int(dmap.measured.sum()),
-        "filled_cells": int((~dmap.measured).sum()),
+        "unmeasured_choices": int((measured & ~np.isfinite(times)).sum()),
+        "imputed_choices": int((measured & ~np.isfinite(times) & np.isfinite(scored)).sum()),
+        "unscored_cells": int((measured & ~np.isfinite(scored)).sum()),
+        "partial_cells": int((measured & (dmap.candidates < len(dmap.methods))).sum()),
+        "measured_cells": int(measured.sum()),
+        "filled_cells": int((~measured).sum()),
     }
+    if max_penalty is not None:
+        over = measured & (np.nan_to_num(penalty_pct(scored, dmap.best_time)) > max_penalty)
+        stats["cells_over_cap"] = int(over.sum())
+        stats["leaves_over_cap"] = int(np.unique(tree.leaf_grid(dmap.shape)[over]).size)
     stats.update(baseline_stats(dmap))
     return stats
 
 
 def baseline_stats(dmap):
-    """Penalty of Open MPI's own decision (algorithm-0 rows) on the measured cells that have one."""
-    s = score(np.where(dmap.measured, dmap.baseline_time, np.nan), dmap.best_time)
-    return {"baseline_cells": s["cells"], **prefixed(s, "baseline_penalty")}
+    """Penalty of Open MPI's own decision (algorithm-0 rows) on the measured cells that have one;
+    `baseline_missing_cells` counts the measured cells without one."""
+    base = np.where(dmap.measured, dmap.baseline_time, np.nan)
+    s = score(base, dmap.best_time)
+    return {"baseline_cells": s["cells"], **prefixed(s, "baseline_penalty"),
+            "baseline_missing_cells": int((dmap.measured & ~np.isfinite(base)).sum())}

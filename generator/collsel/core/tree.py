@@ -16,6 +16,25 @@ Boundaries are cell indexes of the DecisionMap's axes: boundary k means "value >
 In `replicate` mode a boundary may equal a box edge, leaving an empty child (no value reaches it).
 
 Construction runs level by level over the whole grid with NumPy; nothing recurses.
+
+Leaves. A block whose cells all have the same best method is a leaf of that method. With the
+`ties` option (`--ties`, implied by `--tolerance`), a block is also a leaf when one method is in
+the tie set (core.ties) of every measured cell of the block: the one of those with the least
+mean penalty. "Exact" then means exact up to ties. This is greedy top-down (each block stops as
+soon as one method covers it), so the tree is smaller than the exact one but not guaranteed to be
+the smallest exact-up-to-ties tree. A block cut off by a limit gets its method from the leaf rule:
+
+- majority: the most frequent best method of the block's cells (the paper);
+- penalty: the least summed relative penalty over the block's measured cells;
+- robust: the least mean penalty (the same order as the sum), under `max_penalty` when given:
+  no measured cell of the block may pay more than the cap; a block where no method meets the
+  cap splits further, and at the depth limit takes the method with the least maximum penalty
+  (core.penalty.tree_stats counts the cells and leaves over the cap).
+
+Every rule scores a method on the block's measured cells at DecisionMap.scored_times (imputed
+where unmeasured) and only considers methods scorable on all of them ("defer to the MPI" only
+where the baseline was measured); on complete tables without baseline rows this is the rule as it
+was before imputation existed.
 """
 from dataclasses import dataclass
 
@@ -26,7 +45,8 @@ from collsel.errors import InputError
 LEAF = -1
 UNDEFINED = -2
 SPLITS = ("replicate", "balanced")
-LEAF_RULES = ("majority", "penalty")
+LEAF_RULES = ("majority", "penalty", "robust")
+COMPARED_LEAF_RULES = ("majority", "penalty")   # the rules `collsel stats` and the report compare
 
 
 @dataclass
@@ -35,6 +55,7 @@ class TreeArrays:
     split: np.ndarray        # int32 (n, n_axes)
     method: np.ndarray       # int32 (n,)
     depth: np.ndarray        # int32 (n,)
+    family: str = "openmpi"  # whose algorithm ids the methods hold (the map's)
 
     @property
     def node_count(self):
@@ -98,6 +119,8 @@ class BuildOptions:
     leaf: str = "majority"
     max_depth: object = None   # int or None
     threshold: object = None   # percent in (0, 100] or None
+    max_penalty: object = None  # percent >= 0 or None: robust leaves' cap on any cell's penalty
+    ties: bool = False          # a block tied to one method on every measured cell is a leaf
 
     def check(self):
         if self.split not in SPLITS:
@@ -109,11 +132,23 @@ class BuildOptions:
             raise InputError(f"--max-depth must be an integer in [0, 64], not {self.max_depth}")
         if self.threshold is not None and not 0 < self.threshold <= 100:
             raise InputError(f"--threshold must be a percentage in (0, 100], not {self.threshold}")
+        if self.max_penalty is not None:
+            if self.leaf != "robust":
+                raise InputError("--max-penalty needs --leaf robust")
+            if not 0 <= self.max_penalty < float("inf"):
+                raise InputError(f"--max-penalty must be a percentage >= 0, not "
+                                 f"{self.max_penalty}")
         return self
 
     def as_dict(self):
-        return {"split": self.split, "leaf": self.leaf, "max_depth": self.max_depth,
-                "threshold": self.threshold}
+        """The options as tree.json's `build` records them (max_penalty only when set)."""
+        out = {"split": self.split, "leaf": self.leaf, "max_depth": self.max_depth,
+               "threshold": self.threshold}
+        if self.max_penalty is not None:
+            out["max_penalty"] = self.max_penalty
+        if self.ties:
+            out["ties"] = True
+        return out
 
 
 def limit_label(kind, value):
@@ -135,7 +170,7 @@ def limit_family(depths, thresholds):
     limits = ([("depth", d) for d in range(1, depths + 1)]
               + [("threshold", th) for th in thresholds] + [("exact", None)])
     for split in SPLITS:
-        for leaf in LEAF_RULES:
+        for leaf in COMPARED_LEAF_RULES:
             for kind, value in limits:
                 yield split, leaf, kind, value, BuildOptions(
                     split, leaf, value if kind == "depth" else None,
@@ -177,13 +212,16 @@ def _block_reduce(ufunc, grid, bounds):
 
 
 class _LeafChooser:
-    """Leaf method of a block under the chosen rule, from summed-area tables (built on demand)."""
+    """Leaf method of blocks, from summed-area tables over the map (built on demand)."""
 
-    def __init__(self, dmap, grid, rule):
-        self.dmap, self.grid, self.rule = dmap, grid, rule
-        self._counts = self._penalty = None
+    def __init__(self, dmap, grid, options):
+        self.dmap, self.grid, self.rule = dmap, grid, options.leaf
+        self.cap = options.max_penalty
+        self._counts = self._scores = None
+        self.ties = options.ties and bool((dmap.tied.sum(axis=-1) > 1).any())
 
-    def _sat(self, values):
+    @staticmethod
+    def _sat(values):
         sat = values
         for d in range(values.ndim - 1):
             sat = np.cumsum(sat, axis=d)
@@ -214,35 +252,77 @@ class _LeafChooser:
             self._counts = self._sat(onehot)
         return self._box_sum(self._counts, lo, hi)
 
-    def choose(self, lo, hi):
-        counts = self.counts(lo, hi)
-        majority = np.argmax(counts, axis=1)
-        if self.rule != "penalty":
-            return majority
-        if self._penalty is None:
+    def original(self, lo, hi):
+        """Builder boxes as boxes of the map's own cells."""
+        conv = lambda b: np.stack([self.grid.to_original[d][b[:, d]]  # noqa: E731
+                                   for d in range(b.shape[1])], 1)
+        return conv(lo), conv(hi)
+
+    def relative_penalty(self):
+        """Per cell and method, scored time / best - 1 (NaN where not scorable)."""
+        return self.dmap.scored_times() / self.dmap.best_time[..., None] - 1.0
+
+    def scores(self, lo, hi):
+        """Per box and method: summed relative penalty, whether scorable on every measured cell,
+        whether tied on every measured cell, whether within the cap on every measured cell."""
+        if self._scores is None:
             dm = self.dmap
-            rel = dm.times / dm.best_time[..., None] - 1.0
-            present = np.isfinite(rel) & dm.measured[..., None]
-            self._penalty = (self._sat(np.where(present, rel, 0.0)),
-                             self._sat(present.astype(np.int32)),
-                             self._sat(dm.measured.astype(np.int32)[..., None]))
-        sat_pen, sat_has, sat_cells = self._penalty
-        olo = np.stack([self.grid.to_original[d][lo[:, d]] for d in range(lo.shape[1])], 1)
-        ohi = np.stack([self.grid.to_original[d][hi[:, d]] for d in range(lo.shape[1])], 1)
-        summed = self._box_sum(sat_pen, olo, ohi)
-        has = self._box_sum(sat_has, olo, ohi)
-        cells = self._box_sum(sat_cells, olo, ohi)
+            rel = self.relative_penalty()
+            present = np.isfinite(rel)
+            over = present & (100.0 * rel > (np.inf if self.cap is None else self.cap))
+            self._scores = [self._sat(a) for a in (
+                np.where(present, rel, 0.0), present.astype(np.int32),
+                dm.measured.astype(np.int32)[..., None], dm.tied.astype(np.int32),
+                over.astype(np.int32))]
+        olo, ohi = self.original(lo, hi)
+        summed, has, cells, tied, over = (self._box_sum(s, olo, ohi) for s in self._scores)
         valid = (has == cells) & (cells > 0)
-        best = np.argmin(np.where(valid, summed, np.inf), axis=1)
-        return np.where(valid.any(axis=1), best, majority)
+        return summed, valid, valid & (tied == cells), valid & (over == 0)
+
+    def tie_leaves(self, lo, hi):
+        """(is a leaf, method) per box: some method is tied on every measured cell; the one with
+        the least summed penalty."""
+        summed, _, all_tied, _ = self.scores(lo, hi)
+        return all_tied.any(axis=1), np.argmin(np.where(all_tied, summed, np.inf), axis=1)
+
+    def choose(self, lo, hi, final):
+        """(method, meets the cap) per box; `final` boxes cannot split any more."""
+        counts = self.counts(lo, hi)
+        ok = np.ones(len(lo), dtype=bool)
+        if self.rule == "majority" and self.dmap.defer_index is None:
+            return np.argmax(counts, axis=1), ok
+        summed, valid, _, capped = self.scores(lo, hi)
+        majority = np.argmax(np.where(valid, counts, -1), axis=1)
+        if self.rule == "majority":
+            return np.where(valid.any(axis=1), majority, np.argmax(counts, axis=1)), ok
+        eligible = capped if self.rule == "robust" else valid
+        best = np.argmin(np.where(eligible, summed, np.inf), axis=1)
+        ok = eligible.any(axis=1) | ~valid.any(axis=1)
+        method = np.where(valid.any(axis=1), best, majority)
+        method = np.where(ok, method, self._least_max(lo, hi, valid))
+        return method, ok | final
+
+    def _least_max(self, lo, hi, valid):
+        """Per box, the scorable method with the least maximum penalty (for boxes over the cap)."""
+        rel = self.relative_penalty()
+        olo, ohi = self.original(lo, hi)
+        out = np.zeros(len(lo), dtype=np.int64)
+        for k in range(len(lo)):
+            box = rel[tuple(slice(a, b) for a, b in zip(olo[k], ohi[k]))]
+            worst = np.nanmax(np.where(np.isfinite(box), box, -np.inf).reshape(-1, rel.shape[-1]),
+                              axis=0)
+            out[k] = np.argmin(np.where(valid[k], worst, np.inf))
+        return out
 
 
 def build_tree(dmap, options=None):
-    """The quadtree/octree of a decision map under the options' limits."""
+    """The quadtree/octree of a decision map under the options' limits (BuildOptions: split,
+    leaf rule, max_depth, threshold, and the keyword fields max_penalty (robust leaves' cap,
+    percent) and ties (tie-aware leaves); see the module docstring)."""
     options = (options or BuildOptions()).check()
     grid = _Grid(dmap, options.split)
     n_axes = len(grid.shape)
-    chooser = _LeafChooser(dmap, grid, options.leaf)
+    chooser = _LeafChooser(dmap, grid, options)
     bounds = [np.array([0, n]) for n in grid.shape]
     # per level: each active node's interval index on every axis
     node_iv = np.zeros((1, n_axes), dtype=np.int64)
@@ -254,10 +334,16 @@ def build_tree(dmap, options=None):
         hi = np.stack([bounds[d][node_iv[:, d] + 1] for d in range(n_axes)], 1)
         low = _block_reduce(np.minimum, grid.colors, bounds)[iv]
         uniform = low == _block_reduce(np.maximum, grid.colors, bounds)[iv]
-        leaf = uniform.copy()
         leaf_method = np.where(uniform, low, UNDEFINED)
+        if chooser.ties and not uniform.all():
+            sub = np.flatnonzero(~uniform)
+            tie_leaf, tie_method = chooser.tie_leaves(lo[sub], hi[sub])
+            uniform[sub[tie_leaf]] = True
+            leaf_method[sub[tie_leaf]] = tie_method[tie_leaf]
+        leaf = uniform.copy()
         limited = ~uniform
-        if options.max_depth is not None and level >= options.max_depth:
+        final = options.max_depth is not None and level >= options.max_depth
+        if final:
             leaf |= limited
         elif options.threshold is not None and limited.any():
             sub = np.flatnonzero(limited)
@@ -266,7 +352,9 @@ def build_tree(dmap, options=None):
             leaf[sub[share * 100 >= options.threshold]] = True
         pick = np.flatnonzero(leaf & limited)
         if pick.size:
-            leaf_method[pick] = chooser.choose(lo[pick], hi[pick])
+            leaf_method[pick], kept = chooser.choose(lo[pick], hi[pick], final)
+            leaf[pick[~kept]] = False            # over the cap: split further
+            leaf_method[pick[~kept]] = UNDEFINED
 
         halves = [_halve(b) for b in bounds]
         splits_axis = np.stack([halves[d][2][node_iv[:, d]] for d in range(n_axes)], 1)
@@ -297,7 +385,7 @@ def build_tree(dmap, options=None):
         level += 1
     cat = lambda parts: np.concatenate(parts).astype(np.int32)  # noqa: E731
     return TreeArrays(cat(first_child), np.concatenate(split).astype(np.int32),
-                      cat(method), cat(depth))
+                      cat(method), cat(depth), dmap.family)
 
 
 def cells_of_values(axes, values):
