@@ -212,11 +212,6 @@ def test_report_page_in_chromium(browser, tmp_path):
     assert browser.evaluate("document.getElementById('recommended-tree').innerText"
                             ".includes('--recommend')")
     assert any(f["name"].startswith("robust") for f in report["figures"])
-    # tick labels inside every SVG (matplotlib groups each tick's label): none overlap
-    for f in report["figures"]:
-        errors, failed = browser.load(out / f["svg"])
-        assert not errors and not failed, (f["svg"], errors, failed)
-        assert browser.evaluate(OVERLAPPING_TICKS) == [], f["svg"]
     png = browser.screenshot()
     from PIL import Image
     img = Image.open(io.BytesIO(png)).convert("RGB")
@@ -227,3 +222,8 @@ def test_report_page_in_chromium(browser, tmp_path):
     keep.parent.mkdir(exist_ok=True)
     keep.write_bytes(png)
     print(f"screenshot: {keep} ({img.width}x{img.height})")
+    # tick labels inside every SVG (matplotlib groups each tick's label): none overlap
+    for f in report["figures"]:
+        errors, failed = browser.load(out / f["svg"])
+        assert not errors and not failed, (f["svg"], errors, failed)
+        assert browser.evaluate(OVERLAPPING_TICKS) == [], f["svg"]
