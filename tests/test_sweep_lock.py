@@ -37,10 +37,10 @@ def fake_bench(tmp_path):
 
 
 def sweep_args(out, bench, mode="per-method"):
-    return ["sweep", "--mode", mode, "--collective", "bcast", "--out", str(out), "--bench", str(bench),
+    return ["sweep", "--collective", "bcast", "--out", str(out), "--bench", str(bench),
             "--comm-sizes", "2", "--algorithms", "binomial:0,linear", "--no-baseline",
             "--msg-sizes", ",".join(map(str, SIZES)), "--launches", str(LAUNCHES),
-            "--timeout", "60", "--progress-interval", "1000"]
+            "--timeout", "60", "--progress-interval", "1000", "--mode", mode]
 
 
 def start(out, bench, tmp_path, sleep="0.4", mode="per-method"):
