@@ -87,12 +87,13 @@ def register(subparsers):
     p.add_argument("--no-baseline", action="store_true",
                    help="do not measure algorithm 0 (Open MPI's own decision)")
     p.add_argument("--resume", action="store_true",
-                   help="continue the sweep in --out. --collective, --launches, --time-cap, "
+                   help="continue the sweep in --out. --mode, --mpi, --seed, --collective, "
+                        "--launches, --time-cap, "
                         "--rel-ci, --min-reps, --max-reps, --warmup, --launcher, "
                         "--launcher-args and --bench must be as recorded (the table's "
                         "'# options=' line); --comm-sizes, --msg-sizes and --algorithms "
                         "(with --segsizes, --no-baseline) may add values but not drop recorded "
-                        "ones; --out and --timeout may differ")
+                        "ones; --out, --timeout, --refine, --confidence and --raw may differ")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out")
     p.add_argument("--dry-run", action="store_true",
                    help="print the launch commands only (reads, never writes, takes no lock; "
