@@ -39,6 +39,8 @@ def test_stats_recomputed_from_compiled_decisions(tmp_path, tanjaderin, collecti
     stats = json.loads((out / "stats.json").read_text())
     exe = compile_decision(out, False)
     times, base = read_points(tanjaderin[collective])
+    for key, t in base.items():   # "defer to the MPI" (0, 0, 0) is a candidate where measured
+        times.setdefault(key, {})[(0, 0, 0)] = t
     keys = sorted(times)
     text = "".join(f"{p} {m}\n" for p, m in keys)
     decided = subprocess.run([str(exe)], input=text, capture_output=True, text=True,
