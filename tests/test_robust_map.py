@@ -2,11 +2,13 @@
 "defer to the MPI" as a candidate, tie-aware exact trees, and no dropped cells on sparse tables."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from collsel.core import decision_map, penalty, table, tree, treefile
+from collsel.core import decision_map, penalty, table, ties, tree, treefile
 from collsel.core.algorithms import Method
 from collsel.errors import InputError
 from helpers import tanjaderin_table
+from test_tree import dmap_from_grid
 
 HEADER = "collective,comm_size,msg_size,algorithm,segsize,time_us"
 
@@ -225,3 +227,24 @@ def test_sparse_table_scores_every_measured_cell(trieste, deleted, defer, cells,
             assert np.isfinite(scored[dm.measured]).all()       # none dropped
             assert s["imputed_choices"] == int((dm.measured & ~np.isfinite(
                 penalty.chosen_time(dm, t.method_grid(dm.shape)))).sum())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 9), st.integers(1, 4), st.floats(0, 50),
+       st.sampled_from([None, 0, 1, 2]), st.sampled_from(tree.SPLITS), st.integers(0, 2**32 - 1))
+def test_robust_cap_holds_unless_depth_forbids(n_p, n_m, n_methods, cap, depth, split, seed):
+    rng = np.random.default_rng(seed)
+    times = rng.uniform(1.0, 3.0, (n_p, n_m, n_methods))
+    times[rng.random(times.shape) < 0.3] = np.nan
+    dm = dmap_from_grid(np.full((n_p, n_m), n_methods - 1), times)     # n_methods methods
+    dm.best = np.argmin(np.nan_to_num(times, nan=np.inf), -1)
+    dm.tied = ties.tie_sets(times, dm.best)
+    t = tree.build_tree(dm, tree.BuildOptions(split=split, leaf="robust", max_penalty=cap,
+                                              max_depth=depth))
+    s = penalty.tree_stats(dm, t, max_penalty=cap)
+    assert s["scored_cells"] == s["measured_cells"] and s["unscored_cells"] == 0
+    pen = penalty.penalty_pct(penalty.scored_time(dm, t.method_grid(dm.shape)), dm.best_time)
+    leaf = t.leaf_grid(dm.shape)
+    over = dm.measured & (pen > cap)
+    assert s["cells_over_cap"] == over.sum()
+    assert np.all(t.depth[leaf[over]] == depth)           # only where the depth limit forced it

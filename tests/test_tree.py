@@ -93,7 +93,7 @@ def test_penalty_rule_scores_missing_methods_at_imputed_times():
     assert pen.method[0] == 1
     stats = penalty.tree_stats(dm, pen)
     assert stats["imputed_choices"] == 1 and stats["partial_cells"] == 1
-    assert stats["penalty_max"] == 0 and stats["measured_cells"] == 2
+    assert stats["penalty_max"] == stats["penalty_min"] == 0 and stats["scored_cells"] == 2
 
 
 def test_unmeasured_choice_is_counted_not_scored():

@@ -299,11 +299,14 @@ class _LeafChooser:
         best = np.argmin(np.where(eligible, summed, np.inf), axis=1)
         ok = eligible.any(axis=1) | ~valid.any(axis=1)
         method = np.where(valid.any(axis=1), best, majority)
-        method = np.where(ok, method, self._least_max(lo, hi, valid))
+        over = np.flatnonzero(~ok)
+        if over.size:
+            method[over] = self._least_max(lo[over], hi[over], valid[over])
         return method, ok | final
 
     def _least_max(self, lo, hi, valid):
-        """Per box, the scorable method with the least maximum penalty (for boxes over the cap)."""
+        """Per box, the scorable method with the least maximum penalty (for boxes over the cap,
+        which hold measured cells: `valid` has a True in every row)."""
         rel = self.relative_penalty()
         olo, ohi = self.original(lo, hi)
         out = np.zeros(len(lo), dtype=np.int64)
