@@ -55,13 +55,13 @@ DEFER_NAME = "defer: no override, the MPI's own decision"
 
 
 def methods(loaded, target):
-    """[{algorithm, segsize, faninout, name, defer}] of every method, checked (see `method`).
-    Algorithm 0 is the MPI's own decision: a leaf holding it defers to the MPI (`defer`)."""
+    """[{algorithm, segsize, faninout, name}] of every method, checked (see `method`).
+    Algorithm 0 is the MPI's own decision: a leaf holding it defers to the MPI (DEFER_NAME)."""
     out = []
     for i in range(len(loaded.methods)):
         alg, seg, fan, name = method(loaded, i, target)
         out.append({"algorithm": alg, "segsize": seg, "faninout": fan,
-                    "name": DEFER_NAME if alg == 0 else name, "defer": alg == 0})
+                    "name": DEFER_NAME if alg == 0 else name})
     return out
 
 
