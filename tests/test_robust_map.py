@@ -103,14 +103,15 @@ def test_robust_leaf_is_least_mean_penalty_and_respects_cap(tmp_path):
 
 
 def test_cap_decides_between_methods(tmp_path):
-    # alg 1: 0 % on three cells, 12 % on one (mean 3 %); alg 6: 4 % everywhere but its own best
+    # alg 1: 0 % on three cells, 12 % on one (mean 3 %); alg 6: 5 % on those three (3.75 %)
     rows = []
-    for p, m, t1, t6 in ((2, 1, 1.0, 1.04), (2, 4, 1.0, 1.04), (4, 1, 1.0, 1.04), (4, 4, 1.12, 1.0)):
+    cells = ((2, 1, 1.0, 1.05), (2, 4, 1.0, 1.05), (4, 1, 1.0, 1.05), (4, 4, 1.12, 1.0))
+    for p, m, t1, t6 in cells:
         rows += [bcast(p, m, 1, t1), bcast(p, m, 6, t6)]
     dm = decision_map.build_map(write(tmp_path, rows))
     pick = lambda **kw: dm.methods[tree.build_tree(dm, tree.BuildOptions(  # noqa: E731
         leaf="robust", max_depth=0, **kw)).method[0]].algorithm
-    assert pick() == 1                  # mean 3 % each: equal sums go to the lower index
+    assert pick() == 1                                   # least mean
     assert pick(max_penalty=10) == 6 and pick(max_penalty=13) == 1
 
 
@@ -219,8 +220,9 @@ def test_sparse_table_scores_every_measured_cell(trieste, deleted, defer, cells,
             t = tree.build_tree(dm, tree.BuildOptions(leaf=leaf, max_depth=depth))
             s = penalty.tree_stats(dm, t)
             print(f"  depth {depth} {leaf:8}: mean {s['penalty_mean']:.2f}% max "
-                  f"{s['penalty_max']:.2f}% on {s['scored_cells']} cells, imputed choices {s['imputed_choices']}, partial cells "
-                  f"{s['partial_cells']}, leaves {s['leaves']}")
+                  f"{s['penalty_max']:.2f}% on {s['scored_cells']} cells, imputed choices "
+                  f"{s['imputed_choices']}, partial cells {s['partial_cells']}, leaves "
+                  f"{s['leaves']}")
             assert s["unscored_cells"] == 0 and s["scored_cells"] == dm.measured.sum()
             assert s["partial_cells"] == partial
             scored = penalty.scored_time(dm, t.method_grid(dm.shape))
@@ -248,3 +250,9 @@ def test_robust_cap_holds_unless_depth_forbids(n_p, n_m, n_methods, cap, depth, 
     over = dm.measured & (pen > cap)
     assert s["cells_over_cap"] == over.sum()
     assert np.all(t.depth[leaf[over]] == depth)           # only where the depth limit forced it
+
+
+@pytest.mark.parametrize("bad", [0, -3, 1001, float("nan")])
+def test_tolerance_out_of_range_is_refused(tmp_path, bad):
+    with pytest.raises(InputError, match="--tolerance"):
+        decision_map.build_map(write(tmp_path, [bcast(2, 8, 1, 1.0)]), tolerance=bad)

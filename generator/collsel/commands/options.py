@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from collsel.core import decision_map, statistic, table, tree, values
+from collsel.core import decision_map, statistic, table, tree
 from collsel.errors import printable
 
 
@@ -63,8 +63,6 @@ def read_tables(paths):
 
 
 def load_map(args):
-    if args.tolerance is not None:
-        values.percent(args.tolerance, "--tolerance", "", 0.0, 1000.0)
     return decision_map.build_map(read_tables(args.tables).select(args.collective), args.z,
                                   args.tolerance, args.defer)
 

@@ -142,6 +142,8 @@ def build_map(table, z_column=None, tolerance=None, defer=True):
     """The decision map of a table holding one collective. `tolerance` (percent or None) widens
     every tie set (core.ties); `defer` makes the baseline rows, where present, the candidate
     "defer to the MPI" (Method(0, 0, 0))."""
+    if tolerance is not None and not 0 < tolerance <= 1000:
+        raise InputError(f"--tolerance must be a percentage in (0, 1000], not {tolerance}")
     collectives = set(table.collective.tolist())
     if len(collectives) != 1:
         raise InputError(f"a decision map needs one collective, got {sorted(collectives)}")
