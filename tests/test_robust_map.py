@@ -169,6 +169,16 @@ def test_defer_leaf_round_trips_through_tree_json(tmp_path):
     assert loaded.decide([[2, 4, 16], [64, 64, 64]]).tolist() == [2, 1, 0]
 
 
+@pytest.mark.parametrize("opts", [tree.BuildOptions(ties=True),
+                                  tree.BuildOptions(leaf="robust", max_penalty=10, max_depth=3)])
+def test_tie_and_capped_trees_round_trip_through_tree_json(trieste, opts):
+    dm = decision_map.build_map(trieste["bcast"], tolerance=5)
+    t = tree.build_tree(dm, opts)
+    loaded = treefile.LoadedTree(treefile.tree_document(dm, t, opts), "tree.json")
+    assert np.array_equal(loaded.tree.method, t.method)
+    assert np.array_equal(loaded.tree.split, t.split)
+
+
 # --- tie-aware exact tree --------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
