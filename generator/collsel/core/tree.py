@@ -217,7 +217,7 @@ class _LeafChooser:
     def __init__(self, dmap, grid, options):
         self.dmap, self.grid, self.rule = dmap, grid, options.leaf
         self.cap = options.max_penalty
-        self._counts = self._scores = None
+        self._counts = self._scores = self._relative = None
         self.ties = options.ties and bool((dmap.tied.sum(axis=-1) > 1).any())
 
     @staticmethod
@@ -260,7 +260,9 @@ class _LeafChooser:
 
     def relative_penalty(self):
         """Per cell and method, scored time / best - 1 (NaN where not scorable)."""
-        return self.dmap.scored_times() / self.dmap.best_time[..., None] - 1.0
+        if self._relative is None:
+            self._relative = self.dmap.scored_times() / self.dmap.best_time[..., None] - 1.0
+        return self._relative
 
     def scores(self, lo, hi):
         """Per box and method: summed relative penalty, whether scorable on every measured cell,
