@@ -20,7 +20,7 @@ Generated subtree (MPICH CSEL semantics: sibling keys are an ordered first-match
 Thresholds are the tree's integer cuts minus one (`<` becomes `<=`), merged where neighbouring
 cells map to the same MPICH algorithm; each must fit in a 32-bit int (MPICH parses N with atoi).
 The base file's `comm_hierarchy=parent` (SMP-aware, multi-node) branches are not kept for a
-replaced collective: the tree was measured without them.
+replaced collective (the tree was measured without them), except inside a deferring leaf (below).
 
 Algorithms: a tree built from an MPICH table (algorithm_family mpich) names MPICH's own
 algorithms; each leaf is the MPIR_... function of that name (MPICH_ALGORITHMS), no translation.
