@@ -22,7 +22,8 @@ def test_one_method_always_best_scores_zero_out_of_sample(tmp_path):
     figs = oos.tree_figures(folds, tree.build_tree)
     assert figs["launches"] is None
     for kind in ("leave_one_P_out", "leave_one_m_out"):
-        assert figs[kind]["tree"]["cells"] == 16 and figs[kind]["tree"]["mean"] == 0.0
+        # only the two interior values of each axis are held out, 4 cells each
+        assert figs[kind]["tree"]["cells"] == 8 and figs[kind]["tree"]["mean"] == 0.0
         assert figs[kind]["best_fixed"]["mean"] == 0.0
         assert figs[kind]["default"]["cells"] == 0       # no algorithm-0 rows
 
@@ -33,6 +34,7 @@ def test_held_out_P_is_asked_through_the_cuts(tmp_path):
     gets P=4's choice (method 1: 100 % slower there)."""
     t = write(tmp_path / "t.csv", grid(lambda p, m, a: 10.0 if (a == 6) == (p >= 8) else 20.0))
     by_p = {f.name: f for f in oos.leave_one_out_folds(t, "comm_size")}
+    assert sorted(by_p) == ["comm_size=4", "comm_size=8"]     # the edges are never held out
     pen = lambda f: oos.evaluate([f], lambda m: [tree.build_tree(m)])["trees"][0]  # noqa: E731
     assert pen(by_p["comm_size=4"])["mean"] == 0.0
     assert pen(by_p["comm_size=8"])["mean"] == 100.0

@@ -1,12 +1,13 @@
 """`collsel build`: table -> decision map -> tree -> tree.json, stats.json and C code."""
 import json
 
-from collsel.core import decision_map, out_of_sample, penalty, recommend, tree, treefile, values
+from collsel.core import out_of_sample, penalty, recommend, tree, treefile, values
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.emit import c_ladder as emit_c
 from collsel.commands import launch_tables
-from collsel.commands.options import add_table_options, add_tree_options, read_tables
+from collsel.commands.options import (add_table_options, add_tree_options, build_options,
+                                      load_table_and_map, map_settings)
 
 
 def register(sub):
@@ -55,7 +56,7 @@ def build_files(dmap, options, prefix=None):
 
 
 def run_build(args):
-    options = tree.BuildOptions(args.split, args.leaf, args.max_depth, args.threshold).check()
+    options = build_options(args)
     budget = values.percent(str(args.budget), "--budget")
     if args.recommend and (args.max_depth is not None or args.threshold is not None):
         raise InputError("--recommend chooses the tree's size: give it without --max-depth "
@@ -63,21 +64,20 @@ def run_build(args):
     if args.prefix is not None:      # before the tables are read
         values.identifier(args.prefix, "--prefix")
     values.output_directory(args.out)
-    table = read_tables(args.tables).select(args.collective)
-    dmap = decision_map.build_map(table, args.z)
+    table, dmap = load_table_and_map(args)
+    settings = map_settings(args)
     journal, launches = launch_tables.load(args)
     if args.z:      # journals have no third axis
         launches = {}
-    folds = out_of_sample.all_folds(table, launches, args.z)
+    folds = out_of_sample.all_folds(table, launches, settings)
     extra = {}
     if args.recommend:
-        t, figures = recommend.recommend(dmap, table, options, budget, launches, args.z)
+        t, figures = recommend.recommend(dmap, table, options, budget, launches, settings)
         rebuild = recommend.fold_builder(dmap, options, figures)
-        # tree.json records the split, the leaf rule and the depth the chosen tree reaches
-        options = tree.BuildOptions(options.split, options.leaf, int(t.depth.max()), None)
         extra["recommendation"] = {**figures, "command": recommend.build_command(
-            args.tables, args.collective, options, budget, args.z,
+            args.tables, args.collective, options, budget, settings,
             journal if args.launches else None, args.out)}
+        options = recommend.recorded_options(options, t)
     else:
         t = tree.build_tree(dmap, options)
         rebuild = lambda m: tree.build_tree(m, options)  # noqa: E731

@@ -62,9 +62,19 @@ def read_tables(paths):
     return combined
 
 
+def map_settings(args):
+    """How add_table_options' flags turn a table into a map (also for out-of-sample folds)."""
+    return decision_map.MapSettings(args.z, args.tolerance, args.defer)
+
+
+def load_table_and_map(args):
+    """The selected collective's table and its decision map."""
+    selected = read_tables(args.tables).select(args.collective)
+    return selected, map_settings(args).build(selected)
+
+
 def load_map(args):
-    return decision_map.build_map(read_tables(args.tables).select(args.collective), args.z,
-                                  args.tolerance, args.defer)
+    return load_table_and_map(args)[1]
 
 
 def build_options(args):

@@ -7,7 +7,8 @@ import tempfile
 import time
 
 from collsel.commands import launch_tables
-from collsel.commands.options import add_table_options, percent, read_tables
+from collsel.commands.options import (add_table_options, load_table_and_map, map_settings,
+                                      percent, read_tables)
 from collsel.commands.stats import depths_option, thresholds_option
 from collsel.core import decision_map, out_of_sample, recommend, table, tree, treefile, values
 from collsel.core.files import write_directory
@@ -86,8 +87,7 @@ def run_report(args):
     options = ReportOptions(tuple(args.tables), args.collective, args.z, depths,
                             tuple(thresholds), args.budget, tuple(args.model_tables or ()),
                             args.split, args.leaf)
-    measured = read_tables(args.tables).select(args.collective)
-    dmap = decision_map.build_map(measured, args.z)
+    measured, dmap = load_table_and_map(args)
     check_size(dmap, options)
     mmap = None
     if args.model_tables:
@@ -117,14 +117,14 @@ def recommended_tree(dmap, measured, args, journal, launches):
     if args.z:      # journals have no third axis (as build)
         launches = {}
     options = tree.BuildOptions(args.split or "balanced", args.leaf or "majority").check()
-    t, figures = recommend.recommend(dmap, measured, options, args.budget, launches, args.z)
+    settings = map_settings(args)
+    t, figures = recommend.recommend(dmap, measured, options, args.budget, launches, settings)
     out = f"tree-{args.collective}"
     command = recommend.build_command(args.tables, args.collective, options, args.budget,
-                                      args.z, journal if args.launches else None, out)
-    # tree.json records the depth the chosen tree reaches, as build --recommend writes it
-    recorded = tree.BuildOptions(options.split, options.leaf, int(t.depth.max()), None)
+                                      settings, journal if args.launches else None, out)
+    recorded = recommend.recorded_options(options, t)
     tree_json = treefile.dumps(treefile.tree_document(dmap, t, recorded)).encode("utf-8")
-    folds = out_of_sample.all_folds(measured, launches, args.z)
+    folds = out_of_sample.all_folds(measured, launches, settings)
     rec = out_of_sample.tree_figures(folds, recommend.fold_builder(dmap, options, figures))
     exact = out_of_sample.tree_figures(folds, lambda m: tree.build_tree(m, options))
     kinds = {kind: None if rec[kind] is None else {

@@ -2,10 +2,10 @@
 import json
 import sys
 
-from collsel.core import decision_map, out_of_sample, penalty, tree, values
+from collsel.core import out_of_sample, penalty, tree, values
 from collsel.errors import CollselError, InputError
 from collsel.commands import launch_tables
-from collsel.commands.options import add_table_options, read_tables
+from collsel.commands.options import add_table_options, load_table_and_map, map_settings
 
 
 def register(sub):
@@ -86,12 +86,11 @@ def thresholds_option(text, flag="--thresholds", limit=MAX_THRESHOLDS):
 def run_stats(args):
     depths = depths_option(args.depths)
     thresholds = thresholds_option(args.thresholds)
-    table = read_tables(args.tables).select(args.collective)
-    dmap = decision_map.build_map(table, args.z)
+    table, dmap = load_table_and_map(args)
     journal, launches = launch_tables.load(args)
     if args.z:      # journals have no third axis
         launches = {}
-    folds = out_of_sample.all_folds(table, launches, args.z)
+    folds = out_of_sample.all_folds(table, launches, map_settings(args))
     rows = stats_rows(dmap, depths, thresholds, folds)
     if args.format == "json":
         try:   # strict JSON: a non-finite number is a bug, never written as NaN or Infinity

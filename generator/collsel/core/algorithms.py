@@ -187,7 +187,10 @@ class Method:
 
 
 def describe(collective, method, family=DEFAULT_FAMILY):
-    """Human name of a method, e.g. 'pipeline/8K' or 'chain/1K/f4'."""
+    """Human name of a method, e.g. 'pipeline/8K' or 'chain/1K/f4'; 'defer' for algorithm 0,
+    which as a tree's choice means "let the MPI decide"."""
+    if method.algorithm == BASELINE_ALGORITHM:
+        return "defer"
     names = registry(family).get(collective, {})
     name = names.get(method.algorithm, f"alg{method.algorithm}")
     if method.segsize:

@@ -138,6 +138,24 @@ def z_axis(name, raw, origin=None):
 DEFER = Method(algorithms.BASELINE_ALGORITHM, 0, 0)
 
 
+@dataclass(frozen=True)
+class MapSettings:
+    """How a table becomes a map, so training folds are mapped exactly as the whole table:
+    the third axis column, the tie tolerance (percent) and whether "defer" is a candidate."""
+    z: str = None
+    tolerance: float = None
+    defer: bool = True
+
+    def build(self, table):
+        return build_map(table, self.z, self.tolerance, self.defer)
+
+    def flags(self):
+        """The command-line words that give these settings."""
+        return ((["--z", self.z] if self.z else [])
+                + ([] if self.tolerance is None else ["--tolerance", f"{self.tolerance:g}"])
+                + ([] if self.defer else ["--no-defer"]))
+
+
 def build_map(table, z_column=None, tolerance=None, defer=True):
     """The decision map of a table holding one collective. `tolerance` (percent or None) widens
     every tie set (core.ties); `defer` makes the baseline rows, where present, the candidate

@@ -3,8 +3,9 @@
 A fold is (training table, held-out table). Three kinds:
 - across launches: build on the mean of k-1 launches' per-launch tables (as the sweep combines
   them), score on the held-out launch's own times; one fold per launch;
-- leave-one-P-out: build without the rows of one P, ask the tree at that P; one fold per P;
-- leave-one-m-out: the same for each message size.
+- leave-one-P-out: build without the rows of one P, ask the tree at that P; one fold per
+  interior P (the smallest and largest P are not held out: that would be extrapolation);
+- leave-one-m-out: the same for each interior message size.
 
 The tree is asked at the held-out cells by value, through its cuts (core.tree.cells_of_values
 and TreeArrays.leaf_of_cells, as `collsel query` and the emitted code decide). A choice is scored
@@ -24,6 +25,7 @@ from collsel.core import algorithms, decision_map, penalty, table as tables
 from collsel.core.pruning import cell_costs
 from collsel.core.tree import cells_of_values
 
+DEFAULT_SETTINGS = decision_map.MapSettings()
 KINDS = ("launches", "leave_one_P_out", "leave_one_m_out")
 LABELS = {"launches": "cross-validated across launches", "leave_one_P_out": "leave-one-P-out",
           "leave_one_m_out": "leave-one-m-out"}
@@ -67,38 +69,41 @@ def _concatenate(parts):
                             sum((p.origin for p in parts), []), parts[0].sources)
 
 
-def _fold(name, train, test, z):
+def _fold(name, train, test, settings):
     """A fold's two maps, or None when either side has no candidate to build or score."""
     cand = lambda t: (t.algorithm != algorithms.BASELINE_ALGORITHM).any()  # noqa: E731
     if not len(train) or not len(test) or not cand(train) or not cand(test):
         return None
-    return Fold(name, decision_map.build_map(train, z), decision_map.build_map(test, z))
+    return Fold(name, settings.build(train), settings.build(test))
 
 
-def leave_one_out_folds(table, column, z=None):
-    """One fold per distinct value of `column` (comm_size or msg_size) among the candidates."""
+def leave_one_out_folds(table, column, settings=DEFAULT_SETTINGS):
+    """One fold per interior value of `column` (comm_size or msg_size) among the candidates.
+    The smallest and largest values are never held out: a tree built without them would be
+    asked beyond its data, which measures extrapolation, not how well it generalises between
+    measured points."""
     values = getattr(table, column)
-    held = sorted(set(values[table.algorithm != algorithms.BASELINE_ALGORITHM].tolist()))
-    folds = (_fold(f"{column}={v}", table.take(values != v), table.take(values == v), z)
+    held = sorted(set(values[table.algorithm != algorithms.BASELINE_ALGORITHM].tolist()))[1:-1]
+    folds = (_fold(f"{column}={v}", table.take(values != v), table.take(values == v), settings)
              for v in held)
     return [f for f in folds if f is not None]
 
 
-def launch_folds(launch_tables, z=None):
+def launch_folds(launch_tables, settings=DEFAULT_SETTINGS):
     """One fold per launch: trained on the mean of the others, scored on it."""
     if len(launch_tables) < 2:
         return []
     folds = (_fold(f"launch={k}", mean_table([t for j, t in sorted(launch_tables.items())
-                                               if j != k]), launch_tables[k], z)
+                                               if j != k]), launch_tables[k], settings)
              for k in sorted(launch_tables))
     return [f for f in folds if f is not None]
 
 
-def all_folds(table, launch_tables=None, z=None):
+def all_folds(table, launch_tables=None, settings=DEFAULT_SETTINGS):
     """{kind: [Fold]} for the three kinds (launches only with 2+ launches)."""
-    return {"launches": launch_folds(launch_tables or {}, z),
-            "leave_one_P_out": leave_one_out_folds(table, "comm_size", z),
-            "leave_one_m_out": leave_one_out_folds(table, "msg_size", z)}
+    return {"launches": launch_folds(launch_tables or {}, settings),
+            "leave_one_P_out": leave_one_out_folds(table, "comm_size", settings),
+            "leave_one_m_out": leave_one_out_folds(table, "msg_size", settings)}
 
 
 def held_out_cells(fold):

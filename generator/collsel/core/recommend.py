@@ -74,21 +74,33 @@ def fold_builder(dmap, options, figures):
     return build
 
 
-def build_command(tables, collective, options, budget, z=None, launches=None, out="DIR"):
+def build_command(tables, collective, options, budget, settings=out_of_sample.DEFAULT_SETTINGS,
+                  launches=None, out="DIR"):
     """The `collsel build` command line that writes this recommendation."""
     words = ["collsel", "build", *map(str, tables), "--collective", collective, "--recommend",
              "--budget", f"{budget:g}", "--split", options.split, "--leaf", options.leaf]
-    words += ["--z", z] if z else []
+    words += settings.flags()
+    words += ["--ties"] if options.ties and settings.tolerance is None else []
+    words += [] if options.max_penalty is None else ["--max-penalty", f"{options.max_penalty:g}"]
     words += ["--launches", str(launches)] if launches else []
     return shlex.join(words + ["--out", str(out)])
 
 
-def recommend(dmap, table, options, budget=DEFAULT_BUDGET, launch_tables=None, z=None):
-    """(TreeArrays, figures) of the recommended tree of `dmap` (built from `table`)."""
-    folds = out_of_sample.launch_folds(launch_tables or {}, z)
+def recorded_options(options, t):
+    """The options tree.json records for a recommended tree: the given ones, limited to the
+    depth the chosen tree reaches."""
+    return dataclasses.replace(options, max_depth=int(t.depth.max()), threshold=None)
+
+
+def recommend(dmap, table, options, budget=DEFAULT_BUDGET, launch_tables=None,
+              settings=out_of_sample.DEFAULT_SETTINGS):
+    """(TreeArrays, figures) of the recommended tree of `dmap` (built from `table` with
+    `settings`, core.decision_map.MapSettings)."""
+    folds = out_of_sample.launch_folds(launch_tables or {}, settings)
     kind = "launches"
     if not folds:
-        folds, kind = out_of_sample.leave_one_out_folds(table, "comm_size", z), "leave_one_P_out"
+        folds = out_of_sample.leave_one_out_folds(table, "comm_size", settings)
+        kind = "leave_one_P_out"
     path, steps, result = path_figures(dmap, options, folds)
     figures = {"scored_by": out_of_sample.LABELS[kind], "kind": kind, "budget": budget,
                "path": steps, "default": None if result is None else result["default"],
