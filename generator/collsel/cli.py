@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "collsel.commands.stats",        # stats
     "collsel.commands.sweep",        # sweep
     "collsel.commands.baseline",     # baseline
+    "collsel.commands.compare",      # compare
     "collsel.commands.ingest",       # ingest
     "collsel.commands.emit",         # emit
     "collsel.commands.check_rules",  # check-rules
