@@ -46,5 +46,12 @@ python3 "$here/splice.py" "$f.orig" "$f" \
 log "make install (log: $dir/obj/make.out)"
 (cd "$dir/obj" && nice -n 19 make -j2 install > make.out 2>&1) \
   || { grep -n -B2 -A8 "error" "$dir/obj/make.out" | tail -40; exit 1; }
+# The commands that compiled the spliced file and linked coll/tuned, kept for the integration
+# test that builds a private mca_coll_tuned.so (make.out lacks them when nothing was recompiled).
+cmds=$(grep -E '^libtool: (compile: .*/coll_tuned_decision_fixed\.c |link: .*-o \.libs/mca_coll_tuned\.so)' \
+       "$dir/obj/make.out" || true)
+if [ "$(printf '%s\n' "$cmds" | grep -c .)" = 2 ]; then
+  printf '%s\n' "$cmds" > "$dir/obj/coll_tuned_commands.txt"
+fi
 touch "$dir/.installed"
 log "installed in $dir/install ($(( $(date +%s) - start )) s)"

@@ -132,12 +132,16 @@ TUNED_OBJ = PATCHED / "obj" / "ompi" / "mca" / "coll" / "tuned"
 
 
 def _logged_command(prefix, must_contain):
-    """The first command line of the build's make.out that starts with `prefix` and holds
-    `must_contain` (libtool logs every compile and link it runs), as an argument list."""
-    for line in (PATCHED / "obj" / "make.out").read_text().splitlines():
-        if line.startswith(prefix) and must_contain in line:
-            return shlex.split(line[len(prefix):])
-    pytest.fail(f"build/ompi-patched/obj/make.out has no '{prefix}... {must_contain}' line")
+    """The command that starts with `prefix` and holds `must_contain`, as an argument list, from
+    the lines build.sh keeps (obj/coll_tuned_commands.txt) or the last make.out (libtool logs
+    every compile and link it runs)."""
+    for log in ("coll_tuned_commands.txt", "make.out"):
+        path = PATCHED / "obj" / log
+        for line in path.read_text().splitlines() if path.exists() else ():
+            if line.startswith(prefix) and must_contain in line:
+                return shlex.split(line[len(prefix):])
+    pytest.fail(f"build/ompi-patched/obj: no '{prefix}... {must_contain}' line logged; "
+                "rm build/ompi-patched/.installed and run `make ompi-patched`")
 
 
 def defer_component(directory):
