@@ -203,7 +203,8 @@ def test_one_writer_per_paired_table(tmp_path, fake_bench, capsys):
 def test_refine_spends_its_budget_on_undecided_cells(tmp_path, fake_bench):
     out = tmp_path / "b.csv"
     tie = {"FAKE_BENCH_TIE": "1"}        # methods equal up to seed-dependent jitter: undecided
-    r = run_sweep(paired_args(out, fake_bench, "--refine", "2"), env=tie)
+    # (--equivalence 0: jitter of up to 6 % is not "practically equal"; see the next test)
+    r = run_sweep(paired_args(out, fake_bench, "--refine", "2", "--equivalence", "0"), env=tie)
     assert r.returncode == 0, r.stderr
     assert "refine: 0/6 cells decided, 6 undecided; spent 0 launches" in r.stderr
     meta, rows = table_rows(out)
@@ -216,13 +217,28 @@ def test_refine_spends_its_budget_on_undecided_cells(tmp_path, fake_bench):
     assert {r["launches"] for r in rows if r["comm_size"] == "2"} == {"5"}
     assert {r["launches"] for r in rows if r["comm_size"] == "3"} == {"3"}
     # Resumable: the budget spent is read back from the journal.
-    r = run_sweep(paired_args(out, fake_bench, "--resume", "--refine", "2"), env=tie)
+    r = run_sweep(paired_args(out, fake_bench, "--resume", "--refine", "2", "--equivalence", "0"),
+                  env=tie)
     assert r.returncode == 0, r.stderr
     assert "spent 2 launches" in r.stderr
     assert len(journal_of(out)[1]) == len(jrows)
-    r = run_sweep(paired_args(out, fake_bench, "--resume", "--refine", "3"), env=tie)
+    r = run_sweep(paired_args(out, fake_bench, "--resume", "--refine", "3", "--equivalence", "0"),
+                  env=tie)
     assert r.returncode == 0, r.stderr
     assert len(journal_of(out)[1]) == len(jrows) + len(SIZES) * len(METHODS)
+
+
+@needs_mpirun
+def test_refine_leaves_practically_equal_methods_alone(tmp_path, fake_bench):
+    """Methods whose paired intervals lie within +-equivalence of the best are resolved: no
+    launch is spent on them (two segment sizes a small message never reaches stay tied for
+    ever, and would otherwise eat the whole budget)."""
+    out = tmp_path / "b.csv"
+    r = run_sweep(paired_args(out, fake_bench, "--refine", "2", "--equivalence", "50"),
+                  env={"FAKE_BENCH_TIE": "1"})
+    assert r.returncode == 0, r.stderr
+    assert "refine: 6/6 cells decided, 0 undecided" in r.stderr
+    assert not [r for r in journal_of(out)[1] if r["launch"] > LAUNCHES]
 
 
 @needs_mpirun

@@ -64,13 +64,18 @@ def register(subparsers):
                    "recorded)")
     p.add_argument("--refine", metavar="BUDGET",
                    help="paired: after the planned launches, launch again where cells are "
-                        "undecided (best and runner-up tied, or the best's p_best below "
-                        "--confidence): the P with most undecided cells first, only those "
+                        "undecided (the best's p_best below --confidence and some other "
+                        "method neither distinguishably slower nor within --equivalence of "
+                        "it): the P with most undecided cells first, only those "
                         "sizes, until all are decided or BUDGET is spent: 'Ns' seconds or 'N' "
                         "launches. Resumable; the table is rewritten from the journal at the end")
     p.add_argument("--confidence", default=0.95,
                    help="paired: p_best a cell's best must reach to count as decided (default "
                         "0.95)")
+    p.add_argument("--equivalence", default="5", metavar="PCT",
+                   help="paired, for --refine: a method whose whole 95 %% paired interval of "
+                        "its time ratio to the best lies within +-PCT%% counts as practically "
+                        "equal, so it does not keep a cell undecided (default 5)")
     p.add_argument("--raw", metavar="FILE",
                    help="paired: also keep every repetition in FILE (ReproMPI per-repetition "
                         "layout, one '#@' block per launch; the launches' own files stay in "
@@ -154,6 +159,7 @@ def _check_numbers(args):
     args.launches = values.integer(args.launches, "--launches", *launch_stats.LAUNCHES)
     args.seed = values.integer(args.seed, "--seed", 0, 2**64 - 1)
     args.confidence = values.number(args.confidence, "--confidence", 0.0, 1.0)
+    args.equivalence = values.number(args.equivalence, "--equivalence", 0.0, 100.0) / 100.0
     args.refine_budget = refine.parse_budget(args.refine)
     if args.mode == "per-method":
         for flag, given in (("--mpi mpich", args.mpi != "openmpi"),
@@ -201,7 +207,8 @@ def _canonical(args, cfg, launcher_name):
              "--warmup", str(args.warmup), "--timeout", str(args.timeout),
              "--launcher", launcher_name]
     if cfg.mode == "paired":
-        parts += ["--seed", str(cfg.seed), "--confidence", str(cfg.confidence)]
+        parts += ["--seed", str(cfg.seed), "--confidence", str(cfg.confidence),
+                  "--equivalence", f"{100 * cfg.equivalence:g}"]
         if args.refine:
             parts += ["--refine", args.refine.strip()]
         if args.raw:
@@ -265,7 +272,7 @@ def run_sweep(args):
         command=shlex.join([argv0] + sys.argv[1:]),
         progress_interval=args.progress_interval, launches=args.launches, rel_ci=args.rel_ci,
         mode=args.mode, family=args.mpi, seed=args.seed, refine=args.refine_budget,
-        confidence=args.confidence, raw=args.raw)
+        confidence=args.confidence, equivalence=args.equivalence, raw=args.raw)
     cfg.options = _canonical(args, cfg, launcher.name)
 
     if sbatch:

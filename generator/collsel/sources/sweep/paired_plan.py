@@ -98,7 +98,7 @@ class PairedPlan:
         keep = [j for j, x in enumerate(self.cfg.methods)
                 if x.algorithm != algorithms.BASELINE_ALGORITHM]
         return ties.decided(medians[:, keep], cis[:, keep], self.cell_seed(p, m),
-                            self.cfg.confidence)
+                            self.cfg.confidence, self.cfg.equivalence)
 
     def cell_rows(self, p, m):
         """The table rows of a complete cell: each method's launches combined

@@ -94,6 +94,7 @@ class Config:
     seed: int = 1               # paired: the launches' seeds derive from it
     refine: tuple = None        # paired: refine.parse_budget(--refine)
     confidence: float = 0.95    # paired: p_best a decided cell's best reaches
+    equivalence: float = 0.05   # paired: relative difference counted as practically equal
     raw: str = None             # paired: --raw FILE
 
 

@@ -15,7 +15,8 @@ measured like the rest):
     --comm-sizes --msg-sizes --algorithms (with --segsizes) and the baseline (--no-baseline)
 
 Free to differ: --out (the table may have moved), --timeout (a guard, not part of a
-measurement), the progress options, --refine and --confidence (how many more launches to add),
+measurement), the progress options, --refine, --confidence and --equivalence (how many more
+launches to add),
 --raw. A grown grid is recorded by appending new `# options=`,
 `# comm_sizes=`, `# msg_sizes=` and `# methods=` lines (later keys override earlier ones).
 """

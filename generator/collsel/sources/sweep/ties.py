@@ -32,6 +32,24 @@ def cell_seed(seed, *key):
     return int.from_bytes(hashlib.sha256(text).digest()[:8], "little")
 
 
+def _paired_interval(medians, best):
+    """Per method: the mean paired log-ratio ln(t_j / t_best) over the launches measuring both,
+    the half-width of its 95 % Student-t interval, and the number of such launches."""
+    present = ~np.isnan(medians)
+    shared = present & present[:, [best]]
+    pairs = shared.sum(axis=0)
+    logs = np.log(medians)
+    d = np.where(shared, logs - logs[:, [best]], np.nan)
+    from scipy import stats     # imported here: SciPy costs every command ~1 s to load
+    k = np.maximum(pairs, 2)
+    with warnings.catch_warnings():     # a method with < 2 shared launches: NaN, no warning
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean_d = np.nanmean(d, axis=0)
+        sd = np.nanstd(d, axis=0, ddof=1) if d.shape[0] > 1 else np.zeros(d.shape[1])
+    half = stats.t.ppf(0.975, k - 1) * np.nan_to_num(sd) / np.sqrt(k)
+    return mean_d, half, pairs
+
+
 def verdict(medians, cis, seed):
     """(best index, tied array of 0/1, p_best array or None) of one cell. `medians` and `cis`
     are (launches, methods) arrays, NaN where a method lacks a launch."""
@@ -40,8 +58,7 @@ def verdict(medians, cis, seed):
     means = np.nanmean(medians, axis=0)
     best = int(np.nanargmin(means))
     present = ~np.isnan(medians)
-    shared = present & present[:, [best]]
-    pairs = shared.sum(axis=0)
+    pairs = (present & present[:, [best]]).sum(axis=0)
     if medians.shape[0] < 2 or pairs.min() < 2:
         upper = medians + cis
         lower = medians - cis
@@ -50,13 +67,7 @@ def verdict(medians, cis, seed):
         if medians.shape[0] < 2:
             tied[best] = True
             return best, tied.astype(int), None
-    logs = np.log(medians)
-    d = np.where(shared, logs - logs[:, [best]], np.nan)
-    from scipy import stats     # imported here: SciPy costs every command ~1 s to load
-    k = np.maximum(pairs, 2)
-    mean_d = np.nanmean(d, axis=0)
-    sd = np.nanstd(d, axis=0, ddof=1) if d.shape[0] > 1 else np.zeros(d.shape[1])
-    half = stats.t.ppf(0.975, k - 1) * np.nan_to_num(sd) / np.sqrt(k)
+    mean_d, half, _ = _paired_interval(medians, best)
     tied = ~(mean_d - half > 0)
     tied[best] = True
     rng = np.random.default_rng(seed)
@@ -71,15 +82,26 @@ def verdict(medians, cis, seed):
     return best, tied.astype(int), p_best
 
 
-def decided(medians, cis, seed, confidence):
-    """Whether a cell's decision is settled: its best and runner-up (by mean launch median)
-    are not tied, and (with 2+ launches) the best's p_best reaches `confidence`."""
+def decided(medians, cis, seed, confidence, equivalence=0.05):
+    """Whether a cell's decision is settled. With 2+ launches: the best's p_best reaches
+    `confidence`, or every other method is resolved, i.e. distinguishably slower (tied = 0) or
+    practically equivalent: its whole 95 % paired interval of ln(t_j / t_best) lies within
+    +-ln(1 + equivalence) (two one-sided tests). Without the equivalence arm, two variants of
+    one algorithm (e.g. segment sizes a small message never reaches) stay tied forever and
+    refinement would spend its whole budget on them. With 1 launch: the runner-up (by mean
+    launch median) is not tied."""
+    medians = np.asarray(medians, dtype=float)
     if medians.shape[1] < 2:
         return True
     best, tied, p_best = verdict(medians, cis, seed)
-    means = np.nanmean(np.asarray(medians, dtype=float), axis=0)
-    order = np.argsort(means, kind="stable")
-    runner_up = int(order[1] if order[0] == best else order[0])
-    if tied[runner_up]:
-        return False
-    return p_best is None or p_best[best] >= confidence
+    if p_best is None:
+        means = np.nanmean(medians, axis=0)
+        order = np.argsort(means, kind="stable")
+        return not tied[int(order[1] if order[0] == best else order[0])]
+    if p_best[best] >= confidence:
+        return True
+    mean_d, half, pairs = _paired_interval(medians, best)
+    margin = np.log1p(equivalence)
+    equivalent = (pairs >= 2) & (mean_d + half < margin) & (mean_d - half > -margin)
+    others = np.arange(medians.shape[1]) != best
+    return bool(np.all((tied == 0) | equivalent | ~others))
