@@ -158,7 +158,7 @@ RT_INC := -Iinclude -Iruntime
 FUZZ_SECONDS ?= 600
 .PHONY: test-runtime runtime-example fuzz bench-runtime
 
-$(RT_CASES)/cases.txt: tests/runtime/make_cases.py tests/helpers.py \
+$(RT_CASES)/cases.txt: tests/runtime/make_cases.py tests/helpers.py tests/defer_tree.py \
                        bench-data/bcast-sweep.csv bench-data/reduce-sweep.csv \
                        $(shell find generator -name "*.py")
 	PYTHONPATH=tests $(PYTHON) tests/runtime/make_cases.py $(RT_CASES)
