@@ -97,6 +97,15 @@ int ompi_coll_tuned_reduce_intra_do_this(const void *sb, void *rb, int n,
     (void)sb; (void)rb; (void)n; (void)t; (void)o; (void)r; (void)c; (void)m; (void)q;
     return a + f + s;
 }
+/* Open MPI's original fixed decisions (splice.py keeps them under these names): the driver
+ * asks the tree function directly, so they only need to link. */
+int collsel_ompi_original_bcast_intra_dec_fixed(void *b, int n, struct ompi_datatype_t *t,
+    int r, struct ompi_communicator_t *c, mca_coll_base_module_t *m)
+{ (void)b; (void)n; (void)t; (void)r; (void)c; (void)m; return -1; }
+int collsel_ompi_original_reduce_intra_dec_fixed(const void *sb, void *rb, int n,
+    struct ompi_datatype_t *t, struct ompi_op_t *o, int r, struct ompi_communicator_t *c,
+    mca_coll_base_module_t *m)
+{ (void)sb; (void)rb; (void)n; (void)t; (void)o; (void)r; (void)c; (void)m; return -1; }
 #include DEC_FIXED_FILE
 int main(void)
 {
