@@ -180,8 +180,12 @@ def build_map(table, z_column=None, tolerance=None, defer=True):
         rows = np.flatnonzero(on_axes)
         axes.append(z_axis(z_column, [z_raw[i] for i in rows], [table.origin[i] for i in rows]))
 
-    keys = list(zip(table.algorithm.tolist(), table.segsize.tolist(), table.faninout.tolist()))
-    methods = sorted({Method(*k) for k, c in zip(keys, cand) if c})
+    # Methods sorted as Method orders them (algorithm, segsize, faninout): np.unique's row order.
+    keys = np.stack([table.algorithm, table.segsize, table.faninout], axis=1).astype(np.int64)
+    unique, inverse = np.unique(keys[cand], axis=0, return_inverse=True)
+    methods = [Method(*map(int, k)) for k in unique]
+    method_of_row = np.full(len(table), -1, dtype=np.int64)
+    method_of_row[cand] = inverse.reshape(-1)
     shape = tuple(len(a.values) for a in axes)
 
     coords = _cells(table, axes, z_raw)
@@ -192,13 +196,12 @@ def build_map(table, z_column=None, tolerance=None, defer=True):
     base[np.isinf(base)] = np.nan
     if defer and brows.size:
         methods.append(DEFER)
+        method_of_row[baseline] = len(methods) - 1
     method_index = {m: i for i, m in enumerate(methods)}
 
     rows = np.flatnonzero(on_axes & on_grid)
     rows = rows[np.argsort(-table.time_us[rows], kind="stable")]   # the least of duplicates wins
-    where = tuple(c[rows] for c in coords) + (
-        np.array([method_index[Method(*keys[i]) if cand[i] else DEFER] for i in rows],
-                 dtype=np.int64),)
+    where = tuple(c[rows] for c in coords) + (method_of_row[rows],)
     times = np.full(shape + (len(methods),), np.nan)
     times[where] = table.time_us[rows]
 
@@ -228,32 +231,37 @@ def _row_values(table, name, rows, where, shape, low, high):
     if name not in table.extra:
         return None
     out = np.full(shape, np.nan)
-    text = table.extra[name]
-    parsed = np.full(len(rows), np.nan)
-    for k, i in enumerate(rows):
-        raw = str(text[i]).strip()
-        if not raw:
-            continue
-        try:
-            parsed[k] = float(raw)
-        except ValueError:
-            parsed[k] = np.nan
-        if not low <= parsed[k] <= high:
-            raise InputError(f"{table.origin[i]}: {name} {raw[:40]!r} is not a number in "
-                             f"[{low}, {high}]")
+    raw = np.char.strip(np.asarray(table.extra[name], dtype=str)[rows])
+    try:
+        parsed = np.where(raw == "", "nan", raw).astype(float)
+        bad = ~np.isnan(parsed) & ~((parsed >= low) & (parsed <= high))
+    except ValueError:      # some text is no number: find it below
+        parsed, bad = None, None
+    if parsed is None or bad.any():
+        for k, text in enumerate(raw.tolist()):
+            try:
+                value = float(text) if text else np.nan
+            except ValueError:
+                value = -np.inf
+            if text and not low <= value <= high:
+                raise InputError(f"{table.origin[rows[k]]}: {name} {text[:40]!r} is not a "
+                                 f"number in [{low}, {high}]")
     out[where] = parsed
     return out
 
 
 def _cells(table, axes, z_raw):
     """Grid index of every row on each axis, -1 where the value is not an axis value."""
-    raw = [table.comm_size.tolist(), table.msg_size.tolist()] + ([z_raw] if z_raw else [])
+    raw = [table.comm_size, table.msg_size] + ([z_raw] if z_raw else [])
     out = []
     for axis, column in zip(axes, raw):
         if axis.kind == CATEGORY:
             lookup = {lab: i for i, lab in enumerate(axis.labels)}
-        else:
-            lookup = {v: i for i, v in enumerate(axis.values)}
-            column = [int(v) for v in column]
-        out.append(np.array([lookup.get(v, -1) for v in column], dtype=np.int64))
+            out.append(np.array([lookup.get(v, -1) for v in column], dtype=np.int64))
+            continue
+        if isinstance(column, list):        # a numeric third axis, as text
+            column = np.array([int(v) for v in column], dtype=np.int64)
+        known = np.asarray(axis.values, dtype=column.dtype)
+        index = np.minimum(np.searchsorted(known, column), len(known) - 1)
+        out.append(np.where(known[index] == column, index, -1).astype(np.int64))
     return out
