@@ -19,7 +19,7 @@ APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
                 build-essential clang libclang-rt-14-dev \
                 dpkg-dev libhwloc-dev libevent-dev libpmix-dev
 
-.PHONY: setup setup-apt setup-python demo test test-python wheel venv integration bench bench-encode bench-program clean
+.PHONY: setup setup-apt setup-python demo test test-python wheel venv integration bench bench-encode bench-paired bench-program clean
 
 setup: setup-apt setup-python
 
@@ -80,6 +80,11 @@ demo:
 	@echo "make demo: outputs in $(OUT)/ (stats.txt, and tree.json, stats.json, decision.c/h, Open MPI dec_fixed per tree; report/index.html per collective)"
 
 bench: bench-encode
+
+# The paired sweep against the per-method sweep on one bcast grid: reproducibility across two
+# sweeps of each mode and wall time, side by side (about 15 minutes; under the measurement lock).
+bench-paired:
+	sh speed/paired_vs_per_method.sh
 
 # Exact tree + stats of a 1024 x 1024 x 40 map as a ratio to one NumPy pass (target <= 20).
 bench-encode:
