@@ -50,3 +50,14 @@ def test_launch_folds_train_on_the_mean_of_the_others(tmp_path):
                                                         + launches[3].time_us) / 2))
     result = oos.evaluate(folds, lambda m: [tree.build_tree(m)])
     assert result["folds"] == 3 and result["trees"][0]["cells"] == 3 * 16
+
+
+def test_mpich_journal_reads_in_its_family():
+    """The shipped MPICH sweep's journal names MPICH's algorithms (`# algorithm_family=mpich`)."""
+    import pathlib
+    from collsel.commands import launch_tables
+    journal = pathlib.Path(__file__).resolve().parents[1] / "bench-data/paired/bcast-mpich.csv.launches"
+    parts = launch_tables.read_launch_tables(str(journal), "bcast")
+    assert sorted(parts) == [1, 2, 3, 4, 5]
+    assert {t.family for t in parts.values()} == {"mpich"}
+    assert set(parts[1].algorithm.tolist()) == {0, 1, 2, 4, 5}    # auto, binomial, nb, 2 scatters

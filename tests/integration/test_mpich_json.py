@@ -7,7 +7,7 @@ to MPIR_Bcast_impl / MPIR_Reduce_impl (not the ch4 device's own composition tree
 the JSON. Each test runs on two sources of trees (SOURCES):
   - `openmpi`: the shipped Open MPI sweeps, Open MPI ids translated (--mpich-map);
   - `mpich-native`: a table of MPICH's own algorithms (`# algorithm_family=mpich`), no
-    translation: MPICH_BCAST_TABLE, or, while no MPICH sweep is shipped, a small table measured
+    translation: MPICH_BCAST_TABLE (the shipped bench-data/paired/bcast-mpich.csv), or, without it, a small table measured
     here (forced MPIR_CVAR_BCAST_INTRA_ALGORITHM, P = 2, 4, three sizes).
 Shown here:
   - bcast and reduce run with the generated file without assertion and with correct results
@@ -44,7 +44,9 @@ PROGRAM = pathlib.Path(__file__).with_name("coll_check.c")
 LOCK = "/tmp/collsel-measure.lock"
 # The MPICH bcast table of the mpich-native source (a path, e.g. the shipped MPICH sweep); None:
 # measure a small one here.
-MPICH_BCAST_TABLE = None
+# The shipped native MPICH sweep (bench-data/README.md); absent, a small table measured here.
+MPICH_BCAST_TABLE = next((p for p in [REPO / "bench-data" / "paired" / "bcast-mpich.csv"]
+                          if p.is_file()), None)
 SOURCES = ("openmpi", "mpich-native")
 # Open MPI methods with no MPICH 4.0 counterpart (linear, chain, pipeline, binary trees,
 # knomial) -> MPICH's tree algorithm, binomial; the exact counterparts come from the table.

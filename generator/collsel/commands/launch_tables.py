@@ -11,8 +11,8 @@ import os
 import numpy as np
 
 from collsel.core import algorithms, csvfile, values
-from collsel.core.table import PerfTable, Source
-from collsel.errors import located
+from collsel.core.table import FAMILY_KEY, PerfTable, Source
+from collsel.errors import InputError, located
 from collsel.sources.sweep import journal
 
 MINIMAL = ("comm_size", "msg_size", "algorithm", "segsize", "launch", "median_us")
@@ -43,6 +43,10 @@ def read_launch_tables(path, collective):
         raise located(path, doc.header_line, f"not a sweep journal: no column(s) "
                       f"{', '.join(missing)}")
     at = {h: i for i, h in enumerate(header)}
+    family = doc.metadata.get(FAMILY_KEY, algorithms.DEFAULT_FAMILY).strip()
+    if family not in algorithms.FAMILIES:
+        raise located(path, None, f"# {FAMILY_KEY}={family[:40]!r}: unknown algorithm family "
+                      f"(known: {', '.join(algorithms.FAMILIES)})")
     rows = {}
     for lineno, fields in doc.rows:
         if len(fields) != len(header):
@@ -53,7 +57,7 @@ def read_launch_tables(path, collective):
         get = lambda k: fields[at[k]]  # noqa: E731
         alg = get("algorithm").strip()
         alg = (int(values.integer(alg, "algorithm", *values.ALGORITHM_ID, where))
-               if alg.lstrip("-").isdigit() else algorithms.algorithm_id(collective, alg))
+               if alg.lstrip("-").isdigit() else located_id(collective, alg, family, where))
         launch = values.integer(get("launch"), "launch", 1, 10**6, where)
         rows.setdefault(launch, []).append((
             values.integer(get("comm_size"), "comm_size", *values.COMM_SIZE, where),
@@ -63,16 +67,23 @@ def read_launch_tables(path, collective):
             if "faninout" in at and get("faninout").strip() else 0,
             values.time_us(get("median_us"), "median_us", where), where))
     source = Source(str(path), doc.metadata)
-    return {k: _table(collective, r, source) for k, r in sorted(rows.items())}
+    return {k: _table(collective, r, source, family) for k, r in sorted(rows.items())}
 
 
-def _table(collective, rows, source):
+def located_id(collective, name, family, where):
+    try:
+        return algorithms.algorithm_id(collective, name, family)
+    except InputError as e:
+        raise InputError(f"{where}: {e}") from None
+
+
+def _table(collective, rows, source, family):
     cols = list(zip(*rows))
     return PerfTable(np.array([collective] * len(rows), dtype=object),
                      np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.uint64),
                      np.array(cols[2], dtype=np.int64), np.array(cols[3], dtype=np.int64),
                      np.array(cols[4], dtype=np.int64), np.array(cols[5], dtype=np.float64),
-                     {}, list(cols[6]), [source])
+                     {}, list(cols[6]), [source], family)
 
 
 def load(args):
