@@ -125,28 +125,33 @@ def held_out_cells(fold):
     return cells_of_values(fold.train.axes, query), flat, placed
 
 
-def _held_out_choices(fold, t):
-    """On a fold's measured held-out cells (flat indexes): tree t's choice as an index of the
-    held-out map's methods, -1 where that map lacks the method or cannot place the cell."""
+def _held_out(fold):
+    """held_out_cells, plus each training method's index among the held-out map's methods
+    (-1 where that map lacks it)."""
     cells, flat, placed = held_out_cells(fold)
     to_test = {m: i for i, m in enumerate(fold.test.methods)}
     lookup = np.array([to_test.get(m, -1) for m in fold.train.methods], dtype=np.int64)
-    idx = lookup[t.method[t.leaf_of_cells(cells)]] if t is not None else None
-    return flat, placed, lookup, (None if idx is None else np.where(placed, idx, -1))
+    return cells, flat, placed, lookup
+
+
+def _choices(t, cells, placed, lookup):
+    """Tree t's choice on the held-out cells as an index of the held-out map's methods, -1 where
+    that map lacks the method or cannot place the cell."""
+    return np.where(placed, lookup[t.method[t.leaf_of_cells(cells)]], -1)
 
 
 def fold_times(fold, trees):
     """On a fold's measured held-out cells: the time of each tree's choice (list of arrays),
     the best candidate's, Open MPI's default's and the training set's best fixed method's."""
     test = fold.test
-    flat, placed, lookup, _ = _held_out_choices(fold, None)
+    cells, flat, placed, lookup = _held_out(fold)
     times = test.times.reshape(-1, len(test.methods))[flat]
 
     def time_of(test_method):
         got = times[np.arange(flat.size), np.maximum(test_method, 0)]
         return np.where(test_method >= 0, got, np.nan)
 
-    chosen = [time_of(_held_out_choices(fold, t)[3]) for t in trees]
+    chosen = [time_of(_choices(t, cells, placed, lookup)) for t in trees]
     fixed = int(np.argmin(cell_costs(fold.train).mean(axis=0)))
     return (chosen, test.best_time.reshape(-1)[flat], test.baseline_time.reshape(-1)[flat],
             time_of(np.where(placed, lookup[fixed], -1)))
@@ -156,7 +161,8 @@ def cross_table(fold, t):
     """Tree t of the training map used on the held-out map (e.g. two sweeps of one grid): the
     penalty figures of its choices, of Open MPI's default on the same cells, and how many of
     its choices lie in the held-out cell's tie set (`in_tie_set` of `cells`)."""
-    flat, _, _, idx = _held_out_choices(fold, t)
+    cells, flat, placed, lookup = _held_out(fold)
+    idx = _choices(t, cells, placed, lookup)
     test = fold.test
     times = test.times.reshape(-1, len(test.methods))[flat]
     rows = np.arange(flat.size)
