@@ -1,7 +1,7 @@
 """`collsel build`: table -> decision map -> tree -> tree.json, stats.json and C code."""
 import json
 
-from collsel.core import out_of_sample, penalty, recommend, tree, treefile, values
+from collsel.core import out_of_sample, penalty, recommend, third_axis, tree, treefile, values
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.emit import c_ladder as emit_c
@@ -67,8 +67,6 @@ def run_build(args):
     table, dmap = load_table_and_map(args)
     settings = map_settings(args)
     journal, launches = launch_tables.load(args)
-    if args.z:      # journals have no third axis
-        launches = {}
     folds = out_of_sample.all_folds(table, launches, settings)
     extra = {}
     if args.recommend:
@@ -83,6 +81,9 @@ def run_build(args):
         rebuild = lambda m: tree.build_tree(m, options)  # noqa: E731
     extra["out_of_sample"] = {**out_of_sample.tree_figures(folds, rebuild),
                               "launch_journal": journal}
+    if args.z:
+        extra["third_axis"] = third_axis_block(table, dmap, launches, settings,
+                                               build_options(args))
     files, stats = render_files(dmap, t, options, args.prefix, extra)
     write_directory(args.out, files)
     pen = ("n/a" if stats["penalty_mean"] is None
@@ -91,9 +92,29 @@ def run_build(args):
           f"{stats['min_depth']}-{stats['max_depth']} (mean {stats['mean_depth']:.2f}), "
           f"in-sample penalty {pen}, {stats['unmeasured_choices']} unmeasured choices")
     print(out_of_sample_line(stats["out_of_sample"]))
+    if args.z:
+        print(third_axis_line(stats["third_axis"]))
     if args.recommend:
         print(f"recommended: {stats['recommendation']['why']}")
     return 0
+
+
+def third_axis_block(table, dmap, launches, settings, options):
+    """stats.json's `third_axis`: the (P, m) cells whose decision changes with z, and the
+    z-oblivious tree (built with the same limits from the same runs, z pooled) out of sample on
+    the same folds as the tree."""
+    pooled = out_of_sample.all_folds(table, launches, settings, pool=True)
+    return {**third_axis.changes(dmap),
+            "oblivious_out_of_sample": out_of_sample.tree_figures(
+                pooled, lambda m: tree.build_tree(m, options))}
+
+
+def third_axis_line(block):
+    z = block["axis"]
+    return (f"{z}: the best method differs between {z} values in {block['best_differs']} of "
+            f"{block['cells']} (P, m) cells measured at 2+ values ({block['tie_sets_disjoint']} "
+            f"even by tie sets); {z}-oblivious tree, "
+            + out_of_sample_line(block["oblivious_out_of_sample"]))
 
 
 def out_of_sample_line(block):

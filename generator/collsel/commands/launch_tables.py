@@ -34,8 +34,10 @@ def journal_of(args):
     return None
 
 
-def read_launch_tables(path, collective):
-    """{launch: PerfTable} of one collective from a journal (empty when it has none)."""
+def read_launch_tables(path, collective, z=None):
+    """{launch: PerfTable} of one collective from a journal (empty when it has none, or when
+    a third axis `z` is asked for and the journal has no such column: its launches cannot be
+    placed on the map's z)."""
     doc = csvfile.read(path, "a sweep journal")
     header = doc.header or []
     missing = [c for c in MINIMAL if c not in header]
@@ -43,6 +45,8 @@ def read_launch_tables(path, collective):
         raise located(path, doc.header_line, f"not a sweep journal: no column(s) "
                       f"{', '.join(missing)}")
     at = {h: i for i, h in enumerate(header)}
+    if z is not None and z not in at:
+        return {}
     family = doc.metadata.get(FAMILY_KEY, algorithms.DEFAULT_FAMILY).strip()
     if family not in algorithms.FAMILIES:
         raise located(path, None, f"# {FAMILY_KEY}={family[:40]!r}: unknown algorithm family "
@@ -65,9 +69,10 @@ def read_launch_tables(path, collective):
             values.integer(get("segsize"), "segsize", *values.SEGSIZE, where),
             values.integer(get("faninout"), "faninout", *values.FANINOUT, where)
             if "faninout" in at and get("faninout").strip() else 0,
-            values.time_us(get("median_us"), "median_us", where), where))
+            values.time_us(get("median_us"), "median_us", where),
+            get(z).strip() if z is not None else "", where))
     source = Source(str(path), doc.metadata)
-    return {k: _table(collective, r, source, family) for k, r in sorted(rows.items())}
+    return {k: _table(collective, r, source, family, z) for k, r in sorted(rows.items())}
 
 
 def located_id(collective, name, family, where):
@@ -77,18 +82,20 @@ def located_id(collective, name, family, where):
         raise InputError(f"{where}: {e}") from None
 
 
-def _table(collective, rows, source, family):
+def _table(collective, rows, source, family, z):
     cols = list(zip(*rows))
+    extra = {} if z is None else {z: np.array(cols[6], dtype=object)}
     return PerfTable(np.array([collective] * len(rows), dtype=object),
                      np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.uint64),
                      np.array(cols[2], dtype=np.int64), np.array(cols[3], dtype=np.int64),
                      np.array(cols[4], dtype=np.int64), np.array(cols[5], dtype=np.float64),
-                     {}, list(cols[6]), [source], family)
+                     extra, list(cols[7]), [source], family)
 
 
 def load(args):
-    """(journal path or None, {launch: PerfTable}) for the command's tables."""
+    """(journal path or None, {launch: PerfTable}) for the command's tables, with the third
+    axis column (--z) when the command has one."""
     path = journal_of(args)
     if path is None:
         return None, {}
-    return path, read_launch_tables(path, args.collective)
+    return path, read_launch_tables(path, args.collective, getattr(args, "z", None))

@@ -114,8 +114,6 @@ def recommended_tree(dmap, measured, args, journal, launches):
     implementation; the same steps as commands/build.py), its command line and tree.json bytes,
     and its out-of-sample figures of every kind beside the MPI's default, the best fixed method
     and the exact map on the same folds (core.out_of_sample)."""
-    if args.z:      # journals have no third axis (as build)
-        launches = {}
     options = tree.BuildOptions(args.split or "balanced", args.leaf or "majority").check()
     settings = map_settings(args)
     t, figures = recommend.recommend(dmap, measured, options, args.budget, launches, settings)

@@ -88,8 +88,6 @@ def run_stats(args):
     thresholds = thresholds_option(args.thresholds)
     table, dmap = load_table_and_map(args)
     journal, launches = launch_tables.load(args)
-    if args.z:      # journals have no third axis
-        launches = {}
     folds = out_of_sample.all_folds(table, launches, map_settings(args))
     rows = stats_rows(dmap, depths, thresholds, folds)
     if args.format == "json":

@@ -17,11 +17,11 @@ training cell costing that cell's worst penalty: core.pruning.cell_costs).
 Every figure is pooled over the scored (cell, fold) pairs and carries their count (`cells`); a
 choice not measured in its held-out cell is not scored and is counted in `unmeasured_choices`.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from collsel.core import algorithms, decision_map, penalty, table as tables
+from collsel.core import algorithms, decision_map, penalty, table as tables, third_axis
 from collsel.core.pruning import cell_costs
 from collsel.core.tree import cells_of_values
 
@@ -69,41 +69,47 @@ def _concatenate(parts):
                             sum((p.origin for p in parts), []), parts[0].sources)
 
 
-def _fold(name, train, test, settings):
-    """A fold's two maps, or None when either side has no candidate to build or score."""
+def _fold(name, train, test, settings, pool=False):
+    """A fold's two maps, or None when either side has no candidate to build or score. With
+    `pool`, the training map is the z-oblivious one (core.third_axis.pooled over settings.z,
+    2-D) and is asked at the held-out cells' (P, m) whatever their z."""
     cand = lambda t: (t.algorithm != algorithms.BASELINE_ALGORITHM).any()  # noqa: E731
     if not len(train) or not len(test) or not cand(train) or not cand(test):
         return None
+    if pool:
+        return Fold(name, replace(settings, z=None).build(third_axis.pooled(train, settings.z)),
+                    settings.build(test))
     return Fold(name, settings.build(train), settings.build(test))
 
 
-def leave_one_out_folds(table, column, settings=DEFAULT_SETTINGS):
+def leave_one_out_folds(table, column, settings=DEFAULT_SETTINGS, pool=False):
     """One fold per interior value of `column` (comm_size or msg_size) among the candidates.
     The smallest and largest values are never held out: a tree built without them would be
     asked beyond its data, which measures extrapolation, not how well it generalises between
     measured points."""
     values = getattr(table, column)
     held = sorted(set(values[table.algorithm != algorithms.BASELINE_ALGORITHM].tolist()))[1:-1]
-    folds = (_fold(f"{column}={v}", table.take(values != v), table.take(values == v), settings)
-             for v in held)
+    folds = (_fold(f"{column}={v}", table.take(values != v), table.take(values == v), settings,
+                   pool) for v in held)
     return [f for f in folds if f is not None]
 
 
-def launch_folds(launch_tables, settings=DEFAULT_SETTINGS):
+def launch_folds(launch_tables, settings=DEFAULT_SETTINGS, pool=False):
     """One fold per launch: trained on the mean of the others, scored on it."""
     if len(launch_tables) < 2:
         return []
     folds = (_fold(f"launch={k}", mean_table([t for j, t in sorted(launch_tables.items())
-                                               if j != k]), launch_tables[k], settings)
+                                               if j != k]), launch_tables[k], settings, pool)
              for k in sorted(launch_tables))
     return [f for f in folds if f is not None]
 
 
-def all_folds(table, launch_tables=None, settings=DEFAULT_SETTINGS):
-    """{kind: [Fold]} for the three kinds (launches only with 2+ launches)."""
-    return {"launches": launch_folds(launch_tables or {}, settings),
-            "leave_one_P_out": leave_one_out_folds(table, "comm_size", settings),
-            "leave_one_m_out": leave_one_out_folds(table, "msg_size", settings)}
+def all_folds(table, launch_tables=None, settings=DEFAULT_SETTINGS, pool=False):
+    """{kind: [Fold]} for the three kinds (launches only with 2+ launches). `pool`: the same
+    folds with z-oblivious training maps (settings must have a z)."""
+    return {"launches": launch_folds(launch_tables or {}, settings, pool),
+            "leave_one_P_out": leave_one_out_folds(table, "comm_size", settings, pool),
+            "leave_one_m_out": leave_one_out_folds(table, "msg_size", settings, pool)}
 
 
 def held_out_cells(fold):
@@ -113,7 +119,8 @@ def held_out_cells(fold):
     flat = np.flatnonzero(test.measured.reshape(-1))
     grid = np.unravel_index(flat, test.shape)
     query, placed = [], np.ones(flat.size, dtype=bool)
-    for d, (a, b) in enumerate(zip(fold.train.axes, test.axes)):
+    # a z-oblivious (2-D) training map is asked on the held-out axes it has: P and m
+    for d, (a, b) in enumerate(zip(fold.train.axes, test.axes[:len(fold.train.axes)])):
         if a.kind == decision_map.CATEGORY:
             index = {lab: i for i, lab in enumerate(a.labels)}
             v = np.array([index.get(b.labels[c], -1) for c in grid[d]], dtype=np.int64)
