@@ -14,7 +14,8 @@
  *   - rank 0 stops when the 95 % confidence interval of the mean is within --rel-ci of the
  *     mean (Nuriyev et al. 2022, section 6.1), or --max-reps, or --time-cap seconds spent on
  *     the point, and broadcasts the decision.
- * Output (stdout, rank 0): `#@key=value` header lines, then one line per message size,
+ * Output (stdout, rank 0): `#@key=value` header lines (`#@rank_hosts=h0,h1,...`: every rank's
+ * MPI_Get_processor_name in rank order), then one line per message size,
  * flushed at once so a driver can record each point as soon as it is done:
  *   msg_size mean_us median_us min_us max_us stdev_us ci_halfwidth_us n ci_met
  * The algorithm is chosen outside (Open MPI MCA parameters); the values seen are echoed.
@@ -852,7 +853,7 @@ struct samples {
 };
 
 static void print_header(FILE *out, const struct options *o, const struct forcing *fs,
-                         int nprocs, int global)
+                         int nprocs, int global, const char *rank_hosts)
 {
     char host[256] = "unknown", lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
     int len = 0, major = 0, minor = 0;
@@ -870,6 +871,8 @@ static void print_header(FILE *out, const struct options *o, const struct forcin
     fprintf(out, "#@mpi_version=%d.%d\n", major, minor);
     fprintf(out, "#@collective=%s\n", coll);
     fprintf(out, "#@nprocs=%d\n", nprocs);
+    if (rank_hosts)
+        fprintf(out, "#@rank_hosts=%s\n", rank_hosts);
     fprintf(out, "#@root=0\n");
     fprintf(out, "#@datatype=%s\n", o->coll == COLL_BCAST ? "MPI_BYTE" : "MPI_UNSIGNED_CHAR");
     if (o->coll == COLL_REDUCE)
@@ -1171,6 +1174,34 @@ static void *alloc_or_die(size_t n, int rank)
     return p;
 }
 
+/* Every rank's MPI_Get_processor_name, gathered to rank 0 and joined as "h0,h1,..." in rank
+ * order (NULL on the other ranks), so a driver can check the ranks ran where its mapping says.
+ * Characters a host name cannot hold become '?', so the list stays one comma-separated line. */
+static char *gather_rank_hosts(int rank, int nprocs)
+{
+    char name[MPI_MAX_PROCESSOR_NAME] = "";
+    int len = 0;
+    MPI_CHECK(MPI_Get_processor_name(name, &len));
+    const size_t width = MPI_MAX_PROCESSOR_NAME;
+    char *all = rank == 0 ? alloc_or_die((size_t)nprocs * width, rank) : NULL;
+    MPI_CHECK(MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME,
+                         MPI_CHAR, 0, MPI_COMM_WORLD));
+    if (rank != 0)
+        return NULL;
+    char *text = alloc_or_die((size_t)nprocs * width, rank);
+    size_t used = 0;
+    for (int r = 0; r < nprocs; r++) {
+        const char *h = all + (size_t)r * width;
+        if (r > 0)
+            text[used++] = ',';
+        for (size_t i = 0; i + 1 < width && h[i]; i++)
+            text[used++] = isalnum((unsigned char)h[i]) || strchr("._-", h[i]) ? h[i] : '?';
+    }
+    text[used] = '\0';
+    free(all);
+    return text;
+}
+
 /* Rank 0 opens --raw FILE; all ranks learn whether it worked (2 if not). */
 static int open_raw(const struct options *o, int rank, FILE **raw)
 {
@@ -1230,15 +1261,16 @@ int main(int argc, char **argv)
                          alloc_or_die(paired ? reps * sizeof(int) : 1, rank)};
     memset(bf.b, 0, maxm ? maxm : 1);
     const int global = use_global_clock(&opt, nprocs);
+    char *rank_hosts = gather_rank_hosts(rank, nprocs);
     if (rank == 0) {
-        print_header(stdout, &opt, &fs, nprocs, global);
+        print_header(stdout, &opt, &fs, nprocs, global, rank_hosts);
         printf(paired ? "#msg_size algorithm segsize faninout mean_us median_us min_us max_us "
                         "stdev_us ci_halfwidth_us n ci_met\n"
                       : "#msg_size mean_us median_us min_us max_us stdev_us ci_halfwidth_us n "
                         "ci_met\n");
         fflush(stdout);
         if (raw) {
-            print_header(raw, &opt, &fs, nprocs, global);
+            print_header(raw, &opt, &fs, nprocs, global, NULL);
             fprintf(raw, "%50s %10s %12s %14s algorithm segsize faninout\n", "test", "nrep",
                     "count", "runtime_sec");
             fflush(raw);
@@ -1274,5 +1306,6 @@ int main(int argc, char **argv)
     free(sp.column);
     free(sp.scratch);
     free(sp.order);
+    free(rank_hosts);
     return finish(paired, 0);
 }
