@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "collsel.commands.check_rules",  # check-rules
     "collsel.commands.report",       # report
     "collsel.commands.model",        # model fit/predict/validate/paper
+    "collsel.commands.cluster",      # cluster up/down/status
 )
 
 DESCRIPTION = """\
