@@ -17,7 +17,10 @@ HOST_PYTHON := $(shell $(PYTHON) -c 'import sys; print(getattr(sys, "_base_execu
 
 APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
                 build-essential clang libclang-rt-14-dev \
-                dpkg-dev libhwloc-dev libevent-dev libpmix-dev
+                dpkg-dev libhwloc-dev libevent-dev libpmix-dev \
+                slurmctld slurmd slurm-client munge iproute2
+# collsel cluster runs its own munged (socket in its state directory) and slurmctld (port 6827),
+# so a munged or Slurm Debian starts (Slurm only once /etc/slurm/slurm.conf exists) is no conflict.
 
 .PHONY: setup setup-apt setup-python demo test test-python wheel venv integration bench bench-encode bench-paired bench-program clean
 
