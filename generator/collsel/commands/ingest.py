@@ -22,6 +22,15 @@ examples:
       --map comm_size=Processes,msg_size=Size,algorithm=Algorithm,time_us='Latency(us)' \\
       --out bcast.csv
   collsel ingest --check imb.txt
+  collsel ingest nodes-ppn.csv --collective bcast --segsize 0 --duplicates mean \\
+      --map comm_size=P,msg_size=bytes,algorithm=alg,time_us='t(us)',nodes=N,ppn=PPN \\
+      --carry fabric,run=Run --out bcast.csv
+
+Where the ranks ran: ppn and nodes become integer columns of the table (ppn is the third axis
+of `collsel build --z ppn`), from a CSV's columns (--map ppn=COLUMN,nodes=COLUMN) or per file
+(--ppn/--nodes, a --pattern with {ppn}/{nodes}, a --manifest column). Any other CSV column is
+kept as text with --carry. Every such column names the point like P and m do: --duplicates
+never merges rows that differ in one, and every input must give the same ones.
 """
 
 
@@ -35,14 +44,21 @@ def register(subparsers):
     p.add_argument("--format", choices=sorted(PARSERS), help="skip format detection")
     p.add_argument("--map", metavar="TARGET=COLUMN,...",
                    help="read a CSV: comm_size=..,msg_size=..,algorithm=..,time_us=.. "
-                   "(also collective, segsize, faninout, mean_us, min_us, max_us, stdev_us, n)")
+                   "(also collective, segsize, faninout, mean_us, min_us, max_us, stdev_us, n, "
+                   "and ppn, nodes: processes per node and node count, positive integers)")
+    p.add_argument("--carry", metavar="COLUMN[,NAME=COLUMN...]",
+                   help="with --map: keep these CSV columns in the table as text (named NAME, "
+                   "else as in the CSV); rows differing in one are different points")
     p.add_argument("--collective", help="collective measured (or the one to keep)")
     p.add_argument("--comm-size", dest="comm_size", metavar="P", help="communicator size")
     p.add_argument("--algorithm", help="Open MPI algorithm id or name (0/ignore = default)")
     p.add_argument("--segsize", metavar="BYTES", help="segment size forced in the runs")
     p.add_argument("--faninout", metavar="N", help="fan-in/out forced in the runs")
+    p.add_argument("--ppn", metavar="N", help="processes per node of the runs (a ppn column)")
+    p.add_argument("--nodes", metavar="N", help="nodes the runs used (a nodes column)")
     p.add_argument("--pattern", help="file-name pattern with {algorithm} {comm_size} "
-                   "{segsize} {faninout} {collective}, e.g. 'osu-broadcast-{algorithm}.txt'")
+                   "{segsize} {faninout} {collective} {ppn} {nodes}, e.g. "
+                   "'osu-broadcast-{algorithm}.txt'")
     p.add_argument("--manifest", metavar="CSV",
                    help="CSV with a 'file' column and any of " + ", ".join(given.KEYS))
     p.add_argument("--statistic", choices=("avg", "min", "max", "median", "mean"),
@@ -75,7 +91,8 @@ def options(args):
                          time_unit=args.time_unit, datatype_size=args.datatype_size,
                          partial=args.partial, collective=args.collective,
                          comm_size=args.comm_size, algorithm=args.algorithm,
-                         segsize=args.segsize, faninout=args.faninout, pattern=args.pattern)
+                         segsize=args.segsize, faninout=args.faninout, ppn=args.ppn,
+                         nodes=args.nodes, pattern=args.pattern, carry=args.carry)
 
 
 def run(args):
@@ -88,6 +105,10 @@ def run(args):
         csvmap.parse_map(args.map)
     elif args.format == "csv":
         csvmap.parse(None, [], options(args))      # the error naming --map
+    if args.carry is not None:
+        if args.map is None:
+            raise InputError("--carry keeps columns of a CSV read with --map; give --map")
+        csvmap.parse_carry(args.carry)
     _check_flags(args)
     opts = options(args)
     pattern = given.compile_pattern(args.pattern) if args.pattern else None
@@ -107,6 +128,7 @@ def run(args):
         sources.append(source)
         reports.append((path, fmt, parsed, mine, needs))
         rows += mine
+    output.check_columns(rows)
     # In --check, rows still missing a value cannot be compared yet.
     merged = output.merge_duplicates([r for r in rows if None not in (r[k] for k in output.KEY)],
                                      args.duplicates) + [
@@ -150,8 +172,10 @@ def _summary(title, rows):
             f" ({len(set(values))} values)" if len(set(values)) > 2 else "")
     methods = output.describe_methods(rows)
     colls = sorted({str(r["collective"]) for r in rows})
+    extra = "".join(f", {name} {span(name)}" for name, _ in output.carried(rows[0])) \
+        if rows else ""
     return (f"{title}: {len(rows)} points, {'/'.join(colls)}, P {span('comm_size')}, "
-            f"m {span('msg_size', ' B')}, {len(methods)} methods ({', '.join(methods)})")
+            f"m {span('msg_size', ' B')}{extra}, {len(methods)} methods ({', '.join(methods)})")
 
 
 def _report(path, fmt, parsed, rows, needs):

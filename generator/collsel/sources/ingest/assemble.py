@@ -2,11 +2,13 @@
 
 A value the file records and a value given for it must agree; a value neither supplies is an
 error naming the flag that would (segsize only for algorithms that segment, since the others
-ignore it; faninout defaults to the table's 0).
+ignore it; faninout defaults to the table's 0). ppn and nodes are optional: a column only when
+the file or a given value says them.
 """
 from collsel.core import algorithms, table
 from collsel.errors import InputError, located
 from collsel.sources.ingest.common import printable
+from collsel.sources.ingest.csvmap import LAYOUT
 from collsel.sources.ingest.given import how_to_supply
 
 
@@ -71,23 +73,24 @@ def rows(path, parsed, given, lenient=False):
     """Table rows (dicts) for one file; in lenient mode (--check) missing values stay None
     and the keys that would be needed are returned."""
     points, _ = select_collective(path, parsed, given, lenient)
-    file_value = {"comm_size": _resolve(path, "comm_size", given["comm_size"],
-                                        _int(1, table.MAX_COMM_SIZE, "comm_size")),
-                  "segsize": _resolve(path, "segsize", given["segsize"],
-                                      _int(0, 2**31 - 1, "segsize")),
-                  "faninout": _resolve(path, "faninout", given["faninout"],
-                                       _int(0, 2**31 - 1, "faninout"))}
+    bounds = {"comm_size": (1, table.MAX_COMM_SIZE), "segsize": (0, 2**31 - 1),
+              "faninout": (0, 2**31 - 1), **{k: (1, table.MAX_COMM_SIZE) for k in LAYOUT}}
+    file_value = {key: _resolve(path, key, given[key], _int(*bounds[key], key)) for key in bounds}
     want = _resolve(path, "collective", given["collective"], lambda t: t.strip().lower())
     out, needs, algs = [], set(), {}
     for p in points:
         coll = (p.collective or want or "").lower() or None
         row = {"collective": coll}
-        for key in ("comm_size", "segsize", "faninout"):
-            mine, theirs = getattr(p, key), file_value[key]
+        for key in bounds:
+            mine = p.columns.get(key) if key in LAYOUT else getattr(p, key)
+            theirs = file_value[key]
             if mine is not None and theirs is not None and mine != theirs:
                 raise located(path, p.line, f"{key} {mine} in the file, but "
                               f"{given[key][0][1]} says {theirs}")
             row[key] = mine if mine is not None else theirs
+        for key in LAYOUT:          # optional: a column only when the file or a flag says it
+            if row[key] is None:
+                del row[key]
         if coll is None:
             needs.add("collective")
         row["algorithm"] = _algorithm(path, p, coll, given, algs) if coll else None
@@ -107,6 +110,7 @@ def rows(path, parsed, given, lenient=False):
             fmt = {"csv": "this CSV"}.get(parsed.format, f"{parsed.format} output")
             raise located(path, p.line, f"{key.replace('_', ' ')} is not recorded in {fmt}; "
                           + how_to_supply(key))
+        row.update({k: v for k, v in p.columns.items() if k not in LAYOUT})   # --carry
         row.update(msg_size=p.msg_size, time_us=p.time_us, origin=f"{path}:{p.line}")
         row.update(p.stats)
         out.append(row)

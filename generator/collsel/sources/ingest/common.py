@@ -37,6 +37,7 @@ class Point:
     algorithm: str = None                       # per-row values of a mapped CSV
     segsize: int = None
     faninout: int = None
+    columns: dict = field(default_factory=dict)  # a mapped CSV's ppn, nodes, --carry columns
 
 
 @dataclass

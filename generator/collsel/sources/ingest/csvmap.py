@@ -6,15 +6,24 @@ Algorithm names go through the built-in name table ("Basic Linear", "binomial", 
 The time unit comes from the column name ("Latency(us)", "t[ms]") or --time-unit. Lines are
 read by core.csvfile (comments, quoting). What the time is says --kind (the ranks part of the
 statistic; the rest is `?`).
+
+Columns beyond the canonical ones are kept two ways: the process layout, `ppn=COLUMN` and
+`nodes=COLUMN` in --map (positive integers, the third axis of `collsel build --z ppn`), and any
+named column as text with `--carry COLUMN[,NAME=COLUMN...]` (NAME: the table's column name, the
+CSV's by default). A carried column is part of what names a point, like P and m: two rows that
+differ in one are two points, never duplicates.
 """
 import re
 
-from collsel.core import csvfile, statistic
+from collsel.core import csvfile, statistic, table
 from collsel.errors import InputError, located
-from collsel.sources.ingest.common import Parsed, Point, parse_float, parse_int, parse_time, unit_factor
+from collsel.sources.ingest.common import Parsed, Point, parse_float, parse_int, parse_time, printable, unit_factor
 
+# Where the ranks ran: integer columns a mapped CSV may carry (core.table keeps them as extra
+# columns; `collsel build --z ppn` reads ppn as the third axis).
+LAYOUT = ("ppn", "nodes")
 TARGETS = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout",
-           "time_us", "mean_us", "median_us", "min_us", "max_us", "stdev_us", "n")
+           "time_us", "mean_us", "median_us", "min_us", "max_us", "stdev_us", "n") + LAYOUT
 TIMES = ("time_us", "mean_us", "median_us", "min_us", "max_us", "stdev_us")
 _UNIT = re.compile(r"[(\[]\s*([^()\[\]\s]+)\s*[)\]]\s*$")
 
@@ -39,17 +48,48 @@ def parse_map(text):
     return mapping
 
 
+# A carried column's name in the table: a plain identifier, so it reads back as a header field.
+_CARRY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+MAX_CARRIED_TEXT = 200
+
+
+def parse_carry(text):
+    """'fabric,run=Run id' -> {'fabric': 'fabric', 'run': 'Run id'} (table name: CSV column)."""
+    carried = {}
+    for part in text.split(","):
+        name, sep, column = part.partition("=")
+        name, column = name.strip(), (column if sep else name).strip()
+        if not name or not column:
+            raise InputError(f"--carry: '{part}' is not COLUMN or NAME=COLUMN")
+        if not _CARRY_NAME.fullmatch(name):
+            raise InputError(f"--carry: column name '{printable(name[:40])}' is not a plain "
+                             "name (letters, digits, _ . -, starting with a letter or _; "
+                             "rename it with NAME=COLUMN)")
+        if name in TARGETS:
+            raise InputError(f"--carry: '{name}' is a column collsel reads itself; map it with "
+                             f"--map {name}=COLUMN")
+        if name in table.COLUMN_ORDER or name == "origin":
+            raise InputError(f"--carry: '{name}' is a column collsel writes itself; name it "
+                             "differently with NAME=COLUMN")
+        if name in carried:
+            raise InputError(f"--carry: {name} given twice")
+        carried[name] = column
+    return carried
+
+
 def parse(path, lines, opts):
     if not opts.map:
         raise InputError("--map TARGET=COLUMN,... is needed to read a CSV (--format csv), e.g. "
                          "--map comm_size=Processes,msg_size=Size,algorithm=Algorithm,"
                          "time_us='Latency(us)'")
     mapping = parse_map(opts.map)
+    carried = parse_carry(opts.carry) if opts.carry else {}
     doc = csvfile.parse(path, lines)
     if doc.header is None:
         raise located(path, len(lines), "no header line")
     header, hline = doc.header, doc.header_line
     index = _index(path, hline, header, mapping)
+    carry_index = _carry_index(path, hline, header, carried)
     factors = {t: _factor(path, hline, mapping[t], opts) for t in TIMES if t in mapping}
     points = []
     for lineno, fields in doc.rows:
@@ -59,15 +99,18 @@ def parse(path, lines, opts):
         if len(fields) != len(header):
             raise located(path, lineno, f"{len(fields)} fields, the header has {len(header)}: "
                           "truncated line?")
-        points.append(_row(path, lineno, [f.strip() for f in fields], index, factors))
+        fields = [f.strip() for f in fields]
+        point = _row(path, lineno, fields, index, factors)
+        point.columns.update(_carried(path, lineno, fields, carry_index))
+        points.append(point)
     if not points:
         raise located(path, hline, "no data rows after the header (truncated?)")
     unit = "" if "time_us" not in factors else f" ({mapping['time_us']})"
     ranks = opts.ranks()
     given = f"given as --kind {opts.kind}" if opts.kind else "not given (--kind)"
+    info = {"map": opts.map, **({"carry": opts.carry} if opts.carry else {})}
     return Parsed("csv", points, statistic.kind(ranks, statistic.PART, statistic.PART),
-                  f"CSV column '{mapping['time_us']}'{unit}, statistic kind {given}",
-                  {"map": opts.map})
+                  f"CSV column '{mapping['time_us']}'{unit}, statistic kind {given}", info)
 
 
 def _index(path, lineno, header, mapping):
@@ -82,6 +125,31 @@ def _index(path, lineno, header, mapping):
         raise located(path, lineno, f"column '{mapping['msg_size']}' is in "
                       f"{size_unit.group(1)}, not bytes")
     return index
+
+
+def _carry_index(path, lineno, header, carried):
+    """{table column name: index in the CSV} of the --carry columns."""
+    index = {}
+    for name, column in carried.items():
+        if column not in header:
+            raise located(path, lineno, f"--carry {name}={column}: no column '{column}' in the "
+                          f"header (columns: {', '.join(header)})")
+        index[name] = header.index(column)
+    return index
+
+
+def _carried(path, lineno, fields, carry_index):
+    """The carried columns' values of one row: printable text, not empty."""
+    out = {}
+    for name, i in carry_index.items():
+        value = fields[i]
+        if not value:
+            raise located(path, lineno, f"empty {name} value (--carry)")
+        if len(value) > MAX_CARRIED_TEXT or printable(value) != value:
+            raise located(path, lineno, f"{name} '{printable(value[:40])}' is not one line of "
+                          f"at most {MAX_CARRIED_TEXT} printable characters (--carry)")
+        out[name] = value
+    return out
 
 
 def _factor(path, lineno, column, opts):
@@ -115,8 +183,9 @@ def _row(path, lineno, fields, index, factors):
         stats["n"] = parse_int(get("n"), path, lineno, "n", 1, 2**62)
     opt_int = lambda t, low, high: (parse_int(get(t), path, lineno, t, low, high)  # noqa: E731
                                     if t in index else None)
+    layout = {t: opt_int(t, 1, table.MAX_COMM_SIZE) for t in LAYOUT if t in index}
     return Point(lineno, parse_int(get("msg_size"), path, lineno, "msg_size"),
                  parse_time(get("time_us"), path, lineno, "time_us", factors["time_us"]), stats,
                  comm_size=opt_int("comm_size", 1, 2**31 - 1), collective=get("collective"),
                  algorithm=get("algorithm"), segsize=opt_int("segsize", 0, 2**31 - 1),
-                 faninout=opt_int("faninout", 0, 2**31 - 1))
+                 faninout=opt_int("faninout", 0, 2**31 - 1), columns=layout)

@@ -10,9 +10,11 @@ from collsel.core import csvfile
 from collsel.errors import InputError, located
 from collsel.sources.ingest.common import check_regular
 
-KEYS = ("collective", "comm_size", "algorithm", "segsize", "faninout")
+# ppn and nodes: where the ranks ran (table columns of the same names; `build --z ppn`).
+KEYS = ("collective", "comm_size", "algorithm", "segsize", "faninout", "ppn", "nodes")
+NUMERIC = ("comm_size", "segsize", "faninout", "ppn", "nodes")
 FLAGS = {"collective": "--collective", "comm_size": "--comm-size", "algorithm": "--algorithm",
-         "segsize": "--segsize", "faninout": "--faninout"}
+         "segsize": "--segsize", "faninout": "--faninout", "ppn": "--ppn", "nodes": "--nodes"}
 
 
 def how_to_supply(key):
@@ -28,7 +30,7 @@ def compile_pattern(pattern):
             raise InputError(f"--pattern: unknown field {{{m.group(1)}}} "
                              f"(fields: {', '.join('{%s}' % k for k in KEYS)})")
         parts.append(re.escape(pattern[pos:m.start()]))
-        numeric = m.group(1) in ("comm_size", "segsize", "faninout")
+        numeric = m.group(1) in NUMERIC
         parts.append(f"(?P<{m.group(1)}>{'[0-9]+' if numeric else '.+?'})")
         pos = m.end()
     parts.append(re.escape(pattern[pos:]))

@@ -23,7 +23,10 @@ class IngestOptions:
     algorithm: str = None
     segsize: str = None
     faninout: str = None
+    ppn: str = None
+    nodes: str = None
     pattern: str = None         # the --pattern text ({algorithm} ... fields)
+    carry: str = None           # a mapped CSV's extra columns kept as text, COLUMN[,NAME=COLUMN]
 
     def ranks(self):
         """The ranks part --kind gives, or `?`."""

@@ -2,12 +2,37 @@
 core.statistic.combined of its sources')."""
 import statistics as stats_lib
 
-from collsel.core import algorithms, statistic
+from collsel.core import algorithms, statistic, table
 from collsel.errors import InputError
 
 KEY = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout")
 TIME_FIELDS = ("time_us", "mean_us", "median_us", "min_us", "max_us", "stdev_us")
+# What a row holds besides what names its point: the times, their spread, where it was read.
+MEASURED = frozenset(TIME_FIELDS + table.STAT_COLUMNS + ("origin",))
 DUPLICATE_POLICIES = ("error", "mean", "min", "first")
+
+
+def carried(row):
+    """The row's columns beyond KEY that name its point (ppn, nodes, --carry), sorted by name."""
+    return tuple(sorted((k, v) for k, v in row.items() if k not in KEY and k not in MEASURED))
+
+
+def identity(row):
+    """What names a point: KEY and every carried column (as core.table.point_keys: all but the
+    times and their spread). Rows that differ in a carried column are different points."""
+    return tuple(row[k] for k in KEY) + carried(row)
+
+
+def check_columns(rows):
+    """Every row carries the same columns: a ppn (or --carry) column some rows lack would leave
+    them without a value on that axis."""
+    names = [tuple(k for k, _ in carried(r)) for r in rows]
+    for row, have in zip(rows, names):
+        if have != names[0]:
+            said = lambda n: ", ".join(n) or "no extra column"  # noqa: E731
+            raise InputError(f"{row['origin']}: {said(have)}, but {rows[0]['origin']}: "
+                             f"{said(names[0])}; give every input the same columns (--map, "
+                             "--carry, --ppn/--nodes, --pattern or --manifest)")
 
 
 def merge_duplicates(rows, policy):
@@ -15,21 +40,22 @@ def merge_duplicates(rows, policy):
     says how to merge them (SKaMPI's sqrt(2) loops measure small sizes twice, for instance)."""
     groups = {}
     for row in rows:
-        groups.setdefault(tuple(row[k] for k in KEY), []).append(row)
+        groups.setdefault(identity(row), []).append(row)
     out = []
     for key, group in groups.items():
         if len(group) == 1 or policy == "first":
             out.append(group[0])
             continue
         if policy == "error":
-            point = ", ".join(f"{k}={v}" for k, v in zip(KEY, key))
+            point = ", ".join([f"{k}={v}" for k, v in zip(KEY, key)]
+                              + [f"{k}={v}" for k, v in carried(group[0])])
             raise InputError(f"{group[1]['origin']}: duplicate point ({point}) already at "
                              f"{group[0]['origin']}; merge with --duplicates mean|min|first "
                              "or remove one")
         if policy == "min":
             out.append(min(group, key=lambda r: r["time_us"]))
             continue
-        merged = {k: group[0][k] for k in KEY + ("origin",)}
+        merged = {k: v for k, v in group[0].items() if k not in MEASURED or k == "origin"}
         merged["time_us"] = stats_lib.fmean(r["time_us"] for r in group)
         if all("n" in r for r in group):
             merged["n"] = sum(r["n"] for r in group)
@@ -50,7 +76,7 @@ def metadata(sources, out_rows):
 def finish(rows):
     """Sorted rows without their origin, times rounded below the tools' resolution."""
     out = []
-    for row in sorted(rows, key=lambda r: tuple(r[k] for k in KEY)):
+    for row in sorted(rows, key=identity):
         row = {k: v for k, v in row.items() if k != "origin"}
         for k in TIME_FIELDS:
             if k in row:
