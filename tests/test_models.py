@@ -233,15 +233,16 @@ def test_fit_from_synthetic_experiments():
     for P, s, t in ((2, 1024, 10.0), (3, 1024, 13.0), (4, 1024, 16.0), (2, 8192, 20.0),
                     (3, 8192, 26.0), (4, 8192, 32.0)):
         rows.append({"experiment": "nbft", "comm_size": P, "msg_size": s, "algorithm": 0,
-                     "segsize": 0, "gather_size": 0, "time_us": t, "n": 5})
+                     "segsize": 0, "gather_size": 0, "nodes": 1, "ppn": P, "time_us": t,
+                     "n": 5})
     for P in (4, 8):
         for m in (1, 64, 4096, 65536):
             g = bcast.gather_size(m, 1024)
             y = (bcast.tlop_coefficients(6, P, m, 1024, plat)
                  + bcast.flat_gather_coefficients(P, g, plat)) @ truth
             rows.append({"experiment": "bcast-gather", "comm_size": P, "msg_size": m,
-                         "algorithm": 6, "segsize": 1024, "gather_size": g, "time_us": y,
-                         "n": 5})
+                         "algorithm": 6, "segsize": 1024, "gather_size": g, "nodes": 1,
+                         "ppn": P, "time_us": y, "n": 5})
     doc = fit.fit(rows)
     assert doc["platform"]["gamma0"] == {"3": 1.3, "4": 1.6}
     (method,) = doc["methods"]
@@ -255,7 +256,7 @@ def test_plan_runs_rounds_and_fit_uses_the_mean_of_launches():
     assert [l[-1] for l in launches] == [1] * one + [2] * one + [3] * one
     assert [l[:-1] for l in launches[:one]] == [l[:-1] for l in launches[2 * one:]]
     row = {"experiment": "nbft", "comm_size": 2, "msg_size": 64, "algorithm": 0, "segsize": 0,
-           "gather_size": 0}
+           "gather_size": 0, "nodes": 1, "ppn": 2}
     rows = [{**row, "launch": k, "time_us": t, "n": 10} for k, t in ((1, 3.0), (2, 5.0), (3, 7.0))]
     (mean,) = experiments.mean_over_launches(rows)
     assert mean["time_us"] == 5.0 and mean["n"] == 30 and mean["launches"] == 3

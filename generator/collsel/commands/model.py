@@ -17,9 +17,11 @@ from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.models import experiments, fit, params, predict, validation
 from collsel.sources.models.paper import paper_comparison
-from collsel.sources.sweep import launch_stats
+from collsel.sources.sweep import launch_stats, plan as sweep_plan
 
 PROGRESS_S = (0.0, 86400.0)         # --progress-interval: open below, a day above
+FIT_NODES = (1, 2)                  # --cluster placements: 1 node (c = 0 only) and 2 nodes
+FIT_PPN = (2, 4)
 PREDICT_PROGRESS_S = 10.0           # model predict: a progress line this often, once it is slow
 
 
@@ -34,7 +36,28 @@ def register(sub):
     p.add_argument("--out", required=True, help="parameter file to write (JSON)")
     p.add_argument("--experiments", help="CSV of experiment results: reused if it exists, "
                    "else measured and saved there")
-    p.add_argument("--comm-sizes", default="4,8,16", help="P of the bcast+gather experiments")
+    p.add_argument("--comm-sizes", help="P of the bcast+gather experiments on one node "
+                   "(default 4,8,16; not with --cluster, which takes --nodes and --ppn)")
+    p.add_argument("--cluster", nargs="?", const="", metavar="DIR",
+                   help="run the experiments on the emulated cluster (collsel cluster up; its "
+                        "state directory DIR, default $COLLSEL_CLUSTER_DIR or "
+                        "/var/lib/collsel/cluster): the bcast+gather experiments at every "
+                        "--nodes x --ppn placement, and the network NBFT (root alone on its "
+                        "node, the others on the next nodes) for gamma1 and Q, so the "
+                        "parameters hold both channels (c = 0 shared memory, c = 1 network)")
+    p.add_argument("--nodes", default=",".join(map(str, FIT_NODES)),
+                   help="with --cluster: node counts of the bcast+gather placements; the "
+                        "largest also spreads the network NBFT (default "
+                        f"{','.join(map(str, FIT_NODES))})")
+    p.add_argument("--ppn", default=",".join(map(str, FIT_PPN)),
+                   help="with --cluster: ranks per node of the placements, P = nodes x ppn, "
+                        f"rank r on node r // ppn (default {','.join(map(str, FIT_PPN))})")
+    p.add_argument("--algorithms", help="bcast methods to fit, as collsel sweep takes them "
+                   "(ids or names, ALG:SEG; default: algorithms 1-9 at segment sizes "
+                   "0,1K,8K,32K,128K where they segment)")
+    p.add_argument("--nbft-max", default=experiments.NBFT_MAX,
+                   help=f"largest P of the NBFT experiments, gamma's table (default "
+                        f"{experiments.NBFT_MAX})")
     p.add_argument("--msg-sizes", default=",".join(map(str, experiments.FIT_MSG_SIZES)),
                    help="message sizes of the experiments (default 4^k, 1 B - 4 MiB)")
     p.add_argument("--mpirun", help="mpirun program")
@@ -155,33 +178,71 @@ def run_fit(args):
     reuse = bool(args.experiments) and os.path.isfile(args.experiments)
     if args.experiments and not reuse:
         values.output_file(args.experiments, "--experiments")
-    comm_sizes = sizes.parse_comm_sizes(args.comm_sizes)
+    if args.cluster is not None and args.comm_sizes:
+        raise InputError("--comm-sizes is for one node; with --cluster give --nodes and --ppn "
+                         "(P = nodes x ppn)")
+    comm_sizes = sizes.parse_comm_sizes(args.comm_sizes or "4,8,16")
     values.integer(comm_sizes[0], "communicator size", 2, values.COMM_SIZE[1], "--comm-sizes")
     msg_sizes = sizes.parse_msg_sizes(args.msg_sizes, high=bench.MSG_SIZE[1])
+    nbft_max = values.integer(args.nbft_max, "--nbft-max", 2, 64)
+    methods = None
+    if args.algorithms:
+        methods = sorted((m.algorithm, m.segsize) for m in sweep_plan.plan_methods(
+            "bcast", args.algorithms, baseline=False))
     time_cap = values.number(args.time_cap, "--time-cap", *bench.TIME_CAP_S)
     launches = values.integer(args.launches, "--launches", *launch_stats.LAUNCHES)
     interval = values.number(args.progress_interval, "--progress-interval", *PROGRESS_S,
                       low_open=True)
+    placements, net_nodes, cluster = None, 0, None
+    if args.cluster is not None:
+        placements, net_nodes = _placements(args.nodes, args.ppn)
     if reuse:
         rows = experiments.load(args.experiments)
         meta = experiments.base_metadata()
     else:
+        if args.cluster is not None:
+            from collsel.sources import cluster as emulated    # only fits on the cluster need it
+            cluster = emulated.load(args.cluster or None)
+            if net_nodes > len(cluster.node_names):
+                raise InputError(f"--nodes {args.nodes}: the emulated cluster has "
+                                 f"{len(cluster.node_names)} nodes")
         # Measured whole, then written at once (core.files): an experiment file is never
         # written incrementally, so two fits into one file cannot interleave (the last wins).
         runner = experiments.Runner(mpirun=args.mpirun, bench_path=args.bench,
-                                    time_cap=time_cap)
+                                    time_cap=time_cap, cluster=cluster)
         rows, meta = experiments.measure(
             runner, comm_sizes, msg_sizes, launches,
-            command="collsel " + " ".join(sys.argv[1:]), comm_sizes_text=args.comm_sizes,
+            command="collsel " + " ".join(sys.argv[1:]),
+            comm_sizes_text=args.comm_sizes or ("" if cluster else "4,8,16"),
             msg_sizes_text=args.msg_sizes, progress_interval=interval,
-            log=_progress)
+            log=_progress, methods=methods, nbft_max=nbft_max, placements=placements,
+            net_nodes=net_nodes)
         if args.experiments:
             write_file(args.experiments, experiments.save(rows, meta))
     doc = fit.parameter_document(rows, meta, args.experiments)
     write_file(args.out, params.dumps(doc))
     source = f" (from {args.experiments})" if reuse else ""
+    plat = doc["platform"]
+    channels = (f"; network channel: Q {plat['Q']}, gamma1 {plat['gamma1']}"
+                if plat["Q"] is not None else "; one node (no network channel)")
     print(f"collsel model fit: {len(doc['methods'])} methods from {len(rows)} measurements"
-          f"{source} -> {args.out}", file=sys.stderr)
+          f"{source}{channels} -> {args.out}", file=sys.stderr)
+
+
+def _placements(nodes_text, ppn_text):
+    """[(nodes, ppn)] of --nodes x --ppn, and the nodes the network NBFT spreads over."""
+    nodes = sizes.parse_comm_sizes(nodes_text, "--nodes")
+    ppn = sizes.parse_comm_sizes(ppn_text, "--ppn")
+    if max(nodes) < 2:
+        raise InputError(f"--nodes {nodes_text}: a fit across nodes needs 2 nodes or more in "
+                         "the list (the network channel)")
+    placements = sorted({(n, p) for n in nodes for p in ppn if n * p >= 2},
+                        key=lambda np_: (np_[0] * np_[1], np_[0]))
+    if not placements:
+        raise InputError("--nodes x --ppn: every placement has one rank (P = 1)")
+    for n, p in placements:
+        values.integer(n * p, f"--nodes {n} x --ppn {p}", 2, values.COMM_SIZE[1])
+    return placements, max(nodes)
 
 
 def run_validate(args):
@@ -191,6 +252,7 @@ def run_validate(args):
                                  args.journal)
     text = json.dumps(result, indent=1)
     print(text)
+    print(validation.summary(result), file=sys.stderr, end="")
     if args.json:
         write_file(args.json, text + "\n")
 

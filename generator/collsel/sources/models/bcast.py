@@ -26,6 +26,7 @@ the binary tree then swaps them between pairs; scatter_allgather(_ring) fall bac
 when m < P and otherwise scatter over a binomial tree, then allgather by recursive doubling
 (8) or a ring (9).
 """
+import copy
 import math
 
 import numpy as np
@@ -77,6 +78,15 @@ class Platform:
 
     def ranks_per_node(self, P):
         return P if not self.ppn else min(int(self.ppn), P)
+
+    def mapped(self, ppn):
+        """The same parameters for ranks placed `ppn` per node (rank r on node r // ppn); None
+        keeps this platform's own mapping. A copy: one parameter set serves many mappings."""
+        if ppn is None:
+            return self
+        other = copy.copy(self)
+        other.ppn = int(ppn)
+        return other
 
 
 def segmentation(m, segsize):

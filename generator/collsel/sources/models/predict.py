@@ -36,13 +36,19 @@ def predict_times(par, P, msg_sizes, model="tlop", platform=None):
 
 
 def model_choices(par, cells, model):
-    """{(P, m): the method with the smallest predicted time} over the measured cells."""
+    """{cell: the method with the smallest predicted time} over the measured cells: (P, m) at
+    the parameters' own mapping, or (P, m, ppn) at ppn ranks per node (rank r on node
+    r // ppn), so each message of the algorithm takes the channel its placement gives it."""
+    groups = {}
+    for cell in cells:
+        groups.setdefault((cell[0], cell[2] if len(cell) == 3 else None), set()).add(cell[1])
     choice = {}
-    msg_sizes = sorted({m for _, m in cells})
-    for P in sorted({P for P, _ in cells}):
-        pred = predict_times(par, P, msg_sizes, model)
+    for (P, ppn), sizes in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1] or 0)):
+        msg_sizes = sorted(sizes)
+        pred = predict_times(par, P, msg_sizes, model, par.platform.mapped(ppn))
         for i, m in enumerate(msg_sizes):
-            choice[(P, m)] = min(pred, key=lambda k: (pred[k][i], k))
+            choice[(P, m) if ppn is None else (P, m, ppn)] = min(
+                pred, key=lambda k: (pred[k][i], k))
     return choice
 
 
@@ -87,10 +93,7 @@ def grid_check(par, comm_ranges, n_msg_sizes, max_rows=MAX_ROWS, max_comm_size=M
 
 
 def _platform(par, ranks_per_node):
-    platform = par.platform
-    if ranks_per_node is not None:
-        platform.ppn = ranks_per_node
-    return platform
+    return par.platform.mapped(ranks_per_node)
 
 
 def predict_rows(par, comm_sizes, msg_sizes, model="tlop", ranks_per_node=None):
