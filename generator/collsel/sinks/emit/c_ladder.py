@@ -4,7 +4,7 @@ writes too)."""
 from collsel import __version__
 from collsel.core import values
 from collsel.errors import InputError
-from collsel.sinks.emit import render, text
+from collsel.sinks.emit import ompi_ppn, render, text
 from collsel.sinks.emit.branches import flatten
 from collsel.sinks.emit.targets import Emitted, one_tree
 
@@ -102,13 +102,14 @@ def emit_decision(loaded, prefix=None):
 
 
 def emit_ompi_dec_fixed(loaded):
-    """{'ompi_<coll>_intra_dec_fixed.c': ...}; bcast and reduce only, 2-D trees only."""
+    """{'ompi_<coll>_intra_dec_fixed.c': ...}; bcast and reduce only; 2-D trees, or 3-D trees
+    whose third axis is ppn, which the function computes once per communicator (the template
+    says how)."""
     if loaded.collective not in ("bcast", "reduce"):
         raise InputError(f"no Open MPI dec_fixed target for {loaded.collective}")
-    if len(loaded.axes) != 2:
-        raise InputError("Open MPI's dec_fixed takes no third axis; build a 2-D tree for it")
+    ppn = ompi_ppn.ppn_axis(loaded, "ompi-dec-fixed") is not None
     ctx = decision_context(loaded, None, "ompi-dec-fixed")
-    code = render("ompi_dec_fixed.c.j2", noncommutative=REDUCE_NONCOMMUTATIVE, **ctx)
+    code = render("ompi_dec_fixed.c.j2", noncommutative=REDUCE_NONCOMMUTATIVE, ppn=ppn, **ctx)
     return {f"ompi_{ctx['collective']}_intra_dec_fixed.c": code}
 
 
