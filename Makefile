@@ -148,6 +148,22 @@ model-validate:
 	collsel model validate $(BUILD)/model/params.json --measured bench-data/bcast-sweep.csv \
 	    --json $(BUILD)/model/validate-single-launch.json
 
+# model-validate-cluster: the same across nodes, on the emulated cluster (issue 18; `collsel
+# cluster up` first): fit both channels (network NBFTs for gamma1 and Q, bcast+gather at the
+# MODEL_CLUSTER_FIT placements; reuses build/model-cluster/experiments.csv when it exists) under
+# the measurement lock, then score on the measured nodes x ppn sweep MODEL_CLUSTER_TABLE, each
+# cell predicted at its own placement, beside the floor from its journal.
+MODEL_CLUSTER_TABLE ?= bench-data/cluster/bcast-nodes-ppn.csv
+MODEL_CLUSTER_FIT ?= --nodes 1,2 --ppn 2,4
+.PHONY: model-validate-cluster
+model-validate-cluster:
+	mkdir -p $(BUILD)/model-cluster
+	flock /tmp/collsel-measure.lock collsel model fit --cluster $(MODEL_CLUSTER_FIT) \
+	    --out $(BUILD)/model-cluster/params.json \
+	    --experiments $(BUILD)/model-cluster/experiments.csv
+	collsel model validate $(BUILD)/model-cluster/params.json --measured $(MODEL_CLUSTER_TABLE) \
+	    --json $(BUILD)/model-cluster/validate.json
+
 model-paper:
 	collsel model paper
 

@@ -43,11 +43,11 @@ def register(sub):
                         "state directory DIR, default $COLLSEL_CLUSTER_DIR or "
                         "/var/lib/collsel/cluster): the bcast+gather experiments at every "
                         "--nodes x --ppn placement, and the network NBFT (root alone on its "
-                        "node, the others on the next nodes) for gamma1 and Q, so the "
+                        "node, the others spread over the cluster's other nodes) for gamma1 "
+                        "and Q, so the "
                         "parameters hold both channels (c = 0 shared memory, c = 1 network)")
     p.add_argument("--nodes", default=",".join(map(str, FIT_NODES)),
-                   help="with --cluster: node counts of the bcast+gather placements; the "
-                        "largest also spreads the network NBFT (default "
+                   help="with --cluster: node counts of the bcast+gather placements (default "
                         f"{','.join(map(str, FIT_NODES))})")
     p.add_argument("--ppn", default=",".join(map(str, FIT_PPN)),
                    help="with --cluster: ranks per node of the placements, P = nodes x ppn, "
@@ -195,7 +195,7 @@ def run_fit(args):
                       low_open=True)
     placements, net_nodes, cluster = None, 0, None
     if args.cluster is not None:
-        placements, net_nodes = _placements(args.nodes, args.ppn)
+        placements = _placements(args.nodes, args.ppn)
     if reuse:
         rows = experiments.load(args.experiments)
         meta = experiments.base_metadata()
@@ -203,9 +203,10 @@ def run_fit(args):
         if args.cluster is not None:
             from collsel.sources import cluster as emulated    # only fits on the cluster need it
             cluster = emulated.load(args.cluster or None)
-            if net_nodes > len(cluster.node_names):
+            net_nodes = len(cluster.node_names)
+            if max(n for n, _ in placements) > net_nodes:
                 raise InputError(f"--nodes {args.nodes}: the emulated cluster has "
-                                 f"{len(cluster.node_names)} nodes")
+                                 f"{net_nodes} node{'s' if net_nodes != 1 else ''}")
         # Measured whole, then written at once (core.files): an experiment file is never
         # written incrementally, so two fits into one file cannot interleave (the last wins).
         runner = experiments.Runner(mpirun=args.mpirun, bench_path=args.bench,
@@ -230,7 +231,7 @@ def run_fit(args):
 
 
 def _placements(nodes_text, ppn_text):
-    """[(nodes, ppn)] of --nodes x --ppn, and the nodes the network NBFT spreads over."""
+    """[(nodes, ppn)] of --nodes x --ppn (P >= 2), by P."""
     nodes = sizes.parse_comm_sizes(nodes_text, "--nodes")
     ppn = sizes.parse_comm_sizes(ppn_text, "--ppn")
     if max(nodes) < 2:
@@ -242,7 +243,7 @@ def _placements(nodes_text, ppn_text):
         raise InputError("--nodes x --ppn: every placement has one rank (P = 1)")
     for n, p in placements:
         values.integer(n * p, f"--nodes {n} x --ppn {p}", 2, values.COMM_SIZE[1])
-    return placements, max(nodes)
+    return placements
 
 
 def run_validate(args):
