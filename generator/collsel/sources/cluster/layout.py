@@ -27,6 +27,8 @@ class Layout:
         self.slurmctld_state = j("slurm", "ctld")
         self.slurmctld_pid = j("slurm", "slurmctld.pid")
         self.tmp_dir = j("tmp")
+        # The logs of an `up` that failed, kept beside the state directory it removed.
+        self.failed_logs = self.root + ".failed-logs"
 
     def slurmd_log(self, node):
         return os.path.join(self.log_dir, f"slurmd-{node}.log")

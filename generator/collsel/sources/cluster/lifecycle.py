@@ -9,6 +9,7 @@ from collsel.errors import CollselError, InputError
 from collsel.sources.cluster import (cpu, launch, munge, names, network, processes, slurm,
                                      state)
 from collsel.sources.cluster.layout import Layout
+from collsel.sources.cluster.system import DaemonFailed
 
 
 def _require_root(action):
@@ -67,9 +68,16 @@ def up(config, state_dir, progress=lambda line: None):
     if os.path.isdir(layout.root) and os.listdir(layout.root):
         raise InputError(f"{layout.root} is not empty and is no emulated cluster's state "
                          "directory: give another --state-dir")
+    shutil.rmtree(layout.failed_logs, ignore_errors=True)
     started = time.monotonic()
     try:
         _build(config, layout, progress)
+    except DaemonFailed as e:
+        progress(f"failed: tearing down what was made; logs kept in {layout.failed_logs}")
+        shutil.move(layout.log_dir, layout.failed_logs)
+        down(layout.root, keep_failed_logs=True)
+        log = os.path.join(layout.failed_logs, os.path.relpath(e.log, layout.log_dir))
+        raise DaemonFailed(e.what, log) from None
     except BaseException:
         progress("failed: tearing down what was made")
         down(layout.root)
@@ -136,9 +144,10 @@ def _pid_files(layout):
     return files
 
 
-def down(state_dir, progress=lambda line: None):
+def down(state_dir, progress=lambda line: None, keep_failed_logs=False):
     """Stop every daemon and process of the cluster, delete its namespaces, links and cgroups and
-    its state directory; also what a crashed `up` left. CollselError if anything remains."""
+    its state directory (and the logs a failed `up` kept, unless `keep_failed_logs`); also what a
+    crashed `up` left. CollselError if anything remains."""
     _require_root("down")
     dirs = _recorded_dirs(os.path.abspath(state_dir))
     layouts = [Layout(d) for d in dirs]
@@ -158,6 +167,8 @@ def down(state_dir, progress=lambda line: None):
             progress(f"removed {lay.root}")
             if os.path.exists(lay.root):
                 remaining.append(lay.root)
+        if not keep_failed_logs and os.path.isdir(lay.failed_logs):
+            shutil.rmtree(lay.failed_logs, ignore_errors=True)
     try:
         os.unlink(names.RUN_MARKER)
     except FileNotFoundError:

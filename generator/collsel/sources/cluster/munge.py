@@ -2,9 +2,7 @@
 /etc/munge or /run/munge, so it neither uses nor disturbs a munge the host may run."""
 import os
 
-from collsel.errors import CollselError
-from collsel.sources.cluster import processes
-from collsel.sources.cluster.system import run
+from collsel.sources.cluster.system import run, start_daemon
 
 
 def start(layout):
@@ -14,9 +12,7 @@ def start(layout):
     if not os.path.exists(layout.munge_key):
         run(["mungekey", "--create", "--keyfile", layout.munge_key])
     os.chmod(layout.munge_key, 0o400)
-    done = run(["munged", f"--key-file={layout.munge_key}", f"--socket={layout.munge_socket}",
-                f"--pid-file={layout.munge_pid}", f"--log-file={layout.munge_log}",
-                f"--seed-file={layout.munge_seed}"], check=False)
-    if done.returncode != 0 or not processes.alive(processes.read_pid(layout.munge_pid)):
-        raise CollselError(f"munged did not start: see {layout.munge_log}")
+    start_daemon(["munged", f"--key-file={layout.munge_key}", f"--socket={layout.munge_socket}",
+                  f"--pid-file={layout.munge_pid}", f"--log-file={layout.munge_log}",
+                  f"--seed-file={layout.munge_seed}"], "munged", layout.munge_pid, layout.munge_log)
     run(["munge", "-n", "-S", layout.munge_socket])      # it answers

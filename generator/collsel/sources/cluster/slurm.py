@@ -5,9 +5,8 @@ the node's namespace with the node's host name and a private /tmp (the pmix plug
 import os
 import time
 
-from collsel.errors import CollselError
-from collsel.sources.cluster import cpu, names, processes
-from collsel.sources.cluster.system import run
+from collsel.sources.cluster import cpu, names
+from collsel.sources.cluster.system import DaemonFailed, run, start_daemon
 
 # Not Slurm's default 6817, so a Slurm the host may run is neither used nor in the way.
 SLURMCTLD_PORT = 6827
@@ -66,9 +65,9 @@ def client_env(layout):
 def start_slurmctld(layout):
     for d in (layout.slurm_dir, layout.slurmctld_state, layout.log_dir):
         os.makedirs(d, exist_ok=True)
-    run(["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec slurmctld -f "$1"',
-         names.CTL_HOST, layout.slurm_conf], check=False)
-    _wait_pid(layout.slurmctld_pid, "slurmctld", layout.slurmctld_log)
+    start_daemon(["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec slurmctld -f "$1"',
+                  names.CTL_HOST, layout.slurm_conf],
+                 "slurmctld", layout.slurmctld_pid, layout.slurmctld_log)
 
 
 def start_slurmd(layout, node):
@@ -82,19 +81,9 @@ def start_slurmd(layout, node):
     script = ('hostname "$0" && mount --bind "$1" /tmp && '
               'if [ -n "$3" ]; then echo $$ > "$3/cgroup.procs"; fi && '
               'exec slurmd -f "$2" -N "$0"')
-    run(["ip", "netns", "exec", node["netns"], "unshare", "--mount", "--uts",
-         "--propagation", "private", "sh", "-c", script, name, tmp, layout.slurm_conf, group],
-        check=False)
-    _wait_pid(layout.slurmd_pid(name), f"slurmd on {name}", layout.slurmd_log(name))
-
-
-def _wait_pid(pid_file, what, log, timeout_s=10.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if processes.alive(processes.read_pid(pid_file)):
-            return
-        time.sleep(0.05)
-    raise CollselError(f"{what} did not start: see {log}")
+    start_daemon(["ip", "netns", "exec", node["netns"], "unshare", "--mount", "--uts",
+                  "--propagation", "private", "sh", "-c", script, name, tmp, layout.slurm_conf,
+                  group], f"slurmd on {name}", layout.slurmd_pid(name), layout.slurmd_log(name))
 
 
 def node_states(layout):
@@ -126,5 +115,5 @@ def wait_idle(layout, node_names, timeout_s=40.0):
             return states
         time.sleep(0.25)
     shown = ", ".join(f"{n} {states.get(n, '?')}" for n in node_names)
-    raise CollselError(f"Slurm nodes not idle after {timeout_s:.0f} s ({shown}): see "
-                       f"{layout.slurmctld_log} and {layout.log_dir}/slurmd-*.log")
+    raise DaemonFailed(f"Slurm nodes not idle after {timeout_s:.0f} s ({shown})",
+                       layout.slurmctld_log)
