@@ -1,8 +1,14 @@
 """`collsel check-rules FILE`: read an Open MPI classic rules file as Open MPI does (the reader is
-collsel.sinks.emit.ompi_rules_reader), report every trap, and optionally evaluate it."""
+collsel.sinks.emit.ompi_rules_reader), report every trap, and optionally evaluate it: at given
+points (--query, --points) or on measurements (--table: the penalty of its decisions, scored by
+core.penalty as every other chooser is)."""
 import sys
 
-from collsel.core import csvfile, values
+import numpy as np
+
+from collsel.commands.options import read_tables
+from collsel.core import csvfile, decision_map, penalty, values
+from collsel.core.algorithms import Method
 from collsel.errors import InputError, printable
 from collsel.sinks.emit.ompi_rules_reader import (COLLCOUNT, COLLECTIVE_IDS, load, parse_version,
                                                   summary)
@@ -26,6 +32,14 @@ def register(sub):
     p.add_argument("--query", nargs=2, metavar=("P", "M"),
                    help="communicator size (1..2^31-1) and message size in bytes (0..2^64-1)")
     p.add_argument("--points", metavar="FILE", help="one 'P M' per line ('-' = stdin)")
+    p.add_argument("--table", action="append", metavar="TABLE",
+                   help="score the file on a performance table (repeat for several): for every "
+                   "measured cell, penalty = time(the method the file picks) / time(the best "
+                   "measured) - 1, beside Open MPI's default (algorithm 0 rows) on the same "
+                   "cells; needs --collective when the table holds several")
+    p.add_argument("--z", metavar="COLUMN",
+                   help="with --table: the table's third axis (e.g. ppn): every (P, m, z) cell "
+                   "is scored, with figures per z value; the file itself sees only P and m")
     p.set_defaults(run=run_check)
 
 
@@ -67,22 +81,88 @@ def _points(args):
     return out
 
 
+def _scored_table(args):
+    """(collective name, decision map) of --table, read before the rules file."""
+    if args.z and not args.table:
+        raise InputError("--z needs --table")
+    tables = read_tables(args.table)
+    present = sorted(set(tables.collective.tolist()))
+    name = args.collective
+    if name is None:
+        if len(present) != 1:
+            raise InputError(f"the tables hold several collectives ({', '.join(present)}); "
+                             "choose one with --collective")
+        name = present[0]
+    coll_id = _collective_id(name)
+    name = next(n for n, i in COLLECTIVE_IDS.items() if i == coll_id)
+    return name, coll_id, decision_map.build_map(tables.select(name), args.z)
+
+
+def rules_choice(rules, coll_id, dmap):
+    """Method index of dmap the file picks in every cell (-1: a method the table lacks); the file
+    sees P and m only, so every z of a (P, m) gets the same."""
+    index = {m: i for i, m in enumerate(dmap.methods)}
+    p_axis, m_axis = dmap.axes[:2]
+    plane = np.array([[index.get(Method(*rules.lookup(coll_id, p, m)[:3]), -1)
+                       for m in m_axis.values] for p in p_axis.values], dtype=np.int64)
+    return np.broadcast_to(plane.reshape(plane.shape + (1,) * (len(dmap.axes) - 2)),
+                           dmap.shape)
+
+
+def _figures(name, chosen, best, extra=""):
+    s = penalty.score(chosen, best)
+    if not s["cells"]:
+        return f"  {name}: no cell scored{extra}"
+    return (f"  {name}: penalty mean {s['mean']:.2f}%, median {s['median']:.2f}%, max "
+            f"{s['max']:.2f}% on {s['cells']} cells; the best on {s['picks_best']}, within "
+            f"5 % on {s['within_5pct']}{extra}")
+
+
+def table_report(path, collective, coll_id, rules, dmap, tables):
+    """Lines: the file's penalty on the table's measured cells (overall, per z value), where it
+    picks a method the table lacks, and Open MPI's default on the same cells."""
+    choice = rules_choice(rules, coll_id, dmap)
+    times = np.take_along_axis(dmap.scored_times(), np.maximum(choice, 0)[..., None],
+                               axis=-1)[..., 0]
+    chosen = np.where(choice >= 0, times, np.nan)
+    best = np.where(dmap.measured, dmap.best_time, np.nan)
+    lacking = int((dmap.measured & (choice < 0)).sum())
+    lines = [f"{path} on {', '.join(tables)} ({collective}, {int(dmap.measured.sum())} measured "
+             "cells):",
+             _figures("this file", chosen, best,
+                      f"; {lacking} cells unscored (a method the table lacks)" if lacking else "")]
+    if len(dmap.axes) == 3:
+        z = dmap.axes[2]
+        for k, label in enumerate(z.labels):
+            lines.append(_figures(f"this file at {z.name}={label}", chosen[:, :, k],
+                                  best[:, :, k]))
+    base = dmap.baseline_time
+    if np.isfinite(base).any():
+        lines.append(_figures("Open MPI's default (algorithm 0) on the same cells",
+                              np.where(np.isfinite(chosen), base, np.nan), best))
+    return lines
+
+
 def run_check(args):
     version = parse_version(args.ompi_version)
     evaluate = bool(args.query or args.points)
     if evaluate:    # the flags and every point checked before the file is read
         coll_id = _collective_id(args.collective)
         points = _points(args)
+    if args.table or args.z:
+        collective, table_id, dmap = _scored_table(args)
     rules = load(args.file, version)
     for line, message in rules.errors:
         print(printable(f"{args.file}:{line}: {message}"), file=sys.stderr)
+    if args.table and not rules.errors:
+        print("\n".join(table_report(args.file, collective, table_id, rules, dmap, args.table)))
     if evaluate:
         out = []
         for p, m in points:
             alg, seg, fan, _ = rules.lookup(coll_id, p, m)
             out.append(f"{alg} {seg} {fan}")
         sys.stdout.write("\n".join(out) + ("\n" if out else ""))
-    elif not rules.errors:
+    elif not rules.errors and not args.table:
         print(f"{args.file}: valid for Open MPI {'.'.join(map(str, version))} "
               f"(format version {rules.version}): {summary(rules)}")
     return 2 if rules.errors else 0

@@ -26,12 +26,18 @@ ran). Open MPI main / 6 keeps the same `if (alg)` fall-through after its JSON re
 the "ignore" value of the algorithm enum, so `"alg": 0` means the same there (read from the
 source, not run: no Open MPI 6 here). `collsel emit` notes the grid cells that defer.
 
-Other limits the format has, whatever the blocks: no third axis (2-D trees only), and no
-operation axis: Open MPI 4.1 applies a reduce rule to non-commutative operations too
-(its dynamic path does not look at commutativity), so only linear (1) and in-order binary (6)
-are safe there.
+Third axis. A tree whose third axis is ppn (processes per node; any other third axis is
+refused) is written as sinks.emit.ompi_ppn says: the classic file gets one method per (P, m),
+the projection over the tree's ppn values; the JSON file has "single-node" and "one-per-node"
+blocks (exact for ppn = P and ppn = 1) before the blocks every other communicator takes (the
+projection over 2 <= ppn <= P/2). The share of the tree's (P, m, ppn) grid points (ppn <= P)
+where the file decides otherwise is noted; what they cost in time, on a table:
+`collsel check-rules FILE --table TABLE --z ppn`.
+
+Other limits the format has, whatever the blocks: no operation axis: Open MPI 4.1 applies a
+reduce rule to non-commutative operations too (its dynamic path does not look at
+commutativity), so only linear (1) and in-order binary (6) are safe there.
 """
-import itertools
 import json
 
 import numpy as np
@@ -40,8 +46,8 @@ from collsel import __version__
 from collsel.core import values
 from collsel.core.tree import cells_of_values
 from collsel.errors import CollselError, InputError
+from collsel.sinks.emit import ompi_ppn, render, text
 from collsel.sinks.emit import ompi_rules_reader as check
-from collsel.sinks.emit import render, text
 from collsel.sinks.emit.targets import Emitted
 
 MAX_INT = 2**31 - 1
@@ -64,9 +70,7 @@ def _check_trees(trees, target, names=()):
     names = list(names) or [f"tree {i + 1}" for i in range(len(trees))]
     for name, t in zip(names, trees):
         text.collective(t, target)
-        if len(t.axes) != 2:
-            raise InputError(f"{name}: {t.collective}: an Open MPI rules file has no third axis "
-                             f"({t.axes[2].name!r}); build a 2-D tree for it")
+        ompi_ppn.ppn_axis(t, target, name)
         if t.collective not in check.COLLECTIVE_IDS:
             raise InputError(f"{name}: '{t.collective}' is not an Open MPI collective (known: "
                              f"{', '.join(check.COLLECTIVE_IDS)})")
@@ -86,7 +90,9 @@ def _check_trees(trees, target, names=()):
 
 
 def cell_decisions(loaded):
-    """Method index per (P cell, m cell) of the tree's axes."""
+    """Method index per (P cell, m cell) of the tree's axes: a 3-axis (ppn) tree's projection."""
+    if len(loaded.axes) == 3:
+        return ompi_ppn.project(loaded)
     return loaded.tree.method_grid(tuple(len(a.values) for a in loaded.axes))
 
 
@@ -96,13 +102,23 @@ def _ladder(row, m_axis):
     return [(0 if k == 0 else int(m_axis.cuts[k - 1]), int(row[k])) for k in starts]
 
 
-def blocks_of(loaded, comm_sizes=None):
-    """[(first P of the block, ladder)], ascending, each ladder starting at m = 0."""
-    p_axis, m_axis = loaded.axes
-    decisions = cell_decisions(loaded)
+def _merged(starts, rows, m_axis):
+    """[(first P, ladder)] of exact blocks, neighbours with the same ladder merged."""
+    blocks = []
+    for start, row in zip(starts, rows):
+        ladder = _ladder(np.asarray(row), m_axis)
+        if not blocks or blocks[-1][1] != ladder:
+            blocks.append((start, ladder))
+    return blocks
+
+
+def blocks_of(loaded, comm_sizes=None, decisions=None):
+    """[(first P of the block, ladder)], ascending, each ladder starting at m = 0, of the
+    (P cell, m cell) `decisions` (default: the tree's, cell_decisions)."""
+    p_axis, m_axis = loaded.axes[:2]
+    decisions = cell_decisions(loaded) if decisions is None else decisions
     if comm_sizes is None:
-        starts = [1] + [int(c) for c in p_axis.cuts]
-        rows = list(decisions)
+        return _merged([1] + [int(c) for c in p_axis.cuts], decisions, m_axis)
     else:
         starts = list(comm_sizes)
         values = np.asarray(p_axis.values, dtype=np.int64)
@@ -119,16 +135,36 @@ def blocks_of(loaded, comm_sizes=None):
             # majority per m column; ties go to the method the lowest P cell picks
             counts = (sub[:, None, :] == sub[None, :, :]).sum(axis=1)   # (cells, m)
             rows.append(sub[np.argmax(counts, axis=0), np.arange(sub.shape[1])])
-    blocks = []
-    for start, row in zip(starts, rows):
-        ladder = _ladder(np.asarray(row), m_axis)
-        if blocks and comm_sizes is None and blocks[-1][1] == ladder:
-            continue
-        blocks.append((start, ladder))
-    return blocks
+    return [(start, _ladder(np.asarray(row), m_axis)) for start, row in zip(starts, rows)]
 
 
-def _block_context(loaded, blocks, target):
+def single_node_blocks(loaded, comm_sizes=None):
+    """Blocks for communicators on one node (ppn = P) of a ppn tree: exact, from the P ranges
+    on which P and ppn = P stay in one cell each; with `comm_sizes`, each measured P at its own
+    ppn, through blocks_of."""
+    grid = ompi_ppn.grid(loaded)
+    if comm_sizes is None:
+        ranges = ompi_ppn.single_node_ranges(loaded)
+        return _merged([start for start, _, _ in ranges],
+                       [grid[p, :, z] for _, p, z in ranges], loaded.axes[1])
+    z_cells = [loaded.axes[2].cell_of(p) for p in loaded.axes[0].values]
+    return blocks_of(loaded, comm_sizes, grid[np.arange(len(z_cells)), :, z_cells])
+
+
+def json_groups(loaded, comm_sizes=None):
+    """[(comm_rank_distribution or None, blocks)] of a JSON rules file, first match first: one
+    group for a 2-axis tree; for a ppn tree "single-node", "one-per-node", then the rest."""
+    if len(loaded.axes) == 2:
+        return [(None, blocks_of(loaded, comm_sizes))]
+    grid = ompi_ppn.grid(loaded)
+    rest = ompi_ppn.project(loaded, ompi_ppn.several_nodes_several_ranks(loaded))
+    return [("single-node", single_node_blocks(loaded, comm_sizes)),
+            ("one-per-node", blocks_of(loaded, comm_sizes,
+                                       grid[:, :, loaded.axes[2].cell_of(1)])),
+            (None, blocks_of(loaded, comm_sizes, rest))]
+
+
+def _block_context(loaded, blocks, target, distribution=None):
     methods = text.methods(loaded, target)
     out = []
     for j, (start, ladder) in enumerate(blocks):
@@ -144,25 +180,22 @@ def _block_context(loaded, blocks, target):
                           "name": meth["name"],
                           "range": f"m {m0}..{m1}" if m1 is not None else f"m >= {m0}"})
         out.append({"comm_min": start if j else 0, "comm_start": start, "comm_max": end,
+                    "distribution": distribution,
                     "range": ("every P" if j == 0 and end is None else f"P <= {end}" if j == 0
                               else f"P >= {start}" if end is None else f"P {start}..{end}"),
                     "rules": rules})
     return out
 
 
-def _grid_points(loaded):
-    """Every (P, m) of the tree's grid, as Python ints (m may exceed an int64)."""
-    p_axis, m_axis = loaded.axes
-    points = list(itertools.product(p_axis.values, m_axis.values))
-    return [p for p, _ in points], [m for _, m in points]
-
-
 def disagreement(loaded, decide):
-    """(points that differ, points) over the tree's grid; `decide(P, m)` -> (alg, seg, fan)."""
-    pv, mv = _grid_points(loaded)
-    want = [loaded.methods[i] for i in loaded.decide([pv, mv]).tolist()]
-    differ = sum((w.algorithm, w.segsize, w.faninout) != tuple(decide(p, m))
-                 for w, p, m in zip(want, pv, mv))
+    """(points that differ, points) over the tree's grid (a ppn tree's where ppn <= P);
+    `decide(P, m[, ppn])` -> (alg, seg, fan)."""
+    points = ompi_ppn.grid_points(loaded)
+    if not points[0]:
+        return 0, 0
+    want = [loaded.methods[i] for i in loaded.decide(points).tolist()]
+    differ = sum((w.algorithm, w.segsize, w.faninout) != tuple(decide(*point))
+                 for w, point in zip(want, zip(*points)))
     return differ, len(want)
 
 
@@ -173,14 +206,34 @@ RULES_DEFER = ("rule algorithm 0: coll/tuned runs its fixed decision there "
                "(or coll_tuned_<coll>_algorithm if that forces one)")
 
 
-def _notes(loaded, blocks, differ, total):
+# What each format makes of a ppn tree (sinks.emit.ompi_ppn), for the notes.
+PPN_CLASSIC = ("a classic rules file cannot express ppn: one method per (P, m), the one the "
+               "tree picks at the most of its ppn values <= P (ties: at the largest)")
+PPN_JSON = ('comm_rank_distribution expresses ppn = P ("single-node") and ppn = 1 '
+            '("one-per-node", matched only on communicators Open MPI marks disjoint) exactly; '
+            'it cannot tell apart the other communicators (several nodes with several ranks on '
+            'some node: 2 <= ppn <= P/2, and every uneven mapping): one method per (P, m) for '
+            'them, the one the tree picks at the most of its ppn values in 2..P/2 (ties: at '
+            'the largest)')
+
+
+def _notes(loaded, blocks, differ, total, ppn_rule):
     """What a rules file kept of one tree: its blocks and rules, where it decides otherwise, and
     where it defers to Open MPI's own decision."""
     rules = sum(len(ladder) for _, ladder in blocks)
-    return [f"{loaded.collective}: {len(blocks)} communicator-size block(s), {rules} message "
-            f"rule(s); decides differently from the tree on {differ} of {total} grid points "
-            f"({100.0 * differ / total:.2f}%)"] + text.defer_notes(loaded, "Open MPI",
-                                                                   RULES_DEFER)
+    share = f" ({100.0 * differ / total:.2f}%)" if total else ""
+    points = "(P, m, ppn) grid points with 1 <= ppn <= P" if len(loaded.axes) == 3 else \
+        "grid points"
+    notes = [f"{loaded.collective}: {len(blocks)} communicator-size block(s), {rules} message "
+             f"rule(s); decides differently from the tree on {differ} of {total} {points}"
+             f"{share}"]
+    if len(loaded.axes) == 3:
+        notes.append(f"{loaded.collective}: ppn: {ppn_rule}; the tree's decision changes with "
+                     f"ppn in {ompi_ppn.varying_cells(loaded)} of "
+                     f"{len(loaded.axes[0].values) * len(loaded.axes[1].values)} (P, m) cells; "
+                     "the time this costs on measurements: collsel check-rules THIS_FILE "
+                     "--table TABLE --z ppn")
+    return notes + text.defer_notes(loaded, "Open MPI", RULES_DEFER)
 
 
 def _header(loaded_list, comm_sizes):
@@ -192,7 +245,10 @@ def _header(loaded_list, comm_sizes):
                   else ""]
         summary.append(f"{t.collective} (id {check.COLLECTIVE_IDS[t.collective]}): "
                        f"{', '.join(x for x in limits if x) or 'exact'} tree, "
-                       f"{t.tree.node_count} nodes")
+                       f"{t.tree.node_count} nodes"
+                       + ("; third axis ppn projected: one method per (P, m), the one the "
+                          "tree picks at the most of its ppn values <= P (ties: at the largest)"
+                          if len(t.axes) == 3 else ""))
     return {"version": __version__, "trees": summary,
             "blocks_from": ("--ompi-comm-sizes " + ",".join(map(str, comm_sizes))
                             if comm_sizes else "one block per P cell of the tree (exact)")}
@@ -202,9 +258,12 @@ def _collectives(trees, comm_sizes, target, names=()):
     loaded_list = _check_trees(trees, target, names)
     collectives = []
     for t in loaded_list:
-        blocks = blocks_of(t, comm_sizes)
+        groups = (json_groups(t, comm_sizes) if target == "ompi-json"
+                  else [(None, blocks_of(t, comm_sizes))])
         collectives.append({"name": t.collective, "id": check.COLLECTIVE_IDS[t.collective],
-                            "blocks": _block_context(t, blocks, target), "_blocks": blocks,
+                            "blocks": [b for dist, blocks in groups
+                                       for b in _block_context(t, blocks, target, dist)],
+                            "_blocks": [b for _, blocks in groups for b in blocks],
                             "_tree": t})
     return collectives, _header(loaded_list, comm_sizes)
 
@@ -216,7 +275,8 @@ def emit_json(trees, options):
     rendered = render("ompi_rules.json.j2", collectives=collectives, **header)
     document = json.loads(rendered)      # the template must give valid JSON
     notes = [line for c in collectives for line in _notes(
-        c["_tree"], c["_blocks"], *disagreement(c["_tree"], _json_decider(document, c["name"])))]
+        c["_tree"], c["_blocks"], *disagreement(c["_tree"], _json_decider(document, c["name"])),
+        PPN_JSON)]
     return Emitted({"rules.json": rendered}, notes)
 
 
@@ -238,13 +298,19 @@ def emit_classic(trees, options):
         raise CollselError(f"internal error: the emitted rules file fails check-rules, line "
                            f"{line}: {message}")
     notes = [line for c in collectives for line in _notes(c["_tree"], c["_blocks"], *disagreement(
-        c["_tree"], lambda p, m, i=c["id"]: rules.lookup(i, p, m)[:3]))]
+        c["_tree"], lambda p, m, z=None, i=c["id"]: rules.lookup(i, p, m)[:3]), PPN_CLASSIC)]
     return Emitted({"rules.conf": rendered}, notes)
 
 
-def json_lookup(document, collective, comm_size, msg_size):
-    """(alg, seg_size, faninout) Open MPI main picks from a JSON rules file: first match."""
+def json_lookup(document, collective, comm_size, msg_size, ppn=None):
+    """(alg, seg_size, faninout) Open MPI main picks from a JSON rules file: first match. With
+    `ppn`, the communicator spreads evenly at that ppn: rules for "single-node" apply when ppn
+    >= P, for "one-per-node" when ppn == 1; without, neither (several nodes, several ranks on
+    some)."""
+    held = {"any", None, ompi_ppn.distribution(comm_size, ppn) if ppn is not None else None}
     for comm in document["collectives"].get(collective, []):
+        if comm.get("comm_rank_distribution") not in held:
+            continue
         if not comm.get("comm_size_min", 0) <= comm_size <= comm.get("comm_size_max", MAX_INT):
             continue
         for rule in comm["rules"]:
@@ -256,4 +322,4 @@ def json_lookup(document, collective, comm_size, msg_size):
 
 
 def _json_decider(document, collective):
-    return lambda p, m: json_lookup(document, collective, p, m)
+    return lambda p, m, z=None: json_lookup(document, collective, p, m, z)
