@@ -1,5 +1,6 @@
 """`collsel model fit` on real Open MPI: the benchmark's --experiment modes run, a parameter file
 comes out, and predict/validate read it (small plan: one P, three sizes)."""
+import csv
 import json
 import subprocess
 import sys
@@ -23,8 +24,8 @@ def test_fit_predict_validate(tmp_path):
     assert len(par.methods) == 33
     # NBFT: P = 2 at the 3 sizes + 4 segment sizes, P = 3..8 at the segment sizes; 2 launches
     assert par.doc["fit"]["measurements"] == 2 * (7 + 6 * 4 + 33 * 3)
-    launches = [line.split(",")[6] for line in exp.read_text().splitlines()
-                if line[0] != "#"][1:]
+    launches = [r["launch"] for r in csv.DictReader(
+        line for line in exp.read_text().splitlines() if line[0] != "#")]
     assert launches.count("1") == launches.count("2") == 7 + 6 * 4 + 33 * 3
     assert all(v >= 0 for theta in par.methods.values() for v in theta)
     table = tmp_path / "pred.csv"
