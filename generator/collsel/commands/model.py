@@ -20,8 +20,10 @@ from collsel.sources.models.paper import paper_comparison
 from collsel.sources.sweep import launch_stats, plan as sweep_plan
 
 PROGRESS_S = (0.0, 86400.0)         # --progress-interval: open below, a day above
+FIT_COMM_SIZES = ",".join(map(str, experiments.FIT_COMM_SIZES))   # one node
 FIT_NODES = (1, 2)                  # --cluster placements: 1 node (c = 0 only) and 2 nodes
 FIT_PPN = (2, 4)
+NBFT_MAX_RANGE = (2, 64)            # --nbft-max: an NBFT of 64 ranks is far beyond any tree's
 PREDICT_PROGRESS_S = 10.0           # model predict: a progress line this often, once it is slow
 
 
@@ -37,15 +39,16 @@ def register(sub):
     p.add_argument("--experiments", help="CSV of experiment results: reused if it exists, "
                    "else measured and saved there")
     p.add_argument("--comm-sizes", help="P of the bcast+gather experiments on one node "
-                   "(default 4,8,16; not with --cluster, which takes --nodes and --ppn)")
+                   f"(default {FIT_COMM_SIZES}; not with --cluster, which takes --nodes and "
+                   "--ppn)")
     p.add_argument("--cluster", nargs="?", const="", metavar="DIR",
                    help="run the experiments on the emulated cluster (collsel cluster up; its "
                         "state directory DIR, default $COLLSEL_CLUSTER_DIR or "
                         "/var/lib/collsel/cluster): the bcast+gather experiments at every "
                         "--nodes x --ppn placement, and the network NBFT (root alone on its "
                         "node, the others spread over the cluster's other nodes) for gamma1 "
-                        "and Q, so the "
-                        "parameters hold both channels (c = 0 shared memory, c = 1 network)")
+                        "and Q, so the parameters hold both channels (c = 0 shared memory, "
+                        "c = 1 network)")
     p.add_argument("--nodes", default=",".join(map(str, FIT_NODES)),
                    help="with --cluster: node counts of the bcast+gather placements (default "
                         f"{','.join(map(str, FIT_NODES))})")
@@ -181,10 +184,10 @@ def run_fit(args):
     if args.cluster is not None and args.comm_sizes:
         raise InputError("--comm-sizes is for one node; with --cluster give --nodes and --ppn "
                          "(P = nodes x ppn)")
-    comm_sizes = sizes.parse_comm_sizes(args.comm_sizes or "4,8,16")
+    comm_sizes = sizes.parse_comm_sizes(args.comm_sizes or FIT_COMM_SIZES)
     values.integer(comm_sizes[0], "communicator size", 2, values.COMM_SIZE[1], "--comm-sizes")
     msg_sizes = sizes.parse_msg_sizes(args.msg_sizes, high=bench.MSG_SIZE[1])
-    nbft_max = values.integer(args.nbft_max, "--nbft-max", 2, 64)
+    nbft_max = values.integer(args.nbft_max, "--nbft-max", *NBFT_MAX_RANGE)
     methods = None
     if args.algorithms:
         methods = sorted((m.algorithm, m.segsize) for m in sweep_plan.plan_methods(
@@ -214,7 +217,7 @@ def run_fit(args):
         rows, meta = experiments.measure(
             runner, comm_sizes, msg_sizes, launches,
             command="collsel " + " ".join(sys.argv[1:]),
-            comm_sizes_text=args.comm_sizes or ("" if cluster else "4,8,16"),
+            comm_sizes_text=args.comm_sizes or ("" if cluster else FIT_COMM_SIZES),
             msg_sizes_text=args.msg_sizes, progress_interval=interval,
             log=_progress, methods=methods, nbft_max=nbft_max, placements=placements,
             net_nodes=net_nodes)
