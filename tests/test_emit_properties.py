@@ -354,16 +354,18 @@ def refusal(target, loaded):
     in '?' is a refusal that may happen (mpich-json leaves out cuts between cells it maps to
     the same MPICH algorithm, so a cut beyond an int32 need not be written)."""
     d2, coll = len(loaded.axes) == 2, loaded.collective
+    # the Open MPI targets take one third axis: a numeric ppn (test_emit_ppn_ompi.py)
+    ppn = d2 or (loaded.axes[2].name == "ppn" and loaded.axes[2].kind != "category")
     if target == "c-fast" and not d2:
         return "2-axis"
-    if target == "ompi-dec-fixed" and (not d2 or coll not in ("bcast", "reduce")):
+    if target == "ompi-dec-fixed" and coll not in ("bcast", "reduce"):
         return "dec_fixed"
+    if target in ("ompi-dec-fixed", "ompi-rules", "ompi-json") and not ppn:
+        return "numeric 'ppn'"
     if target in ("blob", "c-array"):
         if any(m.algorithm > 0xFFFF or m.faninout > 0xFFFF for m in loaded.methods):
             return "out of range (u16, int, u16)"
     if target in ("ompi-rules", "ompi-json"):
-        if not d2:
-            return "no third axis"
         if coll not in ompi_rules_reader.COLLECTIVE_IDS:
             return "is not an Open MPI collective"
         if loaded.axes[1].cuts and loaded.axes[1].cuts[-1] > 2**63 - 1:
@@ -417,7 +419,7 @@ def check_c(target, loaded, d, points, want, prefix):
 
 def check_dec_fixed(loaded, d, points, want):
     files = emit_or_refuse("ompi-dec-fixed", loaded)
-    if files is None:
+    if files is None or len(loaded.axes) == 3:    # ppn trees: tests/test_emit_ppn_ompi.py
         return
     out = d / "dec_fixed"
     write(out, files)
@@ -454,9 +456,13 @@ def check_blob(loaded, d, points, want, width, runner, array_name):
 
 
 def check_rules(loaded, points, want):
-    """ompi-rules read back by Open MPI's reader, and ompi-json, decide as the tree."""
+    """ompi-rules read back by Open MPI's reader, and ompi-json, decide as the tree (a ppn
+    tree's projections: tests/test_emit_ppn_ompi.py)."""
     want3 = [tuple(map(int, w.split())) for w in want]
     files = emit_or_refuse("ompi-rules", loaded)
+    if len(loaded.axes) == 3:
+        emit_or_refuse("ompi-json", loaded)
+        return
     if files is not None:
         rules = ompi_rules_reader.read("rules.conf", files["rules.conf"].encode("ascii"))
         assert not rules.errors and not rules.rejected, rules.errors[:3]
