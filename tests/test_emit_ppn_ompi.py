@@ -284,6 +284,16 @@ int main(int argc, char **argv)
     char coll[16];
     unsigned long m;
     struct ompi_communicator_t *comm[2];
+    if (argc == 2 && strcmp(argv[1], "points") == 0) {   /* "P M Z" lines: bcast's tree */
+        long long p, z;
+        unsigned long long msg;
+        int seg, fan, alg;
+        while (scanf("%lld %llu %lld", &p, &msg, &z) == 3) {
+            alg = collsel_bcast_tree_decide((int)p, (size_t)msg, (int64_t)z, &seg, &fan);
+            printf("%d %d %d\n", alg, seg, fan);
+        }
+        return 0;
+    }
     n_ranks = argc - 1;
     for (r = 0; r < n_ranks; r++) node_of[r] = atoi(argv[r + 1]);
     phase = 1;
@@ -449,6 +459,30 @@ def test_dec_fixed_compiles_in_open_mpis_own_tree(trees, tmp_path):
     assert "collsel_ompi_original_bcast_intra_dec_fixed" in spliced
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_dec_fixed_tree_function_at_every_cut_and_extreme(seed, trees, tmp_path):
+    """The generated ppn ladder at every grid value, cut, cut - 1 and the extremes of its C
+    types (ppn as int64_t, so cuts near -2^63 and 2^63 - 1 too), equal to collsel query."""
+    i64 = 2**63
+    tree = random_ppn_tree(seed, tmp_path, (-i64, -5, 1, 2, 3, 40, i64 - 2, i64 - 1),
+                           (2, 3, 7, 2**31 - 1), (0, 1, 4096, 2**64 - 1))
+    sources = dec_fixed_sources({"bcast": tree, "reduce": trees["reduce"]}, tmp_path)
+    driver = compile_driver(tmp_path, sources)
+    loaded = treefile.load(tree)
+    bounds = [(1, 2**31 - 1), (0, 2**64 - 1), (-i64, i64 - 1)]
+    per_axis = []
+    for axis, (low, high) in zip(loaded.axes, bounds):
+        near = set(axis.values) | {low, high} | {c for c in axis.cuts} | {c - 1 for c in axis.cuts}
+        per_axis.append(sorted(v for v in near if low <= v <= high))
+    points = [(p, m, z) for p in per_axis[0] for m in per_axis[1] for z in per_axis[2]]
+    r = subprocess.run([str(driver), "points"], capture_output=True, text=True, timeout=60,
+                       input="".join(f"{p} {m} {z}\n" for p, m, z in points))
+    assert r.returncode == 0, r.stderr
+    got = [tuple(map(int, line.split())) for line in r.stdout.splitlines()]
+    assert got == query(tree, points)
+    assert len(set(got)) >= 2 and len(points) > 300
+
+
 def test_2d_dec_fixed_is_unchanged(tmp_path):
     """A 2-axis tree gets no ppn code at all."""
     table = tmp_path / "t.csv"
@@ -562,12 +596,13 @@ def test_rules_files_of_the_ppn_table(trees, tmp_path):
         assert (lost, lost_json, total) == (20, 0, 40), (c, lost, lost_json, total)
 
 
-def random_ppn_tree(seed, directory):
-    """tree.json of a random map over P 2..12, 5 sizes and ppn 1, 2, 3."""
+def random_ppn_tree(seed, directory, ppn_values=(1, 2, 3), p_values=(2, 3, 4, 6, 8, 12),
+                    m_values=(1, 64, 1024, 8192, 65536)):
+    """tree.json of a random map over P 2..12, 5 sizes and ppn 1, 2, 3 (by default)."""
     rng = np.random.default_rng(seed)
-    axes = [decision_map.make_axis("comm_size", decision_map.LINEAR, [2, 3, 4, 6, 8, 12]),
-            decision_map.make_axis("msg_size", decision_map.LOG2, [1, 64, 1024, 8192, 65536]),
-            decision_map.make_axis("ppn", decision_map.LINEAR, [1, 2, 3])]
+    axes = [decision_map.make_axis("comm_size", decision_map.LINEAR, list(p_values)),
+            decision_map.make_axis("msg_size", decision_map.LOG2, list(m_values)),
+            decision_map.make_axis("ppn", decision_map.LINEAR, list(ppn_values))]
     methods = [algorithms.Method(a, s, 0) for a, s in ((1, 0), (3, 8192), (6, 0), (7, 0))]
     shape = tuple(len(a.values) for a in axes)
     best = rng.integers(0, len(methods), shape)
