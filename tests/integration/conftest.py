@@ -3,15 +3,17 @@
 `cluster`: the emulated cluster (collsel cluster up --nodes 4 --rate 1gbit, default state
 directory), brought up once per session after a `down` that clears what a crashed run left, and
 taken down at the end of the session, also when the session fails, is interrupted or is sent
-SIGTERM. The cluster's names are fixed (one cluster per machine), so the session takes over any
-cluster that is up. A test that needs the names for itself takes `cluster_names_free` (below).
+SIGTERM. The cluster's names are fixed (one cluster per machine): test sessions that use it take
+turns (SESSION_LOCK), and a session takes over any cluster that is up. A test that needs the names for itself takes `cluster_names_free` (below).
 """
 import atexit
+import fcntl
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -46,8 +48,36 @@ def cluster_down():
     assert done.returncode == 0, done.stderr
 
 
+# Test sessions that use the cluster run one at a time on the machine (its names are fixed, and
+# one session's `down` would pull the cluster from under another's tests): the first that needs
+# it holds this lock until it ends; the others wait, bounded.
+SESSION_LOCK = "/run/lock/collsel-cluster-tests.lock"
+SESSION_LOCK_WAIT_S = 900
+
+
 class _Session:
     up = False
+    lock_fd = None
+
+    def take_the_machine(self):
+        if self.lock_fd is not None:
+            return
+        fd = os.open(SESSION_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        deadline = time.monotonic() + SESSION_LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    holder = os.pread(fd, 200, 0).decode(errors="replace").strip()
+                    os.close(fd)
+                    pytest.fail(f"another test session ({holder or '?'}) has held the emulated "
+                                f"cluster for {SESSION_LOCK_WAIT_S} s ({SESSION_LOCK})")
+                time.sleep(0.5)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"PID {os.getpid()}\n".encode(), 0)
+        self.lock_fd = fd
 
     def down(self):
         if self.up:
@@ -68,6 +98,7 @@ def _on_sigterm(signum, frame):
 def cluster():
     """The loaded emulated cluster (collsel.sources.cluster.Cluster) of 4 nodes."""
     _need_cluster_tools()
+    _SESSION.take_the_machine()
     cluster_down()
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     _SESSION.up = True
@@ -83,6 +114,7 @@ def cluster_names_free():
     """The cluster's names free for the test (the session cluster, if up, is taken down), and the
     session cluster back up afterwards, at the same paths, so the order of tests does not matter."""
     _need_cluster_tools()
+    _SESSION.take_the_machine()
     was_up = _SESSION.up
     cluster_down()
     try:

@@ -6,8 +6,8 @@ import time
 
 from collsel.core.files import write_file
 from collsel.errors import CollselError, InputError
-from collsel.sources.cluster import (cpu, launch, munge, names, network, processes, slurm,
-                                     state)
+from collsel.sources.cluster import (cpu, launch, lock, munge, names, network, processes,
+                                     slurm, state)
 from collsel.sources.cluster.layout import Layout
 from collsel.sources.cluster.system import DaemonFailed
 
@@ -48,6 +48,11 @@ def up(config, state_dir, progress=lambda line: None):
     """Bring the cluster `config` (config.desired()) up at `state_dir`; the loaded Cluster.
     Idempotent: the same configuration already up and healthy is left as it is."""
     _require_root("up")
+    with lock.held(progress):
+        return _up(config, state_dir, progress)
+
+
+def _up(config, state_dir, progress):
     layout = Layout(state_dir)
     rec = state.read(layout.root)
     if rec is not None:
@@ -75,12 +80,12 @@ def up(config, state_dir, progress=lambda line: None):
     except DaemonFailed as e:
         progress(f"failed: tearing down what was made; logs kept in {layout.failed_logs}")
         shutil.move(layout.log_dir, layout.failed_logs)
-        down(layout.root, keep_failed_logs=True)
+        _down(layout.root, lambda line: None, keep_failed_logs=True)
         log = os.path.join(layout.failed_logs, os.path.relpath(e.log, layout.log_dir))
         raise DaemonFailed(e.what, log) from None
     except BaseException:
         progress("failed: tearing down what was made")
-        down(layout.root)
+        _down(layout.root, lambda line: None)
         raise
     progress(f"up in {time.monotonic() - started:.1f} s; `. {layout.env}` sets SLURM_CONF "
              "and Open MPI's launch variables")
@@ -149,6 +154,11 @@ def down(state_dir, progress=lambda line: None, keep_failed_logs=False):
     its state directory (and the logs a failed `up` kept, unless `keep_failed_logs`); also what a
     crashed `up` left. CollselError if anything remains."""
     _require_root("down")
+    with lock.held(progress):
+        _down(state_dir, progress, keep_failed_logs)
+
+
+def _down(state_dir, progress, keep_failed_logs=False):
     dirs = _recorded_dirs(os.path.abspath(state_dir))
     layouts = [Layout(d) for d in dirs]
     pid_files = [p for lay in layouts for p in _pid_files(lay)]
