@@ -21,8 +21,15 @@ Format (version 1; every time in microseconds, every size in bytes):
          "tlop": {"o0": 0, "o1": 19.0, "L0": 8.0, "L0p": 0, "L1": 19.0, "L1p": 0}}
       ],
       "hockney": {"alpha": 12.0, "beta": 0.0004},   # optional: one (alpha, beta) for all methods
-      "fit": {...}                           # optional: how the fit was made (experiments, counts)
+      "fit": {...}                           # optional: how the fit was made (experiments, counts;
+                                             # a fit across nodes: "channels", "placements" NODESxPPN,
+                                             # "channel_ratio_by_segsize", "cluster")
     }
+
+A fit on one node has Q null and gamma1 {}: it predicts one node only. A fit across the nodes of
+the emulated cluster (`collsel model fit --cluster`) has both channels; its ranks_per_node stays
+null, the mapping of a prediction coming from `--ranks-per-node` or, in `model validate`, from
+each measured row's ppn column.
 
 tau-Lop: T0(s) = o0 + 2 (L0 + s L0p), T1(s) = o1 + 2 (L0 + s L0p) + L1 + s L1p (see bcast.py).
 
