@@ -62,7 +62,7 @@ test-python: venv
 	    $(VENV_BIN)/python -m pytest -q tests --ignore=tests/integration
 
 # Real MPI libraries end to end (Open MPI rules, patched Open MPI, MPICH JSON, report in Chromium).
-integration: ompi-patched mpich-base
+integration: ompi-patched ompi-patched-ppn mpich-base
 	$(PYTHON) -m pytest -q tests/integration
 
 # The main job: measured tables in bench-data/ -> stats, trees and C for bcast and reduce in out/.
@@ -123,6 +123,30 @@ $(OMPI_PATCHED)/.installed: $(OMPI_PATCHED)/ompi_bcast_intra_dec_fixed.c \
                             $(OMPI_PATCHED)/ompi_reduce_intra_dec_fixed.c \
                             mpi-builds/ompi-patched/build.sh mpi-builds/ompi-patched/splice.py
 	mpi-builds/ompi-patched/build.sh $(OMPI_PATCHED) $(filter %.c,$^)
+
+# The ppn variant (issue 18): octrees over (P, m, ppn) from OMPI_PPN_TABLES (a hand-made test
+# table until a measured nodes x ppn sweep replaces it), their dec_fixed functions spliced into a
+# private mca_coll_tuned.so made from build/ompi-patched's own objects (component.py: one compile
+# and one link, not a second Open MPI build). Programs load it with --mca
+# mca_base_component_path build/ompi-patched/ppn/components:build/ompi-patched/install/lib/openmpi
+OMPI_PPN_TABLES ?= tests/data/ppn-test.csv
+OMPI_PPN := $(OMPI_PATCHED)/ppn
+.PHONY: ompi-patched-ppn
+ompi-patched-ppn: $(OMPI_PPN)/components/mca_coll_tuned.so
+.PRECIOUS: $(OMPI_PPN)/trees/%/tree.json $(OMPI_PPN)/ompi_%_intra_dec_fixed.c
+
+$(OMPI_PPN)/trees/%/tree.json: $(OMPI_PPN_TABLES)
+	collsel build $(OMPI_PPN_TABLES) --collective $* --z ppn --out $(@D)
+
+$(OMPI_PPN)/ompi_%_intra_dec_fixed.c: $(OMPI_PPN)/trees/%/tree.json templates/ompi_dec_fixed.c.j2
+	collsel emit --target ompi-dec-fixed $< --out $@
+
+$(OMPI_PPN)/components/mca_coll_tuned.so: $(OMPI_PPN)/ompi_bcast_intra_dec_fixed.c \
+        $(OMPI_PPN)/ompi_reduce_intra_dec_fixed.c $(OMPI_PATCHED)/.installed \
+        mpi-builds/ompi-patched/component.py mpi-builds/ompi-patched/splice.py
+	$(PYTHON) mpi-builds/ompi-patched/component.py $(OMPI_PATCHED) $(OMPI_PPN) \
+	    ompi_coll_tuned_bcast_intra_dec_fixed=$(OMPI_PPN)/ompi_bcast_intra_dec_fixed.c \
+	    ompi_coll_tuned_reduce_intra_dec_fixed=$(OMPI_PPN)/ompi_reduce_intra_dec_fixed.c
 
 # MPICH's default MPIR selection tree (maint/tuning/coll/mpir/generic.json of the installed
 # version's Debian source package), the base `collsel emit --target mpich-json` completes.

@@ -2,7 +2,7 @@
 LD_PRELOAD library coll_algorithm_trace.c wraps the ompi_coll_base_*_intra_* functions that
 mca_coll_tuned.so calls in libmpi.so (the counting idea of the paired-measurement pilot).
 Used by the integration tests of "defer to the MPI" (rules files on real Open MPI 4.1, the
-patched build's dec_fixed)."""
+patched build's dec_fixed) and of the ppn-aware dec_fixed on the emulated cluster."""
 import re
 import subprocess
 from pathlib import Path
@@ -32,11 +32,13 @@ def build(mpicc, directory, env=None):
     return lib, exe
 
 
-def run(mpirun, lib, exe, collective, comm_size, sizes, mca=(), env=None):
+def run(mpirun, lib, exe, collective, comm_size, sizes, mca=(), env=None, hosts=None):
     """({m: algorithm function suffix}, stderr) for one launch; every rank must report the
-    same, once per call, and every result must be correct."""
+    same, once per call, and every result must be correct. `hosts` (e.g. "n1:2,n2:2", the
+    emulated cluster's nodes) places the ranks, else they run on this machine."""
     cmd = ["timeout", "120", str(mpirun), "--allow-run-as-root", "--oversubscribe",
            "--mca", "mpi_yield_when_idle", "1", *mca, "-x", f"LD_PRELOAD={lib}",
+           *(["--host", hosts] if hosts else []),
            "-np", str(comm_size), str(exe), collective, *map(str, sizes)]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
     assert r.returncode == 0, f"{' '.join(cmd)}: exit {r.returncode}\n{r.stderr[-2000:]}"
