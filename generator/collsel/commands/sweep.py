@@ -9,7 +9,7 @@ from collsel.core import algorithms, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers
-from collsel.sources.sweep import launch_stats, paired, plan, refine, run
+from collsel.sources.sweep import launch_stats, paired, plan, refine, run, shapes
 from collsel.sources.sweep.sbatch import sbatch_script
 
 SWEEP_HELP = """\
@@ -33,6 +33,14 @@ Defaults: Open MPI: all coll/tuned algorithms; segment sizes 0,1K,8K,32K,128K fo
 algorithms that segment. MPICH: all its algorithms but smp (smp needs several nodes; ask for it
 with --algorithms). P = 2,3,4,6,8,12,16; m = powers of two and the midpoints 3*2^k, 1 B .. 4 MiB.
 
+Several nodes (paired mode): --nodes LIST --ppn LIST measures every P = nodes x ppn >= 2 with
+ppn ranks on each of `nodes` nodes (mpirun --host h1:PPN,... --map-by ppr:PPN:node; srun
+--nodes N --ntasks-per-node PPN), rows carrying `nodes` and `ppn` columns (a third axis:
+`collsel build --z ppn`). Every launch's ranks are checked against the mapping (the benchmark
+reports each rank's host; the journal records them); a launch placed otherwise stops the sweep.
+--cluster runs on the emulated cluster of `collsel cluster up` (its hostfile, agent and TCP
+settings; with --launcher srun inside `salloc`, or through the --emit-sbatch script).
+
 examples:
   collsel sweep --collective bcast --out bcast.csv
   collsel sweep --collective reduce --comm-sizes 2-8 --algorithms binomial,pipeline:8K --out r.csv
@@ -42,6 +50,11 @@ examples:
   collsel sweep --collective bcast --out bcast.csv --refine 600s --raw bcast.raw
   collsel sweep --collective reduce --mpi mpich --out reduce-mpich.csv
   collsel sweep --collective bcast --mode per-method --out bcast-old.csv
+  collsel sweep --collective bcast --cluster --nodes 1,2,4 --ppn 1,2 --out bcast-nxp.csv
+  salloc -N 3 collsel sweep --collective bcast --cluster --launcher srun --nodes 1-3 --ppn 1,2 \
+      --out bcast-srun.csv
+  collsel sweep --collective bcast --cluster --nodes 1-3 --ppn 1,2 --out b.csv \
+      --emit-sbatch b.sbatch && sbatch --wait b.sbatch
 """
 
 
@@ -86,7 +99,23 @@ def register(subparsers):
     p.add_argument("--segsizes", help="segment sizes for segmenting algorithms "
                    "(default 0,1K,8K,32K,128K)")
     p.add_argument("--comm-sizes", help="P values: list and ranges, e.g. 2-16 or 2,4,8 "
-                   "(default 2,3,4,6,8,12,16)")
+                   "(default 2,3,4,6,8,12,16; not with --nodes/--ppn)")
+    p.add_argument("--nodes", metavar="LIST",
+                   help="paired: node counts (list and ranges, e.g. 1,2,4); with --ppn, every "
+                        "P = nodes x ppn >= 2 is measured with ppn ranks on each of the first "
+                        "`nodes` hosts of the hostfile (--launcher hostfile, --cluster) or of "
+                        "the allocation (srun), and rows carry `nodes` and `ppn` columns. "
+                        "Replaces --comm-sizes")
+    p.add_argument("--ppn", metavar="LIST",
+                   help="paired, with --nodes: ranks per node (list and ranges, e.g. 1,2)")
+    p.add_argument("--cluster", nargs="?", const="", metavar="DIR",
+                   help="run on the emulated cluster `collsel cluster up` made (state "
+                        "directory DIR, default $COLLSEL_CLUSTER_DIR or "
+                        "/var/lib/collsel/cluster): --launcher hostfile by default, with the "
+                        "cluster's hostfile, launch agent and TCP settings, ranks unbound and "
+                        "yielding (the nodes share this machine's cores); --launcher srun "
+                        "(inside salloc) adds --mpi=pmix; the table records the links "
+                        "('# links=')")
     p.add_argument("--msg-sizes", help="message sizes in bytes, K/M suffixes allowed "
                    "(default 1 B..4 MiB, powers of two and midpoints)")
     p.add_argument("--no-baseline", action="store_true",
@@ -103,8 +132,9 @@ def register(subparsers):
     p.add_argument("--dry-run", action="store_true",
                    help="print the launch commands only (reads, never writes, takes no lock; "
                         "says so in a '# note:' line when another sweep is writing --out)")
-    p.add_argument("--launcher", default="local", choices=launchers.LAUNCHERS,
-                   help="local mpirun (default), mpirun --hostfile, or srun")
+    p.add_argument("--launcher", choices=launchers.LAUNCHERS,
+                   help="local mpirun (default; hostfile with --cluster), mpirun --hostfile, "
+                        "or srun (inside a Slurm allocation)")
     p.add_argument("--hostfile", help="hostfile for --launcher hostfile")
     p.add_argument("--map-by", default="core", help="mpirun --map-by for --launcher hostfile")
     p.add_argument("--mpirun", help="launcher program (default mpirun, or srun)")
@@ -138,9 +168,15 @@ def register(subparsers):
     p.add_argument("--progress-interval", default=30.0,
                    help="seconds between progress lines when stderr is not a terminal")
     p.add_argument("--emit-sbatch", metavar="FILE",
-                   help="write a Slurm batch script running this sweep with srun, then stop")
+                   help="write a Slurm batch script running this sweep with srun, then stop "
+                        "(submitting it again resumes the sweep). With --nodes/--ppn it asks "
+                        "for max(nodes) nodes and max(ppn) tasks per node; with --cluster it "
+                        "targets the cluster's partition and runs there (`sbatch --wait FILE` "
+                        "with the cluster's SLURM_CONF): the directory, --out and the "
+                        "benchmark must then lie outside /tmp (each node has a private /tmp)")
     p.add_argument("--sbatch-time", default="04:00:00", help="--time of the batch script")
-    p.add_argument("--sbatch-nodes", help="--nodes of the batch script")
+    p.add_argument("--sbatch-nodes", help="--nodes of the batch script (not with --nodes: it "
+                   "follows from them)")
     p.add_argument("--sbatch-args", default="", help="more #SBATCH options, one string")
     p.set_defaults(run=run_sweep)
 
@@ -163,7 +199,9 @@ def _check_numbers(args):
     args.refine_budget = refine.parse_budget(args.refine)
     if args.mode == "per-method":
         for flag, given in (("--mpi mpich", args.mpi != "openmpi"),
-                            ("--refine", args.refine is not None), ("--raw", args.raw)):
+                            ("--refine", args.refine is not None), ("--raw", args.raw),
+                            ("--nodes/--ppn", args.nodes or args.ppn),
+                            ("--cluster", args.cluster is not None)):
             if given:
                 raise InputError(f"{flag} needs --mode paired (the per-method mode measures "
                                  "Open MPI only, one method per launch)")
@@ -193,11 +231,15 @@ def _check_numbers(args):
         values.one_line(text, flag)
 
 
-def _canonical(args, cfg, launcher_name):
+def _canonical(args, cfg, launcher_name, program=("collsel",), cluster=None):
     """The sweep as explicit options, so a batch script or a log reproduces it exactly."""
-    parts = ["collsel", "sweep", "--mode", cfg.mode, "--mpi", cfg.family, "--collective",
-             cfg.collective, "--out", os.path.abspath(cfg.out),
-             "--comm-sizes", ",".join(map(str, cfg.comm_sizes)),
+    if cfg.explicit:
+        grid = ["--nodes", ",".join(map(str, sorted({s.nodes for s in cfg.shapes}))),
+                "--ppn", ",".join(map(str, sorted({s.ppn for s in cfg.shapes})))]
+    else:
+        grid = ["--comm-sizes", ",".join(map(str, cfg.comm_sizes))]
+    parts = [*program, "sweep", "--mode", cfg.mode, "--mpi", cfg.family, "--collective",
+             cfg.collective, "--out", os.path.abspath(cfg.out), *grid,
              "--msg-sizes", ",".join(map(str, cfg.msg_sizes)),
              "--algorithms", ",".join(f"{m.algorithm}:{m.segsize}" for m in cfg.methods
                                       if m.algorithm != algorithms.BASELINE_ALGORITHM),
@@ -206,6 +248,8 @@ def _canonical(args, cfg, launcher_name):
              "--min-reps", str(args.min_reps), "--max-reps", str(args.max_reps),
              "--warmup", str(args.warmup), "--timeout", str(args.timeout),
              "--launcher", launcher_name]
+    if cluster is not None:
+        parts += ["--cluster", cluster.state_dir]
     if cfg.mode == "paired":
         parts += ["--seed", str(cfg.seed), "--confidence", str(cfg.confidence),
                   "--equivalence", f"{100 * cfg.equivalence:g}"]
@@ -228,7 +272,7 @@ def run_sweep(args):
     # Everything given is checked before anything is built, launched, read or written.
     for flag in ("out", "emit_sbatch", "bench", "hostfile", "mpirun", "mpicc", "map_by",
                  "collective", "algorithms", "segsizes", "comm_sizes", "msg_sizes", "fault",
-                 "raw", "refine"):
+                 "raw", "refine", "nodes", "ppn", "cluster"):
         values.one_line(getattr(args, flag), "--" + flag.replace("_", "-"))
     values.output_file(args.out, "--out")
     if args.raw is not None:
@@ -242,8 +286,10 @@ def run_sweep(args):
     _check_numbers(args)
     methods = plan.plan_methods(collective, args.algorithms, args.segsizes,
                                 baseline=not args.no_baseline, family=args.mpi)
-    comm_sizes = (sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
-                  else list(plan.DEFAULT_COMM_SIZES))
+    groups = _shapes(args)
+    comm_sizes = sorted({s.p for s in groups}) if groups else (
+        sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
+        else list(plan.DEFAULT_COMM_SIZES))
     msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE,
                                        name="message size (an int count in the benchmark)")
                  if args.msg_sizes else sizes.default_msg_sizes())
@@ -251,17 +297,25 @@ def run_sweep(args):
         raise InputError("--resume and --force contradict each other")
 
     sbatch = args.emit_sbatch is not None
-    launcher = launchers.make("srun" if sbatch else args.launcher, args.mpirun,
-                              args.launcher_args, args.hostfile, args.map_by, for_script=sbatch,
-                              family=args.mpi)
+    cluster = _cluster(args)
+    name = args.launcher or ("hostfile" if cluster is not None else "local")
+    launcher = launchers.make("srun" if sbatch else name, args.mpirun, args.launcher_args,
+                              args.hostfile, args.map_by, for_script=sbatch, family=args.mpi,
+                              cluster=cluster)
     if not sbatch:
         launcher.check()
+    for shape in groups or ():
+        launcher.check_shape(shape.nodes, shape.ppn)
     bench_args = ["--time-cap", str(args.time_cap), "--rel-ci", str(args.rel_ci),
                   "--min-reps", str(args.min_reps), "--max-reps", str(args.max_reps),
                   "--warmup", str(args.warmup)]
     if args.fault:
         bench_args += ["--fault", args.fault]
-    bench_path = _locate_bench(args, build=not (args.dry_run or sbatch))
+    # A batch script for a real cluster builds the benchmark where it runs; the emulated
+    # cluster's nodes share this machine's files, so it is built now.
+    bench_path = _locate_bench(args, build=not (args.dry_run or (sbatch and cluster is None)))
+    if cluster is not None and launcher.name == "srun":
+        _visible_on_the_nodes(args, bench_path, whole_sweep=sbatch)
     argv0 = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "collsel"
     argv0 = "collsel" if argv0 in ("collsel", "__main__.py", "cli.py") else argv0
     cfg = plan.Config(
@@ -272,13 +326,17 @@ def run_sweep(args):
         command=shlex.join([argv0] + sys.argv[1:]),
         progress_interval=args.progress_interval, launches=args.launches, rel_ci=args.rel_ci,
         mode=args.mode, family=args.mpi, seed=args.seed, refine=args.refine_budget,
-        confidence=args.confidence, equivalence=args.equivalence, raw=args.raw)
-    cfg.options = _canonical(args, cfg, launcher.name)
+        confidence=args.confidence, equivalence=args.equivalence, raw=args.raw,
+        shapes=groups, links=cluster.describe() if cluster is not None else None)
+    cfg.options = _canonical(args, cfg, launcher.name, cluster=cluster)
 
     if sbatch:
-        inner = _canonical(args, cfg, "srun") + " --resume"
-        text = sbatch_script(cfg, inner, max(comm_sizes), args.sbatch_time,
-                             args.sbatch_nodes, args.sbatch_args)
+        # On the emulated cluster the script runs inside node n1's namespace: this Python and
+        # the package it imports (outside /tmp) rather than whatever `collsel` PATH finds.
+        program = (sys.executable, "-m", "collsel.cli") if cluster is not None else ("collsel",)
+        inner = _canonical(args, cfg, "srun", program, cluster) + " --resume"
+        text = sbatch_script(cfg, inner, args.sbatch_time, args.sbatch_nodes, args.sbatch_args,
+                             partition=cluster.partition if cluster is not None else None)
         write_file(args.emit_sbatch, text)
         os.chmod(args.emit_sbatch, 0o755)
         print(f"wrote {args.emit_sbatch}; submit it with: sbatch {args.emit_sbatch}")
@@ -289,6 +347,52 @@ def run_sweep(args):
             print(line)
         return 0
     return runner.run(cfg, sys.stderr)
+
+
+def _shapes(args):
+    """The explicit nodes x ppn shapes of --nodes/--ppn, or None (a --comm-sizes sweep)."""
+    if args.nodes is None and args.ppn is None:
+        return None
+    if args.comm_sizes:
+        raise InputError("--comm-sizes cannot be given with --nodes/--ppn: P is nodes x ppn "
+                         "for every pair (drop --comm-sizes)")
+    if args.sbatch_nodes is not None:
+        raise InputError("--sbatch-nodes cannot be given with --nodes/--ppn: the batch script "
+                         "asks for max(--nodes) nodes")
+    return shapes.explicit(args.nodes, args.ppn)
+
+
+def _cluster(args):
+    """The emulated cluster of --cluster (collsel.sources.cluster.load), or None."""
+    if args.cluster is None:
+        return None
+    from collsel.sources import cluster
+    return cluster.load(args.cluster or None)
+
+
+# Each emulated node mounts its own directory over /tmp (sources/cluster): a batch script
+# running on a node cannot see this machine's /tmp.
+PRIVATE_ON_NODES = "/tmp"
+
+
+def _visible_on_the_nodes(args, bench_path, whole_sweep):
+    """One line when what srun starts on a node of the emulated cluster could not reach a file
+    it needs: the benchmark and its --raw parts; for the batch script (`whole_sweep`, the
+    sweep itself runs on a node) also the directory, --out, this Python and collsel."""
+    import collsel
+    paths = [("the benchmark", bench_path), ("--raw", args.raw)]
+    if whole_sweep:
+        paths += [("the current directory", os.getcwd()), ("--out", args.out),
+                  ("this Python", sys.executable),
+                  ("the collsel package", os.path.dirname(collsel.__file__))]
+    for what, path in paths:
+        if path is None:
+            continue
+        full = os.path.realpath(os.path.abspath(path))
+        if full == PRIVATE_ON_NODES or full.startswith(PRIVATE_ON_NODES + "/"):
+            raise InputError(f"--cluster --launcher srun: {what} ({full}) is under "
+                             f"{PRIVATE_ON_NODES}, which every node of the emulated cluster "
+                             "replaces by its own: use a directory outside /tmp")
 
 
 def _locate_bench(args, build):

@@ -1,21 +1,33 @@
 """How one benchmark run is started: local mpirun, mpirun --hostfile, or Slurm srun, under
 Open MPI or MPICH.
 
-Each launcher turns (P, MCA settings, benchmark argv) into (argv, extra environment). Forcing
+Each launcher turns (P, MCA settings, benchmark argv) into (argv, extra environment), and, given
+ppn, places P = nodes x ppn ranks explicitly (ppn on each of P / ppn nodes). It also says where
+the ranks should land (`expected`, checked against the benchmark's `#@rank_hosts=`). On the
+emulated cluster (`cluster`, collsel.sources.cluster) the hostfile launcher uses the cluster's
+hostfile and both use its launch environment (agent, TCP interfaces, SLURM_CONF). Forcing
 uses Open MPI MCA parameters: `--mca` flags for mpirun (they reach remote daemons too), and
 OMPI_MCA_* variables for srun (which exports the environment to the tasks). MPICH's hydra mpirun
 takes `-n`, knows no `--oversubscribe`/`--mca`/`--allow-run-as-root`, and passes the environment
 on; MPIR_CVAR_COLLECTIVE_FALLBACK=error makes an algorithm MPICH cannot run an error instead of a
 silent fallback.
 """
+import ipaddress
 import os
 import shlex
 import shutil
+import subprocess
 
 from collsel.errors import InputError
+from collsel.sources.measure.placement import Expected
 
 LAUNCHERS = ("local", "hostfile", "srun")
 MPICH_ENV = {"MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
+# The emulated cluster's nodes share this machine's cores: ranks unbound (two nodes' rank 0
+# bound to the same core would measure the binding) and yielding when idle (busy-polling ranks
+# of one node would starve another's).
+SHARED_CORES_ENV = {"OMPI_MCA_hwloc_base_binding_policy": "none",
+                    "OMPI_MCA_mpi_yield_when_idle": "1"}
 
 
 def default_program(family):
@@ -34,12 +46,18 @@ def cores():
 class Launcher:
     name = "?"
 
-    def __init__(self, program, extra_args=""):
+    def __init__(self, program, extra_args="", env=None):
         self.program = program
+        self.env = dict(env or {})          # added to every launch's environment
         try:
             self.extra = shlex.split(extra_args or "")
         except ValueError as e:
             raise InputError(f"--launcher-args {extra_args!r}: {e}") from None
+
+    def describe(self):
+        """The launcher for the table's `# launcher=`: name, program, added environment."""
+        env = f"; environment: {render([], self.env).strip()}" if self.env else ""
+        return f"{self.name} ({self.program}){env}"
 
     def check(self):
         if shutil.which(self.program) is None:
@@ -48,11 +66,23 @@ class Launcher:
             raise InputError(f"launcher program '{self.program}' not found on PATH "
                              f"({hint}, or pass --mpirun PATH)")
 
-    def mapping(self, nprocs):
+    def mapping(self, nprocs, ppn=None):
         raise NotImplementedError
 
-    def command(self, nprocs, mca, bench_argv):
+    def command(self, nprocs, mca, bench_argv, ppn=None):
+        """(argv, environment) of one launch of nprocs ranks; ppn: nprocs / ppn nodes with
+        ppn ranks each."""
         raise NotImplementedError
+
+    def expected(self, nprocs, ppn=None):
+        """Where the ranks should land (placement.Expected)."""
+        raise NotImplementedError
+
+    def check_shape(self, nodes, ppn):
+        """One line when this launcher cannot place ppn ranks on each of `nodes` nodes."""
+        if nodes > 1:
+            raise InputError(f"--nodes {nodes}: the {self.name} launcher runs on this machine "
+                             "only (one node); use --launcher hostfile or srun, or --cluster")
 
 
 def _root_flag():
@@ -78,13 +108,16 @@ class LocalLauncher(Launcher):
             return ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]
         return ["--map-by", "core", "--bind-to", "core"]
 
-    def mapping(self, nprocs):
+    def mapping(self, nprocs, ppn=None):
         return " ".join(self._placement(nprocs)) + f" ({self.ncores} cores)"
 
-    def command(self, nprocs, mca, bench_argv):
+    def command(self, nprocs, mca, bench_argv, ppn=None):
         argv = [self.program, *_root_flag(), "-np", str(nprocs), *self._placement(nprocs),
                 *_mca_flags(mca), *self.extra, *bench_argv]
-        return argv, {}
+        return argv, dict(self.env)
+
+    def expected(self, nprocs, ppn=None):
+        return Expected(nodes=1, ppn=nprocs, what=f"all {nprocs} ranks on this host")
 
 
 class MpichLocalLauncher(LocalLauncher):
@@ -94,43 +127,98 @@ class MpichLocalLauncher(LocalLauncher):
     def _placement(self, nprocs):
         return [] if nprocs > self.ncores else ["-bind-to", "core", "-map-by", "core"]
 
-    def mapping(self, nprocs):
+    def mapping(self, nprocs, ppn=None):
         return (" ".join(self._placement(nprocs)) or "no binding") + f" ({self.ncores} cores)"
 
-    def command(self, nprocs, mca, bench_argv):
+    def command(self, nprocs, mca, bench_argv, ppn=None):
         argv = [self.program, "-n", str(nprocs), *self._placement(nprocs), *self.extra,
                 *bench_argv]
-        return argv, dict(MPICH_ENV)
+        return argv, {**self.env, **MPICH_ENV}
 
 
 class HostfileLauncher(Launcher):
+    """mpirun over the hosts of a hostfile. Plain P: `--hostfile H -np P --map-by X`. Explicit
+    nodes x ppn: the first `nodes` hosts of the hostfile, `--host h1:PPN,... --map-by
+    ppr:PPN:node` (ppn slots on each, exactly ppn ranks on each)."""
     name = "hostfile"
 
-    def __init__(self, program="mpirun", extra_args="", hostfile=None, map_by="core"):
-        super().__init__(program, extra_args)
+    def __init__(self, program="mpirun", extra_args="", hostfile=None, map_by="core",
+                 env=None):
+        super().__init__(program, extra_args, env)
         if not hostfile:
             raise InputError("--launcher hostfile needs --hostfile FILE")
         if not os.path.isfile(hostfile):
             raise InputError(f"hostfile '{hostfile}' not found")
         self.hostfile = os.path.abspath(hostfile)
         self.map_by = map_by
+        self.hosts = hostfile_hosts(self.hostfile)
 
-    def mapping(self, nprocs):
-        return f"--hostfile {self.hostfile} --map-by {self.map_by}"
+    def check_shape(self, nodes, ppn):
+        if nodes > len(self.hosts):
+            raise InputError(f"--nodes {nodes}: the hostfile {self.hostfile} names "
+                             f"{len(self.hosts)} host{'s' if len(self.hosts) != 1 else ''}")
 
-    def command(self, nprocs, mca, bench_argv):
-        argv = [self.program, *_root_flag(), "--hostfile", self.hostfile, "-np", str(nprocs),
-                "--map-by", self.map_by, *_mca_flags(mca), *self.extra, *bench_argv]
-        return argv, {}
+    def _hosts(self, nprocs, ppn):
+        return self.hosts[:nprocs // ppn]
+
+    def _where(self, nprocs, ppn):
+        if ppn:
+            return ["--host", ",".join(f"{h}:{ppn}" for h in self._hosts(nprocs, ppn)),
+                    "-np", str(nprocs), "--map-by", f"ppr:{ppn}:node"]
+        return ["--hostfile", self.hostfile, "-np", str(nprocs), "--map-by", self.map_by]
+
+    def mapping(self, nprocs, ppn=None):
+        return " ".join(self._where(nprocs, ppn))
+
+    def command(self, nprocs, mca, bench_argv, ppn=None):
+        argv = [self.program, *_root_flag(), *self._where(nprocs, ppn), *_mca_flags(mca),
+                *self.extra, *bench_argv]
+        return argv, dict(self.env)
+
+    def expected(self, nprocs, ppn=None):
+        names = () if any(_is_address(h) for h in self.hosts) else tuple(self.hosts)
+        if ppn:
+            hosts = self._hosts(nprocs, ppn)
+            return Expected(len(hosts), ppn, tuple(hosts) if names else (),
+                            f"{ppn} per node on {','.join(hosts)}")
+        return Expected(hosts=names, what=f"hosts of {self.hostfile}")
+
+
+def hostfile_hosts(path):
+    """The distinct host names of an Open MPI hostfile, in order (`# comments`, `slots=`...)."""
+    hosts = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                words = line.split("#", 1)[0].split()
+                if words and words[0] not in hosts:
+                    hosts.append(words[0])
+    except OSError as e:
+        raise InputError(f"hostfile '{path}': cannot read it: {e.strerror or e}") from None
+    if not hosts:
+        raise InputError(f"hostfile '{path}' names no host")
+    return hosts
+
+
+def _is_address(host):
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return False
 
 
 class SrunLauncher(Launcher):
-    """srun inside a Slurm allocation; Open MPI must have been built with Slurm/PMIx support."""
+    """srun inside a Slurm allocation; Open MPI must have been built with Slurm/PMIx support.
+    Explicit nodes x ppn: `-N nodes --ntasks-per-node ppn`."""
     name = "srun"
 
-    def __init__(self, program="srun", extra_args="", require_allocation=True):
-        super().__init__(program, extra_args)
+    def __init__(self, program="srun", extra_args="", require_allocation=True, env=None,
+                 placement=("--cpu-bind=cores",), max_nodes=None):
+        super().__init__(program, extra_args, env)
         self.require_allocation = require_allocation
+        self.max_nodes = max_nodes          # the emulated cluster's size, when known
+        self.placement = list(placement)    # --mpi=pmix --cpu-bind=none on the emulated cluster
 
     def check(self):
         if self.require_allocation and not os.environ.get("SLURM_JOB_ID"):
@@ -138,30 +226,79 @@ class SrunLauncher(Launcher):
                              "not set): use salloc/sbatch, or --emit-sbatch FILE")
         super().check()
 
-    def mapping(self, nprocs):
-        nodes = os.environ.get("SLURM_JOB_NUM_NODES", "?")
-        return f"srun --ntasks {nprocs} --cpu-bind=cores (allocation nodes={nodes})"
+    def check_shape(self, nodes, ppn):
+        have = os.environ.get("SLURM_JOB_NUM_NODES", "")
+        if self.require_allocation and have.isdigit() and nodes > int(have):
+            raise InputError(f"--nodes {nodes}: the allocation has {have} node"
+                             f"{'s' if have != '1' else ''} (SLURM_JOB_NUM_NODES)")
+        if self.max_nodes and nodes > self.max_nodes:
+            raise InputError(f"--nodes {nodes}: the emulated cluster has {self.max_nodes} "
+                             "nodes")
 
-    def command(self, nprocs, mca, bench_argv):
-        env = {"OMPI_MCA_" + k: str(v) for k, v in mca.items()}
-        argv = [self.program, "--ntasks", str(nprocs), "--cpu-bind=cores", *self.extra,
+    def _where(self, nprocs, ppn):
+        if ppn:
+            return ["--nodes", str(nprocs // ppn), "--ntasks-per-node", str(ppn),
+                    "--ntasks", str(nprocs)]
+        return ["--ntasks", str(nprocs)]
+
+    def mapping(self, nprocs, ppn=None):
+        nodes = os.environ.get("SLURM_JOB_NUM_NODES", "?")
+        return (f"srun {' '.join([*self._where(nprocs, ppn), *self.placement])} "
+                f"(allocation nodes={nodes})")
+
+    def command(self, nprocs, mca, bench_argv, ppn=None):
+        env = {**self.env, **{"OMPI_MCA_" + k: str(v) for k, v in mca.items()}}
+        argv = [self.program, *self._where(nprocs, ppn), *self.placement, *self.extra,
                 *bench_argv]
         return argv, env
 
+    def expected(self, nprocs, ppn=None):
+        hosts = allocation_hosts()
+        what = (f"{ppn} per node on {nprocs // ppn} of the allocation's nodes" if ppn
+                else "the allocation's nodes")
+        return Expected(nprocs // ppn if ppn else 0, ppn or 0, hosts, what)
+
+
+def allocation_hosts():
+    """The host names of this Slurm allocation (`scontrol show hostnames`), () when unknown."""
+    nodelist = os.environ.get("SLURM_JOB_NODELIST")
+    if not nodelist or shutil.which("scontrol") is None:
+        return ()
+    try:
+        done = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True,
+                              text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return tuple(done.stdout.split()) if done.returncode == 0 else ()
+
 
 def make(name, mpirun=None, extra_args="", hostfile=None, map_by="core", for_script=False,
-         family="openmpi"):
+         family="openmpi", cluster=None):
+    """The launcher `name`; on the emulated `cluster` (collsel.sources.cluster.Cluster) with its
+    hostfile and launch environment, ranks unbound and yielding (SHARED_CORES_ENV)."""
     if family == "mpich":
-        if name != "local":
-            raise InputError(f"--mpi mpich supports --launcher local only (not '{name}')")
+        if name != "local" or cluster is not None:
+            raise InputError(f"--mpi mpich supports --launcher local only (not "
+                             f"'{'the emulated cluster' if cluster is not None else name}')")
         return MpichLocalLauncher(mpirun or default_program("mpich"), extra_args)
+    env = {**cluster.launch_env, **SHARED_CORES_ENV} if cluster is not None else {}
     if name == "local":
+        if cluster is not None:
+            raise InputError("--cluster launches on the emulated cluster: --launcher hostfile "
+                             "(its default) or srun, not local")
         return LocalLauncher(mpirun or default_program("openmpi"), extra_args)
     if name == "hostfile":
-        return HostfileLauncher(mpirun or default_program("openmpi"), extra_args, hostfile,
-                                map_by)
+        if cluster is not None and hostfile:
+            raise InputError("--cluster brings its own hostfile: drop --hostfile")
+        return HostfileLauncher(mpirun or default_program("openmpi"), extra_args,
+                                cluster.hostfile if cluster is not None else hostfile, map_by,
+                                env)
     if name == "srun":
-        return SrunLauncher(mpirun or "srun", extra_args, require_allocation=not for_script)
+        placement = ("--mpi=pmix", "--cpu-bind=none") if cluster is not None \
+            else ("--cpu-bind=cores",)
+        return SrunLauncher(mpirun or "srun", extra_args, require_allocation=not for_script,
+                            env=env, placement=placement,
+                            max_nodes=len(cluster.node_names) if cluster is not None else None)
     raise InputError(f"unknown launcher '{name}' (known: {', '.join(LAUNCHERS)})")
 
 

@@ -75,11 +75,11 @@ def _check_line(fields, expected, names):
 
 
 def run_launch(argv, env, sizes, silence_timeout, on_point, lines=None,
-               names=bench.OUTPUT_FIELDS):
+               names=bench.OUTPUT_FIELDS, on_header=None):
     """Run one benchmark launch; call on_point(fields) for each output line as it arrives
     (one per message size; or, given `lines`, the leading fields of each line expected, in
-    order, and `names` the line's fields). The launch is killed when it prints nothing for
-    `silence_timeout` seconds."""
+    order, and `names` the line's fields), and on_header(meta) before the first one. The
+    launch is killed when it prints nothing for `silence_timeout` seconds."""
     result = LaunchResult()
     expected = list(lines) if lines is not None else [(str(m),) for m in sizes]
     asked = len(expected)
@@ -116,6 +116,8 @@ def run_launch(argv, env, sizes, silence_timeout, on_point, lines=None,
                     elif text.startswith("#") or not text:
                         continue
                     else:
+                        if on_header is not None and result.rows == 0:
+                            on_header(result.meta)
                         fields = text.split()
                         problem = _check_line(fields, expected, names)
                         if problem:

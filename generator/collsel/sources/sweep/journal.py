@@ -13,7 +13,7 @@ from collsel.core.files import write_file
 from collsel.core.table import COLUMN_ORDER, render_table
 from collsel.errors import InputError, located
 from collsel.sources.measure import benchmark_program as bench
-from collsel.sources.sweep import launch_stats
+from collsel.sources.sweep import launch_stats, shapes
 
 COLUMNS = list(COLUMN_ORDER)
 # Every launch's statistics of every point, kept beside the table (TABLE.launches): the table row
@@ -28,10 +28,18 @@ PAIRED_JOURNAL_COLUMNS = ["collective", "comm_size", "msg_size", "algorithm", "s
                           "faninout", "launch", "seed", *launch_stats.LAUNCH_FIELDS]
 LAUNCH_MARK = b"# launch."
 _INTEGER_COLUMNS = ("comm_size", "msg_size", "algorithm", "segsize", "faninout", "launch",
-                    "seed")
+                    "seed", *shapes.COLUMNS)
 _RANGES = {"comm_size": values.COMM_SIZE, "msg_size": values.MSG_SIZE,
            "algorithm": values.ALGORITHM_ID, "segsize": values.SEGSIZE,
-           "faninout": values.ALGORITHM_ID, "launch": (1, 10**6), "seed": (0, 2**64 - 1)}
+           "faninout": values.ALGORITHM_ID, "launch": (1, 10**6), "seed": (0, 2**64 - 1),
+           "nodes": values.COMM_SIZE, "ppn": values.COMM_SIZE}
+
+
+def paired_columns(explicit):
+    """The paired table's and journal's columns; an explicit nodes x ppn sweep (--nodes/--ppn)
+    adds `nodes` and `ppn` to both."""
+    extra = list(shapes.COLUMNS) if explicit else []
+    return PAIRED_COLUMNS + extra, PAIRED_JOURNAL_COLUMNS + extra
 
 
 def _integer(text, key, path, lineno):

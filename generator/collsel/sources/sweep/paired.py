@@ -17,12 +17,12 @@ from collsel.core import csvfile
 from collsel.core.files import write_file
 from collsel.core.table import render_table
 from collsel.errors import CollselError, InputError
-from collsel.sources.measure import benchmark_program as bench, launchers
+from collsel.sources.measure import benchmark_program as bench, launchers, placement
 from collsel.sources.measure.progress import Progress
 from collsel.sources.measure.supervise import run_launch
-from collsel.sources.sweep import hygiene, lock, raw as raw_files, refine, resume, ties
-from collsel.sources.sweep.journal import (PAIRED_COLUMNS, PAIRED_JOURNAL_COLUMNS, TableFile,
-                                           drop_partial_line, journal_path, load_existing)
+from collsel.sources.sweep import hygiene, lock, raw as raw_files, refine, resume, shapes, ties
+from collsel.sources.sweep.journal import (TableFile, drop_partial_line, journal_path,
+                                           load_existing, paired_columns)
 from collsel.sources.sweep.paired_plan import (PairedPlan, algorithm_text, launch_seed,
                                                method_token)
 from collsel.sources.sweep.run import (end_run, grid_metadata, header_metadata, next_index,
@@ -40,12 +40,13 @@ def paired_header(cfg):
     meta.update({
         "mode": "paired",
         "statistic_detail": STATISTIC_DETAIL,
-        "launches_per_point": f"{cfg.launches} planned per P (more where --refine added them: "
-                              "see the launches column)",
+        "launches_per_point": f"{cfg.launches} planned per {'shape' if cfg.explicit else 'P'} "
+                              "(more where --refine added them: see the launches column)",
         "journal": os.path.basename(journal_path(cfg.out)) + " (every launch: one row per size "
-                   "and method, then a '# launch.P.K=' line)",
-        "seed": f"{cfg.seed} (launch K of P uses sha256(seed:collective:launch:P:K), recorded "
-                "in the journal)",
+                   f"and method, then a '# launch.{'NODESxPPN' if cfg.explicit else 'P'}.K=' "
+                   "line with the hosts its ranks ran on)",
+        "seed": f"{cfg.seed} (launch K of P uses sha256(seed:collective:launch:P:K"
+                f"{':NODESxPPN' if cfg.explicit else ''}), recorded in the journal)",
         "tie_rule": ties.RULE,
         "forcing": ("in the benchmark, through MPI_T: one communicator per method (Open MPI "
                     "coll_tuned_* cvars, then MPI_Comm_dup), --mca coll_tuned_use_dynamic_rules 1"
@@ -80,10 +81,12 @@ def _scaled_time_cap(cfg):
     return args
 
 
-def launch_command(cfg, p, k, sizes, raw_path=None):
+def launch_command(cfg, shape, k, sizes, raw_path=None):
+    """(argv, environment, seed) of launch k of `shape` (sweep/shapes.py)."""
     mca = {"coll_tuned_use_dynamic_rules": 1} if cfg.family == "openmpi" else {}
-    seed = launch_seed(cfg.seed, cfg.collective, p, k)
-    return cfg.launcher.command(p, mca, _bench_argv(cfg, sizes, seed, raw_path)) + (seed,)
+    seed = launch_seed(cfg.seed, cfg.collective, shape, k)
+    return cfg.launcher.command(shape.p, mca, _bench_argv(cfg, sizes, seed, raw_path),
+                                ppn=shape.ppn or None) + (seed,)
 
 
 def _load(path, columns, cfg, launches=False):
@@ -101,17 +104,19 @@ class _State:
         self.journal_file = journal_path(cfg.out)
         self.meta, self.journal_meta, self.dropped, self.grew = {}, {}, [], False
         rows, journal_rows = [], []
+        self.columns, self.journal_columns = paired_columns(cfg.explicit)
         self.resuming = resuming(cfg)
         if self.resuming:
             resume.check_mode(cfg.out, cfg.options)
-            self.meta, rows, cut = _load(cfg.out, PAIRED_COLUMNS, cfg)
+            self.meta, rows, cut = _load(cfg.out, self.columns, cfg)
             self.grew = resume.check(cfg.out, self.meta, cfg.options)
             self.dropped.append((cfg.out, cut))
             if os.path.exists(self.journal_file):
                 self.journal_meta, journal_rows, cut = _load(
-                    self.journal_file, PAIRED_JOURNAL_COLUMNS, cfg, launches=True)
+                    self.journal_file, self.journal_columns, cfg, launches=True)
                 self.dropped.append((self.journal_file, cut))
-        self.plan = PairedPlan(cfg, journal_rows, {(r["comm_size"], r["msg_size"]) for r in rows})
+        self.plan = PairedPlan(cfg, journal_rows,
+                               {(shapes.of_row(r), r["msg_size"]) for r in rows})
 
     def repair(self):
         for path, cut in self.dropped:
@@ -123,13 +128,14 @@ def dry_run(cfg):
     plan = _State(cfg).plan
     lines = [f"# note: {note}"] if note else []
     launches = plan.planned()
-    for p, k, sizes in launches:
-        argv, env, _ = launch_command(cfg, p, k, sizes, raw_files.part_path(cfg.raw, p, k, 1, create=False)
-                                      if cfg.raw else None)
+    for shape, k, sizes in launches:
+        raw_path = raw_files.part_path(cfg.raw, shape, k, 1, create=False) if cfg.raw else None
+        argv, env, _ = launch_command(cfg, shape, k, sizes, raw_path)
         lines.append(launchers.render(argv, env))
     lines.append(f"# {len(launches)} paired launches, {plan.total() - plan.measured()} of "
                  f"{plan.total()} (size, method, launch) points to measure ({cfg.launches} "
-                 f"launches per P{', then --refine' if cfg.refine else ''})")
+                 f"launches per {'shape' if cfg.explicit else 'P'}"
+                 f"{', then --refine' if cfg.refine else ''})")
     return lines
 
 
@@ -144,8 +150,8 @@ class _Sweep:
         self.state = _State(cfg)
         self.state.repair()
         self.plan = self.state.plan
-        self.table = TableFile(cfg.out, PAIRED_COLUMNS)
-        self.journal = TableFile(self.state.journal_file, PAIRED_JOURNAL_COLUMNS)
+        self.table = TableFile(cfg.out, self.state.columns)
+        self.journal = TableFile(self.state.journal_file, self.state.journal_columns)
         self.watch = hygiene.Watch()
         self.failures = 0
         self.progress = Progress(self.plan.total(), self.plan.measured(), progress_stream,
@@ -180,8 +186,8 @@ class _Sweep:
             start_run(self.table, cfg, self.run_no, grown, state.dropped,
                       "dropped_unfinished_launch")
             self._append_complete_cells()
-            for p, k, sizes in self.plan.planned():
-                self._launch(p, k, sizes)
+            for shape, k, sizes in self.plan.planned():
+                self._launch(shape, k, sizes)
             if cfg.refine and not self.failures:
                 self._refine()
         finally:
@@ -205,23 +211,25 @@ class _Sweep:
 
     def _append_complete_cells(self, sizes_of=None):
         """Table rows of every complete cell not yet in the table (all of them, or those of
-        {P: sizes} just measured)."""
-        for p, m in self.plan.cells():
-            if (p, m) in self.plan.written or (sizes_of and m not in sizes_of.get(p, ())):
+        {shape: sizes} just measured)."""
+        for shape, m in self.plan.cells():
+            if (shape, m) in self.plan.written or (sizes_of and m not in sizes_of.get(shape, ())):
                 continue
-            for row in self.plan.cell_rows(p, m):
+            for row in self.plan.cell_rows(shape, m):
                 self.table.append_row(row)
-            self.plan.written.add((p, m))
+            self.plan.written.add((shape, m))
 
     def _rewrite_table(self):
         """The table from the journal, atomically: refined cells carry all their launches."""
         doc = csvfile.read(self.cfg.out, "a sweep table")
-        rows = [row for p, m in self.plan.cells() for row in self.plan.cell_rows(p, m)]
-        write_file(self.cfg.out, render_table(rows, doc.metadata, columns=PAIRED_COLUMNS))
+        rows = [row for shape, m in self.plan.cells() for row in self.plan.cell_rows(shape, m)]
+        write_file(self.cfg.out, render_table(rows, doc.metadata, columns=self.state.columns))
 
-    def _launch(self, p, k, sizes):
-        """Launch k of P over `sizes` (again for what a failed size left, like the per-method
-        mode); its rows and mark go to the journal in one write."""
+    def _launch(self, shape, k, sizes):
+        """Launch k of `shape` over `sizes` (again for what a failed size left, like the
+        per-method mode); its rows and mark, with the hosts its ranks ran on, go to the journal
+        in one write. Ranks placed otherwise than the mapping says stop the sweep
+        (placement.PlacementError) before anything of the launch is recorded."""
         cfg = self.cfg
         methods = cfg.methods
         tokens = [method_token(cfg.collective, x, cfg.family).split(":") for x in methods]
@@ -229,13 +237,13 @@ class _Sweep:
         if warning:
             self.progress.message(warning)
         began = time.monotonic()
-        done, todo, status, seed, part = {}, list(sizes), "ok", None, 0
+        done, todo, status, seed, part, hosts = {}, list(sizes), "ok", None, 0, []
         while todo:
             part += 1
-            raw_path = raw_files.part_path(cfg.raw, p, k, part) if cfg.raw else None
-            argv, env, seed = launch_command(cfg, p, k, todo, raw_path)
-            self.progress.label = (f"P={p} launch {k}/{cfg.launches}" if k <= cfg.launches
-                                   else f"P={p} refine launch {k}")
+            raw_path = raw_files.part_path(cfg.raw, shape, k, part) if cfg.raw else None
+            argv, env, seed = launch_command(cfg, shape, k, todo, raw_path)
+            self.progress.label = (f"{shape.label} launch {k}/{cfg.launches}"
+                                   if k <= cfg.launches else f"{shape.label} refine launch {k}")
             self.progress.show()
             lines = [(str(m), *tok) for m in todo for tok in tokens]
             current = {}
@@ -251,8 +259,11 @@ class _Sweep:
                     if k <= cfg.launches:
                         self.progress.advance(len(methods))
 
+            def on_header(meta):
+                hosts.append(self._placement(shape, k, meta))
+
             result = run_launch(argv, env, todo, cfg.silence_timeout, on_line, lines=lines,
-                                names=bench.PAIRED_OUTPUT_FIELDS)
+                                names=bench.PAIRED_OUTPUT_FIELDS, on_header=on_header)
             self._library(result.meta)
             todo = [m for m in todo if m not in done]
             if result.failure is None:
@@ -264,11 +275,21 @@ class _Sweep:
                      in result.failure)
             lost = todo if whole else todo[:1]
             todo = [] if whole else todo[1:]
-            self._failed(p, k, lost, result.failure, argv, env)
+            self._failed(shape, k, lost, result.failure, argv, env)
         load_end, warning = self.watch.sample()
         if warning:
             self.progress.message(warning)
-        self._journal(p, k, seed, done, status, time.monotonic() - began, load_start, load_end)
+        self._journal(shape, k, seed, done, status, time.monotonic() - began, load_start,
+                      load_end, hosts)
+
+    def _placement(self, shape, k, meta):
+        """The hosts of one run of launch k (rank order, comma-joined), checked against the
+        launcher's mapping; '?' when the benchmark does not report them (only allowed
+        without an explicit mapping)."""
+        label = f"{shape.label} launch {k}"
+        hosts = placement.check(meta, shape.p, self.cfg.launcher.expected(
+            shape.p, shape.ppn or None), label, required=self.cfg.explicit)
+        return ",".join(hosts) or "?"
 
     def _library(self, meta):
         if not self.have_library and meta.get("mpi_library"):
@@ -276,11 +297,11 @@ class _Sweep:
                 self.table.append_meta(key, meta.get(key, "?"))
             self.have_library = True
 
-    def _failed(self, p, k, lost, failure, argv, env):
+    def _failed(self, shape, k, lost, failure, argv, env):
         sizes_text = (str(lost[0]) if len(lost) == 1
                       else f"{lost[0]}..{lost[-1]} ({len(lost)} sizes)")
-        reason = (f"P={p} launch={k} msg_size={sizes_text} (all methods): {failure}; command: "
-                  f"{launchers.render(argv, env)}")
+        reason = (f"{shape.label} launch={k} msg_size={sizes_text} (all methods): "
+                  f"{failure}; command: {launchers.render(argv, env)}")
         self.table.append_meta(f"failed.{self.fail_no}", reason)
         self.fail_no += 1
         self.failures += len(lost) * len(self.cfg.methods)
@@ -288,27 +309,31 @@ class _Sweep:
             self.progress.advance(len(lost) * len(self.cfg.methods))
         self.progress.message(f"collsel sweep: launch failed, going on: {reason[:300]}")
 
-    def _journal(self, p, k, seed, done, status, wall_s, load_start, load_end):
+    def _journal(self, shape, k, seed, done, status, wall_s, load_start, load_end, hosts):
         cfg = self.cfg
         rows = []
         for m in sorted(done):
             for method, fields in done[m].items():
-                if self.plan.has(p, m, method, k):
+                if self.plan.has(shape, m, method, k):
                     continue            # measured again only because a grown grid needed it
-                row = {"collective": cfg.collective, "comm_size": p, "msg_size": m,
+                row = {"collective": cfg.collective, "comm_size": shape.p, "msg_size": m,
                        "algorithm": algorithm_text(cfg.collective, method.algorithm, cfg.family),
                        "segsize": method.segsize, "faninout": method.faninout, "launch": k,
                        "seed": seed, **{f: fields[f] for f in
                                         ("mean_us", "median_us", "min_us", "max_us", "stdev_us",
-                                         "ci_halfwidth_us", "n", "ci_met")}}
+                                         "ci_halfwidth_us", "n", "ci_met")},
+                       **shape.columns()}
                 rows.append(row)
-                self.plan.add(p, m, method, k, row)
-        text = render_table(rows, {}, columns=PAIRED_JOURNAL_COLUMNS).split("\n", 1)[1]
+                self.plan.add(shape, m, method, k, row)
+        text = render_table(rows, {}, columns=self.state.journal_columns).split("\n", 1)[1]
+        # rank_hosts: every run of the launch (a failed size relaunches the rest), ';' apart
+        # when they differ.
         mark = (f"seed={seed} status={status} sizes={len(done)} wall_s={wall_s:.1f} "
-                f"start=[{load_start}] end=[{load_end}]")
-        self.journal.append(text + f"# launch.{p}.{k}={' '.join(mark.split())}\n")
-        self.state.journal_meta[f"launch.{p}.{k}"] = mark
-        self._append_complete_cells({p: set(done)})
+                f"start=[{load_start}] end=[{load_end}] "
+                f"rank_hosts={';'.join(dict.fromkeys(hosts)) or '?'}")
+        self.journal.append(text + f"# launch.{shape.mark}.{k}={' '.join(mark.split())}\n")
+        self.state.journal_meta[f"launch.{shape.mark}.{k}"] = mark
+        self._append_complete_cells({shape: set(done)})
 
     def _refine(self):
         cfg = self.cfg
@@ -323,9 +348,9 @@ class _Sweep:
             target = refine.next_target(undecided)
             if target is None or not refine.left(cfg.refine, used, seconds):
                 break
-            p, sizes = target
+            shape, sizes = target
             began = time.monotonic()
-            self._launch(p, self.plan.next_launch(p), sizes)
+            self._launch(shape, self.plan.next_launch(shape), sizes)
             used += 1
             seconds += time.monotonic() - began
             if self.failures:

@@ -7,7 +7,7 @@ from collsel.core.algorithms import Method
 from collsel.core.sizes import parse_size, parse_size_list
 from collsel.errors import InputError
 from collsel.sources.measure import launchers
-from collsel.sources.sweep import launch_stats
+from collsel.sources.sweep import launch_stats, shapes
 from collsel.sources.sweep.journal import point_key
 
 DEFAULT_COMM_SIZES = (2, 3, 4, 6, 8, 12, 16)
@@ -96,6 +96,17 @@ class Config:
     confidence: float = 0.95    # paired: p_best a decided cell's best reaches
     equivalence: float = 0.05   # paired: relative difference counted as practically equal
     raw: str = None             # paired: --raw FILE
+    shapes: list = None         # paired: --nodes x --ppn (sweep/shapes.py); None: comm_sizes
+    links: str = None           # --cluster: the emulated cluster's links (Cluster.describe())
+
+    def groups(self):
+        """What each launch runs on: the explicit shapes, or one plain shape per P."""
+        return self.shapes or shapes.plain(self.comm_sizes)
+
+    @property
+    def explicit(self):
+        """Whether ranks are placed explicitly (--nodes/--ppn: rows carry nodes and ppn)."""
+        return bool(self.shapes) and self.shapes[0].explicit
 
 
 class Plan:

@@ -5,7 +5,7 @@ written by `collsel sweep` itself). A resumed sweep must measure its points the 
 ones were measured, so these must match:
 
     --mode --mpi --seed --collective --launches --time-cap --rel-ci --min-reps --max-reps
-    --warmup --launcher --launcher-args --bench (and the --fault test hook)
+    --warmup --launcher --launcher-args --bench --cluster (and the --fault test hook)
 
 (a table whose options name no --mode was written before paired mode existed: per-method)
 
@@ -13,6 +13,9 @@ and the grid may grow but not shrink (every recorded value must still be asked f
 measured like the rest):
 
     --comm-sizes --msg-sizes --algorithms (with --segsizes) and the baseline (--no-baseline)
+    --nodes --ppn (an explicit nodes x ppn sweep: its points are (nodes, ppn, m, method), so
+    2 x 2 and 4 x 1 are different points of one P; a --comm-sizes sweep cannot continue as a
+    --nodes/--ppn one, nor the reverse)
 
 Free to differ: --out (the table may have moved), --timeout (a guard, not part of a
 measurement), the progress options, --refine, --confidence and --equivalence (how many more
@@ -30,8 +33,9 @@ MUST_MATCH = (("--mode", str, "per-method"), ("--mpi", str, "openmpi"), ("--seed
               ("--time-cap", float, None), ("--rel-ci", float, None),
               ("--min-reps", int, None), ("--max-reps", int, None), ("--warmup", int, None),
               ("--launcher", str, None), ("--launcher-args", str, ""),
-              ("--bench", str, "(the built collsel_bench)"), ("--fault", str, ""))
-GRID = ("--comm-sizes", "--msg-sizes", "methods")
+              ("--bench", str, "(the built collsel_bench)"), ("--fault", str, ""),
+              ("--cluster", str, ""))
+GRID = ("--comm-sizes", "--nodes", "--ppn", "--msg-sizes", "methods")
 
 
 def parse_options(text):
@@ -66,6 +70,8 @@ def _methods(options):
 
 def _grid(options):
     return {"--comm-sizes": _ints(options.get("--comm-sizes", "")),
+            "--nodes": _ints(options.get("--nodes", "")),
+            "--ppn": _ints(options.get("--ppn", "")),
             "--msg-sizes": _ints(options.get("--msg-sizes", "")),
             "methods": _methods(options)}
 
@@ -115,8 +121,14 @@ def check_mode(table, options):
         recorded = parse_options(csvfile.read(table, "a sweep table").metadata.get("options", ""))
     except (InputError, ValueError):
         return                  # the full reader says what is wrong with it
-    was, wanted = (recorded.get("--mode", "per-method"),
-                   parse_options(options).get("--mode", "per-method"))
+    want = parse_options(options)
+    was, wanted = recorded.get("--mode", "per-method"), want.get("--mode", "per-method")
+    if recorded and ("--nodes" in recorded) != ("--nodes" in want):
+        kinds = ("a --nodes/--ppn sweep (rows carry nodes and ppn)", "a --comm-sizes sweep")
+        was_kind, wanted_kind = kinds if "--nodes" in recorded else kinds[::-1]
+        raise InputError(f"{table} was written by {was_kind}; it cannot continue as "
+                         f"{wanted_kind}: resume it with the recorded options, or start again "
+                         "with --force or into another --out")
     if recorded and was != wanted:
         raise InputError(f"{table} was written by a {was} sweep (--mode {was}); resume it with "
                          f"--mode {was}, or start a {wanted} sweep with --force or into another "

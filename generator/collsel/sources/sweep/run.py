@@ -14,7 +14,7 @@ import time
 
 from collsel import __version__
 from collsel.errors import CollselError, InputError
-from collsel.sources.measure import benchmark_program as bench, launchers
+from collsel.sources.measure import benchmark_program as bench, launchers, placement
 from collsel.sources.measure.machine import loadavg, machine_metadata, now_iso
 from collsel.sources.measure.progress import Progress
 from collsel.sources.measure.supervise import run_launch
@@ -32,11 +32,25 @@ def _bench_argv(cfg, sizes):
 
 def grid_metadata(cfg):
     """The metadata items that describe the sweep's grid (they change when --resume grows it)."""
-    return {"mapping": "; ".join(f"P={p}: {cfg.launcher.mapping(p)}" for p in cfg.comm_sizes),
+    return {"mapping": "; ".join(f"{s.label}: {cfg.launcher.mapping(s.p, s.ppn or None)}"
+                                 for s in cfg.groups()),
+            **placement_metadata(cfg),
             "options": cfg.options,
             "comm_sizes": ",".join(map(str, cfg.comm_sizes)),
             "msg_sizes": ",".join(map(str, cfg.msg_sizes)),
             "methods": " ".join(m.label(cfg.collective, cfg.family) for m in cfg.methods)}
+
+
+def placement_metadata(cfg):
+    """`# nodes=` and `# ranks_per_node=`: the lists of an explicit nodes x ppn sweep (its rows
+    carry each launch's pair), else what the launcher does with P ranks."""
+    if cfg.explicit:
+        return {"nodes": ",".join(map(str, sorted({s.nodes for s in cfg.shapes}))),
+                "ranks_per_node": ",".join(map(str, sorted({s.ppn for s in cfg.shapes})))}
+    if cfg.launcher.name == "local":
+        return {"nodes": "1", "ranks_per_node": "comm_size (every rank on this host)"}
+    where = f"as {cfg.launcher.name} places comm_size ranks (see mapping)"
+    return {"nodes": where, "ranks_per_node": where}
 
 
 def header_metadata(cfg):
@@ -59,8 +73,11 @@ def header_metadata(cfg):
         "forcing": f"--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_{cfg.collective}"
                    f"_algorithm A --mca coll_tuned_{cfg.collective}_algorithm_segmentsize S",
         **machine_metadata(),
-        "launcher": f"{cfg.launcher.name} ({cfg.launcher.program})",
+        "launcher": cfg.launcher.describe(),
         "mapping": grid["mapping"],
+        "nodes": grid["nodes"],
+        "ranks_per_node": grid["ranks_per_node"],
+        **({"links": cfg.links} if cfg.links else {}),
         "date": now_iso(),
         "command": cfg.command,
         "options": grid["options"],
@@ -233,7 +250,12 @@ def _run_locked(cfg, progress_stream):
                         table.append_row(_table_row(cfg.collective, key, combined))
                     progress.advance(1)
 
-                result = run_launch(argv, env, todo, cfg.silence_timeout, on_point)
+                def on_header(meta, label=label, p=p):
+                    # Before the launch's first row is recorded: ranks where the mapping says.
+                    placement.check(meta, p, cfg.launcher.expected(p), label, required=False)
+
+                result = run_launch(argv, env, todo, cfg.silence_timeout, on_point,
+                                    on_header=on_header)
                 if not have_library and result.meta.get("mpi_library"):
                     table.append_meta("mpi_library", result.meta["mpi_library"])
                     table.append_meta("runtime_type", result.meta.get("runtime_type", "?"))
