@@ -373,9 +373,11 @@ def refusal(target, loaded):
     if target == "mpich-json":
         if coll not in ("bcast", "reduce"):
             return "no MPICH JSON mapping"
-        if not d2:
-            return "MPICH JSON takes a 2-D"
-        if any(c - 1 > INT_MAX for a in loaded.axes for c in a.cuts):
+        if not d2 and (loaded.axes[2].name != "ppn" or loaded.axes[2].kind != "linear"):
+            return "MPICH's selection can test only processes per node"
+        if not d2 and not all(2 <= c <= INT_MAX for c in loaded.axes[2].cuts):
+            return "comm_avg_ppn<=N, N >= 1"
+        if any(c - 1 > INT_MAX for a in loaded.axes[:2] for c in a.cuts):
             return "32-bit int?"
     return None
 
@@ -484,14 +486,15 @@ def mpich_base():
             "collective=reduce": entry("Reduce"), "odd \"key\\": {"a": [1, 2.5, None]}}
 
 
-def mpich_walk(node, p, m):
-    """MPICH's first-match walk over the keys the generated subtree uses."""
+def mpich_walk(node, p, m, ppn=None):
+    """MPICH's first-match walk over the keys the generated subtree uses (comm_avg_ppn<=N on
+    nodes of `ppn` ranks each: P <= N x P / ppn)."""
     while True:
         for key, child in node.items():
             if key.startswith("algorithm="):
                 return key.split("=", 1)[1]
             name, op, value = (key.partition("<=") if "<=" in key else key.partition("="))
-            x = {"comm_size": p, "avg_msg_size": m, "comm_type": None}[name]
+            x = {"comm_size": p, "avg_msg_size": m, "comm_type": None, "comm_avg_ppn": ppn}[name]
             if value == "any" or (name == "comm_type" and value == "intra") or (
                     op == "<=" and x <= int(value)):
                 node = child
@@ -513,7 +516,7 @@ def check_mpich(loaded, points, want):
     assert list(document) == list(mpich_base())     # every base entry kept, in order
     assert document["odd \"key\\"] == mpich_base()["odd \"key\\"]
     tree = document[f"collective={loaded.collective}"]
-    got = [mpich_walk(tree, p, m) for p, m in points]
+    got = [mpich_walk(tree, *point) for point in points]
     assert_same(points, got, [f"MPIR_{coll}_alg{w.split()[0]}" for w in want], "mpich-json")
 
 

@@ -78,9 +78,10 @@ def emit(trees, base, out, *extra):
 PRUNED = ("comm_type", "comm_size", "comm_hierarchy", "is_node_consecutive", "comm_avg_ppn")
 
 
-def search(node, p, m, count, builtin=True):
+def search(node, p, m, count, builtin=True, nodes=None):
     """MPICH's first-match walk (csel.c: prune, then search) over the keys this emitter and the
-    base files use, on a flat (one-level) communicator of a single-threaded program."""
+    base files use, on a flat (one-level) communicator of a single-threaded program (spread over
+    `nodes` nodes, which comm_avg_ppn needs)."""
     searching = False
     while True:
         for key, child in node.items():
@@ -104,6 +105,8 @@ def search(node, p, m, count, builtin=True):
                 hit = count < pof2
             elif name == "comm_size" and value == "pow2":
                 hit = p & (p - 1) == 0
+            elif name == "comm_avg_ppn":           # csel.c: local_size <= N * node_count
+                hit = p <= int(value) * nodes
             else:
                 x = {"comm_size": p, "avg_msg_size": m}[name]
                 le = op == "<=" or (name == "comm_size" and searching)

@@ -19,6 +19,18 @@ Generated subtree (MPICH CSEL semantics: sibling keys are an ordered first-match
     comm_type=inter                     copied from the base file
 Thresholds are the tree's integer cuts minus one (`<` becomes `<=`), merged where neighbouring
 cells map to the same MPICH algorithm; each must fit in a 32-bit int (MPICH parses N with atoi).
+
+A tree whose third axis is `ppn` (collsel build --z ppn) puts processes per node between the two:
+      comm_size<=P1
+        comm_avg_ppn<=Z1                also decided once per communicator (MPIR_Csel_prune)
+          avg_msg_size<=M1 {leaf} ...
+        comm_size=any                   the chain's end: MPICH 4.0 has no comm_avg_ppn=any, and
+          avg_msg_size... {leaf} ...    comm_size=any is always true
+A comm_size block whose message chain is the same at every ppn has no ppn level (so a 2-D tree,
+or one ppn value, gives the 2-D file). MPICH 4.0.2 tests comm_avg_ppn<=N as P <= N x nodes, its
+node count of the communicator (csel.c), so with unequal ranks per node it takes the ppn of
+ceil(P / nodes) (a note says so). Not expressible, refused: any other third axis (MPICH tests
+no node count, placement or category), and ppn cuts below 2 (ppn <= 0).
 The base file's `comm_hierarchy=parent` (SMP-aware, multi-node) branches are not kept for a
 replaced collective (the tree was measured without them), except inside a deferring leaf (below).
 
@@ -86,6 +98,13 @@ REDUCE_SCATTER_GATHER = "MPIR_Reduce_intra_reduce_scatter_gather"
 # The leaf of a method that defers to MPICH (algorithm 0); no MPIR_ name, so it cannot collide.
 DEFER = "auto"
 
+# The third axis MPICH can test, and the key ending its chain: MPICH 4.0 has no
+# `comm_avg_ppn=any` and its validate_tree asserts on a comm_avg_ppn test without a following
+# sibling; `comm_size=any` is always true, in the per-communicator prune and the per-call search.
+PPN = "ppn"
+PPN_ELSE = "comm_size=any"
+PPN_CUTS = "MPICH tests comm_avg_ppn<=N, N >= 1 (ppn values are positive)"
+
 
 def _full_name(collective, name, where):
     known = MPICH_ALGORITHMS[collective]
@@ -117,32 +136,51 @@ def parse_map(flag, collectives):
     return out
 
 
-def _chains(loaded, names):
-    """[(P threshold or None, [(m threshold or None, leaf name)])] in first-match order."""
-    p_axis, m_axis = loaded.axes
-    methods = loaded.tree.method_grid((len(p_axis.values), len(m_axis.values)))
+def _runs(items, cuts):
+    """[(threshold, item)] of consecutive equal items merged, in first-match order: each run's
+    threshold is the cut above its last cell minus one (`<` becomes `<=`), the last run's None
+    (=any)."""
+    return [(int(cuts[i]) - 1 if i + 1 < len(items) else None, item)
+            for i, item in enumerate(items) if i + 1 == len(items) or items[i + 1] != item]
+
+
+def _blocks(loaded, names):
+    """[(P threshold, [(ppn threshold, [(m threshold, leaf name)])])] in first-match order; a
+    2-D tree, and a P block whose decision does not change with ppn, has the one ppn entry
+    (None, chain)."""
+    axes = loaded.axes
+    methods = loaded.tree.method_grid(tuple(len(a.values) for a in axes))
     leaf_of_method = np.array([names[m["algorithm"]] for m in text.methods(loaded, "mpich-json")],
                               dtype=object)
-    leaves = leaf_of_method[methods]                     # P values x m values
-    # Message chain of each P row: runs of equal leaves; a run ends at a cut (or at =any).
-    m_cuts = text.cuts(m_axis, 1, 2**64 - 1, "mpich-json")
-    rows = []
-    for row in leaves:
-        ends = np.flatnonzero(row[:-1] != row[1:])       # last cell of each run but the last
-        chain = [(int(m_cuts[j]) - 1, row[j]) for j in ends] + [(None, row[-1])]
-        rows.append(chain)
-    p_cuts = text.cuts(p_axis, 2, 2**31 - 1, "mpich-json")
-    blocks = []
-    for i, chain in enumerate(rows):
-        if i + 1 < len(rows) and rows[i + 1] == chain:
-            continue                                      # merged into the next P block
-        blocks.append((int(p_cuts[i]) - 1 if i + 1 < len(rows) else None, chain))
-    for p_max, chain in blocks:
-        for value in [p_max] + [m for m, _ in chain]:
-            if value is not None and not 0 <= value <= INT32_MAX:
-                raise InputError(f"{loaded.collective} tree: threshold {value} does not fit in "
-                                 f"a 32-bit int (MPICH reads thresholds with atoi)")
+    leaves = leaf_of_method[methods]                     # P values x m values [x ppn values]
+    if leaves.ndim == 2:
+        leaves = leaves[:, :, None]
+    m_cuts = text.cuts(axes[1], 1, 2**64 - 1, "mpich-json")
+    ppn_cuts = text.cuts(axes[2], 2, INT32_MAX, "mpich-json", PPN_CUTS) if len(axes) == 3 else []
+    p_cuts = text.cuts(axes[0], 2, 2**31 - 1, "mpich-json")
+    blocks = _runs([_runs([_runs(leaves[i, :, k].tolist(), m_cuts)
+                           for k in range(leaves.shape[2])], ppn_cuts)
+                    for i in range(leaves.shape[0])], p_cuts)
+    for p_max, ppn_blocks in blocks:
+        for ppn_max, chain in ppn_blocks:
+            for value in [p_max, ppn_max] + [m for m, _ in chain]:
+                if value is not None and not 0 <= value <= INT32_MAX:
+                    raise InputError(f"{loaded.collective} tree: threshold {value} does not fit "
+                                     f"in a 32-bit int (MPICH reads thresholds with atoi)")
     return blocks
+
+
+def _check_axes(loaded, path):
+    """comm_size x msg_size, or with the third axis ppn (numeric): what CSEL can test."""
+    names = [a.name for a in loaded.axes]
+    if names[:2] != ["comm_size", "msg_size"] or len(names) not in (2, 3):
+        raise InputError(f"{path}: MPICH JSON takes a comm_size x msg_size tree, or one with "
+                         f"the third axis ppn")
+    if len(names) == 3 and (names[2] != PPN or loaded.axes[2].kind != "linear"):
+        what = "categories" if loaded.axes[2].kind == "category" else "numbers"
+        raise InputError(f"{path}: third axis '{names[2]}' ({what}): MPICH's selection can test "
+                         f"only processes per node (comm_avg_ppn), a numeric {PPN} axis "
+                         f"(collsel build --z {PPN})")
 
 
 def leaf_names(loaded, mapping, where):
@@ -233,14 +271,13 @@ def emit(trees, options):
         if loaded.collective not in MPICH_NAMES:
             raise InputError(f"{path}: no MPICH JSON mapping for {loaded.collective} "
                              f"(bcast and reduce only)")
-        if len(loaded.axes) != 2 or [a.name for a in loaded.axes] != ["comm_size", "msg_size"]:
-            raise InputError(f"{path}: MPICH JSON takes a 2-D comm_size x msg_size tree")
+        _check_axes(loaded, path)
         if loaded.collective in by_collective:
             raise InputError(f"{path}: a second {loaded.collective} tree (one per collective)")
         by_collective[loaded.collective] = (path, loaded)
     mapping = {c: (options.mpich_map or {}).get(c, {}) for c in by_collective}
     base, base_name = options.mpich_base, options.mpich_base_name
-    entries = []
+    entries, notes = [], []
     for key, value in base.items():
         collective = key.split("=", 1)[1] if key.startswith("collective=") else None
         if collective not in by_collective:
@@ -250,16 +287,22 @@ def emit(trees, options):
         inter = value.get("comm_type=inter") if isinstance(value, dict) else None
         if inter is None:
             raise InputError(f"{base_name}: {key} has no comm_type=inter branch to keep")
-        blocks = _chains(loaded, leaf_names(loaded, mapping, path))
-        deferred = any(name == DEFER for _, chain in blocks for _, name in chain)
+        blocks = _blocks(loaded, leaf_names(loaded, mapping, path))
+        deferred = any(name == DEFER for _, ppn_blocks in blocks for _, chain in ppn_blocks
+                       for _, name in chain)
         intra = _defer_subtree(value.get("comm_type=intra"), f"{base_name}: {key}") \
             if deferred else None
         entries.append({"key": key, "blocks": blocks, "inter": _dump(inter, 4),
-                        "deferred": _dump(intra, 10) if deferred else None})
+                        "deferred": _dump(intra, 0) if deferred else None})
+        if len(loaded.axes) == 3:
+            notes.append(f"{collective}: {PPN} as comm_avg_ppn<=N, which MPICH tests as "
+                         "P <= N x nodes (its node count of the communicator): with unequal "
+                         "ranks per node it takes the ppn of ceil(P / nodes)")
     if by_collective:
         missing = ", ".join(f"collective={c}" for c in sorted(by_collective))
         raise InputError(f"{base_name}: no {missing} to replace")
     rendered = render("mpich_selection.json.j2", entries=entries, defer=DEFER,
-                      guarded=REDUCE_SCATTER_GATHER, fallback="MPIR_Reduce_intra_binomial")
+                      guarded=REDUCE_SCATTER_GATHER, fallback="MPIR_Reduce_intra_binomial",
+                      ppn_else=PPN_ELSE)
     json.loads(rendered)  # the template's output must be JSON; a failure here is a collsel bug
-    return Emitted({"mpich_selection.json": rendered})
+    return Emitted({"mpich_selection.json": rendered}, notes)
