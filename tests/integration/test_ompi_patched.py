@@ -12,7 +12,6 @@ cut), so an off-by-one in the emitted comparisons would show.
 import os
 import pathlib
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -128,26 +127,13 @@ def test_traced_decisions_equal_query_and_results_correct(collective, build, pro
 DEFER_COMM_SIZES = (2, 3, 4, 6, 8)
 DEFER_SIZES = {"bcast": (1, 100, 300, 1000, 4096, 100000),
                "reduce": (4, 100, 1000, 4096, 100000)}
-TUNED_OBJ = PATCHED / "obj" / "ompi" / "mca" / "coll" / "tuned"
-
-
-def _logged_command(prefix, must_contain):
-    """The command that starts with `prefix` and holds `must_contain`, as an argument list, from
-    the lines build.sh keeps (obj/coll_tuned_commands.txt) or the last make.out (libtool logs
-    every compile and link it runs)."""
-    for log in ("coll_tuned_commands.txt", "make.out"):
-        path = PATCHED / "obj" / log
-        for line in path.read_text().splitlines() if path.exists() else ():
-            if line.startswith(prefix) and must_contain in line:
-                return shlex.split(line[len(prefix):])
-    pytest.fail(f"build/ompi-patched/obj: no '{prefix}... {must_contain}' line logged; "
-                "rm build/ompi-patched/.installed and run `make ompi-patched`")
 
 
 def defer_component(directory):
     """A private mca_coll_tuned.so in directory/components: the build's objects, with
     coll_tuned_decision_fixed.c spliced from the hand-made trees of tests/defer_tree.py (both
-    collectives) and compiled and linked by the build's own logged commands."""
+    collectives) and compiled and linked by the build's own logged commands
+    (mpi-builds/ompi-patched/component.py)."""
     args = []
     for c in ("bcast", "reduce"):
         tree = defer_tree.write(directory / f"{c}.json", c)
@@ -155,31 +141,13 @@ def defer_component(directory):
                             str(directory / f"{c}.c")], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
         args.append(f"ompi_coll_tuned_{c}_intra_dec_fixed={directory / f'{c}.c'}")
-    source = PATCHED / "src/ompi/mca/coll/tuned/coll_tuned_decision_fixed.c"
-    spliced = directory / "coll_tuned_decision_fixed.c"
-    r = subprocess.run(["python3", str(REPO / "mpi-builds/ompi-patched/splice.py"),
-                        f"{source}.orig", str(spliced), *args], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    text = spliced.read_text()
+    r = subprocess.run(["python3", str(REPO / "mpi-builds/ompi-patched/component.py"),
+                        str(PATCHED), str(directory), *args],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    text = (directory / "coll_tuned_decision_fixed.c").read_text()
     assert "int collsel_ompi_original_bcast_intra_dec_fixed(void *buff" in text
-    obj = directory / "coll_tuned_decision_fixed.o"
-    compile_cmd = _logged_command("libtool: compile: ", "coll_tuned_decision_fixed.c")
-    compile_cmd = [a for a in compile_cmd if not a.startswith(("-M", "$depbase", ".deps/"))
-                   and a not in ("coll_tuned_decision_fixed.lo",)]
-    i = compile_cmd.index("-o")
-    compile_cmd[i + 1] = str(obj)
-    compile_cmd = [str(spliced) if a.endswith("/coll_tuned_decision_fixed.c") else a
-                   for a in compile_cmd]
-    r = subprocess.run(compile_cmd, cwd=TUNED_OBJ, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, f"{compile_cmd}\n{r.stderr[-3000:]}"
-    components = directory / "components"
-    components.mkdir()
-    link = _logged_command("libtool: link: ", "-o .libs/mca_coll_tuned.so")
-    link = [str(obj) if a == ".libs/coll_tuned_decision_fixed.o" else a for a in link]
-    link[link.index("-o") + 1] = str(components / "mca_coll_tuned.so")
-    r = subprocess.run(link, cwd=TUNED_OBJ, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, f"{link}\n{r.stderr[-3000:]}"
-    return components
+    return directory / "components"
 
 
 @pytest.mark.parametrize("collective", ["bcast", "reduce"])
