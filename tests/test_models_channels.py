@@ -86,9 +86,11 @@ class StubLauncher:
 def test_placement_check_refuses_ranks_elsewhere():
     runner = experiments.Runner.__new__(experiments.Runner)
     runner.cluster, runner.launcher = FakeCluster(), StubLauncher(["n1", "n1", "n2", "n2"])
+    runner.placements_checked = 0
     spec = experiments.Launch("bcast-gather", 4, [1], 6, 0, 8192, 2, 2)
     runner.check_placement(spec, "n1,n1,n2,n2", ["mpirun"], {})
     runner.check_placement(spec, None, ["mpirun"], {})          # a benchmark that cannot tell
+    assert runner.placements_checked == 1
     with pytest.raises(Exception, match="ranks ran on n1,n1,n1,n1"):
         runner.check_placement(spec, "n1,n1,n1,n1", ["mpirun"], {})
 

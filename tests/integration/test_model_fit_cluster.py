@@ -33,6 +33,8 @@ def test_fit_across_nodes_gives_the_network_channel(cluster, tmp_path):
                       ("bcast-gather", "2", "1", "2"), ("bcast-gather", "4", "2", "2")}
     meta = exp.read_text()
     assert "# cluster=emulated 4 nodes" in meta and "--host n1:1,n2:1,n3:1" in meta
+    # every launch's ranks were where its placement says (the fit stops otherwise)
+    assert "# placements_checked=10 of 10 launches" in meta
 
     par = params.load(out)
     plat = par.doc["platform"]

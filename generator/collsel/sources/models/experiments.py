@@ -84,6 +84,7 @@ class Runner:
         self.max_reps = max_reps
         self.timeout = timeout
         self.launches = 0
+        self.placements_checked = 0
 
     def command(self, spec, mca, argv):
         if self.cluster is not None:
@@ -138,6 +139,7 @@ class Runner:
             return
         want = self.launcher.hosts(spec.comm_size, spec.nodes, spec.ppn)
         got = rank_hosts.split(",")
+        self.placements_checked += 1
         if got != want:
             raise CollselError(f"experiment {spec.experiment} P={spec.comm_size}: ranks ran on "
                                f"{','.join(got)[:200]}, the placement "
@@ -211,6 +213,9 @@ def measure(runner, comm_sizes, msg_sizes, launches=3, command="", comm_sizes_te
                  "launches_per_point": launches,
                  "launches": runner.launches, "wall_s": f"{time.monotonic() - start:.1f}",
                  "mapping": "; ".join(f"{k}: {v}" for k, v in mappings.items())})
+    if runner.cluster is not None:
+        meta["placements_checked"] = (f"{runner.placements_checked} of {runner.launches} "
+                                      "launches (every rank's host, from #@rank_hosts)")
     return rows, meta
 
 
