@@ -181,6 +181,8 @@ def test_dry_run_places_nodes_x_ppn_through_the_hostfile(tmp_path, tools):
         want = f"--host {hosts} -np {nodes * ppn} --map-by ppr:{ppn}:node "
         assert sum(want in c for c in cmds) == 2, want
     assert not any("--hostfile" in c for c in cmds)
+    # One node and several in one table: every launch times the slowest rank's local clock.
+    assert all(c.endswith("--warmup 2 --runtime local") for c in cmds)
     # The seeds of 2x2 and 4x1-like pairs (same P) differ: every launch has its own.
     seeds = [c.split("--seed ")[1].split()[0] for c in cmds]
     assert len(set(seeds)) == len(seeds)
@@ -369,6 +371,7 @@ def test_cluster_sweep_uses_its_hostfile_environment_and_records_the_links(tmp_p
         "OMPI_MCA_plm_rsh_agent=" in meta["launcher"] and \
         "OMPI_MCA_mpi_yield_when_idle=1" in meta["launcher"]
     assert f"--cluster {state}" in meta["options"]
+    assert meta["bench_options"].endswith("--runtime global")     # the nodes share one clock
     assert {(r["nodes"], r["ppn"]) for r in rows} == {("3", "1"), ("3", "2")}
     assert launch_marks(out)["launch.3x2.1"]["rank_hosts"] == "a,a,b,b,c,c"
     # Without the launch environment the stand-in refuses: the variables did reach it.

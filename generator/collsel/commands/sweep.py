@@ -311,6 +311,7 @@ def run_sweep(args):
                   "--warmup", str(args.warmup)]
     if args.fault:
         bench_args += ["--fault", args.fault]
+    bench_args += _runtime(cluster, groups)
     # A batch script for a real cluster builds the benchmark where it runs; the emulated
     # cluster's nodes share this machine's files, so it is built now.
     bench_path = _locate_bench(args, build=not (args.dry_run or (sbatch and cluster is None)))
@@ -347,6 +348,19 @@ def run_sweep(args):
             print(line)
         return 0
     return runner.run(cfg, sys.stderr)
+
+
+def _runtime(cluster, groups):
+    """The benchmark's --runtime when one table mixes one-node and multi-node launches, so
+    every row has one meaning. The emulated nodes share this machine's clock: the global
+    runtime (latest end - earliest start; right when ranks share cores, see collsel_bench.c).
+    Real nodes have their own clocks: the slowest rank's local time, on one node too.
+    Otherwise the benchmark decides (global on one node)."""
+    if cluster is not None:
+        return ["--runtime", "global"]
+    if groups and any(s.nodes > 1 for s in groups):
+        return ["--runtime", "local"]
+    return []
 
 
 def _shapes(args):
