@@ -107,6 +107,11 @@ def test_processes_of_the_cluster():
     assert not processes.matches("cat /var/lib/collsel/cluster2/x", 1, dirs, set())
     assert not processes.matches("bash", 7, dirs, {8})
     assert processes.matches("bash", 8, dirs, {8})          # inside a collsel namespace
+    # srun or mpirun left in the root namespace by a killed salloc or test: its environment
+    env = ["HOME=/root", "SLURM_CONF=/var/lib/collsel/cluster/slurm.conf"]
+    assert processes.matches("srun ./a.out", 1, dirs, set(), env)
+    assert not processes.matches("srun ./a.out", 1, dirs, set(), ["SLURM_CONF=/etc/slurm.conf"])
+    assert not processes.matches("sh", 1, dirs, set(), ["X=/var/lib/collsel/cluster/slurm.conf"])
 
 
 @pytest.fixture

@@ -4,7 +4,10 @@
 directory), brought up once per session after a `down` that clears what a crashed run left, and
 taken down at the end of the session, also when the session fails, is interrupted or is sent
 SIGTERM. The cluster's names are fixed (one cluster per machine): test sessions that use it take
-turns (SESSION_LOCK), and a session takes over any cluster that is up. A test that needs the names for itself takes `cluster_names_free` (below).
+turns (SESSION_LOCK), and a session takes over any cluster that is up, unless
+COLLSEL_TEST_REUSE_CLUSTER=1: then a healthy cluster of the same configuration is used as it is
+and left up (for a developer who has it up for other work). A test that needs the names for
+itself takes `cluster_names_free` (below).
 """
 import atexit
 import fcntl
@@ -99,6 +102,12 @@ def cluster():
     """The loaded emulated cluster (collsel.sources.cluster.Cluster) of 4 nodes."""
     _need_cluster_tools()
     _SESSION.take_the_machine()
+    if os.environ.get("COLLSEL_TEST_REUSE_CLUSTER") == "1":
+        done = cluster_command("up", *CLUSTER_ARGS)
+        if done.returncode == 0 and "already up and healthy" in done.stderr:
+            from collsel.sources.cluster import load
+            yield load()
+            return
     cluster_down()
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     _SESSION.up = True

@@ -4,6 +4,7 @@ sbatch, and MPICH's hydra. The crash and failure tests are in test_cluster_crash
 import os
 import pathlib
 import re
+import signal
 import subprocess
 
 import pytest
@@ -29,12 +30,20 @@ def where():
     return out
 
 
-def run(cmd, cluster, **kw):
+def run(cmd, cluster):
+    """Run `cmd` with the cluster's launch environment in its own process group, all of which
+    is killed on a timeout (salloc's srun, mpirun's children); its stdout."""
     env = {**os.environ, **cluster.launch_env}
-    done = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, env=env,
-                          timeout=MPI_TIMEOUT_S, cwd=BIN, **kw)
-    assert done.returncode == 0, f"{cmd}: {done.stdout}{done.stderr}"
-    return done.stdout
+    proc = subprocess.Popen(list(map(str, cmd)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=BIN, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=MPI_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"{cmd}: no end in {MPI_TIMEOUT_S} s: {out}{err}")
+    assert proc.returncode == 0, f"{cmd}: {out}{err}"
+    return out
 
 
 def hosts(output):

@@ -2,13 +2,28 @@
 to it by a veth pair, each direction of each node's link shaped by tbf (egress on the node's end,
 ingress on the bridge-side end, which is that end's egress). The namespaces get only the
 connected route of 198.18.0.0/24 (no default route, no forwarding, no NAT), so nothing they send
-can leave that range."""
+can leave that range; IPv6 is off on every interface of theirs (no link-local chatter)."""
+import os
+
 from collsel.sources.cluster import names
 from collsel.sources.cluster.system import run
 
 
 def _tbf(rate, link):
     return ["root", "tbf", "rate", rate, "burst", link["burst"], "latency", link["latency"]]
+
+
+# Run by sh inside a namespace: IPv6 off on all its interfaces (when the kernel has IPv6).
+_NO_IPV6 = ('for f in /proc/sys/net/ipv6/conf/*/disable_ipv6; do [ -e "$f" ] && echo 1 > "$f"; '
+            'done; true')
+
+
+def _no_ipv6_here(interface):
+    """Root namespace: IPv6 off on one of our interfaces."""
+    path = f"/proc/sys/net/ipv6/conf/{interface}/disable_ipv6"
+    if os.path.exists(path):
+        with open(path, "w") as f:
+            f.write("1")
 
 
 def bridge_commands():
@@ -27,17 +42,24 @@ def node_commands(k, node, link):
             ["ip", "-n", ns, "addr", "add", f"{node['address']}/{names.PREFIX_LEN}", "dev", eth],
             ["ip", "-n", ns, "link", "set", eth, "up"],
             ["ip", "-n", ns, "link", "set", "lo", "up"],
+            ["ip", "netns", "exec", ns, "sh", "-c", _NO_IPV6],
             ["tc", "-n", ns, "qdisc", "add", "dev", eth] + _tbf(node["rate"], link),
             ["tc", "qdisc", "add", "dev", veth] + _tbf(node["rate"], link)]
 
 
 def create_bridge():
-    for cmd in bridge_commands():
+    run(bridge_commands()[0])
+    _no_ipv6_here(names.BRIDGE)
+    for cmd in bridge_commands()[1:]:
         run(cmd)
 
 
 def create_node(k, node, link):
-    for cmd in node_commands(k, node, link):
+    commands = node_commands(k, node, link)
+    run(commands[0])
+    run(commands[1])
+    _no_ipv6_here(names.host_veth(k))
+    for cmd in commands[2:]:
         run(cmd)
 
 

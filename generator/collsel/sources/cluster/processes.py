@@ -1,7 +1,7 @@
 """The cluster's processes: found by PID file, and by scanning /proc for any process whose command
-line names the state directory or that runs inside one of the cluster's network namespaces (so
-`down` finds daemons and MPI ranks a crashed `up` or an unfinished job left); stopped with
-SIGTERM, then SIGKILL."""
+line or launch environment names the state directory or that runs inside one of the cluster's
+network namespaces (so `down` finds daemons, MPI ranks and launchers a crashed `up`, an
+unfinished job or a killed test left); stopped with SIGTERM, then SIGKILL."""
 import os
 import signal
 import time
@@ -32,12 +32,13 @@ def alive(pid):
     return state not in ("Z", "X")
 
 
-def _cmdline(pid):
+def _proc_strings(pid, what):
+    """/proc/PID/cmdline or environ as its NUL-separated strings ([] when gone or unreadable)."""
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        with open(f"/proc/{pid}/{what}", "rb") as f:
+            return f.read().decode("utf-8", "replace").split("\0")
     except OSError:
-        return ""
+        return []
 
 
 def _inode(path):
@@ -70,11 +71,19 @@ def _ancestors():
     return pids
 
 
-def matches(cmdline, net_inode, state_dirs, netns_inodes):
+def matches(cmdline, net_inode, state_dirs, netns_inodes, environ=()):
     """Whether a process is the cluster's: its command line names a state directory (as a whole
-    path component) or it runs inside one of the cluster's network namespaces."""
+    path component), or it was started with the cluster's launch environment (SLURM_CONF or
+    Open MPI's agent in a state directory: srun, salloc, mpirun in the root namespace, which
+    outlive a killed parent), or it runs inside one of the cluster's network namespaces."""
     if net_inode is not None and net_inode in netns_inodes:
         return True
+    launch_vars = [entry.partition("=")[2] for entry in environ
+                   if entry.startswith(("SLURM_CONF=", "OMPI_MCA_plm_rsh_agent="))]
+    return any(_names_a_state_dir(text, state_dirs) for text in [cmdline] + launch_vars)
+
+
+def _names_a_state_dir(cmdline, state_dirs):
     for d in state_dirs:
         d = d.rstrip("/")
         at = cmdline.find(d)
@@ -93,7 +102,8 @@ def find(state_dirs, pid_files=()):
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             pid = int(entry)
-            if matches(_cmdline(pid), _inode(f"/proc/{pid}/ns/net"), state_dirs, netns_inodes):
+            if matches(" ".join(_proc_strings(pid, "cmdline")), _inode(f"/proc/{pid}/ns/net"),
+                       state_dirs, netns_inodes, _proc_strings(pid, "environ")):
                 found.add(pid)
     return sorted(found - _ancestors())
 
