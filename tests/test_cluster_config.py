@@ -31,6 +31,10 @@ def test_state_dir_precedence(monkeypatch):
     monkeypatch.setenv(names.STATE_DIR_ENV, "/srv/c")
     assert names.state_dir() == "/srv/c"
     assert names.state_dir("/var/x/") == "/var/x"
+    for inside in ("/tmp", "/tmp/c", "/var/../tmp/c"):
+        with pytest.raises(InputError, match="outside /tmp"):
+            names.check_state_dir(inside)
+    assert names.check_state_dir("/var/tmp/c") == "/var/tmp/c"
 
 
 @pytest.mark.parametrize("text, bits", [("1gbit", 1e9), ("100mbit", 1e8), ("12.5mbps", 1e8),

@@ -84,7 +84,7 @@ def run_up(args):
     wanted = config.desired(args.nodes, args.rate, args.rates, args.cpu_shares)
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGHUP, _terminate)
-    lifecycle.up(wanted, names.state_dir(args.state_dir), _progress)
+    lifecycle.up(wanted, names.check_state_dir(names.state_dir(args.state_dir)), _progress)
     return 0
 
 

@@ -6,6 +6,8 @@ addresses are in 198.18.0.0/24 (RFC 2544's benchmarking range), which no real ne
 """
 import os
 
+from collsel.errors import InputError
+
 PREFIX = "collsel"
 SUBNET = "198.18.0.0/24"
 PREFIX_LEN = 24
@@ -25,6 +27,16 @@ RUN_MARKER = "/run/collsel-cluster"
 def state_dir(given=None):
     """The state directory: `given`, else $COLLSEL_CLUSTER_DIR, else the default; absolute."""
     return os.path.abspath(given or os.environ.get(STATE_DIR_ENV) or DEFAULT_STATE_DIR)
+
+
+def check_state_dir(path):
+    """InputError for a state directory inside /tmp: every node's slurmd has a private /tmp, so
+    it would not see its configuration there."""
+    real = os.path.realpath(path)
+    if real == "/tmp" or real.startswith("/tmp/"):
+        raise InputError(f"--state-dir {path}: must be outside /tmp (each node has a private "
+                         "/tmp)")
+    return path
 
 
 def node_name(k):
