@@ -347,7 +347,8 @@ def fake_cluster(state_dir, hostfile):
         "link": {"qdisc": "tbf", "burst": "256kb", "latency": "50ms"},
         "hostfile": str(hostfile), "agent": env["OMPI_MCA_plm_rsh_agent"],
         "slurm_conf": env["SLURM_CONF"], "partition": "collsel", "launch_env": env,
-        "mpich_launch_args": []}))
+        "mpich_launch_args": ["-launcher", "ssh", "-launcher-exec", env["OMPI_MCA_plm_rsh_agent"],
+                              "-iface", "collsel-br"]}))
     return state_dir
 
 
@@ -444,3 +445,23 @@ def test_emit_sbatch_for_the_cluster(tmp_path, tools, outside):
     args[args.index("1,3")] = "1,4"
     r = collsel(args, tools["env"], cwd=outside)
     assert r.returncode == 2 and "--nodes 4: the emulated cluster has 3 nodes" in r.stderr
+
+
+def test_mpich_through_hydra_on_the_cluster(tmp_path, tools):
+    state = fake_cluster(tmp_path / "state", tools["hostfile"])
+    args = cluster_sweep(tools, tmp_path / "b.csv", state, "--mpi", "mpich", "--nodes", "1,2",
+                         "--ppn", "2", "--dry-run")
+    args[args.index("linear,binomial:0")] = "binomial,smp"
+    r = collsel(args, tools["env"])
+    assert r.returncode == 0, r.stderr
+    cmds = [ln for ln in r.stdout.splitlines() if not ln.startswith("#")]
+    assert len(cmds) == 2 * 2
+    agent = state / "agent"
+    want = (f" {tools['launcher']} -launcher ssh -launcher-exec {agent} -iface collsel-br "
+            "-hosts a:2,b:2 -n 4 -ppn 2 ")
+    assert sum(want in c for c in cmds) == 2
+    assert all(c.startswith("MPIR_CVAR_COLLECTIVE_FALLBACK=error OMPI_MCA_btl=") and
+               "--methods auto:0:0,binomial:0:0,smp:0:0 " in c for c in cmds)
+    args[args.index("--dry-run")] = "--launcher"
+    r = collsel(args + ["srun"], tools["env"])
+    assert r.returncode == 2 and "--mpi mpich supports --launcher local or hostfile" in r.stderr

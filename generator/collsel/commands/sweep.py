@@ -71,7 +71,8 @@ def register(subparsers):
                         "/ mpirun.mpich when present, else mpirun), the benchmark built with "
                         "its mpicc, its own algorithms, named natively in the table (MPICH: "
                         "'# algorithm_family=mpich', MPIR_CVAR_COLLECTIVE_FALLBACK=error). "
-                        "mpich needs --mode paired and --launcher local")
+                        "mpich needs --mode paired and --launcher local or hostfile (--cluster "
+                        "included)")
     p.add_argument("--seed", default=1, help="paired: the seed every launch's own seed (the "
                    "order of methods in its rounds) and the bootstrap derive from (default 1; "
                    "recorded)")

@@ -184,6 +184,28 @@ class HostfileLauncher(Launcher):
         return Expected(hosts=names, what=f"hosts of {self.hostfile}")
 
 
+class MpichHostfileLauncher(HostfileLauncher):
+    """MPICH's hydra over the hosts of a hostfile (an Open MPI one: its host names are used):
+    plain P `-hosts h1,h2,... -n P` (hydra's round robin); explicit nodes x ppn `-hosts
+    h1:PPN,... -n P -ppn PPN`. `launch_args`: the emulated cluster's hydra flags (its agent as
+    the ssh launcher, the bridge as the interface)."""
+
+    def __init__(self, program, extra_args="", hostfile=None, env=None, launch_args=()):
+        super().__init__(program, extra_args, hostfile, "", env)
+        self.launch_args = list(launch_args)
+
+    def _where(self, nprocs, ppn):
+        if ppn:
+            return ["-hosts", ",".join(f"{h}:{ppn}" for h in self._hosts(nprocs, ppn)),
+                    "-n", str(nprocs), "-ppn", str(ppn)]
+        return ["-hosts", ",".join(self.hosts), "-n", str(nprocs)]
+
+    def command(self, nprocs, mca, bench_argv, ppn=None):
+        argv = [self.program, *self.launch_args, *self._where(nprocs, ppn), *self.extra,
+                *bench_argv]
+        return argv, {**self.env, **MPICH_ENV}
+
+
 def hostfile_hosts(path):
     """The distinct host names of an Open MPI hostfile, in order (`# comments`, `slots=`...)."""
     hosts = []
@@ -276,22 +298,25 @@ def make(name, mpirun=None, extra_args="", hostfile=None, map_by="core", for_scr
          family="openmpi", cluster=None):
     """The launcher `name`; on the emulated `cluster` (collsel.sources.cluster.Cluster) with its
     hostfile and launch environment, ranks unbound and yielding (SHARED_CORES_ENV)."""
-    if family == "mpich":
-        if name != "local" or cluster is not None:
-            raise InputError(f"--mpi mpich supports --launcher local only (not "
-                             f"'{'the emulated cluster' if cluster is not None else name}')")
-        return MpichLocalLauncher(mpirun or default_program("mpich"), extra_args)
     env = {**cluster.launch_env, **SHARED_CORES_ENV} if cluster is not None else {}
+    if name == "local" and cluster is not None:
+        raise InputError("--cluster launches on the emulated cluster: --launcher hostfile "
+                         "(its default) or srun, not local")
+    if name == "hostfile" and cluster is not None and hostfile:
+        raise InputError("--cluster brings its own hostfile: drop --hostfile")
+    hosts = cluster.hostfile if cluster is not None else hostfile
+    if family == "mpich":
+        program = mpirun or default_program("mpich")
+        if name == "local":
+            return MpichLocalLauncher(program, extra_args)
+        if name == "hostfile":
+            return MpichHostfileLauncher(program, extra_args, hosts, env, cluster and
+                                         cluster.mpich_launch_args or ())
+        raise InputError(f"--mpi mpich supports --launcher local or hostfile (not '{name}')")
     if name == "local":
-        if cluster is not None:
-            raise InputError("--cluster launches on the emulated cluster: --launcher hostfile "
-                             "(its default) or srun, not local")
         return LocalLauncher(mpirun or default_program("openmpi"), extra_args)
     if name == "hostfile":
-        if cluster is not None and hostfile:
-            raise InputError("--cluster brings its own hostfile: drop --hostfile")
-        return HostfileLauncher(mpirun or default_program("openmpi"), extra_args,
-                                cluster.hostfile if cluster is not None else hostfile, map_by,
+        return HostfileLauncher(mpirun or default_program("openmpi"), extra_args, hosts, map_by,
                                 env)
     if name == "srun":
         placement = ("--mpi=pmix", "--cpu-bind=none") if cluster is not None \
