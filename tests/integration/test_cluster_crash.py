@@ -1,7 +1,8 @@
-"""`collsel cluster down` after an `up` that was SIGKILLed part-way leaves no namespace, link,
-cgroup, daemon or file; an `up` whose daemon does not start exits 1 naming the log, having
-removed everything else. These tests need the cluster's fixed names for themselves: the session
-cluster is taken down first and brought back afterwards (conftest.cluster_names_free)."""
+"""Tests that need the cluster's fixed names for themselves (the session cluster is taken down
+first and brought back afterwards: conftest.cluster_names_free): `collsel cluster down` after an
+`up` that was SIGKILLed part-way leaves no namespace, link, cgroup, daemon or file; an `up` whose
+daemon does not start exits 1 naming the log, having removed everything else; SIGTERM during
+`up` tears down; a CPU share holds the node's processes (agent and Slurm tasks) to its quota."""
 import os
 import shutil
 import signal
@@ -133,3 +134,30 @@ def test_up_stopped_by_sigterm_removes_what_it_made(cluster_names_free):
     assert "tearing down" in err
     assert _leftovers() == {"netns": [], "links": [], "cgroups": [], "processes": [],
                             "files": []}
+
+
+def test_cpu_share_holds_agent_and_slurm_tasks_in_the_node_cgroup(cluster_names_free):
+    up = _up("--nodes", "2", "--cpu-shares", "n2=0.25")
+    _, err = up.communicate(timeout=START_S)
+    assert up.returncode == 0, err
+    group = "/sys/fs/cgroup/cpu/collsel-n2"
+    with open(f"{group}/cpu.cfs_quota_us") as f:
+        assert int(f.read()) == round(0.25 * os.cpu_count() * 100000)
+    agent = f"{STATE}/agent"
+
+    def cgroups(*cmd, env=None):
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+    assert ":/collsel-n2\n" in cgroups(agent, "n2", "grep", ":cpu[,:]", "/proc/self/cgroup")
+    assert "collsel" not in cgroups(agent, "n1", "grep", ":cpu[,:]", "/proc/self/cgroup")
+    env = {**os.environ, "SLURM_CONF": f"{STATE}/slurm.conf"}
+    assert ":/collsel-n2\n" in cgroups("srun", "-w", "n2", "grep", ":cpu[,:]",
+                                       "/proc/self/cgroup", env=env)
+
+    def throttled():
+        with open(f"{group}/cpu.stat") as f:
+            return int(dict(line.split() for line in f)["nr_throttled"])
+    before = throttled()
+    cgroups(agent, "n2", "timeout", "1", "sh", "-c", "'while :; do :; done'", "||", "true")
+    assert throttled() > before          # the quota bites: n2 is a slower processor

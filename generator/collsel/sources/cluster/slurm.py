@@ -78,12 +78,13 @@ def start_slurmd(layout, node):
     os.makedirs(tmp, exist_ok=True)
     os.chmod(tmp, 0o1777)
     group = cpu.path(name) if node["cpu_share"] < 1.0 else ""
-    script = ('hostname "$0" && mount --bind "$1" /tmp && '
-              'if [ -n "$3" ]; then echo $$ > "$3/cgroup.procs"; fi && '
-              'exec slurmd -f "$2" -N "$0"')
-    start_daemon(["ip", "netns", "exec", node["netns"], "unshare", "--mount", "--uts",
-                  "--propagation", "private", "sh", "-c", script, name, tmp, layout.slurm_conf,
-                  group], f"slurmd on {name}", layout.slurmd_pid(name), layout.slurmd_log(name))
+    # The cgroup is joined first: `ip netns exec` mounts a fresh /sys without the cgroup trees.
+    join = 'if [ -n "$0" ]; then echo $$ > "$0/cgroup.procs" || exit 1; fi; exec "$@"'
+    script = 'hostname "$0" && mount --bind "$1" /tmp && exec slurmd -f "$2" -N "$0"'
+    start_daemon(["sh", "-c", join, group, "ip", "netns", "exec", node["netns"], "unshare",
+                  "--mount", "--uts", "--propagation", "private", "sh", "-c", script, name, tmp,
+                  layout.slurm_conf], f"slurmd on {name}", layout.slurmd_pid(name),
+                 layout.slurmd_log(name))
 
 
 def node_states(layout):
