@@ -13,7 +13,7 @@ after a crash. Needs root.
   . /var/lib/collsel/cluster/env           SLURM_CONF and Open MPI's launch variables
   mpirun --hostfile /var/lib/collsel/cluster/hostfile -np 4 --map-by node ./a.out
   srun -N2 -n4 --mpi=pmix ./a.out          (or salloc, sbatch; programs outside /tmp)
-  mpiexec.mpich -launcher ssh -launcher-exec /var/lib/collsel/cluster/agent \
+  mpiexec.mpich -launcher ssh -launcher-exec /var/lib/collsel/cluster/agent \\
       -iface collsel-br -hosts n1,n2 -n 2 ./a.out    (cluster.json: mpich_launch_args)
   collsel cluster status
   collsel cluster down
