@@ -657,6 +657,87 @@ def test_check_rules_table_penalty_equals_the_tables_own_times(trees, tmp_path):
     assert np.mean(pen[1]) > 10 and np.mean(pen[2]) == 0      # the lost half is ppn 1's
 
 
+def random_ppn_table(seed, path):
+    """A CSV table (invented times) over P 2..12, 4 sizes and ppn 1, 2, 3, best methods random."""
+    rng = np.random.default_rng(seed)
+    methods = [(1, 0), (3, 8192), (6, 0), (7, 0)]
+    rows = ["collective,comm_size,msg_size,algorithm,segsize,time_us,ppn"]
+    for p in (2, 3, 4, 6, 8, 12):
+        for m in (1, 1024, 8192, 65536):
+            for z in (1, 2, 3):
+                for (alg, seg), t in zip(methods, rng.uniform(1, 3, len(methods))):
+                    rows.append(f"bcast,{p},{m},{alg},{seg},{t:.4f},{z}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def penalties_by_hand(table, decide):
+    """{ppn: [penalty % per cell]} of `decide(P, m, ppn)` on the CSV's own rows."""
+    with open(table) as f:
+        rows = list(csv.DictReader(ln for ln in f if not ln.startswith("#")))
+    cells = {}
+    for r in rows:
+        if r["collective"] == "bcast":
+            key = (int(r["comm_size"]), int(r["msg_size"]), int(r["ppn"]))
+            cells.setdefault(key, {})[(int(r["algorithm"]), int(r["segsize"]), 0)] = \
+                float(r["time_us"])
+    out = {}
+    for (p, m, z), t in cells.items():
+        out.setdefault(z, []).append(100 * (t[tuple(decide(p, m, z))] / min(t.values()) - 1))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_check_rules_gives_the_time_both_formats_lose(seed, tmp_path):
+    """On a table with ppn 1, 2, 3 and random best methods: check-rules --table --z ppn on the
+    classic file and on the JSON file, each equal to the penalty computed here from the CSV
+    rows and the file's own lookup; the JSON file (exact at ppn 1 and ppn = P) loses less."""
+    table = random_ppn_table(seed, tmp_path / "t.csv")
+    code, _, err = run("build", table, "--collective", "bcast", "--z", "ppn", "--out",
+                       tmp_path / "tree")
+    assert code == 0, err
+    tree = tmp_path / "tree" / "tree.json"
+    conf, _ = _emit("ompi-rules", tree, tmp_path)
+    text, _ = _emit("ompi-json", tree, tmp_path)
+    classic = ompi_rules_reader.read("rules.conf", conf.encode("ascii"))
+    document = json.loads(text)
+    means = {}
+    for name, decide in (("ompi-rules", lambda p, m, z: classic.lookup(7, p, m)[:3]),
+                         ("ompi-json", lambda p, m, z: ompi_rules.json_lookup(
+                             document, "bcast", p, m, z))):
+        pen = penalties_by_hand(table, decide)
+        code, out, err = run("check-rules", tmp_path / name, "--table", table, "--z", "ppn")
+        assert code == 0, err
+        for z, values in pen.items():
+            assert f"this file at ppn={z}: penalty mean {np.mean(values):.2f}%" in out, out
+        means[name] = np.mean([v for values in pen.values() for v in values])
+        assert f"this file: penalty mean {means[name]:.2f}%" in out, out
+    assert 0 < means["ompi-json"] < means["ompi-rules"], means
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda d: d.pop("module"), '"module": "tuned"'),
+    (lambda d: d["collectives"].__setitem__("bcst", []), "collectives.bcst: not an Open MPI"),
+    (lambda d: d["collectives"]["bcast"][0].__setitem__("comm_rank_distribution", "two"),
+     "collectives.bcast[0].comm_rank_distribution: not one of"),
+    (lambda d: d["collectives"]["bcast"][1]["rules"][0].__setitem__("alg", "knomial"),
+     "collectives.bcast[1].rules[0].alg (collsel reads ids, not names): 'knomial'"),
+    (lambda d: d["collectives"]["bcast"][0]["rules"][1].__setitem__("msg_size_max", "big"),
+     "rules[1].msg_size_max: 'big' is not an integer in [0, 18446744073709551615] or \"inf\""),
+    (lambda d: d["collectives"]["bcast"][2].__setitem__("comm_size_min", -1),
+     "collectives.bcast[2].comm_size_min: '-1' is not an integer in [0, 2147483647]"),
+])
+def test_check_rules_refuses_bad_json_rules(trees, tmp_path, edit, expected):
+    text, _ = _emit("ompi-json", trees["bcast"], tmp_path)
+    code, out, err = run("check-rules", tmp_path / "ompi-json")
+    assert code == 0 and "valid JSON rules file (Open MPI 6 / main" in out, (out, err)
+    document = json.loads(text)
+    edit(document)
+    (tmp_path / "bad.json").write_text(json.dumps(document))
+    code, out, err = run("check-rules", tmp_path / "bad.json")
+    assert code == 2 and len(err.splitlines()) == 1 and expected in err, err
+
+
 def test_check_rules_table_bad_input(trees, tmp_path):
     conf, _ = _emit("ompi-rules", trees["bcast"], tmp_path)
     for args, text in [(["--z", "ppn"], "--z needs --table"),

@@ -10,8 +10,8 @@ from collsel.commands.options import read_tables
 from collsel.core import csvfile, decision_map, penalty, values
 from collsel.core.algorithms import Method
 from collsel.errors import InputError, printable
-from collsel.sinks.emit.ompi_rules_reader import (COLLCOUNT, COLLECTIVE_IDS, load, parse_version,
-                                                  summary)
+from collsel.sinks.emit.ompi_rules_reader import (COLLCOUNT, COLLECTIVE_IDS, JsonRulesFile,
+                                                  load_any, parse_version, summary)
 
 
 def register(sub):
@@ -23,7 +23,10 @@ def register(sub):
         "version line Open MPI does not understand, ...) as one line FILE:LINE: message. "
         "Exit 0 when the file is clean, 2 otherwise. With --query or --points, print what "
         "Open MPI would run: 'algorithm segsize faninout' (the order `collsel query` uses; "
-        "algorithm 0 = Open MPI's fixed decision).")
+        "algorithm 0 = Open MPI's fixed decision). A file holding a JSON object is read as "
+        "Open MPI 6 / main's JSON rules file (collsel emit --target ompi-json), whatever "
+        "--ompi-version says; --query and --points then ask it for a communicator spread over "
+        "several nodes with several ranks on some (neither single-node nor one-per-node).")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--ompi-version", default="4.1.4", metavar="X.Y.Z",
                    help="the Open MPI release whose reader to emulate (default 4.1.4, Debian "
@@ -39,7 +42,9 @@ def register(sub):
                    "cells; needs --collective when the table holds several")
     p.add_argument("--z", metavar="COLUMN",
                    help="with --table: the table's third axis (e.g. ppn): every (P, m, z) cell "
-                   "is scored, with figures per z value; the file itself sees only P and m")
+                   "is scored, with figures per z value; a classic file sees only P and m, a "
+                   "JSON file also a numeric ppn (P ranks spread evenly at ppn per node: "
+                   "single-node when ppn >= P, one-per-node when ppn = 1)")
     p.set_defaults(run=run_check)
 
 
@@ -99,14 +104,20 @@ def _scored_table(args):
 
 
 def rules_choice(rules, coll_id, dmap):
-    """Method index of dmap the file picks in every cell (-1: a method the table lacks); the file
-    sees P and m only, so every z of a (P, m) gets the same."""
+    """Method index of dmap the file picks in every cell (-1: a method the table lacks). A
+    classic file sees P and m only; a JSON file also sees a numeric ppn third axis (its
+    comm_rank_distribution rules), taken as an even spread of P ranks at that ppn."""
     index = {m: i for i, m in enumerate(dmap.methods)}
-    p_axis, m_axis = dmap.axes[:2]
-    plane = np.array([[index.get(Method(*rules.lookup(coll_id, p, m)[:3]), -1)
-                       for m in m_axis.values] for p in p_axis.values], dtype=np.int64)
-    return np.broadcast_to(plane.reshape(plane.shape + (1,) * (len(dmap.axes) - 2)),
-                           dmap.shape)
+    axes = dmap.axes
+    z = axes[2] if len(axes) == 3 else None
+    ppn = (z.values if z is not None and z.name == "ppn" and z.kind != decision_map.CATEGORY
+           else [None] * (len(z.values) if z is not None else 1))
+    cells = np.empty((len(axes[0].values), len(axes[1].values), len(ppn)), dtype=np.int64)
+    for i, p in enumerate(axes[0].values):
+        for j, m in enumerate(axes[1].values):
+            for k, zv in enumerate(ppn):
+                cells[i, j, k] = index.get(Method(*rules.lookup(coll_id, p, m, zv)[:3]), -1)
+    return cells if z is not None else cells[:, :, 0]
 
 
 def _figures(name, chosen, best, extra=""):
@@ -151,7 +162,7 @@ def run_check(args):
         points = _points(args)
     if args.table or args.z:
         collective, table_id, dmap = _scored_table(args)
-    rules = load(args.file, version)
+    rules = load_any(args.file, version)
     for line, message in rules.errors:
         print(printable(f"{args.file}:{line}: {message}"), file=sys.stderr)
     if args.table and not rules.errors:
@@ -162,6 +173,9 @@ def run_check(args):
             alg, seg, fan, _ = rules.lookup(coll_id, p, m)
             out.append(f"{alg} {seg} {fan}")
         sys.stdout.write("\n".join(out) + ("\n" if out else ""))
+    elif isinstance(rules, JsonRulesFile) and not args.table:
+        print(f"{args.file}: valid JSON rules file (Open MPI 6 / main; 4.1 and 5.0 read only "
+              f"classic files): {rules.summary()}")
     elif not rules.errors and not args.table:
         print(f"{args.file}: valid for Open MPI {'.'.join(map(str, version))} "
               f"(format version {rules.version}): {summary(rules)}")

@@ -117,14 +117,6 @@ def grid_points(loaded):
     return [[axes[d].values[i] for i in idx[d].tolist()] for d in range(len(axes))]
 
 
-def distribution(comm_size, ppn):
-    """The comm_rank_distribution a communicator of `comm_size` ranks at `ppn` satisfies besides
-    "any": "single-node" (ppn >= P: one node), "one-per-node" (ppn 1), else None."""
-    if ppn >= comm_size:
-        return "single-node"
-    return "one-per-node" if ppn == 1 else None
-
-
 def single_node_ranges(loaded):
     """[(first P, P cell, ppn cell)] of the P ranges, from P = 1 up, on each of which a
     single-node communicator (ppn = P) stays in one P cell and one ppn cell of the tree."""

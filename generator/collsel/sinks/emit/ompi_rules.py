@@ -302,23 +302,7 @@ def emit_classic(trees, options):
     return Emitted({"rules.conf": rendered}, notes)
 
 
-def json_lookup(document, collective, comm_size, msg_size, ppn=None):
-    """(alg, seg_size, faninout) Open MPI main picks from a JSON rules file: first match. With
-    `ppn`, the communicator spreads evenly at that ppn: rules for "single-node" apply when ppn
-    >= P, for "one-per-node" when ppn == 1; without, neither (several nodes, several ranks on
-    some)."""
-    held = {"any", None, ompi_ppn.distribution(comm_size, ppn) if ppn is not None else None}
-    for comm in document["collectives"].get(collective, []):
-        if comm.get("comm_rank_distribution") not in held:
-            continue
-        if not comm.get("comm_size_min", 0) <= comm_size <= comm.get("comm_size_max", MAX_INT):
-            continue
-        for rule in comm["rules"]:
-            hi = rule.get("msg_size_max", "inf")
-            if rule.get("msg_size_min", 0) <= msg_size and (hi == "inf" or msg_size <= hi):
-                return (rule["alg"], rule.get("seg_size", 0), rule.get("faninout", 0))
-        return (0, 0, 0)
-    return (0, 0, 0)
+json_lookup = check.json_lookup     # one matcher: the reader's (Open MPI main's first match)
 
 
 def _json_decider(document, collective):

@@ -27,7 +27,17 @@ Facts from Open MPI 4.1.4 (`coll_tuned_dynamic_file.c`, `coll_tuned_dynamic_rule
 
 This module reports every trap above as one line `FILE:LINE: ...`; the evaluator follows Open
 MPI's scans exactly (including on files with errors), so `--query` says what Open MPI would run.
+
+JSON rules files (Open MPI 6 / main, `rule_file_version` 3; read from the source, not run: no
+Open MPI 6 here): Open MPI tries a file as JSON first. `read_json` checks what `json_lookup`
+reads (one line naming the JSON location of the first problem) and `json_lookup` matches as
+coll_tuned_dynamic_rules.c on main does: the first communicator rule, in file order, whose
+comm_rank_distribution the communicator satisfies ("single-node": every rank on this node;
+"one-per-node": a communicator Open MPI marked disjoint) and whose inclusive
+[comm_size_min, comm_size_max] holds P, then its first message rule whose inclusive
+[msg_size_min, msg_size_max] holds m ("inf" in any case Open MPI accepts); no match = alg 0.
 """
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -141,8 +151,9 @@ class RulesFile:
     errors: list                 # (line, message)
     rule_count: int = 0
 
-    def lookup(self, coll_id, comm_size, msg_size):
-        """(alg, segsize, faninout, max_requests) Open MPI 4.1 runs; alg 0 = its fixed decision."""
+    def lookup(self, coll_id, comm_size, msg_size, ppn=None):
+        """(alg, segsize, faninout, max_requests) Open MPI 4.1 runs; alg 0 = its fixed decision.
+        `ppn` is ignored: a classic file cannot tell communicators apart by it."""
         coll = None if self.rejected else self.collectives.get(coll_id)
         if coll is None or not coll.blocks:
             return (0, 0, 0, 0)
@@ -373,12 +384,24 @@ def _where(group):
     return f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}"
 
 
-def load(path, version=(4, 1, 4)):
+def _read_bytes(path):
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            return f.read()
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror}") from None
+
+
+def load(path, version=(4, 1, 4)):
+    return read(path, _read_bytes(path), version)
+
+
+def load_any(path, version=(4, 1, 4)):
+    """A classic RulesFile, or a JsonRulesFile when the file holds a JSON object (Open MPI 6 /
+    main reads such a file as JSON; 4.1 and 5.0 read classic files only)."""
+    data = _read_bytes(path)
+    if is_json(data):
+        return JsonRulesFile(path, read_json(path, data))
     return read(path, data, version)
 
 
@@ -390,3 +413,110 @@ def summary(rules):
                      f"communicator-size block(s), {sum(len(b.rules) for b in coll.blocks)} "
                      "message rule(s)")
     return "; ".join(parts) or "no collectives"
+
+
+# --- Open MPI 6 / main JSON rules ------------------------------------------------------------
+
+DISTRIBUTIONS = ("any", "one-per-node", "single-node")
+INFINITE = ("inf", "Inf", "INF")
+SIZE_MAX = 2**64 - 1
+
+
+def is_json(data):
+    """True when the bytes hold a JSON object (Open MPI main reads such a file as JSON)."""
+    try:
+        return isinstance(json.loads(data.decode("utf-8")), dict)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+
+
+def _json_int(value, where, low, high, infinite=False):
+    if infinite and value in INFINITE:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InputError(f"{where}: {str(value)[:40]!r} is not an integer in [{low}, {high}]"
+                         + (" or \"inf\"" if infinite else ""))
+
+
+def read_json(path, data):
+    """The JSON rules document in `data`, checked for everything json_lookup reads."""
+    doc = json.loads(data.decode("utf-8"))
+    if doc.get("module") != "tuned" or not isinstance(doc.get("collectives"), dict):
+        raise InputError(f"{path}: a JSON rules file needs \"module\": \"tuned\" and a "
+                         "\"collectives\" object")
+    _json_int(doc.get("rule_file_version"), f"{path}: rule_file_version", 1, INT_MAX)
+    for name, comms in doc["collectives"].items():
+        where = f"{path}: collectives.{str(name)[:24]}"
+        if name not in COLLECTIVE_IDS:
+            raise InputError(f"{where}: not an Open MPI collective name")
+        if not isinstance(comms, list):
+            raise InputError(f"{where}: not an array of communicator rules")
+        for i, comm in enumerate(comms):
+            w = f"{where}[{i}]"
+            if not isinstance(comm, dict) or not isinstance(comm.get("rules"), list):
+                raise InputError(f"{w}: not an object with a \"rules\" array")
+            for key in ("comm_size_min", "comm_size_max"):
+                if key in comm:
+                    _json_int(comm[key], f"{w}.{key}", 0, INT_MAX)
+            if comm.get("comm_rank_distribution", "any") not in DISTRIBUTIONS:
+                raise InputError(f"{w}.comm_rank_distribution: not one of "
+                                 f"{', '.join(DISTRIBUTIONS)}")
+            for j, rule in enumerate(comm["rules"]):
+                r = f"{w}.rules[{j}]"
+                if not isinstance(rule, dict) or "alg" not in rule:
+                    raise InputError(f"{r}: not an object with \"alg\"")
+                _json_int(rule["alg"], f"{r}.alg (collsel reads ids, not names)", 0, INT_MAX)
+                if "msg_size_min" in rule:
+                    _json_int(rule["msg_size_min"], f"{r}.msg_size_min", 0, SIZE_MAX)
+                if "msg_size_max" in rule:
+                    _json_int(rule["msg_size_max"], f"{r}.msg_size_max", 0, SIZE_MAX, True)
+                for key in ("faninout", "seg_size", "reqs"):
+                    if key in rule:
+                        _json_int(rule[key], f"{r}.{key}", 0, INT_MAX)
+    return doc
+
+
+def distribution(comm_size, ppn):
+    """The comm_rank_distribution, besides "any", that a communicator of `comm_size` ranks
+    spread evenly at `ppn` per node satisfies: "single-node" (ppn >= P), "one-per-node"
+    (ppn == 1), else None."""
+    if ppn >= comm_size:
+        return "single-node"
+    return "one-per-node" if ppn == 1 else None
+
+
+def json_lookup(document, collective, comm_size, msg_size, ppn=None):
+    """(alg, seg_size, faninout) Open MPI main picks from a JSON rules document. Without `ppn`
+    the communicator is neither single-node nor disjoint (several nodes, several ranks on some)."""
+    held = {"any", None, distribution(comm_size, ppn) if ppn is not None else None}
+    for comm in document["collectives"].get(collective, []):
+        if comm.get("comm_rank_distribution") not in held:
+            continue
+        if not comm.get("comm_size_min", 0) <= comm_size <= comm.get("comm_size_max", INT_MAX):
+            continue
+        for rule in comm["rules"]:
+            hi = rule.get("msg_size_max", "inf")
+            if rule.get("msg_size_min", 0) <= msg_size and (hi in INFINITE or msg_size <= hi):
+                return (rule["alg"], rule.get("seg_size", 0), rule.get("faninout", 0))
+        return (0, 0, 0)
+    return (0, 0, 0)
+
+
+@dataclass
+class JsonRulesFile:
+    """A checked JSON rules document, with RulesFile's interface."""
+    path: str
+    document: dict
+    errors: list = field(default_factory=list)    # read_json raises instead
+    rejected: bool = False
+
+    def lookup(self, coll_id, comm_size, msg_size, ppn=None):
+        alg, seg, fan = json_lookup(self.document, COLLECTIVE_NAMES[coll_id], comm_size,
+                                    msg_size, ppn)
+        return (alg, seg, fan, 0)
+
+    def summary(self):
+        return "; ".join(f"{name} (id {COLLECTIVE_IDS[name]}): {len(comms)} communicator "
+                         f"rule(s), {sum(len(c['rules']) for c in comms)} message rule(s)"
+                         for name, comms in self.document["collectives"].items()
+                         ) or "no collectives"
