@@ -19,7 +19,7 @@ def test_names_fit_linux_limits_and_the_test_range():
         assert len(names.host_veth(k)) <= 15 and len(names.netns(k)) <= 15
         assert ipaddress.ip_address(names.address(k)) in subnet
         assert all(names.ours(n) for n in (names.host_veth(k), names.netns(k),
-                                           names.cgroup(k)))
+                                           names.cgroup(names.node_name(k))))
     assert ipaddress.ip_address(names.BRIDGE_ADDRESS) in subnet
     assert names.ours(names.BRIDGE) and len(names.BRIDGE) <= 15
     assert subnet.subnet_of(ipaddress.ip_network("198.18.0.0/15"))      # RFC 2544's range

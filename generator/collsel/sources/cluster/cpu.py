@@ -11,7 +11,7 @@ PERIOD_US = 100000
 
 
 def path(node_name):
-    return os.path.join(ROOT, f"{names.PREFIX}-{node_name}")
+    return os.path.join(ROOT, names.cgroup(node_name))
 
 
 def quota_us(share, cpus):

@@ -56,8 +56,9 @@ def address(k):
     return f"198.18.0.{k}"
 
 
-def cgroup(k):
-    return f"{PREFIX}-n{k}"
+def cgroup(node):
+    """The cpu cgroup of node `node` ("n1")."""
+    return f"{PREFIX}-{node}"
 
 
 def ours(name):

@@ -1,6 +1,5 @@
 """cluster.json: what `up` built, read back by `load()` (sweeps, emitters and models use it)."""
 import json
-import os
 
 from collsel.core.files import write_file
 from collsel.errors import InputError
@@ -90,7 +89,3 @@ def load(state_dir=None):
         raise InputError(f"{Layout(state_dir).cluster_json}: version {rec.get('version')!r}, "
                          f"expected {VERSION}")
     return Cluster(rec, state_dir)
-
-
-def state_dir_in_use(layout):
-    return os.path.exists(layout.marker)
