@@ -197,7 +197,10 @@ def status(state_dir):
     rec = state.read(layout.root)
     if rec is None:
         leftovers = _leftovers()
+        elsewhere = _recorded_dirs(layout.root)[1:]
         return False, [f"no emulated cluster is up at {layout.root}"] + (
+            [f"one was brought up at {elsewhere[0]} (--state-dir {elsewhere[0]})"]
+            if elsewhere else []) + (
             [f"leftovers: {', '.join(leftovers)} (collsel cluster down removes them)"]
             if leftovers else [])
     healthy, problems, states = check(layout, rec)
