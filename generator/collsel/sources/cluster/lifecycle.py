@@ -202,7 +202,7 @@ def status(state_dir):
             [f"one was brought up at {elsewhere[0]} (--state-dir {elsewhere[0]})"]
             if elsewhere else []) + (
             [f"leftovers: {', '.join(leftovers)} (collsel cluster down removes them)"]
-            if leftovers else [])
+            if leftovers and not elsewhere else [])
     healthy, problems, states = check(layout, rec)
     lines = [f"emulated cluster at {layout.root}: {'healthy' if healthy else 'UNHEALTHY'}",
              f"bridge {names.BRIDGE} {names.BRIDGE_ADDRESS}/{names.PREFIX_LEN}, link "
