@@ -72,7 +72,7 @@ def several_nodes_several_ranks(loaded):
     """bool (P cells, ppn cells): 2 <= ppn <= P / 2 (what a JSON file's "any" rules get)."""
     p = np.asarray(loaded.axes[0].values, dtype=np.int64)[:, None]
     z = np.asarray(loaded.axes[2].values, dtype=np.int64)[None, :]
-    return (z >= 2) & (2 * z <= p)
+    return (z >= 2) & (z <= p // 2)          # not 2 * z: a ppn near 2^63 overflows
 
 
 def project(loaded, region=None):

@@ -207,8 +207,9 @@ RULES_DEFER = ("rule algorithm 0: coll/tuned runs its fixed decision there "
 
 
 # What each format makes of a ppn tree (sinks.emit.ompi_ppn), for the notes.
-PPN_CLASSIC = ("a classic rules file cannot express ppn: one method per (P, m), the one the "
-               "tree picks at the most of its ppn values <= P (ties: at the largest)")
+PROJECTION = ("one method per (P, m), the one the tree picks at the most of its ppn values "
+              "<= P (ties: at the largest)")
+PPN_CLASSIC = "a classic rules file cannot express ppn: " + PROJECTION
 PPN_JSON = ('comm_rank_distribution expresses ppn = P ("single-node") and ppn = 1 '
             '("one-per-node", matched only on communicators Open MPI marks disjoint) exactly; '
             'it cannot tell apart the other communicators (several nodes with several ranks on '
@@ -246,9 +247,8 @@ def _header(loaded_list, comm_sizes):
         summary.append(f"{t.collective} (id {check.COLLECTIVE_IDS[t.collective]}): "
                        f"{', '.join(x for x in limits if x) or 'exact'} tree, "
                        f"{t.tree.node_count} nodes"
-                       + ("; third axis ppn projected: one method per (P, m), the one the "
-                          "tree picks at the most of its ppn values <= P (ties: at the largest)"
-                          if len(t.axes) == 3 else ""))
+                       + ("; third axis ppn projected: " + PROJECTION if len(t.axes) == 3
+                          else ""))
     return {"version": __version__, "trees": summary,
             "blocks_from": ("--ompi-comm-sizes " + ",".join(map(str, comm_sizes))
                             if comm_sizes else "one block per P cell of the tree (exact)")}
