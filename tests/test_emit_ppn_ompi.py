@@ -623,6 +623,16 @@ def test_rules_files_of_random_ppn_trees(seed, tmp_path):
     assert lost_json < lost <= total      # random decisions: both lose, JSON less
 
 
+def test_rules_files_of_a_ppn_tree_with_extreme_values(tmp_path):
+    """ppn values no communicator has (below 1, near 2^63) and P near 2^31: no overflow, the
+    same agreement."""
+    i64 = 2**63
+    tree = random_ppn_tree(7, tmp_path, (-i64, 0, 1, 2, 3, 2**62 + 1, i64 - 1),
+                           (2, 3, 6, 2**31 - 2, 2**31 - 1))
+    lost, lost_json, total = check_rules_of_tree(tree, tmp_path)
+    assert lost_json < lost <= total
+
+
 def test_projection_ties_go_to_the_largest_ppn(trees):
     """On the table every (P, m) is a 1-1 tie between ppn 1 and 2: the file takes ppn 2's."""
     loaded = treefile.load(trees["bcast"])
