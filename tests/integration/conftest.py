@@ -59,7 +59,8 @@ SESSION_LOCK_WAIT_S = 900
 
 
 class _Session:
-    up = False
+    up = False            # this session brought the cluster up and takes it down
+    reused = False        # COLLSEL_TEST_REUSE_CLUSTER: a cluster that was up is used as it is
     lock_fd = None
 
     def take_the_machine(self):
@@ -106,6 +107,7 @@ def cluster():
         done = cluster_command("up", *CLUSTER_ARGS)
         if done.returncode == 0 and "already up and healthy" in done.stderr:
             from collsel.sources.cluster import load
+            _SESSION.reused = True
             yield load()
             return
     cluster_down()
@@ -124,7 +126,7 @@ def cluster_names_free():
     session cluster back up afterwards, at the same paths, so the order of tests does not matter."""
     _need_cluster_tools()
     _SESSION.take_the_machine()
-    was_up = _SESSION.up
+    was_up = _SESSION.up or _SESSION.reused
     cluster_down()
     try:
         yield
