@@ -236,11 +236,12 @@ class SrunLauncher(Launcher):
     name = "srun"
 
     def __init__(self, program="srun", extra_args="", require_allocation=True, env=None,
-                 placement=("--cpu-bind=cores",), max_nodes=None):
+                 step_args=("--cpu-bind=cores",), max_nodes=None):
         super().__init__(program, extra_args, env)
         self.require_allocation = require_allocation
         self.max_nodes = max_nodes          # the emulated cluster's size, when known
-        self.placement = list(placement)    # --mpi=pmix --cpu-bind=none on the emulated cluster
+        self.step_args = list(step_args)    # --mpi=pmix --cpu-bind=none on the emulated cluster
+        self._allocation = None
 
     def check(self):
         if self.require_allocation and not os.environ.get("SLURM_JOB_ID"):
@@ -265,30 +266,32 @@ class SrunLauncher(Launcher):
 
     def mapping(self, nprocs, ppn=None):
         nodes = os.environ.get("SLURM_JOB_NUM_NODES", "?")
-        return (f"srun {' '.join([*self._where(nprocs, ppn), *self.placement])} "
+        return (f"srun {' '.join([*self._where(nprocs, ppn), *self.step_args])} "
                 f"(allocation nodes={nodes})")
 
     def command(self, nprocs, mca, bench_argv, ppn=None):
         env = {**self.env, **{"OMPI_MCA_" + k: str(v) for k, v in mca.items()}}
-        argv = [self.program, *self._where(nprocs, ppn), *self.placement, *self.extra,
+        argv = [self.program, *self._where(nprocs, ppn), *self.step_args, *self.extra,
                 *bench_argv]
         return argv, env
 
     def expected(self, nprocs, ppn=None):
-        hosts = allocation_hosts()
+        if self._allocation is None:
+            self._allocation = allocation_hosts({**os.environ, **self.env})
         what = (f"{ppn} per node on {nprocs // ppn} of the allocation's nodes" if ppn
                 else "the allocation's nodes")
-        return Expected(nprocs // ppn if ppn else 0, ppn or 0, hosts, what)
+        return Expected(nprocs // ppn if ppn else 0, ppn or 0, self._allocation, what)
 
 
-def allocation_hosts():
-    """The host names of this Slurm allocation (`scontrol show hostnames`), () when unknown."""
-    nodelist = os.environ.get("SLURM_JOB_NODELIST")
-    if not nodelist or shutil.which("scontrol") is None:
+def allocation_hosts(env):
+    """The host names of this Slurm allocation (`scontrol show hostnames`, under `env`, which
+    names the cluster's SLURM_CONF), () when unknown."""
+    nodelist = env.get("SLURM_JOB_NODELIST")
+    if not nodelist or shutil.which("scontrol", path=env.get("PATH")) is None:
         return ()
     try:
         done = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True,
-                              text=True, timeout=30)
+                              text=True, timeout=30, env=env)
     except (OSError, subprocess.SubprocessError):
         return ()
     return tuple(done.stdout.split()) if done.returncode == 0 else ()
@@ -310,8 +313,8 @@ def make(name, mpirun=None, extra_args="", hostfile=None, map_by="core", for_scr
         if name == "local":
             return MpichLocalLauncher(program, extra_args)
         if name == "hostfile":
-            return MpichHostfileLauncher(program, extra_args, hosts, env, cluster and
-                                         cluster.mpich_launch_args or ())
+            hydra_args = cluster.mpich_launch_args if cluster is not None else ()
+            return MpichHostfileLauncher(program, extra_args, hosts, env, hydra_args)
         raise InputError(f"--mpi mpich supports --launcher local or hostfile (not '{name}')")
     if name == "local":
         return LocalLauncher(mpirun or default_program("openmpi"), extra_args)
@@ -319,10 +322,10 @@ def make(name, mpirun=None, extra_args="", hostfile=None, map_by="core", for_scr
         return HostfileLauncher(mpirun or default_program("openmpi"), extra_args, hosts, map_by,
                                 env)
     if name == "srun":
-        placement = ("--mpi=pmix", "--cpu-bind=none") if cluster is not None \
+        step_args = ("--mpi=pmix", "--cpu-bind=none") if cluster is not None \
             else ("--cpu-bind=cores",)
         return SrunLauncher(mpirun or "srun", extra_args, require_allocation=not for_script,
-                            env=env, placement=placement,
+                            env=env, step_args=step_args,
                             max_nodes=len(cluster.node_names) if cluster is not None else None)
     raise InputError(f"unknown launcher '{name}' (known: {', '.join(LAUNCHERS)})")
 
