@@ -24,7 +24,7 @@ examples:
   collsel ingest --check imb.txt
   collsel ingest nodes-ppn.csv --collective bcast --segsize 0 --duplicates mean \\
       --map comm_size=P,msg_size=bytes,algorithm=alg,time_us='t(us)',nodes=N,ppn=PPN \\
-      --carry fabric,run=Run --out bcast.csv
+      --carry network=Fabric --out bcast.csv
 
 Where the ranks ran: ppn and nodes become integer columns of the table (ppn is the third axis
 of `collsel build --z ppn`), from a CSV's columns (--map ppn=COLUMN,nodes=COLUMN) or per file
