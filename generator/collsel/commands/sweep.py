@@ -405,7 +405,8 @@ def _visible_on_the_nodes(args, bench_path, whole_sweep):
             continue
         full = os.path.realpath(os.path.abspath(path))
         if full == PRIVATE_ON_NODES or full.startswith(PRIVATE_ON_NODES + "/"):
-            raise InputError(f"--cluster --launcher srun: {what} ({full}) is under "
+            how = "--emit-sbatch" if whole_sweep else "--launcher srun"
+            raise InputError(f"{how} on the emulated cluster: {what} ({full}) is under "
                              f"{PRIVATE_ON_NODES}, which every node of the emulated cluster "
                              "replaces by its own: use a directory outside /tmp")
 

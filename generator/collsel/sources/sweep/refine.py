@@ -1,10 +1,10 @@
 """--refine BUDGET: after the planned launches, spend more launches where decisions are uncertain
 (ACCLAiM's idea). A cell is undecided when its best and runner-up candidates are tied or the
-best's p_best is below --confidence (PairedPlan.decided). Each extra launch goes to the P with
-the most undecided cells (the smaller P on equal counts) and measures only those sizes; it stops
-when every cell is decided or the budget is spent. The budget counts the refinement launches the
-journal already records (launch numbers above --launches, their `wall_s`), so a resumed sweep
-continues the same budget.
+best's p_best is below --confidence (PairedPlan.decided). Each extra launch goes to the P (the
+shape: nodes x ppn with --nodes/--ppn) with the most undecided cells (the smaller on equal
+counts) and measures only those sizes; it stops when every cell is decided or the budget is
+spent. The budget counts the refinement launches the journal already records (launch numbers
+above --launches, their `wall_s`), so a resumed sweep continues the same budget.
 """
 import re
 
