@@ -50,11 +50,11 @@ examples:
   collsel sweep --collective bcast --out bcast.csv --refine 600s --raw bcast.raw
   collsel sweep --collective reduce --mpi mpich --out reduce-mpich.csv
   collsel sweep --collective bcast --mode per-method --out bcast-old.csv
-  collsel sweep --collective bcast --cluster --nodes 1,2,4 --ppn 1,2 --out bcast-nxp.csv
-  salloc -N 3 collsel sweep --collective bcast --cluster --launcher srun --nodes 1-3 --ppn 1,2 \
-      --out bcast-srun.csv
-  collsel sweep --collective bcast --cluster --nodes 1-3 --ppn 1,2 --out b.csv \
-      --emit-sbatch b.sbatch && sbatch --wait b.sbatch
+  collsel sweep --collective bcast --cluster --nodes 1,2,4 --ppn 1,2 --out bnp.csv
+  salloc -N 4 --ntasks-per-node 2 -p collsel \\
+    collsel sweep --collective bcast --cluster --launcher srun --nodes 1,2,4 --ppn 1,2 --out b.csv
+  collsel sweep --collective bcast --cluster --nodes 1,2 --ppn 1,2 --out b.csv --emit-sbatch b.sh
+  sbatch --wait b.sh
 """
 
 
