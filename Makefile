@@ -124,12 +124,12 @@ $(OMPI_PATCHED)/.installed: $(OMPI_PATCHED)/ompi_bcast_intra_dec_fixed.c \
                             mpi-builds/ompi-patched/build.sh mpi-builds/ompi-patched/splice.py
 	mpi-builds/ompi-patched/build.sh $(OMPI_PATCHED) $(filter %.c,$^)
 
-# The ppn variant (issue 18): octrees over (P, m, ppn) from OMPI_PPN_TABLES (a hand-made test
-# table until a measured nodes x ppn sweep replaces it), their dec_fixed functions spliced into a
+# The ppn variant (issue 18): octrees over (P, m, ppn) from OMPI_PPN_TABLES (the nodes x ppn
+# sweeps measured on the emulated cluster, bench-data/cluster/), their dec_fixed functions spliced into a
 # private mca_coll_tuned.so made from build/ompi-patched's own objects (component.py: one compile
 # and one link, not a second Open MPI build). Programs load it with --mca
 # mca_base_component_path build/ompi-patched/ppn/components:build/ompi-patched/install/lib/openmpi
-OMPI_PPN_TABLES ?= tests/data/ppn-test.csv
+OMPI_PPN_TABLES ?= bench-data/cluster/bcast-nodes-ppn.csv bench-data/cluster/reduce-nodes-ppn.csv
 OMPI_PPN := $(OMPI_PATCHED)/ppn
 .PHONY: ompi-patched-ppn
 ompi-patched-ppn: $(OMPI_PPN)/components/mca_coll_tuned.so

@@ -1,7 +1,7 @@
 """The ppn-aware dec_fixed under real Open MPI 4.1 on the emulated cluster (issue 18 item 4).
 
 `make ompi-patched-ppn` builds octrees over (P, m, ppn) from OMPI_PPN_TABLES (by default the
-hand-made test table tests/data/ppn-test.csv) into build/ompi-patched/ppn/trees/, emits their
+nodes x ppn sweeps measured on the emulated cluster, bench-data/cluster/) into build/ompi-patched/ppn/trees/, emits their
 dec_fixed functions, and splices them into a private mca_coll_tuned.so made from the patched
 build's objects (mpi-builds/ompi-patched/component.py: one compile and one link; the patched
 Open MPI itself is built once). coll_check.c, compiled with the patched mpicc, runs MPI_Bcast
