@@ -2,7 +2,7 @@
 measured method, per point, scored by core.penalty."""
 import numpy as np
 
-from collsel.commands.options import read_tables
+from collsel.commands.options import read_tables, the_collective
 from collsel.core import decision_map, penalty, values
 from collsel.errors import InputError
 
@@ -53,12 +53,6 @@ def baseline_report(table, collective, worst=10):
 def run_baseline(args):
     worst = values.integer(args.worst, "--worst", 0, 2**31 - 1)
     table = read_tables(args.table)
-    present = sorted(set(table.collective.tolist()))
-    collective = args.collective
-    if collective is None:
-        if len(present) != 1:
-            raise InputError(f"tables hold several collectives ({', '.join(present)}); "
-                             "choose one with --collective")
-        collective = present[0]
+    collective = the_collective(table, args.collective)
     print(baseline_report(table.select(collective), collective, worst))
     return 0

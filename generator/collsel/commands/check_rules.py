@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from collsel.commands.options import read_tables
+from collsel.commands.options import read_tables, the_collective
 from collsel.core import csvfile, decision_map, penalty, values
 from collsel.core.algorithms import Method
 from collsel.errors import InputError, printable
@@ -91,14 +91,7 @@ def _scored_table(args):
     if args.z and not args.table:
         raise InputError("--z needs --table")
     tables = read_tables(args.table)
-    present = sorted(set(tables.collective.tolist()))
-    name = args.collective
-    if name is None:
-        if len(present) != 1:
-            raise InputError(f"the tables hold several collectives ({', '.join(present)}); "
-                             "choose one with --collective")
-        name = present[0]
-    coll_id = _collective_id(name)
+    coll_id = _collective_id(the_collective(tables, args.collective))
     name = next(n for n, i in COLLECTIVE_IDS.items() if i == coll_id)
     return name, coll_id, decision_map.build_map(tables.select(name), args.z)
 

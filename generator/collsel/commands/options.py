@@ -3,7 +3,7 @@ import argparse
 import sys
 
 from collsel.core import decision_map, statistic, table, tree
-from collsel.errors import printable
+from collsel.errors import InputError, printable
 
 
 def percent(text):
@@ -60,6 +60,17 @@ def read_tables(paths):
     if warning:
         print(f"collsel: warning: {printable(warning)}", file=sys.stderr)
     return combined
+
+
+def the_collective(tables, name=None):
+    """`name`, or the one collective the tables hold (an error naming them when several)."""
+    if name is not None:
+        return name
+    present = sorted(set(tables.collective.tolist()))
+    if len(present) != 1:
+        raise InputError(f"the tables hold several collectives ({', '.join(present)}); "
+                         "choose one with --collective")
+    return present[0]
 
 
 def map_settings(args):
