@@ -320,7 +320,7 @@ def test_validate_reports_the_floor_from_the_journal(tmp_path):
     done = run_cli("model", "validate", str(params.preset_path("gros")), "--measured",
                    str(table), "--journal", str(tmp_path / "missing.launches"))
     assert done.returncode == 2 and done.stderr.count("\n") == 1
-    assert "missing.launches: cannot read the sweep journal" in done.stderr
+    assert "missing.launches: cannot read: No such file" in done.stderr
 
 
 # --- presets, paper comparison, commands ------------------------------------------------------

@@ -71,23 +71,16 @@ def measured_cells(path):
 
 def _journal_header(path):
     """The column names of a sweep journal (per-method or paired, with or without the
-    placement columns), checked to have what the floor needs."""
-    header, lineno = None, 0
-    try:
-        os.stat(path)
-        csvfile.check_regular(path, "a sweep journal")
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for lineno, line in enumerate(f, 1):
-                if line.strip() and not line.startswith("#"):
-                    header = [c.strip() for c in line.split(",")]
-                    break
-    except OSError as e:
-        raise InputError(f"{path}: cannot read the sweep journal: {e.strerror}") from None
-    if header is None:
+    placement columns), checked to have what the floor needs (read by the one CSV reader, so
+    a journal that is not UTF-8 or not a regular file is named as such)."""
+    doc = csvfile.read(path, "a sweep journal")
+    if doc.header is None:
         raise InputError(f"{path}: empty sweep journal (no header line)")
+    header = [c.strip() for c in doc.header]
     missing = [c for c in JOURNAL_NEEDS if c not in header]
     if missing:
-        raise located(path, lineno, "not a sweep journal: no " + ", ".join(missing) + " column")
+        raise located(path, doc.header_line,
+                      "not a sweep journal: no " + ", ".join(missing) + " column")
     return header
 
 
