@@ -6,7 +6,8 @@
  * gives an error code, never a crash, a hang or a read outside the buffer.
  *
  * ------------------------------------------------------------------------------------------
- * API, version 1.0.0 (COLLSEL_TREE_VERSION_MAJOR/MINOR/PATCH below).
+ * API, version 1.1.0 (COLLSEL_TREE_VERSION_MAJOR/MINOR/PATCH below; 1.1.0 added
+ * collsel_tree_msg_cuts() and collsel_tree_method()).
  *
  * Naming. Every identifier starts with collsel_tree_ (types, functions) or COLLSEL_TREE_
  * (macros, error codes). The query functions are named as in the C that `collsel build` /
@@ -107,7 +108,7 @@ extern "C" {
 
 /* Version of this API; collsel_tree_version() returns the linked library's COLLSEL_TREE_VERSION. */
 #define COLLSEL_TREE_VERSION_MAJOR 1
-#define COLLSEL_TREE_VERSION_MINOR 0
+#define COLLSEL_TREE_VERSION_MINOR 1
 #define COLLSEL_TREE_VERSION_PATCH 0
 #define COLLSEL_TREE_VERSION                                                                   \
     (COLLSEL_TREE_VERSION_MAJOR * 10000 + COLLSEL_TREE_VERSION_MINOR * 100                    \
@@ -193,6 +194,17 @@ int collsel_tree_axes(const collsel_tree *tree);                 /* 2 or 3 */
 uint32_t collsel_tree_node_count(const collsel_tree *tree);
 uint32_t collsel_tree_method_count(const collsel_tree *tree);
 const char *collsel_tree_collective(const collsel_tree *tree);   /* e.g. "bcast" */
+
+/* Since 1.1.0. The msg_size cuts (axis 1) in increasing order: copies the first
+ * min(count, capacity) of them to `cuts` (which may be NULL when capacity is 0) and returns their
+ * count (the axis's cells - 1; 0 for a NULL tree). Cut k is the smallest msg_size of cell k + 1,
+ * so for a fixed comm_size (and z) a decision can change only at a cut. */
+uint32_t collsel_tree_msg_cuts(const collsel_tree *tree, uint64_t *cuts, uint32_t capacity);
+
+/* Since 1.1.0. Method record `index` (0 <= index < collsel_tree_method_count()) as a decision;
+ * COLLSEL_TREE_EINVAL for a NULL argument or an index out of range. */
+collsel_tree_error collsel_tree_method(const collsel_tree *tree, uint32_t index,
+                                       collsel_tree_choice *choice);
 
 /* One line describing an error code (never NULL); any int is accepted, values that are no code
  * give "unknown collsel_tree error". */

@@ -783,6 +783,22 @@ int collsel_tree_internal_has_cell_table(const collsel_tree *tree)
     return tree ? tree->has_table : 0;
 }
 
+uint32_t collsel_tree_msg_cuts(const collsel_tree *tree, uint64_t *cuts, uint32_t capacity)
+{
+    uint32_t k, count = tree ? tree->n_cells[1] - 1 : 0;
+    for (k = 0; cuts && k < count && k < capacity; k++)
+        cuts[k] = rd64(tree->cuts[1] + 8 * (size_t)k);
+    return count;
+}
+
+collsel_tree_error collsel_tree_method(const collsel_tree *tree, uint32_t index,
+                                       collsel_tree_choice *choice)
+{
+    if (!tree || !choice || index >= tree->n_methods)
+        return COLLSEL_TREE_EINVAL;
+    return put_choice(tree, index, choice);
+}
+
 uint32_t collsel_tree_version(void) { return COLLSEL_TREE_VERSION; }
 
 int collsel_tree_axes(const collsel_tree *tree) { return tree ? tree->n_axes : 0; }
