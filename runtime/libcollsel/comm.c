@@ -1,0 +1,170 @@
+/* State cached on a communicator: per collective its rule list and what each method needs,
+ * resolved at the collective's first call; freed by the attribute's delete callback when the
+ * communicator is freed. */
+#include "lc_mpi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int keyval = MPI_KEYVAL_INVALID;
+static collsel_pmpi_counts counts;
+
+void lc_comm_counts(collsel_pmpi_counts *out)
+{
+    *out = counts;
+}
+
+/* The method of one choice. A hierarchical kind is made here (see lc_mpi.h). */
+static int method_prepare(enum lc_coll coll, MPI_Comm comm, const collsel_tree_choice *choice,
+                          struct lc_method *m)
+{
+    int rc;
+    memset(m, 0, sizeof *m);
+    m->choice = *choice;
+    m->comm = comm;
+    m->kind = choice->algorithm == 0 ? LC_METHOD_DEFER : LC_METHOD_FLAT;
+    if (m->kind == LC_METHOD_DEFER)
+        return MPI_SUCCESS;
+    rc = lc_force_prepare(coll, comm, m);
+    if (m->owns_comm)
+        counts.shadows_live++, counts.shadows_made++;
+    return rc;
+}
+
+static void method_release(struct lc_method *m)
+{
+    if (m->owns_comm) {
+        PMPI_Comm_free(&m->comm);
+        m->owns_comm = 0;
+        counts.shadows_live--;
+    }
+}
+
+static void coll_release(struct lc_coll_state *cs)
+{
+    uint32_t k;
+    if (cs->methods) {
+        for (k = 0; k < cs->rules.n_choices; k++)
+            method_release(&cs->methods[k]);
+        free(cs->methods);
+        counts.state_bytes -= (int64_t)(cs->rules.n_choices * sizeof *cs->methods);
+    }
+    counts.state_bytes -= (int64_t)cs->rules.bytes;
+    lc_rules_free(&cs->rules);
+    cs->methods = NULL;
+}
+
+static int delete_state(MPI_Comm comm, int key, void *attribute, void *extra)
+{
+    struct lc_comm_state *s = attribute;
+    int c;
+    (void)comm, (void)key, (void)extra;
+    for (c = 0; c < LC_NCOLL; c++)
+        coll_release(&s->coll[c]);
+    free(s);
+    counts.states_live--;
+    counts.state_bytes -= (int64_t)sizeof *s;
+    return MPI_SUCCESS;
+}
+
+int lc_comm_init(void)
+{
+    memset(&counts, 0, sizeof counts);
+    return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &keyval, NULL);
+}
+
+static void delete_from(MPI_Comm comm)
+{
+    void *value;
+    int flag = 0;
+    if (PMPI_Comm_get_attr(comm, keyval, &value, &flag) == MPI_SUCCESS && flag)
+        PMPI_Comm_delete_attr(comm, keyval);
+}
+
+void lc_comm_finalize(void)
+{
+    if (keyval == MPI_KEYVAL_INVALID)
+        return;
+    /* MPI_Finalize deletes MPI_COMM_SELF's attributes but need not delete MPI_COMM_WORLD's */
+    delete_from(MPI_COMM_WORLD);
+    delete_from(MPI_COMM_SELF);
+    PMPI_Comm_free_keyval(&keyval);
+}
+
+struct lc_comm_state *lc_comm_state(MPI_Comm comm)
+{
+    struct lc_comm_state *s;
+    int flag = 0, c;
+    if (PMPI_Comm_get_attr(comm, keyval, &s, &flag) == MPI_SUCCESS && flag)
+        return s;
+    if (!(s = calloc(1, sizeof *s)))
+        return NULL;
+    PMPI_Comm_size(comm, &s->size);
+    PMPI_Comm_rank(comm, &s->rank);
+    PMPI_Comm_test_inter(comm, &s->inter);
+    for (c = 0; c < LC_NCOLL; c++)
+        s->coll[c].ppn = -1;
+    if (PMPI_Comm_set_attr(comm, keyval, s) != MPI_SUCCESS) {
+        free(s);
+        return NULL;
+    }
+    counts.states_live++;
+    counts.state_bytes += (int64_t)sizeof *s;
+    return s;
+}
+
+/* Processes per node of comm: its size over its number of shared-memory nodes (leaders of
+ * MPI_Comm_split_type SHARED), rounded down, as runtime/examples/mpi_ppn_query.c. */
+static int processes_per_node(MPI_Comm comm, int size, int32_t *ppn)
+{
+    MPI_Comm node;
+    int local_rank = 0, leader, nodes = 0;
+    int rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    PMPI_Comm_rank(node, &local_rank);
+    PMPI_Comm_free(&node);
+    leader = local_rank == 0;
+    rc = PMPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, comm);
+    *ppn = nodes > 0 ? size / nodes : size;
+    return rc;
+}
+
+void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
+                     const collsel_tree *tree, int trace)
+{
+    struct lc_coll_state *cs = &s->coll[coll];
+    int rc = MPI_SUCCESS, failed, any_failed = 1;
+    uint32_t k;
+    cs->resolved = -1;
+    if (collsel_tree_axes(tree) == 3 && processes_per_node(comm, s->size, &cs->ppn))
+        return;
+    failed = lc_rules_resolve(tree, s->size, cs->ppn, &cs->rules) != COLLSEL_TREE_OK
+             || !(cs->methods = calloc(cs->rules.n_choices, sizeof *cs->methods));
+    /* out of memory on one rank: every rank passes this collective through */
+    if (PMPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS
+        || any_failed) {
+        free(cs->methods);
+        cs->methods = NULL;
+        lc_rules_free(&cs->rules);
+        return;
+    }
+    counts.state_bytes += (int64_t)(cs->rules.bytes + cs->rules.n_choices * sizeof *cs->methods);
+    for (k = 0; k < cs->rules.n_choices && rc == MPI_SUCCESS; k++)
+        rc = method_prepare(coll, comm, &cs->rules.choices[k], &cs->methods[k]);
+    if (rc != MPI_SUCCESS) {
+        coll_release(cs);
+        cs->resolved = -1;
+        return;
+    }
+    cs->resolved = 1;
+    if (trace) {
+        char rules[1024], ppn[16] = "-";
+        lc_rules_format(&cs->rules, rules, sizeof rules);
+        if (cs->ppn >= 0)
+            snprintf(ppn, sizeof ppn, "%ld", (long)cs->ppn);
+        fprintf(stderr, "collsel-trace resolve %s rank=%ld comm_size=%ld ppn=%s rules=%s\n",
+                lc_coll_names[coll], (long)s->rank, (long)s->size, ppn, rules);
+    }
+}

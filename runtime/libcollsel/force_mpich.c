@@ -1,0 +1,123 @@
+/* MPICH 4.0: MPIR_CVAR_<COLL>_INTRA_ALGORITHM is read by every MPI_Bcast / MPI_Reduce, so a flat
+ * method is that variable written right before the call and reset right after (the forcing of
+ * collsel_bench.c's paired mode); no shadow communicator. Compiled to nothing under another MPI. */
+#include "lc_mpi.h"
+
+#if defined(MPICH_VERSION)
+
+#include <stdio.h>
+#include <string.h>
+
+/* MPICH algorithm ids (collsel's, stable; generator/collsel/core/algorithms.py
+ * MPICH_ALGORITHMS, which tests/integration/test_libcollsel.py compares with this table) ->
+ * the variable's value names. */
+#define MAX_IDS 8
+static const char *const names[LC_NCOLL][MAX_IDS] = {
+    /* bcast */ {"auto", "binomial", "nb", "smp", "scatter_recursive_doubling_allgather",
+                 "scatter_ring_allgather", NULL},
+    /* reduce */ {"auto", "binomial", "nb", "smp", "reduce_scatter_gather", NULL},
+};
+
+static struct lc_cvar var[LC_NCOLL];
+static int have[LC_NCOLL];
+static long long value_of[LC_NCOLL][MAX_IDS];
+
+static int id_count(enum lc_coll coll)
+{
+    int n = 0;
+    while (n < MAX_IDS && names[coll][n])
+        n++;
+    return n;
+}
+
+/* Every method of the tree: an MPICH id without segment size or fan-out whose value name the
+ * variable knows and which it takes. */
+static int check_methods(enum lc_coll coll, const collsel_tree *tree, char *msg,
+                         size_t msg_size)
+{
+    uint32_t k, n = collsel_tree_method_count(tree);
+    for (k = 0; k < n; k++) {
+        collsel_tree_choice c;
+        collsel_tree_method(tree, k, &c);
+        if (c.algorithm >= id_count(coll) || c.segsize || c.faninout) {
+            snprintf(msg, msg_size, "the %s tree names method %ld/%ld/%ld, which is no MPICH "
+                     "%s algorithm (a tree of Open MPI algorithms?)", lc_coll_names[coll],
+                     (long)c.algorithm, (long)c.segsize, (long)c.faninout,
+                     lc_coll_names[coll]);
+            return 1;
+        }
+        if (c.algorithm == 0)
+            continue;
+        if (lc_cvar_named_value(&var[coll], names[coll][c.algorithm],
+                                &value_of[coll][c.algorithm]) != 0
+            || lc_cvar_set(&var[coll], value_of[coll][c.algorithm]) != 0) {
+            snprintf(msg, msg_size, "cannot set %s=%s through MPI_T", var[coll].name,
+                     names[coll][c.algorithm]);
+            lc_cvar_set(&var[coll], var[coll].initial);
+            return 1;
+        }
+        lc_cvar_set(&var[coll], var[coll].initial);
+    }
+    return 0;
+}
+
+int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)
+{
+    int coll;
+    for (coll = 0; coll < LC_NCOLL; coll++) {
+        char name[80];
+        if (!trees->tree[coll])
+            continue;
+        snprintf(name, sizeof name, "MPIR_CVAR_%s_INTRA_ALGORITHM",
+                 coll == LC_BCAST ? "BCAST" : "REDUCE");
+        if (lc_cvar_open(name, &var[coll]) != 0) {
+            snprintf(msg, msg_size, "MPICH has no control variable %s", name);
+            return 1;
+        }
+        have[coll] = 1;
+        if (check_methods((enum lc_coll)coll, trees->tree[coll], msg, msg_size))
+            return 1;
+    }
+    return 0;
+}
+
+int lc_force_prepare(enum lc_coll coll, MPI_Comm comm, struct lc_method *m)
+{
+    (void)comm;
+    m->cvar_value = value_of[coll][m->choice.algorithm];
+    return MPI_SUCCESS;
+}
+
+/* A write that took at MPI_Init failing now would leave this rank on another algorithm. */
+static void write_or_abort(enum lc_coll coll, long long value)
+{
+    if (lc_cvar_write(&var[coll], value) != 0) {
+        fprintf(stderr, "libcollsel: cannot write %s any more; aborting\n", var[coll].name);
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+void lc_force_enter(enum lc_coll coll, const struct lc_method *m)
+{
+    write_or_abort(coll, m->cvar_value);
+}
+
+void lc_force_leave(enum lc_coll coll, const struct lc_method *m)
+{
+    (void)m;
+    write_or_abort(coll, var[coll].initial);
+}
+
+void lc_force_finalize(void)
+{
+    int coll;
+    for (coll = 0; coll < LC_NCOLL; coll++)
+        if (have[coll]) {
+            MPI_T_cvar_handle_free(&var[coll].handle);
+            have[coll] = 0;
+        }
+}
+
+#else
+typedef int lc_force_mpich_unused;   /* ISO C: no empty translation unit */
+#endif

@@ -1,0 +1,157 @@
+/* Open MPI 4.1: a flat method is a shadow communicator made while coll/tuned's control
+ * variables name the method (coll/tuned copies them into a communicator when it is created; the
+ * forcing of collsel_bench.c's paired mode). Compiled to nothing under another MPI. */
+#include "lc_mpi.h"
+
+#if defined(OPEN_MPI)
+
+#include <stdio.h>
+#include <string.h>
+
+enum { V_ALGORITHM, V_SEGSIZE, V_CHAIN_FANOUT, V_TREE_FANOUT, N_VARS };
+static const char *const suffixes[N_VARS] = {"", "_segmentsize", "_chain_fanout",
+                                             "_tree_fanout"};
+static struct lc_cvar vars[LC_NCOLL][N_VARS];
+static int have[LC_NCOLL][N_VARS];
+
+/* Writes the method's values (fan-out 0: the launch's value) and reads them back: 0 on success,
+ * else the index of the variable that did not take. */
+static int apply(enum lc_coll coll, const collsel_tree_choice *c)
+{
+    const struct lc_cvar *v = vars[coll];
+    long long want[N_VARS];
+    int i;
+    want[V_ALGORITHM] = c->algorithm;
+    want[V_SEGSIZE] = c->segsize;
+    want[V_CHAIN_FANOUT] = c->faninout ? c->faninout : v[V_CHAIN_FANOUT].initial;
+    want[V_TREE_FANOUT] = c->faninout ? c->faninout : v[V_TREE_FANOUT].initial;
+    for (i = 0; i < N_VARS; i++)
+        if (have[coll][i] && lc_cvar_set(&v[i], want[i]) != 0)
+            return i + 1;
+    return 0;
+}
+
+/* The launch's own values back, so communicators the program makes are not forced. */
+static void reset(enum lc_coll coll)
+{
+    int i;
+    for (i = 0; i < N_VARS; i++)
+        if (have[coll][i])
+            lc_cvar_set(&vars[coll][i], vars[coll][i].initial);
+}
+
+static int open_vars(enum lc_coll coll, char *msg, size_t msg_size)
+{
+    int i;
+    for (i = 0; i < N_VARS; i++) {
+        char name[80];
+        snprintf(name, sizeof name, "coll_tuned_%s_algorithm%s", lc_coll_names[coll],
+                 suffixes[i]);
+        have[coll][i] = lc_cvar_open(name, &vars[coll][i]) == 0;
+        if (!have[coll][i] && i <= V_SEGSIZE) {
+            snprintf(msg, msg_size, "Open MPI has no control variable %s (coll/tuned not "
+                     "loaded?)", name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Every method of the tree: a coll/tuned algorithm of this collective, and its values take. */
+static int check_methods(enum lc_coll coll, const collsel_tree *tree, int *forced, char *msg,
+                         size_t msg_size)
+{
+    uint32_t k, n = collsel_tree_method_count(tree);
+    for (k = 0; k < n; k++) {
+        collsel_tree_choice c;
+        int bad;
+        collsel_tree_method(tree, k, &c);
+        if (c.algorithm == 0)
+            continue;
+        *forced = 1;
+        if (!lc_cvar_enum_has(&vars[coll][V_ALGORITHM], c.algorithm)) {
+            snprintf(msg, msg_size, "the %s tree names algorithm %ld, which is no coll/tuned "
+                     "%s algorithm (a tree of MPICH algorithms?)", lc_coll_names[coll],
+                     (long)c.algorithm, lc_coll_names[coll]);
+            return 1;
+        }
+        bad = apply(coll, &c);
+        reset(coll);
+        if (bad) {
+            snprintf(msg, msg_size, "cannot set %s for the %s tree's method %ld/%ld/%ld "
+                     "through MPI_T", vars[coll][bad - 1].name, lc_coll_names[coll],
+                     (long)c.algorithm, (long)c.segsize, (long)c.faninout);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)
+{
+    struct lc_cvar dynamic;
+    long long on = 0;
+    int coll, forced = 0;
+    for (coll = 0; coll < LC_NCOLL; coll++)
+        if (trees->tree[coll] && (open_vars((enum lc_coll)coll, msg, msg_size)
+                                  || check_methods((enum lc_coll)coll, trees->tree[coll],
+                                                   &forced, msg, msg_size)))
+            return 1;
+    if (forced && (lc_cvar_open("coll_tuned_use_dynamic_rules", &dynamic) != 0
+                   || lc_cvar_read(&dynamic, &on) != 0 || !on)) {
+        snprintf(msg, msg_size, "coll_tuned_use_dynamic_rules is off, so Open MPI ignores "
+                 "forced algorithms (launch with --mca coll_tuned_use_dynamic_rules 1)");
+        return 1;
+    }
+    return 0;
+}
+
+int lc_force_prepare(enum lc_coll coll, MPI_Comm comm, struct lc_method *m)
+{
+    MPI_Group group;
+    int rc = PMPI_Comm_group(comm, &group), bad;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    bad = apply(coll, &m->choice);
+    if (bad) {   /* it took at MPI_Init: going on would leave the ranks on different methods */
+        fprintf(stderr, "libcollsel: cannot set %s any more; aborting\n",
+                vars[coll][bad - 1].name);
+        PMPI_Abort(comm, 1);
+    }
+    rc = PMPI_Comm_create(comm, group, &m->comm);
+    reset(coll);
+    PMPI_Group_free(&group);
+    if (rc != MPI_SUCCESS) {
+        m->comm = comm;
+        return rc;
+    }
+    m->owns_comm = 1;
+    return MPI_SUCCESS;
+}
+
+void lc_force_enter(enum lc_coll coll, const struct lc_method *m)
+{
+    (void)coll;
+    (void)m;
+}
+
+void lc_force_leave(enum lc_coll coll, const struct lc_method *m)
+{
+    (void)coll;
+    (void)m;
+}
+
+void lc_force_finalize(void)
+{
+    int coll, i;
+    for (coll = 0; coll < LC_NCOLL; coll++)
+        for (i = 0; i < N_VARS; i++)
+            if (have[coll][i]) {
+                MPI_T_cvar_handle_free(&vars[coll][i].handle);
+                have[coll][i] = 0;
+            }
+}
+
+#else
+typedef int lc_force_openmpi_unused;   /* ISO C: no empty translation unit */
+#endif

@@ -1,0 +1,62 @@
+/* libcollsel internals without MPI (rules.c, trees.c): what a tree decides for one communicator,
+ * and the trees COLLSEL_TREES names. Not installed; the unit driver
+ * tests/integration/libcollsel_rules.c tests them without MPI. */
+#ifndef LC_CORE_H
+#define LC_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collsel_tree.h"
+
+enum lc_coll { LC_BCAST = 0, LC_REDUCE = 1, LC_NCOLL = 2 };
+extern const char *const lc_coll_names[LC_NCOLL];   /* "bcast", "reduce": blob header names */
+
+/* ---- rules.c ---- */
+
+/* A tree's decisions for one comm_size (and z) over every message size, merged: rule k covers
+ * msg_size in [from[k], from[k + 1]) (the last one up to UINT64_MAX) and chooses
+ * choices[choice_of[k]]; from[0] = 0 and neighbouring rules choose different choices. The
+ * choices are distinct, in order of first use. One heap block (lc_rules_free). */
+struct lc_rules {
+    uint32_t n_rules;
+    uint32_t n_choices;
+    uint64_t *from;
+    uint32_t *choice_of;
+    collsel_tree_choice *choices;
+    size_t bytes;                 /* size of the block */
+};
+
+/* The rules of `tree` at comm_size (>= 1) and z (3-axis trees only). Returns COLLSEL_TREE_OK,
+ * the query's error, or COLLSEL_TREE_ENOMEM; *out is then empty (n_rules 0). */
+collsel_tree_error lc_rules_resolve(const collsel_tree *tree, int32_t comm_size, int64_t z,
+                                    struct lc_rules *out);
+
+/* Index into out->choices for msg_size: a binary search over `from`, no allocation. */
+uint32_t lc_rules_lookup(const struct lc_rules *rules, uint64_t msg_size);
+
+/* "FROM:ALG/SEG/FAN,..." into buf (truncated to size, always terminated). */
+void lc_rules_format(const struct lc_rules *rules, char *buf, size_t size);
+
+void lc_rules_free(struct lc_rules *rules);
+
+/* ---- trees.c ---- */
+
+#define LC_MAX_TREE_FILES 64
+
+/* The trees of COLLSEL_TREES, one per collective at most (NULL: none). */
+struct lc_trees {
+    const collsel_tree *tree[LC_NCOLL];
+    uint32_t crc[LC_NCOLL];              /* the blob's own CRC-32 (its last 4 bytes) */
+    unsigned char *blob[LC_NCOLL];
+    collsel_tree_storage storage[LC_NCOLL];
+};
+
+/* Loads every blob `spec` names (a directory: its *.bin files; else a ':'-separated list of
+ * files). 0 on success (collectives other than bcast and reduce skipped); else 1 with one line
+ * in msg naming the file and what is wrong, and nothing loaded. */
+int lc_trees_load(const char *spec, struct lc_trees *trees, char *msg, size_t msg_size);
+
+void lc_trees_free(struct lc_trees *trees);
+
+#endif

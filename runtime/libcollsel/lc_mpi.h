@@ -1,0 +1,90 @@
+/* libcollsel internals with MPI: control variables (cvar.c), forcing a method in this MPI
+ * (force_openmpi.c or force_mpich.c, one of them compiled per MPI), the per-communicator state
+ * (comm.c) and the interposed functions (pmpi.c). Not installed. */
+#ifndef LC_MPI_H
+#define LC_MPI_H
+
+#include <mpi.h>
+
+#include "collsel_pmpi.h"
+#include "lc_core.h"
+
+/* ---- cvar.c: MPI_T control variables bound to no object ---- */
+struct lc_cvar {
+    char name[80];
+    MPI_T_cvar_handle handle;
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
+    long long initial;        /* its value when opened */
+    char desc[2048];
+};
+
+int lc_cvar_open(const char *name, struct lc_cvar *c);          /* 0: opened and read */
+int lc_cvar_read(const struct lc_cvar *c, long long *value);
+int lc_cvar_write(const struct lc_cvar *c, long long value);    /* write only */
+int lc_cvar_set(const struct lc_cvar *c, long long value);      /* write and read back */
+/* The value of enumeration item `name` (MPI_T enumeration, or MPICH 4.0's description, which
+ * lists the values in order as "name - text" entries); 0 when found. */
+int lc_cvar_named_value(const struct lc_cvar *c, const char *name, long long *value);
+/* 1 when the variable's MPI_T enumeration has an item of this value (or has no enumeration). */
+int lc_cvar_enum_has(const struct lc_cvar *c, long long value);
+
+/* ---- per-communicator methods ---- */
+
+/* How a method of a communicator's rule list runs. A hierarchical method (issue 21 item 1: G
+ * groups, inner and outer method) is added as LC_METHOD_HIER: its group and leader
+ * communicators and their own lc_method entries go into struct lc_method (e.g. a union beside
+ * `comm`), made in method_prepare and freed in method_release (comm.c), and run by the switch
+ * in pmpi.c (run_bcast / run_reduce), the one place a call dispatches on the kind. */
+enum lc_method_kind {
+    LC_METHOD_DEFER = 0,   /* algorithm 0: the call goes to the user's communicator as it is */
+    LC_METHOD_FLAT = 1     /* one of the MPI's own algorithms, forced */
+};
+
+struct lc_method {
+    enum lc_method_kind kind;
+    collsel_tree_choice choice;
+    MPI_Comm comm;           /* where the call runs: Open MPI's shadow, else the user's */
+    int owns_comm;           /* comm is a shadow to free with the user's communicator */
+    long long cvar_value;    /* MPICH: MPIR_CVAR_<COLL>_INTRA_ALGORITHM for this method */
+};
+
+/* ---- force_openmpi.c / force_mpich.c: forcing a flat method in this MPI ---- */
+
+/* At MPI_Init, after MPI_T_init_thread: 0 when every method of the loaded trees can be forced,
+ * else 1 with one line in msg. Local (no communication). */
+int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size);
+/* What the flat method m->choice needs on the user's communicator comm (m->comm = comm and
+ * m->owns_comm = 0 on entry). Open MPI: the shadow communicator (collective over comm); MPICH:
+ * m->cvar_value. MPI_SUCCESS or an MPI error code. */
+int lc_force_prepare(enum lc_coll coll, MPI_Comm comm, struct lc_method *m);
+/* Around a call on m->comm (MPICH: the per-call variable write and reset; Open MPI: nothing). */
+void lc_force_enter(enum lc_coll coll, const struct lc_method *m);
+void lc_force_leave(enum lc_coll coll, const struct lc_method *m);
+void lc_force_finalize(void);
+
+/* ---- comm.c: state cached on a communicator ---- */
+struct lc_coll_state {
+    int resolved;            /* 0: not yet; 1: rules and methods below; -1: pass through (the
+                                resolution failed on some rank: out of memory, an MPI error) */
+    int32_t ppn;             /* -1: the tree has no third axis */
+    struct lc_rules rules;
+    struct lc_method *methods;   /* one per rules.choices entry */
+};
+
+struct lc_comm_state {
+    int32_t size, rank;
+    int inter;
+    struct lc_coll_state coll[LC_NCOLL];
+};
+
+int lc_comm_init(void);        /* the attribute key; MPI_SUCCESS or an error code */
+void lc_comm_finalize(void);   /* MPI_COMM_WORLD's and MPI_COMM_SELF's state, the key */
+/* The state of comm, attached on first use (local); NULL when out of memory. */
+struct lc_comm_state *lc_comm_state(MPI_Comm comm);
+/* Rules and methods of one collective (sets s->coll[coll].resolved); collective over comm. */
+void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
+                     const collsel_tree *tree, int trace);
+void lc_comm_counts(collsel_pmpi_counts *counts);
+
+#endif
