@@ -272,3 +272,21 @@ $(BENCH_RT)/bench_runtime: speed/runtime/bench_runtime.c speed/runtime/baselines
 
 bench-runtime: $(BENCH_RT)/bench_runtime $(BENCH_RT)/bcast/tree.bin
 	flock /tmp/collsel-measure.lock $(BENCH_RT)/bench_runtime $(BENCH_RT)/bcast/tree.bin
+
+# --- libcollsel (issue 21): tree decisions inside unmodified MPI programs (PMPI, LD_PRELOAD) ---
+# One libcollsel.so per MPI (the PMPI symbols and the forcing differ):
+#   LD_PRELOAD=build/libcollsel/openmpi/libcollsel.so COLLSEL_TREES=DIR mpirun.openmpi \
+#       --mca coll_tuned_use_dynamic_rules 1 -x LD_PRELOAD -x COLLSEL_TREES ./app
+#   LD_PRELOAD=build/libcollsel/mpich/libcollsel.so COLLSEL_TREES=DIR mpirun.mpich ./app
+# Only MPI_*, collsel_pmpi_* are exported (-fvisibility=hidden). Contract: include/collsel_pmpi.h.
+LIBCOLLSEL := $(BUILD)/libcollsel
+LIBCOLLSEL_SRC := $(wildcard runtime/libcollsel/*.c) runtime/collsel_tree.c
+LIBCOLLSEL_DEPS := $(LIBCOLLSEL_SRC) $(wildcard runtime/libcollsel/*.h) include/collsel_tree.h \
+                   include/collsel_pmpi.h
+.PHONY: libcollsel
+libcollsel: $(LIBCOLLSEL)/openmpi/libcollsel.so $(LIBCOLLSEL)/mpich/libcollsel.so
+
+$(LIBCOLLSEL)/%/libcollsel.so: $(LIBCOLLSEL_DEPS)
+	@mkdir -p $(@D)
+	mpicc.$* $(CFLAGS) -fPIC -shared -fvisibility=hidden -Iinclude -Iruntime/libcollsel \
+	    $(LIBCOLLSEL_SRC) -o $@
