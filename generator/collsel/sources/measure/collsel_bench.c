@@ -30,6 +30,31 @@
  *                              (G = --gather-size, default 8192).
  * Without --experiment nothing changes.
  *
+ * LMO experiments (Lastovetsky & Rychkov 2009; `collsel model lmo-fit`), one process per
+ * processor, `#@experiment=` and `#@schedule=` headers, one line per experiment:
+ *   kind root a b msg_size mean_us median_us min_us max_us stdev_us ci_halfwidth_us n ci_met
+ *   --experiment lmo           kinds rt0 (empty round-trip root<->a), rt (M bytes root->a, empty
+ *                              reply) and o2t (M bytes root->a and root->b by MPI_Send, then
+ *                              the two empty replies by MPI_Recv), for every pair root < a
+ *                              (b = -1) and every triplet and root of it (a < b: the others);
+ *                              rt0 once (msg_size 0), rt and o2t at each --sizes M. Timed on
+ *                              the sender (the root's own clock), repeated until the CI target
+ *                              (or --max-reps, or --time-cap per round). --schedule parallel
+ *                              (default) runs non-overlapping pairs (round-robin rounds) and
+ *                              triplets (greedy disjoint rounds) at once, serial one at a time;
+ *                              every repetition starts after an MPI_Barrier of all ranks. Lines
+ *                              come per kind and size in canonical order: pairs (root, a) and
+ *                              triplets (i, j, k) lexicographic, a triplet's roots i, j, k.
+ *   --experiment lmo-scan      kinds lscatter / lgather: linear scatter (root 0 MPI_Send's rank
+ *                              r its own M-byte block, r = 1..P-1) and linear gather (root 0
+ *                              MPI_Recv's them in rank order), timed as a collective
+ *                              (--runtime); a = b = -1.
+ *   --experiment lmo-binomial  kinds bscatter / bgather: binomial scatter / gather of M bytes per
+ *                              rank over the in-order binomial tree (node v's children v + 2^k,
+ *                              2^k below v's lowest set bit, largest subtree first; gather
+ *                              receives the largest last), tree node v played by rank
+ *                              --mapping[v] (default: the identity); root = --mapping[0].
+ *
  * Paired mode (--methods A:S[:F],...; protocol B of the collsel interfaces): every listed method
  * is measured in this one launch, so the launch's state moves all methods together.
  *   - forcing through MPI_T control variables. Open MPI: coll_tuned_<coll>_algorithm,
@@ -89,11 +114,18 @@
         }                                                                            \
     } while (0)
 
-enum collective { COLL_BCAST, COLL_REDUCE };
+enum collective { COLL_BCAST, COLL_REDUCE, COLL_NONE };
 enum fault { FAULT_NONE, FAULT_CRASH, FAULT_HANG, FAULT_CORRUPT };
 
 enum runtime { RUNTIME_AUTO, RUNTIME_GLOBAL, RUNTIME_LOCAL };
-enum experiment { EXP_NONE, EXP_NBFT, EXP_BCAST_GATHER };
+enum experiment { EXP_NONE, EXP_NBFT, EXP_BCAST_GATHER, EXP_LMO, EXP_LMO_SCAN, EXP_LMO_BINOMIAL };
+
+/* LMO experiment kinds, in the order of their names in output lines. */
+enum lmo_kind { LMO_RT0, LMO_RT, LMO_O2T, LMO_LSCATTER, LMO_LGATHER, LMO_BSCATTER, LMO_BGATHER };
+static const char *const LMO_KIND_NAMES[] = {"rt0", "rt", "o2t", "lscatter", "lgather",
+                                             "bscatter", "bgather"};
+#define LMO_MAX_PROCS 64    /* 3 C(64, 3) = 124,992 one-to-two experiments */
+#define LMO_TAG 79
 
 /* One method of the paired mode: the --methods entry and how it is forced. */
 struct method {
@@ -120,12 +152,17 @@ struct options {
     int nmethods;
     unsigned long long seed;
     const char *raw_path;
+    int serial;                     /* lmo: --schedule serial */
+    const char *mapping_arg;        /* lmo-binomial: --mapping, NULL = identity */
+    enum lmo_kind lmo_kind;         /* lmo-scan / lmo-binomial: the kind being measured */
 };
 
 struct stats {
     double mean, median, min, max, stdev, ci;
     long n;
 };
+
+static void *alloc_or_die(size_t n, int rank);
 
 static int usage_error(int rank, const char *fmt, const char *arg)
 {
@@ -135,8 +172,10 @@ static int usage_error(int rank, const char *fmt, const char *arg)
         fprintf(stderr, "\nusage: collsel_bench --collective bcast|reduce --sizes M[,M...] "
                         "[--min-reps N] [--max-reps N] [--warmup N] [--rel-ci F] "
                         "[--time-cap SEC] [--runtime global|local|auto] "
-                        "[--fault crash@M|hang@M|corrupt@M] [--experiment nbft|bcast-gather] "
-                        "[--gather-size G] [--methods A:S[:F],... [--seed N] [--raw FILE]]\n");
+                        "[--fault crash@M|hang@M|corrupt@M] "
+                        "[--experiment nbft|bcast-gather|lmo|lmo-scan|lmo-binomial] "
+                        "[--gather-size G] [--schedule parallel|serial] [--mapping R0,R1,...] "
+                        "[--methods A:S[:F],... [--seed N] [--raw FILE]]\n");
     }
     return 2;
 }
@@ -255,7 +294,10 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
     o->nmethods = 0;
     o->seed = 1;
     o->raw_path = NULL;
-    int have_seed = 0;
+    o->serial = 0;
+    o->mapping_arg = NULL;
+    o->lmo_kind = LMO_RT0;
+    int have_seed = 0, have_schedule = 0;
     for (int i = 1; i < argc; i++) {
         const char *key = argv[i];
         if (strcmp(key, "--help") == 0 || strcmp(key, "-h") == 0)
@@ -306,9 +348,20 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
         } else if (strcmp(key, "--experiment") == 0) {
             if (strcmp(val, "nbft") == 0) o->experiment = EXP_NBFT;
             else if (strcmp(val, "bcast-gather") == 0) o->experiment = EXP_BCAST_GATHER;
-            else return usage_error(rank, "--experiment '%s' must be nbft or bcast-gather", val);
-            o->coll = COLL_BCAST;
+            else if (strcmp(val, "lmo") == 0) o->experiment = EXP_LMO;
+            else if (strcmp(val, "lmo-scan") == 0) o->experiment = EXP_LMO_SCAN;
+            else if (strcmp(val, "lmo-binomial") == 0) o->experiment = EXP_LMO_BINOMIAL;
+            else return usage_error(rank, "--experiment '%s' must be nbft, bcast-gather, lmo, "
+                                    "lmo-scan or lmo-binomial", val);
+            o->coll = o->experiment >= EXP_LMO ? COLL_NONE : COLL_BCAST;
             have_coll = 1;
+        } else if (strcmp(key, "--schedule") == 0) {
+            if (strcmp(val, "parallel") == 0) o->serial = 0;
+            else if (strcmp(val, "serial") == 0) o->serial = 1;
+            else return usage_error(rank, "--schedule '%s' must be parallel or serial", val);
+            have_schedule = 1;
+        } else if (strcmp(key, "--mapping") == 0) {
+            o->mapping_arg = val;
         } else if (strcmp(key, "--gather-size") == 0) {
             if (parse_size(val, &o->gather_size) != 0 || o->gather_size == 0 ||
                 o->gather_size > (unsigned long long)INT_MAX)
@@ -348,6 +401,10 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
         return usage_error(rank, "%s", "--max-reps times the number of methods exceeds 10^8");
     if (o->methods_arg && o->experiment != EXP_NONE)
         return usage_error(rank, "%s", "--methods and --experiment exclude each other");
+    if (have_schedule && o->experiment != EXP_LMO)
+        return usage_error(rank, "%s", "--schedule needs --experiment lmo");
+    if (o->mapping_arg && o->experiment != EXP_LMO_BINOMIAL)
+        return usage_error(rank, "%s", "--mapping needs --experiment lmo-binomial");
     if (!have_coll)
         return usage_error(rank, "%s", "--collective is required");
     if (o->nsizes == 0)
@@ -420,13 +477,85 @@ struct bufs {
     unsigned char *a, *b;   /* bcast: a; reduce: a = send, b = receive */
     MPI_Request *reqs;      /* experiments: one per rank */
     unsigned char *gather;  /* bcast-gather: nprocs * gather_size bytes on the root */
+    unsigned char *big;     /* lmo-scan, lmo-binomial: nprocs * max size (every block) */
+    int *map;               /* lmo-binomial: the rank playing tree node v */
+    int node;               /* lmo-binomial: this rank's tree node */
 };
+
+/* Experiments timed on the root alone (other ranks contribute 0 to the max). */
+static int root_timed(const struct options *o)
+{
+    return o->experiment == EXP_NBFT || o->experiment == EXP_BCAST_GATHER;
+}
+
+/* The largest power of two below `limit` (0 if none). */
+static long top_mask(long limit)
+{
+    long hi = 0;
+    for (long k = 1; k < limit; k <<= 1)
+        hi = k;
+    return hi;
+}
+
+/* One LMO collective: linear or binomial scatter / gather of m bytes per rank (root: tree node
+ * 0). The in-order binomial tree (Open MPI's in_order_bmtree for root 0): node v's parent is v
+ * with its lowest set bit cleared, its children v + 2^k below that bit (every 2^k < P for the
+ * root), the subtree of v + 2^k holding min(2^k, P - v - 2^k) blocks. */
+static void run_lmo_collective(const struct options *o, struct bufs *bf, int count, int rank,
+                               int nprocs)
+{
+    const size_t m = (size_t)count;
+    if (o->lmo_kind == LMO_LSCATTER || o->lmo_kind == LMO_LGATHER) {
+        for (int r = 1; rank == 0 && r < nprocs; r++) {
+            if (o->lmo_kind == LMO_LSCATTER)
+                MPI_CHECK(MPI_Send(bf->big + (size_t)r * m, count, MPI_BYTE, r, LMO_TAG,
+                                   MPI_COMM_WORLD));
+            else
+                MPI_CHECK(MPI_Recv(bf->big + (size_t)r * m, count, MPI_BYTE, r, LMO_TAG,
+                                   MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        }
+        if (rank != 0 && o->lmo_kind == LMO_LSCATTER)
+            MPI_CHECK(MPI_Recv(bf->b, count, MPI_BYTE, 0, LMO_TAG, MPI_COMM_WORLD,
+                               MPI_STATUS_IGNORE));
+        if (rank != 0 && o->lmo_kind == LMO_LGATHER)
+            MPI_CHECK(MPI_Send(bf->a, count, MPI_BYTE, 0, LMO_TAG, MPI_COMM_WORLD));
+        return;
+    }
+    const long v = bf->node, P = nprocs;
+    const long lowbit = v & -v, hi = top_mask(v == 0 ? P : lowbit);
+    const long own = v == 0 ? P : (lowbit < P - v ? lowbit : P - v);
+    const int parent = v == 0 ? -1 : bf->map[v & (v - 1)];
+    if (o->lmo_kind == LMO_BSCATTER) {
+        if (parent >= 0)
+            MPI_CHECK(MPI_Recv(bf->big, (int)(own * count), MPI_BYTE, parent, LMO_TAG,
+                               MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (long mask = hi; mask >= 1; mask >>= 1)
+            if (v + mask < P)
+                MPI_CHECK(MPI_Send(bf->big + (size_t)mask * m,
+                                   (int)((mask < P - v - mask ? mask : P - v - mask) * count),
+                                   MPI_BYTE, bf->map[v + mask], LMO_TAG, MPI_COMM_WORLD));
+        return;
+    }
+    for (long mask = 1; mask <= hi; mask <<= 1)
+        if (v + mask < P)
+            MPI_CHECK(MPI_Recv(bf->big + (size_t)mask * m,
+                               (int)((mask < P - v - mask ? mask : P - v - mask) * count),
+                               MPI_BYTE, bf->map[v + mask], LMO_TAG, MPI_COMM_WORLD,
+                               MPI_STATUS_IGNORE));
+    if (parent >= 0)
+        MPI_CHECK(MPI_Send(bf->big, (int)(own * count), MPI_BYTE, parent, LMO_TAG,
+                           MPI_COMM_WORLD));
+}
 
 static void run_experiment(const struct options *o, struct bufs *bf, int count)
 {
     int rank = 0, nprocs = 0;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
+    if (o->experiment == EXP_LMO_SCAN || o->experiment == EXP_LMO_BINOMIAL) {
+        run_lmo_collective(o, bf, count, rank, nprocs);
+        return;
+    }
     if (o->experiment == EXP_NBFT) {
         if (rank == 0) {
             for (int r = 1; r < nprocs; r++)
@@ -692,7 +821,7 @@ static int agree(int code, const char *msg, int rank)
 
 static const char *coll_name(const struct options *o)
 {
-    return o->coll == COLL_BCAST ? "bcast" : "reduce";
+    return o->coll == COLL_BCAST ? "bcast" : o->coll == COLL_REDUCE ? "reduce" : "none";
 }
 
 /* Open MPI: write algorithm, segment size and fan-outs of method mt (fan-out 0: the value the
@@ -874,7 +1003,7 @@ static void print_header(FILE *out, const struct options *o, const struct forcin
     if (rank_hosts)
         fprintf(out, "#@rank_hosts=%s\n", rank_hosts);
     fprintf(out, "#@root=0\n");
-    fprintf(out, "#@datatype=%s\n", o->coll == COLL_BCAST ? "MPI_BYTE" : "MPI_UNSIGNED_CHAR");
+    fprintf(out, "#@datatype=%s\n", o->coll == COLL_REDUCE ? "MPI_UNSIGNED_CHAR" : "MPI_BYTE");
     if (o->coll == COLL_REDUCE)
         fprintf(out, "#@op=MPI_SUM\n");
     struct timespec res;
@@ -884,15 +1013,23 @@ static void print_header(FILE *out, const struct options *o, const struct forcin
     fprintf(out, "#@sync=MPI_Barrier\n");
     fprintf(out, "#@runtime_type=%s\n", global ? "global_max_end_minus_min_start"
                                                : "max_over_ranks_of_local_time");
-    if (o->experiment != EXP_NONE)
+    if (o->experiment == EXP_NBFT || o->experiment == EXP_BCAST_GATHER)
         fprintf(out, "#@experiment=%s\n#@gather_size=%llu\n",
                 o->experiment == EXP_NBFT ? "nbft" : "bcast-gather", o->gather_size);
+    if (o->experiment == EXP_LMO)
+        fprintf(out, "#@experiment=lmo\n#@schedule=%s\n#@timing=sender\n",
+                o->serial ? "serial" : "parallel");
+    if (o->experiment == EXP_LMO_SCAN || o->experiment == EXP_LMO_BINOMIAL)
+        fprintf(out, "#@experiment=%s\n#@mapping=%s\n",
+                o->experiment == EXP_LMO_SCAN ? "lmo-scan" : "lmo-binomial",
+                o->mapping_arg ? o->mapping_arg : "identity");
     fprintf(out, "#@min_reps=%ld\n#@max_reps=%ld\n#@warmup=%ld\n", o->min_reps, o->max_reps,
             o->warmup);
     fprintf(out, "#@rel_ci=%g\n#@ci_level=0.95\n#@time_cap_s=%g\n", o->rel_ci, o->time_cap);
     /* MCA parameters the launch received (per-launch mode: they force the algorithm). */
     const char *suffixes[] = {"use_dynamic_rules", "algorithm", "algorithm_segmentsize"};
-    for (int i = 0; i < 3 && !(o->methods_arg && strcmp(MPI_FAMILY, "openmpi") != 0); i++) {
+    for (int i = 0; i < 3 && o->coll != COLL_NONE &&
+                    !(o->methods_arg && strcmp(MPI_FAMILY, "openmpi") != 0); i++) {
         if (i == 0)
             snprintf(var, sizeof var, "OMPI_MCA_coll_tuned_%s", suffixes[i]);
         else
@@ -963,7 +1100,7 @@ static void timed_call(const struct options *o, const struct forcing *fs, struct
     select_method(o, fs, k, 0);
     sp->starts[i] = t0;
     sp->local[i] = global ? t1 : t1 - t0;   /* end time, or duration */
-    if (o->experiment != EXP_NONE && rank != 0)
+    if (root_timed(o) && rank != 0)
         sp->local[i] = 0;                   /* the root's time only */
 }
 
@@ -1014,10 +1151,10 @@ static void print_stats(const struct stats *st)
            st->stdev, st->ci, st->n);
 }
 
-/* Per-launch mode: one collective on MPI_COMM_WORLD, the algorithm set from outside. */
-static void measure_single(const struct options *o, const struct forcing *fs, struct bufs *bf,
-                           struct samples *sp, int rank, int nprocs, int global,
-                           unsigned long long m)
+/* One point on MPI_COMM_WORLD until the CI target: its statistics on rank 0. */
+static void measure_point(const struct options *o, const struct forcing *fs, struct bufs *bf,
+                          struct samples *sp, int rank, int nprocs, int global,
+                          unsigned long long m, struct stats *out)
 {
     double first = warm_up(o, fs, bf, rank, nprocs, m, MPI_COMM_WORLD, -1);
     long n = 0, batch = first_batch(o, first);
@@ -1037,12 +1174,255 @@ static void measure_single(const struct options *o, const struct forcing *fs, st
         MPI_CHECK(MPI_Bcast(&next, 1, MPI_LONG, 0, MPI_COMM_WORLD));
         batch = next;
     }
+    *out = st;
+}
+
+/* Per-launch mode: one collective on MPI_COMM_WORLD, the algorithm set from outside. */
+static void measure_single(const struct options *o, const struct forcing *fs, struct bufs *bf,
+                           struct samples *sp, int rank, int nprocs, int global,
+                           unsigned long long m)
+{
+    struct stats st;
+    measure_point(o, fs, bf, sp, rank, nprocs, global, m, &st);
     if (rank == 0) {
         printf("%llu ", m);
         print_stats(&st);
         printf(" %d\n", st.ci <= o->rel_ci * st.mean);
         fflush(stdout);
     }
+}
+
+/* ---- LMO experiments (Lastovetsky & Rychkov 2009) ---- */
+
+/* One experiment: `root` sends to a (and b, one-to-two), the peers reply empty. `index`: its
+ * place in the canonical output order of its kind. */
+struct lmo_group {
+    int root, a, b, index;
+};
+
+/* Which experiments run at once: groups[start[r] .. start[r + 1]) form round r. */
+struct lmo_rounds {
+    struct lmo_group *groups;
+    int *start;
+    int ngroups, nrounds;
+};
+
+struct lmo_schedule {
+    struct lmo_rounds pairs;        /* round-trips, index = lexicographic pair number */
+    struct lmo_rounds triplets;     /* one-to-two, root = first member, index = triplet number */
+    int ntriplets;
+};
+
+static void lmo_line(enum lmo_kind kind, int root, int a, int b, unsigned long long m,
+                     const struct stats *st, double rel_ci)
+{
+    printf("%s %d %d %d %llu ", LMO_KIND_NAMES[kind], root, a, b, m);
+    print_stats(st);
+    printf(" %d\n", st->ci <= rel_ci * st->mean);
+}
+
+/* Pairs root < a: round-robin rounds (circle method: n - 1 rounds of n / 2 pairs, a dummy
+ * player when n is odd) in parallel, one pair a round serially. */
+static void lmo_pair_rounds(int n, int serial, struct lmo_rounds *out, int rank)
+{
+    const int total = n * (n - 1) / 2, players = n + n % 2;
+    out->groups = alloc_or_die((size_t)total * sizeof *out->groups, rank);
+    out->start = alloc_or_die((size_t)(total + 1) * sizeof *out->start, rank);
+    out->ngroups = out->nrounds = 0;
+    for (int r = 0; r < (serial ? total : players - 1); r++) {
+        out->start[out->nrounds++] = out->ngroups;
+        for (int k = 0; k < (serial ? 1 : players / 2); k++) {
+            int x = 0, y = 0;
+            if (serial) {   /* pair number r, lexicographic */
+                int rest = r;
+                while (rest >= n - 1 - x)
+                    rest -= n - 1 - x++;
+                y = x + 1 + rest;
+            } else {
+                x = k == 0 ? players - 1 : (r + k) % (players - 1);
+                y = (r - k + players - 1) % (players - 1);
+            }
+            if (x >= n || y >= n)
+                continue;
+            int lo = x < y ? x : y, hi = x < y ? y : x;
+            struct lmo_group g = {lo, hi, -1, lo * (2 * n - lo - 1) / 2 + (hi - lo - 1)};
+            out->groups[out->ngroups++] = g;
+        }
+    }
+    out->start[out->nrounds] = out->ngroups;
+}
+
+/* Triplets i < j < k, numbered lexicographically: greedy rounds of disjoint triplets (each round
+ * takes every unused triplet, in order, that shares no processor with those taken) in parallel,
+ * one triplet a round serially. A group holds the triplet (root = i, a = j, b = k). */
+static void lmo_triplet_rounds(int n, int serial, struct lmo_rounds *out, int rank)
+{
+    const int total = n * (n - 1) * (n - 2) / 6;
+    struct lmo_group *all = alloc_or_die((size_t)(total ? total : 1) * sizeof *all, rank);
+    char *used = alloc_or_die((size_t)(total ? total : 1), rank);
+    char busy[LMO_MAX_PROCS];
+    int t = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            for (int k = j + 1; k < n; k++, t++) {
+                struct lmo_group g = {i, j, k, t};
+                all[t] = g;
+                used[t] = 0;
+            }
+    out->groups = alloc_or_die((size_t)(total ? total : 1) * sizeof *out->groups, rank);
+    out->start = alloc_or_die((size_t)(total + 1) * sizeof *out->start, rank);
+    out->ngroups = out->nrounds = 0;
+    for (int first = 0; first < total;) {
+        out->start[out->nrounds++] = out->ngroups;
+        memset(busy, 0, sizeof busy);
+        for (int u = first; u < total && !(serial && out->ngroups > out->start[out->nrounds - 1]);
+             u++) {
+            const struct lmo_group *g = &all[u];
+            if (used[u] || busy[g->root] || busy[g->a] || busy[g->b])
+                continue;
+            used[u] = 1;
+            busy[g->root] = busy[g->a] = busy[g->b] = 1;
+            out->groups[out->ngroups++] = *g;
+        }
+        while (first < total && used[first])
+            first++;
+    }
+    out->start[out->nrounds] = out->ngroups;
+    free(all);
+    free(used);
+}
+
+/* One repetition of this rank's part of experiment g. */
+static void lmo_call(enum lmo_kind kind, const struct lmo_group *g, int rank, struct bufs *bf,
+                     int count)
+{
+    if (g->root == rank) {
+        MPI_CHECK(MPI_Send(bf->a, count, MPI_BYTE, g->a, LMO_TAG, MPI_COMM_WORLD));
+        if (kind == LMO_O2T)
+            MPI_CHECK(MPI_Send(bf->a, count, MPI_BYTE, g->b, LMO_TAG, MPI_COMM_WORLD));
+        MPI_CHECK(MPI_Recv(bf->b, 0, MPI_BYTE, g->a, LMO_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        if (kind == LMO_O2T)
+            MPI_CHECK(MPI_Recv(bf->b, 0, MPI_BYTE, g->b, LMO_TAG, MPI_COMM_WORLD,
+                               MPI_STATUS_IGNORE));
+    } else {
+        MPI_CHECK(MPI_Recv(bf->b, count, MPI_BYTE, g->root, LMO_TAG, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
+        MPI_CHECK(MPI_Send(bf->a, 0, MPI_BYTE, g->root, LMO_TAG, MPI_COMM_WORLD));
+    }
+}
+
+/* The experiments g[0 .. ng) at once (they share no processor): warm-up (the first call's data
+ * checked on the receivers), then repetitions, each after an MPI_Barrier of all ranks, timed on
+ * each root's clock, until every root meets the CI target (or --max-reps, or --time-cap for the
+ * round). Rank 0 gets each experiment's statistics in res[index]. */
+static void lmo_round(const struct options *o, struct bufs *bf, struct samples *sp, int rank,
+                      int nprocs, enum lmo_kind kind, unsigned long long m,
+                      const struct lmo_group *g, int ng, struct stats *res)
+{
+    const int count = kind == LMO_RT0 ? 0 : (int)m;
+    const struct lmo_group *mine = NULL;
+    for (int q = 0; q < ng && !mine; q++)
+        if (g[q].root == rank || g[q].a == rank || (kind == LMO_O2T && g[q].b == rank))
+            mine = &g[q];
+    const int is_root = mine && mine->root == rank;
+    double first = 0, first_all = 0;
+    for (long w = 0; w < (o->warmup > 1 ? o->warmup : 1); w++) {
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        double t0 = now();
+        if (mine)
+            lmo_call(kind, mine, rank, bf, count);
+        if (w == 0)
+            first = is_root ? now() - t0 : 0;
+        for (size_t i = 0; w == 0 && mine && !is_root && i < (size_t)count; i++)
+            if (bf->b[i] != pattern(i, m)) {
+                fprintf(stderr, "collsel_bench: rank %d: wrong data at byte %zu of a %d-byte "
+                        "%s message from rank %d\n", rank, i, count, LMO_KIND_NAMES[kind],
+                        mine->root);
+                MPI_Abort(MPI_COMM_WORLD, 5);
+            }
+    }
+    MPI_CHECK(MPI_Allreduce(&first, &first_all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    long n = 0, batch = first_batch(o, first_all);
+    struct stats st = {0, 0, 0, 0, 0, 0, 0};
+    double start = now();
+    while (batch > 0) {
+        for (long i = n; i < n + batch; i++) {
+            MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+            double t0 = now();
+            if (mine)
+                lmo_call(kind, mine, rank, bf, count);
+            sp->local[i] = now() - t0;
+        }
+        n += batch;
+        long next = 0;
+        if (is_root) {
+            compute_stats(sp->local, n, sp->scratch, &st);
+            next = next_batch(o, n, now() - start, st.ci <= o->rel_ci * st.mean,
+                              st.ci / (o->rel_ci * st.mean));
+        }
+        MPI_CHECK(MPI_Allreduce(&next, &batch, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD));
+    }
+    double rec[8] = {is_root ? mine->index : -1, st.mean, st.median, st.min, st.max, st.stdev,
+                     st.ci, (double)st.n};
+    double *all = rank == 0 ? alloc_or_die((size_t)nprocs * sizeof rec, rank) : NULL;
+    MPI_CHECK(MPI_Gather(rec, 8, MPI_DOUBLE, all, 8, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    for (int r = 0; rank == 0 && r < nprocs; r++) {
+        const double *x = all + 8 * (size_t)r;
+        if (x[0] < 0)
+            continue;
+        struct stats s = {x[1], x[2], x[3], x[4], x[5], x[6], (long)x[7]};
+        res[(long)x[0]] = s;
+    }
+    free(all);
+}
+
+/* --experiment lmo: rt0 once, then rt and o2t at every size; lines in canonical order. */
+static void measure_lmo(const struct options *o, const struct lmo_schedule *sc, struct bufs *bf,
+                        struct samples *sp, int rank, int nprocs)
+{
+    const int npairs = nprocs * (nprocs - 1) / 2;
+    struct stats *res = alloc_or_die((size_t)(3 * sc->ntriplets > npairs ? 3 * sc->ntriplets
+                                              : npairs) * sizeof *res, rank);
+    for (int s = -1; s < o->nsizes; s++) {
+        const unsigned long long m = s < 0 ? 0 : o->sizes[s];
+        for (size_t i = 0; i < (size_t)m; i++)
+            bf->a[i] = pattern(i, m);
+        for (int kind = s < 0 ? LMO_RT0 : LMO_RT; kind <= (s < 0 ? LMO_RT0 : LMO_O2T); kind++) {
+            const struct lmo_rounds *rd = kind == LMO_O2T ? &sc->triplets : &sc->pairs;
+            for (int r = 0; r < rd->nrounds; r++) {
+                const int from = rd->start[r], ng = rd->start[r + 1] - from;
+                if (kind != LMO_O2T) {
+                    lmo_round(o, bf, sp, rank, nprocs, kind, m, rd->groups + from, ng, res);
+                    continue;
+                }
+                struct lmo_group rot[LMO_MAX_PROCS / 3];
+                for (int q = 0; q < 3; q++) {   /* each member of the triplets as the root */
+                    for (int u = 0; u < ng; u++) {
+                        const struct lmo_group *t = &rd->groups[from + u];
+                        const int who[3] = {t->root, t->a, t->b};
+                        struct lmo_group g = {who[q], who[q == 0], who[q == 2 ? 1 : 2],
+                                              3 * t->index + q};
+                        rot[u] = g;
+                    }
+                    lmo_round(o, bf, sp, rank, nprocs, kind, m, rot, ng, res);
+                }
+            }
+            if (rank != 0)
+                continue;
+            for (int i = 0, idx = 0; kind != LMO_O2T && i < nprocs; i++)
+                for (int j = i + 1; j < nprocs; j++, idx++)
+                    lmo_line(kind, i, j, -1, m, &res[idx], o->rel_ci);
+            for (int i = 0, t = 0; kind == LMO_O2T && i < nprocs; i++)
+                for (int j = i + 1; j < nprocs; j++)
+                    for (int k = j + 1; k < nprocs; k++, t++) {
+                        lmo_line(kind, i, j, k, m, &res[3 * t], o->rel_ci);
+                        lmo_line(kind, j, i, k, m, &res[3 * t + 1], o->rel_ci);
+                        lmo_line(kind, k, i, j, m, &res[3 * t + 2], o->rel_ci);
+                    }
+            fflush(stdout);
+        }
+    }
+    free(res);
 }
 
 /* splitmix64 (Steele et al. 2014): a tiny PRNG whose stream depends only on the seed, so all
@@ -1152,7 +1532,7 @@ static void measure_paired(const struct options *o, const struct forcing *fs, st
 /* Global runtimes need one clock: all ranks on one node. */
 static int use_global_clock(const struct options *o, int nprocs)
 {
-    if (o->experiment != EXP_NONE)
+    if (root_timed(o) || o->experiment == EXP_LMO)
         return 0;   /* experiments are timed on the root's clock (paper section 6.1) */
     if (o->runtime != RUNTIME_AUTO)
         return o->runtime == RUNTIME_GLOBAL;
@@ -1162,6 +1542,40 @@ static int use_global_clock(const struct options *o, int nprocs)
     MPI_CHECK(MPI_Comm_size(node, &node_size));
     MPI_CHECK(MPI_Comm_free(&node));
     return node_size == nprocs;
+}
+
+/* --mapping R0,R1,...: the rank playing each tree node, a permutation of 0..nprocs-1 (the
+ * identity without it); map[v] and this rank's node. 0, or 2 after a usage message. */
+static int parse_mapping(const struct options *o, int rank, int nprocs, int *map, int *node)
+{
+    char buf[65536];
+    int n = 0;
+    for (int v = 0; v < nprocs; v++)
+        map[v] = v;
+    if (o->mapping_arg) {
+        if (strlen(o->mapping_arg) >= sizeof buf)
+            return usage_error(rank, "%s", "--mapping list too long");
+        strcpy(buf, o->mapping_arg);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            long r = 0;
+            if (n == nprocs || parse_long(tok, 0, nprocs - 1, &r) != 0)
+                return usage_error(rank, "--mapping '%s' must list every rank 0..P-1 once",
+                                   o->mapping_arg);
+            for (int v = 0; v < n; v++)
+                if (map[v] == (int)r)
+                    return usage_error(rank, "--mapping '%s' must list every rank 0..P-1 once",
+                                       o->mapping_arg);
+            map[n++] = (int)r;
+        }
+        if (n != nprocs)
+            return usage_error(rank, "--mapping '%s' must list every rank 0..P-1 once",
+                               o->mapping_arg);
+    }
+    for (int v = 0; v < nprocs; v++)
+        if (map[v] == rank)
+            *node = v;
+    return 0;
 }
 
 static void *alloc_or_die(size_t n, int rank)
@@ -1237,6 +1651,8 @@ int main(int argc, char **argv)
         return finish(0, rc);
     const int paired = opt.methods_arg != NULL;
     FILE *raw = NULL;
+    if (opt.experiment == EXP_LMO && (nprocs < 2 || nprocs > LMO_MAX_PROCS))
+        return finish(0, usage_error(rank, "%s", "--experiment lmo needs 2 to 64 processes"));
     if (paired) {
         MPI_CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
         if ((rc = setup_forcing(&opt, &fs, rank)) != 0 || (rc = open_raw(&opt, rank, &raw)) != 0)
@@ -1246,10 +1662,28 @@ int main(int argc, char **argv)
     unsigned long long maxm = 0;
     for (int i = 0; i < opt.nsizes; i++)
         if (opt.sizes[i] > maxm) maxm = opt.sizes[i];
-    struct bufs bf = {alloc_or_die(maxm, rank), alloc_or_die(maxm, rank), NULL, NULL};
+    struct bufs bf = {alloc_or_die(maxm, rank), alloc_or_die(maxm, rank), NULL, NULL, NULL,
+                      NULL, 0};
     if (opt.experiment != EXP_NONE) {
         bf.reqs = alloc_or_die((size_t)nprocs * sizeof *bf.reqs, rank);
         bf.gather = alloc_or_die(rank == 0 ? (size_t)nprocs * opt.gather_size : 1, rank);
+    }
+    if (opt.experiment == EXP_LMO_SCAN || opt.experiment == EXP_LMO_BINOMIAL) {
+        if (maxm > (unsigned long long)INT_MAX / (unsigned long long)nprocs)
+            return finish(0, usage_error(rank, "%s", "--sizes: P times the largest size "
+                                         "exceeds INT_MAX bytes (a scatter's whole buffer)"));
+        bf.map = alloc_or_die((size_t)nprocs * sizeof *bf.map, rank);
+        if ((rc = parse_mapping(&opt, rank, nprocs, bf.map, &bf.node)) != 0)
+            return finish(0, rc);
+        bf.big = alloc_or_die((size_t)nprocs * maxm, rank);
+        memset(bf.big, 1, (size_t)nprocs * maxm);
+        memset(bf.a, 1, maxm);
+    }
+    struct lmo_schedule sched = {{NULL, NULL, 0, 0}, {NULL, NULL, 0, 0}, 0};
+    if (opt.experiment == EXP_LMO) {
+        lmo_pair_rounds(nprocs, opt.serial, &sched.pairs, rank);
+        lmo_triplet_rounds(nprocs, opt.serial, &sched.triplets, rank);
+        sched.ntriplets = sched.triplets.ngroups;
     }
     const size_t reps = (size_t)opt.max_reps * (size_t)(paired ? opt.nmethods : 1);
     struct samples sp = {alloc_or_die(reps * sizeof(double), rank),
@@ -1264,8 +1698,13 @@ int main(int argc, char **argv)
     char *rank_hosts = gather_rank_hosts(rank, nprocs);
     if (rank == 0) {
         print_header(stdout, &opt, &fs, nprocs, global, rank_hosts);
+        if (opt.experiment == EXP_LMO)
+            printf("#@pair_rounds=%d\n#@triplet_rounds=%d\n", sched.pairs.nrounds,
+                   sched.triplets.nrounds);
         printf(paired ? "#msg_size algorithm segsize faninout mean_us median_us min_us max_us "
                         "stdev_us ci_halfwidth_us n ci_met\n"
+               : opt.experiment >= EXP_LMO ? "#kind root a b msg_size mean_us median_us min_us "
+                                             "max_us stdev_us ci_halfwidth_us n ci_met\n"
                       : "#msg_size mean_us median_us min_us max_us stdev_us ci_halfwidth_us n "
                         "ci_met\n");
         fflush(stdout);
@@ -1278,7 +1717,9 @@ int main(int argc, char **argv)
     }
 
     uint64_t rng = opt.seed;
-    for (int s = 0; s < opt.nsizes; s++) {
+    if (opt.experiment == EXP_LMO)
+        measure_lmo(&opt, &sched, &bf, &sp, rank, nprocs);
+    for (int s = 0; s < opt.nsizes && opt.experiment != EXP_LMO; s++) {
         const unsigned long long m = opt.sizes[s];
         if ((opt.fault == FAULT_CRASH || opt.fault == FAULT_HANG) && m == opt.fault_size) {
             if (opt.fault == FAULT_CRASH && rank == nprocs - 1)
@@ -1288,6 +1729,17 @@ int main(int argc, char **argv)
         }
         if (paired)
             measure_paired(&opt, &fs, &bf, &sp, rank, nprocs, global, m, &rng, raw);
+        else if (opt.experiment == EXP_LMO_SCAN || opt.experiment == EXP_LMO_BINOMIAL)
+            for (int k = 0; k < 2; k++) {
+                struct stats st;
+                opt.lmo_kind = (enum lmo_kind)((opt.experiment == EXP_LMO_SCAN ? LMO_LSCATTER
+                                                                              : LMO_BSCATTER) + k);
+                measure_point(&opt, &fs, &bf, &sp, rank, nprocs, global, m, &st);
+                if (rank == 0) {
+                    lmo_line(opt.lmo_kind, bf.map[0], -1, -1, m, &st, opt.rel_ci);
+                    fflush(stdout);
+                }
+            }
         else
             measure_single(&opt, &fs, &bf, &sp, rank, nprocs, global, m);
     }
@@ -1299,6 +1751,12 @@ int main(int argc, char **argv)
     free(bf.b);
     free(bf.reqs);
     free(bf.gather);
+    free(bf.big);
+    free(bf.map);
+    free(sched.pairs.groups);
+    free(sched.pairs.start);
+    free(sched.triplets.groups);
+    free(sched.triplets.start);
     free(sp.local);
     free(sp.starts);
     free(sp.maxed);
