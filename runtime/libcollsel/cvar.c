@@ -42,10 +42,13 @@ int lc_cvar_open(const char *name, struct lc_cvar *c)
         || MPI_T_cvar_get_info(index, vname, &vlen, &verbosity, &c->type, &c->enumtype, c->desc,
                                &dlen, &bind, &scope) != MPI_SUCCESS
         || bind != MPI_T_BIND_NO_OBJECT
-        || MPI_T_cvar_handle_alloc(index, NULL, &c->handle, &count) != MPI_SUCCESS
-        || count != 1)
+        || MPI_T_cvar_handle_alloc(index, NULL, &c->handle, &count) != MPI_SUCCESS)
         return -1;
-    return lc_cvar_read(c, &c->initial);
+    if (count != 1 || lc_cvar_read(c, &c->initial) != 0) {
+        lc_cvar_close(c);
+        return -1;
+    }
+    return 0;
 }
 
 int lc_cvar_write(const struct lc_cvar *c, long long v)
@@ -128,14 +131,18 @@ int lc_cvar_named_value(const struct lc_cvar *c, const char *name, long long *va
     return -1;
 }
 
-int lc_cvar_enum_has(const struct lc_cvar *c, long long value)
+int lc_cvar_enum_values(const struct lc_cvar *c, long long *values, int capacity)
 {
-    int i, n = enum_count(c);
-    for (i = 0; i < n; i++) {
+    int i, n = enum_count(c), kept = 0;
+    for (i = 0; i < n && kept < capacity; i++) {
         char item[128] = "";
-        long long v = 0;
-        if (enum_item(c, i, &v, item, sizeof item) == 0 && v == value)
-            return 1;
+        if (enum_item(c, i, &values[kept], item, sizeof item) == 0)
+            kept++;
     }
-    return n == 0;
+    return n ? kept : -1;
+}
+
+void lc_cvar_close(struct lc_cvar *c)
+{
+    MPI_T_cvar_handle_free(&c->handle);
 }

@@ -113,7 +113,7 @@ void lc_force_finalize(void)
     int coll;
     for (coll = 0; coll < LC_NCOLL; coll++)
         if (have[coll]) {
-            MPI_T_cvar_handle_free(&var[coll].handle);
+            lc_cvar_close(&var[coll]);
             have[coll] = 0;
         }
 }

@@ -14,6 +14,18 @@ static const char *const suffixes[N_VARS] = {"", "_segmentsize", "_chain_fanout"
 static struct lc_cvar vars[LC_NCOLL][N_VARS];
 static int have[LC_NCOLL][N_VARS];
 
+#define MAX_ALGORITHMS 64
+
+/* algorithm among the n known ids (n < 0: no enumeration to check against) */
+static int is_known(const long long *known, int n, long long algorithm)
+{
+    int i;
+    for (i = 0; i < n; i++)
+        if (known[i] == algorithm)
+            return 1;
+    return n < 0;
+}
+
 /* Writes the method's values (fan-out 0: the launch's value) and reads them back: 0 on success,
  * else the index of the variable that did not take. */
 static int apply(enum lc_coll coll, const collsel_tree_choice *c)
@@ -62,6 +74,8 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, int *force
                          size_t msg_size)
 {
     uint32_t k, n = collsel_tree_method_count(tree);
+    long long known[MAX_ALGORITHMS];
+    int n_known = lc_cvar_enum_values(&vars[coll][V_ALGORITHM], known, MAX_ALGORITHMS);
     for (k = 0; k < n; k++) {
         collsel_tree_choice c;
         int bad;
@@ -69,7 +83,7 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, int *force
         if (c.algorithm == 0)
             continue;
         *forced = 1;
-        if (!lc_cvar_enum_has(&vars[coll][V_ALGORITHM], c.algorithm)) {
+        if (!is_known(known, n_known, c.algorithm)) {
             snprintf(msg, msg_size, "the %s tree names algorithm %ld, which is no coll/tuned "
                      "%s algorithm (a tree of MPICH algorithms?)", lc_coll_names[coll],
                      (long)c.algorithm, lc_coll_names[coll]);
@@ -97,8 +111,11 @@ int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)
                                   || check_methods((enum lc_coll)coll, trees->tree[coll],
                                                    &forced, msg, msg_size)))
             return 1;
-    if (forced && (lc_cvar_open("coll_tuned_use_dynamic_rules", &dynamic) != 0
-                   || lc_cvar_read(&dynamic, &on) != 0 || !on)) {
+    if (forced && lc_cvar_open("coll_tuned_use_dynamic_rules", &dynamic) == 0) {
+        on = dynamic.initial;
+        lc_cvar_close(&dynamic);
+    }
+    if (forced && !on) {
         snprintf(msg, msg_size, "coll_tuned_use_dynamic_rules is off, so Open MPI ignores "
                  "forced algorithms (launch with --mca coll_tuned_use_dynamic_rules 1)");
         return 1;
@@ -147,7 +164,7 @@ void lc_force_finalize(void)
     for (coll = 0; coll < LC_NCOLL; coll++)
         for (i = 0; i < N_VARS; i++)
             if (have[coll][i]) {
-                MPI_T_cvar_handle_free(&vars[coll][i].handle);
+                lc_cvar_close(&vars[coll][i]);
                 have[coll][i] = 0;
             }
 }

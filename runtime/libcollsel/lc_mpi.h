@@ -20,14 +20,16 @@ struct lc_cvar {
 };
 
 int lc_cvar_open(const char *name, struct lc_cvar *c);          /* 0: opened and read */
+void lc_cvar_close(struct lc_cvar *c);                           /* an opened variable */
 int lc_cvar_read(const struct lc_cvar *c, long long *value);
 int lc_cvar_write(const struct lc_cvar *c, long long value);    /* write only */
 int lc_cvar_set(const struct lc_cvar *c, long long value);      /* write and read back */
 /* The value of enumeration item `name` (MPI_T enumeration, or MPICH 4.0's description, which
  * lists the values in order as "name - text" entries); 0 when found. */
 int lc_cvar_named_value(const struct lc_cvar *c, const char *name, long long *value);
-/* 1 when the variable's MPI_T enumeration has an item of this value (or has no enumeration). */
-int lc_cvar_enum_has(const struct lc_cvar *c, long long value);
+/* The values of the variable's MPI_T enumeration (at most capacity), their count; -1 when it has
+ * none. Read once: Open MPI 4.1 leaks a copy of the item's name at every MPI_T_enum_get_item. */
+int lc_cvar_enum_values(const struct lc_cvar *c, long long *values, int capacity);
 
 /* ---- per-communicator methods ---- */
 
