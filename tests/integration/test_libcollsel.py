@@ -524,3 +524,77 @@ def test_ranks_with_different_trees_pass_through(library, trees, programs, tmp_p
                 "-x", f"LD_PRELOAD={library['openmpi']}", exe, "bcast", 1, 5000]
     done = run(["mpirun.openmpi", *OMPI_FLAGS, *DYNAMIC_RULES, *app])
     print(assert_refused(done, "the ranks loaded different trees"))
+
+
+# ---- memory errors and leaks of ours; the cost of a call ------------------------------------
+
+def our_records(log):
+    """Valgrind records (errors and leaks) that are ours: an error with a libcollsel frame, or a
+    leak whose allocation was made by libcollsel's own code (the allocator's caller)."""
+    out = []
+    for record in re.split(r"\n==\d+== \n", log):
+        frames = re.findall(r"(?:at|by) 0x[0-9A-F]+: (.*)", record)
+        if not frames:
+            continue
+        leak = "lost in loss record" in record
+        alloc = [i for i, f in enumerate(frames) if re.match(r"(malloc|calloc|realloc) ", f)]
+        if leak and alloc and alloc[0] + 1 < len(frames):
+            if "libcollsel" in frames[alloc[0] + 1]:
+                out.append(record)
+        elif not leak and any("libcollsel" in f for f in frames):
+            out.append(record)
+    return out
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_valgrind_finds_nothing_of_ours(family, library, trees, programs, tmp_path):
+    if not shutil.which("valgrind"):
+        pytest.skip("valgrind is not installed")
+    logs = tmp_path / "vg.%p.log"
+    done = launch(family, 2, ["valgrind", "--trace-children=yes", "--leak-check=full",
+                              "--show-leak-kinds=definite,indirect,possible", "--num-callers=40",
+                              f"--log-file={logs}", "env", f"LD_PRELOAD={library[family]}",
+                              programs[family]["libcollsel_cases"], 50],
+                  {"COLLSEL_TREES": trees[family]["dir"]}, (),
+                  DYNAMIC_RULES if family == "openmpi" else ())
+    assert "case communicators-50 ok" in done.stdout, done.stdout
+    texts = [p.read_text() for p in tmp_path.glob("vg.*.log")]
+    ran = [t for t in texts if "libcollsel_cases" in t and "libcollsel.so" in t]
+    assert len(ran) == 2, [t[:300] for t in texts]
+    ours = [r for t in ran for r in our_records(t)]
+    assert not ours, "\n\n".join(ours[:3])
+    print(f"{family}: valgrind memcheck, 2 ranks, libcollsel_cases 50: no error with a "
+          f"libcollsel frame, no leak allocated by libcollsel")
+
+
+def test_per_call_overhead(library, trees, programs, tmp_path):
+    """Prints (asserts nothing on times) ns per MPI_Bcast at P = 2 through libcollsel against
+    PMPI_Bcast on the same communicator in the same launch (libcollsel_overhead.c): m = 1 byte,
+    where the hand-made tree defers (same algorithm, same communicator: the interposition
+    alone), and m = 4096, where it forces (Open MPI: linear on its shadow; MPICH: binomial, two
+    variable writes); and without the library (the same two paths: noise)."""
+    import json
+    import sys
+    sys.path.insert(0, str(REPO / "tests"))
+    import defer_tree   # tests/defer_tree.py
+    out = []
+    for family in FAMILIES:
+        document = defer_tree.document("bcast")
+        if family == "mpich":   # MPICH ids: binomial (1) in both forced leaves
+            for method in document["methods"][1:]:
+                method.update(algorithm=1, name="binomial")
+        directory = tmp_path / family
+        directory.mkdir()
+        (directory / "tree.json").write_text(json.dumps(document))
+        run(["collsel", "emit", "--target", "blob", directory / "tree.json", "--out",
+             directory / "bcast.bin"])
+        exe = BIN / f"libcollsel_overhead-{family}"
+        run([f"mpicc.{family}", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror",
+             HERE / "libcollsel_overhead.c", "-o", exe])
+        extra = DYNAMIC_RULES if family == "openmpi" else ()
+        for m, what in ((1, "defer"), (4096, "forced"), (1, "no library")):
+            lib = what != "no library"
+            done = launch(family, 2, [exe, m], {"COLLSEL_TREES": directory} if lib else {},
+                          (library[family],) if lib else (), extra)
+            out.append(f"{family} m={m} {what}: {done.stdout.strip()}")
+    print("\n".join(out))
