@@ -1,9 +1,12 @@
-"""`collsel model fit|predict|validate|paper`: performance tables from analytical models.
+"""`collsel model fit|predict|validate|paper|lmo-fit|lmo-mapping`: performance tables from
+analytical models.
 
   fit       run the section-5 experiments on real Open MPI (or reuse saved ones), write parameters
   predict   parameters (file or --preset) -> a canonical performance table for any P x m grid
   validate  compare the model's (and Hockney's, and Open MPI's default) choices with a measured table
   paper     model choices for the presets at the P of the paper's Table 3, beside the paper's
+  lmo-fit   the heterogeneous LMO model (Lastovetsky & Rychkov 2009): experiments, parameters
+  lmo-mapping  predicted best and worst rank-to-processor mapping, binomial scatter/gather
 """
 import argparse
 import json
@@ -16,6 +19,7 @@ from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.models import experiments, fit, params, predict, validation
+from collsel.sources.models import lmo_experiments, lmo_fit, lmo_params, lmo_predict
 from collsel.sources.models.paper import paper_comparison
 from collsel.sources.sweep import launch_stats, plan as sweep_plan
 
@@ -76,9 +80,16 @@ def register(sub):
     p = msub.add_parser("predict", help="write a predicted performance table")
     p.add_argument("params", nargs="?", help="parameter file (from 'collsel model fit')")
     p.add_argument("--preset", help=f"published parameters: {', '.join(params.PRESETS)}")
-    p.add_argument("--collective", default="bcast", help="bcast (the only modelled one)")
-    p.add_argument("--model", choices=("tlop", "hockney"), default="tlop",
-                   help="tau-Lop (default) or the Hockney baseline (needs 'hockney' in params)")
+    p.add_argument("--collective", default="bcast",
+                   help="bcast (the only one with tau-Lop models); an LMO parameter file "
+                        "(collsel model lmo-fit) also predicts scatter, gather (algorithms 1 "
+                        "linear, 2 binomial) and reduce")
+    p.add_argument("--model", choices=("tlop", "hockney", "lmo", "hockney-hetero"),
+                   help="tau-Lop (default) or the Hockney baseline (needs 'hockney' in params); "
+                        "with an LMO parameter file: lmo (default), hockney-hetero (alpha, beta "
+                        "per pair) or hockney (their average)")
+    p.add_argument("--mapping", help="LMO parameter file: the processor of rank 0, 1, ... as "
+                   "a comma list (default: rank r on processor r)")
     p.add_argument("--comm-sizes", required=True, help="P values: lists and ranges, e.g. 2-1000")
     p.add_argument("--msg-sizes", required=True, help="sizes: lists and ranges; A-B is every "
                    "power of two from A to B, e.g. 16K-4M")
@@ -108,6 +119,7 @@ def register(sub):
 
     p = msub.add_parser("paper", help="preset choices at the P of the paper's Table 3")
     p.set_defaults(run=run_paper)
+    _register_lmo(msub)
 
 
 def _no_action(args):
@@ -145,6 +157,12 @@ def run_predict(args):
     # Every flag and the grid's size are checked before any prediction (and the output path
     # before anything is computed).
     values.output_file(values.one_line(args.out, "--out"), "--out")
+    if args.params and lmo_params.is_lmo_file(args.params):
+        return _run_predict_lmo(args)
+    if args.mapping is not None or args.model in ("lmo", "hockney-hetero"):
+        raise InputError(f"{'--mapping' if args.mapping is not None else '--model'}: needs an "
+                         "LMO parameter file (collsel model lmo-fit)")
+    args.model = args.model or "tlop"
     if args.collective != "bcast":
         raise InputError(f"--collective {args.collective}: only bcast has tau-Lop models "
                          "(reduce models are in collsel.sources.models.reduce)")
@@ -270,3 +288,219 @@ def run_paper(args):
         mark = "" if ours == paper else " ✗"
         print(f"| {name} | {P} | {kb} | {ours}{mark} | {paper} |")
     print(f"\nagreement: {agree} / {len(rows)}")
+
+
+# --- the heterogeneous LMO model (Lastovetsky & Rychkov 2009) ----------------------------------
+
+LMO_PROCS = (3, lmo_experiments.MAX_PROCS)
+LMO_LOCAL_PROCS = 4                 # lmo-fit on this machine: 4 ranks (oversubscribed here)
+
+
+def _register_lmo(msub):
+    p = msub.add_parser(
+        "lmo-fit", help="run the LMO experiments and fit the heterogeneous LMO model",
+        description="Measure the experiments of Lastovetsky & Rychkov 2009 with collsel_bench "
+        "(one rank per processor), solve the LMO equations per triplet, average the redundant "
+        "estimates, and write an LMO parameter file (processor delays C_i, t_i, link rates "
+        "beta_ij, scatter/gather thresholds; also the heterogeneous Hockney model and its "
+        "homogeneous average from the same round-trips). First a linear scatter/gather scan "
+        "(thresholds S, M1, M2), then empty round-trips, round-trips with an M-byte message "
+        "and one-to-two experiments at sizes M <= S.")
+    p.add_argument("--out", required=True, help="LMO parameter file to write (JSON, schema "
+                   "lmo-params.schema.json)")
+    p.add_argument("--experiments", help="CSV of the experiment results: reused if it exists "
+                   "(nothing is measured), else measured and saved there")
+    p.add_argument("--procs", help=f"processors (ranks, one per processor), "
+                   f"{LMO_PROCS[0]}-{LMO_PROCS[1]} (default: {LMO_LOCAL_PROCS} on this "
+                   "machine; every node with --cluster)")
+    p.add_argument("--cluster", nargs="?", const="", metavar="DIR",
+                   help="run on the emulated cluster (collsel cluster up; its state directory "
+                        "DIR, default $COLLSEL_CLUSTER_DIR or /var/lib/collsel/cluster): rank r "
+                        "alone on node r, so every experiment crosses the network; the "
+                        "configured link rates and CPU shares are recorded and compared with "
+                        "the estimates")
+    p.add_argument("--msg-sizes", help="message sizes M of the round-trips and one-to-two "
+                   "experiments (default: the largest scan size <= min(S, 64 KiB) and a "
+                   "quarter of it)")
+    p.add_argument("--scan-sizes", help="sizes of the linear scatter/gather scan, or 'none' "
+                   "to skip it (no thresholds) (default: 1 KiB - 256 KiB, two an octave)")
+    p.add_argument("--schedule", choices=lmo_experiments.SCHEDULES, default="parallel",
+                   help="parallel (default): experiments sharing no processor run at once "
+                        "(round-robin pairs, greedy disjoint triplets); serial: one at a time")
+    p.add_argument("--compare-schedules", action="store_true",
+                   help="also run the experiments with the other schedule: their wall time and "
+                        "repetitions, and how far the parameters from either differ, go into "
+                        "the file's fit section (the parameters are the --schedule ones)")
+    p.add_argument("--statistic", choices=lmo_fit.STATISTICS, default="median",
+                   help="time of an experiment: median (default: robust to preemption on a "
+                        "shared machine) or mean of its repetitions (the paper's)")
+    p.add_argument("--rel-ci", default=lmo_experiments.REL_CI,
+                   help="repeat each experiment until the 95 %% confidence interval of its "
+                        "mean is within this fraction of the mean (default 0.025, the paper's)")
+    p.add_argument("--time-cap", default=0.05,
+                   help="seconds per round of experiments at most (default 0.05)")
+    p.add_argument("--max-reps", default=1000, help="repetitions per round at most (1000)")
+    p.add_argument("--mpirun", help="mpirun program")
+    p.add_argument("--bench", help="benchmark binary (default: build the shipped "
+                   "collsel_bench.c with mpicc)")
+    p.set_defaults(run=run_lmo_fit)
+
+    p = msub.add_parser(
+        "lmo-mapping", help="best and worst rank-to-processor mapping of binomial scatter/gather",
+        description="From an LMO parameter file: the predicted best and worst mapping of the "
+        "processors to the nodes of the binomial scatter or gather tree (in-order binomial, "
+        "the root fixed), exhaustive up to 9 processors, else the paper's greedy mapping "
+        "improved by pairwise swaps; --measure runs both with collsel_bench.")
+    p.add_argument("params", help="LMO parameter file (collsel model lmo-fit)")
+    p.add_argument("--collective", choices=("scatter", "gather"), default="scatter",
+                   help="scatter (default) or gather")
+    p.add_argument("--msg-size", required=True, help="bytes per rank, e.g. 64K")
+    p.add_argument("--model", choices=lmo_predict.MODELS, default="lmo",
+                   help="model of the prediction: lmo (default), hockney-hetero, hockney")
+    p.add_argument("--root", default="0", help="processor of the root (default 0)")
+    p.add_argument("--measure", action="store_true",
+                   help="also measure the best, worst and identity mappings (collsel_bench "
+                        "--experiment lmo-binomial, one rank per processor; with --cluster on "
+                        "the emulated cluster)")
+    p.add_argument("--cluster", nargs="?", const="", metavar="DIR",
+                   help="with --measure: on the emulated cluster, rank r on node r")
+    p.add_argument("--time-cap", default=0.2, help="with --measure: seconds per point (0.2)")
+    p.add_argument("--mpirun", help="mpirun program")
+    p.add_argument("--bench", help="benchmark binary")
+    p.set_defaults(run=run_lmo_mapping)
+
+
+def _run_predict_lmo(args):
+    if args.preset:
+        raise InputError("--preset: give an LMO parameter file or a preset, not both")
+    if args.ranks_per_node is not None:
+        raise InputError("--ranks-per-node: an LMO prediction places rank r on processor "
+                         "--mapping[r] (one rank per processor)")
+    model = args.model or "lmo"
+    if model == "tlop":
+        raise InputError("--model tlop: an LMO parameter file predicts with lmo, "
+                         "hockney-hetero or hockney")
+    par = lmo_params.load(args.params)
+    comm_sizes = sizes.parse_comm_sizes(args.comm_sizes)
+    msg_sizes = sizes.parse_msg_sizes(args.msg_sizes, high=values.MSG_SIZE[1])
+    mapping = None
+    if args.mapping is not None:
+        mapping = [values.integer(x, "--mapping", 0, par.n - 1, "--mapping")
+                   for x in args.mapping.split(",")]
+    lmo_predict.check_request(par, args.collective, comm_sizes, len(msg_sizes), mapping)
+    start = time.monotonic()
+    text, count = lmo_predict.table_csv(par, model, args.collective, comm_sizes, msg_sizes,
+                                        mapping, args.comm_sizes, args.msg_sizes)
+    write_file(args.out, text)
+    print(f"collsel model predict: {count} rows ({args.collective}, {model} model, "
+          f"{len(comm_sizes)} P x {len(msg_sizes)} sizes) -> {args.out} "
+          f"({time.monotonic() - start:.1f} s)", file=sys.stderr)
+
+
+def _lmo_runner(args, cluster_arg, time_cap, max_reps=1000, rel_ci=lmo_experiments.REL_CI):
+    cluster = None
+    if cluster_arg is not None:
+        from collsel.sources import cluster as emulated    # only runs on the cluster need it
+        cluster = emulated.load(cluster_arg or None)
+    return lmo_experiments.Runner(mpirun=args.mpirun, bench_path=args.bench, time_cap=time_cap,
+                                  max_reps=max_reps, rel_ci=rel_ci, cluster=cluster)
+
+
+def _lmo_progress(text):
+    print(f"collsel model lmo-fit: {text}", file=sys.stderr, flush=True)
+
+
+def run_lmo_fit(args):
+    values.output_file(values.one_line(args.out, "--out"), "--out")
+    values.one_line(args.experiments, "--experiments")
+    reuse = bool(args.experiments) and os.path.isfile(args.experiments)
+    if args.experiments and not reuse:
+        values.output_file(args.experiments, "--experiments")
+    time_cap = values.number(args.time_cap, "--time-cap", *bench.TIME_CAP_S)
+    max_reps = values.integer(args.max_reps, "--max-reps", *bench.REPS)
+    rel_ci = values.number(args.rel_ci, "--rel-ci", *bench.REL_CI)
+    msg_sizes = (None if args.msg_sizes is None else
+                 sizes.parse_size_list(args.msg_sizes, "--msg-sizes", 1, bench.MSG_SIZE[1]))
+    scan_sizes = (lmo_experiments.SCAN_SIZES if args.scan_sizes is None else () if
+                  args.scan_sizes.strip() == "none" else
+                  sizes.parse_size_list(args.scan_sizes, "--scan-sizes", 1, bench.MSG_SIZE[1]))
+    if reuse:
+        rows, meta = lmo_experiments.load(args.experiments)
+    else:
+        runner = _lmo_runner(args, args.cluster, time_cap, max_reps, rel_ci)
+        nodes = len(runner.cluster.node_names) if runner.cluster else LMO_PROCS[1]
+        P = values.integer(args.procs or (nodes if runner.cluster else LMO_LOCAL_PROCS),
+                           "--procs", LMO_PROCS[0], min(nodes, LMO_PROCS[1]), "--procs")
+        meta = lmo_experiments.launch_metadata(runner, "collsel " + " ".join(sys.argv[1:]), P)
+        rows = []
+        if scan_sizes:
+            _lmo_progress(f"lmo-scan: linear scatter and gather at {len(scan_sizes)} sizes, P={P}")
+            rows += runner.launch("lmo-scan", P, scan_sizes)[0]
+        if msg_sizes is None:
+            msg_sizes = lmo_fit.auto_msg_sizes(rows, args.statistic, scan_sizes)
+        schedules = [args.schedule] + ([s for s in lmo_experiments.SCHEDULES
+                                        if s != args.schedule] if args.compare_schedules else [])
+        for schedule in schedules:
+            _lmo_progress(f"lmo ({schedule}): round-trips and one-to-two at M = "
+                      f"{','.join(map(str, msg_sizes))}")
+            got, head = runner.launch("lmo", P, msg_sizes, schedule)
+            rows += got
+            meta.update({"rank_hosts": head.get("rank_hosts", ""),
+                         f"rounds_{schedule}": f"{head.get('pair_rounds')} pair, "
+                                               f"{head.get('triplet_rounds')} triplet"})
+        meta["wall_s"] = "; ".join(f"{k} {v:.2f}" for k, v in runner.wall.items())
+        if args.experiments:
+            write_file(args.experiments, lmo_experiments.save(rows, meta))
+    doc = lmo_fit.document(rows, meta, args.statistic, args.schedule, args.experiments or "")
+    lmo_params.check_document(doc, args.out)
+    write_file(args.out, lmo_params.dumps(doc))
+    _lmo_summary(doc, args.out, "from " + args.experiments if reuse else "measured")
+
+
+def _lmo_summary(doc, out, how):
+    """Parameters on stdout, the cost and thresholds on stderr."""
+    n, lmo_doc = len(doc["processors"]), doc["lmo"]
+    print("processor  host  C_us  t_us_per_byte  (beta_ij bytes/us by row)")
+    for i in range(n):
+        rates = " ".join("-" if x is None else f"{x:.4g}" for x in lmo_doc["beta_bytes_per_us"][i])
+        print(f"{i}  {doc['processors'][i]}  {lmo_doc['C_us'][i]:.4g}  "
+              f"{lmo_doc['t_us_per_byte'][i]:.4g}  {rates}")
+    fit_doc, th = doc["fit"], doc["thresholds"]
+    counts = "; ".join(f"{k} {v['experiments']} ({v['repetitions']} reps, CI met "
+                       f"{v['ci_met']})" for k, v in fit_doc["experiments"].items())
+    print(f"collsel model lmo-fit: {n} processors, {how}: {counts}; wall "
+          f"{fit_doc.get('wall_s', '?')}; S={th['scatter_S']} M1={th['gather_M1']} "
+          f"M2={th['gather_M2']}; Hockney alpha {doc['hockney']['alpha']} us, beta "
+          f"{doc['hockney']['beta']} us/B -> {out}", file=sys.stderr)
+    truth = lmo_fit.against_configuration(doc)
+    if truth:
+        print(f"against the cluster's configuration: beta relative error mean "
+              f"{truth['rel_error_mean_abs']}, max {truth['rel_error_max_abs']} "
+              f"({truth['links_infinite']} links without a finite estimate); rank correlation "
+              f"with 1/cpu share: C {truth['spearman_C_vs_inverse_share']}, t "
+              f"{truth['spearman_t_vs_inverse_share']}", file=sys.stderr)
+
+
+def run_lmo_mapping(args):
+    par = lmo_params.load(args.params)
+    m = sizes.parse_size(args.msg_size, "--msg-size", 1, bench.MSG_SIZE[1])
+    root = values.integer(args.root, "--root", 0, par.n - 1, "--root")
+    time_cap = values.number(args.time_cap, "--time-cap", *bench.TIME_CAP_S)
+    if args.cluster is not None and not args.measure:
+        raise InputError("--cluster: only with --measure")
+    advice = lmo_predict.mapping_advice(par.models[args.model], args.collective, m, root=root)
+    print(f"binomial {args.collective}, {m} B per rank, root processor {root}, {par.n} "
+          f"processors, {args.model} model ({advice['method']}, {advice['searched']} mappings)")
+    measured = {}
+    if args.measure:
+        runner = _lmo_runner(args, args.cluster, time_cap)
+        kind = "bscatter" if args.collective == "scatter" else "bgather"
+        for label in ("best", "worst", "identity"):
+            got, _ = runner.launch("lmo-binomial", par.n, [m], mapping=advice[label][0])
+            measured[label] = next(r["median_us"] for r in got if r["kind"] == kind)
+    best = advice["best"][1]
+    for label in ("best", "worst", "identity"):
+        mapping, t = advice[label]
+        extra = f", measured {measured[label]:.4g} us (median)" if label in measured else ""
+        print(f"{label:8s} --mapping {','.join(map(str, mapping))}: predicted {t:.4g} us "
+              f"({100 * (t / best - 1):+.1f} % vs best){extra}")

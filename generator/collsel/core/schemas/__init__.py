@@ -2,6 +2,7 @@
 
     tree.schema.json          tree.json (collsel.core.treefile)
     model-params.schema.json  model parameter files (collsel.sources.models.params)
+    lmo-params.schema.json    LMO parameter files (collsel.sources.models.lmo_params)
 
 The schema files are package data, read with importlib.resources, so an installed collsel finds
 them as a checkout does. `check` validates a document with the `jsonschema` package and turns the
@@ -23,7 +24,8 @@ from importlib import resources
 
 from collsel.errors import InputError
 
-FILES = {"tree": "tree.schema.json", "model-params": "model-params.schema.json"}
+FILES = {"tree": "tree.schema.json", "model-params": "model-params.schema.json",
+         "lmo-params": "lmo-params.schema.json"}
 
 _SHORT = reprlib.Repr()
 _SHORT.maxlist = _SHORT.maxdict = 4
