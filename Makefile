@@ -18,7 +18,7 @@ HOST_PYTHON := $(shell $(PYTHON) -c 'import sys; print(getattr(sys, "_base_execu
 APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
                 build-essential clang libclang-rt-14-dev \
                 dpkg-dev libhwloc-dev libevent-dev libpmix-dev \
-                slurmctld slurmd slurm-client munge iproute2
+                slurmctld slurmd slurm-client munge iproute2 stress-ng iperf3
 # collsel cluster runs its own munged (socket in its state directory) and slurmctld (port 6827),
 # so a munged or Slurm Debian starts (Slurm only once /etc/slurm/slurm.conf exists) is no conflict.
 
@@ -290,3 +290,17 @@ $(LIBCOLLSEL)/%/libcollsel.so: $(LIBCOLLSEL_DEPS)
 	@mkdir -p $(@D)
 	mpicc.$* $(CFLAGS) -fPIC -shared -fvisibility=hidden -Iinclude -Iruntime/libcollsel \
 	    $(LIBCOLLSEL_SRC) -o $@
+
+# --- Probe (issue 19): the run-time latency probe, runtime/collsel_probe.c (include/collsel_probe.h),
+# also compiled into the benchmark (collsel_bench.c includes it: sweep --probe, --load-levels).
+# probe_check drives it for tests/integration/test_probe.py (local, P = 2 and 4).
+PROBE_BUILD := $(BUILD)/probe
+PROBE_LIB := runtime/collsel_probe.c include/collsel_probe.h
+.PHONY: probe test-probe
+probe: $(PROBE_BUILD)/probe_check
+$(PROBE_BUILD)/probe_check: tests/integration/probe_check.c $(PROBE_LIB)
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) -Iinclude tests/integration/probe_check.c runtime/collsel_probe.c -o $@
+
+test-probe: probe
+	$(PYTHON) -m pytest -q tests/integration/test_probe.py
