@@ -60,15 +60,16 @@ def mapping_text(mapping):
     return "identity" if mapping is None else "-".join(map(str, mapping))
 
 
-class Runner(experiments.Runner):
-    """Launches of the LMO experiments, one rank per processor (experiments.Runner's launchers,
-    placement check and silence timeout)."""
+class Runner:
+    """Launches of the LMO experiments, one rank per processor, through an experiments.Runner
+    (its launchers, placement check and silence timeout)."""
 
     def __init__(self, mpirun=None, bench_path=None, time_cap=0.05, max_reps=1000,
                  rel_ci=REL_CI, timeout=600, cluster=None):
-        super().__init__(mpirun=mpirun, bench_path=bench_path, time_cap=time_cap,
-                         max_reps=max_reps, timeout=timeout, cluster=cluster)
-        self.rel_ci = rel_ci
+        self.base = experiments.Runner(mpirun=mpirun, bench_path=bench_path, time_cap=time_cap,
+                                       max_reps=max_reps, timeout=timeout, cluster=cluster)
+        self.cluster, self.bench, self.timeout = cluster, self.base.bench, timeout
+        self.time_cap, self.max_reps, self.rel_ci = time_cap, max_reps, rel_ci
         self.wall = {}              # experiment label -> seconds of its launches
 
     def launch(self, experiment, P, sizes, schedule="parallel", mapping=None, launch=1):
@@ -85,7 +86,7 @@ class Runner(experiments.Runner):
             argv += ["--runtime", "global"]     # the nodes share this machine's clock
         if mapping is not None:
             argv += ["--mapping", ",".join(map(str, mapping))]
-        cmd, env = self.command(spec, {}, argv)
+        cmd, env = self.base.command(spec, {}, argv)
         rows = []
 
         def on_point(f):
@@ -103,11 +104,11 @@ class Runner(experiments.Runner):
                             names=LINE_FIELDS)
         label = experiment + (f" {schedule}" if experiment == "lmo" else "")
         self.wall[label] = round(self.wall.get(label, 0.0) + time.monotonic() - start, 3)
-        self.launches += 1
+        self.base.launches += 1
         if result.failure is not None:
             raise CollselError(f"experiment failed: {result.failure}; command: "
                                + launchers.render(cmd, env))
-        self.check_placement(spec, result.meta.get("rank_hosts"), cmd, env)
+        self.base.check_placement(spec, result.meta.get("rank_hosts"), cmd, env)
         return rows, result.meta
 
 
