@@ -455,3 +455,57 @@ def test_against_configuration():
     assert [x["rel_error"] for x in got["links"]] == [-0.2, -0.04, 0.04]
     assert got["rel_error_max_abs"] == 0.2
     assert got["spearman_C_vs_inverse_share"] > 0.8 and got["spearman_t_vs_inverse_share"] > 0.8
+
+
+# --- the emulated cluster, without running anything ----------------------------------------
+
+class FakeNode:
+    def __init__(self, name, rate, share):
+        self.name, self.rate, self.cpu_share = name, rate, share
+
+
+class FakeCluster:
+    nodes = [FakeNode("n1", "1gbit", 1.0), FakeNode("n2", "1gbit", 1.0),
+             FakeNode("n3", "100mbit", 0.5), FakeNode("n4", "1gbit", 0.25)]
+    node_names = ["n1", "n2", "n3", "n4"]
+    launch_env = {"OMPI_MCA_plm_rsh_agent": "/state/agent"}
+
+    def describe(self):
+        return "emulated 4 nodes"
+
+
+def test_cluster_launches_place_one_rank_per_node(monkeypatch):
+    """On the cluster every rank is alone on its node (every experiment crosses the network),
+    the collectives are timed on the shared clock, the hosts the benchmark reports are checked,
+    and the configuration goes into the metadata."""
+    seen = []
+
+    class Result:
+        failure = None
+        meta = {"rank_hosts": "n1,n2,n3,n4"}
+
+    def fake_launch(cmd, env, sizes, timeout, on_point, lines, names):
+        seen.append((cmd, env))
+        for lead in lines:
+            on_point(dict(zip(names, lead + ("5", "5", "4", "6", "0.1", "0.01", "9", "1"))))
+        return Result()
+
+    monkeypatch.setattr(lmo_experiments, "run_launch", fake_launch)
+    runner = lmo_experiments.Runner(bench_path="/bin/true", cluster=FakeCluster())
+    scan, _ = runner.launch("lmo-scan", 4, [1024, 2048])
+    rows, _ = runner.launch("lmo", 4, [4096], "serial")
+    cmd = " ".join(seen[0][0])
+    assert "--host n1:1,n2:1,n3:1,n4:1" in cmd and "--runtime global" in cmd
+    assert "--schedule serial" in " ".join(seen[1][0]) and "--runtime" not in seen[1][0]
+    assert seen[0][1]["OMPI_MCA_plm_rsh_agent"] == "/state/agent"
+    assert len(scan) == 4 and len(rows) == 6 + 6 + 12
+    assert {r["schedule"] for r in rows} == {"serial"}
+    meta = lmo_experiments.launch_metadata(runner, "collsel model lmo-fit --cluster", 4)
+    assert meta["cluster_nodes"] == "n1:1gbit:1;n2:1gbit:1;n3:100mbit:0.5;n4:1gbit:0.25"
+
+    class Elsewhere(Result):
+        meta = {"rank_hosts": "n1,n1,n3,n4"}
+
+    monkeypatch.setattr(lmo_experiments, "run_launch", lambda *a, **k: Elsewhere())
+    with pytest.raises(Exception, match="ranks ran on n1,n1,n3,n4"):
+        runner.launch("lmo", 4, [4096])

@@ -91,11 +91,7 @@ class LmoModel:
         return self._flat(u, w, group, ngroups, s, serial=False)
 
     def _linear(self, procs, m, serial):
-        root, rest = procs[0], np.asarray(procs[1:])
-        recv = (self.C[rest][:, None]
-                + np.outer(self.t[rest] + self.inv_beta[root, rest], m))
-        tail = recv.sum(axis=0) if serial else recv.max(axis=0, initial=0.0)
-        return len(rest) * (self.C[root] + m * self.t[root]) + tail
+        return _one_flat_tree(lambda *edges: self._flat(*edges, serial=serial), procs, m)
 
     def linear_scatter(self, procs, m):
         m = np.asarray(m, dtype=np.float64)
@@ -132,15 +128,19 @@ class HockneyModel:
     def flat_trees(self, u, w, group, ngroups, s):
         return np.bincount(group, weights=self.p2p(u, w, s), minlength=ngroups)
 
-    def _linear(self, procs, m):
-        rest = np.asarray(procs[1:])
-        m = np.asarray(m, dtype=np.float64)
-        return self.p2p(procs[0], rest[:, None], m[None, :]).sum(axis=0)
-
-    linear_scatter = _linear
+    def linear_scatter(self, procs, m):
+        return _one_flat_tree(self.flat_trees, procs, m)
 
     def linear_gather(self, procs, m, kappa=True):
-        return self._linear(procs, m)
+        return _one_flat_tree(self.flat_trees, procs, m)
+
+
+def _one_flat_tree(flat_trees, procs, m):
+    """The flat tree from procs[0] to the others, at each size of m (a model's flat_trees)."""
+    rest = np.asarray(procs[1:], dtype=np.int64)
+    root, group = np.full(len(rest), procs[0]), np.zeros(len(rest), dtype=np.int64)
+    return np.array([flat_trees(root, rest, group, 1, s)[0]
+                     for s in np.atleast_1d(np.asarray(m, dtype=np.float64))])
 
 
 # --- binomial scatter / gather --------------------------------------------------------------
