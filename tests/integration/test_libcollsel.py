@@ -25,6 +25,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import tempfile
 import zlib
 
 import pytest
@@ -72,21 +73,41 @@ def run(cmd, env=None, check=True):
 
 
 def launch(family, np, argv, env=None, preload=(), extra=(), check=True):
-    """One MPI launch; `env` and LD_PRELOAD reach the ranks only (-x, -genv)."""
+    """One MPI launch; `env` and LD_PRELOAD reach the ranks only (-x, -genv). Each rank's stdout
+    and stderr go to files (--output-filename, -outfile/-errfile-pattern), returned joined in
+    rank order: forwarded through the launcher, the trace lines of several ranks can be cut and
+    interleaved. The launcher's own output shows in the message of a failed launch."""
     env = dict(env or {})
     if preload:
         env["LD_PRELOAD"] = ":".join(map(str, preload))
+    output = pathlib.Path(tempfile.mkdtemp(prefix="launch-", dir=BIN))
     if family == "openmpi":
-        cmd = ["mpirun.openmpi", *OMPI_FLAGS, *extra]
+        cmd = ["mpirun.openmpi", *OMPI_FLAGS, *extra, "--output-filename", output]
         for k, v in env.items():
             cmd += ["-x", f"{k}={v}"]
         cmd += ["-np", str(np)]
     else:
-        cmd = ["mpirun.mpich", *extra]
+        cmd = ["mpirun.mpich", *extra, "-outfile-pattern", output / "stdout.%r",
+               "-errfile-pattern", output / "stderr.%r"]
         for k, v in env.items():
             cmd += ["-genv", k, str(v)]
         cmd += ["-n", str(np)]
-    return run([*cmd, *argv], check=check)
+    done = run([*cmd, *argv], check=False)
+
+    def joined(stream):
+        files = {int(re.search(r"(\d+)", f.parent.name if family == "openmpi" else f.suffix)
+                     .group(1)): f
+                 for f in output.rglob(f"{stream}*") if f.is_file()}
+        return "".join(files[r].read_text() for r in sorted(files))
+
+    ranks = subprocess.CompletedProcess(done.args, done.returncode, joined("stdout"),
+                                        joined("stderr"))
+    shutil.rmtree(output)
+    if check:
+        assert done.returncode == 0, (f"{done.args}: exit {done.returncode}\n"
+                                      f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}\n"
+                                      f"{ranks.stderr[-3000:]}")
+    return ranks
 
 
 def query(tree_json, points):
@@ -522,7 +543,11 @@ def test_ranks_with_different_trees_pass_through(library, trees, programs, tmp_p
         app += [":"] if app else []
         app += ["-np", "1", "-x", f"COLLSEL_TREES={directory}", "-x", "COLLSEL_TRACE=1",
                 "-x", f"LD_PRELOAD={library['openmpi']}", exe, "bcast", 1, 5000]
-    done = run(["mpirun.openmpi", *OMPI_FLAGS, *DYNAMIC_RULES, *app])
+    output = tmp_path / "output"
+    done = run(["mpirun.openmpi", *OMPI_FLAGS, *DYNAMIC_RULES, "--output-filename", output, *app])
+    joined = {s: "".join((output / "1" / f"rank.{r}" / s).read_text() for r in (0, 1))
+              for s in ("stdout", "stderr")}
+    done = subprocess.CompletedProcess(done.args, 0, joined["stdout"], joined["stderr"])
     print(assert_refused(done, "the ranks loaded different trees"))
 
 
