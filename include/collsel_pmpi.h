@@ -24,9 +24,11 @@
  * of one collective, a method this MPI cannot force, Open MPI's coll_tuned_use_dynamic_rules
  * off, ranks holding different trees, MPI_THREAD_MULTIPLE): the lowest rank concerned prints
  * ONE line "libcollsel: ...; passing every MPI_Bcast and MPI_Reduce through" on stderr and the
- * program runs with the MPI's own selection (collsel_pmpi_active() == 0). It never aborts the
- * program: a tuning file must not stop a job. All ranks agree on this at MPI_Init (reductions
- * over MPI_COMM_WORLD, including the CRC-32 of every tree), so they never decide differently.
+ * program runs with the MPI's own selection (collsel_pmpi_active() == 0): a tuning file must not
+ * stop a job. All ranks agree on this at MPI_Init (reductions over MPI_COMM_WORLD, including the
+ * CRC-32 of every tree), so they never decide differently. Later the library aborts only where a
+ * rank could otherwise leave the others' algorithm: out of memory for a communicator's state, or
+ * a control variable that took at MPI_Init refusing a write.
  *
  * ------------------------------------------------------------------------------------------
  * Per call. A communicator's decisions are resolved at its first MPI_Bcast (MPI_Reduce) call, in
@@ -46,7 +48,9 @@
  *             error handler when it was made.
  *   MPICH     no shadow: MPIR_CVAR_<COLL>_INTRA_ALGORITHM is written through MPI_T right before
  *             the call on the user's communicator and its launch value right after, so MPICH's
- *             internal bcasts and reduces (inside other collectives) keep their own choice.
+ *             internal bcasts and reduces (inside other collectives) keep their own choice. An
+ *             algorithm MPICH cannot run there falls back to its own choice, silently unless
+ *             MPIR_CVAR_COLLECTIVE_FALLBACK=error.
  * Passed through untouched (decided alike on every rank): inter-communicators, P = 1, a
  * collective without a tree, non-commutative reduce operations (MPI_Op_commutative), tree
  * leaves of algorithm 0 (defer to the MPI). MPI_IN_PLACE is served (it appears at the root
@@ -61,7 +65,9 @@
  * Trace (COLLSEL_TRACE=1), rank = rank in the communicator, ppn = - for 2-axis trees:
  *   collsel-trace <bcast|reduce> rank=R comm_size=P msg_size=M ppn=Z alg=A segsize=S faninout=F
  *   collsel-trace <bcast|reduce> rank=R comm_size=P msg_size=M pass=<reason>
- *     reasons: off (library inactive), no-tree, inter, size1, noncommutative
+ *     reasons: off (library inactive), no-tree, inter, size1, noncommutative, invalid (the MPI
+ *     refuses the communicator: the call reports it), unresolved (the communicator's first
+ *     call could not make its methods on some rank)
  *   collsel-trace resolve <bcast|reduce> rank=R comm_size=P ppn=Z rules=FROM:A/S/F,...
  * alg=0 is a defer leaf: the call went to the MPI's own selection.
  * ------------------------------------------------------------------------------------------
@@ -90,8 +96,8 @@ typedef struct collsel_pmpi_counts {
 /* 1 when the library serves calls, 0 when it passes everything through (see above). */
 int collsel_pmpi_active(void);
 
-/* Fills *counts (nothing for NULL). For tests and overhead reports; programs that may run
- * without the library find these functions with dlsym(RTLD_DEFAULT, "collsel_pmpi_counts_get"). */
+/* Fills *counts (nothing for NULL). For tests and overhead reports; a program that may run
+ * without the library finds it with dlsym(RTLD_DEFAULT, "collsel_pmpi_counts_get"). */
 void collsel_pmpi_counts_get(collsel_pmpi_counts *counts);
 
 #ifdef __cplusplus

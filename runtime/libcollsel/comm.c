@@ -84,7 +84,7 @@ static void delete_from(MPI_Comm comm)
 
 void lc_comm_finalize(void)
 {
-    if (keyval == MPI_KEYVAL_INVALID)
+    if (keyval == MPI_KEYVAL_INVALID)   /* never made, or freed already */
         return;
     /* MPI_Finalize deletes MPI_COMM_SELF's attributes but need not delete MPI_COMM_WORLD's */
     delete_from(MPI_COMM_WORLD);
@@ -96,10 +96,14 @@ struct lc_comm_state *lc_comm_state(MPI_Comm comm)
 {
     struct lc_comm_state *s;
     int flag = 0, c;
-    if (PMPI_Comm_get_attr(comm, keyval, &s, &flag) == MPI_SUCCESS && flag)
-        return s;
-    if (!(s = calloc(1, sizeof *s)))
+    if (PMPI_Comm_get_attr(comm, keyval, &s, &flag) != MPI_SUCCESS)
         return NULL;
+    if (flag)
+        return s;
+    if (!(s = calloc(1, sizeof *s))) {   /* passing through on this rank only would hang */
+        fprintf(stderr, "libcollsel: out of memory; aborting\n");
+        PMPI_Abort(comm, 1);
+    }
     PMPI_Comm_size(comm, &s->size);
     PMPI_Comm_rank(comm, &s->rank);
     PMPI_Comm_test_inter(comm, &s->inter);

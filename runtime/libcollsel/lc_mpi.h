@@ -82,7 +82,9 @@ struct lc_comm_state {
 
 int lc_comm_init(void);        /* the attribute key; MPI_SUCCESS or an error code */
 void lc_comm_finalize(void);   /* MPI_COMM_WORLD's and MPI_COMM_SELF's state, the key */
-/* The state of comm, attached on first use (local); NULL when out of memory. */
+/* The state of comm, attached on first use (local); NULL when the MPI refuses the communicator
+ * (the call passed through reports it). Out of memory aborts: one rank passing through while the
+ * others force would leave them on different algorithms. */
 struct lc_comm_state *lc_comm_state(MPI_Comm comm);
 /* Rules and methods of one collective (sets s->coll[coll].resolved); collective over comm. */
 void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,

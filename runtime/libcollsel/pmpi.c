@@ -84,8 +84,7 @@ static int agree(int failed, const char *msg, int rank)
 
 static void shutdown_library(void)
 {
-    if (g.active)
-        lc_comm_finalize();
+    lc_comm_finalize();
     lc_force_finalize();
     if (g.mpit)
         MPI_T_finalize();
@@ -175,8 +174,8 @@ static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t
         why = "off";
     else if (!tree)
         why = "no-tree";
-    else if (!(s = lc_comm_state(comm)))
-        why = "nomem";
+    else if (comm == MPI_COMM_NULL || !(s = lc_comm_state(comm)))
+        why = "invalid";   /* the MPI reports it from the call itself */
     else if (s->inter)
         why = "inter";
     else if (s->size < 2)
@@ -239,7 +238,10 @@ static int run_reduce(const struct lc_method *m, const void *sendbuf, void *recv
 
 LC_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    const struct lc_method *m = choose(LC_BCAST, comm, message_bytes(count, type), 1);
+    const struct lc_method *m;
+    if (!g.active && !g.trace)
+        return PMPI_Bcast(buf, count, type, root, comm);
+    m = choose(LC_BCAST, comm, message_bytes(count, type), 1);
     return run_bcast(m, buf, count, type, root, comm);
 }
 
@@ -248,6 +250,8 @@ LC_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Data
 {
     int commutative = 1;
     const struct lc_method *m;
+    if (!g.active && !g.trace)
+        return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
     if (g.active && PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS)
         commutative = 0;
     m = choose(LC_REDUCE, comm, message_bytes(count, type), commutative);
