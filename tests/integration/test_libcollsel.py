@@ -18,6 +18,8 @@ Trees are built from the shipped paired sweeps (bench-data/paired/{bcast,reduce}
   - A bad blob, COLLSEL_TREES unset, dynamic rules off (Open MPI), an Open MPI tree under MPICH,
     ranks holding different trees, MPI_THREAD_MULTIPLE: one line on stderr, every call passed
     through, the program runs correctly.
+  - A ppn octree decides at the communicator's ppn (MPICH: emulated nodes by NUM_CLIQUES);
+    valgrind finds no error in and no leak from libcollsel; the per-call cost is printed.
 Local machine only (P <= 4, --oversubscribe); the emulated cluster is not used.
 """
 import os
@@ -623,3 +625,52 @@ def test_per_call_overhead(library, trees, programs, tmp_path):
                           (library[family],) if lib else (), extra)
             out.append(f"{family} m={m} {what}: {done.stdout.strip()}")
     print("\n".join(out))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_ppn_tree_decides_at_the_communicators_ppn(family, library, programs, tmp_path):
+    """A 3-axis tree (z = ppn): libcollsel finds ppn (MPI_Comm_split_type SHARED leaders) and
+    decides as `collsel query --z ppn`. Open MPI: the emulated-cluster octree, one node here
+    (ppn = P); MPICH: the hand-made ppn table of test_cluster_mpich_ppn.py, MPICH's
+    MPIR_CVAR_NUM_CLIQUES making 1 or 2 emulated nodes of 4 ranks (ppn 4 and 2)."""
+    table = {"openmpi": REPO / "bench-data" / "cluster" / "bcast-nodes-ppn.csv",
+             "mpich": REPO / "tests" / "data" / "ppn-mpich-bcast.csv"}[family]
+    work = tmp_path / "tree"
+    run(["collsel", "build", table, "--collective", "bcast", "--z", "ppn", "--max-depth", DEPTH,
+         "--out", work])
+    (tmp_path / "trees").mkdir()
+    run(["collsel", "emit", "--target", "blob", work / "tree.json", "--out",
+         tmp_path / "trees" / "bcast.bin"])
+    tree = {"json": work / "tree.json", "cuts": list(treefile.load(work / "tree.json").axes[1].cuts)}
+    # (P, nodes); MPICH: the table's decisions at P = 2 differ between ppn 1 and 2
+    placements = ((2, 1), (4, 1)) if family == "openmpi" else ((2, 1), (2, 2), (4, 2))
+    seen, rules_at = [], {}
+    for p, nodes in placements:
+        ppn = p // nodes
+        sizes = straddling_sizes(expected_rules(tree, p, ppn), "bcast")
+        env = {"COLLSEL_TREES": tmp_path / "trees", "COLLSEL_TRACE": "1"}
+        if family == "mpich":
+            env.update(MPIR_CVAR_NUM_CLIQUES=nodes, MPIR_CVAR_CLIQUES_BY_BLOCK=1)
+        done = launch(family, p, [programs[family]["coll_check"], "bcast", *sizes], env,
+                      (library[family],), DYNAMIC_RULES if family == "openmpi" else ())
+        assert [line for line in done.stdout.splitlines() if line.startswith("check ")] == \
+            [f"check bcast m={m} ok" for m in sizes], done.stdout
+        text = "".join(f"{p} {m} {ppn}\n" for m in sizes)
+        want = subprocess.run(["collsel", "query", str(tree["json"]), "--points", "-"],
+                              input=text, capture_output=True, text=True, timeout=120)
+        want = [tuple(int(x) for x in line.split()[:3]) for line in want.stdout.splitlines()]
+        got = {}
+        for line in done.stderr.splitlines():
+            d = DECISION.match(line)
+            if d:
+                assert d.group(5) == str(ppn), line
+                got.setdefault(int(d.group(4)), set()).add(tuple(map(int, d.groups()[5:])))
+        assert got == {m: {w} for m, w in zip(sizes, want)}, (p, nodes, got)
+        resolved = {RESOLVE.match(line).group(5) for line in done.stderr.splitlines()
+                    if RESOLVE.match(line)}
+        assert resolved == {rules_text(expected_rules(tree, p, ppn))}
+        rules_at[(p, ppn)] = resolved.pop()
+        seen.append(f"P={p} ppn={ppn}: {len(sizes)} sizes, rules {rules_at[(p, ppn)]}")
+    if family == "mpich":
+        assert rules_at[(2, 1)] != rules_at[(2, 2)], rules_at
+    print(f"{family}: " + "; ".join(seen))
