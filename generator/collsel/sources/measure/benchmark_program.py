@@ -23,6 +23,8 @@ OUTPUT_FIELDS = ("msg_size", "mean_us", "median_us", "min_us", "max_us", "stdev_
 # Paired mode (--methods): after each message size one line per method, in the order of
 # --methods; `algorithm` is the token exactly as given (Open MPI id, MPICH algorithm name).
 PAIRED_OUTPUT_FIELDS = ("msg_size", "algorithm", "segsize", "faninout", *OUTPUT_FIELDS[1:])
+# --probe: the paired lines' last field, the median of the size's round probes (µs).
+PROBE_FIELD = "probe_us"
 # Exit status of the benchmark when a forced algorithm did not take (cvar missing, not
 # writable, reads back different, or coll_tuned_use_dynamic_rules off under Open MPI).
 EXIT_FORCING_FAILED = 6
@@ -44,7 +46,7 @@ def check_field(key, text, where):
     through core.values.time_us, the spreads finite and >= 0 (the CI of a single repetition is
     inf), n a repetition count, ci_met 0 or 1. Returns the number or raises InputError naming
     `where`."""
-    if key in ("mean_us", "median_us", "min_us", "max_us"):
+    if key in ("mean_us", "median_us", "min_us", "max_us", PROBE_FIELD):
         return values.time_us(text, key, where)
     if key in ("stdev_us", "ci_halfwidth_us"):
         try:
@@ -70,9 +72,20 @@ def source_path():
     return Path(str(resources.files(__package__).joinpath("collsel_bench.c")))
 
 
+# Files the benchmark #includes from beside it (the run-time probe, links to runtime/ and
+# include/): part of what a cached binary was built from.
+INCLUDED = ("collsel_probe.c", "collsel_probe.h")
+
+
 def source_digest():
     src = source_path()
-    return hashlib.sha256(src.read_bytes()).hexdigest() if src.is_file() else None
+    if not src.is_file():
+        return None
+    digest = hashlib.sha256(src.read_bytes())
+    for name in INCLUDED:
+        part = src.with_name(name)
+        digest.update(part.read_bytes() if part.is_file() else b"")
+    return digest.hexdigest()
 
 
 def cache_dir():

@@ -73,6 +73,13 @@
  *       msg_size algorithm segsize faninout mean_us median_us min_us max_us stdev_us
  *       ci_halfwidth_us n ci_met
  *     and with --raw FILE every repetition in ReproMPI's per-repetition layout, in call order.
+ *   - --probe REPS[:CAP_US] (paired mode; `collsel sweep --probe`, `--load-levels`): before every
+ *     round all ranks run the run-time library's probe (runtime/collsel_probe.c, included below:
+ *     one implementation) on MPI_COMM_WORLD, outside the timed calls, with at most REPS
+ *     exchanges per pair and none started after CAP_US microseconds (default 200). Each method
+ *     line gains a last field, probe_us: the median of the size's round probes; after a size's
+ *     lines `#@probe_rounds.M=` lists every round's figure in round order, and the header says
+ *     `#@probe=` how it probed. Without --probe the output is unchanged.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
@@ -175,7 +182,8 @@ static int usage_error(int rank, const char *fmt, const char *arg)
                         "[--fault crash@M|hang@M|corrupt@M] "
                         "[--experiment nbft|bcast-gather|lmo|lmo-scan|lmo-binomial] "
                         "[--gather-size G] [--schedule parallel|serial] [--mapping R0,R1,...] "
-                        "[--methods A:S[:F],... [--seed N] [--raw FILE]]\n");
+                        "[--methods A:S[:F],... [--seed N] [--raw FILE] "
+                        "[--probe REPS[:CAP_US]]]\n");
     }
     return 2;
 }
@@ -275,6 +283,111 @@ static int parse_methods(const char *text, int rank, struct options *o)
     return 0;
 }
 
+/* ---- Probe before every round (--probe; see the top comment) ---- */
+#include "collsel_probe.c"
+
+static struct {
+    long reps;                  /* exchanges per pair at most; 0 = --probe not given */
+    double cap_us;
+    collsel_probe *probe;
+    double *rounds;             /* the current size's round figures, round order */
+    double *scratch;            /* rank 0: sorted copy for the median */
+    long n;                     /* rounds probed at the current size */
+} bench_probe;
+
+/* --probe REPS[:CAP_US]: 1 when `key` is --probe (*rc: 0, or a usage error's exit code). */
+static int probe_option(const char *key, const char *val, int rank, int *rc)
+{
+    char reps[32];
+    const char *colon = strchr(val, ':');
+    size_t len = colon ? (size_t)(colon - val) : strlen(val);
+    if (strcmp(key, "--probe") != 0)
+        return 0;
+    *rc = 0;
+    bench_probe.cap_us = COLLSEL_PROBE_DEFAULT_TIME_CAP_US;
+    if (len >= sizeof reps)
+        len = sizeof reps - 1;
+    memcpy(reps, val, len);
+    reps[len] = '\0';
+    if (parse_long(reps, 1, COLLSEL_PROBE_MAX_REPS, &bench_probe.reps) != 0
+        || (colon && parse_double(colon + 1, 0, COLLSEL_PROBE_MAX_TIME_CAP_US,
+                                  &bench_probe.cap_us) != 0))
+        *rc = usage_error(rank, "--probe '%s' must be REPS[:CAP_US] (REPS >= 1 exchanges per "
+                          "pair, CAP_US >= 0 microseconds)", val);
+    return 1;
+}
+
+/* All ranks, once: the probe on MPI_COMM_WORLD and room for max_reps round figures. */
+static int probe_start(long max_reps, int rank)
+{
+    collsel_probe_config cfg;
+    collsel_probe_default_config(&cfg);
+    cfg.reps = (uint32_t)bench_probe.reps;
+    cfg.time_cap_us = bench_probe.cap_us;
+    int err = collsel_probe_init(MPI_COMM_WORLD, &cfg, &bench_probe.probe);
+    if (err != COLLSEL_PROBE_OK)
+        return usage_error(rank, "--probe: %s", collsel_probe_strerror(err));
+    bench_probe.rounds = alloc_or_die((size_t)max_reps * sizeof(double), rank);
+    bench_probe.scratch = alloc_or_die((size_t)max_reps * sizeof(double), rank);
+    return 0;
+}
+
+/* All ranks, before round r of a size (r = 0 starts the size). */
+static void probe_round(long r)
+{
+    collsel_probe_result res;
+    if (!bench_probe.reps)
+        return;
+    int err = collsel_probe_run(bench_probe.probe, &res);
+    if (err != COLLSEL_PROBE_OK) {
+        fprintf(stderr, "collsel_bench: probe: %s\n", collsel_probe_strerror(err));
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    bench_probe.rounds[r] = res.latency_us;
+    bench_probe.n = r + 1;
+}
+
+static void probe_header(FILE *out)
+{
+    const int v = (int)collsel_probe_version();
+    if (bench_probe.reps)
+        fprintf(out, "#@probe=collsel_probe %d.%d.%d before every round on MPI_COMM_WORLD: "
+                "%u-byte ping-pongs between rank pairs (rank 0 with rank %d), at most %ld per "
+                "pair and none after %g us, mean half round trip per pair, max over pairs; "
+                "probe_us = median over the size's rounds\n", v / 10000, v / 100 % 100,
+                v % 100, COLLSEL_PROBE_DEFAULT_MSG_SIZE,
+                (int)collsel_probe_partner(bench_probe.probe), bench_probe.reps,
+                bench_probe.cap_us);
+}
+
+/* Rank 0: " probe_us" ending a method line of the current size. */
+static void probe_field(void)
+{
+    if (!bench_probe.reps)
+        return;
+    memcpy(bench_probe.scratch, bench_probe.rounds, (size_t)bench_probe.n * sizeof(double));
+    printf(" %.6g", probe_median(bench_probe.scratch, (size_t)bench_probe.n));
+}
+
+/* Rank 0, after a size's lines: every round's figure. */
+static void probe_rounds_line(unsigned long long m)
+{
+    if (!bench_probe.reps)
+        return;
+    printf("#@probe_rounds.%llu=", m);
+    for (long r = 0; r < bench_probe.n; r++)
+        printf("%s%.6g", r ? "," : "", bench_probe.rounds[r]);
+    printf("\n");
+}
+
+static void probe_stop(void)
+{
+    if (bench_probe.probe)
+        collsel_probe_free(&bench_probe.probe);
+    free(bench_probe.rounds);
+    free(bench_probe.scratch);
+}
+
 /* Every rank parses the same argv, so all agree on success or failure without talking. */
 static int parse_args(int argc, char **argv, int rank, struct options *o)
 {
@@ -297,7 +410,7 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
     o->serial = 0;
     o->mapping_arg = NULL;
     o->lmo_kind = LMO_RT0;
-    int have_seed = 0, have_schedule = 0;
+    int have_seed = 0, have_schedule = 0, probe_rc = 0;
     for (int i = 1; i < argc; i++) {
         const char *key = argv[i];
         if (strcmp(key, "--help") == 0 || strcmp(key, "-h") == 0)
@@ -391,6 +504,9 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
             if (val[0] == '\0')
                 return usage_error(rank, "%s", "--raw needs a file name");
             o->raw_path = val;
+        } else if (probe_option(key, val, rank, &probe_rc)) {
+            if (probe_rc)
+                return probe_rc;
         } else {
             return usage_error(rank, "unknown option '%s'", key);
         }
@@ -1040,6 +1156,7 @@ static void print_header(FILE *out, const struct options *o, const struct forcin
     if (o->methods_arg) {
         fprintf(out, "#@mode=paired\n#@seed=%llu\n#@methods=%s\n#@forcing=mpi_t\n",
                 o->seed, o->methods_arg);
+        probe_header(out);
         fprintf(out, "#@mpi_family=%s\n", MPI_FAMILY);
         if (fs->per_call) {   /* MPICH: what each name resolved to */
             fprintf(out, "#@collective_fallback=%s\n#@algorithm_cvar=%s\n#@algorithm_values=",
@@ -1500,6 +1617,7 @@ static void measure_paired(const struct options *o, const struct forcing *fs, st
     double start = now();
     while (batch > 0) {
         for (long r = n; r < n + batch; r++) {
+            probe_round(r);
             shuffle(sp->order + r * nm, nm, rng);
             for (int j = 0; j < nm; j++) {
                 int k = sp->order[r * nm + j];
@@ -1522,8 +1640,11 @@ static void measure_paired(const struct options *o, const struct forcing *fs, st
         const struct method *mt = &o->methods[k];
         printf("%llu %s %llu %ld ", m, mt->alg, mt->segsize, mt->fanout);
         print_stats(&st[k]);
-        printf(" %d\n", st[k].ci <= o->rel_ci * st[k].mean);
+        printf(" %d", st[k].ci <= o->rel_ci * st[k].mean);
+        probe_field();
+        printf("\n");
     }
+    probe_rounds_line(m);
     fflush(stdout);
     if (raw)
         write_raw(raw, o, sp, n, m);
@@ -1650,6 +1771,8 @@ int main(int argc, char **argv)
     if (rc != 0)
         return finish(0, rc);
     const int paired = opt.methods_arg != NULL;
+    if (bench_probe.reps && !paired)
+        return finish(0, usage_error(rank, "%s", "--probe needs --methods (paired mode)"));
     FILE *raw = NULL;
     if (opt.experiment == EXP_LMO && (nprocs < 2 || nprocs > LMO_MAX_PROCS))
         return finish(0, usage_error(rank, "%s", "--experiment lmo needs 2 to 64 processes"));
@@ -1696,17 +1819,23 @@ int main(int argc, char **argv)
     memset(bf.b, 0, maxm ? maxm : 1);
     const int global = use_global_clock(&opt, nprocs);
     char *rank_hosts = gather_rank_hosts(rank, nprocs);
+    if (bench_probe.reps && (rc = probe_start(opt.max_reps, rank)) != 0)
+        return finish(paired, rc);
     if (rank == 0) {
         print_header(stdout, &opt, &fs, nprocs, global, rank_hosts);
         if (opt.experiment == EXP_LMO)
             printf("#@pair_rounds=%d\n#@triplet_rounds=%d\n", sched.pairs.nrounds,
                    sched.triplets.nrounds);
-        printf(paired ? "#msg_size algorithm segsize faninout mean_us median_us min_us max_us "
-                        "stdev_us ci_halfwidth_us n ci_met\n"
-               : opt.experiment >= EXP_LMO ? "#kind root a b msg_size mean_us median_us min_us "
-                                             "max_us stdev_us ci_halfwidth_us n ci_met\n"
-                      : "#msg_size mean_us median_us min_us max_us stdev_us ci_halfwidth_us n "
-                        "ci_met\n");
+        if (paired && bench_probe.reps)     /* --probe: one more field */
+            printf("#msg_size algorithm segsize faninout mean_us median_us min_us max_us "
+                   "stdev_us ci_halfwidth_us n ci_met probe_us\n");
+        else
+            printf(paired ? "#msg_size algorithm segsize faninout mean_us median_us min_us max_us "
+                            "stdev_us ci_halfwidth_us n ci_met\n"
+                   : opt.experiment >= EXP_LMO ? "#kind root a b msg_size mean_us median_us min_us "
+                                                 "max_us stdev_us ci_halfwidth_us n ci_met\n"
+                          : "#msg_size mean_us median_us min_us max_us stdev_us ci_halfwidth_us n "
+                            "ci_met\n");
         fflush(stdout);
         if (raw) {
             print_header(raw, &opt, &fs, nprocs, global, NULL);
@@ -1765,5 +1894,6 @@ int main(int argc, char **argv)
     free(sp.scratch);
     free(sp.order);
     free(rank_hosts);
+    probe_stop();
     return finish(paired, 0);
 }
