@@ -9,7 +9,7 @@ from collsel.core import algorithms, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers
-from collsel.sources.sweep import launch_stats, paired, plan, refine, run, shapes
+from collsel.sources.sweep import launch_stats, load, paired, plan, refine, run, shapes
 from collsel.sources.sweep.sbatch import sbatch_script
 
 SWEEP_HELP = """\
@@ -41,6 +41,15 @@ reports each rank's host; the journal records them); a launch placed otherwise s
 --cluster runs on the emulated cluster of `collsel cluster up` (its hostfile, agent and TCP
 settings; with --launcher srun inside `salloc`, or through the --emit-sbatch script).
 
+Under background load (paired mode): --load-levels off,low,medium,high measures every method at
+every level, each shape's levels one after the other in every round of launches (so levels
+interleave and methods stay paired within a launch); --load names what makes the load
+(stress-cpu or stress-memory on this machine; iperf3 or slurm-mpi between the emulated
+cluster's nodes), started before each launch and stopped after it. Rows carry `load_level`
+(experiment control only) and `probe_us`: the benchmark probes before every round (--probe,
+on with --load-levels): the median over launches of each launch's median round probe, what a
+program sees at run time (runtime/collsel_probe.c). `collsel build --z probe_us` bins it.
+
 examples:
   collsel sweep --collective bcast --out bcast.csv
   collsel sweep --collective reduce --comm-sizes 2-8 --algorithms binomial,pipeline:8K --out r.csv
@@ -55,6 +64,9 @@ examples:
     collsel sweep --collective bcast --cluster --launcher srun --nodes 1,2,4 --ppn 1,2 --out b.csv
   collsel sweep --collective bcast --cluster --nodes 1,2 --ppn 1,2 --out b.csv --emit-sbatch b.sh
   sbatch --wait b.sh
+  collsel sweep --collective bcast --comm-sizes 2,4 --load-levels off,low,high --out bl.csv
+  collsel sweep --collective bcast --cluster --nodes 2,4 --ppn 1 --load iperf3 \
+    --load-levels off,low,medium,high --out bl-cluster.csv
 """
 
 
@@ -94,6 +106,25 @@ def register(subparsers):
                    help="paired: also keep every repetition in FILE (ReproMPI per-repetition "
                         "layout, one '#@' block per launch; the launches' own files stay in "
                         "FILE.parts/), rebuilt atomically at the end")
+    p.add_argument("--probe", nargs="?", const=PROBE_DEFAULT, metavar="REPS:CAP_US",
+                   help="paired: before every round the benchmark runs the run-time probe "
+                        "(runtime/collsel_probe.c: 4 KB ping-pongs between rank pairs, at most "
+                        "REPS per pair, none after CAP_US microseconds; default "
+                        f"{PROBE_DEFAULT}) and rows gain probe_us, the median over launches of "
+                        "each launch's median round probe")
+    p.add_argument("--load-levels", metavar="LIST",
+                   help="paired: measure every shape at each background-load level of LIST "
+                        f"({','.join(load.LEVELS)}), levels interleaved within each round of "
+                        "launches; rows gain load_level and probe_us (implies --probe)")
+    p.add_argument("--load", choices=load.GENERATORS,
+                   help="with --load-levels: what makes the load, started before each launch "
+                        f"and stopped after it (default {load.GENERATORS[0]}). stress-cpu: "
+                        "stress-ng CPU workers, 0.5 / 1 / 2 x the cores (low / medium / high); "
+                        "stress-memory: stress-ng stream workers, 1 / cores / 2 x cores; with "
+                        "--cluster, iperf3: TCP streams node k -> k+1 at 10 / 40 / 80 %% of the "
+                        "link rate, slurm-mpi: another Slurm job of back-to-back bcasts of "
+                        "4 KiB / 64 KiB / 1 MiB over every node (the two network generators "
+                        "are designed but not yet validated)")
     p.add_argument("--out", required=True, help="table to write (CSV)")
     p.add_argument("--algorithms", help="comma list of ids or names, ALG:SEG pins a segment "
                    "size (default: all but 0)")
@@ -125,7 +156,8 @@ def register(subparsers):
                    help="continue the sweep in --out. --mode, --mpi, --seed, --collective, "
                         "--launches, --time-cap, "
                         "--rel-ci, --min-reps, --max-reps, --warmup, --launcher, "
-                        "--launcher-args and --bench must be as recorded (the table's "
+                        "--launcher-args, --bench, --probe, --load-levels and --load must be "
+                        "as recorded (the table's "
                         "'# options=' line); --comm-sizes, --msg-sizes and --algorithms "
                         "(with --segsizes, --no-baseline) may add values but not drop recorded "
                         "ones; --out, --timeout, --refine, --confidence and --raw may differ")
@@ -182,6 +214,11 @@ def register(subparsers):
     p.set_defaults(run=run_sweep)
 
 
+# --probe's default: 8 exchanges per pair, none started after 200 us; the probe's own limits
+# (include/collsel_probe.h: COLLSEL_PROBE_MAX_REPS, COLLSEL_PROBE_MAX_TIME_CAP_US).
+PROBE_DEFAULT = "8:200"
+PROBE_REPS_MAX = 100000
+PROBE_CAP_US_MAX = 1e9
 # Flag ranges that are not the benchmark's own (benchmark_program.py holds those).
 TIMEOUT_S = (0.0, 7 * 86400.0)          # --timeout: open below, a week above
 PROGRESS_S = (0.0, 86400.0)             # --progress-interval: open below, a day above
@@ -202,10 +239,23 @@ def _check_numbers(args):
         for flag, given in (("--mpi mpich", args.mpi != "openmpi"),
                             ("--refine", args.refine is not None), ("--raw", args.raw),
                             ("--nodes/--ppn", args.nodes or args.ppn),
-                            ("--cluster", args.cluster is not None)):
+                            ("--cluster", args.cluster is not None),
+                            ("--probe", args.probe), ("--load-levels", args.load_levels)):
             if given:
                 raise InputError(f"{flag} needs --mode paired (the per-method mode measures "
                                  "Open MPI only, one method per launch)")
+    args.load_levels = (load.parse_levels(args.load_levels) if args.load_levels is not None
+                        else None)
+    if args.load is not None and not args.load_levels:
+        raise InputError(f"--load {args.load} needs --load-levels (the levels to make)")
+    args.load = args.load or load.GENERATORS[0]
+    if args.load_levels and args.probe is None:
+        args.probe = PROBE_DEFAULT
+    if args.probe is not None:
+        args.probe = _probe(args.probe)
+    if args.load_levels and args.raw:
+        raise InputError("--raw with --load-levels: not supported yet (the raw parts are named "
+                         "by P and launch, not by level)")
     args.time_cap = values.number(args.time_cap, "--time-cap", *bench.TIME_CAP_S)
     args.rel_ci = values.number(args.rel_ci, "--rel-ci", *bench.REL_CI)
     args.min_reps = values.integer(args.min_reps, "--min-reps", *bench.REPS)
@@ -230,6 +280,15 @@ def _check_numbers(args):
         except ValueError as e:
             raise InputError(f"{flag} {text!r}: {e} (one string of shell words)") from None
         values.one_line(text, flag)
+
+
+def _probe(text):
+    """--probe REPS[:CAP_US], checked against the probe's limits, as 'REPS:CAP_US'."""
+    reps, _, cap = str(text).strip().partition(":")
+    reps = values.integer(reps, "--probe (REPS)", 1, PROBE_REPS_MAX)
+    cap = values.number(cap or PROBE_DEFAULT.split(":")[1], "--probe (CAP_US)", 0.0,
+                        PROBE_CAP_US_MAX)
+    return f"{reps}:{cap:g}"
 
 
 def _canonical(args, cfg, launcher_name, program=("collsel",), cluster=None):
@@ -258,6 +317,10 @@ def _canonical(args, cfg, launcher_name, program=("collsel",), cluster=None):
             parts += ["--refine", args.refine.strip()]
         if args.raw:
             parts += ["--raw", os.path.abspath(args.raw)]
+        if args.probe:
+            parts += ["--probe", args.probe]
+        if args.load_levels:
+            parts += ["--load-levels", ",".join(args.load_levels), "--load", args.load]
     if args.no_baseline:
         parts.append("--no-baseline")
     if args.launcher_args:
@@ -273,7 +336,7 @@ def run_sweep(args):
     # Everything given is checked before anything is built, launched, read or written.
     for flag in ("out", "emit_sbatch", "bench", "hostfile", "mpirun", "mpicc", "map_by",
                  "collective", "algorithms", "segsizes", "comm_sizes", "msg_sizes", "fault",
-                 "raw", "refine", "nodes", "ppn", "cluster"):
+                 "raw", "refine", "nodes", "ppn", "cluster", "probe", "load_levels"):
         values.one_line(getattr(args, flag), "--" + flag.replace("_", "-"))
     values.output_file(args.out, "--out")
     if args.raw is not None:
@@ -312,6 +375,8 @@ def run_sweep(args):
                   "--warmup", str(args.warmup)]
     if args.fault:
         bench_args += ["--fault", args.fault]
+    if args.probe:
+        bench_args += ["--probe", args.probe]
     bench_args += _runtime(cluster, groups)
     # A batch script for a real cluster builds the benchmark where it runs; the emulated
     # cluster's nodes share this machine's files, so it is built now.
@@ -329,7 +394,9 @@ def run_sweep(args):
         progress_interval=args.progress_interval, launches=args.launches, rel_ci=args.rel_ci,
         mode=args.mode, family=args.mpi, seed=args.seed, refine=args.refine_budget,
         confidence=args.confidence, equivalence=args.equivalence, raw=args.raw,
-        shapes=groups, links=cluster.describe() if cluster is not None else None)
+        shapes=groups, links=cluster.describe() if cluster is not None else None,
+        probe=args.probe, load_levels=args.load_levels,
+        load=_load_generator(args, cluster, bench_path, check=not (args.dry_run or sbatch)))
     cfg.options = _canonical(args, cfg, launcher.name, cluster=cluster)
 
     if sbatch:
@@ -349,6 +416,17 @@ def run_sweep(args):
             print(line)
         return 0
     return runner.run(cfg, sys.stderr)
+
+
+def _load_generator(args, cluster, bench_path, check):
+    """The --load generator of --load-levels (sweep/load.py), its program checked when the sweep
+    runs here; None without levels."""
+    if not args.load_levels:
+        return None
+    generator = load.make(args.load, cluster, bench_path)
+    if check:
+        generator.check()
+    return generator
 
 
 def _runtime(cluster, groups):

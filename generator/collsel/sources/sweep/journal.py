@@ -13,7 +13,7 @@ from collsel.core.files import write_file
 from collsel.core.table import COLUMN_ORDER, render_table
 from collsel.errors import InputError, located
 from collsel.sources.measure import benchmark_program as bench
-from collsel.sources.sweep import launch_stats, shapes
+from collsel.sources.sweep import launch_stats, load, shapes
 
 COLUMNS = list(COLUMN_ORDER)
 # Every launch's statistics of every point, kept beside the table (TABLE.launches): the table row
@@ -35,10 +35,12 @@ _RANGES = {"comm_size": values.COMM_SIZE, "msg_size": values.MSG_SIZE,
            "nodes": values.COMM_SIZE, "ppn": values.COMM_SIZE}
 
 
-def paired_columns(explicit):
+def paired_columns(explicit, loaded=False, probed=False):
     """The paired table's and journal's columns; an explicit nodes x ppn sweep (--nodes/--ppn)
-    adds `nodes` and `ppn` to both."""
-    extra = list(shapes.COLUMNS) if explicit else []
+    adds `nodes` and `ppn` to both, --load-levels `load_level`, a probing sweep (--probe,
+    --load-levels) `probe_us`."""
+    extra = ((list(shapes.COLUMNS) if explicit else []) + ([shapes.LOAD_COLUMN] if loaded else [])
+             + ([bench.PROBE_FIELD] if probed else []))
     return PAIRED_COLUMNS + extra, PAIRED_JOURNAL_COLUMNS + extra
 
 
@@ -159,6 +161,11 @@ def load_existing(path, columns, collective, repair=False, family="openmpi", lau
         if "launch" in row:
             for key in launch_stats.LAUNCH_FIELDS:
                 bench.check_field(key, row[key], f"{path}:{lineno}")
+        if row.get(bench.PROBE_FIELD):
+            bench.check_field(bench.PROBE_FIELD, row[bench.PROBE_FIELD], f"{path}:{lineno}")
+        if shapes.LOAD_COLUMN in row and row[shapes.LOAD_COLUMN] not in load.LEVELS:
+            raise located(path, lineno, f"{shapes.LOAD_COLUMN} {row[shapes.LOAD_COLUMN][:30]!r} "
+                          f"is not a load level ({', '.join(load.LEVELS)})")
         rows.append(row)
     meta = doc.metadata
     if "collective" in meta and meta["collective"] != collective:

@@ -59,6 +59,19 @@ def paired_header(cfg):
     if cfg.family != "openmpi":
         meta["algorithm_family"] = cfg.family
         meta.pop("ompi_version", None)          # the benchmark's mpi_library names the MPI
+    if cfg.probe:
+        meta["probe"] = (f"benchmark --probe {cfg.probe} (collsel_probe, runtime/collsel_probe.c)"
+                         ": before every round, 4096-byte ping-pongs between rank pairs, at "
+                         "most REPS per pair and none after CAP_US us, the mean half round trip "
+                         "per pair, the max over pairs; probe_us = the median over launches of "
+                         "each launch's median round probe (the same for every method of a "
+                         "cell); the journal keeps each launch's")
+    if cfg.load_levels:
+        meta["load"] = cfg.load.describe()
+        meta["load_levels"] = (",".join(cfg.load_levels) + ": every level of a shape in each "
+                               "round of launches, in this order; load_level is experiment "
+                               "control only, a decision may use probe_us (what the probe sees "
+                               "at run time)")
     return meta
 
 
@@ -104,7 +117,8 @@ class _State:
         self.journal_file = journal_path(cfg.out)
         self.meta, self.journal_meta, self.dropped, self.grew = {}, {}, [], False
         rows, journal_rows = [], []
-        self.columns, self.journal_columns = paired_columns(cfg.explicit)
+        self.columns, self.journal_columns = paired_columns(cfg.explicit, bool(cfg.load_levels),
+                                                            bool(cfg.probe))
         self.resuming = resuming(cfg)
         if self.resuming:
             resume.check_mode(cfg.out, cfg.options)
@@ -131,6 +145,9 @@ def dry_run(cfg):
     for shape, k, sizes in launches:
         raw_path = raw_files.part_path(cfg.raw, shape, k, 1, create=False) if cfg.raw else None
         argv, env, _ = launch_command(cfg, shape, k, sizes, raw_path)
+        if shape.load:
+            lines.append(f"# load {shape.load}: "
+                         + ("; ".join(cfg.load.commands_text(shape.load)) or "nothing"))
         lines.append(launchers.render(argv, env))
     lines.append(f"# {len(launches)} paired launches, {plan.total() - plan.measured()} of "
                  f"{plan.total()} (size, method, launch) points to measure ({cfg.launches} "
@@ -154,6 +171,8 @@ class _Sweep:
         self.journal = TableFile(self.state.journal_file, self.state.journal_columns)
         self.watch = hygiene.Watch()
         self.failures = 0
+        # --probe: every line ends with the size's median round probe
+        self._fields = bench.PAIRED_OUTPUT_FIELDS + ((bench.PROBE_FIELD,) if cfg.probe else ())
         self.progress = Progress(self.plan.total(), self.plan.measured(), progress_stream,
                                  cfg.progress_interval)
 
@@ -226,6 +245,14 @@ class _Sweep:
         write_file(self.cfg.out, render_table(rows, doc.metadata, columns=self.state.columns))
 
     def _launch(self, shape, k, sizes):
+        """Launch k of `shape` under its load level, when it has one (sweep/load.py: started
+        before, stopped after)."""
+        if not shape.load:
+            return self._measure(shape, k, sizes)
+        with self.cfg.load.running(shape.load):
+            return self._measure(shape, k, sizes)
+
+    def _measure(self, shape, k, sizes):
         """Launch k of `shape` over `sizes` (again for what a failed size left, like the
         per-method mode); its rows and mark, with the hosts its ranks ran on, go to the journal
         in one write. Ranks placed otherwise than the mapping says stop the sweep
@@ -263,7 +290,7 @@ class _Sweep:
                 hosts.append(self._placement(shape, k, meta))
 
             result = run_launch(argv, env, todo, cfg.silence_timeout, on_line, lines=lines,
-                                names=bench.PAIRED_OUTPUT_FIELDS, on_header=on_header)
+                                names=self._fields, on_header=on_header)
             self._library(result.meta)
             todo = [m for m in todo if m not in done]
             if result.failure is None:
@@ -322,7 +349,8 @@ class _Sweep:
                        "seed": seed, **{f: fields[f] for f in
                                         ("mean_us", "median_us", "min_us", "max_us", "stdev_us",
                                          "ci_halfwidth_us", "n", "ci_met")},
-                       **shape.columns()}
+                       **shape.columns(),
+                       **({bench.PROBE_FIELD: fields[bench.PROBE_FIELD]} if cfg.probe else {})}
                 rows.append(row)
                 self.plan.add(shape, m, method, k, row)
         text = render_table(rows, {}, columns=self.state.journal_columns).split("\n", 1)[1]

@@ -11,6 +11,7 @@ import numpy as np
 
 from collsel.core import algorithms
 from collsel.core.algorithms import Method
+from collsel.sources.measure.benchmark_program import PROBE_FIELD
 from collsel.sources.sweep import launch_stats, shapes, ties
 
 
@@ -109,6 +110,7 @@ class PairedPlan:
         (launch_stats.combine), with `tied` and `p_best` (ties.verdict)."""
         _, medians, cis = self.arrays(shape, m)
         _, tied, p_best = ties.verdict(medians, cis, self.cell_seed(shape, m))
+        probe = self.probe_us(shape, m)
         rows = []
         for j, method in enumerate(self.cfg.methods):
             got = self.data[(shape, m, method)]
@@ -119,5 +121,17 @@ class PairedPlan:
                          "segsize": method.segsize, "faninout": method.faninout, **stats,
                          "tied": int(tied[j]),
                          "p_best": None if p_best is None else round(float(p_best[j]), 4),
-                         **shape.columns()})
+                         **shape.columns(), **probe})
         return rows
+
+    def probe_us(self, shape, m):
+        """{probe_us: the median over the cell's launches of each launch's median round
+        probe} of a probing sweep (every method of a launch shares its rounds, so one value per
+        cell), {} otherwise."""
+        if not self.cfg.probe:
+            return {}
+        per_launch = {}
+        for x in self.cfg.methods:
+            for k, row in self.data[(shape, m, x)].items():
+                per_launch.setdefault(k, float(row[PROBE_FIELD]))
+        return {PROBE_FIELD: round(float(np.median(list(per_launch.values()))), 3)}

@@ -98,10 +98,15 @@ class Config:
     raw: str = None             # paired: --raw FILE
     shapes: list = None         # paired: --nodes x --ppn (sweep/shapes.py); None: comm_sizes
     links: str = None           # --cluster: the emulated cluster's links (Cluster.describe())
+    probe: str = None           # paired: the benchmark's --probe REPS:CAP_US, None = no probe
+    load_levels: list = None    # paired: --load-levels, in launch order within a round
+    load: object = None         # paired: the load generator (sweep/load.py) of load_levels
 
     def groups(self):
-        """What each launch runs on: the explicit shapes, or one plain shape per P."""
-        return self.shapes or shapes.plain(self.comm_sizes)
+        """What each launch runs on: the explicit shapes, or one plain shape per P; each once
+        per load level (shapes.with_levels)."""
+        return shapes.with_levels(self.shapes or shapes.plain(self.comm_sizes),
+                                  self.load_levels)
 
     @property
     def explicit(self):

@@ -5,7 +5,8 @@ written by `collsel sweep` itself). A resumed sweep must measure its points the 
 ones were measured, so these must match:
 
     --mode --mpi --seed --collective --launches --time-cap --rel-ci --min-reps --max-reps
-    --warmup --launcher --launcher-args --bench --cluster (and the --fault test hook)
+    --warmup --launcher --launcher-args --bench --cluster --probe --load-levels --load (and the
+    --fault test hook)
 
 (a table whose options name no --mode was written before paired mode existed: per-method)
 
@@ -34,7 +35,8 @@ MUST_MATCH = (("--mode", str, "per-method"), ("--mpi", str, "openmpi"), ("--seed
               ("--min-reps", int, None), ("--max-reps", int, None), ("--warmup", int, None),
               ("--launcher", str, None), ("--launcher-args", str, ""),
               ("--bench", str, "(the built collsel_bench)"), ("--fault", str, ""),
-              ("--cluster", str, ""))
+              ("--cluster", str, ""), ("--probe", str, ""), ("--load-levels", str, ""),
+              ("--load", str, ""))
 GRID = ("--comm-sizes", "--nodes", "--ppn", "--msg-sizes", "methods")
 
 
