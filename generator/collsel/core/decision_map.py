@@ -2,8 +2,10 @@
 
 Axes are the distinct measured values. Between two measured values the cut is at the midpoint
 (P and numeric z linearly, m in log2 space, i.e. the geometric mean); a value exactly on the
-midpoint belongs to the smaller cell. Beyond the measured range the edge cell extends, so every
-P >= 1, m >= 0 (and every z) falls in some cell.
+midpoint belongs to the smaller cell. A measured time as z (a column named *_us, e.g. probe_us)
+is binned first (core.zbins: a few quantile bins, the same midpoint rule between them). Beyond
+the measured range the edge cell extends, so every P >= 1, m >= 0 (and every z) falls in some
+cell.
 
 A method is (algorithm, segsize, faninout). Methods are sorted; when the table has baseline
 (algorithm 0) rows and `defer` is on (the default), "defer to the MPI" (Method(0, 0, 0), whose
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collsel.core import algorithms, imputation, ties, values
+from collsel.core import algorithms, imputation, ties, values, zbins
 from collsel.core.algorithms import Method, describe
 from collsel.errors import InputError
 
@@ -135,6 +137,13 @@ def z_axis(name, raw, origin=None):
     return make_axis(name, LINEAR, raw)
 
 
+def binned_axis(name, found):
+    """The axis of a binned z (core.zbins.Bins): its bins' values, cut by the midpoint rule
+    between the values either side of each boundary."""
+    cuts = [midpoint_cuts([low, high], LINEAR)[0] for low, high in zip(found.lows, found.highs)]
+    return Axis(name, LINEAR, list(found.values), [str(v) for v in found.values], cuts)
+
+
 DEFER = Method(algorithms.BASELINE_ALGORITHM, 0, 0)
 
 
@@ -166,6 +175,9 @@ def build_map(table, z_column=None, tolerance=None, defer=True):
     if len(collectives) != 1:
         raise InputError(f"a decision map needs one collective, got {sorted(collectives)}")
     collective = collectives.pop()
+    binned = None
+    if z_column and zbins.binned(z_column):
+        table, binned = zbins.bin_table(table, z_column)
     baseline = table.algorithm == algorithms.BASELINE_ALGORITHM
     cand = ~baseline
     if not cand.any():
@@ -178,7 +190,8 @@ def build_map(table, z_column=None, tolerance=None, defer=True):
             make_axis("msg_size", LOG2, table.msg_size[on_axes].tolist())]
     if z_column:
         rows = np.flatnonzero(on_axes)
-        axes.append(z_axis(z_column, [z_raw[i] for i in rows], [table.origin[i] for i in rows]))
+        axes.append(z_axis(z_column, [z_raw[i] for i in rows], [table.origin[i] for i in rows])
+                    if binned is None else binned_axis(z_column, binned))
 
     # Methods sorted as Method orders them (algorithm, segsize, faninout): np.unique's row order.
     keys = np.stack([table.algorithm, table.segsize, table.faninout], axis=1).astype(np.int64)
