@@ -5,7 +5,9 @@
  * Considering System Utilization"): the ranks of a communicator form pairs that cross nodes
  * whenever the communicator spans several, and all pairs at once exchange short ping-pongs of
  * msg_size bytes (4 KB by default). Each pair's figure is the mean of its half round trips
- * (HP2P's figure: a preemption or a queue on the way counts, as it would in a collective); the
+ * (HP2P's figure: a preemption or a queue on the way counts, as it would in a collective)
+ * but the first, which waits for a partner still busy elsewhere (ranks leave a collective at
+ * different times) and so synchronises the pair (counted only when it is the only one); the
  * probe's figure is the maximum over pairs (or their median), in microseconds, and every rank
  * gets the same value. What it sees is only what is visible at run time (the latency of
  * this job's own links under whatever else runs), never a nominal load level.

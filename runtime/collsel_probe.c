@@ -203,7 +203,7 @@ collsel_probe_error collsel_probe_init(MPI_Comm comm, const collsel_probe_config
 }
 
 /* The initiator's ping-pongs: the mean half round trip (HP2P's figure: a preemption or a
- * queue on the way counts), and how many were made. */
+ * queue on the way counts) of all but the first, and how many were made. */
 static int probe_initiate(collsel_probe *p, double start, double *figure, uint32_t *reps)
 {
     const int m = (int)p->cfg.msg_size;
@@ -220,11 +220,15 @@ static int probe_initiate(collsel_probe *p, double start, double *figure, uint32
         if (last)
             break;
     }
+    /* The first exchange waits for a partner that is still busy elsewhere (ranks leave the
+     * previous collective at different times): it synchronises the pair and is not counted,
+     * unless it is the only one. */
+    uint32_t from = n > 1 ? 1 : 0;
     double sum = 0;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = from; i < n; i++)
         sum += p->times[i];
     *reps = n;
-    *figure = sum / n;
+    *figure = sum / (n - from);
     return 0;
 }
 
