@@ -13,7 +13,6 @@ this machine, P = 2 and 4 (tests/integration/probe_check.c prints every rank's v
 The cost (median and max over 1,000 calls of the slowest rank's time in the call) is printed
 with -s; it is measured, never asserted. The emulated cluster is not used.
 """
-import os
 import pathlib
 import shutil
 import statistics

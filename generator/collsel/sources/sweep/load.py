@@ -11,7 +11,8 @@ Generators (GENERATORS; `offered` says what each level offers, recorded in the t
   stress-memory  local: stress-ng `stream` workers (memory bandwidth): 1, cores, 2 x cores
   iperf3         emulated cluster: TCP streams between the nodes' namespaces, node k to node
                  k + 1 (a ring), each offered 10 / 40 / 80 % of the sending node's link rate
-                 (iperf3 -b); servers first, then clients (designed; not yet run)
+                 (iperf3 -b, -t 0: until stopped); servers first, then clients (designed;
+                 not yet run on the cluster)
   slurm-mpi      emulated cluster: another Slurm job (srun outside the sweep's allocation), one
                  rank per node, back-to-back bcasts of 4 KiB / 64 KiB / 1 MiB (the benchmark
                  itself as the traffic program; unpaced, the traffic rises with the size;
@@ -67,6 +68,7 @@ def parse_levels(text):
 class Generator:
     """Levels by name; `running(level)` makes the load for the duration of a with-block."""
     name = "?"
+    summary = "?"           # what kind of load, for `describe`
     program = None          # the program every level runs (checked by `check`)
     where = "local"         # or "cluster": needs --cluster
 
