@@ -53,12 +53,12 @@ def launch_env(layout):
 def mpich_launch_args(layout):
     """mpiexec.mpich flags that start hydra's proxies on the nodes through the agent; the proxies
     connect back to mpiexec on the bridge address (the host's name means nothing inside).
-    UCX_TLS=tcp,self: Debian's MPICH runs over UCX, whose shared-memory transports reach across
-    the namespaces (they share this machine's memory): without it a "2-node" bcast of 1 KiB
-    took 0.63 us and never touched the shaped links. Ranks on one node then talk over TCP too
-    (a real node would use shared memory): the cost of an honest network."""
-    return ["-launcher", "ssh", "-launcher-exec", layout.agent, "-iface", names.BRIDGE,
-            "-genv", "UCX_TLS", "tcp,self"]
+    Caveat: Debian's MPICH runs over UCX, whose shared-memory transports reach across the
+    namespaces (they share this machine's memory), so MPICH traffic between "nodes" does not
+    cross the shaped links (a 2-node 1 KiB bcast: 0.63 us). UCX_TLS=tcp,self would route it
+    over TCP, but then about 1 launch in 4 of a 4-node job hung at exit here (measured
+    2026-11-23), so it is not set: MPICH on the cluster proves decisions, not network times."""
+    return ["-launcher", "ssh", "-launcher-exec", layout.agent, "-iface", names.BRIDGE]
 
 
 def env_file(env):
