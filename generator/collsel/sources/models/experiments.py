@@ -219,14 +219,15 @@ def measure(runner, comm_sizes, msg_sizes, launches=3, command="", comm_sizes_te
     return rows, meta
 
 
-def save(rows, metadata):
+def save(rows, metadata, columns=COLUMNS):
+    """An experiment file: `# key=value` metadata lines, then the rows' `columns` as CSV."""
     out = io.StringIO()
     for k, v in metadata.items():
         out.write(f"# {k}={v}\n")
-    w = csv.DictWriter(out, COLUMNS, lineterminator="\n")
+    w = csv.DictWriter(out, columns, lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: r[k] for k in COLUMNS})
+        w.writerow({k: r[k] for k in columns})
     return out.getvalue()
 
 

@@ -14,8 +14,6 @@ Every experiment is repeated until its 95 % confidence interval is within --rel-
 (or --max-reps, or --time-cap seconds per round). Rows (one per experiment and launch) are
 saved as CSV (`save`/`load`) so a fit can be redone without measuring.
 """
-import csv
-import io
 import time
 
 from collsel import __version__
@@ -139,14 +137,7 @@ def launch_metadata(runner, command, P):
 
 
 def save(rows, metadata):
-    out = io.StringIO()
-    for k, v in metadata.items():
-        out.write(f"# {k}={v}\n")
-    w = csv.DictWriter(out, COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: r[k] for k in COLUMNS})
-    return out.getvalue()
+    return experiments.save(rows, metadata, COLUMNS)
 
 
 _INTS = {"root": (-1, MAX_PROCS - 1), "a": (-1, MAX_PROCS - 1), "b": (-1, MAX_PROCS - 1),
