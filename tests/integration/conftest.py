@@ -10,15 +10,15 @@ and left up (for a developer who has it up for other work). A test that needs th
 itself takes `cluster_names_free` (below).
 """
 import atexit
-import fcntl
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
+
+from collsel.core.flock import wait_exclusive
 
 CLUSTER_ARGS = ("--nodes", "4", "--rate", "1gbit")
 CLUSTER_TIMEOUT_S = 120
@@ -67,18 +67,11 @@ class _Session:
         if self.lock_fd is not None:
             return
         fd = os.open(SESSION_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        deadline = time.monotonic() + SESSION_LOCK_WAIT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    holder = os.pread(fd, 200, 0).decode(errors="replace").strip()
-                    os.close(fd)
-                    pytest.fail(f"another test session ({holder or '?'}) has held the emulated "
-                                f"cluster for {SESSION_LOCK_WAIT_S} s ({SESSION_LOCK})")
-                time.sleep(0.5)
+        if not wait_exclusive(fd, SESSION_LOCK_WAIT_S, step_s=0.5):
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip()
+            os.close(fd)
+            pytest.fail(f"another test session ({holder or '?'}) has held the emulated "
+                        f"cluster for {SESSION_LOCK_WAIT_S} s ({SESSION_LOCK})")
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"PID {os.getpid()}\n".encode(), 0)
         self.lock_fd = fd

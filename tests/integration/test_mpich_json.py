@@ -25,17 +25,16 @@ Shown here:
     deferring file gives correct results.
 """
 import contextlib
-import fcntl
 import json
 import os
 import pathlib
 import statistics
 import subprocess
-import time
 
 import pytest
 
 from collsel.core import treefile
+from collsel.core.flock import wait_exclusive
 from collsel.sinks.emit import mpich_json
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -74,15 +73,8 @@ def collsel(*args):
 def measure_lock():
     """The machine-wide measurement lock, waited for at most 30 minutes."""
     with open(LOCK, "a") as lock:
-        deadline = time.monotonic() + 1800
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"{LOCK} held by another measurement for 30 minutes")
-                time.sleep(2)
+        if not wait_exclusive(lock.fileno(), 1800, step_s=2):
+            pytest.fail(f"{LOCK} held by another measurement for 30 minutes")
         yield
 
 
