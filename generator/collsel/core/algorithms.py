@@ -94,6 +94,59 @@ _ALIASES = {
 }
 
 
+# Hierarchical methods (Hasanov & Lastovetsky): G groups of consecutive ranks, the collective
+# inside the groups and among the group leaders, each level a coll/tuned algorithm (0 = Open
+# MPI's own decision on that communicator). bcast: leaders first, then groups; reduce: groups
+# first, then leaders. Open MPI only. One integer carries them, so tables, trees and the
+# benchmark's --methods hold them like any algorithm id:
+#   id = HIER_BASE + G * 100 + inner * 10 + outer     (2 <= G <= HIER_MAX_GROUPS)
+# and the name `hier:G:INNER:OUTER` (INNER, OUTER: ids or names) spells the same method.
+HIER_BASE = 1_000_000
+HIER_MAX_GROUPS = 9999
+
+
+@dataclass(frozen=True)
+class Hier:
+    groups: int
+    inner: int
+    outer: int
+
+
+def hier_id(collective, groups, inner, outer):
+    """The algorithm id of a hierarchical method, its parts checked (InputError)."""
+    check_collective(collective)
+    if collective not in ("bcast", "reduce"):
+        raise InputError(f"hierarchical methods exist for bcast and reduce, not {collective}")
+    if not 2 <= groups <= HIER_MAX_GROUPS:
+        raise InputError(f"hierarchical method: G = {groups} groups (2-{HIER_MAX_GROUPS})")
+    for level, alg in (("inner", inner), ("outer", outer)):
+        if alg not in ALGORITHMS[collective] or alg > 9:
+            raise InputError(f"hierarchical method: {level} algorithm {alg} is no coll/tuned "
+                             f"{collective} algorithm")
+    return HIER_BASE + groups * 100 + inner * 10 + outer
+
+
+def hier_parts(alg):
+    """Hier(G, inner, outer) of a hierarchical id, None for a flat one."""
+    if alg < HIER_BASE + 200 or alg > HIER_BASE + HIER_MAX_GROUPS * 100 + 99:
+        return None
+    rest = alg - HIER_BASE
+    return Hier(rest // 100, rest // 10 % 10, rest % 10)
+
+
+def _hier_from_text(collective, text, family):
+    """`hier:G:INNER:OUTER` -> id (Open MPI family only)."""
+    parts = text.split(":")
+    if len(parts) != 4 or not re.fullmatch(r"\d+", parts[1]):
+        raise InputError(f"hierarchical method '{text}' must be hier:G:INNER:OUTER "
+                         "(e.g. hier:2:linear:linear)")
+    if family != "openmpi":
+        raise InputError(f"hierarchical method '{text}': Open MPI only (inner and outer are "
+                         "coll/tuned algorithms)")
+    inner, outer = (algorithm_id(collective, x, family) for x in parts[2:])
+    return hier_id(collective, int(parts[1]), inner, outer)
+
+
 FAMILIES = ("openmpi", "mpich")
 DEFAULT_FAMILY = "openmpi"
 
@@ -145,8 +198,13 @@ def algorithm_id(collective, name, family=DEFAULT_FAMILY):
     check_collective(collective, family)
     known_ids = registry(family)[collective]
     text = str(name).strip()
+    if text.lower().startswith("hier:"):
+        return _hier_from_text(collective, text, family)
     if re.fullmatch(r"\d+", text):
         alg = int(text)
+        h = hier_parts(alg) if family == "openmpi" else None
+        if h:
+            return hier_id(collective, h.groups, h.inner, h.outer)
         if alg not in known_ids:
             raise InputError(f"{collective} has no {_qualifier(family)}algorithm {alg} "
                              f"(ids 0-{max(known_ids)})")
@@ -163,6 +221,9 @@ def algorithm_id(collective, name, family=DEFAULT_FAMILY):
 
 
 def algorithm_name(collective, alg, family=DEFAULT_FAMILY):
+    h = hier_parts(alg) if family == "openmpi" else None
+    if h:
+        return f"hier:{h.groups}:{h.inner}:{h.outer}"
     return registry(family)[collective][alg]
 
 
@@ -192,6 +253,9 @@ def describe(collective, method, family=DEFAULT_FAMILY):
     if method.algorithm == BASELINE_ALGORITHM:
         return "defer"
     names = registry(family).get(collective, {})
+    h = hier_parts(method.algorithm) if family == "openmpi" else None
+    if h:   # e.g. hier4/chain/linear: 4 groups, chain inside, linear among the leaders
+        return f"hier{h.groups}/{names.get(h.inner, h.inner)}/{names.get(h.outer, h.outer)}"
     name = names.get(method.algorithm, f"alg{method.algorithm}")
     if method.segsize:
         seg = method.segsize

@@ -73,6 +73,15 @@
  *       msg_size algorithm segsize faninout mean_us median_us min_us max_us stdev_us
  *       ci_halfwidth_us n ci_met
  *     and with --raw FILE every repetition in ReproMPI's per-repetition layout, in call order.
+ *   - hierarchical methods (Open MPI): an id A >= HIER_BASE (1000000) is A = HIER_BASE + G * 100
+ *     + INNER * 10 + OUTER (core/algorithms.py): G groups of consecutive ranks (rank r in group
+ *     r * G / P; G is capped at P; on a cluster ranks are mapped by node, so groups follow nodes),
+ *     the first rank of each group its leader. bcast: MPI_Bcast among the leaders (root 0), then
+ *     inside each group; reduce: MPI_Reduce inside each group into the leader, then among the
+ *     leaders into rank 0. The group communicator is split while coll/tuned's variables name
+ *     INNER, the leaders' while they name OUTER (segment size 0, fan-outs the launch's), once per
+ *     launch, before any timing; the two splits' cost (slowest rank, after a barrier) is
+ *     reported in the header as `#@hier_split_us=A=US,...`, not in the method's time;
  *   - --probe REPS[:CAP_US] (paired mode; `collsel sweep --probe`, `--load-levels`): before every
  *     round all ranks run the run-time library's probe (runtime/collsel_probe.c, included below:
  *     one implementation) on MPI_COMM_WORLD, outside the timed calls, with at most REPS
@@ -99,6 +108,7 @@
 #define MAX_SIZES 4096
 #define MAX_METHODS 256
 #define MAX_TOKEN 64
+#define HIER_BASE 1000000LL   /* hierarchical method ids, see the top comment */
 
 #if defined(OPEN_MPI)
 #define MPI_FAMILY "openmpi"
@@ -141,6 +151,10 @@ struct method {
     long fanout;            /* 0 = the MPI's default */
     MPI_Comm comm;          /* the communicator it runs on */
     long long enum_value;   /* MPICH: value of MPIR_CVAR_<COLL>_INTRA_ALGORITHM */
+    int groups;             /* hierarchical: G (0 = a flat method), inner, outer algorithm */
+    int inner, outer;
+    MPI_Comm group, leaders;    /* hierarchical: this rank's group; the leaders (others: NULL) */
+    double split_us;            /* hierarchical: the two MPI_Comm_split calls, slowest rank */
 };
 
 struct options {
@@ -268,6 +282,17 @@ static int parse_methods(const char *text, int rank, struct options *o)
         mt->fanout = 0;
         if (fan && parse_long(fan, 0, INT_MAX, &mt->fanout) != 0)
             return usage_error(rank, "--methods: bad fan-in/out '%s' (integer >= 0)", fan);
+        mt->groups = 0;
+        if (strcmp(MPI_FAMILY, "openmpi") == 0 && atoll(tok) >= HIER_BASE) {
+            long long h = atoll(tok) - HIER_BASE;
+            mt->groups = (int)(h / 100);
+            mt->inner = (int)(h / 10 % 10);
+            mt->outer = (int)(h % 10);
+            if (mt->groups < 2 || mt->segsize || mt->fanout)
+                return usage_error(rank, "--methods: hierarchical method '%s' needs G >= 2, "
+                                   "segment size and fan-in/out 0", tok);
+        }
+        mt->group = mt->leaders = MPI_COMM_NULL;
         if (strcmp(MPI_FAMILY, "mpich") == 0 && (mt->segsize || mt->fanout))
             return usage_error(rank, "--methods: '%s': MPICH algorithms take segment size and "
                                "fan-in/out 0", tok);
@@ -596,6 +621,7 @@ struct bufs {
     unsigned char *big;     /* lmo-scan, lmo-binomial: nprocs * max size (every block) */
     int *map;               /* lmo-binomial: the rank playing tree node v */
     int node;               /* lmo-binomial: this rank's tree node */
+    unsigned char *tmp;     /* hierarchical reduce: a group's result on its leader */
 };
 
 /* Experiments timed on the root alone (other ranks contribute 0 to the max). */
@@ -959,6 +985,40 @@ static int force_openmpi_method(struct cvar *cv, const int *have, const struct m
     return 0;
 }
 
+/* Open MPI, a hierarchical method: its group communicator split while the variables name the
+ * inner algorithm, the leaders' while they name the outer one; the splits' cost measured. */
+static int split_hier(struct cvar *cv, const int *have, struct method *mt, int rank, char *msg,
+                      size_t msg_size)
+{
+    int nprocs, code;
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
+    int groups = mt->groups < nprocs ? mt->groups : nprocs;
+    int color = (int)((long long)rank * groups / nprocs);
+    int first = (int)(((long long)color * nprocs + groups - 1) / groups);   /* group's rank 0 */
+    struct method level = *mt;
+    level.groups = 0;
+    level.segsize = 0;
+    level.fanout = 0;
+    snprintf(level.alg, sizeof level.alg, "%d", mt->inner);
+    if ((code = force_openmpi_method(cv, have, &level, msg, msg_size)) != 0)
+        return code;
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    double t0 = now();
+    MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &mt->group));
+    double spent = now() - t0;
+    snprintf(level.alg, sizeof level.alg, "%d", mt->outer);
+    if ((code = force_openmpi_method(cv, have, &level, msg, msg_size)) != 0)
+        return code;
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    t0 = now();
+    MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank == first ? 0 : MPI_UNDEFINED, rank,
+                             &mt->leaders));
+    spent += now() - t0;
+    MPI_CHECK(MPI_Allreduce(&spent, &mt->split_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    mt->split_us *= 1e6;
+    return 0;
+}
+
 /* Open MPI: one communicator per method, dup'ed right after its control variables were set
  * (coll/tuned copies them into the communicator's module when it is created). */
 static int force_openmpi(struct options *o, int rank)
@@ -992,20 +1052,31 @@ static int force_openmpi(struct options *o, int rank)
         code = 6;
     }
     for (int k = 0; !code && k < o->nmethods && enum_count(&cv[0]) > 0; k++) {
-        long long v = atoll(o->methods[k].alg);
-        if (enum_lookup(&cv[0], NULL, &v, known, sizeof known) != 0) {
-            snprintf(msg, sizeof msg, "--methods: '%s' is not a coll/tuned %s algorithm "
-                     "(known: %s)", o->methods[k].alg, coll_name(o), known);
-            code = 2;
-        }
+        const struct method *mt = &o->methods[k];
+        long long levels[2] = {mt->groups ? mt->inner : atoll(mt->alg), mt->outer};
+        for (int l = 0; l < (mt->groups ? 2 : 1) && !code; l++)
+            if (enum_lookup(&cv[0], NULL, &levels[l], known, sizeof known) != 0) {
+                snprintf(msg, sizeof msg, "--methods: '%s' %s is not a coll/tuned %s algorithm "
+                         "(known: %s)", mt->alg, mt->groups ? (l ? "(outer)" : "(inner)") : "",
+                         coll_name(o), known);
+                code = 2;
+            }
     }
     if ((code = agree(code, msg, rank)) != 0)
         return code;
     for (int k = 0; k < o->nmethods; k++) {
-        code = force_openmpi_method(cv, have, &o->methods[k], msg, sizeof msg);
+        struct method *mt = &o->methods[k];
+        if (mt->groups) {
+            code = split_hier(cv, have, mt, rank, msg, sizeof msg);
+            if ((code = agree(code, msg, rank)) != 0)
+                return code;
+            MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &mt->comm));
+            continue;
+        }
+        code = force_openmpi_method(cv, have, mt, msg, sizeof msg);
         if ((code = agree(code, msg, rank)) != 0)
             return code;
-        MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &o->methods[k].comm));
+        MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &mt->comm));
     }
     for (int i = 0; i < 4; i++)   /* later communicators get the launch's own settings */
         if (have[i])
@@ -1158,6 +1229,15 @@ static void print_header(FILE *out, const struct options *o, const struct forcin
                 o->seed, o->methods_arg);
         probe_header(out);
         fprintf(out, "#@mpi_family=%s\n", MPI_FAMILY);
+        for (int k = 0, n = 0; k < o->nmethods; k++)   /* hierarchical: the splits' cost */
+            if (o->methods[k].groups)
+                fprintf(out, "%s%s=%.6g", n++ ? "," : "#@hier_split_us=", o->methods[k].alg,
+                        o->methods[k].split_us);
+        for (int k = 0; k < o->nmethods; k++)
+            if (o->methods[k].groups) {
+                fprintf(out, "\n");
+                break;
+            }
         if (fs->per_call) {   /* MPICH: what each name resolved to */
             fprintf(out, "#@collective_fallback=%s\n#@algorithm_cvar=%s\n#@algorithm_values=",
                     fs->fallback, fs->alg.name);
@@ -1169,9 +1249,26 @@ static void print_header(FILE *out, const struct options *o, const struct forcin
     }
 }
 
-static void run_once(const struct options *o, struct bufs *bf, int count, MPI_Comm comm)
+/* A hierarchical method (see the top comment); the reduce's group result goes through bf->tmp
+ * on the leaders. */
+static void run_hier(const struct options *o, struct bufs *bf, int count, const struct method *mt)
 {
-    if (o->experiment != EXP_NONE)
+    if (o->coll == COLL_BCAST) {
+        if (mt->leaders != MPI_COMM_NULL)
+            MPI_CHECK(MPI_Bcast(bf->a, count, MPI_BYTE, 0, mt->leaders));
+        MPI_CHECK(MPI_Bcast(bf->a, count, MPI_BYTE, 0, mt->group));
+        return;
+    }
+    MPI_CHECK(MPI_Reduce(bf->a, bf->tmp, count, MPI_UNSIGNED_CHAR, MPI_SUM, 0, mt->group));
+    if (mt->leaders != MPI_COMM_NULL)
+        MPI_CHECK(MPI_Reduce(bf->tmp, bf->b, count, MPI_UNSIGNED_CHAR, MPI_SUM, 0, mt->leaders));
+}
+
+static void run_once(const struct options *o, struct bufs *bf, int count, MPI_Comm comm, int k)
+{
+    if (k >= 0 && o->methods[k].groups)
+        run_hier(o, bf, count, &o->methods[k]);
+    else if (o->experiment != EXP_NONE)
         run_experiment(o, bf, count);
     else if (o->coll == COLL_BCAST)
         MPI_CHECK(MPI_Bcast(bf->a, count, MPI_BYTE, 0, comm));
@@ -1188,7 +1285,7 @@ static double warm_up(const struct options *o, const struct forcing *fs, struct 
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     select_method(o, fs, k, 1);
     double first = now();
-    run_once(o, bf, (int)m, comm);
+    run_once(o, bf, (int)m, comm, k);
     first = now() - first;
     check_result(o, bf, rank, nprocs, m, k >= 0 ? o->methods[k].alg : NULL);
     select_method(o, fs, k, 0);
@@ -1198,7 +1295,7 @@ static double warm_up(const struct options *o, const struct forcing *fs, struct 
         extra = (long)(0.1 * o->time_cap / first);
     select_method(o, fs, k, 1);
     for (long w = 0; w < extra; w++)
-        run_once(o, bf, (int)m, comm);
+        run_once(o, bf, (int)m, comm, k);
     select_method(o, fs, k, 0);
     return first;
 }
@@ -1212,7 +1309,7 @@ static void timed_call(const struct options *o, const struct forcing *fs, struct
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     select_method(o, fs, k, 1);
     double t0 = now();
-    run_once(o, bf, (int)m, comm);
+    run_once(o, bf, (int)m, comm, k);
     double t1 = now();
     select_method(o, fs, k, 0);
     sp->starts[i] = t0;
@@ -1786,7 +1883,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < opt.nsizes; i++)
         if (opt.sizes[i] > maxm) maxm = opt.sizes[i];
     struct bufs bf = {alloc_or_die(maxm, rank), alloc_or_die(maxm, rank), NULL, NULL, NULL,
-                      NULL, 0};
+                      NULL, 0, NULL};
     if (opt.experiment != EXP_NONE) {
         bf.reqs = alloc_or_die((size_t)nprocs * sizeof *bf.reqs, rank);
         bf.gather = alloc_or_die(rank == 0 ? (size_t)nprocs * opt.gather_size : 1, rank);
@@ -1817,6 +1914,9 @@ int main(int argc, char **argv)
                          alloc_or_die(reps * sizeof(double), rank),
                          alloc_or_die(paired ? reps * sizeof(int) : 1, rank)};
     memset(bf.b, 0, maxm ? maxm : 1);
+    for (int k = 0; paired && k < opt.nmethods && !bf.tmp; k++)
+        if (opt.methods[k].groups)
+            bf.tmp = alloc_or_die(maxm ? maxm : 1, rank);
     const int global = use_global_clock(&opt, nprocs);
     char *rank_hosts = gather_rank_hosts(rank, nprocs);
     if (bench_probe.reps && (rc = probe_start(opt.max_reps, rank)) != 0)
@@ -1874,8 +1974,14 @@ int main(int argc, char **argv)
     }
     if (raw && fclose(raw) != 0)
         fprintf(stderr, "collsel_bench: writing --raw file '%s' failed\n", opt.raw_path);
-    for (int k = 0; paired && k < opt.nmethods; k++)
+    for (int k = 0; paired && k < opt.nmethods; k++) {
         MPI_CHECK(MPI_Comm_free(&opt.methods[k].comm));
+        if (opt.methods[k].group != MPI_COMM_NULL)
+            MPI_CHECK(MPI_Comm_free(&opt.methods[k].group));
+        if (opt.methods[k].leaders != MPI_COMM_NULL)
+            MPI_CHECK(MPI_Comm_free(&opt.methods[k].leaders));
+    }
+    free(bf.tmp);
     free(bf.a);
     free(bf.b);
     free(bf.reqs);

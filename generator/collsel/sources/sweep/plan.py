@@ -23,7 +23,8 @@ def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=
                  family="openmpi"):
     """Methods to measure. Segmenting algorithms get every segment size; the others get 0.
     `ALG:SEG` pins one segment size. Asking for a segment size on an algorithm that ignores it
-    is an error rather than a silently repeated measurement. MPICH: its own algorithms (none
+    is an error rather than a silently repeated measurement. `hier:G:INNER:OUTER` adds a
+    hierarchical method (core.algorithms.hier_id; unsegmented). MPICH: its own algorithms (none
     segments), all but MPICH_NOT_BY_DEFAULT by default."""
     segsizes = (parse_size_list(segsizes_text, "--segsizes", *values.SEGSIZE,
                                 name="segment size") if segsizes_text
@@ -38,6 +39,12 @@ def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=
         items = [str(a) for a in sorted(names) if a != 0
                  and not (family == "mpich" and names[a] in MPICH_NOT_BY_DEFAULT)]
     for item in items:
+        if item.lower().startswith("hier:"):   # hier:G:INNER:OUTER (core.algorithms.HIER_BASE)
+            try:
+                methods.add(Method(algorithms.algorithm_id(collective, item, family), 0))
+            except InputError as e:
+                raise InputError(f"--algorithms: {e}") from None
+            continue
         name, _, seg = item.partition(":")
         try:
             alg = algorithms.algorithm_id(collective, name, family)
