@@ -6,8 +6,10 @@
  * gives an error code, never a crash, a hang or a read outside the buffer.
  *
  * ------------------------------------------------------------------------------------------
- * API, version 1.1.0 (COLLSEL_TREE_VERSION_MAJOR/MINOR/PATCH below; 1.1.0 added
- * collsel_tree_msg_cuts() and collsel_tree_method()).
+ * API, version 1.2.0 (COLLSEL_TREE_VERSION_MAJOR/MINOR/PATCH below; 1.1.0 added
+ * collsel_tree_msg_cuts() and collsel_tree_method(); 1.2.0 blob format 2 with hierarchical
+ * methods and the algorithm family: collsel_tree_format(), collsel_tree_family(),
+ * collsel_tree_hier()).
  *
  * Naming. Every identifier starts with collsel_tree_ (types, functions) or COLLSEL_TREE_
  * (macros, error codes). The query functions are named as in the C that `collsel build` /
@@ -42,20 +44,23 @@
  * (collsel_tree_version() / 10000 == COLLSEL_TREE_VERSION_MAJOR). A new major version may
  * change or remove declarations; a minor version only adds. COLLSEL_TREE_FORMAT_VERSION is the
  * version of the blob format, independent of the API version: the loader accepts exactly that
- * format version and rejects others with COLLSEL_TREE_EVERSION.
+ * format version and format 1, and rejects others with COLLSEL_TREE_EVERSION.
  *
  * ------------------------------------------------------------------------------------------
- * Blob format, version 1. All integers little-endian, no padding, no alignment requirement.
+ * Blob format, version 2 (version 1 differs where marked [v1]; the emitter writes 2). All
+ * integers little-endian, no padding, no alignment requirement.
  *
  *   offset  size      field
  *   0       4         magic "CSLT" (0x43 0x53 0x4C 0x54)
- *   4       1         format version = 1
+ *   4       1         format version = 2 [v1: 1]
  *   5       1         A = number of axes: 2 (comm_size, msg_size) or 3 (+ z)
  *   6       1         split mode: 0 = balanced, 1 = replicate (see "Descent" below)
  *   7       1         W = bytes per node: 2 or 4
  *   8       4         u32 N = node count, >= 1 (W = 2 needs N <= 32768)
  *   12      2         u16 M = method count, >= 1 (W = 2 needs M <= 32768)
- *   14      2         reserved, 0
+ *   14      1         algorithm family: 0 = Open MPI coll/tuned ids, 1 = MPICH ids [v1: 0,
+ *                     read as COLLSEL_TREE_FAMILY_UNKNOWN]
+ *   15      1         reserved, 0
  *   16      16        collective name: 1-16 printable ASCII bytes (0x21-0x7E), NUL-padded
  *   32      4 * A     axis records, one per axis:
  *                       u8  kind: 0 = linear, 1 = log2, 2 = category
@@ -69,7 +74,14 @@
  *                       cell, values beyond either end take the edge category)
  *                     cell of a value v = number of cuts <= v (cut k-1 is the smallest value
  *                     in cell k; the edge cells extend to every P >= 1, m >= 0 and z)
- *   ...     8 * M     methods: u16 algorithm, u16 faninout, u32 segsize (<= 2^31 - 1)
+ *   ...     12 * M    methods: u16 algorithm, u16 faninout, u32 segsize (<= 2^31 - 1),
+ *                     u16 groups, u8 inner, u8 outer. groups 0: a flat method (inner, outer
+ *                     0). groups G in 2..9999: the hierarchical method (Open MPI family only;
+ *                     algorithm, faninout, segsize 0; inner, outer coll/tuned ids 0..9): G
+ *                     groups of consecutive ranks, inner algorithm inside the groups, outer
+ *                     among the group leaders; decided as algorithm COLLSEL_TREE_HIER_BASE +
+ *                     G * 100 + inner * 10 + outer (collsel_tree_hier() takes it apart)
+ *                     [v1: 8 * M, the first three fields only]
  *   ...     W * N     nodes in breadth-first order, node 0 the root. One unsigned W-byte word:
  *                       top bit set   -> leaf; the other bits are its method index (< M)
  *                       top bit clear -> internal; the other bits are its first child's index.
@@ -108,14 +120,24 @@ extern "C" {
 
 /* Version of this API; collsel_tree_version() returns the linked library's COLLSEL_TREE_VERSION. */
 #define COLLSEL_TREE_VERSION_MAJOR 1
-#define COLLSEL_TREE_VERSION_MINOR 1
+#define COLLSEL_TREE_VERSION_MINOR 2
 #define COLLSEL_TREE_VERSION_PATCH 0
 #define COLLSEL_TREE_VERSION                                                                   \
     (COLLSEL_TREE_VERSION_MAJOR * 10000 + COLLSEL_TREE_VERSION_MINOR * 100                    \
      + COLLSEL_TREE_VERSION_PATCH)
 
-/* Version of the blob format this library reads (byte 4 of a blob). */
-#define COLLSEL_TREE_FORMAT_VERSION 1
+/* Version of the blob format this library writes and reads (byte 4 of a blob); format 1 is
+ * read too (its methods are flat, its family unknown). */
+#define COLLSEL_TREE_FORMAT_VERSION 2
+
+/* Algorithm families (blob byte 14; collsel_tree_family()). */
+#define COLLSEL_TREE_FAMILY_OPENMPI 0
+#define COLLSEL_TREE_FAMILY_MPICH 1
+#define COLLSEL_TREE_FAMILY_UNKNOWN 255
+
+/* Hierarchical methods as decisions: algorithm = HIER_BASE + G * 100 + inner * 10 + outer. */
+#define COLLSEL_TREE_HIER_BASE 1000000
+#define COLLSEL_TREE_HIER_MAX_GROUPS 9999
 /* Largest blob collsel_tree_load_file() accepts. */
 #define COLLSEL_TREE_MAX_FILE_SIZE (64u << 20)
 
@@ -133,7 +155,7 @@ typedef enum collsel_tree_error {
     COLLSEL_TREE_EAXIS,      /* bad axis kind or cell count */
     COLLSEL_TREE_ECHECKSUM,  /* CRC-32 mismatch */
     COLLSEL_TREE_ECUTS,      /* axis cuts not strictly increasing */
-    COLLSEL_TREE_EMETHOD,    /* method segsize > INT32_MAX */
+    COLLSEL_TREE_EMETHOD,    /* method segsize > INT32_MAX, or a bad hierarchical record */
     COLLSEL_TREE_ENODE,      /* method index out of range, or the node layout is not a tree */
     COLLSEL_TREE_EDIMS,      /* query with the wrong number of axes for this tree */
     COLLSEL_TREE_NERRORS     /* number of codes above (not an error code) */
@@ -153,7 +175,8 @@ typedef struct collsel_tree_storage {
     } opaque;
 } collsel_tree_storage;
 
-/* The decision: Open MPI coll/tuned algorithm id (0..65535), segment size in bytes (0 = none;
+/* The decision: Open MPI coll/tuned algorithm id (0..65535; a hierarchical method: see
+ * COLLSEL_TREE_HIER_BASE and collsel_tree_hier()), segment size in bytes (0 = none;
  * 0..INT32_MAX), fan-in/out (0..65535).
  * algorithm 0 means "no override, let the MPI decide": the tree defers to the MPI's own decision
  * there (Open MPI: coll/tuned's fixed decision; MPICH: its own selection), so the caller should
@@ -205,6 +228,16 @@ uint32_t collsel_tree_msg_cuts(const collsel_tree *tree, uint64_t *cuts, uint32_
  * COLLSEL_TREE_EINVAL for a NULL argument or an index out of range. */
 collsel_tree_error collsel_tree_method(const collsel_tree *tree, uint32_t index,
                                        collsel_tree_choice *choice);
+
+/* Since 1.2.0. The blob's format version (1 or 2; 0 for NULL) and algorithm family
+ * (COLLSEL_TREE_FAMILY_OPENMPI or _MPICH; _UNKNOWN for format 1 and NULL). */
+int collsel_tree_format(const collsel_tree *tree);
+int collsel_tree_family(const collsel_tree *tree);
+
+/* Since 1.2.0. 1 when the choice is a hierarchical method, its parts then stored through the
+ * non-NULL pointers (G groups, inner and outer algorithm); 0 for a flat choice or NULL. */
+int collsel_tree_hier(const collsel_tree_choice *choice, int32_t *groups, int32_t *inner,
+                      int32_t *outer);
 
 /* One line describing an error code (never NULL); any int is accepted, values that are no code
  * give "unknown collsel_tree error". */

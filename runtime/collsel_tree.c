@@ -8,7 +8,8 @@
 
 #define HEADER_SIZE 32u
 #define AXIS_RECORD 4u
-#define METHOD_SIZE 8u
+#define METHOD_SIZE_V1 8u    /* u16 algorithm, u16 faninout, u32 segsize */
+#define METHOD_SIZE_V2 12u   /* + u16 groups, u8 inner, u8 outer */
 #define CRC_SIZE 4u
 #define MAX_AXES 3
 /* A box halves at every level (both modes), so depth <= 16 for n <= 65535 cells an axis. */
@@ -57,6 +58,9 @@ struct collsel_tree {
     unsigned char split_mode;
     unsigned char width;
     unsigned char owned;   /* allocated by collsel_tree_load_file */
+    unsigned char format;  /* blob format version, 1 or 2 */
+    unsigned char family;  /* COLLSEL_TREE_FAMILY_* (format 1: unknown) */
+    uint32_t method_size;  /* bytes per method record, by format */
     char name[17];
 };
 
@@ -158,8 +162,10 @@ static collsel_tree_error check_header(const unsigned char *b, size_t size,
                                                        : COLLSEL_TREE_ETRUNCATED;
     if (memcmp(b, "CSLT", 4) != 0)
         return COLLSEL_TREE_EMAGIC;
-    if (b[4] != COLLSEL_TREE_FORMAT_VERSION)
+    if (b[4] != 1 && b[4] != COLLSEL_TREE_FORMAT_VERSION)
         return COLLSEL_TREE_EVERSION;
+    t->format = b[4];
+    t->method_size = t->format == 1 ? METHOD_SIZE_V1 : METHOD_SIZE_V2;
     if (size < HEADER_SIZE)
         return COLLSEL_TREE_ETRUNCATED;
     t->n_axes = b[5];
@@ -167,8 +173,11 @@ static collsel_tree_error check_header(const unsigned char *b, size_t size,
     t->width = b[7];
     t->n_nodes = rd32(b + 8);
     t->n_methods = rd16(b + 12);
+    /* format 1: bytes 14-15 reserved; format 2: byte 14 the family, byte 15 reserved */
+    t->family = t->format == 1 ? COLLSEL_TREE_FAMILY_UNKNOWN : b[14];
     if ((t->n_axes != 2 && t->n_axes != 3) || t->split_mode > SPLIT_REPLICATE
-        || (t->width != 2 && t->width != 4) || rd16(b + 14) != 0)
+        || (t->width != 2 && t->width != 4) || b[15] != 0
+        || (t->format == 1 ? b[14] != 0 : b[14] > COLLSEL_TREE_FAMILY_MPICH))
         return COLLSEL_TREE_EHEADER;
     t->leaf_bit = t->width == 2 ? 0x8000u : 0x80000000u;
     if (t->n_nodes < 1 || t->n_methods < 1 || t->n_nodes > t->leaf_bit
@@ -206,7 +215,7 @@ static collsel_tree_error check_header(const unsigned char *b, size_t size,
         t->cuts[i] = NULL;
         pos += (size_t)(t->n_cells[i] - 1) * cut_width(i, t->kind[i]);
     }
-    pos += (size_t)METHOD_SIZE * t->n_methods;
+    pos += (size_t)t->method_size * t->n_methods;
     if ((uint64_t)t->n_nodes * t->width > (uint64_t)(SIZE_MAX - pos - CRC_SIZE))
         return COLLSEL_TREE_ETRUNCATED;
     a = pos + (size_t)t->n_nodes * t->width + CRC_SIZE;
@@ -219,6 +228,24 @@ static collsel_tree_error check_header(const unsigned char *b, size_t size,
     while ((1u << t->log2_size) < s)
         t->log2_size++;
     return COLLSEL_TREE_OK;
+}
+
+/* A method record: segsize <= INT32_MAX; format 2: a flat record has groups, inner and outer 0;
+ * a hierarchical one (groups 2..COLLSEL_TREE_HIER_MAX_GROUPS, inner and outer 0..9, Open MPI
+ * family only) has algorithm, faninout and segsize 0. 0 when valid. */
+static int check_method(const struct collsel_tree *t, const unsigned char *m)
+{
+    uint32_t groups;
+    if (rd32(m + 4) > (uint32_t)INT32_MAX)
+        return 1;
+    if (t->format == 1)
+        return 0;
+    groups = rd16(m + 8);
+    if (groups == 0)
+        return m[10] != 0 || m[11] != 0;
+    return groups < 2 || groups > COLLSEL_TREE_HIER_MAX_GROUPS || m[10] > 9 || m[11] > 9
+           || t->family != COLLSEL_TREE_FAMILY_OPENMPI || rd16(m) != 0 || rd16(m + 2) != 0
+           || rd32(m + 4) != 0;
 }
 
 static collsel_tree_error check_cuts(struct collsel_tree *t, const unsigned char *b)
@@ -241,9 +268,9 @@ static collsel_tree_error check_cuts(struct collsel_tree *t, const unsigned char
     }
     t->methods = b + pos;
     for (k = 0; k < t->n_methods; k++)
-        if (rd32(t->methods + METHOD_SIZE * (size_t)k + 4) > (uint32_t)INT32_MAX)
+        if (check_method(t, t->methods + t->method_size * (size_t)k))
             return COLLSEL_TREE_EMETHOD;
-    t->nodes = t->methods + (size_t)METHOD_SIZE * t->n_methods;
+    t->nodes = t->methods + (size_t)t->method_size * t->n_methods;
     return COLLSEL_TREE_OK;
 }
 
@@ -708,7 +735,13 @@ static uint32_t descend2(const struct collsel_tree *t, uint32_t c0, uint32_t c1)
 static collsel_tree_error put_choice(const struct collsel_tree *t, uint32_t method,
                                      collsel_tree_choice *choice)
 {
-    const unsigned char *m = t->methods + METHOD_SIZE * (size_t)method;
+    const unsigned char *m = t->methods + t->method_size * (size_t)method;
+    uint32_t groups = t->format == 1 ? 0 : rd16(m + 8);
+    if (groups) {   /* hierarchical: the one integer of COLLSEL_TREE_HIER_BASE */
+        choice->algorithm = (int32_t)(COLLSEL_TREE_HIER_BASE + groups * 100u + m[10] * 10u + m[11]);
+        choice->faninout = choice->segsize = 0;
+        return COLLSEL_TREE_OK;
+    }
     choice->algorithm = rd16(m);
     choice->faninout = rd16(m + 2);
     choice->segsize = (int32_t)rd32(m + 4);
@@ -804,6 +837,28 @@ uint32_t collsel_tree_version(void) { return COLLSEL_TREE_VERSION; }
 int collsel_tree_axes(const collsel_tree *tree) { return tree ? tree->n_axes : 0; }
 uint32_t collsel_tree_node_count(const collsel_tree *tree) { return tree ? tree->n_nodes : 0; }
 uint32_t collsel_tree_method_count(const collsel_tree *tree) { return tree ? tree->n_methods : 0; }
+int collsel_tree_format(const collsel_tree *tree) { return tree ? tree->format : 0; }
+int collsel_tree_family(const collsel_tree *tree)
+{
+    return tree ? tree->family : COLLSEL_TREE_FAMILY_UNKNOWN;
+}
+
+int collsel_tree_hier(const collsel_tree_choice *choice, int32_t *groups, int32_t *inner,
+                      int32_t *outer)
+{
+    int32_t rest;
+    if (!choice || choice->algorithm < COLLSEL_TREE_HIER_BASE + 200
+        || choice->algorithm > COLLSEL_TREE_HIER_BASE + COLLSEL_TREE_HIER_MAX_GROUPS * 100 + 99)
+        return 0;
+    rest = choice->algorithm - COLLSEL_TREE_HIER_BASE;
+    if (groups)
+        *groups = rest / 100;
+    if (inner)
+        *inner = rest / 10 % 10;
+    if (outer)
+        *outer = rest % 10;
+    return 1;
+}
 const char *collsel_tree_collective(const collsel_tree *tree) { return tree ? tree->name : ""; }
 
 const char *collsel_tree_strerror(int error)
@@ -822,7 +877,7 @@ const char *collsel_tree_strerror(int error)
         "bad axis record (kind or cell count)",
         "tree blob checksum mismatch (corrupted)",
         "axis cuts are not strictly increasing",
-        "method segment size out of range",
+        "bad method record (segment size out of range, or a bad hierarchical method)",
         "bad node (method index out of range, or the node layout is not a valid tree)",
         "query has the wrong number of axes for this tree",
     };

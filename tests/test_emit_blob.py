@@ -38,9 +38,9 @@ def test_blob_is_deterministic_and_matches_the_documented_layout(built, tmp_path
     assert emit(built / "tree.json", "blob", tmp_path / "b.bin") == blob
     doc = json.loads((built / "tree.json").read_text())
     first, method = doc["nodes"]["first_child"], doc["nodes"]["method"]
-    magic, version, axes, mode, width, n, m, reserved, name = struct.unpack_from(
-        "<4sBBBBIHH16s", blob)
-    assert (magic, version, axes, mode, width, reserved) == (b"CSLT", 1, 2, 0, 2, 0)
+    magic, version, axes, mode, width, n, m, family, reserved, name = struct.unpack_from(
+        "<4sBBBBIHBB16s", blob)
+    assert (magic, version, axes, mode, width, family, reserved) == (b"CSLT", 2, 2, 0, 2, 0, 0)
     assert (n, m, name.rstrip(b"\0")) == (len(first), len(doc["methods"]), b"bcast")
     pos = 32
     cells = []
@@ -55,9 +55,9 @@ def test_blob_is_deterministic_and_matches_the_documented_layout(built, tmp_path
     assert list(struct.unpack_from(f"<{cells[1] - 1}Q", blob, pos)) == doc["axes"][1]["cuts"]
     pos += 8 * (cells[1] - 1)
     for meth in doc["methods"]:
-        assert struct.unpack_from("<HHI", blob, pos) == (meth["algorithm"], meth["faninout"],
-                                                         meth["segsize"])
-        pos += 8
+        assert struct.unpack_from("<HHIHBB", blob, pos) == (
+            meth["algorithm"], meth["faninout"], meth["segsize"], 0, 0, 0)   # flat: groups 0
+        pos += 12
     words = struct.unpack_from(f"<{n}H", blob, pos)
     for w, fc, mi in zip(words, first, method):
         assert w == (0x8000 | mi if fc == -1 else fc)

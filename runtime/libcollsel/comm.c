@@ -15,15 +15,23 @@ void lc_comm_counts(collsel_pmpi_counts *out)
     *out = counts;
 }
 
-/* The method of one choice. A hierarchical kind is made here (see lc_mpi.h). */
+/* The method of one choice. Communicators it makes count as shadows. */
 static int method_prepare(enum lc_coll coll, MPI_Comm comm, const collsel_tree_choice *choice,
                           struct lc_method *m)
 {
-    int rc;
+    int rc, made = 0;
     memset(m, 0, sizeof *m);
     m->choice = *choice;
     m->comm = comm;
     m->kind = choice->algorithm == 0 ? LC_METHOD_DEFER : LC_METHOD_FLAT;
+    if (collsel_tree_hier(choice, NULL, NULL, NULL)) {
+        rc = lc_hier_prepare(coll, comm, m, &made);
+        counts.shadows_live += made;
+        counts.shadows_made += made;
+        if (m->hier)
+            counts.state_bytes += (int64_t)sizeof *m->hier;
+        return rc;
+    }
     if (m->kind == LC_METHOD_DEFER)
         return MPI_SUCCESS;
     rc = lc_force_prepare(coll, comm, m);
@@ -34,6 +42,10 @@ static int method_prepare(enum lc_coll coll, MPI_Comm comm, const collsel_tree_c
 
 static void method_release(struct lc_method *m)
 {
+    if (m->hier) {
+        counts.state_bytes -= (int64_t)sizeof *m->hier;
+        counts.shadows_live -= lc_hier_release(m);
+    }
     if (m->owns_comm) {
         PMPI_Comm_free(&m->comm);
         m->owns_comm = 0;

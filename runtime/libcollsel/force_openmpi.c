@@ -77,25 +77,34 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, int *force
     long long known[MAX_ALGORITHMS];
     int n_known = lc_cvar_enum_values(&vars[coll][V_ALGORITHM], known, MAX_ALGORITHMS);
     for (k = 0; k < n; k++) {
-        collsel_tree_choice c;
-        int bad;
-        collsel_tree_method(tree, k, &c);
-        if (c.algorithm == 0)
-            continue;
-        *forced = 1;
-        if (!is_known(known, n_known, c.algorithm)) {
-            snprintf(msg, msg_size, "the %s tree names algorithm %ld, which is no coll/tuned "
-                     "%s algorithm (a tree of MPICH algorithms?)", lc_coll_names[coll],
-                     (long)c.algorithm, lc_coll_names[coll]);
-            return 1;
+        collsel_tree_choice method, levels[2];
+        int32_t groups, n_levels = 1, i;
+        collsel_tree_method(tree, k, &method);
+        levels[0] = method;
+        if (collsel_tree_hier(&method, &groups, &levels[0].algorithm, &levels[1].algorithm)) {
+            levels[0].segsize = levels[0].faninout = levels[1].segsize = levels[1].faninout = 0;
+            n_levels = 2;   /* each level a flat method of its own */
         }
-        bad = apply(coll, &c);
-        reset(coll);
-        if (bad) {
-            snprintf(msg, msg_size, "cannot set %s for the %s tree's method %ld/%ld/%ld "
-                     "through MPI_T", vars[coll][bad - 1].name, lc_coll_names[coll],
-                     (long)c.algorithm, (long)c.segsize, (long)c.faninout);
-            return 1;
+        for (i = 0; i < n_levels; i++) {
+            const collsel_tree_choice *c = &levels[i];
+            int bad;
+            if (c->algorithm == 0)
+                continue;
+            *forced = 1;
+            if (!is_known(known, n_known, c->algorithm)) {
+                snprintf(msg, msg_size, "the %s tree names algorithm %ld, which is no coll/tuned "
+                         "%s algorithm (a tree of MPICH algorithms?)", lc_coll_names[coll],
+                         (long)c->algorithm, lc_coll_names[coll]);
+                return 1;
+            }
+            bad = apply(coll, c);
+            reset(coll);
+            if (bad) {
+                snprintf(msg, msg_size, "cannot set %s for the %s tree's method %ld/%ld/%ld "
+                         "through MPI_T", vars[coll][bad - 1].name, lc_coll_names[coll],
+                         (long)c->algorithm, (long)c->segsize, (long)c->faninout);
+                return 1;
+            }
         }
     }
     return 0;

@@ -9,6 +9,12 @@
 #include "collsel_pmpi.h"
 #include "lc_core.h"
 
+#if defined(OPEN_MPI)
+#define LC_FAMILY COLLSEL_TREE_FAMILY_OPENMPI
+#else
+#define LC_FAMILY COLLSEL_TREE_FAMILY_MPICH
+#endif
+
 /* ---- cvar.c: MPI_T control variables bound to no object ---- */
 struct lc_cvar {
     char name[80];
@@ -33,14 +39,12 @@ int lc_cvar_enum_values(const struct lc_cvar *c, long long *values, int capacity
 
 /* ---- per-communicator methods ---- */
 
-/* How a method of a communicator's rule list runs. A hierarchical method (issue 21 item 1: G
- * groups, inner and outer method) is added as LC_METHOD_HIER: its group and leader
- * communicators and their own lc_method entries go into struct lc_method (e.g. a union beside
- * `comm`), made in method_prepare and freed in method_release (comm.c), and run by the switch
- * in pmpi.c (run_bcast / run_reduce), the one place a call dispatches on the kind. */
+/* How a method of a communicator's rule list runs; pmpi.c's run_bcast / run_reduce are the one
+ * place a call dispatches on the kind. */
 enum lc_method_kind {
     LC_METHOD_DEFER = 0,   /* algorithm 0: the call goes to the user's communicator as it is */
-    LC_METHOD_FLAT = 1     /* one of the MPI's own algorithms, forced */
+    LC_METHOD_FLAT = 1,    /* one of the MPI's own algorithms, forced */
+    LC_METHOD_HIER = 2     /* G groups of consecutive ranks, inner and outer level (hier.c) */
 };
 
 struct lc_method {
@@ -49,6 +53,17 @@ struct lc_method {
     MPI_Comm comm;           /* where the call runs: Open MPI's shadow, else the user's */
     int owns_comm;           /* comm is a shadow to free with the user's communicator */
     long long cvar_value;    /* MPICH: MPIR_CVAR_<COLL>_INTRA_ALGORITHM for this method */
+    struct lc_hier *hier;    /* LC_METHOD_HIER: its communicators and levels (hier.c) */
+};
+
+/* A hierarchical method on a communicator of P ranks: G' = min(G, P) groups, rank r in group
+ * r * G' / P, each group's lowest rank its leader. */
+struct lc_hier {
+    int groups, size, rank;
+    MPI_Comm group;              /* this rank's group (a split of the user's communicator) */
+    MPI_Comm leaders;            /* the leaders, in group order; MPI_COMM_NULL elsewhere */
+    struct lc_method inner;      /* flat or defer, on `group` (Open MPI: a shadow of it) */
+    struct lc_method outer;      /* flat or defer, on `leaders` (leaders only) */
 };
 
 /* ---- force_openmpi.c / force_mpich.c: forcing a flat method in this MPI ---- */
@@ -64,6 +79,25 @@ int lc_force_prepare(enum lc_coll coll, MPI_Comm comm, struct lc_method *m);
 void lc_force_enter(enum lc_coll coll, const struct lc_method *m);
 void lc_force_leave(enum lc_coll coll, const struct lc_method *m);
 void lc_force_finalize(void);
+
+/* ---- hier.c: hierarchical methods ---- */
+
+/* Prepares m (m->choice a hierarchical decision, m->comm = comm): splits comm into the groups
+ * and the leaders and prepares both levels (lc_force_prepare); collective over comm. *made:
+ * the communicators made (for the counts). MPI_SUCCESS or an MPI error code. */
+int lc_hier_prepare(enum lc_coll coll, MPI_Comm comm, struct lc_method *m, int *made);
+/* Frees what lc_hier_prepare made; the number of communicators freed. */
+int lc_hier_release(struct lc_method *m);
+/* The calls: bcast among the leaders (root's group's leader; a root that is no leader first
+ * sends to it), then inside the groups; reduce inside the groups, then among the leaders (a
+ * root that is no leader receives the result from its leader). Commutative ops only. */
+int lc_hier_bcast(const struct lc_method *m, void *buf, int count, MPI_Datatype type, int root);
+int lc_hier_reduce(const struct lc_method *m, const void *sendbuf, void *recvbuf, int count,
+                   MPI_Datatype type, MPI_Op op, int root);
+/* One level's call on its communicator: forced (lc_force_enter/leave) or deferred. */
+int lc_level_bcast(const struct lc_method *m, void *buf, int count, MPI_Datatype type, int root);
+int lc_level_reduce(const struct lc_method *m, const void *sendbuf, void *recvbuf, int count,
+                    MPI_Datatype type, MPI_Op op, int root);
 
 /* ---- comm.c: state cached on a communicator ---- */
 struct lc_coll_state {

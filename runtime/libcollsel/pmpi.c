@@ -34,7 +34,7 @@ LC_EXPORT void collsel_pmpi_counts_get(collsel_pmpi_counts *counts)
 static int setup_local(int provided, char *msg, size_t msg_size)
 {
     const char *spec = getenv("COLLSEL_TREES");
-    int level;
+    int level, c;
     if (!spec || !*spec) {
         snprintf(msg, msg_size, "COLLSEL_TREES is not set");
         return 1;
@@ -46,6 +46,16 @@ static int setup_local(int provided, char *msg, size_t msg_size)
     }
     if (lc_trees_load(spec, &g.trees, msg, msg_size))
         return 1;
+    for (c = 0; c < LC_NCOLL; c++) {   /* format 2 says whose algorithm ids the tree holds */
+        int family = g.trees.tree[c] ? collsel_tree_family(g.trees.tree[c])
+                                     : COLLSEL_TREE_FAMILY_UNKNOWN;
+        if (family != COLLSEL_TREE_FAMILY_UNKNOWN && family != LC_FAMILY) {
+            snprintf(msg, msg_size, "the %s tree holds %s algorithm ids, this library serves %s",
+                     lc_coll_names[c], family == COLLSEL_TREE_FAMILY_MPICH ? "MPICH" : "Open MPI",
+                     LC_FAMILY == COLLSEL_TREE_FAMILY_MPICH ? "MPICH" : "Open MPI");
+            return 1;
+        }
+    }
     if (MPI_T_init_thread(provided, &level) != MPI_SUCCESS) {
         snprintf(msg, msg_size, "MPI_T_init_thread failed");
         return 1;
@@ -203,12 +213,14 @@ static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t
     }
 }
 
-/* The one place a call dispatches on the method's kind (a hierarchical kind goes here). */
+/* The one place a call dispatches on the method's kind. */
 static int run_bcast(const struct lc_method *m, void *buf, int count, MPI_Datatype type,
                      int root, MPI_Comm comm)
 {
     int rc;
     switch (m ? m->kind : LC_METHOD_DEFER) {
+    case LC_METHOD_HIER:
+        return lc_hier_bcast(m, buf, count, type, root);
     case LC_METHOD_FLAT:
         lc_force_enter(LC_BCAST, m);
         rc = PMPI_Bcast(buf, count, type, root, m->comm);
@@ -225,6 +237,8 @@ static int run_reduce(const struct lc_method *m, const void *sendbuf, void *recv
 {
     int rc;
     switch (m ? m->kind : LC_METHOD_DEFER) {
+    case LC_METHOD_HIER:
+        return lc_hier_reduce(m, sendbuf, recvbuf, count, type, op, root);
     case LC_METHOD_FLAT:
         lc_force_enter(LC_REDUCE, m);
         rc = PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, m->comm);

@@ -231,7 +231,7 @@ static_assert(std::is_same<decltype(&collsel_tree_load_buffer),
               "collsel_tree_load_buffer signature");
 static_assert(std::is_same<decltype(collsel_tree_choice::segsize), int32_t>::value,
               "collsel_tree_choice fields are int32_t");
-static_assert(COLLSEL_TREE_FORMAT_VERSION == 1, "blob format version");
+static_assert(COLLSEL_TREE_FORMAT_VERSION == 2, "blob format version");
 
 TEST_CASE("versions")
 {
@@ -241,7 +241,7 @@ TEST_CASE("versions")
                                       + COLLSEL_TREE_VERSION_PATCH);
     CHECK(collsel_tree_version() == (uint32_t)COLLSEL_TREE_VERSION);
     CHECK(collsel_tree_version() / 10000 == COLLSEL_TREE_VERSION_MAJOR);
-    // every reference blob says format version 1 at byte 4
+    // every reference blob says format version 2 at byte 4
     for (const std::string &name : cases())
         CHECK(read_file(blob_path(name))[4] == COLLSEL_TREE_FORMAT_VERSION);
 }
@@ -311,7 +311,7 @@ struct Layout {
         n_methods = b[12] | b[13] << 8;
         cuts = 32 + 4 * (size_t)axes;
         nodes = b.size() - 4 - width * n_nodes;
-        methods = nodes - 8 * n_methods;
+        methods = nodes - (b[4] == 1 ? 8 : 12) * n_methods;
     }
 };
 
@@ -336,11 +336,14 @@ TEST_CASE("hand-made bad blobs give the specific error")
     REQUIRE(load_err(good) == COLLSEL_TREE_OK);
     Bytes b;
     b = good; b[0] = 'X';                       CHECK(load_err(b) == COLLSEL_TREE_EMAGIC);
-    b = good; b[4] = 2;                         CHECK(load_err(b) == COLLSEL_TREE_EVERSION);
+    b = good; b[4] = 3;                         CHECK(load_err(b) == COLLSEL_TREE_EVERSION);
+    b = good; b[4] = 0;                         CHECK(load_err(b) == COLLSEL_TREE_EVERSION);
     b = good; b[5] = 4;                         CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
     b = good; b[6] = 2;                         CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
     b = good; b[7] = 3;                         CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
-    b = good; b[14] = 1;                        CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
+    b = good; b[14] = 2;                        CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
+    b = good; b[15] = 1;                        CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
+    b = good; put(b, L.methods + 9, 1, 1);      CHECK(load_err(b) == COLLSEL_TREE_EMETHOD);
     b = good; b[16] = 0;                        CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
     b = good; b[16 + 15] = 'x';                 CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
     b = good; b[18] = 0x0a;                     CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
@@ -379,7 +382,7 @@ TEST_CASE("hand-made bad blobs give the specific error")
     for (int a = 0; a < 2; a++) {
         one.push_back(a);  one.push_back(0); one.push_back(1); one.push_back(0);
     }
-    Bytes method = {6, 0, 0, 0, 0, 0, 0, 0};
+    Bytes method = {6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     one.insert(one.end(), method.begin(), method.end());
     Bytes leaf_root = one;
     leaf_root.push_back(0x00); leaf_root.push_back(0x80);
@@ -395,6 +398,68 @@ TEST_CASE("hand-made bad blobs give the specific error")
     bad_root.push_back(0x00); bad_root.push_back(0x80);
     bad_root.resize(bad_root.size() + 4);
     CHECK(load_err(bad_root) == COLLSEL_TREE_ENODE);
+}
+
+// A one-leaf tree of format `version` and `family` whose method record is `method`.
+static Bytes one_leaf(int version, int family, const Bytes &method)
+{
+    Bytes b = read_file(blob_path("bcast-exact"));
+    b.resize(32);
+    b[4] = (unsigned char)version;
+    b[14] = (unsigned char)family;
+    put(b, 8, 1, 4);
+    put(b, 12, 1, 2);
+    for (int a = 0; a < 2; a++) {
+        b.push_back(a);  b.push_back(0); b.push_back(1); b.push_back(0);
+    }
+    b.insert(b.end(), method.begin(), method.end());
+    b.push_back(0x00); b.push_back(0x80);
+    b.resize(b.size() + 4);
+    reseal(b);
+    return b;
+}
+
+TEST_CASE("format 2: hierarchical methods and the family; format 1 still loads")
+{
+    // G = 4 groups, inner 1 (linear), outer 2 (chain): decided as HIER_BASE + 412
+    Bytes hier = one_leaf(2, COLLSEL_TREE_FAMILY_OPENMPI, {0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1, 2});
+    Loaded t(hier.data(), hier.size());
+    REQUIRE(t.err == COLLSEL_TREE_OK);
+    CHECK(collsel_tree_format(t.tree) == 2);
+    CHECK(collsel_tree_family(t.tree) == COLLSEL_TREE_FAMILY_OPENMPI);
+    CHECK(answer(t.tree, 8, 1 << 20, 0, false) == std::to_string(COLLSEL_TREE_HIER_BASE + 412)
+                                                      + " 0 0");
+    collsel_tree_choice c;
+    int32_t g = 0, inner = 0, outer = 0;
+    REQUIRE(collsel_tree_decide(t.tree, 8, 1 << 20, &c) == COLLSEL_TREE_OK);
+    CHECK(collsel_tree_hier(&c, &g, &inner, &outer) == 1);
+    CHECK((g == 4 && inner == 1 && outer == 2));
+    collsel_tree_choice flat = {6, 0, 0};
+    CHECK(collsel_tree_hier(&flat, &g, &inner, &outer) == 0);
+    CHECK(collsel_tree_hier(nullptr, &g, &inner, &outer) == 0);
+    // hierarchical records: only under Open MPI ids, G 2..9999, levels 0..9, other fields 0
+    CHECK(load_err(one_leaf(2, COLLSEL_TREE_FAMILY_MPICH, {0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1, 2}))
+          == COLLSEL_TREE_EMETHOD);
+    CHECK(load_err(one_leaf(2, 0, {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 2})) == COLLSEL_TREE_EMETHOD);
+    CHECK(load_err(one_leaf(2, 0, {0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0x27, 1, 2}))
+          == COLLSEL_TREE_EMETHOD);                                       // G = 10000
+    CHECK(load_err(one_leaf(2, 0, {0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 10, 2})) == COLLSEL_TREE_EMETHOD);
+    CHECK(load_err(one_leaf(2, 0, {1, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1, 2})) == COLLSEL_TREE_EMETHOD);
+    CHECK(load_err(one_leaf(2, 0, {6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1})) == COLLSEL_TREE_EMETHOD);
+    // an MPICH tree says so
+    Bytes mpich = one_leaf(2, COLLSEL_TREE_FAMILY_MPICH, {3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+    Loaded tm(mpich.data(), mpich.size());
+    REQUIRE(tm.err == COLLSEL_TREE_OK);
+    CHECK(collsel_tree_family(tm.tree) == COLLSEL_TREE_FAMILY_MPICH);
+    // format 1: 8-byte records, family unknown, byte 14 must be 0
+    Bytes v1 = one_leaf(1, 0, {6, 0, 0, 0, 0, 0, 0, 0});
+    Loaded t1(v1.data(), v1.size());
+    REQUIRE(t1.err == COLLSEL_TREE_OK);
+    CHECK(collsel_tree_format(t1.tree) == 1);
+    CHECK(collsel_tree_family(t1.tree) == COLLSEL_TREE_FAMILY_UNKNOWN);
+    CHECK(answer(t1.tree, 7, 12345, 0, false) == "6 0 0");
+    CHECK(load_err(one_leaf(1, 1, {6, 0, 0, 0, 0, 0, 0, 0})) == COLLSEL_TREE_EHEADER);
+    CHECK(load_err(one_leaf(1, 0, {6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})) == COLLSEL_TREE_ESIZE);
 }
 
 // A fixed set of queries, spread over and beyond the measured range, each by every path;
@@ -415,7 +480,8 @@ static int query_everywhere(const collsel_tree *t)
                 collsel_tree_choice c, first = {0, 0, 0};
                 for (collsel_tree_path path : paths) {
                     collsel_tree_error err = collsel_tree_internal_decide(t, path, p, m, z, &c);
-                    bad += err != COLLSEL_TREE_OK || c.algorithm < 0 || c.algorithm > 65535
+                    bad += err != COLLSEL_TREE_OK || c.algorithm < 0
+                           || (c.algorithm > 65535 && !collsel_tree_hier(&c, 0, 0, 0))
                            || c.segsize < 0 || c.faninout < 0 || c.faninout > 65535;
                     if (path == COLLSEL_TREE_PATH_PUBLIC)
                         first = c;

@@ -1,4 +1,4 @@
-"""Binary tree blob (format version 1) for the C runtime, and the same bytes as a C array.
+"""Binary tree blob (format version 2: hierarchical methods and the algorithm family) for the C runtime, and the same bytes as a C array.
 
 The byte layout is documented in include/collsel_tree.h (the C runtime's public header) and in
 README.md. Split positions are not stored: the runtime derives each node's split from its box of
@@ -17,13 +17,14 @@ import numpy as np
 
 from collsel import __version__
 from collsel.errors import InputError
-from collsel.core import treefile, values
+from collsel.core import algorithms, treefile, values
 from collsel.core.tree import LEAF
 from collsel.sinks.emit import render, text
 from collsel.sinks.emit.targets import Emitted, one_tree
 
 MAGIC = b"CSLT"
-VERSION = 1
+VERSION = 2
+FAMILIES = {"openmpi": 0, "mpich": 1}      # byte 14: the runtime refuses another MPI's tree
 KINDS = {"linear": 0, "log2": 1, "category": 2}
 SPLIT_MODES = {"balanced": 0, "replicate": 1}
 U16, U32, INT_MAX = 2**16 - 1, 2**32 - 1, 2**31 - 1
@@ -60,13 +61,19 @@ def _axes_bytes(axes):
     return records, cuts
 
 
-def _methods_bytes(methods):
+def _methods_bytes(methods, family):
+    """12 bytes a method: u16 algorithm, u16 faninout, u32 segsize, u16 groups, u8 inner,
+    u8 outer; a hierarchical method (core.algorithms.hier_parts) is algorithm 0 with groups."""
     out = b""
     for i, m in enumerate(methods):
+        h = algorithms.hier_parts(m.algorithm) if family == "openmpi" else None
+        if h:
+            out += struct.pack("<HHIHBB", 0, 0, 0, h.groups, h.inner, h.outer)
+            continue
         if not (0 <= m.algorithm <= U16 and 0 <= m.faninout <= U16 and 0 <= m.segsize <= INT_MAX):
             _fail(f"method {i} (algorithm {m.algorithm}, segsize {m.segsize}, faninout "
                   f"{m.faninout}) out of range (u16, int, u16)")
-        out += struct.pack("<HHI", m.algorithm, m.faninout, m.segsize)
+        out += struct.pack("<HHIHBB", m.algorithm, m.faninout, m.segsize, 0, 0, 0)
     return out
 
 
@@ -95,9 +102,12 @@ def encode(loaded, node_width=None):
     leaf_bit = 1 << (8 * width - 1)
     words = np.where(internal, tree.first_child, tree.method.astype(np.int64) | leaf_bit)
     nodes = words.astype("<u2" if width == 2 else "<u4").tobytes()
-    head = MAGIC + struct.pack("<BBBBIHH16s", VERSION, len(axes), SPLIT_MODES[mode], width, n,
-                               m, 0, name.encode("ascii"))
-    body = head + records + cuts + _methods_bytes(methods) + nodes
+    family = getattr(loaded, "family", algorithms.DEFAULT_FAMILY)
+    if family not in FAMILIES:
+        _fail(f"unknown algorithm family {family!r}")
+    head = MAGIC + struct.pack("<BBBBIHBB16s", VERSION, len(axes), SPLIT_MODES[mode], width, n,
+                               m, FAMILIES[family], 0, name.encode("ascii"))
+    body = head + records + cuts + _methods_bytes(methods, family) + nodes
     return body + struct.pack("<I", zlib.crc32(body))
 
 
