@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "collsel.commands.report",       # report
     "collsel.commands.model",        # model fit/predict/validate/paper
     "collsel.commands.cluster",      # cluster up/down/status
+    "collsel.commands.hier",         # hier: hierarchical vs flat methods
 )
 
 DESCRIPTION = """\

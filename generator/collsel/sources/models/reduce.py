@@ -77,3 +77,27 @@ def optimal_groups(name, p, m, alpha, beta, gamma, **kw):
                       else model(name)(p, m, alpha, beta, gamma, **kw) for g in divisors])
     best = int(np.argmin(times))
     return int(divisors[best]), float(times[best])
+
+
+# Open MPI coll/tuned ids -> the model of its flat tree (section 2.1): reduce linear is the flat
+# tree (the root receives from every rank), chain the paper's linear tree; bcast uses the same
+# trees without the reduction term (gamma = 0).
+OPENMPI_MODELS = {
+    "reduce": {1: "flat", 2: "linear", 3: "pipeline", 4: "binary", 5: "binomial",
+               7: "rabenseifner"},
+    "bcast": {1: "flat", 2: "linear", 3: "pipeline", 5: "binary", 6: "binomial"},
+}
+
+
+def model_groups(collective, algorithm, p, m, alpha, beta, gamma, segsize=0):
+    """The model's optimal G for the hierarchical form of a coll/tuned algorithm used at both
+    levels (None when the algorithm has no model): optimal_groups with X = m / segsize segments
+    for the segmented models (1 without a segment size)."""
+    name = OPENMPI_MODELS.get(collective, {}).get(algorithm)
+    if name is None:
+        return None
+    kw = {}
+    if name in ("pipeline", "binary"):
+        kw["X"] = max(1, -(-int(m) // segsize)) if segsize else 1
+    g = gamma if collective == "reduce" else 0.0
+    return optimal_groups(name, int(p), float(m), alpha, beta, g, **kw)[0]
