@@ -59,10 +59,12 @@ test: test-python test-runtime
 # generator/ on sys.path); tests/test_installed.py checks that collsel comes from the venv.
 test-python: venv
 	PATH="$(VENV_BIN):$$PATH" COLLSEL_EXPECT_INSTALLED=1 \
-	    $(VENV_BIN)/python -m pytest -q tests --ignore=tests/integration
+	    $(VENV_BIN)/python -m pytest -q -m "not slow" --durations=15 tests --ignore=tests/integration
 
-# Real MPI libraries end to end (Open MPI rules, patched Open MPI, MPICH JSON, report in Chromium).
+# The slow tests of tests/ (marked `slow`), then real MPI libraries end to end (Open MPI rules,
+# patched Open MPI, MPICH JSON, the emulated cluster, libcollsel, report in Chromium).
 integration: ompi-patched ompi-patched-ppn mpich-base
+	$(PYTHON) -m pytest -q -m slow tests --ignore=tests/integration
 	$(PYTHON) -m pytest -q tests/integration
 
 # The main job: measured tables in bench-data/ -> stats, trees and C for bcast and reduce in out/.

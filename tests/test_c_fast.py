@@ -33,6 +33,7 @@ def test_c_fast_agrees_with_query_tanjaderin(tmp_path, tanjaderin, collective, o
     _agree_fast(out, n_random=20_000)
 
 
+@pytest.mark.slow
 def test_c_fast_agrees_on_shipped_bcast_sweep(tmp_path):
     out = build(tmp_path, BENCH_DATA / "bcast-sweep.csv", "bcast")
     _agree_fast(out, n_random=20_000)

@@ -96,6 +96,7 @@ def test_exact_tree_has_zero_penalty(tmp_path, tanjaderin):
 
 
 @pytest.mark.parametrize("collective", ["bcast", "reduce"])
+@pytest.mark.slow
 def test_exact_tree_has_zero_penalty_on_our_sweeps(tmp_path, collective):
     """Our own measured sweeps (bench-data/, made with `collsel sweep`)."""
     table = pathlib.Path(__file__).resolve().parents[1] / "bench-data" / f"{collective}-sweep.csv"

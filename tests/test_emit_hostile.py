@@ -268,6 +268,7 @@ def _refused_everywhere(tmp_path, doc, location, label, value, base):
 
 
 @pytest.mark.parametrize("tree, only", GROUPS, ids=[f"{t}-{o}" for t, o in GROUPS])
+@pytest.mark.slow
 def test_every_corruption_is_refused_by_query_and_every_target(trees, tree, only, tmp_path):
     doc = trees[tree]
     cases = all_corruptions(doc, only)

@@ -547,6 +547,7 @@ def check_every_target(dmap, options, prefix, width, array_name, workdir, blob_r
 @settings(max_examples=EXAMPLES_2D, **SETTINGS)
 @given(dmap=decision_maps(three_d=False), options=OPTIONS, prefix=PREFIX,
        width=st.sampled_from([None, 4]), array_name=ARRAY_NAME)
+@pytest.mark.slow
 def test_every_target_on_random_2d_trees(dmap, options, prefix, width, array_name, workdir,
                                          blob_runner):
     check_every_target(dmap, options, prefix, width, array_name, workdir, blob_runner)

@@ -211,6 +211,7 @@ def test_octree_one_panel_per_z(tmp_path):
     assert rep["baselines"] == {}      # no algorithm-0 rows, no model table
 
 
+@pytest.mark.slow
 def test_rerun_removes_its_stale_files_and_keeps_the_users(report, tmp_path):
     out = tmp_path / "r"
     t = synthetic_3d(tmp_path / "t3.csv")

@@ -144,6 +144,7 @@ SMALL = ["--mode", "per-method", "--collective", "bcast", "--comm-sizes", "2,3",
 
 
 @needs_mpi
+@pytest.mark.slow
 def test_kill_and_resume_gives_the_same_points(tmp_path):
     ref = tmp_path / "ref.csv"
     r = collsel("sweep", *SMALL, "--out", ref)
@@ -231,6 +232,7 @@ def test_crash_is_recorded_and_the_sweep_goes_on(tmp_path):
 
 
 @needs_mpi
+@pytest.mark.slow
 def test_hang_is_killed_by_the_timeout_and_the_sweep_goes_on(tmp_path):
     out = tmp_path / "hang.csv"
     start = time.monotonic()
@@ -246,6 +248,7 @@ def test_hang_is_killed_by_the_timeout_and_the_sweep_goes_on(tmp_path):
 
 
 @needs_mpi
+@pytest.mark.slow
 def test_timings_are_sane(tmp_path, capsys):
     """4 MiB takes longer than 4 KiB, and two sweeps of the same points agree within their CIs
     (each point measured in 3 launches; the CI is across launches)."""
@@ -322,6 +325,7 @@ def one_error_line(r):
 
 
 @needs_mpirun
+@pytest.mark.slow
 def test_resume_checks_the_recorded_options(tmp_path):
     out = tmp_path / "t.csv"
     grid = ["--comm-sizes", "2", "--msg-sizes", "1,2"]

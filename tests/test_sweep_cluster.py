@@ -231,6 +231,7 @@ def test_local_launcher_is_one_node(tmp_path, tools):
 
 # --- sweeps through the stand-in launcher ------------------------------------------------------
 
+@pytest.mark.slow
 def test_nodes_x_ppn_sweep_table_journal_and_octree(tmp_path, tools):
     out = tmp_path / "b.csv"
     r = collsel(hostfile_sweep(tools, out, "--nodes", "1,2", "--ppn", "1,2"), tools["env"])
@@ -288,6 +289,7 @@ def test_an_explicit_mapping_needs_the_benchmarks_hosts(tmp_path, tools):
     assert r.returncode == 1 and "no '#@rank_hosts=' header line" in r.stderr
 
 
+@pytest.mark.slow
 def test_resume_keeps_shapes_apart_and_only_adds_new_ones(tmp_path, tools):
     out = tmp_path / "b.csv"
     r = collsel(hostfile_sweep(tools, out, "--nodes", "2", "--ppn", "1"), tools["env"])

@@ -129,6 +129,7 @@ def check_complete(out, tmp_path, capsys):
     return table
 
 
+@pytest.mark.slow
 def test_second_sweeps_are_refused_while_one_runs(tmp_path, fake_bench, capsys):
     out = tmp_path / "bcast.csv"
     first = start(out, fake_bench, tmp_path)

@@ -137,6 +137,7 @@ def test_mpich_dry_run(tmp_path, fake_bench):
 
 
 @needs_mpirun
+@pytest.mark.slow
 def test_kill_and_resume_gives_the_same_rows(tmp_path, fake_bench):
     ref = tmp_path / "ref.csv"
     assert run_sweep(paired_args(ref, fake_bench)).returncode == 0
@@ -175,6 +176,7 @@ def test_kill_and_resume_gives_the_same_rows(tmp_path, fake_bench):
 
 
 @needs_mpirun
+@pytest.mark.slow
 def test_one_writer_per_paired_table(tmp_path, fake_bench, capsys):
     out = tmp_path / "b.csv"
     log = open(tmp_path / "first.log", "w")
@@ -200,6 +202,7 @@ def test_one_writer_per_paired_table(tmp_path, fake_bench, capsys):
 
 
 @needs_mpirun
+@pytest.mark.slow
 def test_refine_spends_its_budget_on_undecided_cells(tmp_path, fake_bench):
     out = tmp_path / "b.csv"
     tie = {"FAKE_BENCH_TIE": "1"}        # methods equal up to seed-dependent jitter: undecided
@@ -229,6 +232,7 @@ def test_refine_spends_its_budget_on_undecided_cells(tmp_path, fake_bench):
 
 
 @needs_mpirun
+@pytest.mark.slow
 def test_refine_leaves_practically_equal_methods_alone(tmp_path, fake_bench):
     """Methods whose paired intervals lie within +-equivalence of the best are resolved: no
     launch is spent on them (two segment sizes a small message never reaches stay tied for
@@ -242,6 +246,7 @@ def test_refine_leaves_practically_equal_methods_alone(tmp_path, fake_bench):
 
 
 @needs_mpirun
+@pytest.mark.slow
 def test_old_format_resumes_are_one_line(tmp_path, fake_bench):
     out = tmp_path / "old.csv"
     r = run_sweep(["sweep", "--mode", "per-method", "--collective", "bcast", "--out", str(out),
