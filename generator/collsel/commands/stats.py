@@ -2,6 +2,8 @@
 import json
 import sys
 
+import numpy as np
+
 from collsel.core import out_of_sample, penalty, tree, values
 from collsel.errors import CollselError, InputError
 from collsel.commands import launch_tables
@@ -18,6 +20,12 @@ def register(sub):
                    help="comma-separated percentages")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     launch_tables.add_launches_option(p)
+    p.add_argument("--probe-latency", action="store_true",
+                   help="instead of tree statistics: does the probe predict the latency (issue "
+                        "19, the paper's figure 2)? From the sweep's journal (TABLE.launches or "
+                        "--launches) of a probing sweep: per (P, m, method) every launch's "
+                        "median round probe_us against the method's median time in that launch, "
+                        "Pearson's r and Spearman's rho with p-values")
     p.set_defaults(run=run_stats)
 
 
@@ -83,7 +91,47 @@ def thresholds_option(text, flag="--thresholds", limit=MAX_THRESHOLDS):
     return list(dict.fromkeys(values.percent(x, flag) for x in items))
 
 
+def run_probe_latency(args):
+    """--probe-latency: the correlation table (core.probe_latency)."""
+    from collsel.core import algorithms, probe_latency
+    path = launch_tables.journal_of(args)
+    if path is None:
+        raise InputError("--probe-latency needs the sweep's journal: TABLE.launches beside "
+                         "one TABLE, or --launches JOURNAL")
+    collective = args.collective or "bcast"
+    probed = launch_tables.read_launch_tables(path, collective, "probe_us")
+    if not probed:
+        raise InputError(f"{path}: no probe_us column (sweep with --probe or --load-levels)")
+    levels = launch_tables.read_launch_tables(path, collective, "load_level")
+    rows = probe_latency.correlations(probe_latency.from_launch_tables(probed, levels=levels))
+    if args.format == "json":
+        sys.stdout.write(json.dumps(rows, indent=1, allow_nan=False) + "\n")
+        return 0
+    md = args.format == "markdown"
+    head = ["P", "m", "method", "pairs", "Pearson r", "p", "Spearman rho", "p"]
+    lines = [f"{collective}: probe_us vs the method's time, one pair per launch ({path})"]
+    table = [[str(r["comm_size"]), str(r["msg_size"]),
+              "default (0)" if r["algorithm"] == algorithms.BASELINE_ALGORITHM
+              else algorithms.Method(r["algorithm"], r["segsize"], 0).label(collective),
+              str(r["pairs"]), f"{r['pearson']:.3f}", f"{r['pearson_p']:.2g}",
+              f"{r['spearman']:.3f}", f"{r['spearman_p']:.2g}"] for r in rows]
+    if md:
+        lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(r) + " |" for r in table]
+    else:
+        lines += ["  ".join(head)] + ["  ".join(r) for r in table]
+    if rows:
+        r_all = np.array([r["pearson"] for r in rows])
+        s_all = np.array([r["spearman"] for r in rows])
+        lines.append(f"{'' if not md else chr(10)}median over {len(rows)} (P, m, method) groups: "
+                     f"Pearson r {np.median(r_all):.3f}, Spearman rho {np.median(s_all):.3f}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
 def run_stats(args):
+    if args.probe_latency:
+        return run_probe_latency(args)
     depths = depths_option(args.depths)
     thresholds = thresholds_option(args.thresholds)
     table, dmap = load_table_and_map(args)

@@ -115,7 +115,9 @@ def register(subparsers):
     p.add_argument("--load-levels", metavar="LIST",
                    help="paired: measure every shape at each background-load level of LIST "
                         f"({','.join(load.LEVELS)}), levels interleaved within each round of "
-                        "launches; rows gain load_level and probe_us (implies --probe)")
+                        "launches; rows gain load_level and probe_us (implies --probe), and with "
+                        "--cluster cluster_load (Slurm's busy nodes, from squeue, the "
+                        "scheduler's view)")
     p.add_argument("--load", choices=load.GENERATORS,
                    help="with --load-levels: what makes the load, started before each launch "
                         f"and stopped after it (default {load.GENERATORS[0]}). stress-cpu: "
@@ -396,7 +398,9 @@ def run_sweep(args):
         confidence=args.confidence, equivalence=args.equivalence, raw=args.raw,
         shapes=groups, links=cluster.describe() if cluster is not None else None,
         probe=args.probe, load_levels=args.load_levels,
-        load=_load_generator(args, cluster, bench_path, check=not (args.dry_run or sbatch)))
+        load=_load_generator(args, cluster, bench_path, check=not (args.dry_run or sbatch)),
+        scheduler=(load.SchedulerView(cluster)
+                   if cluster is not None and args.load_levels else None))
     cfg.options = _canonical(args, cfg, launcher.name, cluster=cluster)
 
     if sbatch:

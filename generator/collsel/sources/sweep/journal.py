@@ -35,12 +35,13 @@ _RANGES = {"comm_size": values.COMM_SIZE, "msg_size": values.MSG_SIZE,
            "nodes": values.COMM_SIZE, "ppn": values.COMM_SIZE}
 
 
-def paired_columns(explicit, loaded=False, probed=False):
+def paired_columns(explicit, loaded=False, probed=False, scheduled=False):
     """The paired table's and journal's columns; an explicit nodes x ppn sweep (--nodes/--ppn)
     adds `nodes` and `ppn` to both, --load-levels `load_level`, a probing sweep (--probe,
-    --load-levels) `probe_us`."""
+    --load-levels) `probe_us`, load levels on the emulated cluster `cluster_load`."""
     extra = ((list(shapes.COLUMNS) if explicit else []) + ([shapes.LOAD_COLUMN] if loaded else [])
-             + ([bench.PROBE_FIELD] if probed else []))
+             + ([bench.PROBE_FIELD] if probed else [])
+             + ([load.SCHEDULER_COLUMN] if scheduled else []))
     return PAIRED_COLUMNS + extra, PAIRED_JOURNAL_COLUMNS + extra
 
 
@@ -163,6 +164,10 @@ def load_existing(path, columns, collective, repair=False, family="openmpi", lau
                 bench.check_field(key, row[key], f"{path}:{lineno}")
         if row.get(bench.PROBE_FIELD):
             bench.check_field(bench.PROBE_FIELD, row[bench.PROBE_FIELD], f"{path}:{lineno}")
+        if row.get(load.SCHEDULER_COLUMN):
+            row[load.SCHEDULER_COLUMN] = values.integer(
+                row[load.SCHEDULER_COLUMN], load.SCHEDULER_COLUMN, 0, values.COMM_SIZE[1],
+                where=f"{path}:{lineno}")
         if shapes.LOAD_COLUMN in row and row[shapes.LOAD_COLUMN] not in load.LEVELS:
             raise located(path, lineno, f"{shapes.LOAD_COLUMN} {row[shapes.LOAD_COLUMN][:30]!r} "
                           f"is not a load level ({', '.join(load.LEVELS)})")

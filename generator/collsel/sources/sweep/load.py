@@ -228,6 +228,33 @@ class SlurmMpi(Generator):
 
 
 GENERATORS = ("stress-cpu", "stress-memory", "iperf3", "slurm-mpi")
+SCHEDULER_COLUMN = "cluster_load"   # the scheduler's view beside probe_us (issue 19 item 5)
+
+
+class SchedulerView:
+    """The scheduler's view of the load (the paper's figure 1b): how many of the emulated
+    cluster's nodes its Slurm shows allocated to running jobs other than the sweep's own
+    (`squeue -t R`, each job's node count, summed and capped at the cluster's size). It sees
+    jobs, not traffic: iperf3 streams started outside Slurm leave it at 0."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+
+    def __call__(self):
+        import os
+        env = {**os.environ, **{k: str(v) for k, v in self.cluster.launch_env.items()}}
+        own = os.environ.get("SLURM_JOB_ID", "")
+        try:
+            out = subprocess.run(["squeue", "--noheader", "--states", "R", "--format", "%i %D"],
+                                 env=env, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise CollselError(f"cluster_load: squeue failed: {e}") from None
+        if out.returncode != 0:
+            raise CollselError(f"cluster_load: squeue exited {out.returncode}: "
+                               f"{out.stderr.strip()[:200]}")
+        busy = sum(int(n) for job, n in (line.split() for line in out.stdout.splitlines()
+                                          if line.strip()) if job != own)
+        return min(busy, len(self.cluster.nodes))
 
 
 def make(name, cluster=None, bench_path=None, cores=None):

@@ -20,7 +20,8 @@ from collsel.errors import CollselError, InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, placement
 from collsel.sources.measure.progress import Progress
 from collsel.sources.measure.supervise import run_launch
-from collsel.sources.sweep import hygiene, lock, raw as raw_files, refine, resume, shapes, ties
+from collsel.sources.sweep import (hygiene, load, lock, raw as raw_files, refine, resume, shapes,
+                                   ties)
 from collsel.sources.sweep.journal import (TableFile, drop_partial_line, journal_path,
                                            load_existing, paired_columns)
 from collsel.sources.sweep.paired_plan import (PairedPlan, algorithm_text, launch_seed,
@@ -68,6 +69,11 @@ def paired_header(cfg):
                          "cell); the journal keeps each launch's")
     if cfg.load_levels:
         meta["load"] = cfg.load.describe()
+        if cfg.scheduler is not None:
+            meta[load.SCHEDULER_COLUMN] = (
+                "Slurm's view (squeue -t R): nodes allocated to running jobs other than the "
+                "sweep's own, sampled under the level's load before each launch; the row's "
+                "value is the median over its launches, rounded down")
         meta["load_levels"] = (",".join(cfg.load_levels) + ": every level of a shape in each "
                                "round of launches, in this order; load_level is experiment "
                                "control only, a decision may use probe_us (what the probe sees "
@@ -118,7 +124,8 @@ class _State:
         self.meta, self.journal_meta, self.dropped, self.grew = {}, {}, [], False
         rows, journal_rows = [], []
         self.columns, self.journal_columns = paired_columns(cfg.explicit, bool(cfg.load_levels),
-                                                            bool(cfg.probe))
+                                                            bool(cfg.probe),
+                                                            cfg.scheduler is not None)
         self.resuming = resuming(cfg)
         if self.resuming:
             resume.check_mode(cfg.out, cfg.options)
@@ -263,6 +270,9 @@ class _Sweep:
         load_start, warning = self.watch.sample()
         if warning:
             self.progress.message(warning)
+        # the scheduler's view, taken under the level's load as a program would before its call
+        scheduled = ({} if cfg.scheduler is None
+                     else {load.SCHEDULER_COLUMN: cfg.scheduler()})
         began = time.monotonic()
         done, todo, status, seed, part, hosts = {}, list(sizes), "ok", None, 0, []
         while todo:
@@ -307,7 +317,7 @@ class _Sweep:
         if warning:
             self.progress.message(warning)
         self._journal(shape, k, seed, done, status, time.monotonic() - began, load_start,
-                      load_end, hosts)
+                      load_end, hosts, scheduled)
 
     def _placement(self, shape, k, meta):
         """The hosts of one run of launch k (rank order, comma-joined), checked against the
@@ -336,7 +346,8 @@ class _Sweep:
             self.progress.advance(len(lost) * len(self.cfg.methods))
         self.progress.message(f"collsel sweep: launch failed, going on: {reason[:300]}")
 
-    def _journal(self, shape, k, seed, done, status, wall_s, load_start, load_end, hosts):
+    def _journal(self, shape, k, seed, done, status, wall_s, load_start, load_end, hosts,
+                 scheduled):
         cfg = self.cfg
         rows = []
         for m in sorted(done):
@@ -350,7 +361,8 @@ class _Sweep:
                                         ("mean_us", "median_us", "min_us", "max_us", "stdev_us",
                                          "ci_halfwidth_us", "n", "ci_met")},
                        **shape.columns(),
-                       **({bench.PROBE_FIELD: fields[bench.PROBE_FIELD]} if cfg.probe else {})}
+                       **({bench.PROBE_FIELD: fields[bench.PROBE_FIELD]} if cfg.probe else {}),
+                       **scheduled}
                 rows.append(row)
                 self.plan.add(shape, m, method, k, row)
         text = render_table(rows, {}, columns=self.state.journal_columns).split("\n", 1)[1]

@@ -13,6 +13,7 @@ from collsel.core import algorithms
 from collsel.core.algorithms import Method
 from collsel.sources.measure.benchmark_program import PROBE_FIELD
 from collsel.sources.sweep import launch_stats, shapes, ties
+from collsel.sources.sweep.load import SCHEDULER_COLUMN
 
 
 def launch_seed(seed, collective, shape, k):
@@ -110,7 +111,7 @@ class PairedPlan:
         (launch_stats.combine), with `tied` and `p_best` (ties.verdict)."""
         _, medians, cis = self.arrays(shape, m)
         _, tied, p_best = ties.verdict(medians, cis, self.cell_seed(shape, m))
-        probe = self.probe_us(shape, m)
+        probe = {**self.probe_us(shape, m), **self.cluster_load(shape, m)}
         rows = []
         for j, method in enumerate(self.cfg.methods):
             got = self.data[(shape, m, method)]
@@ -135,3 +136,14 @@ class PairedPlan:
             for k, row in self.data[(shape, m, x)].items():
                 per_launch.setdefault(k, float(row[PROBE_FIELD]))
         return {PROBE_FIELD: round(float(np.median(list(per_launch.values()))), 3)}
+
+    def cluster_load(self, shape, m):
+        """{cluster_load: the median over the cell's launches of Slurm's busy nodes, rounded
+        down (an integer third axis)} of a sweep that samples the scheduler, {} otherwise."""
+        if self.cfg.scheduler is None:
+            return {}
+        per_launch = {}
+        for x in self.cfg.methods:
+            for k, row in self.data[(shape, m, x)].items():
+                per_launch.setdefault(k, int(row[SCHEDULER_COLUMN]))
+        return {SCHEDULER_COLUMN: int(np.floor(np.median(list(per_launch.values()))))}

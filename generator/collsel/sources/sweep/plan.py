@@ -108,6 +108,7 @@ class Config:
     probe: str = None           # paired: the benchmark's --probe REPS:CAP_US, None = no probe
     load_levels: list = None    # paired: --load-levels, in launch order within a round
     load: object = None         # paired: the load generator (sweep/load.py) of load_levels
+    scheduler: object = None    # paired, --cluster with levels: load.SchedulerView (cluster_load)
 
     def groups(self):
         """What each launch runs on: the explicit shapes, or one plain shape per P; each once
