@@ -24,7 +24,7 @@ static void call(int bcast, void *a, void *b, long m)
 
 int main(int argc, char **argv)
 {
-    int rank, size, bcast, reps, i, r;
+    int rank, size, bcast, reps = 0, i, r;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

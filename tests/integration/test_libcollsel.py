@@ -518,7 +518,7 @@ def test_refusals_pass_everything_through(family, library, trees, programs, tmp_
                                    "coll_tuned_use_dynamic_rules is off"))
     else:
         seen.append(assert_refused(attempt({"COLLSEL_TREES": trees["openmpi"]["dir"]}),
-                                   "(a tree of Open MPI algorithms?)"))
+                                   "the bcast tree holds Open MPI algorithm ids"))
     done = launch(family, 2, [programs[family]["libcollsel_threads"]],
                   {"COLLSEL_TREES": trees[family]["dir"], "COLLSEL_TRACE": "1"},
                   (library[family],), extra)
