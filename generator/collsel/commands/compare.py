@@ -1,9 +1,12 @@
 """`collsel compare`: do one sweep's decisions hold on another sweep of the same grid?"""
 import json
 import sys
+from dataclasses import replace
+
+import numpy as np
 
 from collsel.commands.options import add_table_options, map_settings, read_tables
-from collsel.core import out_of_sample, tree
+from collsel.core import out_of_sample, penalty, third_axis, tree
 from collsel.errors import InputError
 
 
@@ -19,6 +22,13 @@ def register(sub):
                     "measurement noise. Tables: A B (exactly two).")
     add_table_options(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--fresh", action="store_true",
+                   help="A FRESH [FRESH ...]: score on fresh runs, pooled over every FRESH table "
+                        "(e.g. one-launch sweeps at load levels drawn at random), the exact tree "
+                        "of A with its third axis (--z, e.g. probe_us: asked at each fresh "
+                        "cell's own value), the z-oblivious tree of A (the same runs with z "
+                        "pooled, core.third_axis.pooled) and Open MPI's default: penalty mean, "
+                        "median, max of each (core.penalty)")
     p.set_defaults(run=run_compare)
 
 
@@ -32,6 +42,48 @@ def compare(table_a, table_b, settings):
     return out
 
 
+def fresh(train, tests, settings):
+    """{"z_aware", "z_oblivious", "default"}: penalty figures pooled over the measured cells of
+    every test table (each mapped on its own, so each fresh cell keeps its own z value)."""
+    aware = settings.build(train)
+    oblivious = replace(settings, z=None).build(third_axis.pooled(train, settings.z))
+    trees = {"z_aware": (aware, tree.build_tree(aware)),
+             "z_oblivious": (oblivious, tree.build_tree(oblivious))}
+    chosen = {name: [] for name in trees}
+    best, default = [], []
+    for test in tests:
+        test_map = settings.build(test)
+        for name, (train_map, t) in trees.items():
+            times, b, d, _ = out_of_sample.fold_times(
+                out_of_sample.Fold(name, train_map, test_map), [t])
+            chosen[name].append(times[0])
+        best.append(b)
+        default.append(d)
+    best = np.concatenate(best)
+    out = {name: penalty.score(np.concatenate(c), best) for name, c in chosen.items()}
+    out["default"] = penalty.score(np.concatenate(default), best)
+    return {k: {f: v[f] for f in ("cells", "mean", "median", "max")} for k, v in out.items()}
+
+
+def run_fresh(args):
+    if not args.z:
+        raise InputError("--fresh scores a tree with a third axis: give --z (e.g. probe_us)")
+    if len(args.tables) < 2:
+        raise InputError("--fresh takes the build table A and at least one fresh table")
+    train, *tests = (read_tables([path]).select(args.collective) for path in args.tables)
+    result = fresh(train, tests, map_settings(args))
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"tables": list(args.tables), **result}, indent=1,
+                                    allow_nan=False) + "\n")
+        return 0
+    sys.stdout.write(f"trees of {args.tables[0]} scored on {len(tests)} fresh table(s):\n")
+    names = {"z_aware": f"{args.z}-aware octree", "z_oblivious": f"{args.z}-oblivious quadtree "
+             "(same runs, z pooled)", "default": "Open MPI's default"}
+    for key, label in names.items():
+        sys.stdout.write(_line(label, result[key]) + "\n")
+    return 0
+
+
 def _line(name, f):
     if f["mean"] is None:
         return f"  {name}: no cell scored"
@@ -40,6 +92,8 @@ def _line(name, f):
 
 
 def run_compare(args):
+    if args.fresh:
+        return run_fresh(args)
     if len(args.tables) != 2:
         raise InputError(f"compare takes exactly two tables (A B), got {len(args.tables)}")
     a, b = (read_tables([path]).select(args.collective) for path in args.tables)
