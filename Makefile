@@ -293,6 +293,15 @@ $(LIBCOLLSEL)/%/libcollsel.so: $(LIBCOLLSEL_DEPS)
 	mpicc.$* $(CFLAGS) -fPIC -shared -fvisibility=hidden -Iinclude -Iruntime/libcollsel \
 	    $(LIBCOLLSEL_SRC) -o $@
 
+# bench-libcollsel: MPI_Bcast of 1 byte with/without the library in one launch, the lookup
+# alone, memory per communicator (speed/libcollsel/bench.sh). measure-hier: hierarchical vs flat
+# reduce/bcast here and on the emulated cluster, libcollsel on the cluster (bench-data/hier/).
+.PHONY: bench-libcollsel measure-hier
+bench-libcollsel:
+	speed/libcollsel/bench.sh
+measure-hier:
+	bench-data/hier/measure.sh
+
 # --- Probe (issue 19): the run-time latency probe, runtime/collsel_probe.c (include/collsel_probe.h),
 # also compiled into the benchmark (collsel_bench.c includes it: sweep --probe, --load-levels).
 # probe_check drives it for tests/integration/test_probe.py (local, P = 2 and 4).
@@ -306,3 +315,9 @@ $(PROBE_BUILD)/probe_check: tests/integration/probe_check.c $(PROBE_LIB)
 
 test-probe: probe
 	$(PYTHON) -m pytest -q tests/integration/test_probe.py
+
+# --- Load (issue 19): every Must-show figure on the emulated cluster under iperf3 load, into
+# bench-data/load (OUT=DIR elsewhere; SMALL=1 for a 1-3 minute version). Root; an idle machine.
+.PHONY: measure-load
+measure-load:
+	SMALL=$(SMALL) bench-data/load/measure.sh $(OUT)
