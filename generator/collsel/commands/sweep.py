@@ -129,7 +129,9 @@ def register(subparsers):
                         "are designed but not yet validated)")
     p.add_argument("--out", required=True, help="table to write (CSV)")
     p.add_argument("--algorithms", help="comma list of ids or names, ALG:SEG pins a segment "
-                   "size (default: all but 0)")
+                   "size, hier:G:INNER:OUTER adds a hierarchical method (Open MPI: G groups of "
+                   "consecutive ranks, INNER inside them, OUTER among their leaders) "
+                   "(default: all but 0)")
     p.add_argument("--segsizes", help="segment sizes for segmenting algorithms "
                    "(default 0,1K,8K,32K,128K)")
     p.add_argument("--comm-sizes", help="P values: list and ranges, e.g. 2-16 or 2,4,8 "
