@@ -317,7 +317,8 @@ test-probe: probe
 	$(PYTHON) -m pytest -q tests/integration/test_probe.py
 
 # --- Load (issue 19): every Must-show figure on the emulated cluster under iperf3 load, into
-# bench-data/load (OUT=DIR elsewhere; SMALL=1 for a 1-3 minute version). Root; an idle machine.
+# bench-data/load (LOAD_OUT=DIR elsewhere; SMALL=1: a 1-3 minute version). Root; an idle machine.
+LOAD_OUT ?= bench-data/load
 .PHONY: measure-load
 measure-load:
-	SMALL=$(SMALL) bench-data/load/measure.sh $(OUT)
+	SMALL=$(SMALL) bench-data/load/measure.sh $(LOAD_OUT)

@@ -7,6 +7,8 @@ import numpy as np
 from collsel.core import out_of_sample, penalty, tree, values
 from collsel.errors import CollselError, InputError
 from collsel.commands import launch_tables
+from collsel.core.files import write_file
+from collsel.sinks.report import probe_plot
 from collsel.commands.options import add_table_options, load_table_and_map, map_settings
 
 
@@ -26,6 +28,10 @@ def register(sub):
                         "--launches) of a probing sweep: per (P, m, method) every launch's "
                         "median round probe_us against the method's median time in that launch, "
                         "Pearson's r and Spearman's rho with p-values")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="with --probe-latency: also draw probe_us against the time of Open "
+                        "MPI's default (or, without it, of every method) per (P, m), one point "
+                        "per launch coloured by load level")
     p.set_defaults(run=run_stats)
 
 
@@ -103,7 +109,10 @@ def run_probe_latency(args):
     if not probed:
         raise InputError(f"{path}: no probe_us column (sweep with --probe or --load-levels)")
     levels = launch_tables.read_launch_tables(path, collective, "load_level")
-    rows = probe_latency.correlations(probe_latency.from_launch_tables(probed, levels=levels))
+    pairs = probe_latency.from_launch_tables(probed, levels=levels)
+    rows = probe_latency.correlations(pairs)
+    if args.plot:
+        write_file(args.plot, probe_plot.probe_latency_png(_panels(pairs, rows, collective)))
     if args.format == "json":
         sys.stdout.write(json.dumps(rows, indent=1, allow_nan=False) + "\n")
         return 0
@@ -127,6 +136,24 @@ def run_probe_latency(args):
                      f"Pearson r {np.median(r_all):.3f}, Spearman rho {np.median(s_all):.3f}")
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
+
+
+def _panels(pairs, rows, collective):
+    """One panel per (P, m): the default's pairs when measured, else every method's."""
+    from collsel.core import algorithms
+    panels = []
+    by_cell = {(r["comm_size"], r["msg_size"]): r for r in rows
+               if r["algorithm"] == algorithms.BASELINE_ALGORITHM}
+    for p, m in sorted({(r["comm_size"], r["msg_size"]) for r in rows}):
+        sel = (pairs.comm_size == p) & (pairs.msg_size == m)
+        r = by_cell.get((p, m))
+        if r is not None:
+            sel &= pairs.algorithm == algorithms.BASELINE_ALGORITHM
+        what = (f"default: Pearson {r['pearson']:.2f}, Spearman {r['spearman']:.2f}"
+                if r is not None else "every method")
+        panels.append((f"{collective} P={p} m={m}\n{what}", pairs.probe_us[sel],
+                       pairs.time_us[sel], pairs.level[sel]))
+    return panels
 
 
 def run_stats(args):

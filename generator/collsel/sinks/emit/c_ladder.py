@@ -2,7 +2,7 @@
 decision.c, <prefix>_decide()) and Open MPI's *_intra_dec_fixed body (what `collsel build`
 writes too)."""
 from collsel import __version__
-from collsel.core import values
+from collsel.core import values, zbins
 from collsel.errors import InputError
 from collsel.sinks.emit import ompi_ppn, render, text
 from collsel.sinks.emit.branches import flatten
@@ -78,6 +78,9 @@ def decision_context(loaded, prefix, target="c"):
         "version": __version__, "collective": collective, "n_axes": n_axes, "prefix": prefix,
         "z_name": axes[2].name if n_axes == 3 else "",
         "z_labels": axes[2].labels if n_axes == 3 and axes[2].kind == "category" else [],
+        # a measured time axis (build --z probe_us): a variant taking the probe's figure as is
+        "probe_function": (f"{prefix}_decide_probe" if n_axes == 3 and zbins.binned(axes[2].name)
+                           else ""),
         "signature": f"int {name}({', '.join(params)}, int *segsize, int *faninout)",
         "function": name, "axis_vars": AXIS_VARS[:n_axes],
         "steps": steps, "methods": methods,

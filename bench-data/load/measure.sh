@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# Issue 19 (utilization-aware selection): every Must-show figure, measured on the emulated
+# cluster under iperf3 background traffic, and FIGURES.md computed from the data by collsel.
+#   bench-data/load/measure.sh [OUTDIR]      (default: this directory; SMALL=1: 1-3 minutes)
+# Run inside the cluster use lock when other helpers share the machine; root (the cluster).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+OUT=${1:-$HERE}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+SMALL=${SMALL:-0}
+RATE=${RATE:-100mbit}           # low link rate: iperf3 saturates links, not the 2 CPUs
+LEVELS=off,low,medium,high
+SEED=${SEED:-19}
+if [ "$SMALL" = 1 ]; then
+    NODES=4; SIZES=4K,64K; ALGS=linear,pipeline:8K,binomial; LAUNCHES=2; FRESH=3; COST_CALLS=200
+else
+    NODES=2,4; SIZES=1K,4K,16K,64K; ALGS=linear,chain:8K,pipeline:8K,binary:8K,split_binary:8K,binomial
+    LAUNCHES=4; FRESH=8; COST_CALLS=1000
+fi
+FIG_SIZES=4096,65536            # the two message sizes of figure 2
+log() { echo "measure-load: $*" >&2; }
+down() { collsel cluster down >/dev/null 2>&1 || true; }
+trap 'down; rm -rf "${BIN:-/nonexistent}"' EXIT
+cmds=()
+run() { cmds+=("$*"); log "$*"; "$@"; }
+
+rm -rf "$OUT/fresh" "$OUT/build" "$OUT/report" "$OUT"/bcast-load.csv* "$OUT"/*.txt "$OUT"/*.json
+mkdir -p "$OUT/fresh"
+BIN=$(mktemp -d /var/tmp/collsel-load.XXXXXX)   # outside /tmp: the nodes have a private /tmp
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+started=$(date +%s)
+
+run mpicc -O2 -std=c11 -I"$REPO/include" "$REPO/runtime/examples/mpi_probe_query.c" \
+    "$REPO/runtime/collsel_probe.c" "$REPO/runtime/collsel_tree.c" -lm -o "$BIN/mpi_probe_query"
+
+down
+run collsel cluster up --nodes 4 --rate "$RATE"
+
+# 1. the build sweep: every method at every level, paired, probe before every round
+run collsel sweep --collective bcast --cluster --nodes "$NODES" --ppn 1 --msg-sizes "$SIZES" \
+    --algorithms "$ALGS" --launches "$LAUNCHES" --load iperf3 --load-levels "$LEVELS" \
+    --seed "$SEED" --out "$OUT/bcast-load.csv"
+
+# 2. fresh runs for scoring: one launch each, at a level drawn at random (seeded) per launch
+RANDOM=$SEED
+names=(off low medium high)
+: > "$OUT/fresh/levels.txt"
+for i in $(seq 1 "$FRESH"); do
+    level=${names[$((RANDOM % 4))]}
+    echo "fresh-$i $level" >> "$OUT/fresh/levels.txt"
+    run collsel sweep --collective bcast --cluster --nodes "$NODES" --ppn 1 --msg-sizes "$SIZES" \
+        --algorithms "$ALGS" --launches 1 --load iperf3 --load-levels "$level" \
+        --seed $((SEED * 1000 + i)) --out "$OUT/fresh/fresh-$i.csv"
+done
+
+# 3. trees: load-aware (probe_us, binned), the scheduler's view (cluster_load), the level itself
+for z in probe_us cluster_load load_level; do
+    run collsel build "$OUT/bcast-load.csv" --collective bcast --z "$z" --out "$OUT/build/$z" \
+        > "$OUT/build-$z.txt"
+done
+run collsel emit --target blob --out "$OUT/build/probe_us/tree.bin" "$OUT/build/probe_us/tree.json"
+cp "$OUT/build/probe_us/tree.bin" "$BIN/tree.bin"
+
+# 4. probe -> query3 inside an MPI job on the cluster under high load, and its probe cost
+. /var/lib/collsel/cluster/env
+P_MAX=${NODES##*,}
+hosts=$(seq -s, 1 "$P_MAX" | sed 's/\([0-9]*\)/n\1:1/g')
+for level in off high; do
+    python3 - "$level" "$OUT" "$P_MAX" "$hosts" "$COST_CALLS" "${FIG_SIZES//,/ }" "$BIN" <<'EOF'
+import subprocess, sys
+from collsel.sources import cluster
+from collsel.sources.sweep import load
+level, out, p, hosts, calls, sizes, bin_dir = sys.argv[1:8]
+sizes = sizes.split()
+gen = load.make("iperf3", cluster.load())
+with gen.running(level):
+    run = subprocess.run(["timeout", "120", "mpirun", "--allow-run-as-root", "--host", hosts,
+                          "-np", p, "--map-by", "ppr:1:node", "--bind-to", "none",
+                          "--mca", "mpi_yield_when_idle", "1", f"{bin_dir}/mpi_probe_query",
+                          f"{bin_dir}/tree.bin", calls, *sizes],
+                         capture_output=True, text=True)
+sys.stderr.write(run.stderr[-2000:])
+open(f"{out}/probe-query-{level}.txt", "w").write(run.stdout)
+sys.exit(run.returncode)
+EOF
+    cmds+=("mpi_probe_query under iperf3 $level: mpirun -np $P_MAX bin/mpi_probe_query build/probe_us/tree.bin $COST_CALLS ${FIG_SIZES//,/ }")
+done
+down
+
+# 5. FIGURES.md, from the data only
+fresh_tables=("$OUT"/fresh/fresh-*.csv)
+{
+echo "# Issue 19 figures (bcast under iperf3 background load, emulated cluster)"
+echo
+echo "Made by \`bench-data/load/measure.sh\` (SMALL=$SMALL): 4 nodes, tbf $RATE, nodes $NODES x 1 ppn,"
+echo "sizes $SIZES, methods $ALGS + Open MPI's default, $LAUNCHES paired launches per level ($LEVELS),"
+echo "$FRESH fresh one-launch sweeps at levels drawn at random (seed $SEED): $(cut -d' ' -f2 "$OUT/fresh/levels.txt" | tr '\n' ' ')"
+echo
+echo "## Probe latency vs bcast latency (the paper's figure 2)"
+echo
+echo "One pair per launch: the launch's median round probe_us and the method's median time."
+echo
+collsel stats "$OUT/bcast-load.csv" --collective bcast --probe-latency --format markdown \
+    --plot "$OUT/probe-vs-latency.png"
+echo
+echo "Plot: \`probe-vs-latency.png\` (the default's launches, per (P, m))."
+echo
+echo "## Cells whose best method changes between load levels"
+echo
+for z in load_level probe_us cluster_load; do
+    echo "- \`build --z $z\`: $(grep "^$z:" "$OUT/build-$z.txt" || true)"
+done
+echo
+echo "## Load-aware octree vs load-oblivious quadtree vs Open MPI's default, on fresh runs"
+echo
+for z in probe_us cluster_load; do
+    echo "\`collsel compare --fresh --z $z bcast-load.csv fresh/fresh-*.csv\`:"
+    echo '```'
+    collsel compare --fresh --collective bcast --z "$z" "$OUT/bcast-load.csv" "${fresh_tables[@]}"
+    echo '```'
+done
+collsel compare --fresh --collective bcast --z probe_us --format json "$OUT/bcast-load.csv" \
+    "${fresh_tables[@]}" > "$OUT/fresh-score.json"
+echo
+echo "## Probe cost, probe -> query3 in an MPI job, and cost vs gain"
+echo
+for level in off high; do
+    echo "Under iperf3 $level (\`probe-query-$level.txt\`):"
+    echo '```'
+    cat "$OUT/probe-query-$level.txt"
+    echo '```'
+done
+echo "Decisions of \`collsel query --z\` on the same (P, m, probe_us) points:"
+echo '```'
+cat "$OUT"/probe-query-*.txt | awk '/^decide/ {print $2, $3, $4}' | sed 's/:$//' \
+    > "$OUT/points.txt"
+collsel query "$OUT/build/probe_us/tree.json" --points "$OUT/points.txt" > "$OUT/query.txt"
+paste -d' ' "$OUT/points.txt" "$OUT/query.txt"
+echo '```'
+if diff <(cat "$OUT"/probe-query-*.txt | awk '/^decide/ {print $5, $6, $7}') "$OUT/query.txt" >/dev/null; then
+    echo "Every decision of the example program equals \`collsel query --z\`."
+else
+    echo "**The example program and \`collsel query --z\` disagree** (see the files)."
+fi
+echo
+python3 - "$OUT" <<'EOF'
+import json, re, sys, csv, statistics
+out = sys.argv[1]
+score = json.load(open(f"{out}/fresh-score.json"))
+cost = [float(m.group(1)) for level in ("off", "high")
+        for m in [re.search(r"median_us=([0-9.]+)", open(f"{out}/probe-query-{level}.txt").read())] if m]
+rows = [r for r in csv.DictReader(l for l in open(f"{out}/bcast-load.csv") if not l.startswith("#"))]
+best = {}
+for r in rows:
+    if r["algorithm"] != "0":
+        k = (r["comm_size"], r["msg_size"], r["load_level"])
+        best[k] = min(best.get(k, float("inf")), float(r["time_us"]))
+mean_best = statistics.mean(best.values())
+a, o = score["z_aware"]["mean"], score["z_oblivious"]["mean"]
+print(f"- probe cost (median over {len(cost)} runs' medians): {statistics.median(cost):.1f} us; "
+      f"mean best bcast time in the build sweep: {mean_best:.1f} us")
+if a is None or o is None:
+    print("- no fresh cell scored")
+else:
+    saved = (o - a) / 100 * mean_best
+    print(f"- mean penalty, load-aware {a:.2f} % vs load-oblivious {o:.2f} %: "
+          f"{o - a:.2f} points, about {saved:.1f} us per call at the mean best time")
+    if saved <= 0:
+        print("- the probe saves nothing here: never worth taking on this emulation")
+    else:
+        n = statistics.median(cost) / saved
+        print(f"- a probe pays for itself after about {n:.1f} calls it decides: probe once per "
+              f"communicator (or every N >= {max(1, round(n))} calls while the load lasts)")
+EOF
+} > "$OUT/FIGURES.md"
+
+# 6. the report of the probe_us tree: one panel per load bin, probe-vs-latency plot
+run collsel report "$OUT/bcast-load.csv" --collective bcast --z probe_us --out "$OUT/report" \
+    > /dev/null || log "report failed"
+
+{
+echo "# Provenance"
+echo
+echo "- git: $(git -C "$REPO" rev-parse HEAD)"
+echo "- host: $(hostname), $(nproc) cores; load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "- wall: $(( $(date +%s) - started )) s; SMALL=$SMALL"
+echo "- commands:"
+for c in "${cmds[@]}"; do echo "  - \`$c\`"; done
+} > "$OUT/PROVENANCE.md"
+log "done: $OUT/FIGURES.md"
