@@ -67,7 +67,7 @@ for c in reduce bcast; do
         --algorithms "$ALGS" --launches "$LAUNCHES" --out "$OUT/local-$c.csv" --force
     for p in ${LOCAL_P//,/ }; do
         run "${LOCAL_MPI[@]}" -np "$p" "$B/collsel_bench" --collective "$c" --sizes 1 \
-            --methods "$SPLIT_METHODS" --max-reps 3 > "$OUT/split-local-$c-P$p.txt"
+            --methods "$SPLIT_METHODS" --min-reps 2 --max-reps 3 > "$OUT/split-local-$c-P$p.txt"
     done
 done
 
@@ -78,6 +78,9 @@ flock -w 900 9
 collsel cluster down >/dev/null 2>&1 || true
 run collsel cluster up --nodes 4 --rate "$RATE"
 cluster_up=1
+# The cluster's launch environment (OMPI_MCA_*) only in this subshell: the local runs after it
+# must not see it, and `cluster down` finds processes by it.
+(
 # shellcheck disable=SC1091
 . "$CLUSTER_DIR/env"
 CL_MPI=(timeout 300 mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1
@@ -89,7 +92,7 @@ for c in reduce bcast; do
     run collsel sweep --cluster --nodes 4 --ppn 2 --collective "$c" --msg-sizes "$CL_SIZES" \
         --algorithms "$ALGS" --launches "$CL_LAUNCHES" --out "$OUT/cluster-$c.csv" --force
     run "${CL_MPI[@]}" "$B/collsel_bench" --collective "$c" --sizes 1 \
-        --methods "$SPLIT_METHODS" --max-reps 3 > "$OUT/split-cluster-$c-P8.txt"
+        --methods "$SPLIT_METHODS" --min-reps 2 --max-reps 3 > "$OUT/split-cluster-$c-P8.txt"
 done
 
 # ---- 3. libcollsel on the cluster: trees of the cluster tables against the default ----
@@ -104,14 +107,15 @@ done
 for c in reduce bcast; do
     sizes=$(echo "$CL_SIZES" | sed 's/K/*1024/g; s/M/*1048576/g' | tr ',' '\n' | while read -r e; do echo $((e)); done | tr '\n' ' ')
     log "libcollsel on the cluster: $c at P=8, sizes $sizes"
-    for m in $sizes; do
+    for m in $sizes 1024; do
         echo "decision $c P=8 m=$m $(collsel query "$OUT/tree-cluster-$c/tree.json" --comm-size 8 --msg-size "$m")" >> "$OUT/libcollsel-cluster.txt"
     done
     # shellcheck disable=SC2086
-    echo "libcollsel $(run "${CL_MPI[@]}" -x LD_PRELOAD="$LIB" -x COLLSEL_TREES="$B/trees-cluster" "$B/coll_time" "$c" "$REPS" $sizes)" >> "$OUT/libcollsel-cluster.txt"
+    run "${CL_MPI[@]}" -x LD_PRELOAD="$LIB" -x COLLSEL_TREES="$B/trees-cluster" "$B/coll_time" "$c" "$REPS" $sizes | sed 's/^/libcollsel /' >> "$OUT/libcollsel-cluster.txt"
     # shellcheck disable=SC2086
-    echo "default $(run "${CL_MPI[@]}" "$B/coll_time" "$c" "$REPS" $sizes)" >> "$OUT/libcollsel-cluster.txt"
+    run "${CL_MPI[@]}" "$B/coll_time" "$c" "$REPS" $sizes | sed 's/^/default /' >> "$OUT/libcollsel-cluster.txt"
 done
+)
 run collsel cluster down
 cluster_up=0
 flock -u 9
@@ -124,8 +128,8 @@ for c in bcast reduce; do
     run python3 "$REPO/speed/libcollsel/make_tree.py" patho "$c" "$B/trees-patho/$c.json"
     run collsel emit --target blob "$B/trees-patho/$c.json" --out "$B/trees-patho/$c.bin" >/dev/null
     echo "decision $c P=4 m=1048576 $(collsel query "$B/trees-patho/$c.json" --comm-size 4 --msg-size 1048576)" >> "$OUT/libcollsel-pathological.txt"
-    echo "libcollsel $(run "${LOCAL_MPI[@]}" -np 4 -x LD_PRELOAD="$LIB" -x COLLSEL_TREES="$B/trees-patho" "$B/coll_time" "$c" "$REPS" 1024 1048576)" >> "$OUT/libcollsel-pathological.txt"
-    echo "default $(run "${LOCAL_MPI[@]}" -np 4 "$B/coll_time" "$c" "$REPS" 1024 1048576)" >> "$OUT/libcollsel-pathological.txt"
+    run "${LOCAL_MPI[@]}" -np 4 -x LD_PRELOAD="$LIB" -x COLLSEL_TREES="$B/trees-patho" "$B/coll_time" "$c" "$REPS" 1024 1048576 | sed 's/^/libcollsel /' >> "$OUT/libcollsel-pathological.txt"
+    run "${LOCAL_MPI[@]}" -np 4 "$B/coll_time" "$c" "$REPS" 1024 1048576 | sed 's/^/default /' >> "$OUT/libcollsel-pathological.txt"
 done
 
 # ---- 5. overhead ----
