@@ -9,13 +9,13 @@ timed against the MPI's default on the same sizes: printed, not asserted (no tim
 bench-data/hier/measure.sh records the figure)."""
 import pathlib
 import re
-import subprocess
+import shutil
 import sys
 
 import pytest
 
-from test_libcollsel import (BIN, DECISION, DYNAMIC_RULES, PASSING, counts_of, launch, query,
-                             run)
+from test_libcollsel import (BIN, DECISION, DYNAMIC_RULES, PASSING, counts_of, launch,
+                             our_records, query, run)
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 HERE = pathlib.Path(__file__).resolve().parent
@@ -110,3 +110,22 @@ def test_pathological_tree_timed(setup):
         alone = launch("openmpi", 4, args, {}, (), DYNAMIC_RULES)
         out += [f"patho {with_lib.stdout.strip()}", f"default {alone.stdout.strip()}"]
     print("\n".join(out))
+
+
+def test_valgrind_finds_nothing_of_ours_in_hierarchical_methods(setup, tmp_path):
+    """libcollsel_cases at P = 3 under the hierarchical tree (roots leader and not, reduce's
+    temporary buffers, 50 communicators' group and leader communicators) under memcheck."""
+    if not shutil.which("valgrind"):
+        pytest.skip("valgrind is not installed")
+    logs = tmp_path / "vg.%p.log"
+    done = launch("openmpi", 3, ["valgrind", "--trace-children=yes", "--leak-check=full",
+                                 "--show-leak-kinds=definite,indirect,possible",
+                                 "--num-callers=40", f"--log-file={logs}", "env",
+                                 f"LD_PRELOAD={setup['lib']['openmpi']}", setup["cases"], 50],
+                  {"COLLSEL_TREES": setup["hier"]}, (), DYNAMIC_RULES)
+    assert "case communicators-50 ok" in done.stdout, done.stdout
+    ran = [t for t in (p.read_text() for p in tmp_path.glob("vg.*.log"))
+           if "libcollsel" in t and "libcollsel.so" in t]
+    assert len(ran) == 3, len(ran)
+    ours = [r for t in ran for r in our_records(t)]
+    assert not ours, "\n\n".join(ours[:3])
