@@ -51,6 +51,15 @@
  *             internal bcasts and reduces (inside other collectives) keep their own choice. An
  *             algorithm MPICH cannot run there falls back to its own choice, silently unless
  *             MPIR_CVAR_COLLECTIVE_FALLBACK=error.
+ *   Hierarchical leaves (blob format 2, Open MPI only: G groups, inner and outer algorithm; see
+ *             collsel_tree.h): at the communicator's first call, MPI_Comm_split into G' = min(G,
+ *             P) groups of consecutive ranks (rank r in group r * G' / P) and the groups' lowest
+ *             ranks (the leaders), each level's method forced on its own communicator as a flat
+ *             one; bcast among the leaders then inside the groups, reduce inside the groups
+ *             then among the leaders; a root that is not its group's leader sends to (bcast) or
+ *             receives from (reduce) the leader first. All of them are freed with the user's
+ *             communicator and count as shadows below.
+ *   A format-2 blob names its algorithm family: a tree of the other MPI is refused at MPI_Init.
  * Passed through untouched (decided alike on every rank): inter-communicators, P = 1, a
  * collective without a tree, non-commutative reduce operations (MPI_Op_commutative), tree
  * leaves of algorithm 0 (defer to the MPI). MPI_IN_PLACE is served (it appears at the root
@@ -87,7 +96,7 @@ extern "C" {
 
 /* What the library holds now (in this process). */
 typedef struct collsel_pmpi_counts {
-    int64_t shadows_live;    /* shadow communicators made and not yet freed */
+    int64_t shadows_live;    /* shadow (and hierarchical) communicators made, not yet freed */
     int64_t shadows_made;    /* since MPI_Init */
     int64_t states_live;     /* communicators carrying libcollsel state */
     int64_t state_bytes;     /* heap bytes of that state (rules and method tables) */
