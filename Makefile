@@ -18,7 +18,7 @@ HOST_PYTHON := $(shell $(PYTHON) -c 'import sys; print(getattr(sys, "_base_execu
 APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
                 build-essential clang libclang-rt-14-dev \
                 dpkg-dev libhwloc-dev libevent-dev libpmix-dev \
-                slurmctld slurmd slurm-client munge iproute2 stress-ng iperf3
+                slurmctld slurmd slurm-client munge iproute2 stress-ng iperf3 valgrind
 # collsel cluster runs its own munged (socket in its state directory) and slurmctld (port 6827),
 # so a munged or Slurm Debian starts (Slurm only once /etc/slurm/slurm.conf exists) is no conflict.
 
