@@ -10,10 +10,12 @@ from collsel.commands import launch_tables
 from collsel.commands.options import (add_table_options, load_table_and_map, map_settings,
                                       percent, read_tables)
 from collsel.commands.stats import depths_option, thresholds_option
-from collsel.core import decision_map, out_of_sample, recommend, table, tree, treefile, values
+from collsel.core import (decision_map, out_of_sample, probe_latency, recommend, table, tree,
+                          treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
-from collsel.sinks.report.compute import MAX_THRESHOLDS, Recommended, ReportOptions, check_size
+from collsel.sinks.report.compute import (MAX_THRESHOLDS, ProbePairs, Recommended, ReportOptions,
+                                          check_size)
 
 
 def register(sub):
@@ -29,7 +31,10 @@ def register(sub):
         "out-of-sample penalties (across launches, leave-one-P-out, leave-one-m-out) beside "
         "the in-sample ones, and the recommended tree: exactly the one `collsel build "
         "--recommend` writes with the same tables, --budget, --split and --leaf (the command "
-        "is on the page and in report.json).")
+        "is on the page and in report.json). With --z, one set of decision-map panels per "
+        "value (bin) of the third axis; when the sweep's journal has a probe_us column "
+        "(--probe, --load-levels), the probe-vs-latency plot and Pearson/Spearman per "
+        "(P, m, method), as `collsel stats --probe-latency`.")
     add_table_options(p)
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--depths", type=int, default=6, metavar="K", help="max depths 1..K (default 6)")
@@ -96,9 +101,10 @@ def run_report(args):
     journal, launches = launch_tables.load(args)
     recommended = recommended_tree(dmap, measured, args, journal, launches)
     progress("recommended tree built and scored out of sample")
+    probe = probe_pairs(journal, args.collective)
     from collsel.sinks.report import compute, page   # matplotlib only when a report is made
     report = compute.compute(dmap, table.summary(measured), options, recommended, mmap,
-                             progress)
+                             progress, probe)
     files = page.render_files(report, progress, recommended.tree_json)
     write_directory(args.out, files, manifest=REPORT_MANIFEST)
     rec = report["recommendation"]
@@ -107,6 +113,19 @@ def run_report(args):
           f"{rec['leaf']} leaves): {rec['nodes']} nodes, {rec['leaves']} leaves, in-sample mean "
           f"penalty {pen}")
     return 0
+
+
+def probe_pairs(journal, collective):
+    """The probe-vs-latency pairs (core.probe_latency) when the sweep's journal has a probe_us
+    column (a sweep with --probe or --load-levels), else None: the report's section on whether
+    the probe predicts the latency (the paper's figure 2)."""
+    if journal is None:
+        return None
+    probed = launch_tables.read_launch_tables(journal, collective, "probe_us")
+    if not probed:
+        return None
+    levels = launch_tables.read_launch_tables(journal, collective, "load_level")
+    return ProbePairs(journal, probe_latency.from_launch_tables(probed, levels=levels))
 
 
 def recommended_tree(dmap, measured, args, journal, launches):

@@ -112,7 +112,8 @@ def run_probe_latency(args):
     pairs = probe_latency.from_launch_tables(probed, levels=levels)
     rows = probe_latency.correlations(pairs)
     if args.plot:
-        write_file(args.plot, probe_plot.probe_latency_png(_panels(pairs, rows, collective)))
+        write_file(args.plot, probe_plot.probe_latency_png(
+            collective, probe_latency.panels(pairs, rows)))
     if args.format == "json":
         sys.stdout.write(json.dumps(rows, indent=1, allow_nan=False) + "\n")
         return 0
@@ -136,24 +137,6 @@ def run_probe_latency(args):
                      f"Pearson r {np.median(r_all):.3f}, Spearman rho {np.median(s_all):.3f}")
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
-
-
-def _panels(pairs, rows, collective):
-    """One panel per (P, m): the default's pairs when measured, else every method's."""
-    from collsel.core import algorithms
-    panels = []
-    by_cell = {(r["comm_size"], r["msg_size"]): r for r in rows
-               if r["algorithm"] == algorithms.BASELINE_ALGORITHM}
-    for p, m in sorted({(r["comm_size"], r["msg_size"]) for r in rows}):
-        sel = (pairs.comm_size == p) & (pairs.msg_size == m)
-        r = by_cell.get((p, m))
-        if r is not None:
-            sel &= pairs.algorithm == algorithms.BASELINE_ALGORITHM
-        what = (f"default: Pearson {r['pearson']:.2f}, Spearman {r['spearman']:.2f}"
-                if r is not None else "every method")
-        panels.append((f"{collective} P={p} m={m}\n{what}", pairs.probe_us[sel],
-                       pairs.time_us[sel], pairs.level[sel]))
-    return panels
 
 
 def run_stats(args):

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from collsel.core.algorithms import BASELINE_ALGORITHM
+
 MIN_PAIRS = 3
 
 
@@ -69,4 +71,30 @@ def correlations(pairs):
         out.append({"comm_size": p, "msg_size": m, "algorithm": alg, "segsize": seg,
                     "pairs": int(x.size), "pearson": float(r[0]), "pearson_p": float(r[1]),
                     "spearman": float(rho[0]), "spearman_p": float(rho[1])})
+    return out
+
+
+@dataclass
+class Panel:
+    """The pairs the figure-2 plot draws for one (P, m): Open MPI's default's when it was
+    measured there (`row`: its correlations() entry), else every method's (`row` None)."""
+    comm_size: int
+    msg_size: int
+    row: object
+    probe_us: np.ndarray
+    time_us: np.ndarray
+    level: np.ndarray
+
+
+def panels(pairs, rows):
+    """One Panel per (P, m) that correlations() scored (`rows`), sorted by (P, m)."""
+    by_cell = {(r["comm_size"], r["msg_size"]): r for r in rows
+               if r["algorithm"] == BASELINE_ALGORITHM}
+    out = []
+    for p, m in sorted({(r["comm_size"], r["msg_size"]) for r in rows}):
+        sel = (pairs.comm_size == p) & (pairs.msg_size == m)
+        r = by_cell.get((p, m))
+        if r is not None:
+            sel &= pairs.algorithm == BASELINE_ALGORITHM
+        out.append(Panel(p, m, r, pairs.probe_us[sel], pairs.time_us[sel], pairs.level[sel]))
     return out

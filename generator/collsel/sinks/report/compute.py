@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collsel.core import decision_map, penalty, tree
-from collsel.core.algorithms import describe
+from collsel.core import decision_map, penalty, probe_latency, tree
+from collsel.core.algorithms import BASELINE_ALGORITHM, Method, describe
 from collsel.errors import InputError
 from collsel.sinks.report import resolution, robust
 
@@ -184,10 +184,17 @@ class Recommended:
     tree_json: bytes = b""      # the tree.json that command writes (the report keeps a copy)
 
 
-def compute(dmap, table_summary, options, recommended, mmap=None, progress=None):
+@dataclass(frozen=True)
+class ProbePairs:
+    """The probe-vs-latency pairs of a sweep's journal (issue 19, the paper's figure 2)."""
+    journal: str                # where they were read (named on the page)
+    pairs: object               # core.probe_latency.Pairs, one pair per launch
+
+
+def compute(dmap, table_summary, options, recommended, mmap=None, progress=None, probe=None):
     """The report dict of a decision map. `table_summary` is core.table.summary() of the table
     behind it; `recommended` the Recommended tree; `mmap` the decision map of predicted tables
-    (the model-based choice)."""
+    (the model-based choice); `probe` the ProbePairs of a journal with a probe_us column."""
     check_size(dmap, options)
     if mmap is not None:        # checked before the long work
         if len(mmap.axes) != len(dmap.axes):
@@ -324,6 +331,28 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None)
         "resolution_us": resolution.RESOLUTION_US,
         "penalty_bins": PENALTY_BINS, "not_measured": NOT_MEASURED, "unscored": UNSCORED,
         "defer": DEFER,
+        "probe_latency": None if probe is None else probe_latency_section(dmap.collective,
+                                                                          probe),
+    }
+
+
+def probe_latency_section(collective, probe):
+    """Pearson's r and Spearman's rho per (P, m, method) (core.probe_latency.correlations, the
+    one implementation `collsel stats --probe-latency` prints too) and the pairs of the plot
+    (core.probe_latency.panels)."""
+    rows = probe_latency.correlations(probe.pairs)
+    groups = [dict(r, method="default (0)" if r["algorithm"] == BASELINE_ALGORITHM
+                   else Method(r["algorithm"], r["segsize"], 0).label(collective))
+              for r in rows]
+    return {
+        "journal": probe.journal, "pairs": int(probe.pairs.probe_us.size),
+        "min_pairs": probe_latency.MIN_PAIRS, "groups": groups,
+        "median_pearson": float(np.median([r["pearson"] for r in rows])) if rows else None,
+        "median_spearman": float(np.median([r["spearman"] for r in rows])) if rows else None,
+        "panels": [{"comm_size": p.comm_size, "msg_size": p.msg_size, "default": p.row,
+                    "probe_us": p.probe_us.tolist(), "time_us": p.time_us.tolist(),
+                    "level": [str(v) for v in p.level]}
+                   for p in probe_latency.panels(probe.pairs, rows)],
     }
 
 

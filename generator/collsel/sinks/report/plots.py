@@ -20,6 +20,10 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
+import numpy as np
+
+from collsel.core import probe_latency
+from collsel.sinks.report import probe_plot
 
 DPI = 100
 PANEL_W, PANEL_H = 4.6, 3.3    # inches per map panel; three panels per row fill the page
@@ -447,6 +451,21 @@ def tradeoff_figure(report):
             "circled points form the Pareto front")
 
 
+def probe_figures(report):
+    """The probe-vs-latency plot (the paper's figure 2) when the report has the pairs."""
+    section = report.get("probe_latency")
+    if not section or not section["panels"]:
+        return []
+    panels = [probe_latency.Panel(p["comm_size"], p["msg_size"], p["default"],
+                                  np.asarray(p["probe_us"], float),
+                                  np.asarray(p["time_us"], float),
+                                  np.asarray(p["level"], dtype=object))
+              for p in section["panels"]]
+    return [("probe-latency", probe_plot.probe_latency_figure(report["collective"], panels),
+             "Probe latency against the collective's latency, one point per launch (Open MPI's "
+             "default where measured), coloured by the nominal load level")]
+
+
 def render_all(report):
     """[(name, caption, png bytes, svg bytes)] of every figure."""
     out = []
@@ -456,7 +475,8 @@ def render_all(report):
         frame = _Frame(report)
         figs = (map_figures(report, frame) + robust_figures(report, frame)
                 + penalty_figures(report, frame)
-                + baseline_figures(report, frame) + [tradeoff_figure(report)])
+                + baseline_figures(report, frame) + [tradeoff_figure(report)]
+                + probe_figures(report))
         for name, fig, caption in figs:
             png, svg = io.BytesIO(), io.BytesIO()
             fig.savefig(png, format="png", metadata={"Software": None})
