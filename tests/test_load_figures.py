@@ -74,3 +74,40 @@ def test_probe_latency_correlation(tmp_path, capsys):
     (row,) = json.loads(capsys.readouterr().out)
     assert row["pairs"] == 4 and row["spearman"] == pytest.approx(1.0)
     assert row["pearson"] > 0.99
+
+
+def fresh_json(capsys, *args):
+    capsys.readouterr()
+    assert cli(["compare", "--fresh", "--collective", "bcast", "--z", "probe_us", *args]) == 0
+    return capsys.readouterr().out
+
+
+def test_probe_cost_against_the_time_it_saves(tmp_path, capsys):
+    train = table(tmp_path / "train.csv", 100.2, 2000.7)
+    fresh = table(tmp_path / "f1.csv", 120.0, 1800.0)
+    got = json.loads(fresh_json(capsys, "--format", "json", "--probe-cost-us", "30", train, fresh))
+    # the aware tree takes the best everywhere; the oblivious one one method everywhere: its
+    # saving is that method's time over the best, from the fresh table's own times
+    cells = [(10.0, 20.0), (90.0, 40.0)] * 2          # (linear, binomial) per fresh cell
+    excess = {alg: [t[k] - min(t) for t in cells] for k, alg in enumerate(("linear", "binomial"))}
+    pen = {alg: 100 * sum(e / min(t) for e, t in zip(excess[alg], cells)) / 4 for alg in excess}
+    (oblivious,) = [a for a in pen if pen[a] == pytest.approx(got["z_oblivious"]["mean"])]
+    s = got["saving"]
+    assert s["cells"] == 4 and s["saved_us"] == pytest.approx(sum(excess[oblivious]) / 4)
+    assert s["saved_us"] > 0 and s["payback_calls"] == pytest.approx(30 / s["saved_us"])
+    assert "pays for itself after" in fresh_json(capsys, "--probe-cost-us", "30", train, fresh)
+
+
+def test_probe_never_pays_when_the_load_aware_tree_saves_nothing(tmp_path, capsys):
+    train = table(tmp_path / "train.csv", 100.2, 2000.7)
+    # in the fresh runs binomial wins at every probe value: the aware tree's quiet choice
+    # (linear) loses, the oblivious tree (binomial everywhere) is best
+    fresh = tmp_path / "f1.csv"
+    fresh.write_text(HEADER + "".join(f"bcast,4,{m},{alg},0,0,{t},{p}\n" for m in (4096, 65536)
+                                      for p in (120.0, 1800.0)
+                                      for alg, t in ((1, 20.0), (6, 10.0), (0, 60.0))))
+    got = json.loads(fresh_json(capsys, "--format", "json", "--probe-cost-us", "30", train,
+                                str(fresh)))
+    assert got["saving"]["saved_us"] <= 0 and got["saving"]["payback_calls"] is None
+    assert "never pays for itself" in fresh_json(capsys, "--probe-cost-us", "30", train,
+                                                 str(fresh))

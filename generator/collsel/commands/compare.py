@@ -29,6 +29,13 @@ def register(sub):
                         "cell's own value), the z-oblivious tree of A (the same runs with z "
                         "pooled, core.third_axis.pooled) and Open MPI's default: penalty mean, "
                         "median, max of each (core.penalty)")
+    p.add_argument("--probe-cost-us", type=float, metavar="US",
+                   help="with --fresh: what one probe costs (e.g. the median the example "
+                        "program mpi_probe_query measures); adds the time the z-aware tree "
+                        "saves per call against the z-oblivious one (mean over the fresh cells "
+                        "both score, in µs, from the fresh tables' own times) and the number "
+                        "of calls one probe must decide to pay for itself (cost / saving; "
+                        "never when nothing is saved)")
     p.set_defaults(run=run_compare)
 
 
@@ -60,9 +67,29 @@ def fresh(train, tests, settings):
         best.append(b)
         default.append(d)
     best = np.concatenate(best)
-    out = {name: penalty.score(np.concatenate(c), best) for name, c in chosen.items()}
+    chosen = {name: np.concatenate(c) for name, c in chosen.items()}
+    out = {name: penalty.score(c, best) for name, c in chosen.items()}
     out["default"] = penalty.score(np.concatenate(default), best)
-    return {k: {f: v[f] for f in ("cells", "mean", "median", "max")} for k, v in out.items()}
+    out = {k: {f: v[f] for f in ("cells", "mean", "median", "max")} for k, v in out.items()}
+    out["saving"] = saving(chosen["z_oblivious"], chosen["z_aware"])
+    return out
+
+
+def saving(oblivious_us, aware_us):
+    """{"cells", "saved_us"}: the mean time per call the z-aware tree's choices save against
+    the z-oblivious tree's on the fresh cells both score (its penalty difference times the
+    cells' best time, from the fresh runs' own times; negative when it loses)."""
+    both = np.isfinite(oblivious_us) & np.isfinite(aware_us)
+    diff = oblivious_us[both] - aware_us[both]
+    return {"cells": int(both.sum()), "saved_us": float(diff.mean()) if diff.size else None}
+
+
+def payback(saved_us, probe_cost_us):
+    """Calls one probe must decide to pay for itself: cost / saving per call; None (never)
+    when the probe saves nothing."""
+    if saved_us is None or saved_us <= 0:
+        return None
+    return probe_cost_us / saved_us
 
 
 def run_fresh(args):
@@ -70,8 +97,14 @@ def run_fresh(args):
         raise InputError("--fresh scores a tree with a third axis: give --z (e.g. probe_us)")
     if len(args.tables) < 2:
         raise InputError("--fresh takes the build table A and at least one fresh table")
+    cost = args.probe_cost_us
+    if cost is not None and not (np.isfinite(cost) and cost >= 0):
+        raise InputError(f"--probe-cost-us {cost:g} is not a time in µs >= 0")
     train, *tests = (read_tables([path]).select(args.collective) for path in args.tables)
     result = fresh(train, tests, map_settings(args))
+    if cost is not None:
+        result["saving"].update(probe_cost_us=cost,
+                                payback_calls=payback(result["saving"]["saved_us"], cost))
     if args.format == "json":
         sys.stdout.write(json.dumps({"tables": list(args.tables), **result}, indent=1,
                                     allow_nan=False) + "\n")
@@ -81,6 +114,20 @@ def run_fresh(args):
              "(same runs, z pooled)", "default": "Open MPI's default"}
     for key, label in names.items():
         sys.stdout.write(_line(label, result[key]) + "\n")
+    s = result["saving"]
+    if s["saved_us"] is None:
+        sys.stdout.write("  time saved per call: no fresh cell scored by both trees\n")
+        return 0
+    sys.stdout.write(f"  time saved per call by the {args.z}-aware octree against the oblivious "
+                     f"quadtree: {s['saved_us']:.2f} µs (mean over {s['cells']} fresh cells)\n")
+    if cost is not None:
+        if s["payback_calls"] is None:
+            sys.stdout.write(f"  a probe costing {cost:.2f} µs never pays for itself: the "
+                             f"{args.z}-aware octree saves nothing on these runs\n")
+        else:
+            sys.stdout.write(f"  a probe costing {cost:.2f} µs pays for itself after "
+                             f"{s['payback_calls']:.1f} calls it decides (worth taking when one "
+                             "probe decides at least that many calls)\n")
     return 0
 
 
