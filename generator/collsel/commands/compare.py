@@ -141,6 +141,9 @@ def _line(name, f):
 def run_compare(args):
     if args.fresh:
         return run_fresh(args)
+    if args.probe_cost_us is not None:
+        raise InputError("--probe-cost-us needs --fresh (it weighs the probe against the time "
+                         "the z-aware tree saves on fresh runs)")
     if len(args.tables) != 2:
         raise InputError(f"compare takes exactly two tables (A B), got {len(args.tables)}")
     a, b = (read_tables([path]).select(args.collective) for path in args.tables)
