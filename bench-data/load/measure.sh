@@ -16,8 +16,12 @@ SEED=${SEED:-19}
 if [ "$SMALL" = 1 ]; then
     NODES=4; SIZES=4K,64K; ALGS=linear,pipeline:8K,binomial; LAUNCHES=2; FRESH=3; COST_CALLS=200
 else
-    NODES=2,4; SIZES=1K,4K,16K,64K; ALGS=linear,chain:8K,pipeline:8K,binary:8K,split_binary:8K,binomial
-    LAUNCHES=4; FRESH=8; COST_CALLS=1000
+    # Sized for <= 10 minutes from the SMALL run's rate (~3.8 sweep points/s on the cluster,
+    # launch and load start/stop included): the build sweep 4 levels x 6 launches x 4 sizes x
+    # 5 methods x 2 = 960 points (~250 s), the fresh sweeps 8 x 40 = 320 points (~90 s), the
+    # rest ~90 s. 6 launches per level: 24 figure-2 pairs per (P, m, method).
+    NODES=4; SIZES=1K,4K,16K,64K; ALGS=linear,pipeline:8K,binary:8K,binomial
+    LAUNCHES=6; FRESH=8; COST_CALLS=1000
 fi
 FIG_SIZES=4096,65536            # the two message sizes of figure 2
 log() { echo "measure-load: $*" >&2; }
@@ -105,7 +109,9 @@ echo
 collsel stats "$OUT/bcast-load.csv" --collective bcast --probe-latency --format markdown \
     --plot "$OUT/probe-vs-latency.png"
 echo
-echo "Plot: \`probe-vs-latency.png\` (the default's launches, per (P, m))."
+echo "Plot: \`probe-vs-latency.png\` (the default's launches, per (P, m)); the same plot and table are"
+echo "the \"Probe vs latency\" section of \`report/index.html\` (\`collsel report --z probe_us\`), beside"
+echo "one set of decision-map panels per probe_us bin."
 echo
 echo "## Cells whose best method changes between load levels"
 echo
@@ -121,8 +127,12 @@ for z in probe_us cluster_load; do
     collsel compare --fresh --collective bcast --z "$z" "$OUT/bcast-load.csv" "${fresh_tables[@]}"
     echo '```'
 done
-collsel compare --fresh --collective bcast --z probe_us --format json "$OUT/bcast-load.csv" \
-    "${fresh_tables[@]}" > "$OUT/fresh-score.json"
+# the probe's measured cost: the median of the example program's per-run medians
+PROBE_COST=$(grep -ho 'median_us=[0-9.]*' "$OUT"/probe-query-*.txt | cut -d= -f2 | sort -g \
+    | awk '{v[NR] = $1} END {if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}')
+collsel compare --fresh --collective bcast --z probe_us --format json \
+    ${PROBE_COST:+--probe-cost-us "$PROBE_COST"} "$OUT/bcast-load.csv" "${fresh_tables[@]}" \
+    > "$OUT/fresh-score.json"
 echo
 echo "## Probe cost, probe -> query3 in an MPI job, and cost vs gain"
 echo
@@ -145,38 +155,20 @@ else
     echo "**The example program and \`collsel query --z\` disagree** (see the files)."
 fi
 echo
-python3 - "$OUT" <<'EOF'
-import json, re, sys, csv, statistics
-out = sys.argv[1]
-score = json.load(open(f"{out}/fresh-score.json"))
-cost = [float(m.group(1)) for level in ("off", "high")
-        for m in [re.search(r"median_us=([0-9.]+)", open(f"{out}/probe-query-{level}.txt").read())] if m]
-rows = [r for r in csv.DictReader(l for l in open(f"{out}/bcast-load.csv") if not l.startswith("#"))]
-best = {}
-for r in rows:
-    if r["algorithm"] != "0":
-        k = (r["comm_size"], r["msg_size"], r["load_level"])
-        best[k] = min(best.get(k, float("inf")), float(r["time_us"]))
-mean_best = statistics.mean(best.values())
-a, o = score["z_aware"]["mean"], score["z_oblivious"]["mean"]
-print(f"- probe cost (median over {len(cost)} runs' medians): {statistics.median(cost):.1f} us; "
-      f"mean best bcast time in the build sweep: {mean_best:.1f} us")
-if a is None or o is None:
-    print("- no fresh cell scored")
-else:
-    saved = (o - a) / 100 * mean_best
-    print(f"- mean penalty, load-aware {a:.2f} % vs load-oblivious {o:.2f} %: "
-          f"{o - a:.2f} points, about {saved:.1f} us per call at the mean best time")
-    if saved <= 0:
-        print("- the probe saves nothing here: never worth taking on this emulation")
-    else:
-        n = statistics.median(cost) / saved
-        print(f"- a probe pays for itself after about {n:.1f} calls it decides: probe once per "
-              f"communicator (or every N >= {max(1, round(n))} calls while the load lasts)")
-EOF
+if [ -n "$PROBE_COST" ]; then
+    echo "Probe cost: $PROBE_COST µs (median of the example program's median_us above);"
+    echo "\`collsel compare --fresh --z probe_us --probe-cost-us $PROBE_COST bcast-load.csv fresh/fresh-*.csv\`:"
+    echo
+    collsel compare --fresh --collective bcast --z probe_us --probe-cost-us "$PROBE_COST" \
+        "$OUT/bcast-load.csv" "${fresh_tables[@]}" | grep -E 'saved per call|pays for itself' \
+        | sed 's/^ */- /'
+else
+    echo "- no probe cost measured (see \`probe-query-*.txt\`)"
+fi
 } > "$OUT/FIGURES.md"
 
-# 6. the report of the probe_us tree: one panel per load bin, probe-vs-latency plot
+# 6. the report of the probe_us tree: one decision-map panel per probe bin, and (from the
+# journal's probe_us) the probe-vs-latency plot with Pearson/Spearman per (P, m, method)
 run collsel report "$OUT/bcast-load.csv" --collective bcast --z probe_us --out "$OUT/report" \
     > /dev/null || log "report failed"
 
