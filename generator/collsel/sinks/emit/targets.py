@@ -8,11 +8,16 @@ Targets know nothing about the command line: `collsel emit` builds the options f
 The Open MPI targets (OPEN_MPI_ONLY) write coll/tuned algorithm ids into Open MPI's own files and
 refuse a tree of MPICH's algorithms (algorithm_family mpich); mpich-json takes either family; the
 C, blob and array targets are family-neutral (they return the tree's ids to the caller).
+Only the blob formats (HIERARCHICAL) can hold a hierarchical method (hier:G:INNER:OUTER, one id
+above every coll/tuned number): every other target refuses a tree whose leaves pick one, rather
+than write that id as if it were an Open MPI algorithm.
 """
 import importlib
 from dataclasses import dataclass, field
 
-from collsel.core.algorithms import DEFAULT_FAMILY
+import numpy as np
+
+from collsel.core.algorithms import DEFAULT_FAMILY, describe, hier_parts
 from collsel.errors import InputError
 
 
@@ -58,6 +63,33 @@ TARGETS = {
 
 
 OPEN_MPI_ONLY = frozenset({"ompi-dec-fixed", "ompi-rules", "ompi-json"})
+HIERARCHICAL = frozenset({"blob", "c-array"})   # blob format 2 records hier methods (libcollsel)
+
+
+def hierarchical_leaf_error(target, name, loaded):
+    """The refusal of a tree with a hierarchical leaf for a target that cannot hold one, or None.
+
+    Names the first such leaf's method and the region it decides (its box of cells)."""
+    if getattr(loaded, "family", DEFAULT_FAMILY) != DEFAULT_FAMILY:   # hier ids: Open MPI's
+        return None
+    tree = loaded.tree
+    is_hier = np.array([hier_parts(m.algorithm) is not None for m in loaded.methods])
+    if not is_hier.any():
+        return None
+    grid = tree.leaf_grid(tuple(len(axis.values) for axis in loaded.axes))
+    hier = np.unique(grid[is_hier[tree.method[grid]]])   # leaves deciding some cell
+    if not hier.size:
+        return None
+    from collsel.sinks.emit.c_ladder import region_text   # only on refusal: it loads jinja2
+    cells = np.nonzero(grid == hier[0])
+    box = [(int(c.min()), int(c.max()) + 1) for c in cells]
+    method = loaded.methods[tree.method[hier[0]]]
+    more = f" (and {len(hier) - 1} more leaves)" if len(hier) > 1 else ""
+    return (f"{name}: --target {target} cannot express the hierarchical method "
+            f"{describe(loaded.collective, method)} (algorithm {method.algorithm}) chosen at "
+            f"{region_text(loaded.axes)(box)} (leaf {hier[0]}){more}; give this tree to "
+            f"libcollsel with --target blob, or build the tree from a table without "
+            f"hier:G:INNER:OUTER rows")
 
 
 def emit(target, trees, options=None):
@@ -65,8 +97,13 @@ def emit(target, trees, options=None):
     if target not in TARGETS:
         raise InputError(f"unknown target '{target}' (known: {', '.join(sorted(TARGETS))})")
     options = options or EmitOptions()
+    names = list(options.tree_names) or [f"tree {i + 1}" for i in range(len(trees))]
+    if target not in HIERARCHICAL:
+        for name, loaded in zip(names, trees):
+            error = hierarchical_leaf_error(target, name, loaded)
+            if error:
+                raise InputError(error)
     if target in OPEN_MPI_ONLY:
-        names = list(options.tree_names) or [f"tree {i + 1}" for i in range(len(trees))]
         for name, loaded in zip(names, trees):
             family = getattr(loaded, "family", DEFAULT_FAMILY)
             if family != DEFAULT_FAMILY:
