@@ -16,12 +16,13 @@ SEED=${SEED:-19}
 if [ "$SMALL" = 1 ]; then
     NODES=4; SIZES=4K,64K; ALGS=linear,pipeline:8K,binomial; LAUNCHES=2; FRESH=3; COST_CALLS=200
 else
-    # Sized for <= 10 minutes from the SMALL run's rate (~3.8 sweep points/s on the cluster,
-    # launch and load start/stop included): the build sweep 4 levels x 6 launches x 4 sizes x
-    # 5 methods x 2 = 960 points (~250 s), the fresh sweeps 8 x 40 = 320 points (~90 s), the
-    # rest ~90 s. 6 launches per level: 24 figure-2 pairs per (P, m, method).
-    NODES=4; SIZES=1K,4K,16K,64K; ALGS=linear,pipeline:8K,binary:8K,binomial
-    LAUNCHES=6; FRESH=8; COST_CALLS=1000
+    # Sized for <= 10 minutes (estimate ~5): launches, not points, dominate. SMALL ran in 96 s
+    # (its build sweep 8 launches of 8 cells in 33 s). These 28 cells, 6 launches at one level,
+    # timed on the cluster (2 busy cores): 46 s under high, 22 s off. So the build sweep's 24
+    # launches ~150 s, 10 fresh one-launch sweeps ~85 s, the rest (trees, 2 probe jobs of 1000
+    # calls, report) ~70 s. 6 launches per level: 24 figure-2 pairs per (P, m, method).
+    NODES=4; SIZES=1K,4K,16K,64K; ALGS=linear,chain:8K,pipeline:8K,binary:8K,split_binary:8K,binomial
+    LAUNCHES=6; FRESH=10; COST_CALLS=1000
 fi
 FIG_SIZES=4096,65536            # the two message sizes of figure 2
 log() { echo "measure-load: $*" >&2; }
