@@ -448,13 +448,18 @@ def test_against_configuration():
     doc = {"processors": ["n1", "n2", "n3"],
            "lmo": {"beta_bytes_per_us": [[None, 100.0, 12.0], [100.0, None, 13.0],
                                          [12.0, 13.0, None]],
+                   "inv_beta_us_per_byte": [[0, 0.01, 1 / 12], [0.01, 0, 1 / 13],
+                                            [1 / 12, 1 / 13, 0]],
                    "C_us": [5.0, 6.0, 20.0], "t_us_per_byte": [1e-4, 2e-4, 9e-4]},
            "fit": {"cluster_nodes": "n1:1gbit:1;n2:1gbit:1;n3:100mbit:0.25"}}
     got = lmo_fit.against_configuration(doc)
     # configured: n1-n2 125 B/µs, n1-n3 and n2-n3 12.5 B/µs (the slower node)
-    assert [x["rel_error"] for x in got["links"]] == [-0.2, -0.04, 0.04]
-    assert got["rel_error_max_abs"] == 0.2
+    assert [x["beta_rel_error"] for x in got["links"]] == [-0.2, -0.04, 0.04]
+    assert got["beta_rel_error_max_abs"] == 0.2
+    # the whole per-byte rate of n1 -> n3: 1 / (1e-4 + 9e-4 + 1/12) B/µs
+    assert got["links"][1]["effective"] == pytest.approx(1 / (1e-3 + 1 / 12), rel=1e-5)
     assert got["spearman_C_vs_inverse_share"] > 0.8 and got["spearman_t_vs_inverse_share"] > 0.8
+    assert got["spearman_t_vs_inverse_rate"] > 0.8
 
 
 # --- the emulated cluster, without running anything ----------------------------------------

@@ -7,6 +7,8 @@ analytical models.
   paper     model choices for the presets at the P of the paper's Table 3, beside the paper's
   lmo-fit   the heterogeneous LMO model (Lastovetsky & Rychkov 2009): experiments, parameters
   lmo-mapping  predicted best and worst rank-to-processor mapping, binomial scatter/gather
+  lmo-check the LMO parameters against the emulated cluster's configuration, and the three
+            models' predictions against measured scatter/gather
 """
 import argparse
 import json
@@ -19,7 +21,7 @@ from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.models import experiments, fit, params, predict, validation
-from collsel.sources.models import lmo_experiments, lmo_fit, lmo_params, lmo_predict
+from collsel.sources.models import lmo_experiments, lmo_fit, lmo_params, lmo_predict, lmo_score
 from collsel.sources.models.paper import paper_comparison
 from collsel.sources.sweep import launch_stats, plan as sweep_plan
 
@@ -120,6 +122,7 @@ def register(sub):
     p = msub.add_parser("paper", help="preset choices at the P of the paper's Table 3")
     p.set_defaults(run=run_paper)
     _register_lmo(msub)
+    _register_lmo_check(msub)
 
 
 def _no_action(args):
@@ -361,7 +364,12 @@ def _register_lmo(msub):
     p.add_argument("--measure", action="store_true",
                    help="also measure the best, worst and identity mappings (collsel_bench "
                         "--experiment lmo-binomial, one rank per processor; with --cluster on "
-                        "the emulated cluster)")
+                        "the emulated cluster), and the linear scatter and gather (--experiment "
+                        "lmo-scan, rank r on processor r), at --measure-sizes")
+    p.add_argument("--measure-sizes", help="with --measure: message sizes per rank to measure "
+                   "(lists and ranges, e.g. 16K,64K,256K; default --msg-size)")
+    p.add_argument("--experiments", help="with --measure: save every measured row here (the "
+                   "LMO experiment CSV format; `collsel model lmo-check --measured` scores it)")
     p.add_argument("--cluster", nargs="?", const="", metavar="DIR",
                    help="with --measure: on the emulated cluster, rank r on node r")
     p.add_argument("--time-cap", default=0.2, help="with --measure: seconds per point (0.2)")
@@ -474,11 +482,11 @@ def _lmo_summary(doc, out, how):
           f"{doc['hockney']['beta']} us/B -> {out}", file=sys.stderr)
     truth = lmo_fit.against_configuration(doc)
     if truth:
-        print(f"against the cluster's configuration: beta relative error mean "
-              f"{truth['rel_error_mean_abs']}, max {truth['rel_error_max_abs']} "
-              f"({truth['links_infinite']} links without a finite estimate); rank correlation "
-              f"with 1/cpu share: C {truth['spearman_C_vs_inverse_share']}, t "
-              f"{truth['spearman_t_vs_inverse_share']}", file=sys.stderr)
+        print(f"against the cluster's configuration (collsel model lmo-check {out}): beta "
+              f"|relative error| mean {truth['beta_rel_error_mean_abs']}, max "
+              f"{truth['beta_rel_error_max_abs']}; whole per-byte rate mean "
+              f"{truth['effective_rel_error_mean_abs']}, max "
+              f"{truth['effective_rel_error_max_abs']}", file=sys.stderr)
 
 
 def run_lmo_mapping(args):
@@ -486,21 +494,110 @@ def run_lmo_mapping(args):
     m = sizes.parse_size(args.msg_size, "--msg-size", 1, bench.MSG_SIZE[1])
     root = values.integer(args.root, "--root", 0, par.n - 1, "--root")
     time_cap = values.number(args.time_cap, "--time-cap", *bench.TIME_CAP_S)
-    if args.cluster is not None and not args.measure:
-        raise InputError("--cluster: only with --measure")
+    for flag, given in (("--cluster", args.cluster is not None),
+                        ("--measure-sizes", args.measure_sizes is not None),
+                        ("--experiments", args.experiments is not None)):
+        if given and not args.measure:
+            raise InputError(f"{flag}: only with --measure")
+    if args.experiments:
+        values.output_file(values.one_line(args.experiments, "--experiments"), "--experiments")
+    measure_sizes = ([m] if args.measure_sizes is None else
+                     sizes.parse_size_list(args.measure_sizes, "--measure-sizes", 1,
+                                           bench.MSG_SIZE[1]))
     advice = lmo_predict.mapping_advice(par.models[args.model], args.collective, m, root=root)
     print(f"binomial {args.collective}, {m} B per rank, root processor {root}, {par.n} "
           f"processors, {args.model} model ({advice['method']}, {advice['searched']} mappings)")
-    measured = {}
+    measured, rows = {}, []
     if args.measure:
         runner = _lmo_runner(args, args.cluster, time_cap)
         kind = "bscatter" if args.collective == "scatter" else "bgather"
+        meta = lmo_experiments.launch_metadata(runner, "collsel " + " ".join(sys.argv[1:]),
+                                               par.n)
         for label in ("best", "worst", "identity"):
-            got, _ = runner.launch("lmo-binomial", par.n, [m], mapping=advice[label][0])
-            measured[label] = next(r["median_us"] for r in got if r["kind"] == kind)
+            got, _ = runner.launch("lmo-binomial", par.n, measure_sizes,
+                                   mapping=advice[label][0])
+            rows += got
+            measured[label] = next((r["median_us"] for r in got
+                                    if r["kind"] == kind and r["msg_size"] == m), None)
+        rows += runner.launch("lmo-scan", par.n, measure_sizes)[0]
+        meta["wall_s"] = "; ".join(f"{k} {v:.2f}" for k, v in runner.wall.items())
+        if args.experiments:
+            write_file(args.experiments, lmo_experiments.save(rows, meta))
     best = advice["best"][1]
     for label in ("best", "worst", "identity"):
         mapping, t = advice[label]
-        extra = f", measured {measured[label]:.4g} us (median)" if label in measured else ""
+        extra = (f", measured {measured[label]:.4g} us (median)"
+                 if measured.get(label) is not None else "")
         print(f"{label:8s} --mapping {','.join(map(str, mapping))}: predicted {t:.4g} us "
               f"({100 * (t / best - 1):+.1f} % vs best){extra}")
+
+
+def _register_lmo_check(msub):
+    p = msub.add_parser(
+        "lmo-check", help="LMO parameters against the cluster's configuration and measured "
+        "scatter/gather",
+        description="(1) When the parameter file was fitted on the emulated cluster (lmo-fit "
+        "--cluster records each node's tbf rate and CPU share): the estimated beta_ij and the "
+        "model's whole per-byte rate of a message i -> j, 1 / (t_i + t_j + 1/beta_ij), against "
+        "the configured rate of link i-j, min(rate_i, rate_j) (traffic leaves through node i's "
+        "shaped egress and enters through node j's shaped ingress): relative error per link, "
+        "mean and max; and the Spearman rank correlation of C_i and t_i with 1 / cpu share and "
+        "with 1 / link rate. (2) With --measured: the predictions of the LMO, heterogeneous "
+        "Hockney and homogeneous Hockney models against every measured linear scatter/gather "
+        "and binomial scatter/gather row (lmo-mapping --measure --experiments, or lmo-fit's "
+        "scan): mean and max relative error per collective, mapping and model.")
+    p.add_argument("params", help="LMO parameter file (collsel model lmo-fit)")
+    p.add_argument("--measured", action="append", default=[], metavar="FILE",
+                   help="LMO experiment CSV with lscatter/lgather/bscatter/bgather rows "
+                        "(repeatable)")
+    p.add_argument("--statistic", choices=lmo_fit.STATISTICS, default="median",
+                   help="measured time of a row: median (default) or mean of its repetitions")
+    p.add_argument("--json", help="also write every figure (per link, per point) as JSON here")
+    p.set_defaults(run=run_lmo_check)
+
+
+def _fmt(x, spec=".3g"):
+    return "-" if x is None else format(x, spec)
+
+
+def run_lmo_check(args):
+    if args.json:
+        values.output_file(values.one_line(args.json, "--json"), "--json")
+    par = lmo_params.load(args.params)
+    out = {"params": par.path, "configuration": lmo_fit.against_configuration(par.doc)}
+    truth = out["configuration"]
+    if truth is None:
+        print(f"{par.path}: not fitted on the emulated cluster (no fit.cluster_nodes): no "
+              "configured truth to compare with")
+    else:
+        print("link  configured_B/us  beta  rel_err  effective  rel_err")
+        for x in truth["links"]:
+            print(f"{x['link']}  {x['configured']:.4g}  {_fmt(x['beta'], '.4g')}  "
+                  f"{_fmt(x['beta_rel_error'], '+.3f')}  {_fmt(x['effective'], '.4g')}  "
+                  f"{_fmt(x['effective_rel_error'], '+.3f')}")
+        for key in ("beta", "effective"):
+            print(f"{key}: |relative error| mean {_fmt(truth[f'{key}_rel_error_mean_abs'])}, "
+                  f"max {_fmt(truth[f'{key}_rel_error_max_abs'])} "
+                  f"({truth[f'{key}_links_infinite']} links without a finite estimate)")
+        lmo_doc = par.doc["lmo"]
+        print("node  rate_B/us  cpu_share  C_us  t_us_per_byte")
+        for i, name in enumerate(par.processors):
+            print(f"{name}  {truth['node_rate_bytes_per_us'][i]:.4g}  {truth['cpu_share'][i]:g}  "
+                  f"{lmo_doc['C_us'][i]:.4g}  {lmo_doc['t_us_per_byte'][i]:.4g}")
+        print("Spearman: " + ", ".join(
+            f"{p} vs 1/{q} {_fmt(truth[f'spearman_{p}_vs_inverse_{q}'], '+.2f')}"
+            for p in ("C", "t") for q in ("share", "rate")))
+    if args.measured:
+        rows = []
+        for path in args.measured:
+            rows += lmo_experiments.load(path)[0]
+        out["prediction"] = lmo_score.score(par, rows, args.statistic)
+        names = list(par.models)
+        print("collective  algorithm  mapping  sizes  " + "  ".join(
+            f"{n}_mean {n}_max" for n in names) + "  (|relative error|)")
+        for g in out["prediction"]["groups"]:
+            print(f"{g['collective']}  {g['algorithm']}  {g['mapping']}  {len(g['sizes'])}  "
+                  + "  ".join(f"{g['models'][n]['mean_abs']:.3f} {g['models'][n]['max_abs']:.3f}"
+                              for n in names))
+    if args.json:
+        write_file(args.json, json.dumps(out, indent=1) + "\n")

@@ -208,11 +208,14 @@ def _spearman(x, y):
 
 
 def against_configuration(doc):
-    """On the emulated cluster (fit.cluster_nodes "name:rate:share;..."): the estimated
-    beta_ij against the configured rate of link i-j (the slower of the two nodes' tbf rates,
-    bytes/µs = bits/s / 8e6), relative error per link, mean and max of its absolute value; and
-    the rank correlation of C_i and t_i with 1 / cpu share (a node with less CPU should have the
-    larger delays). None off the cluster."""
+    """On the emulated cluster (fit.cluster_nodes "name:rate:share;..."): the configured rate of
+    link i-j is the slower of the two nodes' tbf rates (a message leaves through node i's shaped
+    egress and enters through node j's shaped ingress; bytes/µs = bits/s / 8e6). Against it:
+    the estimated beta_ij, and the model's whole per-byte rate of a message i -> j,
+    1 / (t_i + t_j + 1 / beta_ij) (what a point-to-point prediction uses); relative error per
+    link, mean and max of its absolute value. Then the rank correlation (Spearman) of C_i and
+    t_i with 1 / cpu share and with 1 / the node's link rate (a node with less CPU, or a slower
+    link, should have the larger delays). None off the cluster."""
     text = doc.get("fit", {}).get("cluster_nodes")
     if not text:
         return None
@@ -223,19 +226,36 @@ def against_configuration(doc):
     configured = np.array([rate_bits(r) for _, r, _ in nodes]) / 8e6
     share = np.array([float(s) for _, _, s in nodes])
     link = np.minimum.outer(configured, configured)
-    rate = np.array(doc["lmo"]["beta_bytes_per_us"], dtype=np.float64)
+    lmo_doc = doc["lmo"]
+    rate = np.array(lmo_doc["beta_bytes_per_us"], dtype=np.float64)
+    t = np.array(lmo_doc["t_us_per_byte"], dtype=np.float64)
+    C = np.array(lmo_doc["C_us"], dtype=np.float64)
+    inv_beta = np.array(lmo_doc["inv_beta_us_per_byte"], dtype=np.float64)
+    per_byte = t[:, None] + t[None, :] + inv_beta
+    with np.errstate(divide="ignore"):
+        effective = np.where(per_byte > 0, 1.0 / np.where(per_byte > 0, per_byte, 1.0), np.inf)
     iu = np.triu_indices(n, 1)
-    rel = rate[iu] / link[iu] - 1.0
-    finite = np.isfinite(rel)
-    return {"links": [{"link": f"{nodes[i][0]}-{nodes[j][0]}", "configured": float(link[i, j]),
-                       "estimated": None if not np.isfinite(rate[i, j]) else float(rate[i, j]),
-                       "rel_error": None if not np.isfinite(e) else round(float(e), 4)}
-                      for i, j, e in zip(*iu, rel)],
-            "rel_error_mean_abs": (round(float(np.abs(rel[finite]).mean()), 4)
-                                   if finite.any() else None),
-            "rel_error_max_abs": (round(float(np.abs(rel[finite]).max()), 4)
-                                  if finite.any() else None),
-            "links_infinite": int((~finite).sum()),
-            "spearman_C_vs_inverse_share": _spearman(np.array(doc["lmo"]["C_us"]), 1 / share),
-            "spearman_t_vs_inverse_share": _spearman(np.array(doc["lmo"]["t_us_per_byte"]),
-                                                     1 / share)}
+    out = {"links": [], "node_rate_bytes_per_us": configured.tolist(),
+           "cpu_share": share.tolist()}
+    for key, est in (("beta", rate), ("effective", effective)):
+        rel = est[iu] / link[iu] - 1.0
+        finite = np.isfinite(rel)
+        out[f"{key}_rel_error_mean_abs"] = (round(float(np.abs(rel[finite]).mean()), 4)
+                                            if finite.any() else None)
+        out[f"{key}_rel_error_max_abs"] = (round(float(np.abs(rel[finite]).max()), 4)
+                                           if finite.any() else None)
+        out[f"{key}_links_infinite"] = int((~finite).sum())
+    for i, j in zip(*iu):
+        out["links"].append({
+            "link": f"{nodes[i][0]}-{nodes[j][0]}", "configured": float(link[i, j]),
+            "beta": None if not np.isfinite(rate[i, j]) else float(rate[i, j]),
+            "beta_rel_error": (None if not np.isfinite(rate[i, j])
+                               else round(float(rate[i, j] / link[i, j] - 1), 4)),
+            "effective": (None if not np.isfinite(effective[i, j])
+                          else float(f"{effective[i, j]:.6g}")),
+            "effective_rel_error": (None if not np.isfinite(effective[i, j])
+                                    else round(float(effective[i, j] / link[i, j] - 1), 4))})
+    for name, x in (("C", C), ("t", t)):
+        out[f"spearman_{name}_vs_inverse_share"] = _spearman(x, 1 / share)
+        out[f"spearman_{name}_vs_inverse_rate"] = _spearman(x, 1 / configured)
+    return out
