@@ -193,6 +193,15 @@ model-validate-cluster:
 model-paper:
 	collsel model paper
 
+# measure-lmo (issue 20): the LMO model on a 4-node emulated cluster with configured link rates
+# and CPU shares: fit, estimates vs the configuration, cost per schedule, scatter/gather
+# predictions vs measurements, bcast map vs a paired sweep (bench-data/lmo; LMO_OUT=DIR
+# elsewhere; SMALL=1: a 1-3 minute version). Root; an idle machine.
+LMO_OUT ?= bench-data/lmo
+.PHONY: measure-lmo
+measure-lmo:
+	SMALL=$(SMALL) bench-data/lmo/measure.sh $(LMO_OUT)
+
 # --- Runtime library (issue 5): tree blob loader + query in C, tests, fuzzing, benchmark -------
 # test-runtime: Catch2 under ASan+UBSan against `collsel query` answers made by make_cases.py,
 # every query by the public functions and by the tree descent alone (collsel_tree_internal.h).

@@ -552,8 +552,24 @@ def _register_lmo_check(msub):
                         "(repeatable)")
     p.add_argument("--statistic", choices=lmo_fit.STATISTICS, default="median",
                    help="measured time of a row: median (default) or mean of its repetitions")
+    p.add_argument("--sweep", metavar="TABLE",
+                   help="a measured sweep of the same cluster (collsel sweep): its measurements "
+                        "(points x launches, the sum of its launches column) and repetitions "
+                        "(sum of n) beside the fit's experiments and repetitions")
     p.add_argument("--json", help="also write every figure (per link, per point) as JSON here")
     p.set_defaults(run=run_lmo_check)
+
+
+def _sweep_cost(path):
+    """Points x launches, repetitions and wall time (its run.K.wall_s lines) of a sweep table."""
+    from collsel.core.table import read_table
+    table = read_table(path)
+    meta = table.sources[0].metadata
+    count = {k: int(sum(int(x) for x in table.extra[k])) if k in table.extra else len(table.time_us)
+             for k in ("launches", "n")}
+    wall = sum(float(v) for k, v in meta.items() if k.startswith("run.") and k.endswith(".wall_s"))
+    return {"table": str(path), "measurements": count["launches"], "repetitions": count["n"],
+            "wall_s": wall}
 
 
 def _fmt(x, spec=".3g"):
@@ -587,6 +603,24 @@ def run_lmo_check(args):
         print("Spearman: " + ", ".join(
             f"{p} vs 1/{q} {_fmt(truth[f'spearman_{p}_vs_inverse_{q}'], '+.2f')}"
             for p in ("C", "t") for q in ("share", "rate")))
+    out["cost"] = lmo_fit.estimation_cost(par.doc)
+    print("estimation cost: schedule  experiments  repetitions  ci_met  wall_s  (" +
+          f"rel-ci {par.doc['fit'].get('rel_ci', '?')})")
+    for c in out["cost"]:
+        print(f"  {c['schedule']}  {c['experiments']}  {c['repetitions']}  {c['ci_met']}  "
+              f"{_fmt(c['wall_s'], '.2f')}")
+    if args.sweep:
+        out["sweep_cost"] = _sweep_cost(args.sweep)
+        used = [c for c in out["cost"]
+                if c["schedule"] in ("scan", par.doc["fit"].get("schedule"))]
+        fit_points = sum(c["experiments"] for c in used)
+        fit_reps = sum(c["repetitions"] for c in used)
+        sc = out["sweep_cost"]
+        print(f"measurements: the fit {fit_points} experiments ({fit_reps} repetitions; the "
+              f"scan and the {par.doc['fit'].get('schedule')} schedule the parameters come "
+              f"from), the sweep {sc['measurements']} points x launches "
+              f"({sc['repetitions']} repetitions, {sc['wall_s']:.1f} s): "
+              f"{100 * fit_points / max(sc['measurements'], 1):.1f} %")
     if args.measured:
         rows = []
         for path in args.measured:

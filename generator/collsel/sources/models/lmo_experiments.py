@@ -127,6 +127,7 @@ def base_metadata():
 def launch_metadata(runner, command, P):
     meta = {**base_metadata(), "command": command, **machine.machine_metadata(),
             "date": machine.now_iso(), "loadavg_start": machine.loadavg(), "processors": P,
+            "rel_ci": runner.rel_ci, "time_cap_s": runner.time_cap, "max_reps": runner.max_reps,
             "placement": ("one rank per node of the emulated cluster" if runner.cluster
                           else "every rank on this machine")}
     if runner.cluster is not None:

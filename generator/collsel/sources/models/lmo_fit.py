@@ -196,6 +196,30 @@ def document(rows, meta, statistic="median", schedule="parallel", experiments_fi
     }
 
 
+def estimation_cost(doc):
+    """Per schedule of the point-to-point experiments (and the scan): experiments, repetitions,
+    how many met the CI target, and the wall time of their launches, from the fit section."""
+    fit = doc.get("fit", {})
+    wall = {}
+    for part in str(fit.get("wall_s", "")).split(";"):
+        label, _, seconds = part.strip().rpartition(" ")
+        if label:
+            wall[label] = float(seconds)
+    out = []
+    for label in ["lmo-scan"] + [f"lmo {s}" for s in lmo_experiments.SCHEDULES]:
+        kinds = (("lscatter", "lgather") if label == "lmo-scan" else
+                 tuple(f"{k} {label.split()[1]}" for k in P2P_KINDS))
+        counts = [fit.get("experiments", {}).get(k) for k in kinds]
+        counts = [c for c in counts if c]
+        if not counts and label not in wall:
+            continue
+        out.append({"schedule": label.split()[-1] if label != "lmo-scan" else "scan",
+                    **{k: sum(c[k] for c in counts)
+                       for k in ("experiments", "repetitions", "ci_met")},
+                    "wall_s": wall.get(label)})
+    return out
+
+
 def _ranks(x):
     return np.argsort(np.argsort(x, kind="stable"), kind="stable").astype(np.float64)
 
