@@ -71,3 +71,17 @@ def test_hier_measured_but_never_chosen_is_emitted(tmp_path, run):
     r = run("emit", str(tmp_path / "tree" / "tree.json"), "--target", "ompi-rules",
             "--out", str(tmp_path / "rules.conf"))
     assert r.returncode == 0, r.stderr
+
+
+def test_build_writes_no_c_for_a_hierarchical_tree_and_removes_an_earlier_one(tmp_path, run):
+    write_table(tmp_path / "t.csv", lambda p, m: False)             # first: a flat tree, with C
+    out = tmp_path / "tree"
+    assert run("build", tmp_path / "t.csv", "--collective", "reduce", "--out", out).returncode == 0
+    c_files = ["decision.c", "decision.h", "ompi_reduce_intra_dec_fixed.c"]
+    assert all((out / name).exists() for name in c_files)
+    write_table(tmp_path / "t.csv", lambda p, m: p == 8 and m == 1 << 20)
+    r = run("build", tmp_path / "t.csv", "--collective", "reduce", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert "no C files: tree.json: --target c cannot express the hierarchical method" in r.stderr
+    assert not any((out / name).exists() for name in c_files)
+    assert str(HIER) in (out / "tree.json").read_text()

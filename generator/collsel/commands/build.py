@@ -1,10 +1,13 @@
 """`collsel build`: table -> decision map -> tree -> tree.json, stats.json and C code."""
+import contextlib
 import json
+import os
+import sys
 
 from collsel.core import out_of_sample, penalty, recommend, third_axis, tree, treefile, values
 from collsel.core.files import write_directory
 from collsel.errors import InputError
-from collsel.sinks.emit import c_ladder as emit_c
+from collsel.sinks.emit import c_ladder as emit_c, targets
 from collsel.commands import launch_tables
 from collsel.commands.options import (add_table_options, add_tree_options, build_options,
                                       load_table_and_map, map_settings)
@@ -37,22 +40,21 @@ def register(sub):
 
 
 def render_files(dmap, t, options, prefix=None, extra_stats=None):
-    """Every output of `collsel build` for tree `t`, rendered in memory."""
+    """Every output of `collsel build` for tree `t`, rendered in memory, and why the C files are
+    left out (a hierarchical leaf, which C cannot run) or None."""
     stats = {**penalty.tree_stats(dmap, t), **(extra_stats or {})}
     document = treefile.tree_document(dmap, t, options)
     loaded = treefile.LoadedTree(document, "tree.json")
     files = {"tree.json": treefile.dumps(document),
              "stats.json": json.dumps(stats, indent=1, sort_keys=True, allow_nan=False) + "\n"}
+    no_c = targets.hierarchical_leaf_error("c", "tree.json", loaded)
+    if no_c:
+        return files, stats, no_c
     files.update(emit_c.emit_decision(loaded, prefix))
     if dmap.collective in ("bcast", "reduce") and len(dmap.axes) == 2 \
             and dmap.family == "openmpi":          # Open MPI's file: coll/tuned ids only
         files.update(emit_c.emit_ompi_dec_fixed(loaded))
-    return files, stats
-
-
-def build_files(dmap, options, prefix=None):
-    """The outputs of `collsel build` for the tree `options` limit (in-sample statistics only)."""
-    return render_files(dmap, tree.build_tree(dmap, options), options, prefix)
+    return files, stats, None
 
 
 def run_build(args):
@@ -84,8 +86,13 @@ def run_build(args):
     if args.z:
         extra["third_axis"] = third_axis_block(table, dmap, launches, settings,
                                                build_options(args))
-    files, stats = render_files(dmap, t, options, args.prefix, extra)
+    files, stats, no_c = render_files(dmap, t, options, args.prefix, extra)
     write_directory(args.out, files)
+    if no_c:
+        for stale in ("decision.c", "decision.h", f"ompi_{dmap.collective}_intra_dec_fixed.c"):
+            with contextlib.suppress(FileNotFoundError):   # an earlier build's C would disagree
+                os.remove(os.path.join(args.out, stale))
+        print(f"{args.out}: no C files: {no_c}", file=sys.stderr)
     pen = ("n/a" if stats["penalty_mean"] is None
            else f"{stats['penalty_mean']:.2f}% mean, {stats['penalty_max']:.2f}% max")
     print(f"{args.out}: {stats['nodes']} nodes, {stats['leaves']} leaves, depth "
