@@ -4,7 +4,6 @@ the best method flips with the probe, and stats --probe-latency measures the cor
 import json
 import shutil
 import subprocess
-import sys
 
 import pytest
 

@@ -7,7 +7,6 @@ Grids are nested lists indexed [comm_size][msg_size][z]; `null` where a value do
 """
 import colorsys
 import math
-import shlex
 from dataclasses import dataclass
 
 import numpy as np
