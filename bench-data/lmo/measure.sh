@@ -36,7 +36,7 @@ trap cleanup EXIT INT TERM
 # fits in a bucket refilled while its link idles passes unshaped, so below it the links are not
 # at their configured rates (the parallel schedule and the binomial trees idle links most).
 if [ "$SMALL" = 1 ]; then
-    FIT=(--msg-sizes 1M --scan-sizes 128K,256K,512K,768K,1M,1536K --max-reps 3 --time-cap 0.3)
+    FIT=(--msg-sizes 1M --scan-sizes 128K,256K,512K,768K,1M,1536K --max-reps 5 --time-cap 0.3)
     MAP_SIZES=512K,1M; BCAST_SIZES=16K,256K; LAUNCHES=2; BCAST_ALGS=1,2,6
 else
     FIT=(--msg-sizes 512K,2M --scan-sizes 64K,128K,256K,512K,768K,1M,1536K,2M --max-reps 10
