@@ -41,7 +41,7 @@ if [ "$SMALL" = 1 ]; then
 else
     FIT=(--msg-sizes 512K,2M --scan-sizes 64K,128K,256K,512K,768K,1M,1536K,2M --max-reps 10
          --time-cap 1)
-    MAP_SIZES=256K,512K,1M,2M; BCAST_SIZES=16K,256K,1M; LAUNCHES=3; BCAST_ALGS=1,2,3,5,6,7
+    MAP_SIZES=256K,512K,1M,2M; BCAST_SIZES=16K,128K,512K; LAUNCHES=3; BCAST_ALGS=1,2,3,5,6,7
 fi
 
 log() { echo "[measure-lmo $(date +%H:%M:%S)] $*"; }
@@ -75,7 +75,7 @@ run timeout 300 collsel model lmo-mapping "$OUT/lmo.json" --msg-size 1M --measur
     > "$OUT/lmo-mapping.txt"
 
 log "4. bcast: paired sweep on the cluster (P = 2, 3, 4 at one rank per node)"
-run timeout 420 collsel sweep --collective bcast --cluster --nodes 2,3,4 --ppn 1 \
+run timeout 540 collsel sweep --collective bcast --cluster --nodes 2,3,4 --ppn 1 \
     --algorithms "$BCAST_ALGS" --msg-sizes "$BCAST_SIZES" --launches "$LAUNCHES" \
     --out "$OUT/bcast-sweep.csv" --force 2> "$OUT/bcast-sweep.log"
 collsel cluster down >/dev/null; cluster_up=0
