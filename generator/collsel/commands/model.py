@@ -320,8 +320,10 @@ def _register_lmo(msub):
                    help="run on the emulated cluster (collsel cluster up; its state directory "
                         "DIR, default $COLLSEL_CLUSTER_DIR or /var/lib/collsel/cluster): rank r "
                         "alone on node r, so every experiment crosses the network; the "
-                        "configured link rates and CPU shares are recorded and compared with "
-                        "the estimates")
+                        "configured link rates and CPU shares are recorded (collsel model lmo-check compares "
+                        "them with the estimates); give --msg-sizes well above tbf's 256 KiB "
+                        "bucket there (e.g. 512K,2M): a smaller message on a link that idled "
+                        "passes unshaped")
     p.add_argument("--msg-sizes", help="message sizes M of the round-trips and one-to-two "
                    "experiments (default: the largest scan size <= min(S, 64 KiB) and a "
                    "quarter of it)")
