@@ -152,6 +152,18 @@ def test_scatter_leap_found_and_absent():
     assert lmo.scatter_threshold(SCAN, leap) == 65536
 
 
+def test_one_noisy_point_is_no_leap():
+    """A straight series whose smallest size came out 20 % fast (a token bucket that let it
+    through unshaped, on the emulated cluster): splitting it off halves the relative residual,
+    but both lines are the same, so there is no leap."""
+    sizes = np.array([64, 128, 256, 512, 768, 1024, 1536, 2048], dtype=float) * 1024
+    times = sizes / 6.0
+    times[0] *= 0.8
+    assert lmo.scatter_threshold(sizes, times) is None
+    leap = np.where(sizes <= 524288, times, 2 * times)
+    assert lmo.scatter_threshold(sizes, leap) == 524288
+
+
 def test_gather_escalation_and_large_range():
     times = np.where(SCAN < 4096, 30 + 0.02 * SCAN, 0.0)
     times = np.where((SCAN >= 4096) & (SCAN <= 24576), 4000.0, times)          # escalated level

@@ -30,8 +30,8 @@ homogeneous average (the mean over pairs).
 
 Thresholds (section 5): the linear scatter's leap S is the break of a one-break piecewise-linear
 fit of the scan (least squares on relative residuals, every break tried at once from prefix
-sums; accepted when BIC prefers it and it removes at least half the residual), M <= S being
-small. Linear gather: M1 is the first scan size whose successor takes more than ESCALATION times
+sums; accepted when BIC prefers it, it removes at least half the residual and its two lines
+differ materially: slope or level at the break), M <= S being small. Linear gather: M1 is the first scan size whose successor takes more than ESCALATION times
 as long (the paper's rule), M2 the break of the same fit over the escalated sizes (M > M2 large;
 M2 = M1 when they show no break: all of them large).
 The paper refines M1 by re-measuring with halved strides; here the scan's own sizes are used.
@@ -43,6 +43,8 @@ import numpy as np
 ESCALATION = 10.0          # T(M_next) / T(M) beyond which gather has escalated (paper: 10)
 MIN_SEGMENT = 3            # points per segment of a piecewise fit (2 would always fit exactly)
 BREAK_MIN_GAIN = 0.5       # a break must remove at least half of the one-line residual
+BREAK_MIN_SLOPE = 0.25     # ... and change the slope by more than this fraction
+BREAK_MIN_LEAP = 0.10      # ... or jump at the break by more than this fraction of the time
 
 
 def triplets(n):
@@ -203,9 +205,21 @@ def one_break(x, y):
     floor = 1e-12 * n
     bic1 = n * np.log(max(float(one), floor) / n) + 2 * np.log(n)
     bic2 = n * np.log(max(float(two[best]), floor) / n) + 5 * np.log(n)
-    if bic2 < bic1 and two[best] <= BREAK_MIN_GAIN * one:
+    if bic2 < bic1 and two[best] <= BREAK_MIN_GAIN * one and _distinct(sums, n, int(b[best]), x):
         return int(b[best])
     return None
+
+
+def _distinct(sums, n, b, x):
+    """Whether the two lines of a break differ materially: a slope that changes by more than
+    BREAK_MIN_SLOPE or a jump at the break of more than BREAK_MIN_LEAP of the time (one noisy
+    point on an otherwise straight series wins a relative-residual test, not this one)."""
+    _, c0l, c1l = _segment_rss(sums, np.array(0), np.array(b))
+    _, c0r, c1r = _segment_rss(sums, np.array(b), np.array(n))
+    left, right = c0l + c1l * x[b], c0r + c1r * x[b]
+    slope = abs(c1r / c1l - 1.0) if c1l > 0 else np.inf
+    leap = abs(right / left - 1.0) if left > 0 else np.inf
+    return bool(slope > BREAK_MIN_SLOPE or leap > BREAK_MIN_LEAP)
 
 
 def scatter_threshold(sizes, times):
