@@ -19,7 +19,9 @@
 #      prediction errors on the step-2 measurements;
 #   4. bcast: collsel model predict (lmo, hockney-hetero, hockney) -> collsel build, against a
 #      paired collsel sweep on the same cluster (P = 2, 3, 4, one rank per node), scored by
-#      collsel compare (the predicted table's exact map used on the measured table).
+#      collsel compare (the predicted table's exact map used on the measured table);
+#   5. estimation cost on 6 nodes (4 processors have no two disjoint triplets, so only the
+#      round-trips run in parallel there): lmo-fit --compare-schedules, no scan.
 # FIGURES.md: the output of lmo-check, lmo-mapping, compare (computed, never typed in);
 # PROVENANCE.md: commands, load average, commit.
 set -euo pipefail
@@ -28,6 +30,8 @@ OUT=$(mkdir -p "${1:-$(dirname "$0")}" && cd "${1:-$(dirname "$0")}" && pwd)
 SMALL=${SMALL:-0}
 RATES=n1=400mbit,n2=200mbit,n3=100mbit,n4=50mbit
 SHARES=n1=0.5,n2=1.0,n3=0.3,n4=0.7
+RATES6=$RATES,n5=200mbit,n6=100mbit      # step 5: 6 nodes, so two triplets can run at once
+SHARES6=$SHARES,n5=0.5,n6=1.0
 cluster_up=0
 cleanup() { if [ "$cluster_up" = 1 ]; then collsel cluster down >/dev/null 2>&1 || true; fi; }
 trap cleanup EXIT INT TERM
@@ -38,10 +42,12 @@ trap cleanup EXIT INT TERM
 if [ "$SMALL" = 1 ]; then
     FIT=(--msg-sizes 1M --scan-sizes 128K,256K,512K,768K,1M,1536K --max-reps 5 --time-cap 0.3)
     MAP_SIZES=512K,1M; BCAST_SIZES=16K,256K; LAUNCHES=2; BCAST_ALGS=1,2,6
+    FIT6=(--msg-sizes 512K --scan-sizes none --max-reps 5 --time-cap 0.3)
 else
     FIT=(--msg-sizes 512K,2M --scan-sizes 64K,128K,256K,512K,768K,1M,1536K,2M --max-reps 10
          --time-cap 1)
-    MAP_SIZES=256K,512K,1M,2M; BCAST_SIZES=16K,128K,512K; LAUNCHES=3; BCAST_ALGS=1,2,3,5,6,7
+    MAP_SIZES=256K,512K,1M,2M; BCAST_SIZES=16K,128K,512K; LAUNCHES=5; BCAST_ALGS=1,2,3,5,6,7
+    FIT6=(--msg-sizes 512K --scan-sizes none --max-reps 10 --time-cap 1)
 fi
 
 log() { echo "[measure-lmo $(date +%H:%M:%S)] $*"; }
@@ -78,6 +84,14 @@ log "4. bcast: paired sweep on the cluster (P = 2, 3, 4 at one rank per node)"
 run timeout 540 collsel sweep --collective bcast --cluster --nodes 2,3,4 --ppn 1 \
     --algorithms "$BCAST_ALGS" --msg-sizes "$BCAST_SIZES" --launches "$LAUNCHES" \
     --out "$OUT/bcast-sweep.csv" --force 2> "$OUT/bcast-sweep.log"
+collsel cluster down >/dev/null
+
+log "5. estimation cost on 6 nodes: $RATES6, $SHARES6"
+run collsel cluster up --nodes 6 --rates "$RATES6" --cpu-shares "$SHARES6" >/dev/null
+rm -f "$OUT/fit6-experiments.csv"
+run timeout 300 collsel model lmo-fit --cluster --schedule serial --compare-schedules \
+    "${FIT6[@]}" --experiments "$OUT/fit6-experiments.csv" --out "$OUT/lmo6.json" \
+    > /dev/null
 collsel cluster down >/dev/null; cluster_up=0
 log "cluster down; the rest is computed from the files"
 
@@ -105,6 +119,11 @@ run collsel build "$OUT/bcast-predicted-lmo.csv" --collective bcast --out "$OUT/
     echo '```'
     collsel model lmo-check "$OUT/lmo-parallel.json" --measured "$OUT/scatter-gather.csv" \
         --json "$OUT/lmo-check-parallel.json"
+    echo '```'
+    echo
+    echo "## Estimation cost, parallel vs serial, on 6 nodes (\`lmo-check lmo6.json\`)"
+    echo '```'
+    collsel model lmo-check "$OUT/lmo6.json" --json "$OUT/lmo-check6.json"
     echo '```'
     echo
     echo "## The fit (\`collsel model lmo-fit\` stdout) and the mapping advice"
