@@ -18,6 +18,7 @@ import time
 
 from collsel.core import sizes, values
 from collsel.core.files import write_file
+from collsel.core.table import read_table
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.models import experiments, fit, params, predict, validation
@@ -320,9 +321,9 @@ def _register_lmo(msub):
                    help="run on the emulated cluster (collsel cluster up; its state directory "
                         "DIR, default $COLLSEL_CLUSTER_DIR or /var/lib/collsel/cluster): rank r "
                         "alone on node r, so every experiment crosses the network; the "
-                        "configured link rates and CPU shares are recorded (collsel model lmo-check compares "
-                        "them with the estimates); give --msg-sizes well above tbf's 256 KiB "
-                        "bucket there (e.g. 512K,2M): a smaller message on a link that idled "
+                        "configured link rates and CPU shares are recorded (collsel model "
+                        "lmo-check compares them with the estimates); give --msg-sizes well "
+                        "above tbf's 256 KiB bucket there (e.g. 512K,2M): a smaller message on a link that idled "
                         "passes unshaped")
     p.add_argument("--msg-sizes", help="message sizes M of the round-trips and one-to-two "
                    "experiments (default: the largest scan size <= min(S, 64 KiB) and a "
@@ -564,11 +565,10 @@ def _register_lmo_check(msub):
 
 def _sweep_cost(path):
     """Points x launches, repetitions and wall time (its run.K.wall_s lines) of a sweep table."""
-    from collsel.core.table import read_table
     table = read_table(path)
     meta = table.sources[0].metadata
-    count = {k: int(sum(int(x) for x in table.extra[k])) if k in table.extra else len(table.time_us)
-             for k in ("launches", "n")}
+    count = {k: (sum(int(x) for x in table.extra[k]) if k in table.extra
+                 else len(table.time_us)) for k in ("launches", "n")}
     wall = sum(float(v) for k, v in meta.items() if k.startswith("run.") and k.endswith(".wall_s"))
     return {"table": str(path), "measurements": count["launches"], "repetitions": count["n"],
             "wall_s": wall}
