@@ -32,8 +32,9 @@ Thresholds (section 5): the linear scatter's leap S is the break of a one-break 
 fit of the scan (least squares on relative residuals, every break tried at once from prefix
 sums; accepted when BIC prefers it, it removes at least half the residual and its two lines
 differ materially: slope or level at the break), M <= S being small. Linear gather: M1 is
-the first scan size whose successor takes more than ESCALATION times as long (the paper's rule), M2 the break of the same fit over the escalated sizes (M > M2 large;
-M2 = M1 when they show no break: all of them large).
+the first scan size whose successor takes more than ESCALATION times as long (the paper's
+rule), M2 the break of the same fit over the escalated sizes (M > M2 large; M2 = M1 when they
+show no break: all of them large).
 The paper refines M1 by re-measuring with halved strides; here the scan's own sizes are used.
 """
 import itertools
