@@ -1,6 +1,8 @@
 """`collsel model lmo-check` and what it computes (sources/models/lmo_score.py, lmo_fit's
 against_configuration and estimation_cost), on synthetic experiment files: no MPI, no cluster."""
+import csv
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -111,3 +113,16 @@ def test_check_without_cluster_and_bad_input(fitted, capsys, tmp_path):
     assert main(["model", "lmo-check", str(out), "--measured", str(exp), "--json", str(js)]) == 2
     assert "no measured scatter or gather rows" in capsys.readouterr().err
     assert not js.exists()
+
+
+def test_check_counts_a_sweeps_measurements(fitted, tmp_path):
+    """--sweep: the sweep's points x launches (its launches column summed) beside the fit's
+    experiments (the scan and the schedule of the parameters)."""
+    _, out, _ = fitted
+    sweep = Path(__file__).resolve().parents[1] / "bench-data" / "cluster" / "bcast-nodes-ppn.csv"
+    rows = list(csv.DictReader(line for line in sweep.open() if not line.startswith("#")))
+    js = tmp_path / "c.json"
+    assert main(["model", "lmo-check", str(out), "--sweep", str(sweep), "--json", str(js)]) == 0
+    doc = json.loads(js.read_text())
+    assert doc["sweep_cost"]["measurements"] == sum(int(r["launches"]) for r in rows)
+    assert doc["sweep_cost"]["repetitions"] == sum(int(r["n"]) for r in rows)
