@@ -1056,8 +1056,8 @@ static int force_openmpi(struct options *o, int rank)
         long long levels[2] = {mt->groups ? mt->inner : atoll(mt->alg), mt->outer};
         for (int l = 0; l < (mt->groups ? 2 : 1) && !code; l++)
             if (enum_lookup(&cv[0], NULL, &levels[l], known, sizeof known) != 0) {
-                snprintf(msg, sizeof msg, "--methods: '%s' %s is not a coll/tuned %s algorithm "
-                         "(known: %s)", mt->alg, mt->groups ? (l ? "(outer)" : "(inner)") : "",
+                snprintf(msg, sizeof msg, "--methods: '%s'%s is not a coll/tuned %s algorithm "
+                         "(known: %s)", mt->alg, mt->groups ? (l ? " (outer)" : " (inner)") : "",
                          coll_name(o), known);
                 code = 2;
             }
