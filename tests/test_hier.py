@@ -67,3 +67,14 @@ def test_collsel_hier_reports_speedup_and_groups(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "| 4 | 1024 | linear | 8.0 | 10.0 | 4.0 | 2 | 2,4 | 2 | 2.00 | 2.50 | 123.5 |" \
         in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("flag, value", [("--alpha", "nan"), ("--beta", "-1"), ("--gamma", "inf")])
+def test_collsel_hier_refuses_bad_model_parameters(tmp_path, flag, value):
+    table = tmp_path / "t.csv"
+    table.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us\n"
+                     "reduce,4,1024,1,0,8\nreduce,4,1024,1000211,0,4\n")
+    done = subprocess.run(["collsel", "hier", str(table), flag, value],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert f"{flag} " in done.stderr and "out of range" in done.stderr

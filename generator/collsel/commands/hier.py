@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from collsel.core import algorithms, table as table_mod
+from collsel.core import algorithms, table as table_mod, values
 from collsel.errors import InputError
 from collsel.sources.models import reduce as reduce_model
 
@@ -87,6 +87,8 @@ def _fmt(x, digits=1):
 
 
 def run_hier(args):
+    for flag in ("alpha", "beta", "gamma"):     # finite and >= 0 before the table is read
+        setattr(args, flag, values.number(getattr(args, flag), f"--{flag}", 0, 1e9))
     t = table_mod.read_table(args.table)
     if len(t.time_us) == 0:
         raise InputError(f"{args.table}: no rows")
