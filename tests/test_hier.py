@@ -78,3 +78,21 @@ def test_collsel_hier_refuses_bad_model_parameters(tmp_path, flag, value):
                           capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert f"{flag} " in done.stderr and "out of range" in done.stderr
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "cannot read"),
+    ("#@nprocs=4\n#@hier_split_us=1000211=abc\n", "split time 'abc' is not a number"),
+    ("#@nprocs=4\n#@hier_split_us=x=1\n", "method id 'x' is not an integer"),
+    ("#@nprocs=4\n", "no '#@nprocs=' and '#@hier_split_us=' header lines")])
+def test_collsel_hier_refuses_bad_split_files(tmp_path, content, message):
+    table = tmp_path / "t.csv"
+    table.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us\n"
+                     "reduce,4,1024,1,0,8\nreduce,4,1024,1000211,0,4\n")
+    split = tmp_path / "bench.txt"
+    if content is not None:
+        split.write_text(content)
+    done = subprocess.run(["collsel", "hier", str(table), "--split", str(split)],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert message in done.stderr and str(split) in done.stderr

@@ -4,11 +4,10 @@ levels) over it and over the MPI's default, the measured best G against the mode
 (models/reduce.py, Hasanov & Lastovetsky), and the groups' split cost from benchmark headers."""
 import re
 import sys
-from pathlib import Path
 
 import numpy as np
 
-from collsel.core import algorithms, table as table_mod, values
+from collsel.core import algorithms, csvfile, table as table_mod, values
 from collsel.errors import InputError
 from collsel.sources.models import reduce as reduce_model
 
@@ -39,7 +38,7 @@ def split_costs(paths):
     """{(P, algorithm id): microseconds} from benchmark outputs (#@nprocs and #@hier_split_us)."""
     out = {}
     for path in paths:
-        text = Path(path).read_text(errors="replace")
+        text = "\n".join(csvfile.read_lines(path, "a collsel_bench output"))
         p = re.search(r"^#@nprocs=(\d+)$", text, re.M)
         line = re.search(r"^#@hier_split_us=(\S+)$", text, re.M)
         if not p or not line:
@@ -47,7 +46,9 @@ def split_costs(paths):
                              "(a collsel_bench output with hierarchical --methods?)")
         for item in line.group(1).split(","):
             alg, _, us = item.partition("=")
-            out[(int(p.group(1)), int(alg))] = float(us)
+            where = f"{path}: #@hier_split_us"
+            out[(int(p.group(1)), values.integer(alg, "method id", 0, 2**31 - 1, where))] = \
+                values.time_us(us, "split time", where)
     return out
 
 
