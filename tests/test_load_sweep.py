@@ -98,6 +98,7 @@ def rows_of(path):
 
 
 @needs_mpirun
+@pytest.mark.slow
 def test_levels_interleave_and_rows_carry_the_level_and_the_probe(tmp_path, fakes):
     bench, env, mark = fakes
     out = tmp_path / "b.csv"
@@ -130,6 +131,7 @@ def test_levels_interleave_and_rows_carry_the_level_and_the_probe(tmp_path, fake
 
 
 @needs_mpirun
+@pytest.mark.slow
 def test_build_on_the_probe_axis_separates_the_levels(tmp_path, fakes):
     bench, env, _ = fakes
     out = tmp_path / "b.csv"
@@ -149,6 +151,7 @@ def test_build_on_the_probe_axis_separates_the_levels(tmp_path, fakes):
 
 
 @needs_mpirun
+@pytest.mark.slow
 def test_resume_keeps_the_levels_and_the_dry_run_names_the_load(tmp_path, fakes):
     bench, env, mark = fakes
     out = tmp_path / "b.csv"

@@ -114,6 +114,7 @@ def test_a_probe_that_is_no_time_is_named(tmp_path, bad):
         decision_map.build_map(t, "probe_us")
 
 
+@pytest.mark.slow
 def test_build_query_and_blob_use_the_probe_cuts(tmp_path):
     path = tmp_path / "t.csv"
     write(path, level_rows())

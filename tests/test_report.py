@@ -197,6 +197,7 @@ def test_deterministic(report):
             name
 
 
+@pytest.mark.slow
 def test_octree_one_panel_per_z(tmp_path):
     t = synthetic_3d(tmp_path / "t3.csv")
     r = collsel("report", t, "--collective", "bcast", "--z", "ppn", "--depths", "1",

@@ -38,6 +38,7 @@ def report(tmp_path, table, *z):
     return json.loads((out / "report.json").read_text()), (out / "index.html").read_text(), out
 
 
+@pytest.mark.slow
 def test_probe_section_in_report(tmp_path, capsys):
     doc, html, out = report(tmp_path, sweep(tmp_path, probe=True), "--z", "probe_us")
     section = doc["probe_latency"]

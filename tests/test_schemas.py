@@ -70,20 +70,33 @@ BUILDS = {
 }
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """tree.json files `collsel build` writes, by case name."""
-    d = tmp_path_factory.mktemp("schemas")
-    trees = {}
-    for name, (collective, options) in BUILDS.items():
+class _Built(dict):
+    """tree.json files `collsel build` writes, by case name, each built on first use (the fast
+    tests need two of them; the slow schema test all)."""
+
+    def __init__(self, directory):
+        super().__init__()
+        self.directory = directory
+
+    def __missing__(self, name):
+        collective, options = BUILDS[name]
         if name.startswith("z-"):
-            table = table_3d(d / f"{name}.csv", name == "z-category")
+            table = table_3d(self.directory / f"{name}.csv", name == "z-category")
         else:
             table = SWEEPS[collective]
-        r = collsel_main("build", table, "--collective", collective, "--out", d / name, *options)
+        r = collsel_main("build", table, "--collective", collective, "--out",
+                         self.directory / name, *options)
         assert r.returncode == 0, r.stderr
-        trees[name] = d / name / "tree.json"
-    return trees
+        self[name] = self.directory / name / "tree.json"
+        return self[name]
+
+    def items(self):
+        return [(name, self[name]) for name in BUILDS]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    return _Built(tmp_path_factory.mktemp("schemas"))
 
 
 @pytest.fixture(scope="module")

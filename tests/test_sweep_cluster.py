@@ -317,6 +317,7 @@ needs_mpirun = pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpi
 
 
 @needs_mpirun
+@pytest.mark.slow
 def test_local_ranks_must_share_one_host(tmp_path, tools):
     """Under the real local mpirun: the check is that every rank reports one host."""
     args = ["sweep", "--collective", "bcast", "--out", tmp_path / "b.csv", "--bench",
@@ -361,6 +362,7 @@ def cluster_sweep(tools, out, state_dir, *extra):
             "--progress-interval", "1000", *extra]
 
 
+@pytest.mark.slow
 def test_cluster_sweep_uses_its_hostfile_environment_and_records_the_links(tmp_path, tools):
     state = fake_cluster(tmp_path / "state", tools["hostfile"])
     out = tmp_path / "b.csv"
