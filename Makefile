@@ -150,13 +150,14 @@ $(OMPI_PPN)/components/mca_coll_tuned.so: $(OMPI_PPN)/ompi_bcast_intra_dec_fixed
 	    ompi_coll_tuned_bcast_intra_dec_fixed=$(OMPI_PPN)/ompi_bcast_intra_dec_fixed.c \
 	    ompi_coll_tuned_reduce_intra_dec_fixed=$(OMPI_PPN)/ompi_reduce_intra_dec_fixed.c
 
-# MPICH's default MPIR selection tree (maint/tuning/coll/mpir/generic.json of the installed
-# version's Debian source package), the base `collsel emit --target mpich-json` completes.
+# MPICH's default MPIR selection tree (maint/tuning/coll/mpir/generic.json as compiled into the
+# installed libmpich), the base `collsel emit --target mpich-json` completes; collsel reads it
+# from the library itself, this copy is for the tests that edit it.
 MPICH_BASE := $(BUILD)/mpich/generic.json
 mpich-base: $(MPICH_BASE)
 
-$(MPICH_BASE): mpi-builds/mpich-base/fetch_generic_json.sh
-	mpi-builds/mpich-base/fetch_generic_json.sh $@
+$(MPICH_BASE): generator/collsel/sources/measure/mpich_base.py
+	$(PYTHON) -m collsel.sources.measure.mpich_base $@
 
 # --- analytical models (collsel model; issue 7) --------------------------------------------
 # model-validate: fit the models on this machine from the section-5 experiments (real Open MPI,
@@ -237,7 +238,7 @@ $(RT_BUILD)/test_runtime: tests/runtime/test_runtime.cpp $(RT_BUILD)/catch_main.
 
 test-runtime: $(RT_BUILD)/test_runtime $(RT_CASES)/cases.txt runtime-example
 	$(RT_BUILD)/test_runtime
-	@want=$$(collsel query $(RT_CASES)/bcast-exact/tree.json --comm-size 6 --msg-size 65536); \
+	@want=$$(collsel query $(RT_CASES)/bcast-exact/tree.json --ids --comm-size 6 --msg-size 65536); \
 	got=$$($(RT_BUILD)/query_tree $(RT_CASES)/bcast-exact/tree.bin 6 65536); \
 	echo "runtime-example: $$got (collsel query: $$want)"; [ "$$got" = "$$want" ]
 

@@ -109,7 +109,7 @@ def agree_with_query(out, exe, n_random):
     points = query_points(doc, n_random)
     text = "".join(" ".join(map(str, pt)) + "\n" for pt in points)
     c_out = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True)
-    q = collsel("query", out / "tree.json", "--points", "-", input=text)
+    q = collsel("query", out / "tree.json", "--ids", "--points", "-", input=text)
     assert q.returncode == 0, q.stderr
     c_lines, q_lines = c_out.stdout.splitlines(), q.stdout.splitlines()
     assert len(c_lines) == len(points) >= n_random

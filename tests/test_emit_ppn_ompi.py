@@ -72,7 +72,7 @@ def trees(tmp_path_factory):
 
 def query(tree, points):
     """`collsel query TREE --points -` on (P, m, ppn) points: [(alg, seg, fan)]."""
-    code, out, err = run("query", tree, "--points", "-",
+    code, out, err = run("query", tree, "--ids", "--points", "-",
                          stdin="".join(f"{p} {m} {z}\n" for p, m, z in points))
     assert code == 0, err
     return [tuple(map(int, line.split())) for line in out.splitlines()]

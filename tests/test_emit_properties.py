@@ -326,7 +326,7 @@ def query(path, loaded, points):
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()), \
             _stdin(text):
-        assert cli.main(["query", str(path), "--points", "-"]) == 0
+        assert cli.main(["query", str(path), "--ids", "--points", "-"]) == 0
     return out.getvalue().splitlines()
 
 

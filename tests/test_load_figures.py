@@ -55,7 +55,7 @@ def test_decide_probe_equals_query(tmp_path, capsys):
     points = tmp_path / "points.txt"
     points.write_text("".join(f"4 65536 {max(0, int(p))}\n" for p in probes))
     capsys.readouterr()
-    assert cli(["query", str(tmp_path / "t" / "tree.json"), "--points", str(points)]) == 0
+    assert cli(["query", str(tmp_path / "t" / "tree.json"), "--ids", "--points", str(points)]) == 0
     assert c_out == capsys.readouterr().out
     assert len(set(c_out.splitlines())) == 2          # both methods are chosen somewhere
 

@@ -142,8 +142,8 @@ def test_build_on_the_probe_axis_separates_the_levels(tmp_path, fakes):
     assert "probe_us: the best method differs between probe_us values in 2 of 2" in r.stdout
     answers = {}
     for z in (0, 5, 104, 105, 200, 10**6):
-        q = collsel(["query", tmp_path / "tree" / "tree.json", "--comm-size", 2, "--msg-size",
-                     1, "--z", z])
+        q = collsel(["query", tmp_path / "tree" / "tree.json", "--ids", "--comm-size", 2,
+                     "--msg-size", 1, "--z", z])
         assert q.returncode == 0, q.stderr
         answers[z] = q.stdout.split()[0]
     # bins 5 and 200 (the cells' whole-µs probes), cut at the midpoint 103 (+1 = 103)

@@ -125,7 +125,7 @@ def test_build_query_and_blob_use_the_probe_cuts(tmp_path):
     axes = json.loads((out / "tree.json").read_text())["axes"]
     assert axes[2]["cuts"] == [6, 26, 517]
     for z, want in ((6, "1"), (9, "1"), (25, "1"), (26, "6"), (83, "6"), (10**6, "6")):
-        q = collsel("query", str(out / "tree.json"), "--comm-size", "4", "--msg-size", "1",
+        q = collsel("query", str(out / "tree.json"), "--ids", "--comm-size", "4", "--msg-size", "1",
                     "--z", str(z))
         assert q.returncode == 0 and q.stdout.split()[0] == want, (z, q.stdout, q.stderr)
     blob = collsel("emit", "--target", "blob", str(out / "tree.json"), "--out",

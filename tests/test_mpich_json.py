@@ -1,7 +1,7 @@
 """`collsel emit --target mpich-json`: structure, first-match semantics, int32, mapping, bytes.
 
 The base file here is a small selection tree written for these tests in MPICH's grammar (the
-real generic.json is fetched by `make mpich-base` and used by tests/integration)."""
+real one, compiled into libmpich, is what collsel reads by default; tests/integration use it)."""
 import contextlib
 import io
 import json
@@ -13,6 +13,7 @@ import pytest
 from collsel import cli
 from collsel.core import treefile
 from collsel.sinks.emit import mpich_json
+from collsel.sources.measure import mpich_base
 
 BASE = {
     "collective=bcast": {
@@ -184,9 +185,13 @@ def test_bad_map_is_one_line_exit_2(trees, base, tmp_path, mapping, message):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
 
 
-def test_needs_base_and_known_collective(trees, base, tmp_path):
+def test_needs_base_and_known_collective(trees, base, tmp_path, monkeypatch):
+    monkeypatch.setattr(mpich_base, "library_dirs", lambda: [str(tmp_path / "nowhere")])
     r = run("emit", "--target", "mpich-json", trees["bcast"], "--out", tmp_path / "o.json")
-    assert r.returncode == 2 and "--mpich-base" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "found no libmpich.so in " + str(tmp_path / "nowhere") in r.stderr
+    assert "apt-get install libmpich-dev" in r.stderr and "--mpich-base FILE" in r.stderr
+    assert not (tmp_path / "o.json").exists()
     nobcast = tmp_path / "nobcast.json"
     nobcast.write_text(json.dumps({k: v for k, v in BASE.items() if "bcast" not in k}))
     r = emit([trees["bcast"]], nobcast, tmp_path / "o.json", "--mpich-map", ALL_BINOMIAL)
@@ -276,3 +281,79 @@ def test_open_mpi_tree_defers_too(base, tmp_path):
     sub = json.loads(out.read_text())["collective=bcast"]
     assert search(sub, 8, 2**20, 2**20) == "MPIR_Bcast_intra_scatter_ring_allgather"
     assert search(sub, 7, 2**20, 2**20) == "MPIR_Bcast_intra_binomial"
+
+
+def fake_library(path, selections):
+    """A file laid out as libmpich holds its selections: NUL-terminated JSON strings among
+    other bytes (the ch4 one, of MPIDI_ leaves, first)."""
+    path.write_bytes(b"\x7fELF\x00junk\x00" + b"".join(
+        json.dumps(sel, separators=(",", ":")).encode() + b"\x00rest\x00" for sel in selections))
+    return path
+
+
+def test_base_is_read_from_the_installed_library(trees, tmp_path, monkeypatch):
+    """Without --mpich-base, the MPIR selection compiled into libmpich is the base (not the
+    ch4 one beside it), and the output says where it came from."""
+    ch4 = {"collective=bcast": {"comm_type=intra": {"composition=MPIDI_Bcast_alpha": {}}}}
+    fake_library(tmp_path / "libmpich.so.12.2.2", [ch4, BASE])
+    monkeypatch.setattr(mpich_base, "library_dirs", lambda: [str(tmp_path)])
+    out, ref = tmp_path / "o.json", tmp_path / "ref.json"
+    (tmp_path / "base.json").write_text(json.dumps(BASE))
+    r = run("emit", "--target", "mpich-json", trees["bcast"], "--mpich-map", ALL_BINOMIAL,
+            "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert f"base: MPICH's built-in selection in {tmp_path / 'libmpich.so.12.2.2'}" in r.stdout
+    assert emit([trees["bcast"]], tmp_path / "base.json", ref,
+                "--mpich-map", ALL_BINOMIAL).returncode == 0
+    assert out.read_bytes() == ref.read_bytes()
+
+
+def test_library_without_a_selection_is_one_line(trees, tmp_path, monkeypatch):
+    fake_library(tmp_path / "libmpich.so.12", [])
+    monkeypatch.setattr(mpich_base, "library_dirs", lambda: [str(tmp_path)])
+    r = run("emit", "--target", "mpich-json", trees["bcast"], "--out", tmp_path / "o.json")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "no built-in MPIR selection" in r.stderr and "--mpich-base FILE" in r.stderr
+    assert not (tmp_path / "o.json").exists()
+
+
+@pytest.mark.skipif(mpich_base.find_library() is None, reason="MPICH is not installed")
+def test_installed_mpich_holds_its_selection():
+    text, where = mpich_base.installed_selection()
+    base = mpich_json.parse_base(text, where)
+    assert {"collective=bcast", "collective=reduce", "collective=barrier"} <= set(base)
+    assert "comm_type=inter" in base["collective=bcast"]
+
+
+def test_map_is_asked_only_for_the_leaves_methods(base, tmp_path):
+    """A table measuring many Open MPI methods, whose tree's leaves use only linear (1) and
+    binomial (6): the map is asked for 1 alone, and the message lists MPICH's names."""
+    rows = [(p, m, alg, (1.0 if alg == (1 if m < 1024 else 6) else 2.0 + alg))
+            for p in (2, 4, 8) for m in (8, 64, 4096, 65536) for alg in range(1, 8)]
+    write_table(tmp_path / "t.csv", "bcast", rows)
+    assert run("build", tmp_path / "t.csv", "--collective", "bcast",
+               "--out", tmp_path / "t").returncode == 0
+    tree, out = tmp_path / "t" / "tree.json", tmp_path / "o.json"
+    r = run("emit", "--target", "mpich-json", tree, "--mpich-base", base, "--out", out)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "algorithm(s) 1 (basic_linear), which have no MPICH counterpart" in r.stderr
+    assert "MPICH bcast algorithms: binomial, scatter_recursive_doubling_allgather, " \
+        "scatter_ring_allgather, smp, nb" in r.stderr
+    assert "--mpich-map bcast:1=binomial" in r.stderr and not out.exists()
+    r = run("emit", "--target", "mpich-json", tree, "--mpich-base", base,
+            "--mpich-map", "bcast:1=binomial", "--out", out)
+    assert r.returncode == 0, r.stderr
+
+
+def test_mpich_family_tree_needs_no_map(base, tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("# algorithm_family=mpich\ncollective,comm_size,msg_size,algorithm,segsize,"
+                    "time_us\n" + "".join(
+                        f"bcast,{p},{m},{a},0,{1.0 if a == 'nb' else 2.0}\n"
+                        for p in (2, 4) for m in (8, 4096)
+                        for a in ("binomial", "nb", "smp")))
+    assert run("build", path, "--collective", "bcast", "--out", tmp_path / "t").returncode == 0
+    r = run("emit", "--target", "mpich-json", tmp_path / "t" / "tree.json", "--mpich-base", base,
+            "--out", tmp_path / "o.json")
+    assert r.returncode == 0, r.stderr
+    assert "MPIR_Bcast_allcomm_nb" in (tmp_path / "o.json").read_text()

@@ -113,8 +113,8 @@ def test_check_rules_query_agrees_with_collsel_query(trees, tmp_path):
     pv, mv = probe_points(loaded)
     points = tmp_path / "points"
     points.write_text("".join(f"{p} {m}\n" for p, m in zip(pv.tolist(), mv.tolist())))
-    ours = run("check-rules", conf, "--collective", "bcast", "--points", points)
-    theirs = run("query", trees["bcast", "exact"], "--points", points)
+    ours = run("check-rules", conf, "--collective", "bcast", "--ids", "--points", points)
+    theirs = run("query", trees["bcast", "exact"], "--ids", "--points", points)
     assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr + theirs.stderr
     assert ours.stdout == theirs.stdout and ours.stdout.count("\n") == len(pv)
     r = run("check-rules", conf)

@@ -108,7 +108,7 @@ for c in reduce bcast; do
     sizes=$(echo "$CL_SIZES" | sed 's/K/*1024/g; s/M/*1048576/g' | tr ',' '\n' | while read -r e; do echo $((e)); done | tr '\n' ' ')
     log "libcollsel on the cluster: $c at P=8, sizes $sizes"
     for m in $sizes; do
-        echo "decision $c P=8 m=$m $(collsel query "$OUT/tree-cluster-$c/tree.json" --comm-size 8 --msg-size "$m")" >> "$OUT/libcollsel-cluster.txt"
+        echo "decision $c P=8 m=$m $(collsel query "$OUT/tree-cluster-$c/tree.json" --ids --comm-size 8 --msg-size "$m")" >> "$OUT/libcollsel-cluster.txt"
     done
     # shellcheck disable=SC2086
     run "${CL_MPI[@]}" -x LD_PRELOAD="$LIB" -x COLLSEL_TREES="$B/trees-cluster" "$B/coll_time" "$c" "$REPS" $sizes | sed 's/^/libcollsel /' >> "$OUT/libcollsel-cluster.txt"
@@ -128,7 +128,7 @@ for c in bcast reduce; do
     run python3 "$REPO/speed/libcollsel/make_tree.py" patho "$c" "$B/trees-patho/$c.json"
     run collsel emit --target blob "$B/trees-patho/$c.json" --out "$B/trees-patho/$c.bin" >/dev/null
     for m in 1024 1048576; do
-        echo "decision $c P=4 m=$m $(collsel query "$B/trees-patho/$c.json" --comm-size 4 --msg-size $m)" >> "$OUT/libcollsel-pathological.txt"
+        echo "decision $c P=4 m=$m $(collsel query "$B/trees-patho/$c.json" --ids --comm-size 4 --msg-size $m)" >> "$OUT/libcollsel-pathological.txt"
     done
     run "${LOCAL_MPI[@]}" -np 4 -x LD_PRELOAD="$LIB" -x COLLSEL_TREES="$B/trees-patho" "$B/coll_time" "$c" "$REPS" 1024 1048576 | sed 's/^/libcollsel /' >> "$OUT/libcollsel-pathological.txt"
     run "${LOCAL_MPI[@]}" -np 4 "$B/coll_time" "$c" "$REPS" 1024 1048576 | sed 's/^/default /' >> "$OUT/libcollsel-pathological.txt"

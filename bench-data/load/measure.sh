@@ -147,7 +147,7 @@ echo "Decisions of \`collsel query --z\` on the same (P, m, probe_us) points:"
 echo '```'
 cat "$OUT"/probe-query-*.txt | awk '/^decide/ {print $2, $3, $4}' | sed 's/:$//' \
     > "$OUT/points.txt"
-collsel query "$OUT/build/probe_us/tree.json" --points "$OUT/points.txt" > "$OUT/query.txt"
+collsel query "$OUT/build/probe_us/tree.json" --ids --points "$OUT/points.txt" > "$OUT/query.txt"
 paste -d' ' "$OUT/points.txt" "$OUT/query.txt"
 echo '```'
 if diff <(cat "$OUT"/probe-query-*.txt | awk '/^decide/ {print $5, $6, $7}') "$OUT/query.txt" >/dev/null; then

@@ -121,7 +121,7 @@ def sizes(loaded, collective):
 def query(tree, points):
     """`collsel query --z` of (P, m, ppn) points: [(algorithm, segsize, faninout)]."""
     text = "".join(f"{p} {m} {z}\n" for p, m, z in points)
-    done = subprocess.run(["collsel", "query", str(tree), "--points", "-"], input=text,
+    done = subprocess.run(["collsel", "query", str(tree), "--ids", "--points", "-"], input=text,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return [tuple(map(int, line.split())) for line in done.stdout.splitlines()]

@@ -76,8 +76,8 @@ def sizes(collective):
 
 def query(collective, points):
     text = "".join(f"{p} {m} {z}\n" for p, m, z in points)
-    r = subprocess.run(["collsel", "query", str(tree(collective)), "--points", "-"], input=text,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(["collsel", "query", str(tree(collective)), "--ids", "--points", "-"],
+                       input=text, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     return dict(zip(points, (tuple(map(int, line.split())) for line in r.stdout.splitlines())))
 

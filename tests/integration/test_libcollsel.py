@@ -115,8 +115,8 @@ def launch(family, np, argv, env=None, preload=(), extra=(), check=True):
 def query(tree_json, points):
     """collsel query at (P, m) points: a list of (alg, segsize, faninout)."""
     text = "".join(f"{p} {m}\n" for p, m in points)
-    done = subprocess.run(["collsel", "query", str(tree_json), "--points", "-"], input=text,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(["collsel", "query", str(tree_json), "--ids", "--points", "-"],
+                          input=text, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return [tuple(int(x) for x in line.split()[:3]) for line in done.stdout.splitlines()]
 
@@ -127,7 +127,7 @@ def expected_rules(tree, p, z=None):
     points = [(p, m) for m in (0, *tree["cuts"])]
     if z is not None:
         text = "".join(f"{p} {m} {z}\n" for p, m in points)
-        done = subprocess.run(["collsel", "query", str(tree["json"]), "--points", "-"],
+        done = subprocess.run(["collsel", "query", str(tree["json"]), "--ids", "--points", "-"],
                               input=text, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         answers = [tuple(int(x) for x in line.split()[:3]) for line in done.stdout.splitlines()]
@@ -656,7 +656,7 @@ def test_ppn_tree_decides_at_the_communicators_ppn(family, library, programs, tm
         assert [line for line in done.stdout.splitlines() if line.startswith("check ")] == \
             [f"check bcast m={m} ok" for m in sizes], done.stdout
         text = "".join(f"{p} {m} {ppn}\n" for m in sizes)
-        want = subprocess.run(["collsel", "query", str(tree["json"]), "--points", "-"],
+        want = subprocess.run(["collsel", "query", str(tree["json"]), "--ids", "--points", "-"],
                               input=text, capture_output=True, text=True, timeout=120)
         want = [tuple(int(x) for x in line.split()[:3]) for line in want.stdout.splitlines()]
         got = {}

@@ -80,8 +80,8 @@ def sizes(collective):
 
 def query(collective, points):
     text = "".join(f"{p} {m}\n" for p, m in points)
-    r = subprocess.run(["collsel", "query", str(tree(collective)), "--points", "-"], input=text,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(["collsel", "query", str(tree(collective)), "--ids", "--points", "-"],
+                       input=text, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.split("\n")[:len(points)]
     return {pm: tuple(int(x) for x in line.split()[:3]) for pm, line in zip(points, lines)}

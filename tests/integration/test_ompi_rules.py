@@ -92,10 +92,11 @@ def files(tmp_path_factory):
 def test_files_pick_what_the_trees_pick(files):
     picks = {}
     for name in ("good", "bad", "elsewhere"):
-        picks[name] = collsel("check-rules", files[name], "--collective", "bcast",
+        picks[name] = collsel("check-rules", files[name], "--collective", "bcast", "--ids",
                               "--query", P, M).split()
         tree = files["dir"] / name / "tree.json"
-        assert picks[name] == collsel("query", tree, "--comm-size", P, "--msg-size", M).split()
+        assert picks[name] == collsel("query", tree, "--ids", "--comm-size", P,
+                                      "--msg-size", M).split()
     assert picks["bad"] == [str(BAD_ALG), str(BAD_SEG), "0"]
     assert picks["good"] != picks["bad"] and picks["elsewhere"] == picks["good"]
     r = subprocess.run(["collsel", "check-rules", str(files["rejected"])], capture_output=True,

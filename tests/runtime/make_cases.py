@@ -73,7 +73,7 @@ def main(out):
         points = query_points(doc, N_RANDOM)
         text = "".join(" ".join(map(str, p)) + "\n" for p in points)
         (d / "points.txt").write_text(text)
-        (d / "expected.txt").write_text(collsel("query", d / "tree.json", "--points",
+        (d / "expected.txt").write_text(collsel("query", d / "tree.json", "--ids", "--points",
                                                 d / "points.txt"))
         print(f"make_cases: {name}: {len(points)} points, {(d / 'tree.bin').stat().st_size} bytes")
     (out / "cases.txt").write_text("".join(c[0] + "\n" for c in cases))

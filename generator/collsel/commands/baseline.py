@@ -4,6 +4,7 @@ import numpy as np
 
 from collsel.commands.options import read_tables, the_collective
 from collsel.core import decision_map, penalty, values
+from collsel.core.method_text import method_text, mpi_name
 from collsel.errors import InputError
 
 
@@ -29,12 +30,13 @@ def baseline_report(table, collective, worst=10):
         raise InputError(f"{files}: no {collective} point has both an algorithm 0 (baseline) "
                          "row and a measured candidate; sweep without --no-baseline")
     pen = penalty.penalty_pct(dm.baseline_time, dm.best_time)
-    names = dm.method_names()
-    lines = [f"{collective}: Open MPI's own decision (algorithm 0) vs the best measured method",
+    names = [method_text(collective, m, dm.family) for m in dm.methods]
+    mpi = mpi_name(dm.family)
+    lines = [f"{collective}: {mpi}'s own decision (algorithm 0) vs the best measured method",
              f"points compared: {s['cells']} (of {pen.size} cells)",
              f"penalty = t(alg 0) / t(best) - 1:  min {s['min']:.1f}%  max {s['max']:.1f}%  "
              f"mean {s['mean']:.1f}%  median {s['median']:.1f}%",
-             f"points where Open MPI's decision is within 5 % of the best: "
+             f"points where {mpi}'s decision is within 5 % of the best: "
              f"{s['within_5pct']}/{s['cells']}"]
     idx = np.argwhere(np.isfinite(pen))
     order = np.lexsort((idx[:, 1], idx[:, 0], -pen[np.isfinite(pen)]))[:worst]

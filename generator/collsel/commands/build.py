@@ -4,7 +4,8 @@ import json
 import os
 import sys
 
-from collsel.core import out_of_sample, penalty, recommend, third_axis, tree, treefile, values
+from collsel.core import (baseline_warning, method_text, out_of_sample, penalty, recommend,
+                          third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.emit import c_ladder as emit_c, targets
@@ -83,6 +84,8 @@ def run_build(args):
         rebuild = lambda m: tree.build_tree(m, options)  # noqa: E731
     extra["out_of_sample"] = {**out_of_sample.tree_figures(folds, rebuild),
                               "launch_journal": journal}
+    extra["leaf_methods"] = leaf_methods(dmap, t)
+    extra["warnings"] = baseline_warning.worse_than_baselines(extra["out_of_sample"], dmap.family)
     if args.z:
         extra["third_axis"] = third_axis_block(table, dmap, launches, settings,
                                                build_options(args))
@@ -98,12 +101,30 @@ def run_build(args):
     print(f"{args.out}: {stats['nodes']} nodes, {stats['leaves']} leaves, depth "
           f"{stats['min_depth']}-{stats['max_depth']} (mean {stats['mean_depth']:.2f}), "
           f"in-sample penalty {pen}, {stats['unmeasured_choices']} unmeasured choices")
-    print(out_of_sample_line(stats["out_of_sample"]))
+    print(out_of_sample_line(stats["out_of_sample"], dmap.family))
     if args.z:
-        print(third_axis_line(stats["third_axis"]))
+        print(third_axis_line(stats["third_axis"], dmap.family))
+    print("methods in the leaves: " + method_text.leaf_methods_text(
+        dmap.collective, method_text.leaf_method_counts(t, dmap.methods), dmap.family,
+        MAX_METHODS_SHOWN))
     if args.recommend:
         print(f"recommended: {stats['recommendation']['why']}")
+    sys.stdout.flush()      # the warnings follow the summary they are about
+    for warning in stats["warnings"]:
+        print(f"collsel: warning: {args.out}: {warning}", file=sys.stderr)
     return 0
+
+
+# Methods `build` names in its summary line (the rest are counted; stats.json lists them all).
+MAX_METHODS_SHOWN = 6
+
+
+def leaf_methods(dmap, t):
+    """stats.json's `leaf_methods`: every method the tree's leaves hold, with its ids, its name
+    (core.method_text) and how many leaves hold it."""
+    return [{"algorithm": m.algorithm, "segsize": m.segsize, "faninout": m.faninout,
+             "name": method_text.method_text(dmap.collective, m, dmap.family), "leaves": n}
+            for m, n in method_text.leaf_method_counts(t, dmap.methods)]
 
 
 def third_axis_block(table, dmap, launches, settings, options):
@@ -116,24 +137,27 @@ def third_axis_block(table, dmap, launches, settings, options):
                 pooled, lambda m: tree.build_tree(m, options))}
 
 
-def third_axis_line(block):
+def third_axis_line(block, family):
     z = block["axis"]
     return (f"{z}: the best method differs between {z} values in {block['best_differs']} of "
             f"{block['cells']} (P, m) cells measured at 2+ values ({block['tie_sets_disjoint']} "
             f"even by tie sets); {z}-oblivious tree, "
-            + out_of_sample_line(block["oblivious_out_of_sample"]))
+            + out_of_sample_line(block["oblivious_out_of_sample"], family))
 
 
-def out_of_sample_line(block):
-    """One line: the out-of-sample mean penalties of the tree and of Open MPI's default."""
+def out_of_sample_line(block, family):
+    """One line: the out-of-sample mean penalties of the tree, of the MPI's default and of the
+    best fixed method."""
     parts = []
     for kind in out_of_sample.KINDS:
         f = block.get(kind)
         if f is None or f["tree"]["mean"] is None:
             continue
-        d = f["default"]["mean"]
-        parts.append(f"{f['label']} {f['tree']['mean']:.2f}% on {f['tree']['cells']} cells"
-                     + ("" if d is None else f" (default {d:.2f}% on {f['default']['cells']})"))
+        d, b = f["default"]["mean"], f["best_fixed"]["mean"]
+        parts.append(f"{f['label']} {f['tree']['mean']:.2f}% on {f['tree']['cells']} cells ("
+                     + ("" if d is None else f"{method_text.default_name(family)} {d:.2f}% on "
+                        f"{f['default']['cells']}, ")
+                     + f"best fixed method {b:.2f}%)")
     if block.get("launches") is None:
         parts.append("no launch data (only leave-one-out)")
     return "out-of-sample mean penalty: " + "; ".join(parts)

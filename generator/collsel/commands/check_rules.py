@@ -7,11 +7,11 @@ import sys
 import numpy as np
 
 from collsel.commands.options import read_tables, the_collective
-from collsel.core import csvfile, decision_map, penalty, values
+from collsel.core import csvfile, decision_map, method_text, penalty, values
 from collsel.core.algorithms import Method
 from collsel.errors import InputError, printable
-from collsel.sinks.emit.ompi_rules_reader import (COLLCOUNT, COLLECTIVE_IDS, JsonRulesFile,
-                                                  load_any, parse_version, summary)
+from collsel.sinks.emit.ompi_rules_reader import (COLLCOUNT, COLLECTIVE_IDS, COLLECTIVE_NAMES,
+                                                  JsonRulesFile, load_any, parse_version, summary)
 
 
 def register(sub):
@@ -26,7 +26,9 @@ def register(sub):
         "algorithm 0 = Open MPI's fixed decision). A file holding a JSON object is read as "
         "Open MPI 6 / main's JSON rules file (collsel emit --target ompi-json), whatever "
         "--ompi-version says; --query and --points then ask it for a communicator spread over "
-        "several nodes with several ranks on some (neither single-node nor one-per-node).")
+        "several nodes with several ranks on some (neither single-node nor one-per-node). "
+        "The answers name the method ('P=8 m=65536: binomial (alg 6, seg 0, fan 0)'); --ids "
+        "prints only 'algorithm segsize faninout', as `collsel query --ids` does.")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--ompi-version", default="4.1.4", metavar="X.Y.Z",
                    help="the Open MPI release whose reader to emulate (default 4.1.4, Debian "
@@ -35,6 +37,9 @@ def register(sub):
     p.add_argument("--query", nargs=2, metavar=("P", "M"),
                    help="communicator size (1..2^31-1) and message size in bytes (0..2^64-1)")
     p.add_argument("--points", metavar="FILE", help="one 'P M' per line ('-' = stdin)")
+    p.add_argument("--ids", action="store_true",
+                   help="with --query/--points: print only 'algorithm segsize faninout' per "
+                   "point, for scripts")
     p.add_argument("--table", action="append", metavar="TABLE",
                    help="score the file on a performance table (repeat for several): for every "
                    "measured cell, penalty = time(the method the file picks) / time(the best "
@@ -162,9 +167,12 @@ def run_check(args):
         print("\n".join(table_report(args.file, collective, table_id, rules, dmap, args.table)))
     if evaluate:
         out = []
+        name = COLLECTIVE_NAMES[coll_id]
         for p, m in points:
-            alg, seg, fan, _ = rules.lookup(coll_id, p, m)
-            out.append(f"{alg} {seg} {fan}")
+            method = Method(*rules.lookup(coll_id, p, m)[:3])
+            out.append(f"{method.algorithm} {method.segsize} {method.faninout}" if args.ids
+                       else f"P={p} m={m}: {method_text.method_text(name, method)} "
+                       f"({method_text.method_ids(method)})")
         sys.stdout.write("\n".join(out) + ("\n" if out else ""))
     elif isinstance(rules, JsonRulesFile) and not args.table:
         print(f"{args.file}: valid JSON rules file (Open MPI 6 / main; 4.1 and 5.0 read only "

@@ -7,6 +7,7 @@ import numpy as np
 
 from collsel.commands.options import add_table_options, map_settings, read_tables
 from collsel.core import out_of_sample, penalty, third_axis, tree
+from collsel.core.method_text import default_name
 from collsel.errors import InputError
 
 
@@ -111,7 +112,7 @@ def run_fresh(args):
         return 0
     sys.stdout.write(f"trees of {args.tables[0]} scored on {len(tests)} fresh table(s):\n")
     names = {"z_aware": f"{args.z}-aware octree", "z_oblivious": f"{args.z}-oblivious quadtree "
-             "(same runs, z pooled)", "default": "Open MPI's default"}
+             "(same runs, z pooled)", "default": default_name(train.family)}
     for key, label in names.items():
         sys.stdout.write(_line(label, result[key]) + "\n")
     s = result["saving"]
@@ -163,5 +164,6 @@ def run_compare(args):
                              f"cells ({100.0 * t['in_tie_set'] / t['cells']:.1f} %)\n")
         sys.stdout.write(_line("exact map on the default's cells", f["tree_on_default_cells"])
                          + "\n")
-        sys.stdout.write(_line("Open MPI's default", f["default"]) + "\n")
+        sys.stdout.write(_line(default_name(b.family if dst == "B" else a.family),
+                               f["default"]) + "\n")
     return 0

@@ -9,6 +9,7 @@ import argparse
 from collsel.core import treefile, values
 from collsel.core.files import write_directory, write_file
 from collsel.sinks.emit import mpich_json, ompi_rules
+from collsel.sources.measure import mpich_base
 from collsel.sinks.emit.targets import TARGETS, EmitOptions, emit
 
 
@@ -39,18 +40,30 @@ def register(sub):
                    "(0), understood only by Open MPI >= 4.1.8 / >= 5.0.7; default 1")
     p.add_argument("--mpich-base", metavar="FILE",
                    help="--target mpich-json: MPICH's default MPIR selection file "
-                   "(maint/tuning/coll/mpir/generic.json of the installed version; "
-                   "`make mpich-base` puts it in build/mpich/generic.json)")
+                   "(maint/tuning/coll/mpir/generic.json); default: the one compiled into the "
+                   "installed libmpich, which is what MPICH runs without a selection file")
     p.add_argument("--mpich-map", metavar="[COLL:]ID=NAME,...", default="",
-                   help="--target mpich-json: MPICH algorithm for Open MPI algorithm ID "
-                   "(all trees, or only collective COLL), e.g. 'bcast:7=binomial,1=binomial'; "
-                   "overrides the built-in table")
+                   help="--target mpich-json, a tree of Open MPI algorithms: the MPICH algorithm "
+                   "for Open MPI algorithm ID (all trees, or only collective COLL), e.g. "
+                   "'bcast:7=binomial,1=binomial'; needed only for the algorithms the tree's "
+                   "leaves use that have no exact MPICH counterpart; overrides the built-in table")
     p.set_defaults(run=run_emit)
+
+
+def _mpich_base(args):
+    """(parsed base, where it came from) for --target mpich-json: --mpich-base FILE, else the
+    selection compiled into the installed MPICH (collsel.sources.measure.mpich_base)."""
+    if args.target != "mpich-json":
+        return None, ""
+    if args.mpich_base:
+        return mpich_json.load_base(args.mpich_base), args.mpich_base
+    text, where = mpich_base.installed_selection()
+    return mpich_json.parse_base(text, where), where
 
 
 def options_of(args):
     """The typed options of the parsed flags; input files are read only for their target."""
-    mpich = args.target == "mpich-json"
+    base, base_name = _mpich_base(args)
     return EmitOptions(
         prefix=None if args.prefix is None else values.identifier(args.prefix, "--prefix"),
         node_width=args.node_width,
@@ -58,8 +71,7 @@ def options_of(args):
                     else values.identifier(args.array_name, "--array-name")),
         ompi_comm_sizes=ompi_rules.parse_comm_sizes(args.ompi_comm_sizes),
         ompi_rules_version=args.ompi_rules_version,
-        mpich_base=mpich_json.load_base(args.mpich_base) if mpich and args.mpich_base else None,
-        mpich_base_name=args.mpich_base or "",
+        mpich_base=base, mpich_base_name=base_name,
         mpich_map=mpich_json.parse_map(args.mpich_map, sorted(mpich_json.MPICH_NAMES)),
         tree_names=tuple(args.trees))
 
@@ -68,6 +80,8 @@ def run_emit(args):
     options = options_of(args)
     trees = [treefile.load(path) for path in args.trees]
     result = emit(args.target, trees, options)
+    if options.mpich_base is not None and not args.mpich_base:
+        print(f"{args.out}: base: {options.mpich_base_name} (--mpich-base FILE for another)")
     for note in result.notes:
         print(f"{args.out}: {note}")
     if len(result.files) == 1:

@@ -1,18 +1,23 @@
 """`collsel query`: the decision of a tree.json for given points."""
 import sys
 
-from collsel.core import csvfile, treefile, values
+from collsel.core import csvfile, method_text, treefile, values
 from collsel.errors import InputError
 
 
 def register(sub):
     p = sub.add_parser("query", help="decision of a tree.json for given P and m",
-                       description="Print 'algorithm segsize faninout' for each point.")
+                       description="Print the method the tree decides at each point, by the "
+                       "name of the tree's MPI (e.g. 'P=8 m=65536: binomial (alg 6, seg 0, fan "
+                       "0)'); with --ids only 'algorithm segsize faninout', for scripts.")
     p.add_argument("tree", metavar="TREE.json")
     p.add_argument("--comm-size", metavar="P", help="communicator size, 1..2^31-1")
     p.add_argument("--msg-size", metavar="M", help="bytes, 0..2^64-1")
     p.add_argument("--z", help="third-axis value (octree)")
     p.add_argument("--points", metavar="FILE", help="one 'P M [Z]' per line ('-' = stdin)")
+    p.add_argument("--ids", action="store_true",
+                   help="print only the ids, 'algorithm segsize faninout' per point (one line "
+                        "each, in order): the format scripts and the C runtime's tests compare")
     p.set_defaults(run=run_query)
 
 
@@ -56,10 +61,24 @@ def _read_points(args, loaded):
     return columns
 
 
+def _point_text(loaded, point):
+    """'P=8 m=65536' or 'P=8 m=65536 ppn=2' (a category z by its label)."""
+    text = f"P={point[0]} m={point[1]}"
+    if len(point) == 3:
+        z = loaded.axes[2]
+        text += f" {z.name}={z.labels[point[2]] if z.kind == 'category' else point[2]}"
+    return text
+
+
 def run_query(args):
     loaded = treefile.load(args.tree)
-    choice = loaded.decide(_read_points(args, loaded))
-    out = [f"{m.algorithm} {m.segsize} {m.faninout}"
-           for m in (loaded.methods[i] for i in choice.tolist())]
+    columns = _read_points(args, loaded)
+    methods = [loaded.methods[i] for i in loaded.decide(columns).tolist()]
+    if args.ids:
+        out = [f"{m.algorithm} {m.segsize} {m.faninout}" for m in methods]
+    else:
+        out = [f"{_point_text(loaded, point)}: "
+               f"{method_text.method_text(loaded.collective, m, loaded.family)} "
+               f"({method_text.method_ids(m)})" for point, m in zip(zip(*columns), methods)]
     sys.stdout.write("\n".join(out) + ("\n" if out else ""))
     return 0

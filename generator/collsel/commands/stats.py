@@ -4,7 +4,8 @@ import sys
 
 import numpy as np
 
-from collsel.core import out_of_sample, penalty, tree, values
+from collsel.core import baseline_warning, out_of_sample, penalty, tree, values
+from collsel.core.method_text import default_name
 from collsel.errors import CollselError, InputError
 from collsel.commands import launch_tables
 from collsel.core.files import write_file
@@ -37,7 +38,8 @@ def register(sub):
 
 def stats_rows(dmap, depths, thresholds, folds=None):
     """Statistics of every (split, leaf rule, limit) combination, plus the exact tree: in-sample,
-    and out-of-sample on `folds` (core.out_of_sample.all_folds) when given."""
+    and out-of-sample on `folds` (core.out_of_sample.all_folds) when given, with the warnings
+    of core.baseline_warning (`warnings`, `worse_than`)."""
     rows = []
     for split, leaf, kind, value, opts in tree.limit_family(depths, thresholds):
         row = {"split": split, "leaf": leaf, "limit": kind, "value": value,
@@ -48,6 +50,9 @@ def stats_rows(dmap, depths, thresholds, folds=None):
             for k in out_of_sample.KINDS:
                 f = row["out_of_sample"][k]
                 row[f"oos_{k}_mean"] = None if f is None else f["tree"]["mean"]
+            row["warnings"] = baseline_warning.worse_than_baselines(row["out_of_sample"],
+                                                                    dmap.family)
+            row["worse_than"] = " and ".join(baseline_warning.beaten_by(row["out_of_sample"]))
         rows.append(row)
     return rows
 
@@ -57,17 +62,17 @@ COLUMNS = (("split", "{}"), ("leaf", "{}"), ("limit", "{}"), ("max_depth", "{}")
            ("penalty_max", "{:.2f}"), ("penalty_mean", "{:.2f}"), ("penalty_median", "{:.2f}"),
            ("leaves", "{}"), ("nodes", "{}"), ("unmeasured_choices", "{}"),
            ("oos_launches_mean", "{:.2f}"), ("oos_leave_one_P_out_mean", "{:.2f}"),
-           ("oos_leave_one_m_out_mean", "{:.2f}"))
+           ("oos_leave_one_m_out_mean", "{:.2f}"), ("worse_than", "{}"))
 HEADERS = ("split", "leaf", "limit", "depth max", "min", "mean", "in-sample penalty% min", "max",
            "mean", "median", "leaves", "nodes", "unmeasured", "out-of-sample mean%: launches CV",
-           "leave-one-P-out", "leave-one-m-out")
+           "leave-one-P-out", "leave-one-m-out", "worse out of sample than")
 
 
 def format_stats(rows, fmt):
     def cell(row, key, spec):
         if key == "limit":
             return tree.limit_label(row["limit"], row["value"])
-        return "-" if row.get(key) is None else spec.format(row[key])
+        return "-" if row.get(key) in (None, "") else spec.format(row[key])
     table_rows = [[cell(r, k, s) for k, s in COLUMNS] for r in rows]
     if fmt == "markdown":
         lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
@@ -160,15 +165,16 @@ def run_stats(args):
                      f"sizes{' x %d %s' % (dmap.shape[2], args.z) if args.z else ''}, "
                      f"{len(dmap.methods)} methods, {int(dmap.measured.sum())} measured cells, "
                      f"{int((~dmap.measured).sum())} filled\n")
+    the_default = default_name(dmap.family)
     if b["baseline_cells"]:
-        sys.stdout.write(f"Open MPI default (algorithm 0) on {b['baseline_cells']} cells: "
+        sys.stdout.write(f"{the_default} (algorithm 0) on {b['baseline_cells']} cells: "
                          f"penalty mean {b['baseline_penalty_mean']:.2f}%, median "
                          f"{b['baseline_penalty_median']:.2f}%, max "
                          f"{b['baseline_penalty_max']:.2f}%\n")
     for kind in out_of_sample.KINDS:
         f = rows[0]["out_of_sample"][kind]
         if f is not None and f["default"]["cells"]:
-            sys.stdout.write(f"Open MPI default, {f['label']} (out-of-sample folds) on "
+            sys.stdout.write(f"{the_default}, {f['label']} (out-of-sample folds) on "
                              f"{f['default']['cells']} cells: penalty mean "
                              f"{f['default']['mean']:.2f}%; best fixed method chosen on the "
                              f"training folds: {f['best_fixed']['mean']:.2f}% on "
@@ -182,4 +188,21 @@ def run_stats(args):
                      "Out-of-sample: built without the scored data (another launch, P or m) "
                      "and asked there; pooled over the held-out cells.\n")
     sys.stdout.write("\n" + format_stats(rows, args.format))
+    warning = worse_trees_warning(rows, the_default)
+    if warning:
+        sys.stdout.flush()      # after the table it is about
+        sys.stderr.write(f"collsel: warning: {warning}\n")
     return 0
+
+
+def worse_trees_warning(rows, the_default):
+    """One line: how many of the trees lose out of sample to the default or the best fixed
+    method, and the first exact tree's (else the first tree's) warning; None when none does."""
+    worse = [r for r in rows if r.get("warnings")]
+    if not worse:
+        return None
+    example = next((r for r in worse if r["limit"] == "exact"), worse[0])
+    return (f"{len(worse)} of {len(rows)} trees are worse out of sample than {the_default} or "
+            f"the best fixed method (last column); e.g. the {example['split']}-split, "
+            f"{example['leaf']}-leaf {tree.limit_label(example['limit'], example['value'])} "
+            f"tree: {example['warnings'][0]}")

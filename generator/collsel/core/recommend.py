@@ -20,6 +20,7 @@ import numpy as np
 
 from collsel.core import out_of_sample, pruning, tree
 from collsel.core.algorithms import BASELINE_ALGORITHM, Method
+from collsel.core.method_text import default_name, mpi_name
 from collsel.core.tree import UNDEFINED, TreeArrays
 
 DEFAULT_BUDGET = 1.0
@@ -117,6 +118,7 @@ def recommend(dmap, table, options, budget=DEFAULT_BUDGET, launch_tables=None,
                            if s["out_of_sample"]["on_default_cells"]["mean"] is not None
                            else np.inf for s in steps])
     ok = means <= means.min() + budget
+    the_default = default_name(dmap.family)
     if default is not None:
         ok &= on_default <= default
     if ok.any():
@@ -124,23 +126,26 @@ def recommend(dmap, table, options, budget=DEFAULT_BUDGET, launch_tables=None,
         k = int(min(np.flatnonzero(ok), key=lambda i: (steps[i]["leaves"], means[i], i)))
         figures["step"] = k
         chosen = steps[k]["out_of_sample"]
-        figures["why"] = (f"{steps[k]['leaves']} leaves: {figures['scored_by']} mean penalty "
-                          f"{chosen['mean']:.2f}% on {chosen['cells']} cells (best on the path "
-                          f"{means.min():.2f}%, budget {budget:g} points)"
+        leaves = steps[k]["leaves"]
+        figures["why"] = (f"{leaves} lea{'f' if leaves == 1 else 'ves'}: {figures['scored_by']} "
+                          f"mean penalty {chosen['mean']:.2f}% on {chosen['cells']} cells (best "
+                          f"on the path {means.min():.2f}%, budget {budget:g} points)"
                           + ("" if default is None else
-                             f"; Open MPI's default {default:.2f}% on its "
+                             f"; {the_default} {default:.2f}% on its "
                              f"{result['default']['cells']} cells, this tree "
                              f"{chosen['on_default_cells']['mean']:.2f}% on them"))
         return path.subtree(k), figures
     k = int(np.argmin(means))
     figures["step"] = k
     deferred = defer_tree(dmap)
-    lost = (f"no tree on the path beats Open MPI's default out of sample ({default:.2f}% "
+    lost = (f"no tree on the path beats {the_default} out of sample ({default:.2f}% "
             f"vs {on_default.min():.2f}% at best, {figures['scored_by']})")
     if deferred is not None:
         figures["deferred"] = True
-        figures["why"] = lost + ": deferring to the MPI everywhere (one leaf, algorithm 0)"
+        figures["why"] = (lost + f": deferring to {mpi_name(dmap.family)} everywhere (one "
+                          "leaf, algorithm 0)")
         return deferred, figures
     figures["deferral_advised"] = True
-    figures["why"] = lost + ": keep Open MPI's own decision; the best subtree is written anyway"
+    figures["why"] = (lost + f": keep {mpi_name(dmap.family)}'s own decision; the best subtree "
+                      "is written anyway")
     return path.subtree(k), figures

@@ -3,9 +3,10 @@
 MPICH reads it through MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE, and a user file REPLACES the
 whole built-in tree: every collective MPICH may call (barrier and allreduce inside MPI_Init,
 ...) must be present, or MPIR_Csel_search finds no algorithm and MPICH asserts. So the output
-is the installed version's default `maint/tuning/coll/mpir/generic.json` (from the Debian
-source package; `--mpich-base FILE`, fetched by `make mpich-base`) with the `collective=bcast`
-and/or `collective=reduce` subtree replaced by the one generated from each tree.
+is the installed version's default `maint/tuning/coll/mpir/generic.json` (compiled into libmpich,
+where `collsel emit` reads it: collsel.sources.measure.mpich_base; or `--mpich-base FILE`) with
+the `collective=bcast` and/or `collective=reduce` subtree replaced by the one generated from
+each tree.
 
 Generated subtree (MPICH CSEL semantics: sibling keys are an ordered first-match chain):
   collective=C
@@ -37,10 +38,11 @@ replaced collective (the tree was measured without them), except inside a deferr
 Algorithms: a tree built from an MPICH table (algorithm_family mpich) names MPICH's own
 algorithms; each leaf is the MPIR_... function of that name (MPICH_ALGORITHMS), no translation.
 A tree of Open MPI ids maps them to MPICH names through the explicit table MPICH_NAMES below;
-segment size and fan-in/out have no MPICH 4.0 counterpart and are dropped. An Open MPI id missing
-from the table is an error unless `--mpich-map [COLL:]ID=NAME,...` says which MPICH algorithm to
-use (NAME: a short name from the table's vocabulary, e.g. `binomial`, or a full `MPIR_<Coll>_...`
-name); `--mpich-map` entries also override the table.
+segment size and fan-in/out have no MPICH 4.0 counterpart and are dropped. An Open MPI id that a
+leaf uses and the table lacks is an error (listing the valid MPICH names) unless `--mpich-map
+[COLL:]ID=NAME,...` says which MPICH algorithm to use (NAME: a short name from the table's
+vocabulary, e.g. `binomial`, or a full `MPIR_<Coll>_...` name); `--mpich-map` entries also
+override the table. Methods no leaf uses need no MPICH name.
 
 Defer (algorithm 0 in either family: the MPI's own decision). A CSEL leaf must name an algorithm
 (there is no `auto` container), so a deferring leaf holds MPICH's own decision itself: the base
@@ -106,17 +108,27 @@ PPN_ELSE = "comm_size=any"
 PPN_CUTS = "MPICH tests comm_avg_ppn<=N, N >= 1 (ppn values are positive)"
 
 
+def _short(full):
+    """'binomial' of 'MPIR_Bcast_intra_binomial', 'nb' of 'MPIR_Bcast_allcomm_nb'."""
+    return full.split("_", 3)[-1]
+
+
+def valid_names(collective):
+    """The MPICH algorithm names --mpich-map takes for a collective, as a message lists them."""
+    return (", ".join(_short(full) for full in MPICH_ALGORITHMS[collective])
+            + f", or a full MPIR_{collective.capitalize()}_... name")
+
+
 def _full_name(collective, name, where):
     known = MPICH_ALGORITHMS[collective]
     if name in known or re.fullmatch(f"MPIR_{collective.capitalize()}_[A-Za-z0-9_]{{1,64}}",
                                      name):
         return name
     for full in known:
-        if full.split("_", 3)[-1] == name:
+        if _short(full) == name:
             return full
-    short = ", ".join(full.split("_", 3)[-1] for full in known)
-    raise InputError(f"{where}: unknown MPICH {collective} algorithm '{name}' (one of: {short}, "
-                     f"or a full MPIR_{collective.capitalize()}_... name)")
+    raise InputError(f"{where}: unknown MPICH {collective} algorithm '{name}' (one of: "
+                     f"{valid_names(collective)})")
 
 
 def parse_map(flag, collectives):
@@ -150,8 +162,9 @@ def _blocks(loaded, names):
     (None, chain)."""
     axes = loaded.axes
     methods = loaded.tree.method_grid(tuple(len(a.values) for a in axes))
-    leaf_of_method = np.array([names[m["algorithm"]] for m in text.methods(loaded, "mpich-json")],
-                              dtype=object)
+    # a method no leaf holds may have no MPICH name (leaf_names asks only for the leaves')
+    leaf_of_method = np.array([names.get(m["algorithm"])
+                               for m in text.methods(loaded, "mpich-json")], dtype=object)
     leaves = leaf_of_method[methods]                     # P values x m values [x ppn values]
     if leaves.ndim == 2:
         leaves = leaves[:, :, None]
@@ -192,21 +205,25 @@ def leaf_names(loaded, mapping, where):
         own = algorithms.registry("mpich")[loaded.collective]
         return {alg: DEFER if alg == algorithms.BASELINE_ALGORITHM
                 else _full_name(loaded.collective, name, where) for alg, name in own.items()}
-    names = {algorithms.BASELINE_ALGORITHM: DEFER, **MPICH_NAMES[loaded.collective]}
-    names.update(mapping.get(loaded.collective, {}))
-    methods = text.methods(loaded, "mpich-json")
-    missing = sorted({m["algorithm"] for m in methods} - set(names))
+    coll = loaded.collective
+    names = {algorithms.BASELINE_ALGORITHM: DEFER, **MPICH_NAMES[coll]}
+    names.update(mapping.get(coll, {}))
+    t = loaded.tree
+    used = {loaded.methods[i].algorithm for i in set(t.method[t.is_leaf()].tolist())}
+    missing = sorted(used - set(names))
     if missing:
-        labels = {m["algorithm"]: m["name"].split("/")[0] for m in methods}
-        listed = ", ".join(f"{a} ({labels[a]})" for a in missing)
-        raise InputError(f"{where}: Open MPI {loaded.collective} algorithm(s) {listed} have no "
-                         f"MPICH counterpart; say which MPICH algorithm to use with "
-                         f"--mpich-map {loaded.collective}:ID=NAME,...")
+        listed = ", ".join(f"{a} ({algorithms.algorithm_name(coll, a)})" for a in missing)
+        example = ",".join(f"{a}={_short(MPICH_NAMES[coll][min(MPICH_NAMES[coll])])}"
+                           for a in missing)
+        raise InputError(f"{where}: the tree's leaves use Open MPI {coll} algorithm(s) {listed}, "
+                         f"which have no MPICH counterpart; say which MPICH algorithm runs "
+                         f"instead with --mpich-map {coll}:ID=NAME,... (e.g. --mpich-map "
+                         f"{coll}:{example}); MPICH {coll} algorithms: {valid_names(coll)}")
     return names
 
 
-def load_base(path):
-    """MPICH's selection file (JSON object, keys in MPICH's first-match order), checked."""
+def _strict(path):
+    """json.load options that refuse what MPICH would: a key twice in one object, NaN."""
     def pairs(items):
         keys = [k for k, _ in items]
         dup = sorted({k for k in keys if keys.count(k) > 1})
@@ -216,11 +233,27 @@ def load_base(path):
 
     def no_constant(name):
         raise InputError(f"{path}: {name} is not JSON (MPICH would reject the file)")
-    base = jsonfile.read(path, "cannot read MPICH base selection file", "not valid JSON",
-                         object_pairs_hook=pairs, parse_constant=no_constant)
+    return {"object_pairs_hook": pairs, "parse_constant": no_constant}
+
+
+def _selection(base, path):
     if not isinstance(base, dict) or not any(k.startswith("collective=") for k in base):
         raise InputError(f"{path}: not an MPICH selection file (no collective=... keys)")
     return base
+
+
+def load_base(path):
+    """MPICH's selection file (JSON object, keys in MPICH's first-match order), checked."""
+    return _selection(jsonfile.read(path, "cannot read MPICH base selection file",
+                                    "not valid JSON", **_strict(path)), path)
+
+
+def parse_base(text, where):
+    """The same from JSON text (e.g. the selection compiled into libmpich), `where` naming it."""
+    try:
+        return _selection(json.loads(text, **_strict(where)), where)
+    except (ValueError, RecursionError) as e:
+        raise InputError(f"{where}: not valid JSON: {str(e)[:80]}") from None
 
 
 def _dump(value, indent):
@@ -262,8 +295,8 @@ def _defer_subtree(intra, where):
 
 def emit(trees, options):
     if options.mpich_base is None:
-        raise InputError("--target mpich-json needs --mpich-base FILE (MPICH's generic.json; "
-                         "`make mpich-base` fetches it)")
+        raise InputError("--target mpich-json needs MPICH's default selection: give "
+                         "--mpich-base FILE (collsel emit reads it from the installed MPICH)")
     names = options.tree_names or [f"tree {i + 1}" for i in range(len(trees))]
     by_collective = {}
     for path, loaded in zip(names, trees):

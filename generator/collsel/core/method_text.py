@@ -1,0 +1,83 @@
+"""Methods and the MPI's default as people read them, in every command's text output.
+
+An algorithm id means nothing without its family: 1 is MPICH's binomial but Open MPI's
+basic_linear. So a method is always shown by the name its tree's (or table's) family gives it,
+e.g. "binomial", "pipeline, 8 KiB segments", "chain, 1 KiB segments, 4 chains",
+"defer (Open MPI's default)". Machine-readable outputs keep the ids (and may add these names).
+"""
+from collsel.core import algorithms
+
+MPI_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH"}
+
+# Algorithms whose faninout is a number of chains (core.algorithms.USES_FANINOUT: chain).
+_CHAINS = "chain"
+
+
+def mpi_name(family=algorithms.DEFAULT_FAMILY):
+    """'Open MPI' or 'MPICH'."""
+    return MPI_NAMES[algorithms.check_family(family)]
+
+
+def default_name(family=algorithms.DEFAULT_FAMILY):
+    """What algorithm 0 is: "Open MPI's default" or "MPICH's default"."""
+    return f"{mpi_name(family)}'s default"
+
+
+def size_text(n):
+    """Bytes as a person writes them: '8 KiB', '1 MiB', '1000 B'."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
+
+
+def _algorithm(collective, alg, family):
+    names = algorithms.registry(family).get(collective, {})
+    return default_name(family) if alg == algorithms.BASELINE_ALGORITHM \
+        else names.get(alg, f"algorithm {alg}")
+
+
+def method_text(collective, method, family=algorithms.DEFAULT_FAMILY):
+    """The method by name, with its segment size and fan-in/out when it has them."""
+    if method.algorithm == algorithms.BASELINE_ALGORITHM:
+        return f"defer ({default_name(family)})"
+    h = algorithms.hier_parts(method.algorithm) if family == "openmpi" else None
+    if h:
+        return (f"hierarchical, {h.groups} groups: {_algorithm(collective, h.inner, family)} "
+                f"within groups, {_algorithm(collective, h.outer, family)} among their leaders")
+    name = _algorithm(collective, method.algorithm, family)
+    parts = [name]
+    if method.segsize:
+        parts.append(f"{size_text(method.segsize)} segments")
+    if method.faninout:
+        parts.append(f"{method.faninout} chains" if name == _CHAINS
+                     else f"fan-in/out {method.faninout}")
+    return ", ".join(parts)
+
+
+def method_ids(method):
+    """The ids behind a name, for people who also read rules files: 'alg 3, seg 8192, fan 0'."""
+    return f"alg {method.algorithm}, seg {method.segsize}, fan {method.faninout}"
+
+
+def leaf_method_counts(t, methods):
+    """[(Method, number of leaves holding it)] of tree t (core.tree.TreeArrays) whose methods
+    index `methods`."""
+    used = t.method[t.is_leaf()]
+    return [(methods[i], int((used == i).sum())) for i in sorted(set(used.tolist()))]
+
+
+def _leaves(n):
+    return f"{n} lea{'f' if n == 1 else 'ves'}"
+
+
+def leaf_methods_text(collective, counts, family=algorithms.DEFAULT_FAMILY, limit=None):
+    """'binomial: 12 leaves; pipeline, 8 KiB segments: 3 leaves' from [(Method, leaves)],
+    most leaves first (then by method, so the text is deterministic); beyond `limit` methods,
+    the rest counted ('; 5 more methods: 9 leaves')."""
+    ranked = sorted(counts, key=lambda mc: (-mc[1], mc[0]))
+    shown, rest = ranked[:limit], ranked[len(ranked[:limit]):]
+    text = "; ".join(f"{method_text(collective, m, family)}: {_leaves(n)}" for m, n in shown)
+    if rest:
+        text += f"; {len(rest)} more methods: {_leaves(sum(n for _, n in rest))}"
+    return text
