@@ -67,22 +67,33 @@ integration: ompi-patched ompi-patched-ppn mpich-base
 	$(PYTHON) -m pytest -q -m slow tests --ignore=tests/integration
 	$(PYTHON) -m pytest -q tests/integration
 
-# The main job: measured tables in bench-data/ -> stats, trees and C for bcast and reduce in out/.
+# The main job, on the paired sweeps (every method of a P measured in the same launches, with
+# their journals TABLE.launches): per collective the recommended tree (build --recommend: its
+# out-of-sample penalty beside the MPI's default's and the best fixed method's), its blob and
+# compiled C, the report; one Open MPI rules file for both; a short summary (demo/summary.py).
+# The collectives run side by side (2 cores); every step's output is in OUT/<collective>/log.txt.
 DEMO_COLLECTIVES := bcast reduce
+DEMO_TABLE = bench-data/paired/$(1)-openmpi.csv
 demo:
 	@for c in $(DEMO_COLLECTIVES); do \
-	  tables=$$(ls bench-data/*$$c*.csv 2>/dev/null); \
-	  if [ -z "$$tables" ]; then echo "make demo: no bench-data/*$$c*.csv (see bench-data/README.md)"; exit 1; fi; \
-	  set -e; echo "== $$c: $$tables"; mkdir -p $(OUT)/$$c; \
-	  collsel stats $$tables --collective $$c --depths 6 > $(OUT)/$$c/stats.txt; \
-	  head -2 $(OUT)/$$c/stats.txt; \
-	  collsel build $$tables --collective $$c --out $(OUT)/$$c/exact; \
-	  collsel build $$tables --collective $$c --max-depth 3 --out $(OUT)/$$c/depth3; \
-	  collsel build $$tables --collective $$c --threshold 90 --leaf penalty --out $(OUT)/$$c/threshold90; \
-	  collsel report $$tables --collective $$c --budget 5 --quiet --out $(OUT)/$$c/report; \
-	  $(CC) $(CFLAGS) -c $(OUT)/$$c/depth3/decision.c -o $(OUT)/$$c/depth3/decision.o; \
+	  if [ ! -f $(call DEMO_TABLE,$$c) ]; then \
+	    echo "make demo: no $(call DEMO_TABLE,$$c) (see bench-data/README.md)"; exit 1; fi; \
 	done
-	@echo "make demo: outputs in $(OUT)/ (stats.txt, and tree.json, stats.json, decision.c/h, Open MPI dec_fixed per tree; report/index.html per collective)"
+	@echo "make demo: $(DEMO_COLLECTIVES) on $(call DEMO_TABLE,*) (their .launches journals) -> $(OUT)/"
+	@pids=; for c in $(DEMO_COLLECTIVES); do \
+	  rm -rf $(OUT)/$$c; mkdir -p $(OUT)/$$c; \
+	  ( set -e; t=$(call DEMO_TABLE,$$c); d=$(OUT)/$$c; \
+	    collsel build $$t --collective $$c --recommend --out $$d/tree; \
+	    collsel emit --target blob $$d/tree/tree.json --out $$d/tree.bin; \
+	    $(CC) $(CFLAGS) -c $$d/tree/decision.c -o $$d/tree/decision.o; \
+	    collsel report $$t --collective $$c --quiet --out $$d/report \
+	  ) > $(OUT)/$$c/log.txt 2>&1 & pids="$$pids $$!"; \
+	done; fail=0; for p in $$pids; do wait $$p || fail=1; done; \
+	if [ $$fail != 0 ]; then tail -n 3 $(foreach c,$(DEMO_COLLECTIVES),$(OUT)/$(c)/log.txt); \
+	  echo "make demo: failed (logs above)"; exit 1; fi
+	@collsel emit --target ompi-rules $(foreach c,$(DEMO_COLLECTIVES),$(OUT)/$(c)/tree/tree.json) \
+	    --out $(OUT)/rules.conf > $(OUT)/rules.txt
+	@$(HOST_PYTHON) demo/summary.py $(OUT) $(OUT)/rules.conf $(DEMO_COLLECTIVES)
 
 bench: bench-encode
 

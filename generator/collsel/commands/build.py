@@ -73,7 +73,8 @@ def run_build(args):
     folds = out_of_sample.all_folds(table, launches, settings)
     extra = {}
     if args.recommend:
-        t, figures = recommend.recommend(dmap, table, options, budget, launches, settings)
+        t, figures = recommend.recommend(dmap, table, options, budget, launches, settings,
+                                         folds)
         rebuild = recommend.fold_builder(dmap, options, figures)
         extra["recommendation"] = {**figures, "command": recommend.build_command(
             args.tables, args.collective, options, budget, settings,

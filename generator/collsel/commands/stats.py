@@ -9,7 +9,6 @@ from collsel.core.method_text import default_name
 from collsel.errors import CollselError, InputError
 from collsel.commands import launch_tables
 from collsel.core.files import write_file
-from collsel.sinks.report import probe_plot
 from collsel.commands.options import add_table_options, load_table_and_map, map_settings
 
 
@@ -117,6 +116,7 @@ def run_probe_latency(args):
     pairs = probe_latency.from_launch_tables(probed, levels=levels)
     rows = probe_latency.correlations(pairs)
     if args.plot:
+        from collsel.sinks.report import probe_plot   # matplotlib: seconds, only for --plot
         write_file(args.plot, probe_plot.probe_latency_png(
             collective, probe_latency.panels(pairs, rows)))
     if args.format == "json":

@@ -39,22 +39,16 @@ class Fold:
 
 
 def mean_table(parts):
-    """One table from per-launch tables: each point's time is the mean of its launches' times."""
-    key_index, keys, first = {}, [], []
-    sums, counts = [], []
-    for part in parts:
-        for i, key in enumerate(tables.point_keys(part)):
-            k = key_index.setdefault(key, len(keys))
-            if k == len(keys):
-                keys.append(key)
-                first.append((part, i))
-                sums.append(0.0)
-                counts.append(0)
-            sums[k] += float(part.time_us[i])
-            counts[k] += 1
-    rows = [part.take([i]) for part, i in first]
-    out = _concatenate(rows)
-    out.time_us = np.asarray(sums) / np.asarray(counts)
+    """One table from per-launch tables: each point's time is the mean of its launches' times
+    (rows in the order their points first appear; sums in launch order)."""
+    key_index = {}
+    point = np.fromiter((key_index.setdefault(key, len(key_index))
+                         for part in parts for key in tables.point_keys(part)), dtype=np.int64)
+    rows = _concatenate(parts)
+    first = np.unique(point, return_index=True)[1]   # point ids count up in first-seen order
+    out = rows.take(first)
+    out.time_us = (np.bincount(point, weights=rows.time_us.astype(np.float64))
+                   / np.bincount(point))
     return out
 
 

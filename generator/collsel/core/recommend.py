@@ -94,13 +94,16 @@ def recorded_options(options, t):
 
 
 def recommend(dmap, table, options, budget=DEFAULT_BUDGET, launch_tables=None,
-              settings=out_of_sample.DEFAULT_SETTINGS):
+              settings=out_of_sample.DEFAULT_SETTINGS, all_folds=None):
     """(TreeArrays, figures) of the recommended tree of `dmap` (built from `table` with
-    `settings`, core.decision_map.MapSettings)."""
-    folds = out_of_sample.launch_folds(launch_tables or {}, settings)
+    `settings`, core.decision_map.MapSettings). `all_folds`: the same inputs' folds when the
+    caller has made them already (core.out_of_sample.all_folds), else they are made here."""
+    folds = (all_folds["launches"] if all_folds is not None
+             else out_of_sample.launch_folds(launch_tables or {}, settings))
     kind = "launches"
     if not folds:
-        folds = out_of_sample.leave_one_out_folds(table, "comm_size", settings)
+        folds = (all_folds["leave_one_P_out"] if all_folds is not None
+                 else out_of_sample.leave_one_out_folds(table, "comm_size", settings))
         kind = "leave_one_P_out"
     path, steps, result = path_figures(dmap, options, folds)
     figures = {"scored_by": out_of_sample.LABELS[kind], "kind": kind, "budget": budget,
