@@ -255,6 +255,7 @@ TREES = {
     "tree-method-name-newline": _set(("methods", 1, "name"), "x\n#include </etc/passwd>\n"),
     "tree-methods-empty": _set(("methods",), []),
     "tree-duplicate-method": _duplicate_method,
+    "tree-leaf-basic-linear": _patch_node("method", 0, node=_first_leaf),  # a valid tree
     "tree-leaf-method-99": _patch_node("method", 99, node=_first_leaf),
     "tree-leaf-method-negative": _patch_node("method", -5, node=_first_leaf),
     "tree-split-1000": _patch_node("split", 1000, row=0),

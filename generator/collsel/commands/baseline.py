@@ -1,4 +1,4 @@
-"""`collsel baseline`: how far Open MPI's own decision (the algorithm-0 rows) is from the best
+"""`collsel baseline`: how far the MPI's own decision (the algorithm-0 rows) is from the best
 measured method, per point, scored by core.penalty."""
 import numpy as np
 
@@ -9,7 +9,7 @@ from collsel.errors import InputError
 
 
 def register(sub):
-    b = sub.add_parser("baseline", help="penalty of Open MPI's own decision vs the best "
+    b = sub.add_parser("baseline", help="penalty of the MPI's own decision vs the best "
                               "measured method",
                               description="For every point with an algorithm-0 row and at least "
                               "one candidate, penalty = time(algorithm 0) / time(best measured "

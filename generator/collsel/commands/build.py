@@ -27,7 +27,7 @@ def register(sub):
                    help="instead of --max-depth/--threshold: the smallest tree on the "
                         "cost-complexity pruning path whose out-of-sample mean penalty (across "
                         "launches when there are 2+, else leave-one-P-out) is within --budget "
-                        "points of the best on the path and not worse than Open MPI's default "
+                        "points of the best on the path and not worse than the MPI's default "
                         "where that is measured (else: defer to the MPI); the tree the report "
                         "recommends")
     p.add_argument("--budget", metavar="PCT", default=recommend.DEFAULT_BUDGET,

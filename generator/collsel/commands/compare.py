@@ -18,7 +18,7 @@ def register(sub):
                     "penalty against B's best per cell (mean, median, max over the cells both "
                     "measure), how many of A's choices are in B's tie set (the methods B cannot "
                     "tell from its best: its tied or ci_halfwidth_us columns, --tolerance), and "
-                    "Open MPI's default on the same cells of B; then the same from B to A. Two "
+                    "the MPI's default on the same cells of B; then the same from B to A. Two "
                     "sweeps of one grid made one after the other show how much of a decision is "
                     "measurement noise. Tables: A B (exactly two).")
     add_table_options(p)
@@ -28,7 +28,7 @@ def register(sub):
                         "(e.g. one-launch sweeps at load levels drawn at random), the exact tree "
                         "of A with its third axis (--z, e.g. probe_us: asked at each fresh "
                         "cell's own value), the z-oblivious tree of A (the same runs with z "
-                        "pooled, core.third_axis.pooled) and Open MPI's default: penalty mean, "
+                        "pooled, core.third_axis.pooled) and the MPI's default: penalty mean, "
                         "median, max of each (core.penalty)")
     p.add_argument("--probe-cost-us", type=float, metavar="US",
                    help="with --fresh: what one probe costs (e.g. the median the example "
