@@ -73,12 +73,14 @@ def _point_text(loaded, point):
 def run_query(args):
     loaded = treefile.load(args.tree)
     columns = _read_points(args, loaded)
-    methods = [loaded.methods[i] for i in loaded.decide(columns).tolist()]
+    choice = loaded.decide(columns).tolist()
     if args.ids:
-        out = [f"{m.algorithm} {m.segsize} {m.faninout}" for m in methods]
+        out = [f"{m.algorithm} {m.segsize} {m.faninout}" for m in
+               (loaded.methods[i] for i in choice)]
     else:
-        out = [f"{_point_text(loaded, point)}: "
-               f"{method_text.method_text(loaded.collective, m, loaded.family)} "
-               f"({method_text.method_ids(m)})" for point, m in zip(zip(*columns), methods)]
+        names = [f"{method_text.method_text(loaded.collective, m, loaded.family)} "
+                 f"({method_text.method_ids(m)})" for m in loaded.methods]
+        out = [f"{_point_text(loaded, point)}: {names[i]}"
+               for point, i in zip(zip(*columns), choice)]
     sys.stdout.write("\n".join(out) + ("\n" if out else ""))
     return 0
