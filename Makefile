@@ -1,5 +1,11 @@
-# collsel: see README.md. `make setup` installs system packages with apt-get and needs root.
+# collsel: see README.md. `make setup` installs system packages with apt-get (needs root) and
+# the Python package into the project's own virtual environment .venv (the system Python is
+# left alone); every target below runs `collsel` and `python3` from COLLSEL_BIN, .venv/bin
+# unless told otherwise (CI's integration run: the tested wheel's venv, build/venv/bin).
 SHELL := /bin/bash
+DEV_VENV := .venv
+COLLSEL_BIN ?= $(CURDIR)/$(DEV_VENV)/bin
+export PATH := $(COLLSEL_BIN):$(PATH)
 PYTHON ?= python3
 OUT ?= out
 CC ?= gcc
@@ -34,9 +40,14 @@ setup-apt:
 	update-alternatives --set mpi /usr/bin/mpicc.openmpi >/dev/null 2>&1 || true
 	update-alternatives --set mpirun /usr/bin/mpirun.openmpi >/dev/null 2>&1 || true
 
-# For developers: collsel importable from this tree (editable). `make test` does not use it.
+# The project venv .venv with collsel installed editable from this tree (for `make demo`, the
+# measurement targets and a quick `.venv/bin/python -m pytest tests`). `make test` does not use
+# it: it tests the wheel in its own fresh venv. Made from the base interpreter, so a venv first
+# on PATH is not nested.
 setup-python:
-	$(PYTHON) -m pip install -q -e '.[test]'
+	$(HOST_PYTHON) -m venv $(DEV_VENV)
+	$(DEV_VENV)/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+	@$(DEV_VENV)/bin/python -c 'import collsel; print("$(DEV_VENV):", collsel.__file__)'
 
 # The wheel of this tree. setuptools' build/lib goes first: it would carry modules since removed.
 wheel:
@@ -59,12 +70,12 @@ test: test-python test-runtime
 # generator/ on sys.path); tests/test_installed.py checks that collsel comes from the venv.
 test-python: venv
 	PATH="$(VENV_BIN):$$PATH" COLLSEL_EXPECT_INSTALLED=1 \
-	    $(VENV_BIN)/python -m pytest -q -m "not slow" --durations=15 tests --ignore=tests/integration
+	    $(VENV_BIN)/python -m pytest -q --durations=15 tests
 
 # The slow tests of tests/ (marked `slow`), then real MPI libraries end to end (Open MPI rules,
 # patched Open MPI, MPICH JSON, the emulated cluster, libcollsel, report in Chromium).
 integration: ompi-patched ompi-patched-ppn mpich-base
-	$(PYTHON) -m pytest -q -m slow tests --ignore=tests/integration
+	$(PYTHON) -m pytest -q -m slow tests
 	$(PYTHON) -m pytest -q tests/integration
 
 # The main job: measured tables in bench-data/ -> stats, trees and C for bcast and reduce in out/.
