@@ -331,3 +331,14 @@ LOAD_OUT ?= bench-data/load
 .PHONY: measure-load
 measure-load:
 	SMALL=$(SMALL) bench-data/load/measure.sh $(LOAD_OUT)
+
+# --- Documentation: docs/ as a site (MkDocs, build/docs) and the generated command reference ---
+# docs-reference rewrites docs/reference/<command>.md from the argparse parsers; tests/test_docs.py
+# fails until it has run after an option changed. DOCS_PYTHON: the project venv's when there is one.
+DOCS_PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,$(PYTHON))
+.PHONY: docs docs-reference
+docs:
+	$(DOCS_PYTHON) -m mkdocs build --strict --config-file mkdocs.yml --site-dir $(CURDIR)/$(BUILD)/docs
+
+docs-reference:
+	$(DOCS_PYTHON) docs/gen_reference.py
