@@ -241,7 +241,7 @@ test-runtime: $(RT_BUILD)/test_runtime $(RT_CASES)/cases.txt runtime-example
 	got=$$($(RT_BUILD)/query_tree $(RT_CASES)/bcast-exact/tree.bin 6 65536); \
 	echo "runtime-example: $$got (collsel query: $$want)"; [ "$$got" = "$$want" ]
 
-# The README's example program: load a blob, answer one query.
+# The example program of docs/guide/runtime-c.md: load a blob, answer one query.
 runtime-example: $(RT_BUILD)/query_tree
 $(RT_BUILD)/query_tree: runtime/examples/query_tree.c $(RT_LIB)
 	@mkdir -p $(@D)
