@@ -252,7 +252,7 @@ test-runtime: $(RT_BUILD)/test_runtime $(RT_CASES)/cases.txt runtime-example
 	got=$$($(RT_BUILD)/query_tree $(RT_CASES)/bcast-exact/tree.bin 6 65536); \
 	echo "runtime-example: $$got (collsel query: $$want)"; [ "$$got" = "$$want" ]
 
-# The README's example program: load a blob, answer one query.
+# The example program of docs/guide/runtime-c.md: load a blob, answer one query.
 runtime-example: $(RT_BUILD)/query_tree
 $(RT_BUILD)/query_tree: runtime/examples/query_tree.c $(RT_LIB)
 	@mkdir -p $(@D)
@@ -342,3 +342,14 @@ LOAD_OUT ?= bench-data/load
 .PHONY: measure-load
 measure-load:
 	SMALL=$(SMALL) bench-data/load/measure.sh $(LOAD_OUT)
+
+# --- Documentation: docs/ as a site (MkDocs, build/docs) and the generated command reference ---
+# docs-reference rewrites docs/reference/<command>.md from the argparse parsers; tests/test_docs.py
+# fails until it has run after an option changed. DOCS_PYTHON: the project venv's when there is one.
+DOCS_PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,$(PYTHON))
+.PHONY: docs docs-reference
+docs:
+	$(DOCS_PYTHON) -m mkdocs build --strict --config-file mkdocs.yml --site-dir $(CURDIR)/$(BUILD)/docs
+
+docs-reference:
+	$(DOCS_PYTHON) docs/gen_reference.py
