@@ -46,7 +46,7 @@ setup-apt:
 # on PATH is not nested.
 setup-python:
 	$(HOST_PYTHON) -m venv $(DEV_VENV)
-	$(DEV_VENV)/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+	$(DEV_VENV)/bin/python -m pip install -q --disable-pip-version-check -e '.[test,docs]'
 	@$(DEV_VENV)/bin/python -c 'import collsel; print("$(DEV_VENV):", collsel.__file__)'
 
 # The wheel of this tree. setuptools' build/lib goes first: it would carry modules since removed.
