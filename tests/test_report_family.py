@@ -97,3 +97,25 @@ def test_zero_penalty_panel_says_so(mpich):
     for p in restricted:
         s = p["panels"][0]
         assert f"<!-- mean {s['mean']:.2f} %, max {s['max']:.2f} % -->" in svg
+
+
+def test_warning_on_stdout(tmp_path, monkeypatch, capsys):
+    """A recommended tree worse than a baseline is also said on stdout, one line per finding
+    (core.verdict stubbed to find every baseline worse-off, so every column warns)."""
+    from collsel import cli
+    from collsel.core import verdict
+    monkeypatch.setattr(verdict, "worse_than", lambda mine, others: [
+        (name, -1.0) for name, mean in others.items() if name == "default" and mine is not None])
+    out = tmp_path / "r"
+    assert cli.main(["report", str(MPICH_TABLE), "--collective", "bcast", "--depths", "1",
+                     "--thresholds", "80", "--quiet", "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert re.search(r"\): (1 node|\d+ nodes), (1 leaf|\d+ leaves), in-sample", lines[0]), lines
+    assert not re.search(r"\b1 (nodes|leaves)\b", lines[0])
+    warned = [x for x in lines if ": warning: " in x]
+    rep = json.loads((out / "report.json").read_text())
+    columns = [c["label"] for c in rep["out_of_sample"]["columns"] if c["available"]]
+    assert len(warned) == len(columns) and all(
+        "the recommended tree's mean penalty" in x and "that of the MPI's own decision" in x
+        and x.endswith("(-1.00%)") for x in warned), lines
+    assert "Worse than doing nothing (in sample)" in (out / "index.html").read_text()
