@@ -403,7 +403,8 @@ def _recommended(dmap, recommended, rows, choices):
             and (r["split"], r["leaf"]) == (recommended.options.split, recommended.options.leaf)
             and np.array_equal(c, choice)]
     return {"split": recommended.options.split, "leaf": recommended.options.leaf,
-            "label": f"pruned, {count(stats['leaves'], 'leaf', 'leaves')}", "row": same[0] if same else None,
+            "label": f"pruned, {count(stats['leaves'], 'leaf', 'leaves')}",
+            "row": same[0] if same else None,
             **{k: stats[k] for k in ("nodes", "leaves", "max_depth", "mean_depth",
                                       "penalty_mean", "penalty_median", "penalty_max",
                                       "unmeasured_choices")},
