@@ -15,7 +15,7 @@ from collsel.core import (decision_map, out_of_sample, probe_latency, recommend,
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.report.compute import (MAX_THRESHOLDS, ProbePairs, Recommended, ReportOptions,
-                                          check_size)
+                                          check_size, count)
 
 
 def register(sub):
@@ -110,8 +110,13 @@ def run_report(args):
     rec = report["recommendation"]
     pen = "n/a" if rec["penalty_mean"] is None else f"{rec['penalty_mean']:.2f}%"
     print(f"{args.out}/index.html: {len(files)} files; recommended tree ({rec['split']} split, "
-          f"{rec['leaf']} leaves): {rec['nodes']} nodes, {rec['leaves']} leaves, in-sample mean "
-          f"penalty {pen}")
+          f"{rec['leaf']} leaves): {count(rec['nodes'], 'node', 'nodes')}, "
+          f"{count(rec['leaves'], 'leaf', 'leaves')}, in-sample mean penalty {pen}")
+    for w in report["warnings"]:
+        if w["tree"] == "recommended":
+            print(f"{args.out}/index.html: warning: {w['column']}, the recommended tree's mean "
+                  f"penalty {w['tree_mean']:.2f}% is above that of {w['against_name']} "
+                  f"({w['other_mean']:.2f}%)")
     return 0
 
 

@@ -48,6 +48,7 @@ from collsel.core.tree import cells_of_values
 from collsel.errors import CollselError, InputError
 from collsel.sinks.emit import ompi_ppn, render, text
 from collsel.sinks.emit import ompi_rules_reader as check
+from collsel.sinks.emit.deploy import deploy_line
 from collsel.sinks.emit.targets import Emitted
 
 MAX_INT = 2**31 - 1
@@ -250,6 +251,7 @@ def _header(loaded_list, comm_sizes):
                        + ("; third axis ppn projected: " + PROJECTION if len(t.axes) == 3
                           else ""))
     return {"version": __version__, "trees": summary,
+            "deploy": deploy_line("ompi-rules", "THIS_FILE"),
             "blocks_from": ("--ompi-comm-sizes " + ",".join(map(str, comm_sizes))
                             if comm_sizes else "one block per P cell of the tree (exact)")}
 
