@@ -137,12 +137,14 @@ def recommended_tree(dmap, measured, args, journal, launches):
     settings = map_settings(args)
     t, figures = recommend.recommend(dmap, measured, options, args.budget, launches, settings)
     out = f"tree-{args.collective}"
-    command = recommend.build_command(args.tables, args.collective, options, args.budget,
+    rebuild = recommend.fold_builder(dmap, options, figures)
+    options = recommend.chosen_options(options, figures)
+    command = recommend.build_command(args.tables, args.collective, options, None,
                                       settings, journal if args.launches else None, out)
     recorded = recommend.recorded_options(options, t)
     tree_json = treefile.dumps(treefile.tree_document(dmap, t, recorded)).encode("utf-8")
     folds = out_of_sample.all_folds(measured, launches, settings)
-    rec = out_of_sample.tree_figures(folds, recommend.fold_builder(dmap, options, figures))
+    rec = out_of_sample.tree_figures(folds, rebuild)
     exact = out_of_sample.tree_figures(folds, lambda m: tree.build_tree(m, options))
     kinds = {kind: None if rec[kind] is None else {
         "label": rec[kind]["label"], "folds": rec[kind]["folds"],
