@@ -77,7 +77,7 @@ def run_build(args):
     table, dmap = load_table_and_map(args)
     settings = map_settings(args)
     journal, launches = launch_tables.load(args)
-    folds = out_of_sample.all_folds(table, launches, settings)
+    folds = out_of_sample.all_folds(table, launches, settings, dmap=dmap)
     extra = {}
     if args.recommend:
         t, figures = recommend.recommend(dmap, table, options, None, launches, settings,

@@ -143,7 +143,7 @@ def recommended_tree(dmap, measured, args, journal, launches):
                                       settings, journal if args.launches else None, out)
     recorded = recommend.recorded_options(options, t)
     tree_json = treefile.dumps(treefile.tree_document(dmap, t, recorded)).encode("utf-8")
-    folds = out_of_sample.all_folds(measured, launches, settings)
+    folds = out_of_sample.all_folds(measured, launches, settings, dmap=dmap)
     rec = out_of_sample.tree_figures(folds, rebuild)
     exact = out_of_sample.tree_figures(folds, lambda m: tree.build_tree(m, options))
     kinds = {kind: None if rec[kind] is None else {

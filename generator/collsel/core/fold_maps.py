@@ -114,19 +114,35 @@ class FoldGrid:
     def training(self, removal, defer=True):
         """The training map of a removal (core.decision_map.from_times; "defer" dropped when
         `defer` is off)."""
-        dm = self.dmap
         launches_out = {k for kind, k in removal if kind == "launches"}
         times, base = self._times(launches_out)
-        tied = None if launches_out else dm.tied
+        drop = {name: [k for kind, k in removal if kind == name] for name in AXIS}
+        return self._assemble(times, base, None if launches_out else self.dmap.tied, drop,
+                              defer)
+
+    def held_map(self, removal):
+        """The map of a fold's held-out cells alone (a launch's own, or the removed indexes)."""
+        dm = self.dmap
+        launches = [k for kind, k in removal if kind == "launches"]
+        if launches:
+            i = self.launch_ids.index(launches[0])
+            return self._assemble(self.launch_times[i], self.launch_base[i], None, {}, True)
+        drop = {}
+        for name, axis in AXIS.items():
+            held = [k for kind, k in removal if kind == name]
+            drop[name] = [i for i in range(dm.shape[axis]) if held and i not in held]
+        return self._assemble(dm.times, dm.baseline_time, dm.tied, drop, True)
+
+    def _assemble(self, times, base, tied, drop, defer):
+        dm = self.dmap
         n_methods = len(dm.methods) - (self.defer and not defer)
         times = times[..., :n_methods]
         tied = None if tied is None else tied[..., :n_methods]
         keep = []
         for name, axis in AXIS.items():
-            drop = [k for kind, k in removal if kind == name]
             other = tuple(d for d in range(times.ndim - 1) if d != axis)
             alive = np.isfinite(times).any(axis=other + (times.ndim - 1,))
-            alive[drop] = False
+            alive[drop.get(name, [])] = False
             keep.append(np.flatnonzero(alive))
         cut = np.ix_(*keep, *[np.arange(n) for n in dm.shape[2:]])
         axes = [decision_map.make_axis(a.name, a.kind, [a.values[i] for i in k])

@@ -36,7 +36,7 @@ def choose(dmap, launch_tables, settings, criterion="combined"):
         "criterion": criterion, "kinds": [ms.KIND_KEYS[k] for k in sel.kinds],
         "scored_by": label, "kind": criterion,
         "statistic": f"capped mean penalty (each held-out cell counts at most {ms.CAP:g} %)",
-        "se_over": "folds (paired per-fold differences with the best candidate)",
+        "se_over": "cells (paired per-cell differences with the best candidate)",
         "rule": "one standard error", "candidates": len(sel.candidates),
         "chosen": {**_row(sel, sel.chosen), "se": float(sel.se[sel.chosen]),
                    "fields": cands.as_dict(chosen)},
