@@ -40,6 +40,7 @@ from collsel.core import candidates as cands
 from collsel.errors import InputError
 
 CAP = 100.0
+SE_RULE = 1.0      # standard errors a smaller candidate may lose to the best
 CRITERIA = ("combined", "launches", "P", "m")
 KIND_KEYS = {"launches": "launches", "P": "leave_one_P_out", "m": "leave_one_m_out"}
 LABELS = {"launches": "across launches", "P": "leave-P-out", "m": "leave-m-out",
@@ -104,7 +105,7 @@ def choose(kind_costs, leaves, trivial):
         if c.shape[1] >= 2:
             var += (c - c[best]).var(axis=1, ddof=1) / c.shape[1]
     se = np.sqrt(var) / len(kinds)
-    ok = score <= score[best] + se + 1e-12
+    ok = score <= score[best] + SE_RULE * se + 1e-12
     for t in trivial:
         ok &= score <= score[t] + 1e-12
     chosen = int(min(np.flatnonzero(ok), key=lambda i: (leaves[i], score[i], i)))
@@ -152,11 +153,12 @@ def select(grid, criterion="combined"):
                           trivial)
     per_kind = {k: _figures(outer[k]) for k in kinds}
     nested = {k: _nested(study, folds[k], outer[k], leaves, trivial) for k in kinds}
-    done = [v for v in nested.values() if v is not None]
-    if len(done) == len(kinds):
-        nested["combined"] = {"capped": float(np.mean([v["capped"] for v in done])),
-                              "mean": float(np.mean([v["mean"] for v in done])),
-                              "max": float(max(v["max"] for v in done))}
+    done = [k for k in kinds if nested[k] is not None]
+    if done:        # a kind with a single fold has no nested figure: said in `kinds`
+        nested["combined"] = {"capped": float(np.mean([nested[k]["capped"] for k in done])),
+                              "mean": float(np.mean([nested[k]["mean"] for k in done])),
+                              "max": float(max(nested[k]["max"] for k in done)),
+                              "kinds": [KIND_KEYS[k] for k in done]}
     sel = Selection(candidates, kinds, criterion, chosen, info["score"], info["se"],
                     info["best"], leaves, per_kind, nested, whole)
     sel.edge = _edge(study, grid, chosen, candidates)
