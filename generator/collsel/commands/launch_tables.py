@@ -90,7 +90,8 @@ def _plain_columns(rows, at, n_fields, collective, z, path):
     A journal has tens of thousands of rows; this reads them in a few vectorised passes."""
     if any(len(f) != n_fields for _, f in rows):
         return None
-    picked = [(n, f) for n, f in rows if "collective" not in at or f[at["collective"]] == collective]
+    picked = [(n, f) for n, f in rows
+              if "collective" not in at or f[at["collective"]] == collective]
     out = {"where": [f"{path}:{n}" for n, _ in picked]}
     for name, (low, high) in INTEGERS.items():
         if name not in at:

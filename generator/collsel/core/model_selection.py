@@ -20,9 +20,9 @@ qualifies when figure(c) <= figure(b) + SE(c), SE computed over CELLS of the pai
 difference c - b (a cell hard for every candidate cancels), per kind SE_k = sd/sqrt(cells),
 combined sqrt(sum SE_k^2)/kinds. Over folds (3-5 per kind) the SE was so wide that deferring
 everywhere "tied" trees 3 points better (seen on the Trieste bcast table); cells of one fold are
-not independent, so this SE is on the small side and the rule on the greedy side. Among those qualifying that are not worse than the MPI's
-default nor the best fixed method (never worse than the obvious), the one with the fewest
-leaves wins (then the lower figure, then grid order). The trivial candidates have one leaf, so
+not independent, so this SE is on the small side and the rule on the greedy side. Among those
+qualifying that are not worse than the MPI's default nor the best fixed method (never worse
+than the obvious), the one with the fewest leaves wins (then the lower figure, then grid order). The trivial candidates have one leaf, so
 when they are within noise of the best they are chosen, and said so.
 
 Nested figure: for every outer fold, the rule is applied inside its training set (inner folds:
@@ -129,12 +129,11 @@ class Selection:
     indexes: dict = field(default_factory=dict)
 
 
-def _figures(costs_list, rows=None):
-    """Per candidate (or the given rows): capped (mean of fold capped means), mean and max over
-    the pooled cells, cells."""
-    pick = (lambda c: c) if rows is None else (lambda c: c[rows])  # noqa: E731
-    cat = np.concatenate([pick(c) for c in costs_list], axis=-1)
-    return {"capped": capped(cat), "mean": cat.mean(axis=-1), "max": cat.max(axis=-1), "cells": cat.shape[-1]}
+def _figures(costs_list):
+    """Per candidate: capped mean, mean and max over the folds' pooled cells, and cells."""
+    cat = np.concatenate(costs_list, axis=-1)
+    return {"capped": capped(cat), "mean": cat.mean(axis=-1), "max": cat.max(axis=-1),
+            "cells": cat.shape[-1]}
 
 
 def select(grid, criterion="combined"):

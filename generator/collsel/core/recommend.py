@@ -6,54 +6,14 @@ best single fixed method) are scored by cross-validation under a criterion (acro
 leave-P-out, leave-m-out, or their mean), and the smallest within one standard error of the
 best, never worse than the MPI's default nor the best fixed method, is recommended; its figure
 is nested cross-validation's (core.model_selection). Deterministic: the same inputs give the
-same tree. `path_of` and `path_figures` keep the exact tree's cost-complexity pruning path
-(core.pruning) for callers that show it.
+same tree.
 """
 import dataclasses
 import shlex
 
-import numpy as np
-
-from collsel.core import candidates, out_of_sample, pruning, recommendation, tree
-from collsel.core.algorithms import BASELINE_ALGORITHM, Method
-from collsel.core.tree import UNDEFINED, TreeArrays
+from collsel.core import candidates, out_of_sample, recommendation, tree
 
 DEFAULT_BUDGET = 1.0      # kept for `collsel report --budget` (its trade-off plot's line)
-DEFER = Method(BASELINE_ALGORITHM, 0, 0)
-
-
-def path_of(dmap, options):
-    """The pruning path of the map's full tree under `options` (its limits are ignored)."""
-    at = lambda d: tree.build_tree(dmap, dataclasses.replace(  # noqa: E731
-        options, max_depth=d, threshold=None))
-    return pruning.pruning_path(dmap, at(None), at)
-
-
-def path_figures(dmap, options, folds):
-    """The path and, per step, leaves, alpha, in-sample and out-of-sample figures."""
-    path = path_of(dmap, options)
-    alphas = path.cv_alphas()
-
-    def fold_trees(train):
-        fold_path = path_of(train, options)
-        return [fold_path.subtree(fold_path.step_at(a)) for a in alphas]
-
-    result = out_of_sample.evaluate(folds, fold_trees)
-    steps = [{"step": k, "alpha": path.alphas[k], "leaves": path.leaves[k],
-              "cv_alpha": float(alphas[k]) if np.isfinite(alphas[k]) else None,
-              "in_sample_mean": path.in_sample[k],
-              "out_of_sample": None if result is None else result["trees"][k]}
-             for k in range(len(path))]
-    return path, steps, result
-
-
-def defer_tree(dmap):
-    """A single leaf deferring to the MPI, or None when the map has no such candidate."""
-    if DEFER not in dmap.methods:
-        return None
-    n = len(dmap.axes)
-    return TreeArrays(np.array([tree.LEAF], np.int32), np.full((1, n), UNDEFINED, np.int32),
-                      np.array([dmap.methods.index(DEFER)], np.int32), np.zeros(1, np.int32))
 
 
 def fold_builder(dmap, options, figures):
