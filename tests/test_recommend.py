@@ -37,6 +37,10 @@ def test_recommend_same_bytes_and_recorded_command(tmp_path, tanjaderin):
         assert chosen["criterion_capped"] <= rec["compared"][name]["criterion_capped"] + 1e-9
     assert rec["nested"]["combined"]["capped"] is not None
     assert "nested out-of-sample" in rec["why"]
+    # the largest P held out decides whether the edge decision or deferring serves beyond it
+    assert rec["edge"]["comm_size"] == 256 and rec["edge"]["beyond"] in (
+        "keep the edge decision", "defer beyond the measured P")
+    assert f"largest P=256 held out: this tree {rec['edge']['tree_capped']:.2f}%" in rec["why"]
     assert stats["out_of_sample"]["leave_one_P_out"]["tree"]["cells"] > 0
 
 

@@ -191,10 +191,17 @@ def _edge(study, grid, chosen, candidates):
     costs = study.costs(removal, removal)
     held = study._held[removal]
     default = held.default[np.isfinite(held.default)]
-    return {"comm_size": int(grid.dmap.axes[0].values[removal[0][1]]), "cells": len(held),
-            "tree_capped": float(capped(costs[chosen])), "tree_mean": float(costs[chosen].mean()),
-            "default_mean": float(default.mean()) if default.size else None,
-            "default_cells": int(default.size)}
+    out = {"comm_size": int(grid.dmap.axes[0].values[removal[0][1]]), "cells": len(held),
+           "tree_capped": float(capped(costs[chosen])), "tree_mean": float(costs[chosen].mean()),
+           "default_capped": float(capped(default)) if default.size else None,
+           "default_mean": float(default.mean()) if default.size else None,
+           "default_cells": int(default.size)}
+    # by data: on the cells the default is measured, does the edge decision beat deferring?
+    on = np.isfinite(held.default)
+    out["beyond"] = ("no default measured at the edge" if not on.any() else
+                     "defer beyond the measured P" if capped(held.default[on])
+                     < capped(costs[chosen][on]) else "keep the edge decision")
+    return out
 
 
 def index_of(selection, **match):

@@ -67,4 +67,9 @@ def _why(sel, chosen, label, nested, compared):
     for name, text in (("default", "the MPI's default"), ("best_fixed", "best fixed method")):
         if name in compared:
             parts.append(f"{text} {compared[name]['criterion_capped']:.2f}%")
+    edge = sel.edge
+    if edge is not None and edge["default_capped"] is not None:
+        parts.append(f"largest P={edge['comm_size']} held out: this tree "
+                     f"{edge['tree_capped']:.2f}%, the MPI's default {edge['default_capped']:.2f}% "
+                     f"capped: {edge['beyond']}")
     return "; ".join(parts)
