@@ -147,3 +147,13 @@ def test_recommended_is_near_the_best_candidate(which, tanjaderin):
     nested = sel.nested["combined"]["capped"]
     assert nested <= sel.score.min() + 0.5, (sel.candidates[sel.chosen].label(), nested,
                                             sel.score.min())
+
+
+def test_without_folds_the_exact_tree_and_why(tmp_path):
+    table = tmp_path / "tiny.csv"
+    table.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us\n"
+                     "bcast,2,1,1,0,1\nbcast,2,1,2,0,2\nbcast,4,1,1,0,3\nbcast,4,1,2,0,2\n")
+    r = collsel("build", table, "--collective", "bcast", "--recommend", "--out", tmp_path / "o")
+    assert r.returncode == 0, r.stderr
+    assert "recommended: no out-of-sample data (fewer than 3 communicator sizes" in r.stdout
+    assert json.loads((tmp_path / "o" / "stats.json").read_text())["leaves"] == 2

@@ -54,12 +54,13 @@ def recommend(dmap, table, options, budget=None, launch_tables=None,
     """(TreeArrays, figures) of the recommended tree of `dmap` (built from `table` with
     `settings`, core.decision_map.MapSettings): the candidate core.model_selection chooses by
     cross-validation under `criterion`, with its nested out-of-sample figure (`budget` is
-    no longer used: the one-standard-error rule replaced it). Without any fold (one P, one m,
-    no launches) the exact tree of `options`."""
+    no longer used: the one-standard-error rule replaced it). Without any fold the exact tree
+    of `options`."""
     t, figures = recommendation.choose(dmap, launch_tables, settings, criterion)
     figures["budget"] = None
     if t is None:
-        figures["why"] = "no out-of-sample data (one P and no launches): the full tree"
+        figures["why"] = ("no out-of-sample data (fewer than 3 communicator sizes and 3 message "
+                          "sizes with candidates, and no journal of 2+ launches): the exact tree")
         return tree.build_tree(dmap, dataclasses.replace(options, max_depth=None,
                                                          threshold=None)), figures
     return t, figures
