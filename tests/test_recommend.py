@@ -2,6 +2,8 @@
 import json
 import pathlib
 import shlex
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -157,3 +159,10 @@ def test_without_folds_the_exact_tree_and_why(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "recommended: no out-of-sample data (fewer than 3 communicator sizes" in r.stdout
     assert json.loads((tmp_path / "o" / "stats.json").read_text())["leaves"] == 2
+
+
+def test_commands_load_without_matplotlib():
+    """Building the parser (every command does) must not import matplotlib: ~1 s each time."""
+    r = subprocess.run([sys.executable, "-c", "import sys, collsel.cli; collsel.cli.parser(); "
+                        "print('matplotlib' in sys.modules)"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
