@@ -353,3 +353,9 @@ docs:
 
 docs-reference:
 	$(DOCS_PYTHON) docs/gen_reference.py
+
+# --- Recommend (issue 30): wall time of `collsel build` and `collsel build --recommend` on the
+# paired bcast table, in seconds and as ratios to one NumPy pass over it (speed/recommend).
+.PHONY: bench-recommend
+bench-recommend:
+	$(DOCS_PYTHON) speed/recommend/bench.py bench-data/paired/bcast-openmpi.csv bcast

@@ -181,8 +181,8 @@ def test_page_numbers_come_from_report_json(report):
         assert b"<svg" in (report["dir"] / f["svg"]).read_bytes()[:2000]
     rec = rep["recommendation"]
     assert rec["commands"][0] == rec["build_command"] == (
-        f"collsel build {report['table']} --collective bcast --recommend --budget 1 "
-        f"--split {rec['split']} --leaf {rec['leaf']} --out tree-bcast")
+        f"collsel build {report['table']} --collective bcast --recommend --criterion combined "
+        f"--out tree-bcast")
     assert html.escape(rec["commands"][0]) in page
 
 

@@ -8,7 +8,6 @@ from collsel.core import out_of_sample, penalty, tree, values
 from collsel.errors import CollselError, InputError
 from collsel.commands import launch_tables
 from collsel.core.files import write_file
-from collsel.sinks.report import probe_plot
 from collsel.commands.options import add_table_options, load_table_and_map, map_settings
 
 
@@ -112,6 +111,8 @@ def run_probe_latency(args):
     pairs = probe_latency.from_launch_tables(probed, levels=levels)
     rows = probe_latency.correlations(pairs)
     if args.plot:
+        # matplotlib only when a plot is asked: imported at the top it cost every command ~1 s
+        from collsel.sinks.report import probe_plot
         write_file(args.plot, probe_plot.probe_latency_png(
             collective, probe_latency.panels(pairs, rows)))
     if args.format == "json":
