@@ -1,5 +1,11 @@
-# collsel: see README.md. `make setup` installs system packages with apt-get and needs root.
+# collsel: see README.md. `make setup` installs system packages with apt-get (needs root) and
+# the Python package into the project's own virtual environment .venv (the system Python is
+# left alone); every target below runs `collsel` and `python3` from COLLSEL_BIN, .venv/bin
+# unless told otherwise (CI's integration run: the tested wheel's venv, build/venv/bin).
 SHELL := /bin/bash
+DEV_VENV := .venv
+COLLSEL_BIN ?= $(CURDIR)/$(DEV_VENV)/bin
+export PATH := $(COLLSEL_BIN):$(PATH)
 PYTHON ?= python3
 OUT ?= out
 CC ?= gcc
@@ -34,9 +40,14 @@ setup-apt:
 	update-alternatives --set mpi /usr/bin/mpicc.openmpi >/dev/null 2>&1 || true
 	update-alternatives --set mpirun /usr/bin/mpirun.openmpi >/dev/null 2>&1 || true
 
-# For developers: collsel importable from this tree (editable). `make test` does not use it.
+# The project venv .venv with collsel installed editable from this tree (for `make demo`, the
+# measurement targets and a quick `.venv/bin/python -m pytest tests`). `make test` does not use
+# it: it tests the wheel in its own fresh venv. Made from the base interpreter, so a venv first
+# on PATH is not nested.
 setup-python:
-	$(PYTHON) -m pip install -q -e '.[test]'
+	$(HOST_PYTHON) -m venv $(DEV_VENV)
+	$(DEV_VENV)/bin/python -m pip install -q --disable-pip-version-check -e '.[test,docs]'
+	@$(DEV_VENV)/bin/python -c 'import collsel; print("$(DEV_VENV):", collsel.__file__)'
 
 # The wheel of this tree. setuptools' build/lib goes first: it would carry modules since removed.
 wheel:
@@ -59,12 +70,12 @@ test: test-python test-runtime
 # generator/ on sys.path); tests/test_installed.py checks that collsel comes from the venv.
 test-python: venv
 	PATH="$(VENV_BIN):$$PATH" COLLSEL_EXPECT_INSTALLED=1 \
-	    $(VENV_BIN)/python -m pytest -q -m "not slow" --durations=15 tests --ignore=tests/integration
+	    $(VENV_BIN)/python -m pytest -q --durations=15 tests
 
 # The slow tests of tests/ (marked `slow`), then real MPI libraries end to end (Open MPI rules,
 # patched Open MPI, MPICH JSON, the emulated cluster, libcollsel, report in Chromium).
 integration: ompi-patched ompi-patched-ppn mpich-base
-	$(PYTHON) -m pytest -q -m slow tests --ignore=tests/integration
+	$(PYTHON) -m pytest -q -m slow tests
 	$(PYTHON) -m pytest -q tests/integration
 
 # The main job, on the paired sweeps (every method of a P measured in the same launches, with
@@ -253,7 +264,7 @@ test-runtime: $(RT_BUILD)/test_runtime $(RT_CASES)/cases.txt runtime-example
 	got=$$($(RT_BUILD)/query_tree $(RT_CASES)/bcast-exact/tree.bin 6 65536); \
 	echo "runtime-example: $$got (collsel query: $$want)"; [ "$$got" = "$$want" ]
 
-# The README's example program: load a blob, answer one query.
+# The example program of docs/guide/runtime-c.md: load a blob, answer one query.
 runtime-example: $(RT_BUILD)/query_tree
 $(RT_BUILD)/query_tree: runtime/examples/query_tree.c $(RT_LIB)
 	@mkdir -p $(@D)
@@ -343,3 +354,20 @@ LOAD_OUT ?= bench-data/load
 .PHONY: measure-load
 measure-load:
 	SMALL=$(SMALL) bench-data/load/measure.sh $(LOAD_OUT)
+
+# --- Documentation: docs/ as a site (MkDocs, build/docs) and the generated command reference ---
+# docs-reference rewrites docs/reference/<command>.md from the argparse parsers; tests/test_docs.py
+# fails until it has run after an option changed. DOCS_PYTHON: the project venv's when there is one.
+DOCS_PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,$(PYTHON))
+.PHONY: docs docs-reference
+docs:
+	$(DOCS_PYTHON) -m mkdocs build --strict --config-file mkdocs.yml --site-dir $(CURDIR)/$(BUILD)/docs
+
+docs-reference:
+	$(DOCS_PYTHON) docs/gen_reference.py
+
+# --- Recommend (issue 30): wall time of `collsel build` and `collsel build --recommend` on the
+# paired bcast table, in seconds and as ratios to one NumPy pass over it (speed/recommend).
+.PHONY: bench-recommend
+bench-recommend:
+	$(DOCS_PYTHON) speed/recommend/bench.py bench-data/paired/bcast-openmpi.csv bcast

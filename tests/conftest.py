@@ -1,7 +1,24 @@
-"""Fixtures shared by the test modules (plain helper functions live in helpers.py)."""
+"""Fixtures shared by the test modules (plain helper functions live in helpers.py).
+
+`pytest tests` runs the fast suite, the same as `make test`: the `slow` tests are deselected by
+pyproject's addopts (`-m slow` selects them) and tests/integration (real MPI libraries, the
+emulated cluster, Chromium) is collected only when named on the command line, as `make
+integration` does.
+"""
+from pathlib import Path
+
 import pytest
 
 from helpers import TANJADERIN, tanjaderin_table
+
+INTEGRATION = Path(__file__).parent / "integration"
+
+
+def pytest_ignore_collect(collection_path, config):
+    if collection_path != INTEGRATION:
+        return None
+    named = (Path(a.split("::")[0]).resolve() for a in config.args)
+    return not any(p == INTEGRATION or INTEGRATION in p.parents for p in named) or None
 
 
 @pytest.fixture(scope="session")

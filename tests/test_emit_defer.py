@@ -8,7 +8,7 @@ at every grid value, cut and cut - 1 and random points against the tree (`Loaded
   region and *_do_this only with the tree's other algorithms (never 0: that would recurse);
 - ompi-rules / ompi-json: rule algorithm 0 there, read back as Open MPI reads it;
 - blob: the C runtime returns algorithm 0 (tests/runtime checks every point too).
-Every target's notes name the defer region. Real Open MPI: tests/integration/test_ompi_rules.py
+Every target's notes name the defer region. Real Open MPI: tests/integration/test_ompi_rules_in_ompi.py
 and test_ompi_patched.py.
 """
 import pathlib

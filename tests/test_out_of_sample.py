@@ -1,7 +1,10 @@
 """Out-of-sample statistics (core.out_of_sample): folds, query by value, pooled figures."""
 import numpy as np
+import pytest
 
+from collsel.commands import launch_tables
 from collsel.core import out_of_sample as oos, table, tree
+from collsel.errors import InputError
 
 
 def write(path, rows):
@@ -61,3 +64,29 @@ def test_mpich_journal_reads_in_its_family():
     assert sorted(parts) == [1, 2, 3, 4, 5]
     assert {t.family for t in parts.values()} == {"mpich"}
     assert set(parts[1].algorithm.tolist()) == {0, 1, 2, 4, 5}    # auto, binomial, nb, 2 scatters
+
+
+def test_journal_fast_path_reads_as_the_row_reader_and_leaves_errors_to_it(tmp_path,
+                                                                           monkeypatch):
+    journal = tmp_path / "t.csv.launches"
+    lines = ["collective,comm_size,msg_size,algorithm,segsize,faninout,launch,median_us"]
+    lines += [f"bcast,{p},{m},{a},0,,{k},{1 + p + m / 7 + a + k / 10}"
+              for p in (2, 4) for m in (1, 64) for a in (0, 1, 2) for k in (1, 2)]
+    journal.write_text("\n".join(lines) + "\n")
+    fast = launch_tables.read_launch_tables(str(journal), "bcast")
+    journal.write_text("\n".join(line.replace(",,", ",0,") for line in lines) + "\n")
+    assert launch_tables._plain_columns is not None
+    fast0 = launch_tables.read_launch_tables(str(journal), "bcast")
+    monkeypatch.setattr(launch_tables, "_plain_columns", lambda *a: None)
+    slow = launch_tables.read_launch_tables(str(journal), "bcast")
+    for got in (fast, fast0):
+        assert list(got) == list(slow) == [1, 2]
+        for k in slow:
+            for col in ("comm_size", "msg_size", "algorithm", "segsize", "faninout", "time_us"):
+                a, b = getattr(got[k], col), getattr(slow[k], col)
+                assert a.dtype == b.dtype and (a == b).all(), col
+            assert got[k].origin == slow[k].origin
+    monkeypatch.undo()
+    journal.write_text("\n".join(lines[:3] + ["bcast,2,1,1,x,0,1,2.5"]) + "\n")
+    with pytest.raises(InputError, match=r"t.csv.launches:4: segsize 'x' is not an integer"):
+        launch_tables.read_launch_tables(str(journal), "bcast")

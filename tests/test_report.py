@@ -181,8 +181,8 @@ def test_page_numbers_come_from_report_json(report):
         assert b"<svg" in (report["dir"] / f["svg"]).read_bytes()[:2000]
     rec = rep["recommendation"]
     assert rec["commands"][0] == rec["build_command"] == (
-        f"collsel build {report['table']} --collective bcast --recommend --budget 1 "
-        f"--split {rec['split']} --leaf {rec['leaf']} --out tree-bcast")
+        f"collsel build {report['table']} --collective bcast --recommend --criterion combined "
+        f"--out tree-bcast")
     assert html.escape(rec["commands"][0]) in page
 
 
@@ -343,3 +343,62 @@ def test_tick_labels_do_not_overlap(report, monkeypatch):
         monkeypatch.setattr(plots, "TICK_GAP_PX", -1e9)      # every power of two fits
         name, fig, _ = plots.map_figures(rep, plots._Frame(rep))[0]
         assert _overlaps(fig)
+
+
+def test_deploy_commands_run_and_match_the_emitters(report, tmp_path):
+    """Every command the recommendation box gives works as printed (build, then each emit), and
+    its deploy line is the one sinks.emit.deploy renders into the rules file's header."""
+    from collsel.sinks.emit.deploy import deploy_line
+    rec = report["json"]["recommendation"]
+    assert [x["target"] for x in rec["deploy"]] == ["ompi-rules", "blob", "c", "ompi-dec-fixed"]
+    assert rec["commands"] == [rec["build_command"]] + [x["emit"] for x in rec["deploy"]]
+    for command in rec["commands"]:
+        r = collsel(*shlex.split(command)[1:], cwd=tmp_path)
+        assert r.returncode == 0, (command, r.stderr)
+    for x in rec["deploy"]:
+        assert (tmp_path / x["file"]).exists(), x
+        assert x["run"] == deploy_line(x["target"], x["file"]), x
+    rules = (tmp_path / "tree-bcast" / "rules.conf").read_text()
+    assert f"#   {deploy_line('ompi-rules', 'THIS_FILE')}\n" in rules
+    assert "coll_tuned_dynamic_rules_filename tree-bcast/rules.conf" in rec["deploy"][0]["run"]
+    page = (report["dir"] / "index.html").read_text()
+    box = page[page.index('id="recommended-tree"'):page.index('id="out-of-sample"')]
+    for x in rec["deploy"]:
+        assert html.escape(x["emit"]) in box
+        assert x["run"] is None or html.escape(x["run"] + " ./app") in box
+
+
+def test_recommendation_names_its_methods(report):
+    """The box names each method the recommended tree picks (Open MPI names here), with the
+    cells it decides, counted again from the choice grid."""
+    rep = report["json"]
+    rec = rep["recommendation"]
+    counts = {}
+    for row in rec["choice"]:
+        for k in row:
+            counts[k] = counts.get(k, 0) + 1
+    assert {m["index"]: m["cells"] for m in rec["methods"]} == counts
+    assert sum(counts.values()) == rec["cells"]
+    names = {m["index"]: m["name"] for m in rep["data"]["methods"]}
+    assert all(m["name"] == names[m["index"]] for m in rec["methods"])
+    page = html.unescape((report["dir"] / "index.html").read_text())
+    box = page[page.index('id="recommended-methods"'):page.index('id="deploy"')]
+    for m in rec["methods"]:
+        assert f"{m['name']}</b> in {m['cells']} of {rec['cells']} cells" in box
+
+
+def test_penalty_panels_titled_with_their_mean(report):
+    """Each penalty panel's mean and max are its own grid's (recomputed here), and its SVG shows
+    them in the title; a panel of zero penalty says '0 % everywhere'."""
+    rep = report["json"]
+    restricted = [p for p in rep["pictured"] if p["limit"] != "exact"]
+    svg = (report["dir"] / "penalty.svg").read_text()
+    for p in restricted:
+        pens = [v for row in p["penalty"] for v in row if v is not None]
+        (panel,) = p["panels"]
+        assert panel["cells"] == len(pens)
+        assert panel["mean"] == pytest.approx(statistics.fmean(pens), abs=1e-9)
+        assert panel["max"] == pytest.approx(max(pens), abs=1e-9)
+        assert f"<!-- mean {panel['mean']:.2f} %, max {panel['max']:.2f} % -->" in svg
+    zero = [p for p in restricted if p["panels"][0]["max"] == 0]
+    assert svg.count("<!-- 0 % everywhere -->") == len(zero)

@@ -1,5 +1,5 @@
 /* Driver of the collsel_probe library for tests/integration/test_probe.py (and the cost figures
- * of the README): every rank's view of every call, printed by rank 0.
+ * in docs/measurements.md): every rank's view of every call, printed by rank 0.
  *
  *   probe_check calls N [REPS CAP_US max|median]
  *       N probes on MPI_COMM_WORLD; per call one line

@@ -3,7 +3,7 @@ and the runtime blob (runtime/examples/mpi_ppn_query.c) under Open MPI, each at 
 placements (nodes x ppn) on the emulated cluster; every decision equals `collsel query --z ppn`.
 
   - MPICH 4.0.2 reads the generated file (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE; the
-    settings of test_mpich_json.py route MPI_Bcast / MPI_Reduce through it). What MPICH ran is
+    settings of test_mpich_json_in_mpich.py route MPI_Bcast / MPI_Reduce through it). What MPICH ran is
     seen by mpich_algorithm_trace.c, linked into coll_check.c against libmpich.a with
     -Wl,--wrap of every MPIR_{Bcast,Reduce} algorithm (the shared library hides them); it also
     prints MPICH's node count of MPI_COMM_WORLD, which must be the placement's. Every (P, m,

@@ -26,6 +26,7 @@ import websocket  # websocket-client, in the [test] extras
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 WIDTH = 1600
+NARROW = 1280          # the page must fit this width without horizontal scrolling
 
 
 class Browser:
@@ -119,6 +120,10 @@ class Browser:
         return self.call("Runtime.evaluate", expression=expression,
                          returnByValue=True)["result"]["value"]
 
+    def resize(self, width, height=1000):
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+                  deviceScaleFactor=1, mobile=False)
+
     def screenshot(self, max_height=20000):
         height = min(max_height, int(self.evaluate("document.documentElement.scrollHeight")))
         self.call("Emulation.setDeviceMetricsOverride", width=WIDTH, height=height,
@@ -154,6 +159,56 @@ Array.from(document.querySelectorAll('g[id^="axes_"]')).flatMap(ax =>
 """
 
 
+# What scrolls sideways: the page itself, then every table and <pre> wider than its container
+# (every <details> opened first, so the tables inside are laid out too).
+OVERFLOW = """
+(() => {
+  document.querySelectorAll('details').forEach(d => d.open = true);
+  const page = document.scrollingElement;
+  const out = page.scrollWidth > page.clientWidth
+    ? [['page', page.scrollWidth, page.clientWidth]] : [];
+  document.querySelectorAll('table, pre').forEach((e, i) => {
+    const box = e.parentElement.clientWidth;
+    if (e.scrollWidth > box || e.scrollWidth > e.clientWidth + 1)
+      out.push([e.tagName + '#' + (e.id || i), e.scrollWidth, box]);
+  });
+  return out;
+})()
+"""
+
+# In a matplotlib SVG: the legend's box and the union of the panels' (axes') boxes.
+LEGEND_AND_PANELS = """
+(() => {
+  const box = e => e.getBoundingClientRect();
+  const legends = Array.from(document.querySelectorAll('g[id^="legend_"]')).map(box);
+  const panels = Array.from(document.querySelectorAll('g[id^="axes_"]')).map(box);
+  return {legends: legends.map(b => [b.left, b.top, b.right, b.bottom]),
+          right: Math.max(...panels.map(b => b.right)),
+          top: Math.min(...panels.map(b => b.top)),
+          bottom: Math.max(...panels.map(b => b.bottom))};
+})()
+"""
+
+# Per panel (axes group) of a matplotlib SVG, the texts it draws: with svg.fonttype 'path'
+# each text is written as glyph paths after an XML comment holding the text.
+PANEL_TEXTS = """
+Array.from(document.querySelectorAll('g[id^="axes_"]')).map(ax => {
+  const walk = document.createTreeWalker(ax, NodeFilter.SHOW_COMMENT);
+  const texts = [];
+  while (walk.nextNode()) texts.push(walk.currentNode.nodeValue.trim());
+  return texts;
+})
+"""
+
+
+def legend_beside_panels(geometry):
+    """Every legend starts right of the panels' right edge and beside them (its top above
+    the panels' bottom), not below the last row."""
+    return geometry["legends"] and all(
+        left >= geometry["right"] - 1 and top < geometry["bottom"]
+        for left, top, _, _ in geometry["legends"])
+
+
 @pytest.fixture(scope="module")
 def browser():
     if not os.access(CHROMIUM, os.X_OK):
@@ -175,6 +230,22 @@ def test_checks_can_fail(browser, tmp_path):
     assert any("deliberate exception" in e for e in errors), errors
     assert browser.evaluate("Array.from(document.images).every(i => i.complete && "
                             "i.naturalWidth > 0)") is False
+    # the overflow check finds a page and a table wider than their containers
+    wide = tmp_path / "wide.html"
+    wide.write_text('<!DOCTYPE html><html><body><table id="t"><tr><td style="white-space: '
+                    'nowrap">' + "wide " * 600 + '</td></tr></table></body></html>')
+    browser.resize(NARROW)
+    browser.load(wide)
+    found = browser.evaluate(OVERFLOW)
+    assert found[0][0] == "page" and found[1][0] == "TABLE#t", found
+    browser.resize(WIDTH)
+    # the legend check fails for a legend below the panels
+    below = tmp_path / "below.svg"
+    below.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="300" height="300">'
+                     '<g id="axes_1"><rect x="10" y="10" width="200" height="100"/></g>'
+                     '<g id="legend_1"><rect x="10" y="150" width="100" height="50"/></g></svg>')
+    browser.load(below)
+    assert not legend_beside_panels(browser.evaluate(LEGEND_AND_PANELS))
     # the overlap check finds two tick labels drawn on top of each other
     crowded = tmp_path / "crowded.svg"
     crowded.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="50">'
@@ -222,8 +293,24 @@ def test_report_page_in_chromium(browser, tmp_path):
     keep.parent.mkdir(exist_ok=True)
     keep.write_bytes(png)
     print(f"screenshot: {keep} ({img.width}x{img.height})")
+    # at 1280 px nothing scrolls sideways: not the page, no table, no command
+    browser.resize(NARROW)
+    browser.load(out / "index.html")
+    assert browser.evaluate(OVERFLOW) == [], f"wider than {NARROW} px"
+    browser.resize(WIDTH)
     # tick labels inside every SVG (matplotlib groups each tick's label): none overlap
     for f in report["figures"]:
         errors, failed = browser.load(out / f["svg"])
         assert not errors and not failed, (f["svg"], errors, failed)
         assert browser.evaluate(OVERLAPPING_TICKS) == [], f["svg"]
+        if f["name"].startswith(("maps", "penalty", "baselines")):
+            geometry = browser.evaluate(LEGEND_AND_PANELS)
+            assert legend_beside_panels(geometry), (f["svg"], geometry)
+        if f["name"].startswith(("penalty", "baselines")):
+            for texts in browser.evaluate(PANEL_TEXTS):
+                means = [t for t in texts if re.fullmatch(r"mean \d+\.\d\d %, max \d+\.\d\d %", t)]
+                assert len(means) == 1, (f["svg"], texts)
+                if means[0].endswith("max 0.00 %"):
+                    assert "0 % everywhere" in texts, (f["svg"], texts)
+    print("legend beside the panels, penalty panels titled with their mean, no overflow at "
+          f"{NARROW} px")

@@ -4,8 +4,8 @@ import json
 import os
 import sys
 
-from collsel.core import (baseline_warning, method_text, out_of_sample, penalty, recommend,
-                          third_axis, tree, treefile, values)
+from collsel.core import (baseline_warning, method_text, model_selection, out_of_sample,
+                          penalty, recommend, third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.emit import c_ladder as emit_c, targets
@@ -24,16 +24,20 @@ def register(sub):
     add_table_options(p)
     add_tree_options(p)
     p.add_argument("--recommend", action="store_true",
-                   help="instead of --max-depth/--threshold: the smallest tree on the "
-                        "cost-complexity pruning path whose out-of-sample mean penalty (across "
-                        "launches when there are 2+, else leave-one-P-out) is within --budget "
-                        "points of the best on the path and not worse than the MPI's default "
-                        "where that is measured (else: defer to the MPI); the tree the report "
-                        "recommends")
-    p.add_argument("--budget", metavar="PCT", default=recommend.DEFAULT_BUDGET,
-                   help="with --recommend: percentage points of out-of-sample mean penalty "
-                        f"allowed above the best tree on the path (default "
-                        f"{recommend.DEFAULT_BUDGET:g})")
+                   help="instead of --max-depth/--threshold: the tree chosen by cross-validation "
+                        "among pruned, depth- and threshold-limited trees of both split modes "
+                        "and leaf rules (tie-aware or not, defer on and off), deferring to the "
+                        "MPI everywhere and the best fixed method: the smallest within one "
+                        "standard error of the best, never worse than the MPI's default; its "
+                        "figure comes from nested cross-validation (the tree the report "
+                        "recommends)")
+    p.add_argument("--criterion", choices=model_selection.CRITERIA, default="combined",
+                   help="with --recommend, what out of sample means: launches (the held-out "
+                        "launch), P (unmeasured communicator sizes), m (unmeasured message "
+                        "sizes), combined (default: the mean of those the data allows)")
+    p.add_argument("--budget", metavar="PCT",
+                   help="deprecated and ignored: --recommend now uses the one-standard-error "
+                        "rule")
     launch_tables.add_launches_option(p)
     p.add_argument("--prefix", help="C function prefix (default collsel_<collective>)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
@@ -60,7 +64,10 @@ def render_files(dmap, t, options, prefix=None, extra_stats=None):
 
 def run_build(args):
     options = build_options(args)
-    budget = values.percent(str(args.budget), "--budget")
+    if args.budget is not None:
+        values.percent(str(args.budget), "--budget")
+        print("collsel: warning: --budget is deprecated and ignored: --recommend chooses by "
+              "the one-standard-error rule", file=sys.stderr)
     if args.recommend and (args.max_depth is not None or args.threshold is not None):
         raise InputError("--recommend chooses the tree's size: give it without --max-depth "
                          "and --threshold")
@@ -70,15 +77,16 @@ def run_build(args):
     table, dmap = load_table_and_map(args)
     settings = map_settings(args)
     journal, launches = launch_tables.load(args)
-    folds = out_of_sample.all_folds(table, launches, settings)
+    folds = out_of_sample.all_folds(table, launches, settings, dmap=dmap)
     extra = {}
     if args.recommend:
-        t, figures = recommend.recommend(dmap, table, options, budget, launches, settings,
-                                         folds)
+        t, figures = recommend.recommend(dmap, table, options, None, launches, settings,
+                                         args.criterion)
         rebuild = recommend.fold_builder(dmap, options, figures)
+        options = recommend.chosen_options(options, figures)
         extra["recommendation"] = {**figures, "command": recommend.build_command(
-            args.tables, args.collective, options, budget, settings,
-            journal if args.launches else None, args.out)}
+            args.tables, args.collective, options, None, settings,
+            journal if args.launches else None, args.out, args.criterion)}
         options = recommend.recorded_options(options, t)
     else:
         t = tree.build_tree(dmap, options)

@@ -51,6 +51,11 @@ def read_launch_tables(path, collective, z=None):
     if family not in algorithms.FAMILIES:
         raise located(path, None, f"# {FAMILY_KEY}={family[:40]!r}: unknown algorithm family "
                       f"(known: {', '.join(algorithms.FAMILIES)})")
+    source = Source(str(path), doc.metadata)
+    fast = _plain_columns(doc.rows, at, len(header), collective, z, path)
+    if fast is not None:
+        return {int(k): _table_of(collective, fast, fast["launch"] == k, source, family, z)
+                for k in np.unique(fast["launch"])}
     rows = {}
     for lineno, fields in doc.rows:
         if len(fields) != len(header):
@@ -71,8 +76,56 @@ def read_launch_tables(path, collective, z=None):
             if "faninout" in at and get("faninout").strip() else 0,
             values.time_us(get("median_us"), "median_us", where),
             get(z).strip() if z is not None else "", where))
-    source = Source(str(path), doc.metadata)
     return {k: _table(collective, r, source, family, z) for k, r in sorted(rows.items())}
+
+
+INTEGERS = {"comm_size": values.COMM_SIZE, "msg_size": values.MSG_SIZE,
+            "algorithm": values.ALGORITHM_ID, "segsize": values.SEGSIZE,
+            "faninout": values.FANINOUT, "launch": (1, 10**6)}
+
+
+def _plain_columns(rows, at, n_fields, collective, z, path):
+    """The journal's columns as arrays when every field is plain (integers as ASCII digits in
+    range, times in range), else None: the row-by-row reader then names the first bad field.
+    A journal has tens of thousands of rows; this reads them in a few vectorised passes."""
+    if any(len(f) != n_fields for _, f in rows):
+        return None
+    picked = [(n, f) for n, f in rows
+              if "collective" not in at or f[at["collective"]] == collective]
+    out = {"where": [f"{path}:{n}" for n, _ in picked]}
+    for name, (low, high) in INTEGERS.items():
+        if name not in at:
+            out[name] = np.zeros(len(picked), dtype=np.int64)
+            continue
+        text = [f[at[name]].strip() for _, f in picked]
+        joined = "".join(text)
+        if text and not (joined.isascii() and joined.isdigit() and all(text)
+                         and max(map(len, text)) <= 18):
+            return None
+        v = np.array(text, dtype=np.int64)
+        if v.size and (v.min() < low or v.max() > high):
+            return None
+        out[name] = v
+    try:
+        t = np.array([f[at["median_us"]].strip() for _, f in picked], dtype=float)
+    except ValueError:
+        return None
+    if t.size and not (np.isfinite(t).all() and t.min() >= values.MIN_TIME_US and t.min() > 0
+                       and t.max() <= values.MAX_TIME_US):
+        return None
+    out["median_us"] = t
+    out["z"] = np.array([f[at[z]].strip() for _, f in picked], dtype=object) if z else None
+    return out
+
+
+def _table_of(collective, cols, rows, source, family, z):
+    idx = np.flatnonzero(rows)
+    extra = {} if z is None else {z: cols["z"][idx]}
+    return PerfTable(np.array([collective] * idx.size, dtype=object),
+                     cols["comm_size"][idx], cols["msg_size"][idx].astype(np.uint64),
+                     cols["algorithm"][idx], cols["segsize"][idx], cols["faninout"][idx],
+                     cols["median_us"][idx], extra, [cols["where"][i] for i in idx], [source],
+                     family)
 
 
 def located_id(collective, name, family, where):

@@ -15,7 +15,7 @@ from collsel.core import (decision_map, out_of_sample, probe_latency, recommend,
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.report.compute import (MAX_THRESHOLDS, ProbePairs, Recommended, ReportOptions,
-                                          check_size)
+                                          check_size, count)
 
 
 def register(sub):
@@ -30,7 +30,7 @@ def register(sub):
         "choice as baselines, the tie-set / decision-confidence and candidate-count maps, "
         "out-of-sample penalties (across launches, leave-one-P-out, leave-one-m-out) beside "
         "the in-sample ones, and the recommended tree: exactly the one `collsel build "
-        "--recommend` writes with the same tables, --budget, --split and --leaf (the command "
+        "--recommend` writes with the same tables (the command "
         "is on the page and in report.json). With --z, one set of decision-map panels per "
         "value (bin) of the third axis; when the sweep's journal has a probe_us column "
         "(--probe, --load-levels), the probe-vs-latency plot and Pearson/Spearman per "
@@ -41,19 +41,19 @@ def register(sub):
     p.add_argument("--thresholds", default="60,80,90,95", metavar="LIST",
                    help="comma-separated accuracy thresholds in %% (default 60,80,90,95)")
     p.add_argument("--budget", type=percent, default=recommend.DEFAULT_BUDGET, metavar="PCT",
-                   help="as `collsel build --recommend --budget`: the recommended tree is the "
-                   "smallest whose out-of-sample mean penalty is within PCT percentage points "
-                   f"of the best on its pruning path (default {recommend.DEFAULT_BUDGET:g})")
+                   help="the trade-off plot's budget line, in percent (default "
+                   f"{recommend.DEFAULT_BUDGET:g}); the recommended tree does not use it "
+                   "(`collsel build --recommend` chooses by cross-validation)")
     p.add_argument("--model-table", action="append", dest="model_tables", metavar="PREDICTED.csv",
                    help="predicted performance table (canonical format, e.g. from `collsel model "
                    "predict`); the model-based choice is its fastest method per cell, scored "
                    "with the measured times. Repeat for several files")
     p.add_argument("--split", choices=tree.SPLITS,
-                   help="split mode of the recommended and the pictured trees (default: "
-                   "build's, balanced)")
+                   help="split mode of the pictured trees (default: the recommended tree's, "
+                   "which cross-validation chooses)")
     p.add_argument("--leaf", choices=tree.LEAF_RULES,
-                   help="leaf rule of the recommended and the pictured trees (default: "
-                   "build's, majority)")
+                   help="leaf rule of the pictured trees (default: the recommended tree's, "
+                   "which cross-validation chooses)")
     launch_tables.add_launches_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run_report)
@@ -110,8 +110,13 @@ def run_report(args):
     rec = report["recommendation"]
     pen = "n/a" if rec["penalty_mean"] is None else f"{rec['penalty_mean']:.2f}%"
     print(f"{args.out}/index.html: {len(files)} files; recommended tree ({rec['split']} split, "
-          f"{rec['leaf']} leaves): {rec['nodes']} nodes, {rec['leaves']} leaves, in-sample mean "
-          f"penalty {pen}")
+          f"{rec['leaf']} leaves): {count(rec['nodes'], 'node', 'nodes')}, "
+          f"{count(rec['leaves'], 'leaf', 'leaves')}, in-sample mean penalty {pen}")
+    for w in report["warnings"]:
+        if w["tree"] == "recommended":
+            print(f"{args.out}/index.html: warning: {w['column']}, the recommended tree's mean "
+                  f"penalty {w['tree_mean']:.2f}% is above that of {w['against_name']} "
+                  f"({w['other_mean']:.2f}%)")
     return 0
 
 
@@ -137,12 +142,14 @@ def recommended_tree(dmap, measured, args, journal, launches):
     settings = map_settings(args)
     t, figures = recommend.recommend(dmap, measured, options, args.budget, launches, settings)
     out = f"tree-{args.collective}"
-    command = recommend.build_command(args.tables, args.collective, options, args.budget,
+    rebuild = recommend.fold_builder(dmap, options, figures)
+    options = recommend.chosen_options(options, figures)
+    command = recommend.build_command(args.tables, args.collective, options, None,
                                       settings, journal if args.launches else None, out)
     recorded = recommend.recorded_options(options, t)
     tree_json = treefile.dumps(treefile.tree_document(dmap, t, recorded)).encode("utf-8")
-    folds = out_of_sample.all_folds(measured, launches, settings)
-    rec = out_of_sample.tree_figures(folds, recommend.fold_builder(dmap, options, figures))
+    folds = out_of_sample.all_folds(measured, launches, settings, dmap=dmap)
+    rec = out_of_sample.tree_figures(folds, rebuild)
     exact = out_of_sample.tree_figures(folds, lambda m: tree.build_tree(m, options))
     kinds = {kind: None if rec[kind] is None else {
         "label": rec[kind]["label"], "folds": rec[kind]["folds"],

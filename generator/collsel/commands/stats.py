@@ -116,7 +116,8 @@ def run_probe_latency(args):
     pairs = probe_latency.from_launch_tables(probed, levels=levels)
     rows = probe_latency.correlations(pairs)
     if args.plot:
-        from collsel.sinks.report import probe_plot   # matplotlib: seconds, only for --plot
+        # matplotlib only when a plot is asked: imported at the top it cost every command ~1 s
+        from collsel.sinks.report import probe_plot
         write_file(args.plot, probe_plot.probe_latency_png(
             collective, probe_latency.panels(pairs, rows)))
     if args.format == "json":

@@ -201,7 +201,7 @@ def build_map(table, z_column=None, tolerance=None, defer=True):
     method_of_row[cand] = inverse.reshape(-1)
     shape = tuple(len(a.values) for a in axes)
 
-    coords = _cells(table, axes, z_raw)
+    coords = cells_of_rows(table, axes, z_raw)
     on_grid = np.all([c >= 0 for c in coords], axis=0)
     base = np.full(shape, np.inf)
     brows = np.flatnonzero(baseline & on_grid)
@@ -218,24 +218,37 @@ def build_map(table, z_column=None, tolerance=None, defer=True):
     times = np.full(shape + (len(methods),), np.nan)
     times[where] = table.time_us[rows]
 
+    column = {name: _row_values(table, name, rows, where, times.shape, *limits)
+              for name, limits in (("tied", (0, 1)), ("ci_halfwidth_us", (0, np.inf)),
+                                   ("p_best", (0, 1)))}
+    return from_times(collective, axes, methods, times, base, table.family, tolerance,
+                      column["tied"], column["ci_halfwidth_us"], column["p_best"])
+
+
+def from_times(collective, axes, methods, times, base, family="openmpi", tolerance=None,
+               tied_column=None, ci=None, p_best=None, tied=None):
+    """The map of a grid of measured times (grid + (n_methods,), NaN = unmeasured) and baseline
+    times: best method, nearest fill, tie sets, imputation. The one assembly of a map, for a
+    table (build_map) and for the training maps of out-of-sample folds (core.fold_maps), which
+    slice or average a map's times instead of rebuilding a table. `tied`: tie sets known
+    already (a slice of a map's), kept where still measured."""
     measured = np.isfinite(times).any(axis=-1)
     filled_times = np.where(np.isfinite(times), times, np.inf)
     best = np.argmin(filled_times, axis=-1)   # first minimum: lowest method index wins ties
     best_time = np.where(measured, np.min(filled_times, axis=-1), np.nan)
-    if not measured.all():
+    if not measured.all() and measured.any():
         from scipy import ndimage   # imported here: SciPy costs every command ~1 s to load
         nearest = ndimage.distance_transform_edt(~measured, return_distances=False,
                                                  return_indices=True)
         best = best[tuple(nearest)]
     best = best.astype(np.int64)
-    column = {name: _row_values(table, name, rows, where, times.shape, *limits)
-              for name, limits in (("tied", (0, 1)), ("ci_halfwidth_us", (0, np.inf)),
-                                   ("p_best", (0, 1)))}
-    tied = ties.tie_sets(times, best, column["tied"], column["ci_halfwidth_us"], tolerance)
-    skip = (method_index[DEFER],) if DEFER in method_index else ()
+    tie = ties.tie_sets(times, best, tied_column, ci, tolerance)
+    if tied is not None:
+        tie |= tied & np.isfinite(times)
+    skip = (methods.index(DEFER),) if DEFER in methods else ()
     return DecisionMap(collective, axes, methods, times, measured, best, best_time, base,
-                       imputation.impute(times, axes, skip)[0], tied,
-                       ties.confidence(column["p_best"]), table.family)
+                       imputation.impute(times, axes, skip)[0], tie,
+                       ties.confidence(p_best), family)
 
 
 def _row_values(table, name, rows, where, shape, low, high):
@@ -263,7 +276,7 @@ def _row_values(table, name, rows, where, shape, low, high):
     return out
 
 
-def _cells(table, axes, z_raw):
+def cells_of_rows(table, axes, z_raw):
     """Grid index of every row on each axis, -1 where the value is not an axis value."""
     raw = [table.comm_size, table.msg_size] + ([z_raw] if z_raw else [])
     out = []

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from collsel.core import algorithms, decision_map, penalty, table as tables, third_axis
+from collsel.core.fold_maps import FoldGrid
 from collsel.core.pruning import cell_costs
 from collsel.core.tree import cells_of_values
 
@@ -98,9 +99,21 @@ def launch_folds(launch_tables, settings=DEFAULT_SETTINGS, pool=False):
     return [f for f in folds if f is not None]
 
 
-def all_folds(table, launch_tables=None, settings=DEFAULT_SETTINGS, pool=False):
+def all_folds(table, launch_tables=None, settings=DEFAULT_SETTINGS, pool=False, dmap=None):
     """{kind: [Fold]} for the three kinds (launches only with 2+ launches). `pool`: the same
-    folds with z-oblivious training maps (settings must have a z)."""
+    folds with z-oblivious training maps (settings must have a z). With `dmap` (the table's
+    map) and no `pool`, the maps are slices of it (core.fold_maps: no table rebuilt)."""
+    if dmap is not None and not pool:
+        grid = FoldGrid(dmap, launch_tables, settings)
+        names = {"launches": "launch", "P": "comm_size", "m": "msg_size"}
+        out = {}
+        for kind, key in (("launches", "launches"), ("leave_one_P_out", "P"),
+                          ("leave_one_m_out", "m")):
+            removals = grid.folds(key, groups=10**9)
+            out[kind] = [Fold(f"{names[key]}=" + ",".join(
+                str(k if key == "launches" else dmap.axes[0 if key == "P" else 1].values[k])
+                for _, k in r), grid.training(r), grid.held_map(r)) for r in removals]
+        return out
     return {"launches": launch_folds(launch_tables or {}, settings, pool),
             "leave_one_P_out": leave_one_out_folds(table, "comm_size", settings, pool),
             "leave_one_m_out": leave_one_out_folds(table, "msg_size", settings, pool)}

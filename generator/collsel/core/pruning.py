@@ -113,20 +113,8 @@ def prune(full, collapsed, collapse):
 def pruning_path(dmap, full, build_at_depth):
     """The weakest-link sequence of subtrees of `full` (built on `dmap`)."""
     collapse = collapse_methods(full, build_at_depth)
-    costs = cell_costs(dmap)
-    n_measured = max(int(dmap.measured.sum()), 1)
     parent = parents(full)
-    # R(t) for every node: each cell adds its cost under t's collapse method to t and to every
-    # ancestor of its leaf (one pass per level, upwards)
-    leaf = full.leaf_grid(dmap.shape).reshape(-1)
-    cell = np.arange(leaf.size)
-    r_node = np.zeros(full.node_count)
-    node = leaf.astype(np.int64)
-    while node.size:
-        np.add.at(r_node, node, costs[cell, collapse[node]])
-        up = parent[node] >= 0
-        node, cell = parent[node][up], cell[up]
-    r_node /= n_measured
+    r_node = block_costs(dmap, full, collapse, parent)
 
     is_leaf = full.first_child == LEAF
     collapsed = np.zeros(full.node_count, dtype=bool)
@@ -155,6 +143,23 @@ def pruning_path(dmap, full, build_at_depth):
         weakest = g.min()
         alpha = max(alpha, float(weakest))
         collapsed[inner[g <= weakest + TIE]] = True
+
+
+def block_costs(dmap, full, collapse, parent=None):
+    """R(t) of every node t: the mean penalty (over the map's measured cells) its block costs
+    under t's collapse method. Each cell adds its cost to its leaf and every ancestor (one pass
+    per level, upwards)."""
+    parent = parents(full) if parent is None else parent
+    costs = cell_costs(dmap)
+    leaf = full.leaf_grid(dmap.shape).reshape(-1)
+    cell = np.arange(leaf.size)
+    r_node = np.zeros(full.node_count)
+    node = leaf.astype(np.int64)
+    while node.size:
+        np.add.at(r_node, node, costs[cell, collapse[node]])
+        up = parent[node] >= 0
+        node, cell = parent[node][up], cell[up]
+    return r_node / max(int(dmap.measured.sum()), 1)
 
 
 def _hidden(full, parent, collapsed):

@@ -268,18 +268,26 @@ class _LeafChooser:
         """Per box and method: summed relative penalty, whether scorable on every measured cell,
         whether tied on every measured cell, whether within the cap on every measured cell."""
         if self._scores is None:
-            dm = self.dmap
-            rel = self.relative_penalty()
-            present = np.isfinite(rel)
-            over = present & (100.0 * rel > (np.inf if self.cap is None else self.cap))
-            self._scores = [self._sat(a) for a in (
-                np.where(present, rel, 0.0), present.astype(np.int32),
-                dm.measured.astype(np.int32)[..., None], dm.tied.astype(np.int32),
-                over.astype(np.int32))]
+            # the same for every tree of the map and cap: kept on the map (model selection
+            # builds a dozen variants on each training map)
+            cache = self.dmap.__dict__.setdefault("_score_tables", {})
+            if self.cap not in cache:
+                cache[self.cap] = self._score_tables()
+            self._scores = cache[self.cap]
         olo, ohi = self.original(lo, hi)
         summed, has, cells, tied, over = (self._box_sum(s, olo, ohi) for s in self._scores)
         valid = (has == cells) & (cells > 0)
         return summed, valid, valid & (tied == cells), valid & (over == 0)
+
+    def _score_tables(self):
+        dm = self.dmap
+        rel = self.relative_penalty()
+        present = np.isfinite(rel)
+        over = present & (100.0 * rel > (np.inf if self.cap is None else self.cap))
+        return [self._sat(a) for a in (
+            np.where(present, rel, 0.0), present.astype(np.int32),
+            dm.measured.astype(np.int32)[..., None], dm.tied.astype(np.int32),
+            over.astype(np.int32))]
 
     def tie_leaves(self, lo, hi):
         """(is a leaf, method) per box: some method is tied on every measured cell; the one with
@@ -324,6 +332,15 @@ def build_tree(dmap, options=None):
     """The quadtree/octree of a decision map under the options' limits (BuildOptions: split,
     leaf rule, max_depth, threshold, and the keyword fields max_penalty (robust leaves' cap,
     percent) and ties (tie-aware leaves); see the module docstring)."""
+    return build_with_blocks(dmap, options)[0]
+
+
+def build_with_blocks(dmap, options=None):
+    """(tree, block_method, block_share): build_tree's tree, and per node the method the leaf
+    rule gives its block were it cut there (a leaf's own method) and the share of its cells
+    the block's most frequent best method holds (1 for a leaf). Every tree of the same split
+    mode, leaf rule and ties cut by a depth or a threshold limit, or pruned, is this tree
+    with some nodes turned into leaves of their block method (core.candidates)."""
     options = (options or BuildOptions()).check()
     grid = _Grid(dmap, options.split)
     n_axes = len(grid.shape)
@@ -332,6 +349,7 @@ def build_tree(dmap, options=None):
     # per level: each active node's interval index on every axis
     node_iv = np.zeros((1, n_axes), dtype=np.int64)
     first_child, split, method, depth = [], [], [], []
+    block_method, block_share = [], []
     next_id, level = 1, 0
     while node_iv.shape[0]:
         iv = tuple(node_iv[:, d] for d in range(n_axes))
@@ -361,6 +379,13 @@ def build_tree(dmap, options=None):
             leaf[pick[~kept]] = False            # over the cap: split further
             leaf_method[pick[~kept]] = UNDEFINED
 
+        cut = np.flatnonzero(~leaf)
+        block_method.append(leaf_method.copy())
+        block_share.append(np.ones(len(leaf)))
+        if cut.size:
+            block_method[-1][cut] = chooser.choose(lo[cut], hi[cut], True)[0]
+            counts = chooser.counts(lo[cut], hi[cut])
+            block_share[-1][cut] = counts.max(axis=1) / counts.sum(axis=1)
         halves = [_halve(b) for b in bounds]
         splits_axis = np.stack([halves[d][2][node_iv[:, d]] for d in range(n_axes)], 1)
         splitting = ~leaf
@@ -389,8 +414,9 @@ def build_tree(dmap, options=None):
         bounds = [h[0] for h in halves]
         level += 1
     cat = lambda parts: np.concatenate(parts).astype(np.int32)  # noqa: E731
-    return TreeArrays(cat(first_child), np.concatenate(split).astype(np.int32),
-                      cat(method), cat(depth), dmap.family)
+    return (TreeArrays(cat(first_child), np.concatenate(split).astype(np.int32),
+                       cat(method), cat(depth), dmap.family),
+            np.concatenate(block_method).astype(np.int64), np.concatenate(block_share))
 
 
 def cells_of_values(axes, values):

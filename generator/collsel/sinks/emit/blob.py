@@ -1,11 +1,11 @@
 """Binary tree blob (format version 2: hierarchical methods and the algorithm family) for the C runtime, and the same bytes as a C array.
 
 The byte layout is documented in include/collsel_tree.h (the C runtime's public header) and in
-README.md. Split positions are not stored: the runtime derives each node's split from its box of
-cells, as `collsel build` chooses it. `encode` checks the tree's splits and node layout against
-that derivation (core.treefile.layout_error, which loading a tree.json runs too), and refuses
-(InputError) any tree it could not encode exactly, so a blob always answers as `collsel query`
-on the same tree.json.
+docs/formats/blob.md. Split positions are not stored: the runtime derives each node's split from
+its box of cells, as `collsel build` chooses it. `encode` checks the tree's splits and node
+layout against that derivation (core.treefile.layout_error, which loading a tree.json runs too),
+and refuses (InputError) any tree it could not encode exactly, so a blob always answers as
+`collsel query` on the same tree.json.
 
 Knows nothing of benchmark tables: it reads a loaded tree.json only.
 """

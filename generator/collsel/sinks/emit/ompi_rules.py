@@ -21,7 +21,7 @@ Defer. A tree leaf holding algorithm 0 (the MPI's own decision) is written as a 
 (`MSGSIZE 0 0 0`, JSON `"alg": 0`). Open MPI 4.1 / 5.0's `*_intra_dec_dynamic` takes a rule only
 `if (alg)`: with 0 it runs the algorithm forced by `coll_tuned_<coll>_algorithm` if one is set, else
 `*_intra_dec_fixed`, its fixed decision (coll_tuned_decision_dynamic.c; shown on Debian's Open MPI
-4.1.4 by tests/integration/test_ompi_rules.py, which traces the coll/base algorithm each call
+4.1.4 by tests/integration/test_ompi_rules_in_ompi.py, which traces the coll/base algorithm each call
 ran). Open MPI main / 6 keeps the same `if (alg)` fall-through after its JSON reader, and 0 is
 the "ignore" value of the algorithm enum, so `"alg": 0` means the same there (read from the
 source, not run: no Open MPI 6 here). `collsel emit` notes the grid cells that defer.
@@ -48,6 +48,7 @@ from collsel.core.tree import cells_of_values
 from collsel.errors import CollselError, InputError
 from collsel.sinks.emit import ompi_ppn, render, text
 from collsel.sinks.emit import ompi_rules_reader as check
+from collsel.sinks.emit.deploy import deploy_line
 from collsel.sinks.emit.targets import Emitted
 
 MAX_INT = 2**31 - 1
@@ -250,6 +251,7 @@ def _header(loaded_list, comm_sizes):
                        + ("; third axis ppn projected: " + PROJECTION if len(t.axes) == 3
                           else ""))
     return {"version": __version__, "trees": summary,
+            "deploy": deploy_line("ompi-rules", "THIS_FILE"),
             "blocks_from": ("--ompi-comm-sizes " + ",".join(map(str, comm_sizes))
                             if comm_sizes else "one block per P cell of the tree (exact)")}
 

@@ -5,16 +5,17 @@ from, and typed options; nothing here reads files or knows the command line.
 Penalties are in percent, against the exact decision map, over measured cells (core.penalty).
 Grids are nested lists indexed [comm_size][msg_size][z]; `null` where a value does not exist.
 """
-import colorsys
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from collsel.core import decision_map, penalty, probe_latency, tree
-from collsel.core.algorithms import BASELINE_ALGORITHM, Method, describe
+from collsel.core.algorithms import BASELINE_ALGORITHM, Method, algorithm_name, describe
 from collsel.errors import InputError
+from collsel.sinks.emit.deploy import deploy_line
 from collsel.sinks.report import resolution, robust
+from collsel.sinks.report.colours import DEFER_COLOUR, method_colour, variant_label
 
 FORMAT = "collsel-report"
 VERSION = 1
@@ -41,11 +42,6 @@ class ReportOptions:
     split: str = None           # pictured trees' split mode (default: the recommendation's)
     leaf: str = None            # pictured trees' leaf rule (default: the recommendation's)
 
-# Paul Tol's "muted" qualitative scheme (colour-blind safe), one hue per algorithm; the
-# methods of one algorithm (segment sizes, fan-in/out) are shades of its hue.
-HUES = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#44AA99",
-        "#999933", "#AA4499", "#6699CC", "#DD7788", "#777777")
-
 # Penalty colour bins (the paper's figure 3: white < 5 %, yellow 10-25 %, red >= 50 %),
 # lower bound inclusive; "below 0" only occurs for baselines faster than every candidate.
 PENALTY_BINS = [
@@ -56,30 +52,17 @@ PENALTY_BINS = [
     {"low": 25.0, "high": 50.0, "label": "25 - 50 %", "colour": "#F29A2E"},
     {"low": 50.0, "high": None, "label": ">= 50 %", "colour": "#C8261E"},
 ]
+MPI_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH"}    # by algorithm family
+MPICH_BASE = "build/mpich/generic.json"     # MPICH's own selection file (`make mpich-base`)
 NOT_MEASURED = {"label": "not measured (filled cell)", "colour": "#9A9A9A"}
-# "Defer to the MPI" (algorithm 0 as a leaf) stands apart from every algorithm's hue: black.
-DEFER = {"label": "defer to the MPI (its own decision, algorithm 0)", "colour": "#000000"}
+# "Defer to the MPI" (algorithm 0 as a leaf) stands apart from every algorithm's hue: grey.
+DEFER = {"label": "defer to the MPI (its own decision, algorithm 0)", "colour": DEFER_COLOUR}
 UNSCORED = {"label": "choice not measured in this cell", "colour": "#3A3A3A"}
 
 
-def method_colours(methods):
-    """Colour per method: hue by algorithm (order of first appearance), lightness by variant;
-    "defer to the MPI" (algorithm 0) black."""
-    algs = sorted({m.algorithm for m in methods if m.algorithm != 0})
-    out = []
-    for m in methods:
-        if m.algorithm == 0:
-            out.append(DEFER["colour"])
-            continue
-        group = [x for x in methods if x.algorithm == m.algorithm]
-        hue = HUES[algs.index(m.algorithm) % len(HUES)]
-        r, g, b = (int(hue[i:i + 2], 16) / 255 for i in (1, 3, 5))
-        h, _, s = colorsys.rgb_to_hls(r, g, b)
-        k, n = group.index(m), len(group)
-        light = 0.45 if n == 1 else 0.22 + 0.58 * k / (n - 1)
-        r, g, b = colorsys.hls_to_rgb(h, light, min(1.0, s * 1.1))
-        out.append("#%02X%02X%02X" % tuple(round(255 * c) for c in (r, g, b)))
-    return out
+def count(n, one, many):
+    """'1 leaf', '35 leaves'."""
+    return f"{n} {one if n == 1 else many}"
 
 
 def _grid(array, fn=lambda v: v):
@@ -97,6 +80,15 @@ def _summary(chosen_time, best_time):
     """The penalty summary of a choice as the page shows it (core.penalty.score)."""
     s = penalty.score(chosen_time, best_time)
     return {k: s[k] for k in ("cells", "mean", "median", "max", "min")}
+
+
+def _panel_penalties(chosen_time, best_time):
+    """The penalty grid a panel draws and, per panel (one per third-axis value, one for a 2-D
+    map), its summary for the panel's title: {"penalty": grid, "panels": [summary]}."""
+    pen = penalty.penalty_pct(chosen_time, best_time)
+    planes = [(chosen_time, best_time)] if chosen_time.ndim == 2 else [
+        (chosen_time[..., k], best_time[..., k]) for k in range(chosen_time.shape[2])]
+    return {"penalty": _grid(pen, _num), "panels": [_summary(t, b) for t, b in planes]}
 
 
 def _pareto(rows, key):
@@ -201,7 +193,7 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
         model_cells = _cells_in(dmap, mmap)
     names = dmap.method_names()
     methods = dmap.methods
-    colours = method_colours(methods)
+    mpi = MPI_NAMES.get(dmap.family, dmap.family)
     shape = dmap.shape
     measured = dmap.measured
 
@@ -213,8 +205,10 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
                   else a.values[-1], "count": len(a.values)} for a in dmap.axes],
         "methods": [{"index": i, "name": DEFER["label"] if m.algorithm == 0 else names[i],
                      "defer": m.algorithm == 0, "algorithm": m.algorithm,
-                     "algorithm_name": names[i].split("/")[0], "segsize": m.segsize,
-                     "faninout": m.faninout, "colour": colours[i],
+                     "algorithm_name": "defer" if m.algorithm == 0 else algorithm_name(
+                         dmap.collective, m.algorithm, dmap.family),
+                     "variant": variant_label(m), "segsize": m.segsize,
+                     "faninout": m.faninout, "colour": method_colour(m, methods),
                      "best_cells": int((measured & (dmap.best == i)).sum())}
                     for i, m in enumerate(methods)],
         "cells": {"total": int(np.prod(shape)), "measured": int(measured.sum()),
@@ -252,10 +246,8 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
     def chosen_time(choice):
         return penalty.chosen_time(dmap, choice)
 
-    def penalty_grid(choice):
-        pen = penalty.penalty_pct(np.where(measured, chosen_time(choice), np.nan),
-                                  dmap.best_time)
-        return _grid(pen, _num)
+    def panel_penalties(choice):
+        return _panel_penalties(np.where(measured, chosen_time(choice), np.nan), dmap.best_time)
 
     def leaf_grid(i):
         return _grid(leaf_ids[i], int)
@@ -263,7 +255,7 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
     family = [r for r in rows if r["split"] == split and r["leaf"] == leaf]
     pictured = [{"row": r["id"], "label": r["label"], "limit": r["limit"],
                  "choice": _grid(choices[r["id"]], int), "leaf": leaf_grid(r["id"]),
-                 "penalty": penalty_grid(choices[r["id"]])} for r in family]
+                 **panel_penalties(choices[r["id"]])} for r in family]
 
     # baselines on the same points
     baselines = {}
@@ -272,9 +264,9 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
     has = measured & np.isfinite(dmap.baseline_time)
     if has.any():
         base_time = np.where(has, dmap.baseline_time, np.nan)
-        entry = {"name": "Open MPI's own decision (algorithm 0 rows)",
-                 "short": "Open MPI's own decision\n(algorithm 0 rows)",
-                 "penalty": _grid(penalty.penalty_pct(base_time, dmap.best_time), _num),
+        entry = {"name": f"{mpi}'s own decision (algorithm 0 rows)",
+                 "short": f"{mpi}'s own decision",
+                 **_panel_penalties(base_time, dmap.best_time),
                  **_summary(base_time, dmap.best_time)}
         if rec is not None:
             entry["tree_same_cells"] = _summary(np.where(has, rec_time, np.nan), dmap.best_time)
@@ -293,10 +285,10 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
         scored = measured & np.isfinite(mtime)
         model_time = np.where(scored, mtime, np.nan)
         entry = {"name": "model-based choice (argmin of predicted times)",
-                 "short": "model-based choice\n(argmin of predicted times)",
+                 "short": "model-based choice",
                  "sources": list(options.model_tables),
                  "unmeasured_choices": int((measured & ~scored).sum()),
-                 "penalty": _grid(penalty.penalty_pct(model_time, dmap.best_time), _num),
+                 **_panel_penalties(model_time, dmap.best_time),
                  **_summary(model_time, dmap.best_time)}
         if rec is not None:
             entry["tree_same_cells"] = _summary(np.where(scored, rec_time, np.nan),
@@ -305,16 +297,19 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
                                       np.maximum(mchoice, 0), mname)
         baselines["model"] = entry
 
+    steps = deploy_steps(dmap.collective, dmap.family, options.z)
     recommendation = {k: v for k, v in rec.items() if k != "choice_grid"}
     recommendation.update(
-        budget=budget, choice=_grid(rec_choice, int), penalty=penalty_grid(rec_choice),
+        budget=budget, choice=_grid(rec_choice, int), **panel_penalties(rec_choice),
         imputed_choice=_grid(dmap.measured & np.take_along_axis(
             dmap.imputed, rec_choice[..., None], axis=-1)[..., 0], bool),
-        commands=[recommended.command] + emit_commands(options))
+        deploy=steps, commands=[recommended.command] + [x["emit"] for x in steps])
+    oos = robust.out_of_sample_table(dmap, rec_choice, recommended.out_of_sample)
     if progress:
         progress("baselines scored")
     return {
         "format": FORMAT, "version": VERSION, "collective": dmap.collective,
+        "family": dmap.family, "mpi": mpi,
         "options": {"tables": list(options.tables), "z": options.z, "depths": options.depths,
                     "thresholds": list(options.thresholds), "budget": budget,
                     "model_tables": list(options.model_tables),
@@ -325,7 +320,8 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
         "pictured": pictured,
         "baselines": baselines,
         "recommendation": recommendation,
-        "out_of_sample": robust.out_of_sample_table(dmap, rec_choice, recommended.out_of_sample),
+        "out_of_sample": oos,
+        "warnings": robust.warnings(oos),
         "robust": robust.cell_maps(dmap),
         "resolution_us": resolution.RESOLUTION_US,
         "penalty_bins": PENALTY_BINS, "not_measured": NOT_MEASURED, "unscored": UNSCORED,
@@ -355,14 +351,44 @@ def probe_latency_section(collective, probe):
     }
 
 
-def emit_commands(options):
-    """The commands that emit the recommended tree `build --recommend` wrote to tree-C/."""
-    out = f"tree-{options.collective}"
-    cmds = [f"collsel emit --target c {out}/tree.json --out {out}/c"]
-    if options.collective in ("bcast", "reduce") and not options.z:
-        cmds.append(f"collsel emit --target ompi-dec-fixed {out}/tree.json "
-                    f"--out {out}/ompi_{options.collective}_intra_dec_fixed.c")
-    return cmds
+def deploy_steps(collective, family, z):
+    """How the tree `build --recommend` wrote to tree-C/tree.json goes into use, per target:
+    what it is for, the emit command, and the line that runs an MPI program with the emitted
+    file in effect (sinks.emit.deploy, the text the emitters write in their headers)."""
+    out = f"tree-{collective}"
+    steps = []
+
+    def step(target, file, what, extra=""):
+        steps.append({"target": target, "what": what, "file": file,
+                      "emit": f"collsel emit --target {target} {out}/tree.json{extra} "
+                              f"--out {file}",
+                      "run": deploy_line(target, file, family)})
+
+    served = collective in ("bcast", "reduce")     # by the rules files and libcollsel
+    if served and z in (None, "ppn"):
+        if family == "mpich":
+            step("mpich-json", f"{out}/mpich_selection.json", "MPICH's collective selection "
+                 "file (no rebuild)", f" --mpich-base {MPICH_BASE}")
+        else:
+            step("ompi-rules", f"{out}/rules.conf", "Open MPI's coll/tuned dynamic rules file "
+                 "(no rebuild)")
+    if served:
+        step("blob", f"{out}/{collective}.bin", "libcollsel, the PMPI library (no rebuild)")
+    step("c", f"{out}/c", "a C decision function, for code that forces the MPI's algorithm")
+    if served and family != "mpich" and not z:
+        step("ompi-dec-fixed", f"{out}/ompi_{collective}_intra_dec_fixed.c",
+             "Open MPI's fixed decision, compiled into a patched Open MPI")
+    return steps
+
+
+def _methods_used(dmap, choice):
+    """The methods a choice grid picks, named in the table's algorithm family, with the cells
+    each decides, most first."""
+    index, counts = np.unique(choice, return_counts=True)
+    names = dmap.method_names()
+    return [{"index": int(i), "cells": int(n), "name": DEFER["label"]
+             if dmap.methods[i].algorithm == BASELINE_ALGORITHM else names[i]}
+            for n, i in sorted(zip(counts.tolist(), index.tolist()), key=lambda x: (-x[0], x[1]))]
 
 
 def _recommended(dmap, recommended, rows, choices):
@@ -377,7 +403,8 @@ def _recommended(dmap, recommended, rows, choices):
             and (r["split"], r["leaf"]) == (recommended.options.split, recommended.options.leaf)
             and np.array_equal(c, choice)]
     return {"split": recommended.options.split, "leaf": recommended.options.leaf,
-            "label": f"pruned, {stats['leaves']} leaves", "row": same[0] if same else None,
+            "label": f"pruned, {count(stats['leaves'], 'leaf', 'leaves')}",
+            "row": same[0] if same else None,
             **{k: stats[k] for k in ("nodes", "leaves", "max_depth", "mean_depth",
                                       "penalty_mean", "penalty_median", "penalty_max",
                                       "unmeasured_choices")},
@@ -386,4 +413,5 @@ def _recommended(dmap, recommended, rows, choices):
             "deferred": bool(figures.get("deferred")),
             "deferral_advised": bool(figures.get("deferral_advised")),
             "build_command": recommended.command, "choice_grid": choice,
+            "methods": _methods_used(dmap, choice), "cells": int(choice.size),
             "leaf_ids": _grid(t.leaf_grid(dmap.shape), int)}

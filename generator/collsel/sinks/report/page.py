@@ -5,7 +5,7 @@ import json
 from collsel.core import tree
 from collsel.errors import CollselError
 from collsel.sinks.emit import render
-from collsel.sinks.report import plots
+from collsel.sinks.report import compute, plots
 
 
 def dumps(report):
@@ -46,6 +46,8 @@ def render_files(report, progress=None, tree_json=None):
 class Format:
     """Number formatting for the page (the numbers themselves come from report.json)."""
 
+    count = staticmethod(compute.count)
+
     @staticmethod
     def pct(v, digits=2):
         return "–" if v is None else f"{v:.{digits}f} %"
@@ -83,6 +85,13 @@ class Format:
         if limit == "depth":
             return f"max depth {value}"
         return f"accuracy threshold {value:g} %" if limit == "threshold" else "none (exact tree)"
+
+    @staticmethod
+    def limit_short(limit, value):
+        """A limit in a narrow table column: 'depth 3', 'accuracy 60 %', 'exact'."""
+        if limit == "depth":
+            return f"depth {value}"
+        return f"accuracy {value:g} %" if limit == "threshold" else "exact"
 
     @classmethod
     def pct_us(cls, pct, us, below_resolution):

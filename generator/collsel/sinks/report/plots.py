@@ -118,7 +118,7 @@ class _Frame:
             step += 1
         return self.p_pos[::step], [str(v) for v in self.p_values[::step]]
 
-    def panel(self, ax, codes, cmap, norm, title, leaf=None):
+    def panel(self, ax, codes, cmap, norm, title, leaf=None, xlabel=True, ylabel=True):
         mesh = ax.pcolormesh(self.m_edges, self.p_edges, codes, cmap=cmap, norm=norm,
                       shading="flat", rasterized=True)
         if leaf is not None:
@@ -132,9 +132,11 @@ class _Frame:
         else:
             ax.yaxis.set_major_locator(MaxNLocator(nbins=7, integer=True))
         ax.set_title(title)
-        ax.set_xlabel("message size m (bytes, log scale)" + (", 0 at left" if self.has_zero
-                                                             else ""))
-        ax.set_ylabel("communicator size P" + (" (log scale)" if self.log_p else ""))
+        if xlabel:
+            ax.set_xlabel("message size m (bytes, log scale)" + (", 0 at left" if self.has_zero
+                                                                 else ""))
+        if ylabel:
+            ax.set_ylabel("communicator size P" + (" (log scale)" if self.log_p else ""))
         return mesh
 
     def _boundaries(self, leaf):
@@ -167,48 +169,86 @@ class _Frame:
         return self.m_pos[j], self.p_pos[i]
 
 
-def _text_px(fig, text):
-    """Width in pixels of a tick label as the figure's renderer draws it."""
+def _text_px(fig, text, size=TICK_FONT, weight="normal"):
+    """Width in pixels of a text as the figure's renderer draws it."""
     w, _, _ = fig.canvas.get_renderer().get_text_width_height_descent(
-        text, FontProperties(size=TICK_FONT), ismath=False)
+        text, FontProperties(size=size, weight=weight), ismath=False)
     return w
 
 
-def _grid_figure(n_panels, legend_rows, ncols=MAP_COLUMNS, min_cols=1, wspace=0.28):
+LEGEND_FONT = 9                # points
+LEGEND_ROW_IN = 0.21           # inches per legend row (font and label spacing)
+
+
+def _grid_figure(n_panels, legend_rows=0, ncols=MAP_COLUMNS, min_cols=1, wspace=0.28, side=0.0):
+    """A figure of map panels in a grid, with `legend_rows` rows of legend below the panels or
+    a column `side` inches wide on their right (placed by _side_legend; the panels narrow to
+    make room, so the figure keeps its width on the page). Returns the figure, its axes and,
+    per axes, which axis labels it draws (only the outer panels')."""
     ncols = max(min_cols, min(ncols, n_panels))
     nrows = -(-n_panels // ncols)
-    legend_h = 0.22 * legend_rows + 0.5
-    height = PANEL_H * nrows + legend_h + 0.3
-    width = PANEL_W * ncols + 0.4
+    legend_h = 0.22 * legend_rows + 0.5 if legend_rows else 0.45
+    height = PANEL_H * nrows + legend_h + 0.5
+    width = PANEL_W * ncols + 0.4 + max(0.0, side - 0.25 * PANEL_W * ncols)
     fig = Figure(figsize=(width, height), dpi=DPI)
     FigureCanvasAgg(fig)
-    top = 1 - 0.8 / height            # room for the title and two-line panel titles
+    top = 1 - 1.0 / height            # room for the title and two-line panel titles
     bottom = (legend_h + 0.1) / height
-    grid = fig.add_gridspec(nrows, ncols, left=0.75 / width, right=1 - 0.6 / width, top=top,
-                            bottom=bottom, wspace=wspace, hspace=0.6)
+    grid = fig.add_gridspec(nrows, ncols, left=0.75 / width, right=1 - (0.6 + side) / width,
+                            top=top, bottom=bottom, wspace=wspace, hspace=0.6)
     axs = [fig.add_subplot(grid[k // ncols, k % ncols]) for k in range(n_panels)]
-    return fig, axs
+    labels = [{"xlabel": k + ncols >= n_panels, "ylabel": k % ncols == 0}
+              for k in range(n_panels)]
+    return fig, axs, labels
 
 
-def _method_legend(fig, report):
-    methods = report["data"]["methods"]
+def _side_legend(fig, side, handles, labels, headers=(), title=None):
+    """A legend in the right-hand column of a _grid_figure (`side` inches wide), from the top;
+    labels whose index is in `headers` are group headings, in bold."""
+    width, height = fig.get_figwidth(), fig.get_figheight()
+    ncol = max(1, math.ceil(len(labels) * LEGEND_ROW_IN / (height - 1.0)))
+    legend = fig.legend(handles, labels, loc="upper left", ncol=ncol, frameon=False,
+                        bbox_to_anchor=(1 - (side + 0.15) / width, 1 - 0.95 / height),
+                        fontsize=LEGEND_FONT, handlelength=1.3, handletextpad=0.5,
+                        labelspacing=0.45, columnspacing=1.0, borderaxespad=0.0, title=title,
+                        title_fontsize=LEGEND_FONT + 0.5, alignment="left")
+    for k, text in enumerate(legend.get_texts()):
+        if k in headers:
+            text.set_fontweight("bold")
+    return legend
+
+
+def _side_width(labels, rows_per_in):
+    """Inches of a right-hand legend column holding `labels` (measured with the legend's font
+    on a scratch figure), in as many columns as the height `rows_per_in` needs."""
+    scratch = Figure(dpi=DPI)
+    FigureCanvasAgg(scratch)
+    text_in = max((_text_px(scratch, line, LEGEND_FONT, "bold") for lab in labels
+                   for line in lab.split("\n")), default=0) / DPI
+    ncol = max(1, math.ceil(len(labels) * LEGEND_ROW_IN / rows_per_in))
+    return ncol * (text_in + 0.45) + 0.3
+
+
+def _method_legend_items(report, shown):
+    """Legend rows of the methods in `shown` (indices), grouped by algorithm: an algorithm with
+    one method shown is one row with its name; one with several is a heading, then a row per
+    variant (segment size, fan-in/out), dark to light as drawn."""
     groups = {}
-    for m in methods:
-        groups.setdefault(m["algorithm"], []).append(m)
-    depth = max(len(g) for g in groups.values())
-    handles, labels = [], []
+    for m in report["data"]["methods"]:
+        if m["index"] in shown:
+            groups.setdefault(m["algorithm"], []).append(m)
+    handles, labels, headers = [], [], []
     for alg in sorted(groups):
-        g = groups[alg]
-        for k in range(depth):
-            if k < len(g):
-                handles.append(Patch(facecolor=g[k]["colour"], edgecolor="#444444", lw=0.3))
-                labels.append(g[k]["name"])
-            else:
-                handles.append(Patch(alpha=0))
-                labels.append("")
-    fig.legend(handles, labels, loc="lower center", ncol=len(groups), frameon=False,
-               fontsize=7.5, handlelength=1.4, columnspacing=1.2, borderaxespad=0.3)
-    return depth
+        group = groups[alg]
+        if len(group) > 1:
+            headers.append(len(labels))
+            handles.append(Patch(alpha=0))
+            labels.append(group[0]["algorithm_name"])
+        for m in group:
+            handles.append(Patch(facecolor=m["colour"], edgecolor="#444444", lw=0.3))
+            labels.append(m["variant"] if len(group) > 1 else
+                          "defer to the MPI" if m["defer"] else m["name"])
+    return handles, labels, headers
 
 
 def _penalty_codes(report, grid, measured):
@@ -238,7 +278,7 @@ def _penalty_cmap(report):
     return ListedColormap(colours), BoundaryNorm([k - 0.5 for k in range(n + 1)], n)
 
 
-def _penalty_legend(fig, report, extra=()):
+def _penalty_items(report, extra=()):
     items = [(b["colour"], b["label"]) for b in report["penalty_bins"]] + [
         (report["not_measured"]["colour"], report["not_measured"]["label"]),
         (report["unscored"]["colour"], report["unscored"]["label"])]
@@ -247,9 +287,28 @@ def _penalty_legend(fig, report, extra=()):
     for h, lab in extra:
         handles.append(h)
         labels.append(lab)
-    ncol = max(2, min(5, int(fig.get_figwidth() / 2.2)))
-    fig.legend(handles, labels, loc="lower center", ncol=ncol, frameon=False,
-               fontsize=8, title="penalty against the exact map", title_fontsize=8)
+    return handles, labels
+
+
+PENALTY_TITLE = "penalty against\nthe exact map"
+
+
+def _penalty_panel(frame, ax, report, grid, measured, title, summary, labels):
+    """A penalty panel titled with its mean and max; a panel all in the lowest bin says so in
+    the panel (an all-white panel looks like a drawing that failed)."""
+    mean, top = summary["mean"], summary["max"]
+    figures = ("no scored cell" if mean is None
+               else f"mean {mean:.2f} %, max {top:.2f} %")
+    frame.panel(ax, _penalty_codes(report, grid, measured), *_penalty_cmap(report),
+                f"{title}\n{figures}", **labels)
+    low = report["penalty_bins"][1]["high"]
+    if top is not None and 0 <= top < low:
+        text = ("0 % everywhere" if top == 0 else
+                f"every cell < {low:g} %\n(max {top:.2f} %)")
+        ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center",
+                fontsize=13, color="#333333",
+                bbox={"boxstyle": "round,pad=0.4", "fc": "#F4F4F4", "ec": "#999999",
+                      "lw": 0.6})
 
 
 def _z_slices(frame):
@@ -257,6 +316,15 @@ def _z_slices(frame):
         return [(None, "", "")]
     return [(k, f" ({frame.z['name']} = {lab})", f"-z{re.sub(r'[^A-Za-z0-9_.-]', '_', lab)}")
             for k, lab in enumerate(frame.z["labels"])]
+
+
+def _panel_title(p):
+    """A pictured tree's panel title in words."""
+    if p["limit"] == "depth":
+        return f"max depth {p['label'].split()[-1]}"
+    if p["limit"] == "threshold":
+        return f"accuracy threshold {p['label'].rstrip('%')} %"
+    return "exact tree (leaf blocks)"
 
 
 def map_figures(report, frame):
@@ -267,42 +335,45 @@ def map_figures(report, frame):
     opts = report["options"]
     out = []
     for k, title_z, suffix in _z_slices(frame):
-        groups = {}
-        for m in methods:
-            groups.setdefault(m["algorithm"], []).append(m)
-        legend_rows = max(len(g) for g in groups.values())
-        panels = [("exact decision map", report["data"]["exact"], None)] + [
-            (f"{p['label']}" if p["limit"] != "exact" else "exact tree (leaf blocks)",
-             p["choice"], p["leaf"]) for p in pictured]
-        fig, axs = _grid_figure(len(panels), legend_rows)
-        for ax, (title, grid, leaf) in zip(axs, panels):
-            frame.panel(ax, _slice(grid, k), cmap, norm, title,
-                        None if leaf is None else _slice(leaf, k))
-        _method_legend(fig, report)
+        panels = [("exact decision map", _slice(report["data"]["exact"], k), None)] + [
+            (_panel_title(p), _slice(p["choice"], k), _slice(p["leaf"], k)) for p in pictured]
+        shown = {v for _, grid, _ in panels for row in grid for v in row}
+        handles, labels, headers = _method_legend_items(report, shown)
+        rows = -(-len(panels) // MAP_COLUMNS)
+        side = _side_width(labels, PANEL_H * rows - 0.5)
+        fig, axs, outer = _grid_figure(len(panels), side=side)
+        for ax, (title, grid, leaf), lab in zip(axs, panels, outer):
+            frame.panel(ax, grid, cmap, norm, title, leaf, **lab)
+        _side_legend(fig, side, handles, labels, headers, title="method")
         fig.suptitle(f"{report['collective']}: exact map and trees ({opts['pictured_split']} "
                      f"split, {opts['pictured_leaf']} leaves){title_z}", fontsize=10)
         out.append((f"maps{suffix}", fig,
                     f"Decision maps{title_z}: the exact map, then trees limited by depth and by "
-                    f"accuracy threshold; thin lines are leaf-block borders"))
+                    f"accuracy threshold; thin lines are leaf-block borders. One hue per "
+                    f"algorithm, darker for smaller segments; the legend lists the methods "
+                    f"these panels show"))
     return out
 
 
 def penalty_figures(report, frame):
-    cmap, norm = _penalty_cmap(report)
     measured = report["data"]["measured"]
     restricted = [p for p in report["pictured"] if p["limit"] != "exact"]
     out = []
     if not restricted:
         return out
+    handles, labels = _penalty_items(report)
+    rows = -(-len(restricted) // MAP_COLUMNS)
+    side = _side_width(labels, PANEL_H * rows - 0.5)
     for k, title_z, suffix in _z_slices(frame):
-        fig, axs = _grid_figure(len(restricted), 3)
-        for ax, p in zip(axs, restricted):
-            frame.panel(ax, _penalty_codes(report, _slice(p["penalty"], k), _slice(measured, k)),
-                        cmap, norm, p["label"])
-        _penalty_legend(fig, report)
+        fig, axs, outer = _grid_figure(len(restricted), side=side)
+        for ax, p, lab in zip(axs, restricted, outer):
+            _penalty_panel(frame, ax, report, _slice(p["penalty"], k), _slice(measured, k),
+                           _panel_title(p), p["panels"][k or 0], lab)
+        _side_legend(fig, side, handles, labels, title=PENALTY_TITLE)
         fig.suptitle(f"{report['collective']}: penalty of each restricted tree{title_z}",
                      fontsize=10)
-        out.append((f"penalty{suffix}", fig, f"Penalty maps{title_z} of the restricted trees"))
+        out.append((f"penalty{suffix}", fig, f"Penalty maps{title_z} of the restricted trees, "
+                    f"each titled with its mean and largest penalty over measured cells"))
     return out
 
 
@@ -311,24 +382,26 @@ def baseline_figures(report, frame):
     base = report["baselines"]
     if rec is None or not base:
         return []
-    cmap, norm = _penalty_cmap(report)
     measured = report["data"]["measured"]
+    mark = Line2D([], [], marker="x", color="#0044AA", lw=0, markersize=5)
+    handles, labels = _penalty_items(report, [(mark, "recommended tree\nslower than this "
+                                                     "choice")])
+    side = _side_width(labels, PANEL_H - 0.5)
     out = []
     for k, title_z, suffix in _z_slices(frame):
-        panels = [(b["short"], b["penalty"], b.get("losses", [])) for b in base.values()]
-        panels.append((f"recommended tree\n{rec['split']} split, {rec['leaf']} leaves, "
-                       f"{rec['label']}", rec["penalty"], []))
-        fig, axs = _grid_figure(len(panels), 4, ncols=3, min_cols=3)
-        for ax, (title, grid, losses) in zip(axs, panels):
-            frame.panel(ax, _penalty_codes(report, _slice(grid, k), _slice(measured, k)),
-                        cmap, norm, title)
+        panels = [(b["short"], b["penalty"], b["panels"], b.get("losses", []))
+                  for b in base.values()]
+        panels.append((f"recommended tree ({rec['label']})", rec["penalty"], rec["panels"], []))
+        fig, axs, outer = _grid_figure(len(panels), ncols=3, min_cols=3, side=side)
+        for ax, (title, grid, summary, losses), lab in zip(axs, panels, outer):
+            _penalty_panel(frame, ax, report, _slice(grid, k), _slice(measured, k), title,
+                           summary[k or 0], lab)
             pts = [frame.centre(*loss["cell"][:2]) for loss in losses
                    if k is None or loss["cell"][2] == k]
             if pts:
                 ax.scatter([x for x, _ in pts], [y for _, y in pts], marker="x", s=10,
                            linewidths=0.8, color="#0044AA", rasterized=False)
-        mark = Line2D([], [], marker="x", color="#0044AA", lw=0, markersize=5)
-        _penalty_legend(fig, report, [(mark, "recommended tree slower than this choice")])
+        _side_legend(fig, side, handles, labels, title=PENALTY_TITLE)
         fig.suptitle(f"{report['collective']}: baselines and the recommended tree on the same "
                      f"cells{title_z}", fontsize=10)
         out.append((f"baselines{suffix}", fig, f"Baselines{title_z}"))
@@ -355,7 +428,7 @@ def robust_figures(report, frame):
     rec = report["recommendation"]
     out = []
     for k, title_z, suffix in _z_slices(frame):
-        fig, axs = _grid_figure(3, 1, wspace=0.6)
+        fig, axs, _ = _grid_figure(3, 1, wspace=0.6)
         _count_panel(frame, fig, axs[0], rb["tie_size"], k, max(rb["tie_max"], 1),
                      "tie-set size (methods as fast as the best)", "YlOrRd",
                      "methods in the tie set")

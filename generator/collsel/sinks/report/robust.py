@@ -7,7 +7,7 @@ core.out_of_sample (they need the table, which sinks never read); here they are 
 """
 import numpy as np
 
-from collsel.core import penalty, pruning
+from collsel.core import penalty, pruning, verdict
 
 CHOOSERS = (("recommended", "recommended tree (collsel build --recommend)"),
             ("default", "the MPI's own decision (algorithm 0 rows)"),
@@ -93,3 +93,26 @@ def block_absent(kind):
             "leave_one_P_out": "fewer than two communicator sizes with candidates",
             "leave_one_m_out": "fewer than two message sizes with candidates"}.get(
                 kind, "no data")
+
+
+TREES = (("recommended", "the recommended tree"), ("exact", "the exact tree"))
+BASELINES = ("default", "best_fixed")
+
+
+def warnings(table):
+    """Each column of the out-of-sample table (in sample too) where a tree (the recommended,
+    the exact) has a higher mean penalty than the MPI's own decision or the best single fixed
+    method (core.verdict), with both figures: the page's plain warnings."""
+    rows = {r["key"]: r for r in table["rows"]}
+    out = []
+    for k, column in enumerate(table["columns"]):
+        for key, name in TREES:
+            mine = rows[key]["cells"][k]
+            theirs = {b: rows[b]["cells"][k] for b in BASELINES}
+            found = verdict.worse_than(mine and mine["mean"], {
+                b: cell["mean"] if cell else None for b, cell in theirs.items()})
+            out += [{"tree": key, "tree_name": name, "against": b, "against_name":
+                     dict(CHOOSERS)[b], "column": column["label"], "tree_mean": mine["mean"],
+                     "tree_cells": mine["cells"], "other_mean": mean,
+                     "other_cells": theirs[b]["cells"]} for b, mean in found]
+    return out

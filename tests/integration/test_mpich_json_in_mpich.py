@@ -101,7 +101,7 @@ def measure_native_table(program, path):
                                    "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"})
                 assert r.returncode == 0, f"{alg} P={p}: {r.stderr[-2000:]}"
                 rows += [f"bcast,{p},{m},{alg},0,{us}" for m, us in bcast_times(r).items()]
-    path.write_text("# algorithm_family=mpich\n# source=tests/integration/test_mpich_json.py\n"
+    path.write_text("# algorithm_family=mpich\n# source=tests/integration/test_mpich_json_in_mpich.py\n"
                     "collective,comm_size,msg_size,algorithm,segsize,time_us\n"
                     + "\n".join(rows) + "\n")
     return path

@@ -1,0 +1,190 @@
+"""Out-of-sample folds as slices of one map, for choosing a tree (core.model_selection).
+
+The table's map (P x m [x z] x methods) and every launch's times on the same grid are made once.
+A training set is the map without some P or m indexes, or the mean of some launches (as the
+sweep combines them), assembled by core.decision_map.from_times: no table is rebuilt, so the
+many training sets of cross-validation within cross-validation cost a slice each. A held-out
+set is a cost matrix: the penalty (%) of every method in every held-out measured cell, a method
+not measured there costing the cell's worst measured penalty (never free, as core.pruning's
+cell_costs), and the MPI's default's penalty beside it.
+
+A removal is a tuple of (kind, key) pairs: ("launches", k) drops launch k, ("P", i) and
+("m", i) drop an index of that axis. The methods keep their indexes in every training map
+("defer" is last, and a map without it just lacks the last one).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from collsel.core import decision_map, zbins
+from collsel.core.algorithms import BASELINE_ALGORITHM
+from collsel.core.decision_map import DEFER
+from collsel.core.tree import cells_of_values
+
+AXIS = {"P": 0, "m": 1}
+GROUPS = 4      # at most this many folds per P or m kind: interior values interleaved into
+# groups (every g-th value), so each held-out value keeps measured neighbours; 6 P groups were
+# tried and judged worse by nested cross-validation on the Trieste tables
+
+
+@dataclass
+class HeldOut:
+    query: list            # per axis, the held-out cells' values
+    cost: np.ndarray       # (cells, methods) penalty %, unmeasured: the cell's worst
+    default: np.ndarray    # (cells,) penalty % of the MPI's default, NaN where not measured
+
+    def __len__(self):
+        return self.cost.shape[0]
+
+
+def _costs(times, base):
+    """(cells, methods) penalties of measured cells, the default's, and the measured mask."""
+    measured = np.isfinite(times).any(axis=-1)
+    times, base = times[measured], base[measured]
+    best = np.min(np.where(np.isfinite(times), times, np.inf), axis=1, keepdims=True)
+    pen = 100.0 * (times / best - 1.0)
+    worst = np.max(np.where(np.isfinite(pen), pen, -np.inf), axis=1, keepdims=True)
+    return np.where(np.isfinite(pen), pen, worst), 100.0 * (base / best[:, 0] - 1.0), measured
+
+
+class FoldGrid:
+    """The map, its launches on its grid, and the training and held-out sets of any fold."""
+
+    def __init__(self, dmap, launch_tables=None, settings=decision_map.MapSettings()):
+        self.dmap, self.tolerance = dmap, settings.tolerance
+        self.defer = DEFER in dmap.methods
+        self.launch_ids, self.launch_times, self.launch_base = [], None, None
+        if launch_tables and len(launch_tables) >= 2 and not (settings.z and
+                                                              zbins.binned(settings.z)):
+            self._place_launches(launch_tables, settings.z)
+
+    def _place_launches(self, launch_tables, z):
+        dm = self.dmap
+        index = {(m.algorithm, m.segsize, m.faninout): i for i, m in enumerate(dm.methods)}
+        shape = dm.shape + (len(dm.methods),)
+        times, bases, ids = [], [], []
+        for k, t in sorted(launch_tables.items()):
+            coords = decision_map.cells_of_rows(t, dm.axes, t.extra[z].tolist() if z else None)
+            on = np.all([c >= 0 for c in coords], axis=0)
+            base_row = t.algorithm == BASELINE_ALGORITHM
+            keys = zip(t.algorithm.tolist(), t.segsize.tolist(), t.faninout.tolist())
+            method = np.array([index.get(key, -1) for key in keys], dtype=np.int64)
+            if self.defer:
+                method[base_row] = dm.methods.index(DEFER)
+            grid = np.full(shape, np.inf)
+            rows = np.flatnonzero(on & (method >= 0))
+            np.minimum.at(grid, tuple(c[rows] for c in coords) + (method[rows],), t.time_us[rows])
+            base = np.full(dm.shape, np.inf)
+            rows = np.flatnonzero(on & base_row)
+            np.minimum.at(base, tuple(c[rows] for c in coords), t.time_us[rows])
+            if np.isfinite(grid).any():
+                times.append(np.where(np.isfinite(grid), grid, np.nan))
+                bases.append(np.where(np.isfinite(base), base, np.nan))
+                ids.append(k)
+        if len(ids) >= 2:
+            self.launch_ids, self.launch_times, self.launch_base = ids, np.stack(times), \
+                np.stack(bases)
+
+    # --- folds -------------------------------------------------------------------------
+    def folds(self, kind, groups=None):
+        """The removals of one kind's folds: one per launch; for P and m, the interior values
+        with candidates (the smallest and largest are never held out: that is extrapolation),
+        interleaved into at most `groups` groups (every g-th value) so each held-out value
+        keeps its measured neighbours."""
+        if kind == "launches":
+            return [(("launches", k),) for k in self.launch_ids]
+        axis = AXIS[kind]
+        cand = self.dmap.times[..., :len(self.dmap.methods) - self.defer]
+        other = tuple(d for d in range(cand.ndim) if d != axis)
+        present = np.flatnonzero(np.isfinite(cand).any(axis=other))[1:-1]
+        n = min(GROUPS if groups is None else groups, present.size)
+        return [tuple((kind, int(i)) for i in present[g::n]) for g in range(n)]
+
+    def edge_fold(self):
+        """The removal of the largest P with candidates (asked from a map built without it)."""
+        cand = self.dmap.times[..., :len(self.dmap.methods) - self.defer]
+        present = np.flatnonzero(np.isfinite(cand).any(axis=tuple(range(1, cand.ndim))))
+        return (("P", int(present[-1])),) if present.size >= 2 else None
+
+    # --- training and held-out sets ----------------------------------------------------
+    def _times(self, launches_out):
+        if not launches_out:
+            return self.dmap.times, self.dmap.baseline_time
+        keep = [i for i, k in enumerate(self.launch_ids) if k not in launches_out]
+        return _mean(self.launch_times[keep]), _mean(self.launch_base[keep])
+
+    def training(self, removal, defer=True):
+        """The training map of a removal (core.decision_map.from_times; "defer" dropped when
+        `defer` is off)."""
+        launches_out = {k for kind, k in removal if kind == "launches"}
+        times, base = self._times(launches_out)
+        drop = {name: [k for kind, k in removal if kind == name] for name in AXIS}
+        return self._assemble(times, base, None if launches_out else self.dmap.tied, drop,
+                              defer)
+
+    def held_map(self, removal):
+        """The map of a fold's held-out cells alone (a launch's own, or the removed indexes)."""
+        dm = self.dmap
+        launches = [k for kind, k in removal if kind == "launches"]
+        if launches:
+            i = self.launch_ids.index(launches[0])
+            return self._assemble(self.launch_times[i], self.launch_base[i], None, {}, True)
+        drop = {}
+        for name, axis in AXIS.items():
+            held = [k for kind, k in removal if kind == name]
+            drop[name] = [i for i in range(dm.shape[axis]) if held and i not in held]
+        return self._assemble(dm.times, dm.baseline_time, dm.tied, drop, True)
+
+    def _assemble(self, times, base, tied, drop, defer):
+        dm = self.dmap
+        n_methods = len(dm.methods) - (self.defer and not defer)
+        times = times[..., :n_methods]
+        tied = None if tied is None else tied[..., :n_methods]
+        keep = []
+        for name, axis in AXIS.items():
+            other = tuple(d for d in range(times.ndim - 1) if d != axis)
+            alive = np.isfinite(times).any(axis=other + (times.ndim - 1,))
+            alive[drop.get(name, [])] = False
+            keep.append(np.flatnonzero(alive))
+        cut = np.ix_(*keep, *[np.arange(n) for n in dm.shape[2:]])
+        axes = [decision_map.make_axis(a.name, a.kind, [a.values[i] for i in k])
+                for a, k in zip(dm.axes, keep)] + list(dm.axes[2:])
+        return decision_map.from_times(dm.collective, axes, dm.methods[:n_methods], times[cut],
+                                       base[cut], dm.family, self.tolerance,
+                                       tied=None if tied is None else tied[cut])
+
+    def held_out(self, removal):
+        """The held-out cells of a fold: a launch's own times, or the map's at the removed
+        indexes."""
+        dm = self.dmap
+        launches = [k for kind, k in removal if kind == "launches"]
+        if launches:
+            i = self.launch_ids.index(launches[0])
+            times, base = self.launch_times[i], self.launch_base[i]
+            mask = np.ones(dm.shape, dtype=bool)
+        else:
+            times, base = dm.times, dm.baseline_time
+            mask = np.zeros(dm.shape, dtype=bool)
+            for kind, k in removal:
+                index = [slice(None)] * len(dm.shape)
+                index[AXIS[kind]] = k
+                mask[tuple(index)] = True
+        cost, default, measured = _costs(np.where(mask[..., None], times, np.nan),
+                                         np.where(mask, base, np.nan))
+        cells = np.nonzero(np.isfinite(np.where(mask[..., None], times, np.nan)).any(axis=-1))
+        query = [np.asarray(a.values, dtype=np.uint64 if a.kind == decision_map.LOG2
+                            else np.int64)[c] for a, c in zip(dm.axes, cells)]
+        return HeldOut(query, cost, default)
+
+
+def _mean(stack):
+    """Mean over the first axis of the finite values; NaN where none is."""
+    finite = np.isfinite(stack)
+    count = finite.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, np.where(finite, stack, 0.0).sum(axis=0) / count, np.nan)
+
+
+def query_cells(train, held):
+    """The held-out cells' cell indexes on a training map's axes."""
+    return cells_of_values(train.axes, held.query)

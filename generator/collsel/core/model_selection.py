@@ -1,0 +1,212 @@
+"""Choosing the recommended tree by cross-validation, and its honest (nested) figure.
+
+Criterion (what "out of sample" means, matching the use): `launches` (build on the other
+launches' mean, score on the held-out launch: the tree used again on this machine), `P`
+(leave-P-out: communicator sizes not measured), `m` (leave-m-out: message sizes not measured),
+or `combined`, the default: the mean of the kinds the data allows (launches only with a journal
+of 2+ launches). P and m folds hold out interior values only, interleaved into at most
+core.fold_maps.GROUPS groups.
+
+Statistic: the capped mean penalty. Each held-out cell's penalty counts at most CAP = 100 %:
+a choice twice as slow as the best is wrong whatever its size, and one wild cell (69,698 %
+was seen: a measurement glitch or a pathological algorithm at one point) then moves a mean over
+N cells by at most CAP/N instead of deciding it. A trimmed mean would drop cells silently and a
+median ignores the tail; the cap keeps every cell. Reports keep the plain mean and the max.
+A kind's figure is the capped mean over its folds' pooled held-out cells; `combined` averages
+kinds.
+
+Rule: the one-standard-error rule. The best candidate b has the least figure; candidate c
+qualifies when figure(c) <= figure(b) + SE(c), SE computed over CELLS of the paired per-cell
+difference c - b (a cell hard for every candidate cancels), per kind SE_k = sd/sqrt(cells),
+combined sqrt(sum SE_k^2)/kinds. Over folds (3-5 per kind) the SE was so wide that deferring
+everywhere "tied" trees 3 points better (seen on the Trieste bcast table); cells of one fold are
+not independent, so this SE is on the small side and the rule on the greedy side. Among those
+qualifying that are not worse than the MPI's default nor the best fixed method (never worse
+than the obvious), the one with the fewest leaves wins (then the lower figure, then grid order). The trivial candidates have one leaf, so
+when they are within noise of the best they are chosen, and said so.
+
+Nested figure: for every outer fold, the rule is applied inside its training set (inner folds:
+the other folds of the same kind, training on both removed; with `combined`, each kind's outer
+folds use inner folds of that kind only, which keeps the cost to pairs of folds), and the tree
+it picks, trained on the outer training set, is scored on the outer held-out cells. That figure
+includes the optimism of choosing and is the one the recommendation reports; the best
+candidate's plain cross-validated figure is shown beside it (its difference: the regret).
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from collsel.core import candidates as cands
+from collsel.errors import InputError
+
+CAP = 100.0
+SE_RULE = 1.0      # standard errors a smaller candidate may lose to the best
+CRITERIA = ("combined", "launches", "P", "m")
+KIND_KEYS = {"launches": "launches", "P": "leave_one_P_out", "m": "leave_one_m_out"}
+LABELS = {"launches": "across launches", "P": "leave-P-out", "m": "leave-m-out",
+          "combined": "combined"}
+
+
+def capped(costs):
+    """Capped mean over the last axis (the selection statistic)."""
+    return np.minimum(costs, CAP).mean(axis=-1)
+
+
+class Study:
+    """Training sets, held-out sets and candidate costs, each computed once and shared by every
+    fold and fold-within-a-fold that needs it."""
+
+    def __init__(self, grid, candidates):
+        self.grid, self.candidates = grid, candidates
+        self._trained, self._held, self._costs = {}, {}, {}
+
+    def trained(self, removal):
+        key = frozenset(removal)
+        if key not in self._trained:
+            self._trained[key] = cands.Trained(
+                cands.maps_for(self.grid, tuple(sorted(key)), self.candidates), self.candidates)
+        return self._trained[key]
+
+    def costs(self, train_removal, test_removal):
+        """(candidates, cells) penalties: trained without `train_removal`, asked at the cells of
+        `test_removal`."""
+        key = (frozenset(train_removal), test_removal)
+        if key not in self._costs:
+            if test_removal not in self._held:
+                self._held[test_removal] = self.grid.held_out(test_removal)
+            self._costs[key] = self.trained(train_removal).costs(self._held[test_removal])
+        return self._costs[key]
+
+
+def kinds_for(criterion, grid):
+    """The kinds of folds a criterion uses on this data (an error when it asks for missing data)."""
+    available = [k for k in ("launches", "P", "m") if grid.folds(k)]
+    if criterion == "combined":
+        return available
+    if criterion not in available:
+        why = {"launches": "needs the sweep's journal of 2+ launches (TABLE.launches beside the "
+                           "table, or --launches)",
+               "P": "needs 3+ communicator sizes with candidates",
+               "m": "needs 3+ message sizes with candidates"}[criterion]
+        raise InputError(f"--criterion {criterion}: {why}")
+    return [criterion]
+
+
+def choose(kind_costs, leaves, trivial):
+    """(index, details) by the one-standard-error rule; `kind_costs` {kind: (candidates, cells)}
+    held-out penalties pooled over the kind's folds, `leaves` per candidate, `trivial` the
+    indexes a choice may not be worse than (the MPI's default, the best fixed method)."""
+    kinds = list(kind_costs)
+    clipped = [np.minimum(c, CAP) for c in kind_costs.values()]
+    score = np.mean([c.mean(axis=1) for c in clipped], axis=0)
+    best = int(np.argmin(score))
+    var = np.zeros(len(score))
+    for c in clipped:
+        if c.shape[1] >= 2:
+            var += (c - c[best]).var(axis=1, ddof=1) / c.shape[1]
+    se = np.sqrt(var) / len(kinds)
+    ok = score <= score[best] + SE_RULE * se + 1e-12
+    for t in trivial:
+        ok &= score <= score[t] + 1e-12
+    chosen = int(min(np.flatnonzero(ok), key=lambda i: (leaves[i], score[i], i)))
+    return chosen, {"score": score, "se": se, "best": best}
+
+
+@dataclass
+class Selection:
+    candidates: list
+    kinds: list
+    criterion: str
+    chosen: int
+    score: np.ndarray            # per candidate: the criterion's cross-validated figure
+    se: np.ndarray
+    best: int
+    leaves: np.ndarray
+    per_kind: dict               # kind -> per candidate {capped, mean, max, cells} arrays
+    nested: dict                 # kind (and "combined") -> figures of the procedure
+    trained: object              # candidates.Trained on the whole map
+    edge: dict = None
+    indexes: dict = field(default_factory=dict)
+
+
+def _figures(costs_list):
+    """Per candidate: capped mean, mean and max over the folds' pooled cells, and cells."""
+    cat = np.concatenate(costs_list, axis=-1)
+    return {"capped": capped(cat), "mean": cat.mean(axis=-1), "max": cat.max(axis=-1),
+            "cells": cat.shape[-1]}
+
+
+def select(grid, criterion="combined"):
+    """The Selection for a core.fold_maps.FoldGrid, or None when no kind of fold exists."""
+    candidates = cands.grid(grid.dmap)
+    kinds = kinds_for(criterion, grid)
+    if not kinds:
+        return None
+    study = Study(grid, candidates)
+    whole = study.trained(())
+    leaves = whole.leaves()
+    trivial = [i for i, c in enumerate(candidates) if c.limit in ("defer", "fixed")]
+    folds = {k: grid.folds(k) for k in kinds}
+    outer = {k: [study.costs(r, r) for r in folds[k]] for k in kinds}
+    chosen, info = choose({k: np.concatenate(outer[k], axis=1) for k in kinds}, leaves,
+                          trivial)
+    per_kind = {k: _figures(outer[k]) for k in kinds}
+    nested = {k: _nested(study, folds[k], outer[k], leaves, trivial) for k in kinds}
+    done = [k for k in kinds if nested[k] is not None]
+    if done:        # a kind with a single fold has no nested figure: said in `kinds`
+        nested["combined"] = {"capped": float(np.mean([nested[k]["capped"] for k in done])),
+                              "mean": float(np.mean([nested[k]["mean"] for k in done])),
+                              "max": float(max(nested[k]["max"] for k in done)),
+                              "kinds": [KIND_KEYS[k] for k in done]}
+    sel = Selection(candidates, kinds, criterion, chosen, info["score"], info["se"],
+                    info["best"], leaves, per_kind, nested, whole)
+    sel.edge = _edge(study, grid, chosen, candidates)
+    return sel
+
+
+def _nested(study, folds, outer, leaves, trivial):
+    """The rule applied inside each outer fold's training set, its pick scored on the outer
+    held-out cells; None with fewer than two folds."""
+    if len(folds) < 2:
+        return None
+    picked, parts = [], []
+    for i, r in enumerate(folds):
+        inner = np.concatenate([study.costs(r + s, s) for j, s in enumerate(folds) if j != i],
+                               axis=1)
+        c, _ = choose({"inner": inner}, leaves, trivial)
+        picked.append(c)
+        parts.append(outer[i][c])
+    cat = np.concatenate(parts)
+    return {"capped": float(capped(cat)), "mean": float(cat.mean()),
+            "max": float(cat.max()), "cells": int(cat.size),
+            "picked": [study.candidates[c].label() for c in picked]}
+
+
+def _edge(study, grid, chosen, candidates):
+    """The largest P held out: the chosen candidate built without it and asked there (the edge
+    decision extended beyond the measured range) against deferring to the MPI there."""
+    removal = grid.edge_fold()
+    if removal is None:
+        return None
+    costs = study.costs(removal, removal)
+    held = study._held[removal]
+    default = held.default[np.isfinite(held.default)]
+    out = {"comm_size": int(grid.dmap.axes[0].values[removal[0][1]]), "cells": len(held),
+           "tree_capped": float(capped(costs[chosen])), "tree_mean": float(costs[chosen].mean()),
+           "default_capped": float(capped(default)) if default.size else None,
+           "default_mean": float(default.mean()) if default.size else None,
+           "default_cells": int(default.size)}
+    # by data: on the cells the default is measured, does the edge decision beat deferring?
+    on = np.isfinite(held.default)
+    out["beyond"] = ("no default measured at the edge" if not on.any() else
+                     "defer beyond the measured P" if capped(held.default[on])
+                     < capped(costs[chosen][on]) else "keep the edge decision")
+    return out
+
+
+def index_of(selection, **match):
+    """The index of the first candidate whose fields equal `match`, or None."""
+    for i, c in enumerate(selection.candidates):
+        if all(getattr(c, k) == v for k, v in match.items()):
+            return i
+    return None

@@ -1,0 +1,77 @@
+"""The recommended tree and the figures stats.json and the report show for it
+(core.model_selection chooses; core.recommend is the public entry point)."""
+from collsel.core import candidates as cands, fold_maps, model_selection as ms
+from collsel.core.method_text import default_name, mpi_name
+
+COMPARED = {"default": {"limit": "defer"}, "best_fixed": {"limit": "fixed"},
+            "exact": {"limit": "exact", "split": "balanced", "leaf": "majority", "ties": False,
+                      "defer": True},
+            "depth_3_penalty": {"limit": "depth", "value": 3, "split": "balanced",
+                                "leaf": "penalty", "ties": False, "defer": True}}
+
+
+def _row(sel, i):
+    """One candidate's figures: leaves, the criterion's figure and per kind mean/max/capped."""
+    return {"candidate": sel.candidates[i].label(), "leaves": int(sel.leaves[i]),
+            "criterion_capped": float(sel.score[i]),
+            "kinds": {ms.KIND_KEYS[k]: {"capped": float(f["capped"][i]),
+                                        "mean": float(f["mean"][i]), "max": float(f["max"][i]),
+                                        "cells": int(f["cells"])}
+                      for k, f in sel.per_kind.items()}}
+
+
+def choose(dmap, launch_tables, settings, criterion="combined"):
+    """(TreeArrays, figures) of the recommended tree, or (None, figures) without any fold."""
+    grid = fold_maps.FoldGrid(dmap, launch_tables, settings)
+    sel = ms.select(grid, criterion)
+    if sel is None:
+        return None, {"criterion": criterion, "kinds": [], "deferred": False,
+                      "deferral_advised": False}
+    chosen = sel.candidates[sel.chosen]
+    label = ms.LABELS[criterion] + ("" if criterion != "combined" else " (" + ", ".join(
+        ms.LABELS[k] for k in sel.kinds) + ")")
+    compared = {name: _row(sel, i) for name, match in COMPARED.items()
+                if (i := ms.index_of(sel, **match)) is not None}
+    nested = sel.nested.get("combined" if criterion == "combined" else criterion)
+    figures = {
+        "criterion": criterion, "kinds": [ms.KIND_KEYS[k] for k in sel.kinds],
+        "scored_by": label, "kind": criterion,
+        "statistic": f"capped mean penalty (each held-out cell counts at most {ms.CAP:g} %)",
+        "se_over": "cells (paired per-cell differences with the best candidate)",
+        "rule": "one standard error", "candidates": len(sel.candidates),
+        "chosen": {**_row(sel, sel.chosen), "se": float(sel.se[sel.chosen]),
+                   "fields": cands.as_dict(chosen)},
+        "best": {**_row(sel, sel.best), "se": float(sel.se[sel.best])},
+        "compared": compared,
+        "nested": {("combined" if k == "combined" else ms.KIND_KEYS[k]): v
+                   for k, v in sel.nested.items()},
+        "edge": sel.edge, "deferred": chosen.limit == "defer", "deferral_advised": False,
+    }
+    figures["why"] = _why(sel, chosen, label, nested, compared, dmap.family)
+    t = sel.trained.tree(sel.chosen)
+    return t, figures
+
+
+def _why(sel, chosen, label, nested, compared, family):
+    best = sel.candidates[sel.best]
+    the_default = default_name(family)
+    honest = ("" if nested is None else
+              f"nested out-of-sample {nested['capped']:.2f}% capped mean, {nested['mean']:.2f}% "
+              f"mean, {nested['max']:.2f}% max; ")
+    lead = {"defer": f"defer to {mpi_name(family)} everywhere: no tree beats {the_default} "
+                     "out of sample by more than noise",
+            "fixed": "the best single fixed method: no tree beats it out of sample by more "
+                     "than noise"}.get(chosen.limit, f"{chosen.label()}, "
+                                                     f"{int(sel.leaves[sel.chosen])} leaves")
+    parts = [f"{lead} ({honest}criterion {label}: {sel.score[sel.chosen]:.2f}% capped "
+             f"(one-SE rule over {len(sel.candidates)} candidates; best {best.label()} "
+             f"{sel.score[sel.best]:.2f}% +- {sel.se[sel.chosen]:.2f}))"]
+    for name, text in (("default", the_default), ("best_fixed", "best fixed method")):
+        if name in compared:
+            parts.append(f"{text} {compared[name]['criterion_capped']:.2f}%")
+    edge = sel.edge
+    if edge is not None and edge["default_capped"] is not None:
+        parts.append(f"largest P={edge['comm_size']} held out: this tree "
+                     f"{edge['tree_capped']:.2f}%, {the_default} {edge['default_capped']:.2f}% "
+                     f"capped: {edge['beyond']}")
+    return "; ".join(parts)

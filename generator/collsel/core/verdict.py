@@ -1,0 +1,16 @@
+"""Is a tree worth deploying? A tree whose mean penalty out of sample is above the MPI's own
+decision's is worse than doing nothing; above the best single fixed method's, worse than one
+line of configuration. Pure: figures in, findings out."""
+
+# Means closer than this (percentage points) are one figure computed two ways (a one-leaf tree
+# of the best fixed method scores exactly as that method).
+SAME = 1e-9
+
+
+def worse_than(tree_mean, baselines):
+    """[(name, their mean)] of the baselines ({name: mean penalty in % or None}) whose mean the
+    tree's mean penalty exceeds, in the given order; [] when the tree's mean is unknown."""
+    if tree_mean is None:
+        return []
+    return [(name, mean) for name, mean in baselines.items()
+            if mean is not None and tree_mean > mean + SAME]

@@ -1,0 +1,37 @@
+"""make bench-recommend: wall time of `collsel build` (with its out-of-sample figures) and of
+`collsel build --recommend` on one table, as seconds and as ratios to one NumPy pass over the
+same table (reading its numeric columns with numpy.loadtxt and one reduction), so machines of
+different speed compare."""
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+TABLE = sys.argv[1] if len(sys.argv) > 1 else "bench-data/paired/bcast-openmpi.csv"
+COLLECTIVE = sys.argv[2] if len(sys.argv) > 2 else "bcast"
+
+
+def wall(args):
+    start = time.perf_counter()
+    subprocess.run(args, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def numpy_pass():
+    start = time.perf_counter()
+    with open(TABLE) as f:
+        rows = [line for line in f if not line.startswith("#")][1:]      # the header
+    data = np.loadtxt(rows, delimiter=",", usecols=(1, 2, 3, 4, 6))
+    data.min(axis=0)
+    return time.perf_counter() - start
+
+
+with tempfile.TemporaryDirectory() as out:
+    base = [sys.executable, "-m", "collsel.cli", "build", TABLE, "--collective", COLLECTIVE]
+    one = min(numpy_pass() for _ in range(3))
+    build = wall(base + ["--out", f"{out}/b"])
+    rec = wall(base + ["--recommend", "--out", f"{out}/r"])
+print(f"{TABLE}: one NumPy pass {one:.3f} s; collsel build {build:.2f} s ({build / one:.0f}x); "
+      f"build --recommend {rec:.2f} s ({rec / one:.0f}x)")
