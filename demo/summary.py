@@ -1,6 +1,7 @@
 """The end of `make demo`: one short block per collective from what `collsel build --recommend`
-wrote (tree.json, stats.json): the recommended methods by name, the out-of-sample penalties of
-the tree, of the MPI's default and of the best fixed method, the warnings, the files.
+wrote (tree.json, stats.json): the recommended methods by name, the out-of-sample mean penalties
+of the tree, of the MPI's default and of the best fixed method per kind of fold, the warnings,
+the files.
     python3 demo/summary.py OUT RULES COLLECTIVE...      (standard library only)
 """
 import json
@@ -8,10 +9,15 @@ import os
 import sys
 
 MPI = {"openmpi": "Open MPI", "mpich": "MPICH"}
+KINDS = ("launches", "leave_one_P_out", "leave_one_m_out")
 
 
 def leaves(n):
     return f"{n} lea{'f' if n == 1 else 'ves'}"
+
+
+def pct(x):
+    return "-" if x is None else f"{x:.2f} %"
 
 
 def block(out, collective):
@@ -20,17 +26,17 @@ def block(out, collective):
         stats = json.load(f)
     with open(os.path.join(d, "tree", "tree.json"), encoding="utf-8") as f:
         mpi = MPI.get(json.load(f).get("algorithm_family", "openmpi"), "the MPI")
-    rec = stats["recommendation"]
-    oos = stats["out_of_sample"][rec["kind"]]
     used = sorted(stats["leaf_methods"], key=lambda m: -m["leaves"])
     methods = (f"{used[0]['name']} everywhere" if len(used) == 1 else "; ".join(
         f"{m['name']} ({leaves(m['leaves'])})" for m in used))
-    default = oos["default"]["mean"]
-    lines = [f"{collective}: {leaves(stats['leaves'])}: {methods}",
-             f"  out of sample ({oos['label']}, {oos['tree']['cells']} cells): this tree "
-             f"{oos['tree']['mean']:.2f} %, "
-             + ("" if default is None else f"{mpi}'s default {default:.2f} %, ")
-             + f"best fixed method {oos['best_fixed']['mean']:.2f} %"]
+    head = ("out of sample", "this tree", f"{mpi}'s default", "best fixed method")
+    rows = [head] + [(f["label"], pct(f["tree"]["mean"]), pct(f["default"]["mean"]),
+                      pct(f["best_fixed"]["mean"]))
+                     for f in (stats["out_of_sample"].get(k) for k in KINDS) if f]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = [f"{collective}: {leaves(stats['leaves'])}: {methods}"]
+    lines += ["  " + "  ".join(v.ljust(w) if i == 0 else v.rjust(w)
+                               for i, (v, w) in enumerate(zip(r, widths))) for r in rows]
     lines += [f"  warning: {w}" for w in stats["warnings"]]
     lines += [f"  files: {os.path.join(d, 'tree.bin')} (C runtime, libcollsel), "
               f"{os.path.join(d, 'tree', 'decision.c')}, "
@@ -41,8 +47,8 @@ def block(out, collective):
 def main(argv):
     out, rules, *collectives = argv[1:]
     print("\n".join(block(out, c) for c in collectives))
-    print(f"Open MPI: mpirun --mca coll_tuned_use_dynamic_rules 1 "
-          f"--mca coll_tuned_dynamic_rules_filename {rules} ... ({' and '.join(collectives)})")
+    print(f"Open MPI ({' and '.join(collectives)}): mpirun --mca coll_tuned_use_dynamic_rules 1 "
+          f"--mca coll_tuned_dynamic_rules_filename {rules} ...")
 
 
 if __name__ == "__main__":

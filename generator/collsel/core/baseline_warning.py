@@ -1,21 +1,12 @@
 """The plain warning a tree earns when it loses out of sample to what needs no tree at all: the
 MPI's own default (algorithm 0) or the best single fixed method.
 
-One check for every place that shows a tree's out-of-sample figures (`collsel build`, `collsel
+One text for every place that shows a tree's out-of-sample figures (`collsel build`, `collsel
 stats`, the report): it reads the `out_of_sample` block of stats.json
-(core.out_of_sample.tree_figures) and compares the figures as they are printed (2 decimals), so
-a warning never says "3.05 % vs 3.05 %".
+(core.out_of_sample.tree_figures); whether a tree is worse is core.verdict's rule.
 """
-from collsel.core import out_of_sample
+from collsel.core import out_of_sample, verdict
 from collsel.core.method_text import default_name
-
-
-def _shown(x):
-    return round(x, 2)
-
-
-def _worse(tree, baseline):
-    return tree is not None and baseline is not None and _shown(tree) > _shown(baseline)
 
 
 def _verdicts(block):
@@ -26,8 +17,9 @@ def _verdicts(block):
         if not f or f["tree"]["mean"] is None:
             continue
         on_default = f["tree"].get("on_default_cells") or f["tree"]
-        yield (f, _worse(on_default["mean"], f["default"]["mean"]),
-               _worse(f["tree"]["mean"], f["best_fixed"]["mean"]))
+        yield (f, bool(verdict.worse_than(on_default["mean"], {"default": f["default"]["mean"]})),
+               bool(verdict.worse_than(f["tree"]["mean"],
+                                       {"best fixed": f["best_fixed"]["mean"]})))
 
 
 def beaten_by(block):
