@@ -11,3 +11,22 @@ def test_worse_than():
     assert verdict.worse_than(3.0463829654518193, {"best_fixed": 3.0463829654518193}) == []
     assert verdict.worse_than(None, {"default": 3.1}) == []
     assert verdict.worse_than(4.0, {"default": None, "best_fixed": 3.9}) == [("best_fixed", 3.9)]
+
+
+def test_report_warnings_name_both_figures():
+    """sinks.report.robust.warnings on an out-of-sample table where the exact tree loses to the
+    best fixed method in one column and nothing loses in the other."""
+    from collsel.sinks.report import robust
+
+    def row(key, *means):
+        return {"key": key, "cells": [{"mean": m, "cells": 10} for m in means]}
+
+    table = {"columns": [{"label": "across launches"}, {"label": "leave-one-P-out"}],
+             "rows": [row("recommended", 1.0, 2.0), row("exact", 1.5, 5.71),
+                      row("default", 16.0, 3.1), row("best_fixed", 1.2, 1.11)]}
+    got = [(w["column"], w["tree"], w["against"], w["tree_mean"], w["other_mean"])
+           for w in robust.warnings(table)]
+    assert got == [("across launches", "exact", "best_fixed", 1.5, 1.2),
+                   ("leave-one-P-out", "recommended", "best_fixed", 2.0, 1.11),
+                   ("leave-one-P-out", "exact", "default", 5.71, 3.1),
+                   ("leave-one-P-out", "exact", "best_fixed", 5.71, 1.11)]
