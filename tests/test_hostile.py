@@ -44,6 +44,8 @@ HERE = Path(__file__).resolve().parent
 HOSTILE = HERE / "hostile"
 MANIFEST = HOSTILE / "cases.txt"
 FIXTURES = HERE.parent.parent / "shared" / "fixtures"
+if not FIXTURES.is_dir():      # a git worktree elsewhere (/work/wt/NAME): the one shared copy
+    FIXTURES = Path("/work/shared/fixtures")
 KNOWN = b"known bytes: an output that must stay as it was\n"
 PROCESS_TIMEOUT = 60            # seconds for a `process` case (option timeout=S)
 PROCESS_MEMORY = 3 << 30        # bytes of address space for a `process` case
@@ -245,6 +247,7 @@ TREES = {
     "tree-collective-long": _set(("collective",), "b" * 5000),
     "tree-collective-escape": _set(("collective",), "\x1b[2J\x1b]0;owned\x07"),
     "tree-collective-number": _set(("collective",), 7),
+    "tree-collective-unknown": _set(("collective",), "barrier"),
     "tree-algorithm-code": _set(("methods", 0, "algorithm"), "1; } int evil(void) { return 0"),
     "tree-algorithm-negative": _set(("methods", 0, "algorithm"), -1),
     "tree-algorithm-2p31": _set(("methods", 0, "algorithm"), 2**31),
@@ -292,6 +295,24 @@ def imb_cut_mid_row(scratch, name):
     text = imb_cut(scratch, name).read_text()
     path = scratch / "imb-cut-mid-row.txt"
     path.write_text(text + "          128         1000")
+    return path
+
+
+def imb_cut_between_blocks(scratch, name):
+    """The juno IMB fixture cut just before its Barrier block: the Bcast block is whole, only
+    the run's last line is missing."""
+    lines = (FIXTURES / "imb" / "IMB-MPI1_internode_juno_np2.txt").read_text().splitlines(True)
+    stop = next(i for i, t in enumerate(lines) if t.startswith("# Benchmarking Barrier"))
+    path = scratch / "imb-cut-between-blocks.txt"
+    path.write_text("".join(lines[:stop]))
+    return path
+
+
+def imb_no_finalize(scratch, name):
+    """The juno IMB fixture without its last line, '# All processes entering MPI_Finalize'."""
+    text = (FIXTURES / "imb" / "IMB-MPI1_internode_juno_np2.txt").read_text()
+    path = scratch / "imb-no-finalize.txt"
+    path.write_text("".join(t for t in text.splitlines(True) if "MPI_Finalize" not in t))
     return path
 
 
@@ -439,6 +460,8 @@ def rules_big_number(scratch, name):
 RECIPES = {
     "imb-cut": imb_cut,
     "imb-cut-mid-row": imb_cut_mid_row,
+    "imb-cut-between-blocks": imb_cut_between_blocks,
+    "imb-no-finalize": imb_no_finalize,
     "osu-denormal": osu_denormal,
     "osu-latin1": osu_latin1,
     "osu-header-twice": osu_header_twice,

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from collsel.commands.options import read_tables, the_collective
-from collsel.core import csvfile, decision_map, penalty, values
+from collsel.core import csvfile, decision_map, penalty, sizes
 from collsel.core.algorithms import Method
 from collsel.errors import InputError, printable
 from collsel.sinks.emit.ompi_rules_reader import (COLLCOUNT, COLLECTIVE_IDS, JsonRulesFile,
@@ -60,8 +60,7 @@ def _collective_id(text):
 
 def _point(p, m, where):
     """(P, m) checked as `collsel query` checks them (core.values)."""
-    return (values.integer(p, "comm_size", *values.COMM_SIZE, where),
-            values.integer(m, "msg_size", *values.MSG_SIZE, where))
+    return sizes.comm_size(p, where), sizes.msg_size(m, where)
 
 
 def _points(args):

@@ -232,6 +232,19 @@ def segments(collective, alg, family=DEFAULT_FAMILY):
     return family == "openmpi" and alg in SEGMENTING[collective]
 
 
+def check_segsize(collective, alg, segsize, family=DEFAULT_FAMILY):
+    """`segsize`, refused (InputError naming the algorithm) when non-zero on an algorithm that
+    ignores it: such a row repeats the unsegmented measurement under another name."""
+    if segsize and not segments(collective, alg, family):
+        users = [registry(family)[collective][a] for a in sorted(SEGMENTING[collective])
+                 ] if family == "openmpi" else []
+        raise InputError(f"segsize {segsize} on {collective} algorithm {alg} "
+                         f"({algorithm_name(collective, alg, family)}), which does not segment; "
+                         f"use segment size 0 (segmenting {collective} algorithms: "
+                         f"{', '.join(users) or 'none'})")
+    return segsize
+
+
 @dataclass(frozen=True, order=True)
 class Method:
     """What a decision names: an algorithm with its segment size (bytes, 0 = none) and fan-in/out
