@@ -17,7 +17,7 @@ POW2 = lambda lo, hi: {2**k for k in range(lo, hi + 1)}  # noqa: E731
 
 def ingest(tmp_path, capsys, *args):
     out = tmp_path / "t.csv"
-    status = cli.main(["ingest", *map(str, args), "--out", str(out)])
+    status = cli.main(["ingest", *map(str, args), "--out", str(out), "--force"])
     captured = capsys.readouterr()
     assert status == 0, captured.err
     return table.read_table(out), captured.err, out
