@@ -673,6 +673,8 @@ def test_hostile_case(case, tmp_path, capsys, monkeypatch):
                     f"{rel} holds {case.options['never']!r}{context}"
     if "stdout" in case.options:
         assert expand(case.options["stdout"], scratch, made) in out, f"stdout:\n{out}{context}"
+    if "stderr" in case.options:
+        assert expand(case.options["stderr"], scratch, made) in err, f"stderr:\n{err}{context}"
 
 
 def test_corpus_covers_every_command_and_is_large_enough():
@@ -700,3 +702,18 @@ def test_every_stored_input_is_used():
         if rel not in text and top not in text:
             unused.append(rel)
     assert not unused, unused
+
+
+def test_collective_inferred_builds_what_naming_it_builds(tmp_path, capsys):
+    """A table of one collective needs no --collective: `build` then writes the same files,
+    stats.json's recommended command line included, as with --collective named."""
+    table = HOSTILE / "tables" / "good.csv"
+    outs = {}
+    for name, flags in (("named", ["--collective", "bcast"]), ("inferred", [])):
+        out = tmp_path / name
+        assert cli.main(["build", str(table), *flags, "--recommend", "--out", str(out)]) == 0
+        outs[name] = {p.name: p.read_bytes().replace(str(out).encode(), b"OUT")
+                      for p in sorted(out.iterdir())}
+    capsys.readouterr()
+    assert outs["named"] == outs["inferred"]
+    assert b"--collective bcast" in outs["inferred"]["stats.json"]

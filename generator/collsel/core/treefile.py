@@ -66,7 +66,8 @@ class LoadedTree:
         try:     # a name the schema's pattern allows but no emitter or runtime knows
             algorithms.check_collective(self.collective, self.family)
         except InputError as e:
-            raise InputError(f"{path}: collective: {e}") from None
+            raise InputError(f"{path}: collective: {e}; build the tree from a table of one of "
+                             "them") from None
         self.build = document["build"]
         self.axes = [decision_map.Axis(a["name"], a["kind"], a["values"], a["labels"], a["cuts"])
                      for a in document["axes"]]

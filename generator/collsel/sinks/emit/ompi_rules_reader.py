@@ -271,7 +271,7 @@ def read(path, data, version=(4, 1, 4)):
             return None
         if n.value > hi:
             errors.append((n.line, f"{what} {n.value} does not fit Open MPI's {hi_name(hi)}: "
-                           "it is silently truncated"))
+                           f"it is silently truncated; write a value up to {hi}"))
         return n
 
     def hi_name(hi):
