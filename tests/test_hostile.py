@@ -308,12 +308,18 @@ def imb_cut_between_blocks(scratch, name):
     return path
 
 
+def _fixture_without(scratch, fixture, marker, out_name):
+    """A scratch copy of a fixture without the lines holding `marker`."""
+    text = (FIXTURES / fixture).read_text()
+    path = scratch / out_name
+    path.write_text("".join(line for line in text.splitlines(True) if marker not in line))
+    return path
+
+
 def imb_no_finalize(scratch, name):
     """The juno IMB fixture without its last line, '# All processes entering MPI_Finalize'."""
-    text = (FIXTURES / "imb" / "IMB-MPI1_internode_juno_np2.txt").read_text()
-    path = scratch / "imb-no-finalize.txt"
-    path.write_text("".join(t for t in text.splitlines(True) if "MPI_Finalize" not in t))
-    return path
+    return _fixture_without(scratch, "imb/IMB-MPI1_internode_juno_np2.txt", "MPI_Finalize",
+                            "imb-no-finalize.txt")
 
 
 def osu_denormal(scratch, name):
@@ -345,10 +351,8 @@ def osu_header_twice(scratch, name):
 
 
 def reprompi_no_nprocs(scratch, name):
-    text = (FIXTURES / "reprompi" / "reprompi_allreduce_p4_summary.txt").read_text()
-    path = scratch / "reprompi-no-nprocs.txt"
-    path.write_text("".join(line for line in text.splitlines(True) if "#@nprocs" not in line))
-    return path
+    return _fixture_without(scratch, "reprompi/reprompi_allreduce_p4_summary.txt", "#@nprocs",
+                            "reprompi-no-nprocs.txt")
 
 
 def coltune_nan(scratch, name):

@@ -33,7 +33,8 @@ def register(sub):
                    "12's; the version line needs >= 4.1.8 or >= 5.0.7)")
     p.add_argument("--collective", help="for --query/--points: bcast, reduce, ... (or an id)")
     p.add_argument("--query", nargs=2, metavar=("P", "M"),
-                   help="communicator size (1..2^31-1) and message size in bytes (0..2^64-1)")
+                   help="communicator size (1..2^31-1) and message size in bytes (0..2^64-1; "
+                   "64K, 1M, 2^20 as every size option takes them)")
     p.add_argument("--points", metavar="FILE", help="one 'P M' per line ('-' = stdin)")
     p.add_argument("--table", action="append", metavar="TABLE",
                    help="score the file on a performance table (repeat for several): for every "

@@ -10,7 +10,8 @@ def register(sub):
                        description="Print 'algorithm segsize faninout' for each point.")
     p.add_argument("tree", metavar="TREE.json")
     p.add_argument("--comm-size", metavar="P", help="communicator size, 1..2^31-1")
-    p.add_argument("--msg-size", metavar="M", help="bytes, 0..2^64-1")
+    p.add_argument("--msg-size", metavar="M", help="bytes, 0..2^64-1: 65536, 64K, 1M, 2^20 "
+                   "(K, M, G = 2^10, 2^20, 2^30; also in a --points file)")
     p.add_argument("--z", help="third-axis value (octree)")
     p.add_argument("--points", metavar="FILE", help="one 'P M [Z]' per line ('-' = stdin)")
     p.set_defaults(run=run_query)
