@@ -721,3 +721,22 @@ def test_collective_inferred_builds_what_naming_it_builds(tmp_path, capsys):
     capsys.readouterr()
     assert outs["named"] == outs["inferred"]
     assert b"--collective bcast" in outs["inferred"]["stats.json"]
+
+
+def test_one_size_grammar_for_every_option():
+    """core.sizes.parse_size reads every size and count option (and points files): K, M, G are
+    2^10, 2^20, 2^30; lists take A-B ranges (powers of two between; every integer for
+    communicator sizes); a refusal lists the accepted forms."""
+    from collsel.core import sizes
+    from collsel.errors import InputError
+    assert [sizes.parse_size(t, "--x") for t in ("4096", "64K", "64KiB", "1M", "1G", "2^20")] \
+        == [4096, 65536, 65536, 1 << 20, 1 << 30, 1 << 20]
+    assert sizes.parse_size_list("1K-8K,3", "--msg-sizes") == [3, 1024, 2048, 4096, 8192]
+    assert sizes.parse_comm_sizes("1K-1026,2") == [2, 1024, 1025, 1026]
+    assert sizes.comm_size("2^4", "--comm-size") == 16
+    with pytest.raises(InputError, match=r"^--msg-size: msg_size '64Q' is not a size or count "
+                       r"\(accepted: 4096, 4K, 4KiB, 64M, 1G, 2\^20 \(K, M, G = 2\^10, 2\^20, "
+                       r"2\^30\)\)$"):
+        sizes.msg_size("64Q", "--msg-size")
+    with pytest.raises(InputError, match=r"^--comm-size: comm_size 2G out of range"):
+        sizes.comm_size("2G", "--comm-size")
