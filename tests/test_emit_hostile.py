@@ -431,14 +431,45 @@ def test_bad_identifiers_are_refused_before_any_output(trees, tmp_path, flag, va
         assert not (tmp_path / "b").exists()
 
 
+def _table(path, rows):
+    path.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us\n"
+                    + "".join(f"bcast,2,{m},{a},0,{t}\n" for m, a, t in rows))
+    return path
+
+
+def test_tables_hold_message_sizes_every_target_carries(tmp_path):
+    """A table's msg_size stops at 2^63 - 1 (Open MPI's rules read a long): beyond, `build`
+    refuses the row and writes nothing; at the bound, every target but mpich-json (int
+    thresholds, refused when it emits) takes the tree."""
+    beyond = _table(tmp_path / "beyond.csv", [(1, 1, 1.0), (1, 6, 2.0), (2**63, 1, 1.5),
+                                              (2**63, 6, 1.2)])
+    status, _, err = collsel_main("build", beyond, "--collective", "bcast", "--out", tmp_path / "b")
+    _one_line(status, err, f"{beyond}:4: msg_size 9223372036854775808 out of range [0, "
+              "9223372036854775807] (2^63 - 1: Open MPI's rules files read message sizes as a "
+              "long)")
+    assert not (tmp_path / "b").exists()
+    at = _table(tmp_path / "at.csv", [(1, 1, 1.0), (1, 6, 2.0), (2**63 - 2, 1, 1.5),
+                                      (2**63 - 2, 6, 1.2), (2**63 - 1, 1, 1.5),
+                                      (2**63 - 1, 6, 1.6)])
+    status, _, err = collsel_main("build", at, "--collective", "bcast", "--out", tmp_path / "t")
+    assert status == 0, err
+    for target in ("c", "blob", "ompi-rules", "ompi-json"):
+        status, _, err = collsel_main("emit", tmp_path / "t" / "tree.json", "--target", target,
+                                      "--out", tmp_path / f"e-{target}")
+        assert status == 0, (target, err)
+
+
 def test_rules_targets_refuse_message_sizes_beyond_a_long(tmp_path):
-    table = tmp_path / "t.csv"
-    table.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us\n"
-                     + "".join(f"bcast,2,{m},{a},0,{t}\n" for m, a, t in (
-                         (2**63, 1, 1.5), (2**63, 6, 1.2), (2**64 - 1, 1, 2.5),
-                         (2**64 - 1, 6, 3.5))))
+    """A tree.json (made by hand, or by a collsel before tables were bounded) may hold message
+    sizes up to 2^64 - 1 (a size_t): the rules targets refuse a cut beyond a long."""
+    table = _table(tmp_path / "t.csv", [(1, 1, 1.5), (1, 6, 1.2), (2, 1, 2.5), (2, 6, 3.5)])
     status, _, err = collsel_main("build", table, "--collective", "bcast", "--out", tmp_path / "t")
     assert status == 0, err
+    tree = tmp_path / "t" / "tree.json"
+    doc = json.loads(tree.read_text())
+    doc["axes"][1].update(values=[2**63, 2**64 - 1], labels=[str(2**63), str(2**64 - 1)],
+                          cuts=[13043817825332782212])
+    tree.write_text(json.dumps(doc))
     for target in ("ompi-rules", "ompi-json"):
         status, _, err = collsel_main("emit", tmp_path / "t" / "tree.json", "--target", target,
                                       "--out", tmp_path / "r")
@@ -459,7 +490,8 @@ def test_rules_targets_refuse_message_sizes_beyond_a_long(tmp_path):
     (("2147483648", "5"), "comm_size 2147483648 out of range"),
     (("4", "-1"), "msg_size -1 out of range [0, 18446744073709551615]"),
     (("4", str(2**64)), "msg_size 18446744073709551616 out of range"),
-    (("4", "1e3"), "msg_size '1e3' is not an integer")])
+    (("4", "1e3"), "msg_size '1e3' is not a size or count (accepted: 4096, 4K, 4KiB, 64M, 1G, "
+                   "2^20 (K, M, G = 2^10, 2^20, 2^30))")])
 def test_query_and_check_rules_check_points_alike(trees, tmp_path, command, point, expected):
     tree = _write(tmp_path, trees["2d"])
     rules = tmp_path / "rules.conf"

@@ -73,7 +73,7 @@ def test_query_bad_points(tmp_path):
     tree = tmp_path / "o" / "tree.json"
     pts = tmp_path / "pts"
     for content, msg in (("2 8\n0 8\n", f"{pts}:2: comm_size 0 out of range"),
-                         ("2 x\n", f"{pts}:1: msg_size 'x' is not an integer"),
+                         ("2 x\n", f"{pts}:1: msg_size 'x' is not a size or count"),
                          ("2\n", f"{pts}:1: expected P M"),
                          (f"2 {2**64}\n", "out of range")):
         pts.write_text(content)

@@ -44,6 +44,8 @@ HERE = Path(__file__).resolve().parent
 HOSTILE = HERE / "hostile"
 MANIFEST = HOSTILE / "cases.txt"
 FIXTURES = HERE.parent.parent / "shared" / "fixtures"
+if not FIXTURES.is_dir():      # a git worktree elsewhere (/work/wt/NAME): the one shared copy
+    FIXTURES = Path("/work/shared/fixtures")
 KNOWN = b"known bytes: an output that must stay as it was\n"
 PROCESS_TIMEOUT = 60            # seconds for a `process` case (option timeout=S)
 PROCESS_MEMORY = 3 << 30        # bytes of address space for a `process` case
@@ -245,6 +247,7 @@ TREES = {
     "tree-collective-long": _set(("collective",), "b" * 5000),
     "tree-collective-escape": _set(("collective",), "\x1b[2J\x1b]0;owned\x07"),
     "tree-collective-number": _set(("collective",), 7),
+    "tree-collective-unknown": _set(("collective",), "barrier"),
     "tree-algorithm-code": _set(("methods", 0, "algorithm"), "1; } int evil(void) { return 0"),
     "tree-algorithm-negative": _set(("methods", 0, "algorithm"), -1),
     "tree-algorithm-2p31": _set(("methods", 0, "algorithm"), 2**31),
@@ -296,6 +299,30 @@ def imb_cut_mid_row(scratch, name):
     return path
 
 
+def imb_cut_between_blocks(scratch, name):
+    """The juno IMB fixture cut just before its Barrier block: the Bcast block is whole, only
+    the run's last line is missing."""
+    lines = (FIXTURES / "imb" / "IMB-MPI1_internode_juno_np2.txt").read_text().splitlines(True)
+    stop = next(i for i, t in enumerate(lines) if t.startswith("# Benchmarking Barrier"))
+    path = scratch / "imb-cut-between-blocks.txt"
+    path.write_text("".join(lines[:stop]))
+    return path
+
+
+def _fixture_without(scratch, fixture, marker, out_name):
+    """A scratch copy of a fixture without the lines holding `marker`."""
+    text = (FIXTURES / fixture).read_text()
+    path = scratch / out_name
+    path.write_text("".join(line for line in text.splitlines(True) if marker not in line))
+    return path
+
+
+def imb_no_finalize(scratch, name):
+    """The juno IMB fixture without its last line, '# All processes entering MPI_Finalize'."""
+    return _fixture_without(scratch, "imb/IMB-MPI1_internode_juno_np2.txt", "MPI_Finalize",
+                            "imb-no-finalize.txt")
+
+
 def osu_denormal(scratch, name):
     """An OSU fixture whose 1-byte average latency reads 1e-320 µs."""
     lines = (FIXTURES / "osu" / "osu-broadcast-binomial-tree.txt").read_text().splitlines(True)
@@ -325,10 +352,8 @@ def osu_header_twice(scratch, name):
 
 
 def reprompi_no_nprocs(scratch, name):
-    text = (FIXTURES / "reprompi" / "reprompi_allreduce_p4_summary.txt").read_text()
-    path = scratch / "reprompi-no-nprocs.txt"
-    path.write_text("".join(line for line in text.splitlines(True) if "#@nprocs" not in line))
-    return path
+    return _fixture_without(scratch, "reprompi/reprompi_allreduce_p4_summary.txt", "#@nprocs",
+                            "reprompi-no-nprocs.txt")
 
 
 def coltune_nan(scratch, name):
@@ -440,6 +465,8 @@ def rules_big_number(scratch, name):
 RECIPES = {
     "imb-cut": imb_cut,
     "imb-cut-mid-row": imb_cut_mid_row,
+    "imb-cut-between-blocks": imb_cut_between_blocks,
+    "imb-no-finalize": imb_no_finalize,
     "osu-denormal": osu_denormal,
     "osu-latin1": osu_latin1,
     "osu-header-twice": osu_header_twice,
@@ -651,6 +678,8 @@ def test_hostile_case(case, tmp_path, capsys, monkeypatch):
                     f"{rel} holds {case.options['never']!r}{context}"
     if "stdout" in case.options:
         assert expand(case.options["stdout"], scratch, made) in out, f"stdout:\n{out}{context}"
+    if "stderr" in case.options:
+        assert expand(case.options["stderr"], scratch, made) in err, f"stderr:\n{err}{context}"
 
 
 def test_corpus_covers_every_command_and_is_large_enough():
@@ -678,3 +707,37 @@ def test_every_stored_input_is_used():
         if rel not in text and top not in text:
             unused.append(rel)
     assert not unused, unused
+
+
+def test_collective_inferred_builds_what_naming_it_builds(tmp_path, capsys):
+    """A table of one collective needs no --collective: `build` then writes the same files,
+    stats.json's recommended command line included, as with --collective named."""
+    table = HOSTILE / "tables" / "good.csv"
+    outs = {}
+    for name, flags in (("named", ["--collective", "bcast"]), ("inferred", [])):
+        out = tmp_path / name
+        assert cli.main(["build", str(table), *flags, "--recommend", "--out", str(out)]) == 0
+        outs[name] = {p.name: p.read_bytes().replace(str(out).encode(), b"OUT")
+                      for p in sorted(out.iterdir())}
+    capsys.readouterr()
+    assert outs["named"] == outs["inferred"]
+    assert b"--collective bcast" in outs["inferred"]["stats.json"]
+
+
+def test_one_size_grammar_for_every_option():
+    """core.sizes.parse_size reads every size and count option (and points files): K, M, G are
+    2^10, 2^20, 2^30; lists take A-B ranges (powers of two between; every integer for
+    communicator sizes); a refusal lists the accepted forms."""
+    from collsel.core import sizes
+    from collsel.errors import InputError
+    assert [sizes.parse_size(t, "--x") for t in ("4096", "64K", "64KiB", "1M", "1G", "2^20")] \
+        == [4096, 65536, 65536, 1 << 20, 1 << 30, 1 << 20]
+    assert sizes.parse_size_list("1K-8K,3", "--msg-sizes") == [3, 1024, 2048, 4096, 8192]
+    assert sizes.parse_comm_sizes("1K-1026,2") == [2, 1024, 1025, 1026]
+    assert sizes.comm_size("2^4", "--comm-size") == 16
+    with pytest.raises(InputError, match=r"^--msg-size: msg_size '64Q' is not a size or count "
+                       r"\(accepted: 4096, 4K, 4KiB, 64M, 1G, 2\^20 \(K, M, G = 2\^10, 2\^20, "
+                       r"2\^30\)\)$"):
+        sizes.msg_size("64Q", "--msg-size")
+    with pytest.raises(InputError, match=r"^--comm-size: comm_size 2G out of range"):
+        sizes.comm_size("2G", "--comm-size")

@@ -36,7 +36,8 @@ def csv(tmp_path):
 
 def ingest(capsys, tmp_path, *args):
     out = tmp_path / "t.csv"
-    status, _, err = run(capsys, *args, "--collective", "bcast", "--segsize", 0, "--out", out)
+    status, _, err = run(capsys, *args, "--collective", "bcast", "--segsize", 0, "--out", out,
+                         "--force")
     assert status == 0, err
     return table.read_table(out)
 
@@ -133,7 +134,7 @@ def test_ppn_per_file_from_pattern_flag_and_manifest(capsys, tmp_path):
     (["--map", MAP, "--carry", "fabric,fabric"], "fabric given twice"),
     (["--carry", "fabric"], "--carry keeps columns of a CSV read with --map"),
     (["--map", f"{MAP},ppn=PPN", "--ppn", 3], "ppn 1 in the file, but --ppn says 3"),
-    (["--map", f"{MAP},ppn=PPN", "--ppn", 0], "--ppn: ppn '0' is not an integer in [1,"),
+    (["--map", f"{MAP},ppn=PPN", "--ppn", 0], "--ppn: ppn 0 out of range [1,"),
 ])
 def test_bad_carry_and_layout_flags(capsys, tmp_path, csv, args, message):
     out = tmp_path / "t.csv"

@@ -17,7 +17,7 @@ POW2 = lambda lo, hi: {2**k for k in range(lo, hi + 1)}  # noqa: E731
 
 def ingest(tmp_path, capsys, *args):
     out = tmp_path / "t.csv"
-    status = cli.main(["ingest", *map(str, args), "--out", str(out)])
+    status = cli.main(["ingest", *map(str, args), "--out", str(out), "--force"])
     captured = capsys.readouterr()
     assert status == 0, captured.err
     return table.read_table(out), captured.err, out
@@ -186,8 +186,9 @@ def test_check_reports_without_writing(tmp_path, capsys, monkeypatch):
     f = FIX / "imb/IMB-MPI1_internode_juno_np2.txt"
     assert cli.main(["ingest", "--check", str(f)]) == 0
     out = capsys.readouterr().out
-    # Bcast 24 + Gather 24 (0, 1 .. 4 MiB) + Reduce 22 + Allreduce 22 (0, 4 .. 4 MiB)
-    assert "format imb" in out and "92 points" in out and "allreduce/bcast/gather/reduce" in out
+    # Bcast 24 + Gather 24 + Scatter 24 (0, 1 .. 4 MiB) + Reduce 22 + Allreduce 22 (0, 4 .. 4 MiB)
+    assert "format imb" in out and "116 points" in out
+    assert "allreduce/bcast/gather/reduce/scatter" in out
     assert "P 2," in out and "m 0..4194304 B" in out and "missing: algorithm" in out
     assert "PingPong" in out
     assert list(tmp_path.iterdir()) == []

@@ -259,7 +259,7 @@ def test_bad_input(tmp_path, tanjaderin):
     model = tmp_path / "model.csv"
     model.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us\n"
                      "reduce,2,8,1,0,1.5\n")
-    assert f"{model}: no rows for collective 'bcast'" in _bad(
+    assert f"--model-table {model}: predicts reduce, but the report is of bcast" in _bad(
         tmp_path, tanjaderin["bcast"], "--collective", "bcast", "--model-table", model)
 
 

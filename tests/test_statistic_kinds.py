@@ -35,7 +35,7 @@ def test_sweep_header_statistic(tmp_path, launches, kind):
 
 def ingest(tmp_path, capsys, *args):
     out = tmp_path / "t.csv"
-    status = cli.main(["ingest", *map(str, args), "--out", str(out)])
+    status = cli.main(["ingest", *map(str, args), "--out", str(out), "--force"])
     captured = capsys.readouterr()
     assert status == 0, captured.err
     return table.read_table(out).sources[0].metadata, captured.err

@@ -69,7 +69,7 @@ def keys(rows):
     (["--comm-sizes", "0,2"], "communicator size 0 out of range [1, 2147483647]"),
     (["--comm-sizes", "-3"], "communicator size -3 out of range [1, "),
     (["--mpirun", "/nonexistent/mpirun"], "'/nonexistent/mpirun' not found"),
-    (["--msg-sizes", "4X"], "not a size in bytes"),
+    (["--msg-sizes", "4X"], "'4X' is not a size or count (accepted: 4096, 4K, 4KiB, 64M, 1G"),
     (["--launcher", "srun"], "Slurm allocation"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, extra, message):

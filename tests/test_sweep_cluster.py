@@ -134,7 +134,7 @@ def test_shapes_are_every_pair_with_two_ranks_or_more():
     ("1", None, "--nodes and --ppn go together"),
     ("1", "1", "no pair gives P = nodes x ppn >= 2"),
     ("0,2", "1", "--nodes: communicator size 0 out of range"),
-    ("2", "x", "--ppn: 'x' is not an integer"),
+    ("2", "x", "--ppn: 'x' is not a communicator size or a range A-B (accepted: 4096, 4K"),
 ])
 def test_bad_shape_lists(nodes, ppn, message):
     with pytest.raises(Exception) as e:

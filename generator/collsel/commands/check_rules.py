@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from collsel.commands.options import read_tables, the_collective
-from collsel.core import csvfile, decision_map, method_text, penalty, values
+from collsel.core import csvfile, decision_map, method_text, penalty, sizes
 from collsel.core.algorithms import Method
 from collsel.errors import InputError, printable
 from collsel.sinks.emit.ompi_rules_reader import (COLLCOUNT, COLLECTIVE_IDS, COLLECTIVE_NAMES,
@@ -35,7 +35,8 @@ def register(sub):
                    "12's; the version line needs >= 4.1.8 or >= 5.0.7)")
     p.add_argument("--collective", help="for --query/--points: bcast, reduce, ... (or an id)")
     p.add_argument("--query", nargs=2, metavar=("P", "M"),
-                   help="communicator size (1..2^31-1) and message size in bytes (0..2^64-1)")
+                   help="communicator size (1..2^31-1) and message size in bytes (0..2^64-1; "
+                   "64K, 1M, 2^20 as every size option takes them)")
     p.add_argument("--points", metavar="FILE", help="one 'P M' per line ('-' = stdin)")
     p.add_argument("--ids", action="store_true",
                    help="with --query/--points: print only 'algorithm segsize faninout' per "
@@ -65,8 +66,7 @@ def _collective_id(text):
 
 def _point(p, m, where):
     """(P, m) checked as `collsel query` checks them (core.values)."""
-    return (values.integer(p, "comm_size", *values.COMM_SIZE, where),
-            values.integer(m, "msg_size", *values.MSG_SIZE, where))
+    return sizes.comm_size(p, where), sizes.msg_size(m, where)
 
 
 def _points(args):

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from collsel.commands.options import add_table_options, map_settings, read_tables
+from collsel.commands.options import add_table_options, map_settings, select_each
 from collsel.core import out_of_sample, penalty, third_axis, tree
 from collsel.core.method_text import default_name
 from collsel.errors import InputError
@@ -101,7 +101,7 @@ def run_fresh(args):
     cost = args.probe_cost_us
     if cost is not None and not (np.isfinite(cost) and cost >= 0):
         raise InputError(f"--probe-cost-us {cost:g} is not a time in µs >= 0")
-    train, *tests = (read_tables([path]).select(args.collective) for path in args.tables)
+    train, *tests = select_each(args)
     result = fresh(train, tests, map_settings(args))
     if cost is not None:
         result["saving"].update(probe_cost_us=cost,
@@ -147,7 +147,7 @@ def run_compare(args):
                          "the z-aware tree saves on fresh runs)")
     if len(args.tables) != 2:
         raise InputError(f"compare takes exactly two tables (A B), got {len(args.tables)}")
-    a, b = (read_tables([path]).select(args.collective) for path in args.tables)
+    a, b = select_each(args)
     result = compare(a, b, map_settings(args))
     if args.format == "json":
         sys.stdout.write(json.dumps({"tables": list(args.tables), **result}, indent=1,

@@ -1,7 +1,8 @@
 """`collsel ingest`: existing benchmark results -> the canonical performance table."""
+import os
 import sys
 
-from collsel.core import algorithms, statistic, table, values
+from collsel.core import algorithms, sizes, statistic, table, values
 from collsel.core.files import write_file
 from collsel.errors import InputError, printable
 from collsel.sources.ingest import assemble, common, csvmap, given, output
@@ -39,6 +40,8 @@ def register(subparsers):
                               description=HELP, formatter_class=_raw())
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--out", metavar="TABLE", help="canonical CSV table to write")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite an existing --out (written whole or not at all)")
     p.add_argument("--check", action="store_true",
                    help="report format, points, methods, P and m ranges; write nothing")
     p.add_argument("--format", choices=sorted(PARSERS), help="skip format detection")
@@ -101,6 +104,9 @@ def run(args):
         if not args.out:
             raise InputError("give --out TABLE to write the table, or --check to only report")
         values.output_file(args.out)
+        if os.path.exists(args.out) and not args.force:
+            raise InputError(f"--out {args.out} exists: pass --force to overwrite it, or "
+                             "choose another --out")
     if args.map is not None:
         csvmap.parse_map(args.map)
     elif args.format == "csv":
@@ -159,7 +165,8 @@ def _check_flags(args):
         raise InputError(f"--time-unit '{args.time_unit}': unknown time unit (known: us, ms, s, "
                          "ns)")
     if args.datatype_size is not None:
-        values.integer(args.datatype_size, "--datatype-size", 1, 2**20)
+        args.datatype_size = sizes.parse_size(args.datatype_size, "--datatype-size", 1, 2**20,
+                                              "datatype size")
 
 
 def _summary(title, rows):

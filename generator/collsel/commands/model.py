@@ -171,12 +171,14 @@ def run_predict(args):
         raise InputError(f"--collective {args.collective}: only bcast has tau-Lop models "
                          "(reduce models are in collsel.sources.models.reduce)")
     ranks_per_node = (None if args.ranks_per_node is None else
-                      values.integer(args.ranks_per_node, "--ranks-per-node",
-                                     *values.COMM_SIZE))
+                      sizes.parse_size(args.ranks_per_node, "--ranks-per-node",
+                                       *values.COMM_SIZE, "ranks per node"))
     max_rows = values.integer(args.max_rows, "--max-rows", *predict.MAX_ROWS_RANGE)
-    max_comm_size = values.integer(args.max_comm_size, "--max-comm-size", *values.COMM_SIZE)
+    max_comm_size = sizes.parse_size(args.max_comm_size, "--max-comm-size", *values.COMM_SIZE,
+                                     "communicator size")
     ranges = sizes.comm_size_ranges(args.comm_sizes)
-    msg_sizes = sizes.parse_msg_sizes(args.msg_sizes)
+    msg_sizes = sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *values.TABLE_MSG_SIZE,
+                                      "message size")
     par = _load_params(args)
     predict.grid_check(par, ranges, len(msg_sizes), max_rows, max_comm_size)
     comm_sizes = [v for lo, hi in ranges for v in range(lo, hi + 1)]
@@ -208,7 +210,8 @@ def run_fit(args):
                          "(P = nodes x ppn)")
     comm_sizes = sizes.parse_comm_sizes(args.comm_sizes or FIT_COMM_SIZES)
     values.integer(comm_sizes[0], "communicator size", 2, values.COMM_SIZE[1], "--comm-sizes")
-    msg_sizes = sizes.parse_msg_sizes(args.msg_sizes, high=bench.MSG_SIZE[1])
+    msg_sizes = sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE,
+                                      "message size")
     nbft_max = values.integer(args.nbft_max, "--nbft-max", *NBFT_MAX_RANGE)
     methods = None
     if args.algorithms:
@@ -393,7 +396,8 @@ def _run_predict_lmo(args):
                          "hockney-hetero or hockney")
     par = lmo_params.load(args.params)
     comm_sizes = sizes.parse_comm_sizes(args.comm_sizes)
-    msg_sizes = sizes.parse_msg_sizes(args.msg_sizes, high=values.MSG_SIZE[1])
+    msg_sizes = sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *values.TABLE_MSG_SIZE,
+                                      "message size")
     mapping = None
     if args.mapping is not None:
         mapping = [values.integer(x, "--mapping", 0, par.n - 1, "--mapping")

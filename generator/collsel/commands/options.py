@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from collsel.core import decision_map, statistic, table, tree
+from collsel.core import algorithms, decision_map, statistic, table, tree
 from collsel.errors import InputError, printable
 
 
@@ -40,7 +40,8 @@ def add_tree_options(p):
 
 def add_table_options(p):
     p.add_argument("tables", nargs="+", metavar="TABLE", help="canonical performance table(s)")
-    p.add_argument("--collective", required=True, help="bcast, reduce, ...")
+    p.add_argument("--collective", help="bcast, reduce, ... (default: the one collective the "
+                   "tables hold)")
     p.add_argument("--z", metavar="COLUMN", help="third axis column (octree), e.g. ppn")
     p.add_argument("--tolerance", type=percent, metavar="PCT",
                    help="a method within PCT%% of a cell's best is tied with it (added to the "
@@ -63,14 +64,40 @@ def read_tables(paths):
 
 
 def the_collective(tables, name=None):
-    """`name`, or the one collective the tables hold (an error naming them when several)."""
-    if name is not None:
-        return name
-    present = sorted(set(tables.collective.tolist()))
-    if len(present) != 1:
-        raise InputError(f"the tables hold several collectives ({', '.join(present)}); "
-                         "choose one with --collective")
-    return present[0]
+    """`name`, or the one collective the tables (a table or a list of them) hold (an error
+    naming them when several); a collective core.algorithms does not know is refused, naming
+    those it knows (its tree could be neither queried nor emitted)."""
+    tables = tables if isinstance(tables, list) else [tables]
+    files = ", ".join(s.path for t in tables for s in t.sources)
+    where = f"--collective {printable(name)[:40]}" if name is not None else files
+    present = sorted({c for t in tables for c in t.collective.tolist()})
+    if name is None:
+        if len(present) != 1:
+            raise InputError(f"{files}: the tables hold several collectives "
+                             f"({', '.join(present)}); choose one with --collective")
+        name = present[0]
+    elif name not in present:
+        return name           # PerfTable.select refuses it, naming the collectives present
+    try:
+        algorithms.check_collective(name, tables[0].family)
+    except InputError as e:
+        raise InputError(f"{where}: {e}") from None
+    return name
+
+
+def select_collective(args, tables):
+    """The rows of the collective args.collective names, or of the one the tables hold; sets
+    args.collective to it, so the rest of the command (journals, command lines) uses it."""
+    args.collective = the_collective(tables, args.collective)
+    return tables.select(args.collective)
+
+
+def select_each(args):
+    """Each of args.tables read on its own (they measure the same points: compare), restricted
+    to one collective as select_collective does over all of them."""
+    parts = [read_tables([path]) for path in args.tables]
+    args.collective = the_collective(parts, args.collective)
+    return [t.select(args.collective) for t in parts]
 
 
 def map_settings(args):
@@ -80,7 +107,7 @@ def map_settings(args):
 
 def load_table_and_map(args):
     """The selected collective's table and its decision map."""
-    selected = read_tables(args.tables).select(args.collective)
+    selected = select_collective(args, read_tables(args.tables))
     return selected, map_settings(args).build(selected)
 
 

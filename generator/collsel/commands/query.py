@@ -1,7 +1,7 @@
 """`collsel query`: the decision of a tree.json for given points."""
 import sys
 
-from collsel.core import csvfile, method_text, treefile, values
+from collsel.core import csvfile, method_text, sizes, treefile, values
 from collsel.errors import InputError
 
 
@@ -12,7 +12,8 @@ def register(sub):
                        "0)'); with --ids only 'algorithm segsize faninout', for scripts.")
     p.add_argument("tree", metavar="TREE.json")
     p.add_argument("--comm-size", metavar="P", help="communicator size, 1..2^31-1")
-    p.add_argument("--msg-size", metavar="M", help="bytes, 0..2^64-1")
+    p.add_argument("--msg-size", metavar="M", help="bytes, 0..2^64-1: 65536, 64K, 1M, 2^20 "
+                   "(K, M, G = 2^10, 2^20, 2^30; also in a --points file)")
     p.add_argument("--z", help="third-axis value (octree)")
     p.add_argument("--points", metavar="FILE", help="one 'P M [Z]' per line ('-' = stdin)")
     p.add_argument("--ids", action="store_true",
@@ -54,8 +55,8 @@ def _read_points(args, loaded):
             raise InputError(f"{args.tree} is a {n_axes}-axis tree: "
                              + ("give its third axis with --z" if n_axes == 3
                                 else "it takes no --z"))
-        columns[0].append(values.integer(fields[0], "comm_size", *values.COMM_SIZE, where[0]))
-        columns[1].append(values.integer(fields[1], "msg_size", *values.MSG_SIZE, where[1]))
+        columns[0].append(sizes.comm_size(fields[0], where[0]))
+        columns[1].append(sizes.msg_size(fields[1], where[1]))
         if n_axes == 3:
             columns[2].append(_z_value(loaded.axes[2], fields[2], where[2]))
     return columns
@@ -71,6 +72,11 @@ def _point_text(loaded, point):
 
 
 def run_query(args):
+    if args.points is not None and (args.comm_size, args.msg_size, args.z) != (None,) * 3:
+        given = [f for f, v in (("--comm-size", args.comm_size), ("--msg-size", args.msg_size),
+                                ("--z", args.z)) if v is not None]
+        raise InputError(f"--points {args.points} and {', '.join(given)}: give the points one "
+                         "way, a file of 'P M [Z]' lines or the flags of one point")
     loaded = treefile.load(args.tree)
     columns = _read_points(args, loaded)
     choice = loaded.decide(columns).tolist()

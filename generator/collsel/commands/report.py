@@ -89,15 +89,14 @@ def run_report(args):
         if not args.quiet:
             print(f"collsel report: {msg} ({time.monotonic() - start:.1f} s)", file=sys.stderr)
 
+    measured, dmap = load_table_and_map(args)      # sets args.collective when inferred
     options = ReportOptions(tuple(args.tables), args.collective, args.z, depths,
                             tuple(thresholds), args.budget, tuple(args.model_tables or ()),
                             args.split, args.leaf)
-    measured, dmap = load_table_and_map(args)
     check_size(dmap, options)
     mmap = None
     if args.model_tables:
-        mmap = decision_map.build_map(
-            read_tables(args.model_tables).select(args.collective), args.z)
+        mmap = decision_map.build_map(model_table(args.model_tables, args.collective), args.z)
     journal, launches = launch_tables.load(args)
     recommended = recommended_tree(dmap, measured, args, journal, launches)
     progress("recommended tree built and scored out of sample")
@@ -118,6 +117,18 @@ def run_report(args):
                   f"penalty {w['tree_mean']:.2f}% is above that of {w['against_name']} "
                   f"({w['other_mean']:.2f}%)")
     return 0
+
+
+def model_table(paths, collective):
+    """The predicted rows of `collective` in --model-table files; refused, naming both
+    collectives, when they predict others only."""
+    predicted = read_tables(paths)
+    present = sorted(set(predicted.collective.tolist()))
+    if collective not in present:
+        raise InputError(f"--model-table {', '.join(paths)}: predicts {', '.join(present)}, but "
+                         f"the report is of {collective}; give a table predicted for "
+                         f"{collective}")
+    return predicted.select(collective)
 
 
 def probe_pairs(journal, collective):

@@ -34,6 +34,9 @@ ALGORITHMS = {
         5: "segmented_ring", 6: "rabenseifner",
     },
     "gather": {0: "ignore", 1: "basic_linear", 2: "binomial", 3: "linear_sync"},
+    # Predicted by the LMO models (`collsel model predict --collective scatter`), whose trees
+    # `build` makes; Open MPI 4.1's coll_tuned_scatter_algorithm values.
+    "scatter": {0: "ignore", 1: "basic_linear", 2: "binomial", 3: "linear_nb"},
 }
 
 # Algorithms whose base implementation uses the segsize argument; the others ignore it
@@ -43,11 +46,12 @@ SEGMENTING = {
     "reduce": frozenset({2, 3, 4, 5, 6}),
     "allreduce": frozenset({5}),
     "gather": frozenset({3}),      # linear_sync: size of the first segment
+    "scatter": frozenset(),
 }
 
 # Algorithms that read faninout (chain: number of chains; 0 is forced to 1).
 USES_FANINOUT = {"bcast": frozenset({2}), "reduce": frozenset({2}), "allreduce": frozenset(),
-                 "gather": frozenset()}
+                 "gather": frozenset(), "scatter": frozenset()}
 
 # Reduce algorithms valid for non-commutative operations.
 REDUCE_NONCOMMUTATIVE = frozenset({1, 6})
@@ -90,6 +94,12 @@ _ALIASES = {
         "linear": 1, "basiclinear": 1,
         "binomial": 2, "binomialtree": 2,
         "linearsync": 3, "synclinear": 3,
+    },
+    "scatter": {
+        "default": 0, "tuned": 0, "ignore": 0, "fixed": 0,
+        "linear": 1, "basiclinear": 1,
+        "binomial": 2, "binomialtree": 2,
+        "linearnb": 3, "nonblockinglinear": 3,
     },
 }
 
@@ -230,6 +240,19 @@ def algorithm_name(collective, alg, family=DEFAULT_FAMILY):
 def segments(collective, alg, family=DEFAULT_FAMILY):
     """Whether the algorithm uses a segment size (no MPICH 4.0 algorithm does)."""
     return family == "openmpi" and alg in SEGMENTING[collective]
+
+
+def check_segsize(collective, alg, segsize, family=DEFAULT_FAMILY):
+    """`segsize`, refused (InputError naming the algorithm) when non-zero on an algorithm that
+    ignores it: such a row repeats the unsegmented measurement under another name."""
+    if segsize and not segments(collective, alg, family):
+        users = [registry(family)[collective][a] for a in sorted(SEGMENTING[collective])
+                 ] if family == "openmpi" else []
+        raise InputError(f"segsize {segsize} on {collective} algorithm {alg} "
+                         f"({algorithm_name(collective, alg, family)}), which does not segment; "
+                         f"use segment size 0 (segmenting {collective} algorithms: "
+                         f"{', '.join(users) or 'none'})")
+    return segsize
 
 
 @dataclass(frozen=True, order=True)

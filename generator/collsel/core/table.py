@@ -32,7 +32,7 @@ INT_COLUMNS = ("comm_size", "msg_size", "algorithm", "segsize", "faninout")
 STAT_COLUMNS = ("mean_us", "median_us", "min_us", "max_us", "stdev_us", "ci_halfwidth_us",
                 "n", "ci_met", "launches")
 COLUMN_ORDER = REQUIRED[:5] + ("faninout", "time_us") + STAT_COLUMNS
-MAX_MSG_SIZE = values.MSG_SIZE[1]
+MAX_MSG_SIZE = values.TABLE_MSG_SIZE[1]
 MAX_COMM_SIZE = values.COMM_SIZE[1]
 
 
@@ -116,13 +116,30 @@ def _row(fields, index, path, lineno, family):
     else:
         alg = values.integer(get("algorithm"), "algorithm", *values.ALGORITHM_ID, where)
     faninout = get("faninout").strip() if "faninout" in index else ""
+    segsize = values.integer(get("segsize"), "segsize", *values.SEGSIZE, where)
+    if coll in algorithms.registry(family):
+        try:
+            algorithms.check_segsize(coll, alg, segsize, family)
+        except InputError as e:
+            raise located(path, lineno, str(e)) from None
     return (coll,
             values.integer(get("comm_size"), "comm_size", *values.COMM_SIZE, where),
-            values.integer(get("msg_size"), "msg_size", *values.MSG_SIZE, where),
+            _msg_size(get("msg_size"), where),
             alg,
-            values.integer(get("segsize"), "segsize", *values.SEGSIZE, where),
+            segsize,
             values.integer(faninout, "faninout", *values.FANINOUT, where) if faninout else 0,
             values.time_us(get("time_us"), "time_us", where))
+
+
+def _msg_size(text, where):
+    """A row's message size, held to values.TABLE_MSG_SIZE (what every emit target carries)."""
+    try:
+        return values.integer(text, "msg_size", *values.TABLE_MSG_SIZE, where)
+    except InputError as e:
+        if "out of range" not in str(e) or text.strip().startswith("-"):
+            raise
+        raise InputError(f"{e} (2^63 - 1: Open MPI's rules files read message sizes as a long); "
+                         "bytes in the msg_size column? wrong column or unit?") from None
 
 
 FAMILY_KEY = "algorithm_family"

@@ -63,6 +63,11 @@ class LoadedTree:
         _check_lengths(document, path)
         self.collective = document["collective"]
         self.family = document.get("algorithm_family", algorithms.DEFAULT_FAMILY)
+        try:     # a name the schema's pattern allows but no emitter or runtime knows
+            algorithms.check_collective(self.collective, self.family)
+        except InputError as e:
+            raise InputError(f"{path}: collective: {e}; build the tree from a table of one of "
+                             "them") from None
         self.build = document["build"]
         self.axes = [decision_map.Axis(a["name"], a["kind"], a["values"], a["labels"], a["cuts"])
                      for a in document["axes"]]

@@ -44,6 +44,7 @@ import numpy as np
 
 from collsel import __version__
 from collsel.core import values
+from collsel.core.sizes import parse_size
 from collsel.core.tree import cells_of_values
 from collsel.errors import CollselError, InputError
 from collsel.sinks.emit import ompi_ppn, render, text
@@ -59,7 +60,7 @@ def parse_comm_sizes(text):
     """--ompi-comm-sizes text -> ascending block starts (None: exact blocks)."""
     if text is None:
         return None
-    sizes = [values.integer(x, "communicator size", *values.COMM_SIZE, "--ompi-comm-sizes")
+    sizes = [parse_size(x, "--ompi-comm-sizes", *values.COMM_SIZE, "communicator size")
              for x in text.split(",") if x.strip()]
     if not sizes or any(b <= a for a, b in zip(sizes, sizes[1:])):
         raise InputError(f"--ompi-comm-sizes '{text}': sizes must be >= 1 and strictly ascending")

@@ -234,6 +234,14 @@ def read(path, data, version=(4, 1, 4)):
     m = VERSION_LINE.match(data)
     if m and version_line_supported(version):
         file_version, skip = int(m.group(1)), m.end()
+        if file_version > INT_MAX:      # read with %d into an int: truncated, if not undefined
+            errors.append((1, f"rule-file-version-{m.group(1)[:40].decode()}: the version does "
+                           "not fit Open MPI's int (it reads it with %d); write "
+                           "rule-file-version-2 (or -1)"))
+        elif file_version not in (1, 2):
+            errors.append((1, f"rule-file-version-{file_version}: Open MPI knows versions 1 "
+                           "and 2 (it reads any version above 1 as 2); write "
+                           "rule-file-version-2 (or -1)"))
     numbers, problems = _words(data, skip)
     for line, word, message in problems:
         if m and line == 1 and word == m.group(0).decode() and not skip:
@@ -263,7 +271,7 @@ def read(path, data, version=(4, 1, 4)):
             return None
         if n.value > hi:
             errors.append((n.line, f"{what} {n.value} does not fit Open MPI's {hi_name(hi)}: "
-                           "it is silently truncated"))
+                           f"it is silently truncated; write a value up to {hi}"))
         return n
 
     def hi_name(hi):

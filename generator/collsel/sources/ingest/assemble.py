@@ -6,6 +6,7 @@ ignore it; faninout defaults to the table's 0). ppn and nodes are optional: a co
 the file or a given value says them.
 """
 from collsel.core import algorithms, table
+from collsel.core.sizes import parse_size
 from collsel.errors import InputError, located
 from collsel.sources.ingest.common import printable
 from collsel.sources.ingest.csvmap import LAYOUT
@@ -27,16 +28,8 @@ def _resolve(path, key, values, convert):
 
 
 def _int(low, high, name):
-    def convert(text):
-        text = str(text).strip()
-        # isdigit() also takes other scripts' digits; an over-long number is refused before
-        # int() (which raises on more than 4300 digits)
-        if not (text.isascii() and text.isdigit() and len(text.lstrip("0")) <= 20
-                and low <= int(text) <= high):
-            shown = text if len(text) <= 40 else f"{text[:40]}... ({len(text):,} characters)"
-            raise InputError(f"{name} '{shown}' is not an integer in [{low}, {high}]")
-        return int(text)
-    return convert
+    """A given value (flag, pattern, manifest) in the notation of every size (core.sizes)."""
+    return lambda text: parse_size(text, "", low, high, name)
 
 
 def select_collective(path, parsed, given, lenient=False):
@@ -103,6 +96,12 @@ def rows(path, parsed, given, lenient=False):
                 needs.add("segsize")
             elif row["algorithm"] is not None:
                 row["segsize"] = 0   # this algorithm ignores the segment size
+        if row["segsize"] and row["algorithm"] is not None:
+            try:
+                algorithms.check_segsize(coll, row["algorithm"], row["segsize"])
+            except InputError as e:
+                told = "" if p.segsize is not None else f" (from {given['segsize'][0][1]})"
+                raise located(path, p.line, f"{e}{told}") from None
         if row["faninout"] is None:
             row["faninout"] = 0
         if needs and not lenient:

@@ -10,10 +10,10 @@ t_min/t_max/t_avg are taken across ranks of each rank's mean time per call. Bloc
 per-rank spread (PingPong), without #bytes (Barrier) or with -multi groups are not collectives
 with a message size and are listed as skipped.
 
-IMB ends every block's rows with a blank line (and the run with `# All processes entering
-MPI_Finalize`). A file that ends inside a block's rows was cut off (a killed run, a copy cut at
-a row boundary): an error, since the rows before the cut look complete, unless --partial says to
-read them.
+IMB ends every block's rows with a blank line and the run with `# All processes entering
+MPI_Finalize`. A file that ends inside a block's rows, or without that last line (cut between
+two blocks), was cut off (a killed run, a copy cut at a row or block boundary): an error, since
+what comes before the cut looks complete, unless --partial says to read it.
 """
 import re
 
@@ -23,20 +23,25 @@ from collsel.sources.ingest.common import RANK_STATISTICS, Parsed, Point, check_
 _BLOCK = re.compile(r"#\s*Benchmarking\s+(\S+)")
 _PROCS = re.compile(r"#\s*#processes\s*=\s*(\S+)")
 _TIME = re.compile(r"t_(min|max|avg)\[(\w+)\]$")
+_FINALIZE = re.compile(r"#\s*All processes entering MPI_Finalize")
 
 
 def parse(path, lines, opts):
     statistic = rank_statistic(path, opts, "IMB")
     points, skipped, info = [], [], {}
-    name = procs = header = None
+    name = procs = header = last_block = None
+    finalized = False
     for lineno, text in enumerate(lines, 1):
         stripped = text.strip()
+        if stripped:     # the run's last words, unless something follows them
+            finalized = bool(_FINALIZE.match(stripped))
         version = re.search(r"Intel ?\(R\) MPI Benchmarks (\S+)", stripped)
         if version:
             info["imb_version"] = version.group(1).rstrip(",")
         block = _BLOCK.match(stripped)
         if block:
             name, procs, header = block.group(1), None, None
+            last_block = name
             continue
         if name is None:
             if stripped[:1].isdigit():
@@ -73,6 +78,14 @@ def parse(path, lines, opts):
         found = f" (only {', '.join(skipped)})" if skipped else ""
         raise located(path, len(lines), "no '# Benchmarking' block of a collective with "
                       f"message sizes{found}")
+    if not finalized and header is None:
+        if not opts.partial:
+            end = max((i for i, t in enumerate(lines, 1) if t.strip()), default=len(lines))
+            raise located(path, end, f"the run ends after the '{last_block}' block without "
+                          "IMB's last line '# All processes entering MPI_Finalize': truncated "
+                          "output (a killed run, a partial copy)? --partial reads the blocks "
+                          "before the cut")
+        info["truncated_run"] = f"after the '{last_block}' block, read with --partial"
     kind, words = RANK_STATISTICS[statistic]
     words = f"t_{statistic}: {words}"
     return Parsed("imb", points, kind, f"IMB {words}", info, skipped)
