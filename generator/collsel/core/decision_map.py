@@ -210,7 +210,6 @@ def build_map(table, z_column=None, tolerance=None, defer=True):
     if defer and brows.size:
         methods.append(DEFER)
         method_of_row[baseline] = len(methods) - 1
-    method_index = {m: i for i, m in enumerate(methods)}
 
     rows = np.flatnonzero(on_axes & on_grid)
     rows = rows[np.argsort(-table.time_us[rows], kind="stable")]   # the least of duplicates wins
