@@ -67,6 +67,17 @@ exec "$(dirname "$0")/fake_bench.sh" "$@"
 """
 
 
+FAKE_SCONTROL = r"""#!/bin/sh
+# Stand-in scontrol: `show hostnames LIST`, and `show config` naming $FAKE_MPI_DEFAULT.
+if [ "$2" = config ]; then
+  echo "Configuration data as of 2026-11-25T20:00:00"
+  [ -n "$FAKE_MPI_DEFAULT" ] && echo "MpiDefault              = $FAKE_MPI_DEFAULT"
+  exit 0
+fi
+echo "$3" | tr , '\n'
+"""
+
+
 def script(path, text):
     path.write_text(text)
     path.chmod(0o755)
@@ -79,7 +90,7 @@ def tools(tmp_path):
     write_fake_bench(tmp_path / "fake_bench.sh")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    script(bin_dir / "scontrol", "#!/bin/sh\n# show hostnames LIST\necho \"$3\" | tr , '\\n'\n")
+    script(bin_dir / "scontrol", FAKE_SCONTROL)
     hostfile = tmp_path / "hostfile"
     hostfile.write_text("".join(f"{h} slots=2\n" for h in HOSTS))
     return {"launcher": script(tmp_path / "fake_launcher.sh", FAKE_LAUNCHER),
@@ -186,7 +197,7 @@ def test_dry_run_places_nodes_x_ppn_through_the_hostfile(tmp_path, tools):
     # The seeds of 2x2 and 4x1-like pairs (same P) differ: every launch has its own.
     seeds = [c.split("--seed ")[1].split()[0] for c in cmds]
     assert len(set(seeds)) == len(seeds)
-    assert r.stdout.splitlines()[-1].endswith("(2 launches per shape)")
+    assert r.stdout.splitlines()[-2].endswith("(2 launches per shape)")
 
 
 def test_srun_places_nodes_x_ppn_in_the_allocation(tmp_path, tools):
@@ -197,9 +208,19 @@ def test_srun_places_nodes_x_ppn_in_the_allocation(tmp_path, tools):
     r = collsel(args, env)
     assert r.returncode == 0, r.stderr
     cmds = [ln for ln in r.stdout.splitlines() if not ln.startswith("#")]
-    assert sum(" --nodes 2 --ntasks-per-node 2 --ntasks 4 --cpu-bind=cores " in c
+    # No MpiDefault: srun --mpi=pmix, without which Open MPI's ranks abort in MPI_Init.
+    assert sum(" --nodes 2 --ntasks-per-node 2 --ntasks 4 --mpi=pmix --cpu-bind=cores " in c
                for c in cmds) == 2
     assert sum(" --nodes 3 --ntasks-per-node 2 --ntasks 6 " in c for c in cmds) == 2
+    # The cluster's MpiDefault when it names a plugin; --srun-mpi over both.
+    for default, given, want in (("pmi2", None, "pmi2"), ("none", None, "pmix"),
+                                 ("pmi2", "pmix_v3", "pmix_v3")):
+        r = collsel(args + (["--srun-mpi", given] if given else []),
+                    {**env, "FAKE_MPI_DEFAULT": default})
+        assert r.returncode == 0, r.stderr
+        assert f" --ntasks 4 --mpi={want} --cpu-bind=cores " in r.stdout
+    r = collsel(args + ["--srun-mpi", "pmix;rm"], env)
+    assert r.returncode == 2 and "--srun-mpi 'pmix;rm': not a plugin name" in r.stderr
     # More nodes than the allocation has: refused before anything runs.
     args[args.index("2,3")] = "2,4"
     r = collsel(args, env)
