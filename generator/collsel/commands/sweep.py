@@ -369,9 +369,10 @@ def run_sweep(args):
         print(f"wrote {args.emit_sbatch}; submit it with: sbatch {args.emit_sbatch}")
         return 0
     runner = paired if args.mode == "paired" else run
-    warning = _oversubscribed(launcher, cfg.shapes or shapes.plain(cfg.comm_sizes))
-    if warning:
-        print(warning, file=sys.stderr, flush=True)
+    for line in (_oversubscribed(launcher, cfg.shapes or shapes.plain(cfg.comm_sizes)),
+                 _emulated_without_cluster(args, launcher)):
+        if line:
+            print(line, file=sys.stderr, flush=True)
     if args.dry_run:
         for line in runner.dry_run(cfg):
             print(line)
@@ -391,21 +392,41 @@ def _check_collective(collective, family):
 
 
 def _oversubscribed(launcher, groups):
-    """One warning line when some launch puts more ranks on a machine than it has cores, or
-    None."""
+    """One warning line when some launch puts more ranks on a machine than it has cores (the
+    emulated cluster's nodes all share this one), or None."""
     over, cores = [], None
     for shape in groups:
         sharing = launcher.sharing(shape.p, shape.ppn or None)
         if sharing and sharing[0] > sharing[1]:
-            over.append(shape.mark.split("@")[0])
-            cores = sharing[1]
+            where = f"{shape.nodes}x{shape.ppn}" if shape.explicit else ""
+            per_node = launcher.name == "srun" and not launcher.shares_this_machine
+            over.append(f"P={shape.p}" + (f" ({where})" if where else ""))
+            cores = f"{sharing[1]} cores" + (" per node" if per_node else "")
     if not over:
         return None
-    per_node = "" if launcher.shares_this_machine or launcher.name == "local" else " per node"
-    ranks = "ranks per node " if per_node else "P="
-    return (f"warning: {ranks}{','.join(dict.fromkeys(over))} on {cores} cores{per_node}: "
-            "oversubscribed; times include time-sharing of the cores between ranks, not what "
-            "dedicated cores would give")
+    why = (" (the emulated nodes share this machine's cores)" if launcher.shares_this_machine
+           else "")
+    return (f"warning: {', '.join(dict.fromkeys(over))} on {cores}: oversubscribed{why}; "
+            "times include time-sharing of the cores between ranks, not what dedicated cores "
+            "would give")
+
+
+def _emulated_without_cluster(args, launcher):
+    """A note when srun runs on the emulated cluster (SLURM_CONF is its slurm.conf) without
+    --cluster: the sweep works, but without the cluster's settings; None otherwise."""
+    conf = os.environ.get("SLURM_CONF")
+    if args.cluster is not None or launcher.name != "srun" or not conf:
+        return None
+    from collsel.sources import cluster
+    try:
+        emulated = cluster.load()
+    except InputError:
+        return None
+    if os.path.realpath(emulated.slurm_conf) != os.path.realpath(conf):
+        return None
+    return (f"note: this allocation is on the emulated cluster ({emulated.state_dir}); "
+            "--cluster would add its settings: ranks unbound and yielding the shared cores, "
+            "one clock (--runtime global), the links in the table")
 
 
 def _load_generator(args, cluster, bench_path, check):

@@ -39,9 +39,9 @@ _PLUGIN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 def srun_mpi(given, env):
-    """The plugin of `srun --mpi=`: `given` (--srun-mpi), else the cluster's MpiDefault as
-    `scontrol show config` reports it (under `env`, which may name the cluster's SLURM_CONF)
-    unless it is none, else SRUN_MPI_FALLBACK."""
+    """The plugin of `srun --mpi=`: `given` (--srun-mpi), else the cluster's MpiDefault (under
+    `env`, which may name the cluster's SLURM_CONF) unless it is none, else
+    SRUN_MPI_FALLBACK."""
     if given is not None:
         if not _PLUGIN.fullmatch(given):
             raise InputError(f"--srun-mpi {given!r}: not a plugin name (e.g. pmix, pmi2, none; "
@@ -52,12 +52,26 @@ def srun_mpi(given, env):
 
 
 def slurm_setting(name, env):
-    """One value of `scontrol show config` ("Name = value"), or None when Slurm does not say."""
+    """A setting of the Slurm configuration: from its slurm.conf ($SLURM_CONF, else
+    /etc/slurm/slurm.conf; keys are case-blind there), else from `scontrol show config` (a
+    configless site's login node has no file); None when neither says."""
+    path = env.get("SLURM_CONF") or "/etc/slurm/slurm.conf"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        text = None
+    if text is not None:
+        for line in text.splitlines():
+            key, sep, value = line.split("#", 1)[0].partition("=")
+            if sep and key.strip().lower() == name.lower():
+                return value.strip() or None
+        return None
     if shutil.which("scontrol", path=env.get("PATH")) is None:
         return None
     try:
         done = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True,
-                              timeout=20, env=env)
+                              timeout=10, env=env)
     except (OSError, subprocess.SubprocessError):
         return None
     for line in done.stdout.splitlines() if done.returncode == 0 else ():

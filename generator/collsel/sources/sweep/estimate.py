@@ -9,9 +9,10 @@ wall time less the start-up, per point, per shape, else over all shapes); withou
 average (bench-data/paired: 0.3 x the cap at P=2 to 1.4 x at P=16, 0.9 x over a whole sweep).
 """
 
-# Seconds from launching to the benchmark's first measurement: mpirun -np 2..4 of
-# collsel_bench here took 0.36-0.46 s; TODO srun and hostfile on the emulated cluster.
-STARTUP_S = {"local": 0.5, "hostfile": 1.0, "srun": 1.0}
+# Seconds a launch of collsel_bench takes beyond its measuring, measured here (2026-11-25, one
+# size, 2 methods): mpirun -np 2..4 0.36-0.46 s; on the emulated 3-node cluster, 6 ranks, srun
+# 1.06-1.12 s and mpirun --host n1:2,n2:2,n3:2 1.07-1.45 s.
+STARTUP_S = {"local": 0.5, "hostfile": 1.2, "srun": 1.1}
 
 
 def per_point(observed, startup_s):
