@@ -79,8 +79,8 @@ def launches(tools):
 # --- refused up front: one line, exit 2, nothing launched, built or written --------------------
 
 @pytest.mark.parametrize("change,message", [
-    ({"--collective": "allgather"}, "--collective allgather: the sweep's benchmark "
-     "(collsel_bench) measures bcast and reduce only"),
+    ({"--collective": "allgather"}, "--collective: unknown collective 'allgather' (the "
+     "sweep's benchmark (collsel_bench) measures bcast and reduce)"),
     ({"--collective": "allreduce"}, "--collective allreduce: the sweep's benchmark "
      "(collsel_bench) measures bcast and reduce only (allreduce tables can be read by collsel "
      "ingest)"),
@@ -292,3 +292,13 @@ def test_help_is_grouped_short_and_keeps_every_option():
                    or line.lstrip().startswith(flag + ",") for line in lines), flag
     assert "bcast or reduce (the benchmark's collectives)" in r.stdout
     assert "MpiDefault" in r.stdout
+
+
+def test_a_resume_may_change_the_srun_plugin():
+    """A plugin that failed at start-up may be replaced when the sweep is resumed."""
+    from collsel.sources.sweep import resume
+    recorded = resume.parse_options("collsel sweep --collective bcast --launcher srun "
+                                    "--srun-mpi pmi2 --launches 3")
+    wanted = resume.parse_options("collsel sweep --collective bcast --launcher srun "
+                                  "--srun-mpi pmix --launches 3")
+    assert resume.differences(recorded, wanted) == []

@@ -46,10 +46,10 @@ examples:
 
 def register(subparsers):
     p = subparsers.add_parser("sweep", help="measure MPI algorithms into a table",
-                              description=SWEEP_HELP,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+                              usage="collsel sweep --collective NAME --out FILE [options]",
+                              description=SWEEP_HELP, formatter_class=_HelpFormatter)
     what = p.add_argument_group("what to measure")
-    what.add_argument("--collective", required=True,
+    what.add_argument("--collective", required=True, metavar="NAME",
                       help=f"{' or '.join(_collectives())} (the benchmark's collectives)")
     what.add_argument("--mpi", default="openmpi", choices=algorithms.FAMILIES,
                       help="the MPI measured (default openmpi): its launcher, its mpicc, its "
@@ -57,15 +57,15 @@ def register(subparsers):
                            "hostfile")
     what.add_argument("--mode", default="paired", choices=("paired", "per-method"),
                       help="paired (default) or per-method (see above)")
-    what.add_argument("--algorithms", help="ids or names, comma list; ALG:SEG pins a segment "
+    what.add_argument("--algorithms", metavar="LIST", help="ids or names, comma list; ALG:SEG pins a segment "
                       "size; hier:G:INNER:OUTER adds a hierarchical method (Open MPI, paired; "
                       "G groups of consecutive ranks). Default: all but 0")
-    what.add_argument("--segsizes", help="segment sizes of segmenting algorithms "
+    what.add_argument("--segsizes", metavar="LIST", help="segment sizes of segmenting algorithms "
                       "(default 0,1K,8K,32K,128K)")
     what.add_argument("--no-baseline", action="store_true",
                       help="do not measure algorithm 0 (the MPI's own decision)")
-    what.add_argument("--comm-sizes", help="P values, lists and ranges: 2-16 or 2,4,8")
-    what.add_argument("--msg-sizes", help="message sizes in bytes, K/M suffixes allowed")
+    what.add_argument("--comm-sizes", metavar="LIST", help="P values, lists and ranges: 2-16 or 2,4,8")
+    what.add_argument("--msg-sizes", metavar="LIST", help="message sizes in bytes, K/M suffixes allowed")
     what.add_argument("--nodes", metavar="LIST",
                       help="paired, with --ppn: node counts (e.g. 1,2,4); every P = nodes x "
                            "ppn >= 2 runs ppn ranks on each of the first `nodes` hosts (of the "
@@ -82,26 +82,26 @@ def register(subparsers):
                            "slurm-mpi between the nodes of --cluster)")
 
     stats = p.add_argument_group("statistics")
-    stats.add_argument("--launches", default=None,
+    stats.add_argument("--launches", default=None, metavar="N",
                        help="separate launches per point, the replications of its CI "
                             "(default 5 paired, 3 per-method; paired: 3 at least)")
-    stats.add_argument("--time-cap", default=0.03,
+    stats.add_argument("--time-cap", default=0.03, metavar="S",
                        help="seconds of repetitions per point and launch at most (default "
                             "0.03)")
-    stats.add_argument("--rel-ci", default=0.025,
+    stats.add_argument("--rel-ci", default=0.025, metavar="F",
                        help="target 95%% CI half-width / mean, per launch and across launches "
                             "(default 0.025)")
-    stats.add_argument("--min-reps", default=5, help="repetitions before the CI test "
+    stats.add_argument("--min-reps", default=5, metavar="N", help="repetitions before the CI test "
                        "(default 5)")
-    stats.add_argument("--max-reps", default=300, help="repetitions per launch at most "
+    stats.add_argument("--max-reps", default=300, metavar="N", help="repetitions per launch at most "
                        "(default 300)")
-    stats.add_argument("--warmup", default=2, help="warm-up calls per point (default 2)")
-    stats.add_argument("--seed", default=1, help="paired: the seed of the launches' orders "
+    stats.add_argument("--warmup", default=2, metavar="N", help="warm-up calls per point (default 2)")
+    stats.add_argument("--seed", default=1, metavar="N", help="paired: the seed of the launches' orders "
                        "and of the bootstrap (default 1)")
     stats.add_argument("--refine", metavar="BUDGET",
                        help="paired: then launch again where cells are undecided, until "
                             "decided or BUDGET ('600s' or a launch count) is spent")
-    stats.add_argument("--confidence", default=0.95,
+    stats.add_argument("--confidence", default=0.95, metavar="P",
                        help="paired: p_best a decided cell's best reaches (default 0.95)")
     stats.add_argument("--equivalence", default="5", metavar="PCT",
                        help="--refine: methods within +-PCT%% of the best count as equal "
@@ -113,49 +113,56 @@ def register(subparsers):
                             "--cluster), or srun inside a Slurm allocation")
     where.add_argument("--srun-mpi", metavar="PLUGIN",
                        help="--launcher srun: srun --mpi=PLUGIN (default: the cluster's "
-                            "MpiDefault from `scontrol show config`, or "
+                            "MpiDefault, from its slurm.conf or `scontrol show config`; "
                             f"{launchers.SRUN_MPI_FALLBACK} when it is unset or none)")
     where.add_argument("--cluster", nargs="?", const="", metavar="DIR",
                        help="run on the emulated cluster of `collsel cluster up` (state DIR, "
                             "default $COLLSEL_CLUSTER_DIR or /var/lib/collsel/cluster): its "
                             "hostfile, agent and TCP settings, ranks unbound and yielding")
-    where.add_argument("--hostfile", help="hostfile for --launcher hostfile")
-    where.add_argument("--map-by", default="core", help="mpirun --map-by for --launcher "
+    where.add_argument("--hostfile", metavar="FILE", help="hostfile for --launcher hostfile")
+    where.add_argument("--map-by", default="core", metavar="X", help="mpirun --map-by for --launcher "
                        "hostfile (default core)")
-    where.add_argument("--mpirun", help="launcher program (default mpirun.openmpi / "
+    where.add_argument("--mpirun", metavar="PROGRAM", help="launcher program (default mpirun.openmpi / "
                        "mpirun.mpich when present, else mpirun; srun)")
-    where.add_argument("--launcher-args", default="", help="extra launcher arguments, one "
+    where.add_argument("--launcher-args", default="", metavar="ARGS", help="extra launcher arguments, one "
                        "string")
-    where.add_argument("--bench", help="benchmark program (default: collsel_bench.c built "
+    where.add_argument("--bench", metavar="PROGRAM", help="benchmark program (default: collsel_bench.c built "
                        "with --mpicc)")
-    where.add_argument("--mpicc", help="compiler wrapper (default mpicc; mpicc.mpich under "
+    where.add_argument("--mpicc", metavar="PROGRAM", help="compiler wrapper (default mpicc; mpicc.mpich under "
                        "--mpi mpich)")
-    where.add_argument("--timeout", default=120.0,
+    where.add_argument("--timeout", default=120.0, metavar="S",
                        help="kill a launch silent this many seconds (default 120)")
     where.add_argument("--emit-sbatch", metavar="FILE",
                        help="write a Slurm batch script running this sweep with srun, then "
                             "stop (submitting it again resumes); with --cluster it runs on "
                             "the cluster (directory, --out, benchmark outside /tmp)")
-    where.add_argument("--sbatch-time", default="04:00:00", help="--time of the batch script")
-    where.add_argument("--sbatch-nodes", help="--nodes of the batch script (not with --nodes)")
-    where.add_argument("--sbatch-args", default="", help="more #SBATCH options, one string")
+    where.add_argument("--sbatch-time", default="04:00:00", metavar="T", help="--time of the batch script (default 04:00:00)")
+    where.add_argument("--sbatch-nodes", metavar="N", help="--nodes of the batch script (not with --nodes)")
+    where.add_argument("--sbatch-args", default="", metavar="ARGS", help="more #SBATCH options, one string")
     where.add_argument("--fault", help=argparse.SUPPRESS)   # test hook, passed to the benchmark
 
     out = p.add_argument_group("output")
-    out.add_argument("--out", required=True, help="table to write (CSV)")
+    out.add_argument("--out", required=True, metavar="FILE", help="table to write (CSV)")
     out.add_argument("--raw", metavar="FILE",
                      help="paired: also keep every repetition in FILE (ReproMPI layout)")
     out.add_argument("--resume", action="store_true",
-                     help="continue the sweep in --out: options as recorded in its "
-                          "'# options=' line; the grid may grow (not --out, --timeout, "
-                          "--refine, --confidence, --raw, --srun-mpi: those may differ)")
+                     help="continue the sweep in --out with the options its '# options=' "
+                          "line records; the grid may grow; --out, --timeout, --refine, "
+                          "--confidence, --equivalence, --raw and --srun-mpi may differ")
     out.add_argument("--force", action="store_true", help="overwrite an existing --out")
     out.add_argument("--dry-run", action="store_true",
                      help="print the launches, their count and an estimated wall time, then "
                           "stop (writes nothing, builds nothing)")
-    out.add_argument("--progress-interval", default=30.0,
+    out.add_argument("--progress-interval", default=30.0, metavar="S",
                      help="seconds between progress lines when stderr is not a terminal")
     p.set_defaults(run=run_sweep)
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """The description as written, options in 100 columns (the description's width)."""
+
+    def __init__(self, prog):
+        super().__init__(prog, width=100, max_help_position=28)
 
 
 def _collectives(family=None):
@@ -383,12 +390,13 @@ def run_sweep(args):
 def _check_collective(collective, family):
     """The --collective, if the benchmark runs it under `family`; one line otherwise."""
     known = _collectives(family)
-    if collective not in known:
-        other = f" ({collective} tables can be read by collsel ingest)" \
-            if collective in algorithms.registry(family) else ""
-        raise InputError(f"--collective {collective}: the sweep's benchmark (collsel_bench) "
-                         f"measures {' and '.join(known)} only{other}")
-    return collective
+    if collective in known:
+        return collective
+    measures = f"the sweep's benchmark (collsel_bench) measures {' and '.join(known)}"
+    if collective in algorithms.registry(family):
+        raise InputError(f"--collective {collective}: {measures} only ({collective} tables can "
+                         "be read by collsel ingest)")
+    raise InputError(f"--collective: unknown collective '{collective}' ({measures})")
 
 
 def _oversubscribed(launcher, groups):
