@@ -241,6 +241,12 @@ def test_oversubscription_is_a_warning_line_at_the_start(tmp_path, tools):
     r = collsel(sweep_args(tools, tmp_path / "t.csv", "ok", "--comm-sizes", "1", "--dry-run"),
                 tools["env"])
     assert r.returncode == 0 and "oversubscribed" not in r.stderr
+    # A sweep refused (here: its table exists) says only why: the warning waits for a start.
+    (tmp_path / "t.csv").write_text("x\n")
+    r = collsel(sweep_args(tools, tmp_path / "t.csv", "ok", "--comm-sizes", f"{cores + 1}"),
+                tools["env"])
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "exists" in r.stderr
+    (tmp_path / "t.csv").unlink()
     # srun: the ranks of a node against the CPUs the allocation gives each node
     env = {**tools["env"], "SLURM_JOB_ID": "7", "SLURM_JOB_NUM_NODES": "2",
            "SLURM_JOB_CPUS_PER_NODE": "2(x2)", "SLURM_JOB_NODELIST": "a,b"}

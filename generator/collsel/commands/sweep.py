@@ -361,7 +361,9 @@ def run_sweep(args):
         probe=args.probe, load_levels=args.load_levels,
         load=_load_generator(args, cluster, bench_path, check=not (args.dry_run or sbatch)),
         scheduler=(load.SchedulerView(cluster)
-                   if cluster is not None and args.load_levels else None))
+                   if cluster is not None and args.load_levels else None),
+        warnings=[line for line in (_oversubscribed(launcher, groups or shapes.plain(comm_sizes)),
+                                    _emulated_without_cluster(args, launcher)) if line])
     cfg.options = _canonical(args, cfg, launcher.name, cluster=cluster)
 
     if sbatch:
@@ -376,12 +378,11 @@ def run_sweep(args):
         print(f"wrote {args.emit_sbatch}; submit it with: sbatch {args.emit_sbatch}")
         return 0
     runner = paired if args.mode == "paired" else run
-    for line in (_oversubscribed(launcher, cfg.shapes or shapes.plain(cfg.comm_sizes)),
-                 _emulated_without_cluster(args, launcher)):
-        if line:
-            print(line, file=sys.stderr, flush=True)
     if args.dry_run:
-        for line in runner.dry_run(cfg):
+        lines = runner.dry_run(cfg)
+        print("\n".join(cfg.warnings), file=sys.stderr, end="\n" if cfg.warnings else "",
+              flush=True)
+        for line in lines:
             print(line)
         return 0
     return runner.run(cfg, sys.stderr)

@@ -226,6 +226,8 @@ class _Sweep:
 
     def run(self):
         cfg, state = self.cfg, self.state
+        for line in cfg.warnings:
+            self.progress.message(line)
         self._create()
         grown = grid_metadata(cfg) if state.resuming and state.grew else {}
         self.run_no = next_index(state.meta, "run.")

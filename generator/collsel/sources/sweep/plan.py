@@ -141,6 +141,7 @@ class Config:
     load_levels: list = None    # paired: --load-levels, in launch order within a round
     load: object = None         # paired: the load generator (sweep/load.py) of load_levels
     scheduler: object = None    # paired, --cluster with levels: load.SchedulerView (cluster_load)
+    warnings: list = ()         # lines shown once the sweep is known to start (not refused)
 
     def groups(self):
         """What each launch runs on: the explicit shapes, or one plain shape per P; each once

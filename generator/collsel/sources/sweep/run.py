@@ -207,6 +207,8 @@ def run(cfg, progress_stream):
 
 
 def _run_locked(cfg, state, progress_stream):
+    for line in cfg.warnings:
+        print(line, file=progress_stream, flush=True)
     state.repair()
     plan, meta, journal_file = state.plan, state.meta, state.journal_file
     table = TableFile(cfg.out, COLUMNS)
