@@ -18,7 +18,7 @@ from collsel.sources.measure import benchmark_program as bench, launchers
 from collsel.sources.sweep import estimate, journal as sweep_journal, plan
 
 from helpers import write_fake_bench
-from test_sweep_cluster import FAKE_LAUNCHER, fake_cluster
+from test_sweep_cluster import FAKE_LAUNCHER, fake_cluster, script
 
 WAIT_S = 120
 
@@ -40,12 +40,6 @@ echo "[n1:27600] Local abort before MPI_INIT completed completed successfully, b
 echo "srun: error: n1: tasks 0-1: Exited with exit code 1" >&2
 exit 1
 """
-
-
-def script(path, text):
-    path.write_text(text)
-    path.chmod(0o755)
-    return path
 
 
 @pytest.fixture

@@ -205,6 +205,7 @@ class _Sweep:
         self.watch = hygiene.Watch()
         self.failures = 0
         self.launched = 0           # benchmark runs started (the first one may stop the sweep)
+        self.after_first = 0        # planned launches after the first
         self.raw_made = []          # --raw parts and their directory, made by this run
         # --probe: every line ends with the size's median round probe
         self._fields = bench.PAIRED_OUTPUT_FIELDS + ((bench.PROBE_FIELD,) if cfg.probe else ())
@@ -242,7 +243,9 @@ class _Sweep:
             start_run(self.table, cfg, self.run_no, grown, state.dropped,
                       "dropped_unfinished_launch")
             self._append_complete_cells()
-            for shape, k, sizes in self.plan.planned():
+            planned = self.plan.planned()
+            self.after_first = max(len(planned) - 1, 0)
+            for shape, k, sizes in planned:
                 self._launch(shape, k, sizes)
             if cfg.refine and not self.failures:
                 self._refine()
@@ -335,8 +338,7 @@ class _Sweep:
                                 names=self._fields, on_header=on_header)
             self.launched += 1
             startup.check(result, self.launched == 1, cfg.launcher, argv, env,
-                          f"{shape.label} launch {k}", len(self.plan.planned()) - 1,
-                          self.progress)
+                          f"{shape.label} launch {k}", self.after_first, self.progress)
             self._library(result.meta)
             todo = [m for m in todo if m not in done]
             if result.failure is None:
