@@ -74,9 +74,9 @@ def launches(tools):
 
 @pytest.mark.parametrize("change,message", [
     ({"--collective": "allgather"}, "--collective: unknown collective 'allgather' (the "
-     "sweep's benchmark (collsel_bench) measures bcast and reduce)"),
-    ({"--collective": "allreduce"}, "--collective allreduce: the sweep's benchmark "
-     "(collsel_bench) measures bcast and reduce only (allreduce tables can be read by collsel "
+     "sweep's benchmark, collsel_bench, measures bcast and reduce)"),
+    ({"--collective": "allreduce"}, "--collective allreduce: the sweep's benchmark, "
+     "collsel_bench, measures bcast and reduce only (allreduce tables can be read by collsel "
      "ingest)"),
     ({"--algorithms": "12"}, "--algorithms: bcast has no algorithm 12 (ids 0-9)"),
     ({"--mode": "per-method", "--algorithms": "hier:2:linear:linear"},
@@ -146,8 +146,8 @@ def test_a_first_launch_failing_at_startup_stops_the_sweep(tmp_path, tools, mode
     assert r.returncode == 1, r.stderr
     assert len(launches(tools)) == 1                 # not the 2 or 6 the plan has
     err = r.stderr.splitlines()
-    assert err[-1].startswith("collsel: error: the first launch failed at start-up (benchmark "
-                              "exited with status 1), so the sweep stopped there instead of "
+    assert err[-1].startswith("collsel: error: the first launch failed at start-up (it exited "
+                              "with status 1), so the sweep stopped there instead of "
                               f"running the {5 if mode == 'per-method' else 1} other launch")
     # the launcher's own last lines, whole, then what to try
     assert "    [n1:27600] Local abort before MPI_INIT completed completed successfully, but am " \
@@ -185,7 +185,8 @@ def test_a_resumed_sweep_keeps_its_table_when_its_first_launch_fails(tmp_path, t
 
 # --- the dry run's estimate -------------------------------------------------------------------
 
-def test_estimate_is_launches_times_startup_plus_points_times_their_cost():
+def test_estimate_is_launches_times_startup_plus_points_times_their_cost(monkeypatch):
+    monkeypatch.setitem(estimate.STARTUP_S, "local", 0.5)
     line = estimate.estimate([("2", 10), ("4", 10)], "local", 0.03)
     assert line.startswith("estimate: about 2 s of wall time = 2 launches x 0.5 s start-up "
                            "(local) + 20 (size, method) points x 30 ms (a point costs its "
@@ -208,9 +209,10 @@ def test_dry_run_prints_the_plan_and_an_estimate_calibrated_on_the_journal(tmp_p
     last = r.stdout.splitlines()[-2:]
     assert last[0] == ("# 2 paired launches, 12 of 12 (size, method, launch) points to "
                        "measure (2 launches per P)")
-    assert last[1].startswith("# estimate: about 1 s of wall time = 2 launches x 0.5 s start-up "
-                              "(local) + 12 (size, method) points x 30 ms (a point costs its "
-                              "--time-cap")
+    startup_s = estimate.STARTUP_S["local"]
+    assert last[1].startswith(f"# estimate: about {2 * startup_s + 12 * 0.03:.0f} s of wall time "
+                              f"= 2 launches x {startup_s:g} s start-up (local) + 12 (size, "
+                              "method) points x 30 ms (a point costs its --time-cap")
     assert launches(tools) == [] and not out.exists()
     r = collsel(sweep_args(tools, out), tools["env"])
     assert r.returncode == 0, r.stderr

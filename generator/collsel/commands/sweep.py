@@ -393,7 +393,7 @@ def _check_collective(collective, family):
     known = _collectives(family)
     if collective in known:
         return collective
-    measures = f"the sweep's benchmark (collsel_bench) measures {' and '.join(known)}"
+    measures = f"the sweep's benchmark, collsel_bench, measures {' and '.join(known)}"
     if collective in algorithms.registry(family):
         raise InputError(f"--collective {collective}: {measures} only ({collective} tables can "
                          "be read by collsel ingest)")

@@ -9,10 +9,13 @@ wall time less the start-up, per point, per shape, else over all shapes); withou
 average (bench-data/paired: 0.3 x the cap at P=2 to 1.4 x at P=16, 0.9 x over a whole sweep).
 """
 
-# Seconds a launch of collsel_bench takes beyond its measuring, measured here (2026-11-25, one
-# size, 2 methods): mpirun -np 2..4 0.36-0.46 s; on the emulated 3-node cluster, 6 ranks, srun
-# 1.06-1.12 s and mpirun --host n1:2,n2:2,n3:2 1.07-1.45 s.
-STARTUP_S = {"local": 0.5, "hostfile": 1.2, "srun": 1.1}
+# Seconds a paired launch of collsel_bench takes beyond its measuring, as measured here
+# (2026-11-25, 2 cores, other work running): mpirun -np 2 or 4 with 2 methods 0.36-0.46 s, with
+# 6 methods (MPI_T set-up, a communicator each, warm-up) 0.8-1.0 s for 12 points at a 5 ms cap;
+# on the emulated 3-node cluster srun 1.1 s with 2 methods, 1.6-2.1 s for 14 points at 30 ms
+# (P=2), mpirun --host n1:2,n2:2,n3:2 1.1-1.5 s with 2 methods. The sweep's own start (Python,
+# the table) adds a second or two once.
+STARTUP_S = {"local": 0.8, "hostfile": 1.5, "srun": 1.5}
 
 
 def per_point(observed, startup_s):

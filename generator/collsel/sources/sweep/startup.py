@@ -39,10 +39,17 @@ def check(result, first, launcher, argv, env, label, left, progress):
         + "".join(f"    {line}\n" for line in result.stderr_last or ["(none)"])
         + f"  hint: {HINTS.get(launcher.name, HINTS['local'])}")
     raise StartupFailure(
-        f"the first launch failed at start-up ({result.failure.split(': ', 1)[0][:200]}), "
+        f"the first launch failed at start-up (it {_how(result.failure)}), "
         "so the sweep stopped "
         f"there instead of running the {left} other launch{'es' if left != 1 else ''}; see "
         "the launcher's lines and the hint above, then run the same command again")
+
+
+def _how(failure):
+    """How the launch ended, from run_launch's failure text ("benchmark exited with status 1:
+    ..."): the launcher may have failed before any benchmark ran."""
+    how = failure.split(": ", 1)[0][:200]
+    return how[len("benchmark "):] if how.startswith("benchmark ") else how
 
 
 def discard(paths):
