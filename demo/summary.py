@@ -20,6 +20,11 @@ def pct(x):
     return "-" if x is None else f"{x:.2f} %"
 
 
+def label(stats, kind):
+    """A kind of fold as build prints it ('leave-one-P-out'), not its key."""
+    return (stats["out_of_sample"].get(kind) or {}).get("label", kind)
+
+
 def block(out, collective):
     d = os.path.join(out, collective)
     with open(os.path.join(d, "tree", "stats.json"), encoding="utf-8") as f:
@@ -40,7 +45,7 @@ def block(out, collective):
     nested = stats["recommendation"].get("nested", {}).get("combined")
     if nested:
         lines += [f"  nested cross-validation (the choice of tree included): {pct(nested['mean'])} "
-                  f"mean, {pct(nested['max'])} max over {', '.join(nested['kinds'])}"]
+                  f"mean, {pct(nested['max'])} max ({', '.join(label(stats, k) for k in nested['kinds'])})"]
     lines += [f"  warning: {w}" for w in stats["warnings"]]
     lines += [f"  files: {os.path.join(d, 'tree.bin')} (C runtime, libcollsel), "
               f"{os.path.join(d, 'tree', 'decision.c')}, "
