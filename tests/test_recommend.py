@@ -166,3 +166,14 @@ def test_commands_load_without_matplotlib():
     r = subprocess.run([sys.executable, "-c", "import sys, collsel.cli; collsel.cli.parser(); "
                         "print('matplotlib' in sys.modules)"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
+
+
+def test_two_launches_choose_without_a_nested_launch_figure():
+    """With two launches the inner cross-validation of a launch fold would train on nothing: the
+    choice is made, and the launch kind has no nested figure (a traceback before)."""
+    path = REPO / "bench-data/paired/reduce-mpich.csv"
+    two = dict(list(_launches(path, "reduce").items())[:2])
+    assert len(two) == 2
+    sel = _selection(path, "reduce", two)
+    assert sel.nested["launches"] is None
+    assert "launches" in sel.per_kind and 0 <= sel.chosen < len(sel.candidates)

@@ -153,7 +153,7 @@ def select(grid, criterion="combined"):
     per_kind = {k: _figures(outer[k]) for k in kinds}
     nested = {k: _nested(study, folds[k], outer[k], leaves, trivial) for k in kinds}
     done = [k for k in kinds if nested[k] is not None]
-    if done:        # a kind with a single fold has no nested figure: said in `kinds`
+    if done:        # a kind with under three folds has no nested figure: said in `kinds`
         nested["combined"] = {"capped": float(np.mean([nested[k]["capped"] for k in done])),
                               "mean": float(np.mean([nested[k]["mean"] for k in done])),
                               "max": float(max(nested[k]["max"] for k in done)),
@@ -166,8 +166,9 @@ def select(grid, criterion="combined"):
 
 def _nested(study, folds, outer, leaves, trivial):
     """The rule applied inside each outer fold's training set, its pick scored on the outer
-    held-out cells; None with fewer than two folds."""
-    if len(folds) < 2:
+    held-out cells; None with fewer than three folds (the inner cross-validation needs two
+    folds besides the outer one: with two launches its training set would be empty)."""
+    if len(folds) < 3:
         return None
     picked, parts = [], []
     for i, r in enumerate(folds):
