@@ -91,6 +91,9 @@ def test_slurm_conf_names_the_cluster_own_files():
     assert "PartitionName=collsel Nodes=n1,n2,n3 Default=YES" in text
     assert "OverSubscribe=FORCE" in text and "/etc/munge" not in text
     assert "/tmp" not in text           # nodes have a private /tmp
+    # srun without --mpi starts Open MPI's ranks through PMIx, as sites configure it (with
+    # none each rank starts alone and aborts in MPI_Init).
+    assert "\nMpiDefault=pmix\n" in text
 
 
 def test_leftovers_found_by_name_in_listings():

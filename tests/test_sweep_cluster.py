@@ -18,8 +18,9 @@ import sys
 
 import pytest
 
+import collsel as collsel_package
 from collsel.core import csvfile
-from collsel.sources.measure import placement
+from collsel.sources.measure import launchers, placement
 from collsel.sources.measure.placement import Expected
 from collsel.sources.sweep import journal as sweep_journal, shapes
 
@@ -67,6 +68,17 @@ exec "$(dirname "$0")/fake_bench.sh" "$@"
 """
 
 
+FAKE_SCONTROL = r"""#!/bin/sh
+# Stand-in scontrol: `show hostnames LIST`, and `show config` naming $FAKE_MPI_DEFAULT.
+if [ "$2" = config ]; then
+  echo "Configuration data as of 2026-11-25T20:00:00"
+  [ -n "$FAKE_MPI_DEFAULT" ] && echo "MpiDefault              = $FAKE_MPI_DEFAULT"
+  exit 0
+fi
+echo "$3" | tr , '\n'
+"""
+
+
 def script(path, text):
     path.write_text(text)
     path.chmod(0o755)
@@ -79,7 +91,7 @@ def tools(tmp_path):
     write_fake_bench(tmp_path / "fake_bench.sh")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    script(bin_dir / "scontrol", "#!/bin/sh\n# show hostnames LIST\necho \"$3\" | tr , '\\n'\n")
+    script(bin_dir / "scontrol", FAKE_SCONTROL)
     hostfile = tmp_path / "hostfile"
     hostfile.write_text("".join(f"{h} slots=2\n" for h in HOSTS))
     return {"launcher": script(tmp_path / "fake_launcher.sh", FAKE_LAUNCHER),
@@ -186,7 +198,7 @@ def test_dry_run_places_nodes_x_ppn_through_the_hostfile(tmp_path, tools):
     # The seeds of 2x2 and 4x1-like pairs (same P) differ: every launch has its own.
     seeds = [c.split("--seed ")[1].split()[0] for c in cmds]
     assert len(set(seeds)) == len(seeds)
-    assert r.stdout.splitlines()[-1].endswith("(2 launches per shape)")
+    assert r.stdout.splitlines()[-2].endswith("(2 launches per shape)")
 
 
 def test_srun_places_nodes_x_ppn_in_the_allocation(tmp_path, tools):
@@ -197,9 +209,21 @@ def test_srun_places_nodes_x_ppn_in_the_allocation(tmp_path, tools):
     r = collsel(args, env)
     assert r.returncode == 0, r.stderr
     cmds = [ln for ln in r.stdout.splitlines() if not ln.startswith("#")]
-    assert sum(" --nodes 2 --ntasks-per-node 2 --ntasks 4 --cpu-bind=cores " in c
+    # No MpiDefault: srun --mpi=pmix, without which Open MPI's ranks abort in MPI_Init.
+    assert sum(" --nodes 2 --ntasks-per-node 2 --ntasks 4 --mpi=pmix --cpu-bind=cores " in c
                for c in cmds) == 2
     assert sum(" --nodes 3 --ntasks-per-node 2 --ntasks 6 " in c for c in cmds) == 2
+    # The cluster's MpiDefault when it names a plugin (from its slurm.conf, else from
+    # scontrol: a configless login node); --srun-mpi over both.
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=x\nmpidefault=pmi2  # as sites write it\n")
+    for default, given, want in (("pmi2", None, "pmi2"), ("none", None, "pmix"),
+                                 ("pmi2", "pmix_v3", "pmix_v3")):
+        assert launchers.srun_mpi(given, {**env, "FAKE_MPI_DEFAULT": default,
+                                          "SLURM_CONF": str(tmp_path / "no")}) == want
+    assert launchers.srun_mpi(None, {**env, "SLURM_CONF": str(conf)}) == "pmi2"
+    r = collsel(args + ["--srun-mpi", "pmix;rm"], env)
+    assert r.returncode == 2 and "--srun-mpi 'pmix;rm': not a plugin name" in r.stderr
     # More nodes than the allocation has: refused before anything runs.
     args[args.index("2,3")] = "2,4"
     r = collsel(args, env)
@@ -427,6 +451,12 @@ def test_cluster_srun_adds_pmix(tmp_path, tools, outside):
     assert r.returncode == 1 and "ranks on a,b, not one of x" in r.stderr
 
 
+def under_tmp(path):
+    """Whether `path`, as written or where its links lead, is under /tmp."""
+    return any(p == "/tmp" or p.startswith("/tmp/")
+               for p in (os.path.abspath(path), os.path.realpath(path)))
+
+
 def test_emit_sbatch_for_the_cluster(tmp_path, tools, outside):
     state = fake_cluster(tmp_path / "state", tools["hostfile"])
     args = cluster_sweep(tools, outside / "b.csv", state, "--nodes", "1,3", "--ppn", "2",
@@ -435,7 +465,20 @@ def test_emit_sbatch_for_the_cluster(tmp_path, tools, outside):
     # The script runs on a node, whose /tmp is its own: written from /tmp it is refused.
     r = collsel(args, tools["env"], cwd=tmp_path)
     assert r.returncode == 2 and f"the current directory ({tmp_path}) is under /tmp" in r.stderr
-    r = collsel(args, tools["env"], cwd=outside)
+    # So are this Python and this checkout's collsel when they lie under /tmp (a clone there):
+    # the script is made with a copy of the package outside /tmp, wherever the checkout is.
+    package = pathlib.Path(collsel_package.__file__).parent
+    shutil.copytree(package, outside / "pkg" / "collsel",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    refusal = ("this Python" if under_tmp(sys.executable) else
+               "the collsel package" if under_tmp(package) else None)
+    r = collsel(args, {**tools["env"], "PYTHONPATH": str(package.parent)}, cwd=outside)
+    assert r.returncode == (2 if refusal else 0), r.stderr
+    assert refusal is None or f"{refusal} (" in r.stderr and "is under /tmp" in r.stderr
+    r = collsel(args, {**tools["env"], "PYTHONPATH": str(outside / "pkg")}, cwd=outside)
+    if refusal == "this Python":
+        assert r.returncode == 2 and "this Python (" in r.stderr     # no node could run it
+        return
     assert r.returncode == 0, r.stderr
     text = (outside / "s.sbatch").read_text()
     for line in ("#SBATCH --nodes=3", "#SBATCH --ntasks-per-node=2",
@@ -445,9 +488,10 @@ def test_emit_sbatch_for_the_cluster(tmp_path, tools, outside):
     assert inner.startswith(f"{sys.executable} -m collsel.cli sweep ")
     assert f"--cluster {state}" in inner and "--launcher srun" in inner
     assert "--nodes 1,3 --ppn 2" in inner and inner.endswith(" --resume")
+    assert " --srun-mpi pmix " in inner         # the plugin the script's sweep starts ranks with
     # Asking for more nodes than the cluster has is refused.
     args[args.index("1,3")] = "1,4"
-    r = collsel(args, tools["env"], cwd=outside)
+    r = collsel(args, {**tools["env"], "PYTHONPATH": str(outside / "pkg")}, cwd=outside)
     assert r.returncode == 2 and "--nodes 4: the emulated cluster has 3 nodes" in r.stderr
 
 

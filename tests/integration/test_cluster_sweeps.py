@@ -1,7 +1,8 @@
 """Paired sweeps on the emulated cluster (the session fixture `cluster`: 4 nodes, 1gbit links),
 for real: through mpirun with the cluster's hostfile and agent (--nodes 1,2,4 --ppn 1,2), through
-srun --mpi=pmix inside `salloc -N 3`, and through the script --emit-sbatch writes, run to
-completion by `sbatch --wait`. Each checks the table (rows, the nodes/ppn columns, metadata) and
+srun --mpi=pmix inside `salloc -N 3` (with --cluster, and as a user types it, without), and
+through the script --emit-sbatch writes, run to completion by `sbatch --wait`; and a launch
+failing at start-up stopping the sweep. Each checks the table (rows, the nodes/ppn columns, metadata) and
 that the journal recorded every launch's ranks on the nodes its mapping names.
 
 Small on purpose (2 algorithms and the baseline, 2 sizes, 2 launches, a tiny time cap): the
@@ -114,3 +115,38 @@ def test_sbatch_script_runs_the_sweep_to_completion(cluster, work):
     assert log.is_file(), done.stdout
     check_table(out, cluster, [(2, 1), (2, 2)], "srun")
     assert "--resume" in csvfile.read(str(out)).metadata["command"]
+
+
+def test_srun_sweep_as_a_user_types_it(cluster, work):
+    """Inside salloc, with the cluster's env file sourced and no --cluster: srun takes its MPI
+    plugin from the cluster's MpiDefault (pmix), so the sweep runs (issue 33; before, every
+    launch aborted in MPI_Init and the sweep said to --resume)."""
+    out = work / "as-typed.csv"
+    done = run(["salloc", "-N", 3, "--ntasks-per-node", 2, "--time", 5,
+                *sweep("--launcher", "srun", "--nodes", "1,3", "--ppn", "1,2", "--out", out)],
+               cluster)
+    assert "note: this allocation is on the emulated cluster" in done.stderr
+    doc = csvfile.read(str(out))
+    rows = [dict(zip(doc.header, f)) for _, f in doc.rows]
+    assert sorted({(int(r["nodes"]), int(r["ppn"])) for r in rows}) == [(1, 2), (3, 1), (3, 2)]
+    assert len(rows) == 3 * 2 * METHODS and all(float(r["time_us"]) > 0 for r in rows)
+    assert "--mpi=pmix" in doc.metadata["mapping"]
+    assert "--srun-mpi pmix" in doc.metadata["options"]
+
+
+def test_a_launch_failing_at_startup_stops_the_sweep_after_one_launch(cluster, work):
+    """srun --mpi=none starts every Open MPI rank alone: it aborts before MPI_Init completes,
+    and so would every launch; the sweep stops after the first with srun's own lines."""
+    out = work / "no-plugin.csv"
+    done = subprocess.run(list(map(str, [
+        "salloc", "-N", 3, "--ntasks-per-node", 2, "--time", 5,
+        *sweep("--launcher", "srun", "--nodes", "1,3", "--ppn", "1,2", "--out", out,
+               "--srun-mpi", "none")])), capture_output=True, text=True, timeout=TIMEOUT_S,
+        cwd=WORK, env={**os.environ, **cluster.launch_env})
+    assert done.returncode == 1, done.stderr
+    assert "Local abort before MPI_INIT completed" in done.stderr
+    assert "hint: check srun's MPI plugin: --srun-mpi PLUGIN" in done.stderr
+    assert any(line.startswith("collsel: error: the first launch failed at start-up")
+               for line in done.stderr.splitlines())
+    assert "instead of running the 5 other launches" in done.stderr
+    assert not out.exists()

@@ -14,208 +14,163 @@ from collsel.sources.sweep.sbatch import sbatch_script
 
 SWEEP_HELP = """\
 Measure every algorithm (and segment size) of one collective for each communicator size P and
-message size m, plus algorithm 0 (the MPI's own decision) as the baseline, and write the
-canonical performance table. Progress is appended as it is made, so a killed sweep loses at
-most the launch in flight; --resume continues it.
+message size m, plus algorithm 0 (the MPI's own decision) as the baseline, into a performance
+table. Progress is appended as it is made: a killed sweep loses at most the launch in flight
+and --resume continues it. A first launch that fails at start-up stops the sweep there, with
+the launcher's message.
 
-modes (--mode):
-  paired (default)  one launch per (P, launch number) measures ALL methods of P, interleaved in
-                    rounds shuffled by the launch's recorded seed, so the launch effect cancels
-                    in each launch's comparison; --launches (default 5) such launches are the
-                    replications. time_us = mean of the launch medians with its CI across
-                    launches; the table adds `tied` (indistinguishable from the cell's best by
-                    a paired t-interval of per-launch log-ratios) and `p_best` (bootstrap over
-                    launches): see the table's '# tie_rule='. Open MPI or MPICH (--mpi).
-  per-method        the old mode: one launch per (P, method, launch number), --launches
-                    default 3; Open MPI only. Kept to compare the two.
+--mode paired (default): one launch per (P, launch number) measures all methods of P in rounds
+shuffled by the launch's seed, so the launch effect cancels; --launches such launches are the
+replications: time_us is the mean of the launch medians, its CI across launches, and `tied` /
+`p_best` say which methods are indistinguishable from the best ('# tie_rule=' in the table).
+--mode per-method: one launch per (P, method), Open MPI only, kept to compare the two.
 
-Defaults: Open MPI: all coll/tuned algorithms; segment sizes 0,1K,8K,32K,128K for the
-algorithms that segment. MPICH: all its algorithms but smp (smp needs several nodes; ask for it
-with --algorithms). P = 2,3,4,6,8,12,16; m = powers of two and the midpoints 3*2^k, 1 B .. 4 MiB.
-
-Several nodes (paired mode): --nodes LIST --ppn LIST measures every P = nodes x ppn >= 2 with
-ppn ranks on each of `nodes` nodes (mpirun --host h1:PPN,... --map-by ppr:PPN:node; srun
---nodes N --ntasks-per-node PPN), rows carrying `nodes` and `ppn` columns (a third axis:
-`collsel build --z ppn`). Every launch's ranks are checked against the mapping (the benchmark
-reports each rank's host; the journal records them); a launch placed otherwise stops the sweep.
---cluster runs on the emulated cluster of `collsel cluster up` (its hostfile, agent and TCP
-settings; with --launcher srun inside `salloc`, or through the --emit-sbatch script).
-
-Under background load (paired mode): --load-levels off,low,medium,high measures every method at
-every level, each shape's levels one after the other in every round of launches (so levels
-interleave and methods stay paired within a launch); --load names what makes the load
-(stress-cpu or stress-memory on this machine; iperf3 or slurm-mpi between the emulated
-cluster's nodes), started before each launch and stopped after it. Rows carry `load_level`
-(experiment control only) and `probe_us`: the benchmark probes before every round (--probe,
-on with --load-levels): the median over launches of each launch's median round probe, what a
-program sees at run time (runtime/collsel_probe.c). `collsel build --z probe_us` bins it.
+Defaults: all algorithms of --mpi (MPICH: but smp, which needs several nodes); segment sizes
+0,1K,8K,32K,128K where an algorithm segments; P = 2,3,4,6,8,12,16; m = 1 B..4 MiB, powers of
+two and their midpoints. --nodes/--ppn place ranks on several nodes (rows gain nodes, ppn; each
+launch's placement is checked); --cluster runs on the emulated cluster of `collsel cluster up`;
+--load-levels measures under background load (rows gain load_level, probe_us).
 
 examples:
-  collsel sweep --collective bcast --out bcast.csv
-  collsel sweep --collective reduce --comm-sizes 2-8 --algorithms binomial,pipeline:8K --out r.csv
+  collsel sweep --collective bcast --out bcast.csv            (--dry-run: plan and estimate)
   collsel sweep --collective bcast --out bcast.csv --resume
-  collsel sweep --collective bcast --out bcast.csv --dry-run
-  collsel sweep --collective bcast --out bcast.csv --emit-sbatch sweep.sbatch
-  collsel sweep --collective bcast --out bcast.csv --refine 600s --raw bcast.raw
+  collsel sweep --collective reduce --comm-sizes 2-8 --algorithms binomial,pipeline:8K --out r.csv
   collsel sweep --collective reduce --mpi mpich --out reduce-mpich.csv
-  collsel sweep --collective bcast --mode per-method --out bcast-old.csv
   collsel sweep --collective bcast --cluster --nodes 1,2,4 --ppn 1,2 --out bnp.csv
-  salloc -N 4 --ntasks-per-node 2 -p collsel \\
-    collsel sweep --collective bcast --cluster --launcher srun --nodes 1,2,4 --ppn 1,2 --out b.csv
-  collsel sweep --collective bcast --cluster --nodes 1,2 --ppn 1,2 --out b.csv --emit-sbatch b.sh
-  sbatch --wait b.sh
+  salloc -N 3 --ntasks-per-node 2 collsel sweep --collective bcast --launcher srun \\
+      --nodes 1,3 --ppn 1,2 --out b.csv
+  collsel sweep --collective bcast --nodes 1,2 --ppn 1,2 --out b.csv --emit-sbatch b.sh
   collsel sweep --collective bcast --comm-sizes 2,4 --load-levels off,low,high --out bl.csv
-  collsel sweep --collective bcast --cluster --nodes 2,4 --ppn 1 --load iperf3 \
-    --load-levels off,low,medium,high --out bl-cluster.csv
 """
 
 
 def register(subparsers):
-    p = subparsers.add_parser("sweep", help="measure Open MPI algorithms into a table",
-                              description=SWEEP_HELP,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--collective", required=True, help="bcast or reduce")
-    p.add_argument("--mode", default="paired", choices=("paired", "per-method"),
-                   help="paired (default): all methods of a P in each launch; per-method: one "
-                        "launch per method (the old mode, Open MPI only)")
-    p.add_argument("--mpi", default="openmpi", choices=algorithms.FAMILIES,
-                   help="which MPI to measure (default openmpi): its launcher (mpirun.openmpi "
-                        "/ mpirun.mpich when present, else mpirun), the benchmark built with "
-                        "its mpicc, its own algorithms, named natively in the table (MPICH: "
-                        "'# algorithm_family=mpich', MPIR_CVAR_COLLECTIVE_FALLBACK=error). "
-                        "mpich needs --mode paired and --launcher local or hostfile (--cluster "
-                        "included)")
-    p.add_argument("--seed", default=1, help="paired: the seed every launch's own seed (the "
-                   "order of methods in its rounds) and the bootstrap derive from (default 1; "
-                   "recorded)")
-    p.add_argument("--refine", metavar="BUDGET",
-                   help="paired: after the planned launches, launch again where cells are "
-                        "undecided (the best's p_best below --confidence and some other "
-                        "method neither distinguishably slower nor within --equivalence of "
-                        "it): the P with most undecided cells first, only those "
-                        "sizes, until all are decided or BUDGET is spent: 'Ns' seconds or 'N' "
-                        "launches. Resumable; the table is rewritten from the journal at the end")
-    p.add_argument("--confidence", default=0.95,
-                   help="paired: p_best a cell's best must reach to count as decided (default "
-                        "0.95)")
-    p.add_argument("--equivalence", default="5", metavar="PCT",
-                   help="paired, for --refine: a method whose whole 95 %% paired interval of "
-                        "its time ratio to the best lies within +-PCT%% counts as practically "
-                        "equal, so it does not keep a cell undecided (default 5)")
-    p.add_argument("--raw", metavar="FILE",
-                   help="paired: also keep every repetition in FILE (ReproMPI per-repetition "
-                        "layout, one '#@' block per launch; the launches' own files stay in "
-                        "FILE.parts/), rebuilt atomically at the end")
-    p.add_argument("--probe", nargs="?", const=PROBE_DEFAULT, metavar="REPS:CAP_US",
-                   help="paired: before every round the benchmark runs the run-time probe "
-                        "(runtime/collsel_probe.c: 4 KB ping-pongs between rank pairs, at most "
-                        "REPS per pair, none after CAP_US microseconds; default "
-                        f"{PROBE_DEFAULT}) and rows gain probe_us, the median over launches of "
-                        "each launch's median round probe")
-    p.add_argument("--load-levels", metavar="LIST",
-                   help="paired: measure every shape at each background-load level of LIST "
-                        f"({','.join(load.LEVELS)}), levels interleaved within each round of "
-                        "launches; rows gain load_level and probe_us (implies --probe), and with "
-                        "--cluster cluster_load (Slurm's busy nodes, from squeue, the "
-                        "scheduler's view)")
-    p.add_argument("--load", choices=load.GENERATORS,
-                   help="with --load-levels: what makes the load, started before each launch "
-                        f"and stopped after it (default {load.GENERATORS[0]}). stress-cpu: "
-                        "stress-ng CPU workers, 0.5 / 1 / 2 x the cores (low / medium / high); "
-                        "stress-memory: stress-ng stream workers, 1 / cores / 2 x cores; with "
-                        "--cluster, iperf3: TCP streams node k -> k+1 at 10 / 40 / 80 %% of the "
-                        "link rate, slurm-mpi: another Slurm job of back-to-back bcasts of "
-                        "4 KiB / 64 KiB / 1 MiB over every node (the two network generators "
-                        "are designed but not yet validated)")
-    p.add_argument("--out", required=True, help="table to write (CSV)")
-    p.add_argument("--algorithms", help="comma list of ids or names, ALG:SEG pins a segment "
-                   "size, hier:G:INNER:OUTER adds a hierarchical method (Open MPI: G groups of "
-                   "consecutive ranks, INNER inside them, OUTER among their leaders) "
-                   "(default: all but 0)")
-    p.add_argument("--segsizes", help="segment sizes for segmenting algorithms "
-                   "(default 0,1K,8K,32K,128K)")
-    p.add_argument("--comm-sizes", help="P values: list and ranges, e.g. 2-16 or 2,4,8 "
-                   "(default 2,3,4,6,8,12,16; not with --nodes/--ppn)")
-    p.add_argument("--nodes", metavar="LIST",
-                   help="paired: node counts (list and ranges, e.g. 1,2,4); with --ppn, every "
-                        "P = nodes x ppn >= 2 is measured with ppn ranks on each of the first "
-                        "`nodes` hosts of the hostfile (--launcher hostfile, --cluster) or of "
-                        "the allocation (srun), and rows carry `nodes` and `ppn` columns. "
-                        "Replaces --comm-sizes")
-    p.add_argument("--ppn", metavar="LIST",
-                   help="paired, with --nodes: ranks per node (list and ranges, e.g. 1,2)")
-    p.add_argument("--cluster", nargs="?", const="", metavar="DIR",
-                   help="run on the emulated cluster `collsel cluster up` made (state "
-                        "directory DIR, default $COLLSEL_CLUSTER_DIR or "
-                        "/var/lib/collsel/cluster): --launcher hostfile by default, with the "
-                        "cluster's hostfile, launch agent and TCP settings, ranks unbound and "
-                        "yielding (the nodes share this machine's cores); --launcher srun "
-                        "(inside salloc) adds --mpi=pmix; the table records the links "
-                        "('# links=')")
-    p.add_argument("--msg-sizes", help="message sizes in bytes, K/M suffixes allowed "
-                   "(default 1 B..4 MiB, powers of two and midpoints)")
-    p.add_argument("--no-baseline", action="store_true",
-                   help="do not measure algorithm 0 (Open MPI's own decision)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the sweep in --out. --mode, --mpi, --seed, --collective, "
-                        "--launches, --time-cap, "
-                        "--rel-ci, --min-reps, --max-reps, --warmup, --launcher, "
-                        "--launcher-args, --bench, --probe, --load-levels and --load must be "
-                        "as recorded (the table's "
-                        "'# options=' line); --comm-sizes, --msg-sizes and --algorithms "
-                        "(with --segsizes, --no-baseline) may add values but not drop recorded "
-                        "ones; --out, --timeout, --refine, --confidence and --raw may differ")
-    p.add_argument("--force", action="store_true", help="overwrite an existing --out")
-    p.add_argument("--dry-run", action="store_true",
-                   help="print the launch commands only (reads, never writes, takes no lock; "
-                        "says so in a '# note:' line when another sweep is writing --out)")
-    p.add_argument("--launcher", choices=launchers.LAUNCHERS,
-                   help="local mpirun (default; hostfile with --cluster), mpirun --hostfile, "
-                        "or srun (inside a Slurm allocation)")
-    p.add_argument("--hostfile", help="hostfile for --launcher hostfile")
-    p.add_argument("--map-by", default="core", help="mpirun --map-by for --launcher hostfile")
-    p.add_argument("--mpirun", help="launcher program (default mpirun, or srun)")
-    p.add_argument("--launcher-args", default="", help="extra launcher arguments (one string)")
-    p.add_argument("--bench", help="benchmark binary (default: build the shipped collsel_bench.c with mpicc)")
-    p.add_argument("--mpicc", help="MPI compiler wrapper for the benchmark (default: mpicc "
-                   "under --mpi openmpi, mpicc.mpich under --mpi mpich)")
-    p.add_argument("--launches", default=None,
-                   help="separate launches per point (default 5 paired, 3 per-method): "
-                        "launches differ by more than one launch's own CI, so time_us is the "
-                        "mean of the launch medians and its CI is taken across them; they run "
-                        "in rounds, spreading each point over the sweep's time. Paired: 3 at "
-                        "least for a useful tie test (2 give a t quantile of 12.7)")
-    p.add_argument("--time-cap", default=0.03,
-                   help="seconds of timed repetitions per point and launch at most "
-                        "(default 0.03; paired: the benchmark gets this times the number of "
-                        "methods for each size, all methods together, so both modes spend "
-                        "alike)")
-    p.add_argument("--rel-ci", default=0.025,
-                   help="target 95%% CI half-width relative to the mean, for each launch's "
-                        "stopping rule and for ci_met across launches (default 0.025)")
-    p.add_argument("--min-reps", default=5, help="repetitions before the CI "
-                   "test (default 5; fewer only when one call exceeds the time cap)")
-    p.add_argument("--max-reps", default=300,
-                   help="repetition cap per launch (default 300; the CI is across launches, so "
-                        "one launch needs only a stable median)")
-    p.add_argument("--warmup", default=2, help="warm-up calls per point (default 2)")
-    p.add_argument("--timeout", default=120.0,
-                   help="kill a launch that prints nothing for this many seconds (default 120)")
-    p.add_argument("--fault", help=argparse.SUPPRESS)   # test hook, passed to the benchmark
-    p.add_argument("--progress-interval", default=30.0,
-                   help="seconds between progress lines when stderr is not a terminal")
-    p.add_argument("--emit-sbatch", metavar="FILE",
-                   help="write a Slurm batch script running this sweep with srun, then stop "
-                        "(submitting it again resumes the sweep). With --nodes/--ppn it asks "
-                        "for max(nodes) nodes and max(ppn) tasks per node; with --cluster it "
-                        "targets the cluster's partition and runs there (`sbatch --wait FILE` "
-                        "with the cluster's SLURM_CONF): the directory, --out and the "
-                        "benchmark must then lie outside /tmp (each node has a private /tmp)")
-    p.add_argument("--sbatch-time", default="04:00:00", help="--time of the batch script")
-    p.add_argument("--sbatch-nodes", help="--nodes of the batch script (not with --nodes: it "
-                   "follows from them)")
-    p.add_argument("--sbatch-args", default="", help="more #SBATCH options, one string")
+    p = subparsers.add_parser("sweep", help="measure MPI algorithms into a table",
+                              usage="collsel sweep --collective NAME --out FILE [options]",
+                              description=SWEEP_HELP, formatter_class=_HelpFormatter)
+    what = p.add_argument_group("what to measure")
+    what.add_argument("--collective", required=True, metavar="NAME",
+                      help=f"{' or '.join(_collectives())} (the benchmark's collectives)")
+    what.add_argument("--mpi", default="openmpi", choices=algorithms.FAMILIES,
+                      help="the MPI measured (default openmpi): its launcher, its mpicc, its "
+                           "own algorithm names; mpich: --mode paired, --launcher local or "
+                           "hostfile")
+    what.add_argument("--mode", default="paired", choices=("paired", "per-method"),
+                      help="paired (default) or per-method (see above)")
+    what.add_argument("--algorithms", metavar="LIST", help="ids or names, comma list; ALG:SEG pins a segment "
+                      "size; hier:G:INNER:OUTER adds a hierarchical method (Open MPI, paired; "
+                      "G groups of consecutive ranks). Default: all but 0")
+    what.add_argument("--segsizes", metavar="LIST", help="segment sizes of segmenting algorithms "
+                      "(default 0,1K,8K,32K,128K)")
+    what.add_argument("--no-baseline", action="store_true",
+                      help="do not measure algorithm 0 (the MPI's own decision)")
+    what.add_argument("--comm-sizes", metavar="LIST", help="P values, lists and ranges: 2-16 or 2,4,8")
+    what.add_argument("--msg-sizes", metavar="LIST", help="message sizes in bytes, K/M suffixes allowed")
+    what.add_argument("--nodes", metavar="LIST",
+                      help="paired, with --ppn: node counts (e.g. 1,2,4); every P = nodes x "
+                           "ppn >= 2 runs ppn ranks on each of the first `nodes` hosts (of the "
+                           "hostfile, or the allocation). Replaces --comm-sizes")
+    what.add_argument("--ppn", metavar="LIST", help="paired, with --nodes: ranks per node")
+    what.add_argument("--probe", nargs="?", const=PROBE_DEFAULT, metavar="REPS:CAP_US",
+                      help="paired: run the run-time probe (runtime/collsel_probe.c) before "
+                           f"every round (default {PROBE_DEFAULT}); rows gain probe_us")
+    what.add_argument("--load-levels", metavar="LIST",
+                      help=f"paired: measure under each background load level of LIST "
+                           f"({','.join(load.LEVELS)}), interleaved; implies --probe")
+    what.add_argument("--load", choices=load.GENERATORS,
+                      help=f"what makes the load (default {load.GENERATORS[0]}; iperf3 and "
+                           "slurm-mpi between the nodes of --cluster)")
+
+    stats = p.add_argument_group("statistics")
+    stats.add_argument("--launches", default=None, metavar="N",
+                       help="separate launches per point, the replications of its CI "
+                            "(default 5 paired, 3 per-method; paired: 3 at least)")
+    stats.add_argument("--time-cap", default=0.03, metavar="S",
+                       help="seconds of repetitions per point and launch at most (default "
+                            "0.03)")
+    stats.add_argument("--rel-ci", default=0.025, metavar="F",
+                       help="target 95%% CI half-width / mean, per launch and across launches "
+                            "(default 0.025)")
+    stats.add_argument("--min-reps", default=5, metavar="N", help="repetitions before the CI test "
+                       "(default 5)")
+    stats.add_argument("--max-reps", default=300, metavar="N", help="repetitions per launch at most "
+                       "(default 300)")
+    stats.add_argument("--warmup", default=2, metavar="N", help="warm-up calls per point (default 2)")
+    stats.add_argument("--seed", default=1, metavar="N", help="paired: the seed of the launches' orders "
+                       "and of the bootstrap (default 1)")
+    stats.add_argument("--refine", metavar="BUDGET",
+                       help="paired: then launch again where cells are undecided, until "
+                            "decided or BUDGET ('600s' or a launch count) is spent")
+    stats.add_argument("--confidence", default=0.95, metavar="P",
+                       help="paired: p_best a decided cell's best reaches (default 0.95)")
+    stats.add_argument("--equivalence", default="5", metavar="PCT",
+                       help="--refine: methods within +-PCT%% of the best count as equal "
+                            "(default 5)")
+
+    where = p.add_argument_group("where to run")
+    where.add_argument("--launcher", choices=launchers.LAUNCHERS,
+                       help="local mpirun (default), mpirun --hostfile (default with "
+                            "--cluster), or srun inside a Slurm allocation")
+    where.add_argument("--srun-mpi", metavar="PLUGIN",
+                       help="--launcher srun: srun --mpi=PLUGIN (default: the cluster's "
+                            "MpiDefault, from its slurm.conf or `scontrol show config`; "
+                            f"{launchers.SRUN_MPI_FALLBACK} when it is unset or none)")
+    where.add_argument("--cluster", nargs="?", const="", metavar="DIR",
+                       help="run on the emulated cluster of `collsel cluster up` (state DIR, "
+                            "default $COLLSEL_CLUSTER_DIR or /var/lib/collsel/cluster): its "
+                            "hostfile, agent and TCP settings, ranks unbound and yielding")
+    where.add_argument("--hostfile", metavar="FILE", help="hostfile for --launcher hostfile")
+    where.add_argument("--map-by", default="core", metavar="X", help="mpirun --map-by for --launcher "
+                       "hostfile (default core)")
+    where.add_argument("--mpirun", metavar="PROGRAM", help="launcher program (default mpirun.openmpi / "
+                       "mpirun.mpich when present, else mpirun; srun)")
+    where.add_argument("--launcher-args", default="", metavar="ARGS", help="extra launcher arguments, one "
+                       "string")
+    where.add_argument("--bench", metavar="PROGRAM", help="benchmark program (default: collsel_bench.c built "
+                       "with --mpicc)")
+    where.add_argument("--mpicc", metavar="PROGRAM", help="compiler wrapper (default mpicc; mpicc.mpich under "
+                       "--mpi mpich)")
+    where.add_argument("--timeout", default=120.0, metavar="S",
+                       help="kill a launch silent this many seconds (default 120)")
+    where.add_argument("--emit-sbatch", metavar="FILE",
+                       help="write a Slurm batch script running this sweep with srun, then "
+                            "stop (submitting it again resumes); with --cluster it runs on "
+                            "the cluster (directory, --out, benchmark outside /tmp)")
+    where.add_argument("--sbatch-time", default="04:00:00", metavar="T", help="--time of the batch script (default 04:00:00)")
+    where.add_argument("--sbatch-nodes", metavar="N", help="--nodes of the batch script (not with --nodes)")
+    where.add_argument("--sbatch-args", default="", metavar="ARGS", help="more #SBATCH options, one string")
+    where.add_argument("--fault", help=argparse.SUPPRESS)   # test hook, passed to the benchmark
+
+    out = p.add_argument_group("output")
+    out.add_argument("--out", required=True, metavar="FILE", help="table to write (CSV)")
+    out.add_argument("--raw", metavar="FILE",
+                     help="paired: also keep every repetition in FILE (ReproMPI layout)")
+    out.add_argument("--resume", action="store_true",
+                     help="continue the sweep in --out with the options its '# options=' "
+                          "line records; the grid may grow; --out, --timeout, --refine, "
+                          "--confidence, --equivalence, --raw and --srun-mpi may differ")
+    out.add_argument("--force", action="store_true", help="overwrite an existing --out")
+    out.add_argument("--dry-run", action="store_true",
+                     help="print the launches, their count and an estimated wall time, then "
+                          "stop (writes nothing, builds nothing)")
+    out.add_argument("--progress-interval", default=30.0, metavar="S",
+                     help="seconds between progress lines when stderr is not a terminal")
     p.set_defaults(run=run_sweep)
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """The description as written, options in 100 columns (the description's width)."""
+
+    def __init__(self, prog):
+        super().__init__(prog, width=100, max_help_position=28)
+
+
+def _collectives(family=None):
+    """The collectives the sweep can measure: the benchmark's own (read from its source),
+    of those the MPI family (all families when None) has algorithms for."""
+    families = [family] if family else algorithms.FAMILIES
+    return [c for c in bench.capabilities().collectives
+            if any(c in algorithms.registry(f) for f in families)]
 
 
 # --probe's default: 8 exchanges per pair, none started after 200 us; the probe's own limits
@@ -327,6 +282,8 @@ def _canonical(args, cfg, launcher_name, program=("collsel",), cluster=None):
             parts += ["--load-levels", ",".join(args.load_levels), "--load", args.load]
     if args.no_baseline:
         parts.append("--no-baseline")
+    if launcher_name == "srun":
+        parts += ["--srun-mpi", cfg.launcher.mpi_plugin]
     if args.launcher_args:
         parts += ["--launcher-args", args.launcher_args]
     if args.bench:
@@ -347,10 +304,7 @@ def run_sweep(args):
         values.output_file(args.raw, "--raw")
     if args.emit_sbatch is not None:
         values.output_file(args.emit_sbatch, "--emit-sbatch")
-    try:
-        collective = algorithms.check_collective(args.collective, args.mpi)
-    except InputError as e:
-        raise InputError(f"--collective: {e}") from None
+    collective = _check_collective(args.collective, args.mpi)
     _check_numbers(args)
     methods = plan.plan_methods(collective, args.algorithms, args.segsizes,
                                 baseline=not args.no_baseline, family=args.mpi)
@@ -363,13 +317,17 @@ def run_sweep(args):
                  if args.msg_sizes else sizes.default_msg_sizes())
     if args.resume and args.force:
         raise InputError("--resume and --force contradict each other")
+    plan.check_benchmark_can(args.mode, methods, msg_sizes, args.max_reps, args.time_cap)
 
     sbatch = args.emit_sbatch is not None
     cluster = _cluster(args)
     name = args.launcher or ("hostfile" if cluster is not None else "local")
+    if args.srun_mpi is not None and not (name == "srun" or sbatch):
+        raise InputError(f"--srun-mpi {args.srun_mpi} is for --launcher srun (or "
+                         f"--emit-sbatch), not --launcher {name}")
     launcher = launchers.make("srun" if sbatch else name, args.mpirun, args.launcher_args,
                               args.hostfile, args.map_by, for_script=sbatch, family=args.mpi,
-                              cluster=cluster)
+                              cluster=cluster, mpi_plugin=args.srun_mpi)
     if not sbatch:
         launcher.check()
     for shape in groups or ():
@@ -396,13 +354,16 @@ def run_sweep(args):
         dry_run=args.dry_run,
         command=shlex.join([argv0] + sys.argv[1:]),
         progress_interval=args.progress_interval, launches=args.launches, rel_ci=args.rel_ci,
+        time_cap=args.time_cap,
         mode=args.mode, family=args.mpi, seed=args.seed, refine=args.refine_budget,
         confidence=args.confidence, equivalence=args.equivalence, raw=args.raw,
         shapes=groups, links=cluster.describe() if cluster is not None else None,
         probe=args.probe, load_levels=args.load_levels,
         load=_load_generator(args, cluster, bench_path, check=not (args.dry_run or sbatch)),
         scheduler=(load.SchedulerView(cluster)
-                   if cluster is not None and args.load_levels else None))
+                   if cluster is not None and args.load_levels else None),
+        warnings=[line for line in (_oversubscribed(launcher, groups or shapes.plain(comm_sizes)),
+                                    _emulated_without_cluster(args, launcher)) if line])
     cfg.options = _canonical(args, cfg, launcher.name, cluster=cluster)
 
     if sbatch:
@@ -418,10 +379,63 @@ def run_sweep(args):
         return 0
     runner = paired if args.mode == "paired" else run
     if args.dry_run:
-        for line in runner.dry_run(cfg):
+        lines = runner.dry_run(cfg)
+        print("\n".join(cfg.warnings), file=sys.stderr, end="\n" if cfg.warnings else "",
+              flush=True)
+        for line in lines:
             print(line)
         return 0
     return runner.run(cfg, sys.stderr)
+
+
+def _check_collective(collective, family):
+    """The --collective, if the benchmark runs it under `family`; one line otherwise."""
+    known = _collectives(family)
+    if collective in known:
+        return collective
+    measures = f"the sweep's benchmark, collsel_bench, measures {' and '.join(known)}"
+    if collective in algorithms.registry(family):
+        raise InputError(f"--collective {collective}: {measures} only ({collective} tables can "
+                         "be read by collsel ingest)")
+    raise InputError(f"--collective: unknown collective '{collective}' ({measures})")
+
+
+def _oversubscribed(launcher, groups):
+    """One warning line when some launch puts more ranks on a machine than it has cores (the
+    emulated cluster's nodes all share this one), or None."""
+    over, cores = [], None
+    for shape in groups:
+        sharing = launcher.sharing(shape.p, shape.ppn or None)
+        if sharing and sharing[0] > sharing[1]:
+            where = f"{shape.nodes}x{shape.ppn}" if shape.explicit else ""
+            per_node = launcher.name == "srun" and not launcher.shares_this_machine
+            over.append(f"P={shape.p}" + (f" ({where})" if where else ""))
+            cores = f"{sharing[1]} cores" + (" per node" if per_node else "")
+    if not over:
+        return None
+    why = (" (the emulated nodes share this machine's cores)" if launcher.shares_this_machine
+           else "")
+    return (f"warning: {', '.join(dict.fromkeys(over))} on {cores}: oversubscribed{why}; "
+            "times include time-sharing of the cores between ranks, not what dedicated cores "
+            "would give")
+
+
+def _emulated_without_cluster(args, launcher):
+    """A note when srun runs on the emulated cluster (SLURM_CONF is its slurm.conf) without
+    --cluster: the sweep works, but without the cluster's settings; None otherwise."""
+    conf = os.environ.get("SLURM_CONF")
+    if args.cluster is not None or launcher.name != "srun" or not conf:
+        return None
+    from collsel.sources import cluster
+    try:
+        emulated = cluster.load()
+    except InputError:
+        return None
+    if os.path.realpath(emulated.slurm_conf) != os.path.realpath(conf):
+        return None
+    return (f"note: this allocation is on the emulated cluster ({emulated.state_dir}); "
+            "--cluster would add its settings: ranks unbound and yielding the shared cores, "
+            "one clock (--runtime global), the links in the table")
 
 
 def _load_generator(args, cluster, bench_path, check):
@@ -487,12 +501,14 @@ def _visible_on_the_nodes(args, bench_path, whole_sweep):
     for what, path in paths:
         if path is None:
             continue
-        full = os.path.realpath(os.path.abspath(path))
-        if full == PRIVATE_ON_NODES or full.startswith(PRIVATE_ON_NODES + "/"):
-            how = "--emit-sbatch" if whole_sweep else "--launcher srun"
-            raise InputError(f"{how} on the emulated cluster: {what} ({full}) is under "
-                             f"{PRIVATE_ON_NODES}, which every node of the emulated cluster "
-                             "replaces by its own: use a directory outside /tmp")
+        # The path as the node uses it, and where its links lead (a venv's python under /tmp
+        # links to /usr/bin, yet the node cannot reach the link itself).
+        for full in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
+            if full == PRIVATE_ON_NODES or full.startswith(PRIVATE_ON_NODES + "/"):
+                how = "--emit-sbatch" if whole_sweep else "--launcher srun"
+                raise InputError(f"{how} on the emulated cluster: {what} ({full}) is under "
+                                 f"{PRIVATE_ON_NODES}, which every node of the emulated "
+                                 "cluster replaces by its own: use a directory outside /tmp")
 
 
 def _locate_bench(args, build):

@@ -31,7 +31,9 @@ def render_slurm_conf(layout, nodes):
         "TaskPlugin=task/none",
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_CPU",
-        "MpiDefault=none",
+        # As sites do: srun without --mpi starts Open MPI's ranks through PMIx (with none
+        # each rank starts alone and aborts in MPI_Init).
+        "MpiDefault=pmix",
         "ReturnToService=2",
         "SlurmdTimeout=30",
         "InactiveLimit=0",

@@ -4,12 +4,15 @@ The binary is compiled with `mpicc` on first use into a cache directory, named a
 its source and the compiler wrapper (so an edited source is rebuilt, and Open MPI and MPICH
 binaries live side by side), and concurrent sweeps never see a half-written file.
 """
+import functools
 import hashlib
 import math
 import os
+import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -65,6 +68,36 @@ def check_field(key, text, where):
             raise InputError(f"{where + ': ' if where else ''}{key} '{text[:20]}...' out of "
                              f"range [{low}, {high}]") from None
     raise KeyError(key)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the shipped benchmark can run, read from its source (its `COLLECTIVE_NAMES` array
+    and `MAX_*` defines), so collsel refuses up front exactly what the benchmark would refuse
+    after a launch."""
+    collectives: tuple          # --collective names
+    max_sizes: int              # message sizes in one launch
+    max_methods: int            # paired: methods in one launch
+    max_reps: int               # --max-reps; paired: --max-reps x methods
+
+
+@functools.lru_cache(maxsize=1)
+def capabilities():
+    """The benchmark's Capabilities; InputError when its source is missing or unreadable."""
+    path = source_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"benchmark source {path}: cannot read it ({e.strerror or e}); "
+                         "reinstall collsel") from None
+    names = re.search(r"COLLECTIVE_NAMES\[\]\s*=\s*\{([^}]*)\}", text)
+    limits = dict(re.findall(r"^#define (MAX_SIZES|MAX_METHODS|MAX_REPS) (\d+)", text, re.M))
+    if names is None or len(limits) != 3:
+        raise InputError(f"benchmark source {path}: no COLLECTIVE_NAMES or MAX_* lines (a "
+                         "broken collsel install?); reinstall collsel")
+    return Capabilities(tuple(re.findall(r'"([^"]+)"', names.group(1))),
+                        int(limits["MAX_SIZES"]), int(limits["MAX_METHODS"]),
+                        int(limits["MAX_REPS"]))
 
 
 def source_path():

@@ -105,8 +105,11 @@
 #include <unistd.h>
 
 #define BENCH_VERSION "1"
+/* What this benchmark can run: collsel reads these lines from this file before it launches
+ * anything (benchmark_program.py: capabilities), so it refuses what the benchmark would. */
 #define MAX_SIZES 4096
 #define MAX_METHODS 256
+#define MAX_REPS 100000000     /* --min-reps, --max-reps; paired: --max-reps x methods */
 #define MAX_TOKEN 64
 #define HIER_BASE 1000000LL   /* hierarchical method ids, see the top comment */
 
@@ -132,6 +135,9 @@
     } while (0)
 
 enum collective { COLL_BCAST, COLL_REDUCE, COLL_NONE };
+/* The --collective names, in enum collective order (read by collsel, see MAX_SIZES). */
+static const char *const COLLECTIVE_NAMES[] = {"bcast", "reduce"};
+#define NCOLLECTIVES ((int)(sizeof COLLECTIVE_NAMES / sizeof *COLLECTIVE_NAMES))
 enum fault { FAULT_NONE, FAULT_CRASH, FAULT_HANG, FAULT_CORRUPT };
 
 enum runtime { RUNTIME_AUTO, RUNTIME_GLOBAL, RUNTIME_LOCAL };
@@ -190,7 +196,10 @@ static int usage_error(int rank, const char *fmt, const char *arg)
     if (rank == 0) {
         fprintf(stderr, "collsel_bench: ");
         fprintf(stderr, fmt, arg);
-        fprintf(stderr, "\nusage: collsel_bench --collective bcast|reduce --sizes M[,M...] "
+        fprintf(stderr, "\nusage: collsel_bench --collective ");
+        for (int c = 0; c < NCOLLECTIVES; c++)
+            fprintf(stderr, "%s%s", c ? "|" : "", COLLECTIVE_NAMES[c]);
+        fprintf(stderr, " --sizes M[,M...] "
                         "[--min-reps N] [--max-reps N] [--warmup N] [--rel-ci F] "
                         "[--time-cap SEC] [--runtime global|local|auto] "
                         "[--fault crash@M|hang@M|corrupt@M] "
@@ -444,9 +453,19 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
             return usage_error(rank, "option '%s' needs a value", key);
         const char *val = argv[++i];
         if (strcmp(key, "--collective") == 0) {
-            if (strcmp(val, "bcast") == 0) o->coll = COLL_BCAST;
-            else if (strcmp(val, "reduce") == 0) o->coll = COLL_REDUCE;
-            else return usage_error(rank, "unknown collective '%s' (known: bcast, reduce)", val);
+            o->coll = COLL_NONE;
+            for (int c = 0; c < NCOLLECTIVES; c++)
+                if (strcmp(val, COLLECTIVE_NAMES[c]) == 0)
+                    o->coll = (enum collective)c;
+            if (o->coll == COLL_NONE) {
+                char msg[512];
+                int at = snprintf(msg, sizeof msg, "unknown collective '%.64s' (known:", val);
+                for (int c = 0; c < NCOLLECTIVES; c++)
+                    at += snprintf(msg + at, sizeof msg - (size_t)at, "%s %s", c ? "," : "",
+                                   COLLECTIVE_NAMES[c]);
+                snprintf(msg + at, sizeof msg - (size_t)at, ")");
+                return usage_error(rank, "%s", msg);
+            }
             have_coll = 1;
         } else if (strcmp(key, "--sizes") == 0) {
             char buf[65536];
@@ -464,10 +483,10 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
                 o->nsizes++;
             }
         } else if (strcmp(key, "--min-reps") == 0) {
-            if (parse_long(val, 2, 100000000, &o->min_reps) != 0)
+            if (parse_long(val, 2, MAX_REPS, &o->min_reps) != 0)
                 return usage_error(rank, "--min-reps '%s' must be an integer >= 2", val);
         } else if (strcmp(key, "--max-reps") == 0) {
-            if (parse_long(val, 2, 100000000, &o->max_reps) != 0)
+            if (parse_long(val, 2, MAX_REPS, &o->max_reps) != 0)
                 return usage_error(rank, "--max-reps '%s' must be an integer >= 2", val);
         } else if (strcmp(key, "--warmup") == 0) {
             if (parse_long(val, 0, 1000000, &o->warmup) != 0)
@@ -538,8 +557,9 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
     }
     if (!o->methods_arg && (have_seed || o->raw_path))
         return usage_error(rank, "%s", "--seed and --raw need --methods (paired mode)");
-    if (o->methods_arg && o->max_reps > 100000000 / o->nmethods)
-        return usage_error(rank, "%s", "--max-reps times the number of methods exceeds 10^8");
+    if (o->methods_arg && o->max_reps > MAX_REPS / o->nmethods)
+        return usage_error(rank, "%s", "--max-reps times the number of methods exceeds MAX_REPS "
+                           "(10^8)");
     if (o->methods_arg && o->experiment != EXP_NONE)
         return usage_error(rank, "%s", "--methods and --experiment exclude each other");
     if (have_schedule && o->experiment != EXP_LMO)
@@ -780,7 +800,7 @@ static void check_result(const struct options *o, struct bufs *bf, int rank, int
     if (bad < 0)
         return;
     fprintf(stderr, "collsel_bench: rank %d: wrong result at byte %ld of a %llu-byte %s", rank,
-            bad, m, o->coll == COLL_BCAST ? "bcast" : "reduce");
+            bad, m, COLLECTIVE_NAMES[o->coll]);
     if (method)
         fprintf(stderr, " (method %s)", method);
     fprintf(stderr, "\n");
@@ -963,7 +983,7 @@ static int agree(int code, const char *msg, int rank)
 
 static const char *coll_name(const struct options *o)
 {
-    return o->coll == COLL_BCAST ? "bcast" : o->coll == COLL_REDUCE ? "reduce" : "none";
+    return o->coll < NCOLLECTIVES ? COLLECTIVE_NAMES[o->coll] : "none";
 }
 
 /* Open MPI: write algorithm, segment size and fan-outs of method mt (fan-out 0: the value the

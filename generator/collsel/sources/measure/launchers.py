@@ -14,6 +14,7 @@ silent fallback.
 """
 import ipaddress
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -28,6 +29,56 @@ MPICH_ENV = {"MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
 # of one node would starve another's).
 SHARED_CORES_ENV = {"OMPI_MCA_hwloc_base_binding_policy": "none",
                     "OMPI_MCA_mpi_yield_when_idle": "1"}
+
+
+# srun's MPI plugin (--mpi) when --srun-mpi is not given and the cluster's MpiDefault is unset
+# or none: without a PMI plugin srun starts each Open MPI rank alone and it aborts in MPI_Init
+# ("Local abort before MPI_INIT completed"); Debian's Open MPI 4.1 talks PMIx.
+SRUN_MPI_FALLBACK = "pmix"
+_PLUGIN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def srun_mpi(given, env):
+    """The plugin of `srun --mpi=`: `given` (--srun-mpi), else the cluster's MpiDefault (under
+    `env`, which may name the cluster's SLURM_CONF) unless it is none, else
+    SRUN_MPI_FALLBACK."""
+    if given is not None:
+        if not _PLUGIN.fullmatch(given):
+            raise InputError(f"--srun-mpi {given!r}: not a plugin name (e.g. pmix, pmi2, none; "
+                             "srun --mpi=list names them)")
+        return given
+    default = slurm_setting("MpiDefault", env)
+    return default if default and default.lower() != "none" else SRUN_MPI_FALLBACK
+
+
+def slurm_setting(name, env):
+    """A setting of the Slurm configuration: from its slurm.conf ($SLURM_CONF, else
+    /etc/slurm/slurm.conf; keys are case-blind there), else from `scontrol show config` (a
+    configless site's login node has no file); None when neither says."""
+    path = env.get("SLURM_CONF") or "/etc/slurm/slurm.conf"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        text = None
+    if text is not None:
+        for line in text.splitlines():
+            key, sep, value = line.split("#", 1)[0].partition("=")
+            if sep and key.strip().lower() == name.lower():
+                return value.strip() or None
+        return None
+    if shutil.which("scontrol", path=env.get("PATH")) is None:
+        return None
+    try:
+        done = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True,
+                              timeout=10, env=env)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in done.stdout.splitlines() if done.returncode == 0 else ():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == name:
+            return value.strip() or None
+    return None
 
 
 def default_program(family):
@@ -45,6 +96,8 @@ def cores():
 
 class Launcher:
     name = "?"
+    # The emulated cluster's nodes are namespaces of this machine: all ranks share its cores.
+    shares_this_machine = False
 
     def __init__(self, program, extra_args="", env=None):
         self.program = program
@@ -78,6 +131,11 @@ class Launcher:
         """Where the ranks should land (placement.Expected)."""
         raise NotImplementedError
 
+    def sharing(self, nprocs, ppn=None):
+        """(ranks, cores): the ranks of a launch that share the cores of one machine, and how
+        many cores it has; None when the launcher does not know."""
+        return (nprocs, cores()) if self.shares_this_machine else None
+
     def check_shape(self, nodes, ppn):
         """One line when this launcher cannot place ppn ranks on each of `nodes` nodes."""
         if nodes > 1:
@@ -110,6 +168,9 @@ class LocalLauncher(Launcher):
 
     def mapping(self, nprocs, ppn=None):
         return " ".join(self._placement(nprocs)) + f" ({self.ncores} cores)"
+
+    def sharing(self, nprocs, ppn=None):
+        return nprocs, self.ncores
 
     def command(self, nprocs, mca, bench_argv, ppn=None):
         argv = [self.program, *_root_flag(), "-np", str(nprocs), *self._placement(nprocs),
@@ -236,11 +297,13 @@ class SrunLauncher(Launcher):
     name = "srun"
 
     def __init__(self, program="srun", extra_args="", require_allocation=True, env=None,
-                 step_args=("--cpu-bind=cores",), max_nodes=None):
+                 mpi_plugin=SRUN_MPI_FALLBACK, cpu_bind="cores", max_nodes=None):
         super().__init__(program, extra_args, env)
         self.require_allocation = require_allocation
         self.max_nodes = max_nodes          # the emulated cluster's size, when known
-        self.step_args = list(step_args)    # --mpi=pmix --cpu-bind=none on the emulated cluster
+        self.mpi_plugin = mpi_plugin        # srun --mpi= (srun_mpi)
+        # --cpu-bind: none on the emulated cluster, whose nodes share this machine's cores
+        self.step_args = [f"--mpi={mpi_plugin}", f"--cpu-bind={cpu_bind}"]
         self._allocation = None
 
     def check(self):
@@ -263,6 +326,17 @@ class SrunLauncher(Launcher):
             return ["--nodes", str(nprocs // ppn), "--ntasks-per-node", str(ppn),
                     "--ntasks", str(nprocs)]
         return ["--ntasks", str(nprocs)]
+
+    def sharing(self, nprocs, ppn=None):
+        """The ranks on one node against its CPUs as the allocation states them
+        (SLURM_JOB_CPUS_PER_NODE, e.g. `2(x3)`)."""
+        if self.shares_this_machine:
+            return super().sharing(nprocs, ppn)
+        cpus = re.match(r"\d+", os.environ.get("SLURM_JOB_CPUS_PER_NODE", ""))
+        nodes = os.environ.get("SLURM_JOB_NUM_NODES", "")
+        if cpus is None or not (ppn or nodes.isdigit()):
+            return None
+        return ppn or -(-nprocs // int(nodes)), int(cpus.group())
 
     def mapping(self, nprocs, ppn=None):
         nodes = os.environ.get("SLURM_JOB_NUM_NODES", "?")
@@ -298,9 +372,17 @@ def allocation_hosts(env):
 
 
 def make(name, mpirun=None, extra_args="", hostfile=None, map_by="core", for_script=False,
-         family="openmpi", cluster=None):
+         family="openmpi", cluster=None, mpi_plugin=None):
     """The launcher `name`; on the emulated `cluster` (collsel.sources.cluster.Cluster) with its
-    hostfile and launch environment, ranks unbound and yielding (SHARED_CORES_ENV)."""
+    hostfile and launch environment, ranks unbound and yielding (SHARED_CORES_ENV). srun gets
+    `--mpi=` srun_mpi(mpi_plugin) (--srun-mpi, else the cluster's MpiDefault or pmix)."""
+    launcher = _make(name, mpirun, extra_args, hostfile, map_by, for_script, family, cluster,
+                     mpi_plugin)
+    launcher.shares_this_machine = cluster is not None
+    return launcher
+
+
+def _make(name, mpirun, extra_args, hostfile, map_by, for_script, family, cluster, mpi_plugin):
     env = {**cluster.launch_env, **SHARED_CORES_ENV} if cluster is not None else {}
     if name == "local" and cluster is not None:
         raise InputError("--cluster launches on the emulated cluster: --launcher hostfile "
@@ -322,10 +404,9 @@ def make(name, mpirun=None, extra_args="", hostfile=None, map_by="core", for_scr
         return HostfileLauncher(mpirun or default_program("openmpi"), extra_args, hosts, map_by,
                                 env)
     if name == "srun":
-        step_args = ("--mpi=pmix", "--cpu-bind=none") if cluster is not None \
-            else ("--cpu-bind=cores",)
         return SrunLauncher(mpirun or "srun", extra_args, require_allocation=not for_script,
-                            env=env, step_args=step_args,
+                            env=env, mpi_plugin=srun_mpi(mpi_plugin, {**os.environ, **env}),
+                            cpu_bind="none" if cluster is not None else "cores",
                             max_nodes=len(cluster.node_names) if cluster is not None else None)
     raise InputError(f"unknown launcher '{name}' (known: {', '.join(LAUNCHERS)})")
 

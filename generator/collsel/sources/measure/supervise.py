@@ -26,6 +26,7 @@ class LaunchResult:
         self.rows = 0
         self.failure = None     # text, when the launch ended badly
         self.header_seen = False
+        self.stderr_last = []   # a failed launch: the last lines of its stderr, as written
 
 
 def _die_with_parent():
@@ -148,13 +149,24 @@ def run_launch(argv, env, sizes, silence_timeout, on_point, lines=None,
                               f"{asked} {'message sizes' if lines is None else 'lines'}")
         elif result.failure and "hang" not in result.failure:
             result.failure += ": " + stderr_tail(errf)
+        if result.failure:
+            said = [ln for ln in stderr_lines(errf) if ln.strip("-=*")]   # rules of boxes out
+            result.stderr_last = [ln[:200] for ln in said[-STDERR_LAST:]]
     return result
 
 
-def stderr_tail(f):
+STDERR_LAST = 6     # lines of a failed launch's stderr kept whole (LaunchResult.stderr_last)
+
+
+def stderr_lines(f):
+    """The non-blank lines of a launch's stderr file, stripped."""
     f.seek(0)
-    lines = [ln.strip() for ln in f.read().decode("utf-8", errors="replace").splitlines()
-             if ln.strip()]
+    return [ln.strip() for ln in f.read().decode("utf-8", errors="replace").splitlines()
+            if ln.strip()]
+
+
+def stderr_tail(f):
+    lines = stderr_lines(f)
     # Our own messages first, then mpirun's one-line verdict, then whatever came last
     # (backtraces are long and say little).
     mine = [ln for ln in lines if "collsel_bench:" in ln]

@@ -10,8 +10,10 @@ end the table is rewritten atomically from the journal, so refined cells carry a
 launches. A killed sweep loses at most the launch in flight; --resume continues.
 """
 import os
+import re
 import signal
 import time
+from collections import Counter
 
 from collsel.core import csvfile
 from collsel.core.files import write_file
@@ -20,8 +22,8 @@ from collsel.errors import CollselError, InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, placement
 from collsel.sources.measure.progress import Progress
 from collsel.sources.measure.supervise import run_launch
-from collsel.sources.sweep import (hygiene, load, lock, raw as raw_files, refine, resume, shapes,
-                                   ties)
+from collsel.sources.sweep import (estimate, hygiene, load, lock, raw as raw_files, refine,
+                                   resume, shapes, startup, ties)
 from collsel.sources.sweep.journal import (TableFile, drop_partial_line, journal_path,
                                            load_existing, paired_columns)
 from collsel.sources.sweep.paired_plan import (PairedPlan, algorithm_text, launch_seed,
@@ -138,15 +140,29 @@ class _State:
                 self.dropped.append((self.journal_file, cut))
         self.plan = PairedPlan(cfg, journal_rows,
                                {(shapes.of_row(r), r["msg_size"]) for r in rows})
+        self.observed = _launch_times(self.journal_meta, journal_rows)
 
     def repair(self):
         for path, cut in self.dropped:
             drop_partial_line(path, cut)
 
 
+def _launch_times(journal_meta, journal_rows):
+    """(shape mark, points, wall_s) of every launch the journal records (for the estimate)."""
+    points = Counter((shapes.of_row(r).mark, r["launch"]) for r in journal_rows)
+    found = []
+    for key, mark_text in journal_meta.items():
+        wall = re.search(r"\bwall_s=([0-9.]+)", mark_text)
+        mark, _, k = key[len("launch."):].rpartition(".")
+        if key.startswith("launch.") and wall and k.isdigit():
+            found.append((mark, points[(mark, int(k))], float(wall.group(1))))
+    return found
+
+
 def dry_run(cfg):
     note = lock.holder_note(cfg.out)
-    plan = _State(cfg).plan
+    state = _State(cfg)
+    plan = state.plan
     lines = [f"# note: {note}"] if note else []
     launches = plan.planned()
     for shape, k, sizes in launches:
@@ -160,12 +176,22 @@ def dry_run(cfg):
                  f"{plan.total()} (size, method, launch) points to measure ({cfg.launches} "
                  f"launches per {'shape' if cfg.explicit else 'P'}"
                  f"{', then --refine' if cfg.refine else ''})")
+    lines.append("# " + estimate.estimate(
+        [(shape.mark, len(sizes) * len(cfg.methods)) for shape, _, sizes in launches],
+        cfg.launcher.name, cfg.time_cap, state.observed, os.path.basename(state.journal_file))
+        + (" (--refine adds launches to this)" if cfg.refine else ""))
     return lines
 
 
 def run(cfg, progress_stream):
     with lock.acquire(cfg.out, cfg.command):
-        return _Sweep(cfg, progress_stream).run()
+        sweep = _Sweep(cfg, progress_stream)
+        try:
+            return sweep.run()
+        except startup.StartupFailure:
+            if not sweep.state.resuming:     # nothing measured: leave nothing behind
+                startup.discard([cfg.out, sweep.state.journal_file, *sweep.raw_made])
+            raise
 
 
 class _Sweep:
@@ -178,6 +204,9 @@ class _Sweep:
         self.journal = TableFile(self.state.journal_file, self.state.journal_columns)
         self.watch = hygiene.Watch()
         self.failures = 0
+        self.launched = 0           # benchmark runs started (the first one may stop the sweep)
+        self.after_first = 0        # planned launches after the first
+        self.raw_made = []          # --raw parts and their directory, made by this run
         # --probe: every line ends with the size's median round probe
         self._fields = bench.PAIRED_OUTPUT_FIELDS + ((bench.PROBE_FIELD,) if cfg.probe else ())
         self.progress = Progress(self.plan.total(), self.plan.measured(), progress_stream,
@@ -198,6 +227,8 @@ class _Sweep:
 
     def run(self):
         cfg, state = self.cfg, self.state
+        for line in cfg.warnings:
+            self.progress.message(line)
         self._create()
         grown = grid_metadata(cfg) if state.resuming and state.grew else {}
         self.run_no = next_index(state.meta, "run.")
@@ -212,7 +243,9 @@ class _Sweep:
             start_run(self.table, cfg, self.run_no, grown, state.dropped,
                       "dropped_unfinished_launch")
             self._append_complete_cells()
-            for shape, k, sizes in self.plan.planned():
+            planned = self.plan.planned()
+            self.after_first = max(len(planned) - 1, 0)
+            for shape, k, sizes in planned:
                 self._launch(shape, k, sizes)
             if cfg.refine and not self.failures:
                 self._refine()
@@ -278,6 +311,8 @@ class _Sweep:
         while todo:
             part += 1
             raw_path = raw_files.part_path(cfg.raw, shape, k, part) if cfg.raw else None
+            if raw_path and not self.launched:
+                self.raw_made = [raw_path, os.path.dirname(raw_path)]
             argv, env, seed = launch_command(cfg, shape, k, todo, raw_path)
             self.progress.label = (f"{shape.label} launch {k}/{cfg.launches}"
                                    if k <= cfg.launches else f"{shape.label} refine launch {k}")
@@ -301,6 +336,9 @@ class _Sweep:
 
             result = run_launch(argv, env, todo, cfg.silence_timeout, on_line, lines=lines,
                                 names=self._fields, on_header=on_header)
+            self.launched += 1
+            startup.check(result, self.launched == 1, cfg.launcher, argv, env,
+                          f"{shape.label} launch {k}", self.after_first, self.progress)
             self._library(result.meta)
             todo = [m for m in todo if m not in done]
             if result.failure is None:

@@ -6,7 +6,7 @@ from collsel.core import algorithms, values
 from collsel.core.algorithms import Method
 from collsel.core.sizes import parse_size, parse_size_list
 from collsel.errors import InputError
-from collsel.sources.measure import launchers
+from collsel.sources.measure import benchmark_program as bench, launchers
 from collsel.sources.sweep import launch_stats, shapes
 from collsel.sources.sweep.journal import point_key
 
@@ -71,6 +71,37 @@ def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=
     return sorted(methods)
 
 
+def check_benchmark_can(mode, methods, msg_sizes, max_reps, time_cap):
+    """One line, before anything is built or launched, for a sweep the benchmark would refuse
+    in every launch: its limits (benchmark_program.capabilities, read from its source) and
+    hierarchical methods outside paired mode (per-method forces through MCA parameters, which
+    name coll/tuned algorithms only)."""
+    can = bench.capabilities()
+    if len(msg_sizes) > can.max_sizes:
+        raise InputError(f"--msg-sizes: {len(msg_sizes)} sizes; the benchmark takes at most "
+                         f"{can.max_sizes} in one launch")
+    if mode != "paired":
+        hier = [h for h in map(algorithms.hier_parts, (m.algorithm for m in methods)) if h]
+        if hier:
+            raise InputError(f"--algorithms: hierarchical method hier:{hier[0].groups}:"
+                             f"{hier[0].inner}:{hier[0].outer} needs "
+                             "--mode paired (the per-method mode forces one coll/tuned "
+                             "algorithm through MCA parameters)")
+        return
+    if len(methods) > can.max_methods:
+        raise InputError(f"--algorithms/--segsizes: {len(methods)} methods (baseline "
+                         f"included); the benchmark measures at most {can.max_methods} in one "
+                         "paired launch: ask for fewer algorithms or segment sizes")
+    if max_reps * len(methods) > can.max_reps:
+        raise InputError(f"--max-reps {max_reps} x {len(methods)} methods exceeds the "
+                         f"benchmark's {can.max_reps} repetitions per paired launch: lower "
+                         "--max-reps")
+    if time_cap * len(methods) > bench.TIME_CAP_S[1]:
+        raise InputError(f"--time-cap {time_cap:g} x {len(methods)} methods (a paired "
+                         f"launch's cap per size) exceeds the benchmark's "
+                         f"{bench.TIME_CAP_S[1]:g} s: lower --time-cap")
+
+
 def mca_settings(collective, method):
     prefix = f"coll_tuned_{collective}_algorithm"
     return {"coll_tuned_use_dynamic_rules": 1, prefix: method.algorithm,
@@ -96,6 +127,7 @@ class Config:
     progress_interval: float = 30.0
     launches: int = 3           # launches per point; the point's CI is taken across them
     rel_ci: float = 0.025       # precision target of the combined CI (ci_met)
+    time_cap: float = 0.03      # seconds of repetitions per point and launch (the estimate)
     mode: str = "per-method"    # or "paired" (sweep/paired.py)
     family: str = "openmpi"     # --mpi: which MPI, and how algorithms are named
     seed: int = 1               # paired: the launches' seeds derive from it
@@ -109,6 +141,7 @@ class Config:
     load_levels: list = None    # paired: --load-levels, in launch order within a round
     load: object = None         # paired: the load generator (sweep/load.py) of load_levels
     scheduler: object = None    # paired, --cluster with levels: load.SchedulerView (cluster_load)
+    warnings: list = ()         # lines shown once the sweep is known to start (not refused)
 
     def groups(self):
         """What each launch runs on: the explicit shapes, or one plain shape per P; each once

@@ -20,8 +20,8 @@ measured like the rest):
 
 Free to differ: --out (the table may have moved), --timeout (a guard, not part of a
 measurement), the progress options, --refine, --confidence and --equivalence (how many more
-launches to add),
---raw. A grown grid is recorded by appending new `# options=`,
+launches to add), --raw, and --srun-mpi (how srun starts the ranks: a plugin that failed may be
+replaced). A grown grid is recorded by appending new `# options=`,
 `# comm_sizes=`, `# msg_sizes=` and `# methods=` lines (later keys override earlier ones).
 """
 import shlex

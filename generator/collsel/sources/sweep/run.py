@@ -18,7 +18,7 @@ from collsel.sources.measure import benchmark_program as bench, launchers, place
 from collsel.sources.measure.machine import loadavg, machine_metadata, now_iso
 from collsel.sources.measure.progress import Progress
 from collsel.sources.measure.supervise import run_launch
-from collsel.sources.sweep import launch_stats, lock, resume
+from collsel.sources.sweep import estimate, launch_stats, lock, resume, startup
 from collsel.sources.sweep.journal import (COLUMNS, JOURNAL_COLUMNS, TableFile,
                                            drop_partial_line, journal_path, load_existing,
                                            point_key)
@@ -186,6 +186,8 @@ def dry_run(cfg):
         lines.append(launchers.render(argv, env))
     lines.append(f"# {len(plan.launches)} launches, {plan.left} of {plan.total} point "
                  f"launches to measure ({cfg.launches} per point)")
+    planned = [(str(p), len(sizes)) for p, _, _, sizes in plan.launches]
+    lines.append("# " + estimate.estimate(planned, cfg.launcher.name, cfg.time_cap))
     return lines
 
 
@@ -195,11 +197,18 @@ def run(cfg, progress_stream):
     table's lock (sweep/lock.py) is held from before anything is read until the end: a second
     sweep on the same table is refused with one line naming this one."""
     with lock.acquire(cfg.out, cfg.command):
-        return _run_locked(cfg, progress_stream)
+        state = _State(cfg)
+        try:
+            return _run_locked(cfg, state, progress_stream)
+        except startup.StartupFailure:
+            if not state.resuming:          # nothing measured: leave nothing behind
+                startup.discard([cfg.out, state.journal_file])
+            raise
 
 
-def _run_locked(cfg, progress_stream):
-    state = _State(cfg)
+def _run_locked(cfg, state, progress_stream):
+    for line in cfg.warnings:
+        print(line, file=progress_stream, flush=True)
     state.repair()
     plan, meta, journal_file = state.plan, state.meta, state.journal_file
     table = TableFile(cfg.out, COLUMNS)
@@ -229,6 +238,7 @@ def _run_locked(cfg, progress_stream):
         for key in plan.ready:
             table.append_row(_table_row(cfg.collective, key, plan.combine(key)))
         have_library = "mpi_library" in meta
+        launched = 0
         for p, r, method, sizes in plan.launches:
             label = f"P={p} {method.label(cfg.collective)} launch {r}/{cfg.launches}"
             progress.label = label
@@ -256,6 +266,9 @@ def _run_locked(cfg, progress_stream):
 
                 result = run_launch(argv, env, todo, cfg.silence_timeout, on_point,
                                     on_header=on_header)
+                launched += 1
+                startup.check(result, launched == 1, cfg.launcher, argv, env, label,
+                              len(plan.launches) - 1, progress)
                 if not have_library and result.meta.get("mpi_library"):
                     table.append_meta("mpi_library", result.meta["mpi_library"])
                     table.append_meta("runtime_type", result.meta.get("runtime_type", "?"))
