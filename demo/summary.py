@@ -1,7 +1,7 @@
 """The end of `make demo`: one short block per collective from what `collsel build --recommend`
 wrote (tree.json, stats.json): the recommended methods by name, the out-of-sample mean penalties
-of the tree, of the MPI's default and of the best fixed method per kind of fold, the warnings,
-the files.
+of the tree, of the MPI's default and of the best fixed method per kind of fold, the nested
+figure of the recommendation (its choice cross-validated too), the warnings, the files.
     python3 demo/summary.py OUT RULES COLLECTIVE...      (standard library only)
 """
 import json
@@ -18,6 +18,11 @@ def leaves(n):
 
 def pct(x):
     return "-" if x is None else f"{x:.2f} %"
+
+
+def label(stats, kind):
+    """A kind of fold as build prints it ('leave-one-P-out'), not its key."""
+    return (stats["out_of_sample"].get(kind) or {}).get("label", kind)
 
 
 def block(out, collective):
@@ -37,6 +42,10 @@ def block(out, collective):
     lines = [f"{collective}: {leaves(stats['leaves'])}: {methods}"]
     lines += ["  " + "  ".join(v.ljust(w) if i == 0 else v.rjust(w)
                                for i, (v, w) in enumerate(zip(r, widths))) for r in rows]
+    nested = stats["recommendation"].get("nested", {}).get("combined")
+    if nested:
+        lines += [f"  nested cross-validation (the choice of tree included): {pct(nested['mean'])} "
+                  f"mean, {pct(nested['max'])} max ({', '.join(label(stats, k) for k in nested['kinds'])})"]
     lines += [f"  warning: {w}" for w in stats["warnings"]]
     lines += [f"  files: {os.path.join(d, 'tree.bin')} (C runtime, libcollsel), "
               f"{os.path.join(d, 'tree', 'decision.c')}, "

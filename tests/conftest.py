@@ -5,6 +5,8 @@ pyproject's addopts (`-m slow` selects them) and tests/integration (real MPI lib
 emulated cluster, Chromium) is collected only when named on the command line, as `make
 integration` does.
 """
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,13 @@ import pytest
 from helpers import TANJADERIN, tanjaderin_table
 
 INTEGRATION = Path(__file__).parent / "integration"
+
+
+def pytest_configure(config):
+    """The `collsel` the tests run is the one installed beside the python running them (so
+    `.venv/bin/python -m pytest tests` needs no activated venv)."""
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable),
+                                          os.environ.get("PATH", "")])
 
 
 def pytest_ignore_collect(collection_path, config):

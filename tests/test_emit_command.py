@@ -35,3 +35,15 @@ def test_bad_tree_is_one_line_exit_2(tmp_path):
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "version 9 unsupported" in r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_out_may_not_be_an_input(built, tmp_path):
+    """`--out` naming the tree being read (through another spelling too) would replace it."""
+    tree = tmp_path / "tree.json"
+    tree.write_bytes((built / "tree.json").read_bytes())
+    before = tree.read_bytes()
+    for out in (str(tree), str(tmp_path / "." / "tree.json")):
+        r = run("emit", str(tree), "--target", "blob", "--out", out)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1
+        assert "is also an input file" in r.stderr and "choose another --out" in r.stderr
+        assert tree.read_bytes() == before

@@ -55,7 +55,8 @@ def test_mpich_deploy_lines(mpich):
     for x in rec["deploy"]:
         assert x["run"] == deploy_line(x["target"], x["file"], "mpich")
     assert rec["deploy"][0]["run"].startswith(
-        "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=tree-bcast/mpich_selection.json ")
+        "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=tree-bcast/mpich_selection.json "
+        "MPIR_CVAR_DEVICE_COLLECTIVES=none mpirun.mpich")
     text = box(mpich["page"])
     assert "Against MPICH's own decision" in text
     deploy = text[text.index('id="deploy"'):]

@@ -297,7 +297,7 @@ def test_baseline_penalty(tmp_path):
     # best: 10 at m=8, 5 at m=1024; alg 0: 20 (P=2), 40 (P=4) -> 1, 3, 3, 7
     assert "min 100.0%  max 700.0%  mean 350.0%  median 300.0%" in r.stdout
     worst = r.stdout.split("worst 4 points:")[1].splitlines()
-    assert worst[2].split()[:2] == ["4", "1024"] and "pipeline/8K" in worst[2]
+    assert worst[2].split()[:2] == ["4", "1024"] and "pipeline, 8 KiB segments" in worst[2]
     r = collsel("baseline", path, "--collective", "reduce", timeout=60)
     assert r.returncode == 2 and "no rows for collective 'reduce'" in r.stderr
 

@@ -107,7 +107,8 @@ def run_build(args):
         print(f"{args.out}: no C files: {no_c}", file=sys.stderr)
     pen = ("n/a" if stats["penalty_mean"] is None
            else f"{stats['penalty_mean']:.2f}% mean, {stats['penalty_max']:.2f}% max")
-    print(f"{args.out}: {stats['nodes']} nodes, {stats['leaves']} leaves, depth "
+    print(f"{args.out}: {stats['nodes']} node{'' if stats['nodes'] == 1 else 's'}, "
+          f"{method_text.leaves_text(stats['leaves'])}, depth "
           f"{stats['min_depth']}-{stats['max_depth']} (mean {stats['mean_depth']:.2f}), "
           f"in-sample penalty {pen}, {stats['unmeasured_choices']} unmeasured choices")
     print(out_of_sample_line(stats["out_of_sample"], dmap.family))

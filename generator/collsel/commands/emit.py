@@ -77,6 +77,7 @@ def options_of(args):
 
 
 def run_emit(args):
+    values.not_an_input(args.out, args.trees)
     options = options_of(args)
     trees = [treefile.load(path) for path in args.trees]
     result = emit(args.target, trees, options)

@@ -67,7 +67,7 @@ def leaf_method_counts(t, methods):
     return [(methods[i], int((used == i).sum())) for i in sorted(set(used.tolist()))]
 
 
-def _leaves(n):
+def leaves_text(n):
     return f"{n} lea{'f' if n == 1 else 'ves'}"
 
 
@@ -77,7 +77,7 @@ def leaf_methods_text(collective, counts, family=algorithms.DEFAULT_FAMILY, limi
     the rest counted ('; 5 more methods: 9 leaves')."""
     ranked = sorted(counts, key=lambda mc: (-mc[1], mc[0]))
     shown, rest = ranked[:limit], ranked[len(ranked[:limit]):]
-    text = "; ".join(f"{method_text(collective, m, family)}: {_leaves(n)}" for m, n in shown)
+    text = "; ".join(f"{method_text(collective, m, family)}: {leaves_text(n)}" for m, n in shown)
     if rest:
-        text += f"; {len(rest)} more methods: {_leaves(sum(n for _, n in rest))}"
+        text += f"; {len(rest)} more methods: {leaves_text(sum(n for _, n in rest))}"
     return text

@@ -1,7 +1,7 @@
 """The recommended tree and the figures stats.json and the report show for it
 (core.model_selection chooses; core.recommend is the public entry point)."""
 from collsel.core import candidates as cands, fold_maps, model_selection as ms
-from collsel.core.method_text import default_name, mpi_name
+from collsel.core.method_text import default_name, leaves_text, mpi_name
 
 COMPARED = {"default": {"limit": "defer"}, "best_fixed": {"limit": "fixed"},
             "exact": {"limit": "exact", "split": "balanced", "leaf": "majority", "ties": False,
@@ -62,7 +62,7 @@ def _why(sel, chosen, label, nested, compared, family):
                      "out of sample by more than noise",
             "fixed": "the best single fixed method: no tree beats it out of sample by more "
                      "than noise"}.get(chosen.limit, f"{chosen.label()}, "
-                                                     f"{int(sel.leaves[sel.chosen])} leaves")
+                                                     f"{leaves_text(int(sel.leaves[sel.chosen]))}")
     parts = [f"{lead} ({honest}criterion {label}: {sel.score[sel.chosen]:.2f}% capped "
              f"(one-SE rule over {len(sel.candidates)} candidates; best {best.label()} "
              f"{sel.score[sel.best]:.2f}% +- {sel.se[sel.chosen]:.2f}))"]

@@ -144,6 +144,17 @@ def output_file(path, flag="--out"):
     return path
 
 
+def not_an_input(path, inputs, flag="--out"):
+    """Refuse an output path that is one of the command's input files (it would be replaced by
+    what is made from it)."""
+    out = os.path.realpath(os.fspath(path))
+    for given in inputs:
+        if os.path.realpath(os.fspath(given)) == out:
+            raise InputError(f"{flag} {path} is also an input file ({given}): writing it would "
+                             "replace what it is made from; choose another --out")
+    return path
+
+
 def output_directory(path, flag="--out"):
     """A directory a command may write its files into: absent (created with its missing parents)
     or a directory, writable."""

@@ -11,7 +11,10 @@ from collsel.core.algorithms import DEFAULT_FAMILY
 DEPLOY = {
     ("ompi-rules", "openmpi"): "mpirun --mca coll_tuned_use_dynamic_rules 1 "
                                "--mca coll_tuned_dynamic_rules_filename {file}",
-    ("mpich-json", "mpich"): "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE={file} mpirun.mpich",
+    # DEVICE_COLLECTIVES=none: Debian's ch4:ucx MPICH otherwise runs its device's own
+    # composition first, which may never reach the MPIR selection the file replaces.
+    ("mpich-json", "mpich"): "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE={file} "
+                             "MPIR_CVAR_DEVICE_COLLECTIVES=none mpirun.mpich",
     ("blob", "openmpi"): "LD_PRELOAD=build/libcollsel/openmpi/libcollsel.so COLLSEL_TREES={file} "
                          "mpirun.openmpi --mca coll_tuned_use_dynamic_rules 1 "
                          "-x LD_PRELOAD -x COLLSEL_TREES",
