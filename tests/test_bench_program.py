@@ -41,7 +41,8 @@ def binary():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--collective", "allreduce", "--sizes", "1"], "unknown collective 'allreduce'"),
+    (["--collective", "allgather", "--sizes", "1"], "unknown collective 'allgather' (known: "
+     "bcast, reduce, allreduce)"),
     (["--collective", "bcast", "--sizes", "1,x"], "bad message size 'x'"),
     (["--collective", "bcast", "--sizes", "3G"], "exceeds INT_MAX"),
     (["--collective", "bcast"], "--sizes is required"),

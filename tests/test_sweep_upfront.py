@@ -74,10 +74,13 @@ def launches(tools):
 
 @pytest.mark.parametrize("change,message", [
     ({"--collective": "allgather"}, "--collective: unknown collective 'allgather' (the "
-     "sweep's benchmark, collsel_bench, measures bcast and reduce)"),
-    ({"--collective": "allreduce"}, "--collective allreduce: the sweep's benchmark, "
-     "collsel_bench, measures bcast and reduce only (allreduce tables can be read by collsel "
-     "ingest)"),
+     "sweep's benchmark, collsel_bench, measures bcast and reduce and allreduce)"),
+    ({"--collective": "gather"}, "--collective gather: the sweep's benchmark, "
+     "collsel_bench, measures bcast and reduce and allreduce only (gather tables can be read "
+     "by collsel ingest)"),
+    ({"--collective": "allreduce", "--mpi": "mpich"}, "--collective allreduce: with --mpi "
+     "mpich the sweep's benchmark, collsel_bench, measures bcast and reduce only (collsel "
+     "knows no mpich allreduce algorithms)"),
     ({"--algorithms": "12"}, "--algorithms: bcast has no algorithm 12 (ids 0-9)"),
     ({"--mode": "per-method", "--algorithms": "hier:2:linear:linear"},
      "--algorithms: hierarchical method hier:2:1:1 needs --mode paired"),
@@ -114,10 +117,11 @@ def test_refused_before_anything_is_launched_or_built(tmp_path, tools, change, m
 def test_benchmark_capabilities_come_from_its_source(tmp_path, monkeypatch):
     """The collectives and limits are the C source's own: changed there, changed here."""
     can = bench.capabilities()
-    assert can.collectives == ("bcast", "reduce") and can.max_methods == 256
+    assert can.collectives == ("bcast", "reduce", "allreduce") and can.max_methods == 256
     assert bench.REPS[1] == can.max_reps
     text = bench.source_path().read_text()
-    fewer = (text.replace('COLLECTIVE_NAMES[] = {"bcast", "reduce"}', 'COLLECTIVE_NAMES[] = {"bcast"}')
+    fewer = (text.replace('COLLECTIVE_NAMES[] = {"bcast", "reduce", "allreduce"}',
+                          'COLLECTIVE_NAMES[] = {"bcast"}')
              .replace("#define MAX_METHODS 256", "#define MAX_METHODS 4"))
     assert fewer != text
     (tmp_path / "collsel_bench.c").write_text(fewer)
@@ -292,7 +296,7 @@ def test_help_is_grouped_short_and_keeps_every_option():
                  "--resume", "--force", "--dry-run", "--progress-interval"):
         assert any(line.lstrip().startswith(flag + " ") or line.strip() == flag
                    or line.lstrip().startswith(flag + ",") for line in lines), flag
-    assert "bcast or reduce (the benchmark's collectives)" in r.stdout
+    assert "bcast or reduce or allreduce (the benchmark's collectives)" in r.stdout
     assert "MpiDefault" in r.stdout
 
 

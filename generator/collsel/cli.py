@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "collsel.commands.model",        # model fit/predict/validate/paper
     "collsel.commands.cluster",      # cluster up/down/status
     "collsel.commands.hier",         # hier: hierarchical vs flat methods
+    "collsel.commands.catalogue",    # catalogue: the algorithm table vs ompi_info
 )
 
 DESCRIPTION = """\

@@ -394,6 +394,9 @@ def _check_collective(collective, family):
     if collective in known:
         return collective
     measures = f"the sweep's benchmark, collsel_bench, measures {' and '.join(known)}"
+    if collective in _collectives():
+        raise InputError(f"--collective {collective}: with --mpi {family} {measures} only "
+                         f"(collsel knows no {family} {collective} algorithms)")
     if collective in algorithms.registry(family):
         raise InputError(f"--collective {collective}: {measures} only ({collective} tables can "
                          "be read by collsel ingest)")

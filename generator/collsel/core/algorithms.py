@@ -17,27 +17,64 @@ from collsel.errors import InputError
 
 BASELINE_ALGORITHM = 0
 
-# id -> canonical name (the enumerator names `ompi_info` prints)
-ALGORITHMS = {
+# Open MPI 4.1.4's coll/tuned catalogue, all 14 collectives a user can force: id -> name as
+# `ompi_info --param coll tuned --level 9 --parsable` spells the enumerators of
+# coll_tuned_<coll>_algorithm. `collsel catalogue` checks it against the installed MPI.
+TUNED_ALGORITHMS = {
+    "allgather": {0: "ignore", 1: "linear", 2: "bruck", 3: "recursive_doubling", 4: "ring",
+                  5: "neighbor", 6: "two_proc"},
+    "allgatherv": {0: "ignore", 1: "default", 2: "bruck", 3: "ring", 4: "neighbor",
+                   5: "two_proc"},
+    "allreduce": {
+        0: "ignore", 1: "basic_linear", 2: "nonoverlapping", 3: "recursive_doubling", 4: "ring",
+        5: "segmented_ring", 6: "rabenseifner",
+    },
+    "alltoall": {0: "ignore", 1: "linear", 2: "pairwise", 3: "modified_bruck", 4: "linear_sync",
+                 5: "two_proc"},
+    "alltoallv": {0: "ignore", 1: "basic_linear", 2: "pairwise"},
+    "barrier": {0: "ignore", 1: "linear", 2: "double_ring", 3: "recursive_doubling", 4: "bruck",
+                5: "two_proc", 6: "tree"},
     "bcast": {
         0: "ignore", 1: "basic_linear", 2: "chain", 3: "pipeline", 4: "split_binary_tree",
         5: "binary_tree", 6: "binomial", 7: "knomial", 8: "scatter_allgather",
         9: "scatter_allgather_ring",
     },
+    "exscan": {0: "ignore", 1: "linear", 2: "recursive_doubling"},
+    "gather": {0: "ignore", 1: "basic_linear", 2: "binomial", 3: "linear_sync"},
     "reduce": {
         0: "ignore", 1: "linear", 2: "chain", 3: "pipeline", 4: "binary", 5: "binomial",
         6: "in-order_binary", 7: "rabenseifner",
     },
-    # Read by ingest (ReproMPI, IMB and ompi-collectives-tuning files measure them).
-    "allreduce": {
-        0: "ignore", 1: "basic_linear", 2: "nonoverlapping", 3: "recursive_doubling", 4: "ring",
-        5: "segmented_ring", 6: "rabenseifner",
-    },
-    "gather": {0: "ignore", 1: "basic_linear", 2: "binomial", 3: "linear_sync"},
-    # Predicted by the LMO models (`collsel model predict --collective scatter`), whose trees
-    # `build` makes; Open MPI 4.1's coll_tuned_scatter_algorithm values.
+    "reduce_scatter": {0: "ignore", 1: "non-overlapping", 2: "recursive_halving", 3: "ring",
+                       4: "butterfly"},
+    "reduce_scatter_block": {0: "ignore", 1: "basic_linear", 2: "recursive_doubling",
+                             3: "recursive_halving", 4: "butterfly"},
+    "scan": {0: "ignore", 1: "linear", 2: "recursive_doubling"},
     "scatter": {0: "ignore", 1: "basic_linear", 2: "binomial", 3: "linear_nb"},
 }
+
+# The per-collective controls coll/tuned registers beside coll_tuned_<coll>_algorithm (the
+# suffix after `_algorithm_`; `count` is the number of algorithms, always there).
+TUNED_PARAMETERS = {
+    **{c: frozenset({"count", "segmentsize", "tree_fanout", "chain_fanout"})
+       for c in ("allreduce", "allgather", "allgatherv", "gather", "reduce_scatter")},
+    "alltoall": frozenset({"count", "segmentsize", "tree_fanout", "chain_fanout",
+                           "max_requests"}),
+    "alltoallv": frozenset({"count"}),
+    "barrier": frozenset({"count"}),
+    "bcast": frozenset({"count", "segmentsize", "tree_fanout", "chain_fanout", "knomial_radix"}),
+    "exscan": frozenset({"count"}),
+    "reduce": frozenset({"count", "segmentsize", "tree_fanout", "chain_fanout", "max_requests"}),
+    "reduce_scatter_block": frozenset({"count", "segmentsize", "tree_fanout"}),
+    "scan": frozenset({"count"}),
+    "scatter": frozenset({"count", "segmentsize", "tree_fanout", "chain_fanout", "max_requests"}),
+}
+
+# The collectives collsel handles (tables, trees, emitters, models): id -> canonical name.
+# bcast and reduce are measured; allreduce and gather are read by ingest (ReproMPI, IMB and
+# ompi-collectives-tuning files measure them); scatter is predicted by the LMO models
+# (`collsel model predict --collective scatter`), whose trees `build` makes.
+ALGORITHMS = {c: TUNED_ALGORITHMS[c] for c in ("bcast", "reduce", "allreduce", "gather", "scatter")}
 
 # Algorithms whose base implementation uses the segsize argument; the others ignore it
 # (bcast linear and the two scatter-allgather variants; reduce linear and rabenseifner).

@@ -134,9 +134,12 @@
         }                                                                            \
     } while (0)
 
-enum collective { COLL_BCAST, COLL_REDUCE, COLL_NONE };
+enum collective { COLL_BCAST, COLL_REDUCE, COLL_ALLREDUCE, COLL_NONE };
 /* The --collective names, in enum collective order (read by collsel, see MAX_SIZES). */
-static const char *const COLLECTIVE_NAMES[] = {"bcast", "reduce"};
+static const char *const COLLECTIVE_NAMES[] = {"bcast", "reduce", "allreduce"};
+/* In the same order: the MPI function (raw lines) and MPICH's cvar infix. */
+static const char *const COLLECTIVE_FUNCTIONS[] = {"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce"};
+static const char *const MPICH_CVAR_NAMES[] = {"BCAST", "REDUCE", "ALLREDUCE"};
 #define NCOLLECTIVES ((int)(sizeof COLLECTIVE_NAMES / sizeof *COLLECTIVE_NAMES))
 enum fault { FAULT_NONE, FAULT_CRASH, FAULT_HANG, FAULT_CORRUPT };
 
@@ -568,6 +571,10 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
         return usage_error(rank, "%s", "--mapping needs --experiment lmo-binomial");
     if (!have_coll)
         return usage_error(rank, "%s", "--collective is required");
+    for (int k = 0; k < o->nmethods; k++)
+        if (o->methods[k].groups && o->coll != COLL_BCAST && o->coll != COLL_REDUCE)
+            return usage_error(rank, "--methods: hierarchical method '%s' exists for bcast and "
+                               "reduce only", o->methods[k].alg);
     if (o->nsizes == 0)
         return usage_error(rank, "%s", "--sizes is required");
     if (o->max_reps < o->min_reps)
@@ -635,7 +642,7 @@ static unsigned char pattern(size_t i, unsigned long long m)
 }
 
 struct bufs {
-    unsigned char *a, *b;   /* bcast: a; reduce: a = send, b = receive */
+    unsigned char *a, *b;   /* bcast: a; reduce, allreduce: a = send, b = receive */
     MPI_Request *reqs;      /* experiments: one per rank */
     unsigned char *gather;  /* bcast-gather: nprocs * gather_size bytes on the root */
     unsigned char *big;     /* lmo-scan, lmo-binomial: nprocs * max size (every block) */
@@ -766,9 +773,9 @@ static void prepare(const struct options *o, struct bufs *bf, int rank, int npro
                     unsigned long long m)
 {
     for (size_t i = 0; i < (size_t)m; i++)
-        bf->a[i] = o->coll == COLL_REDUCE ? reduce_input(i, m, nprocs)
-                                          : rank == 0 ? pattern(i, m) : 0;
-    if (o->coll == COLL_REDUCE)
+        bf->a[i] = o->coll != COLL_BCAST ? reduce_input(i, m, nprocs)
+                                         : rank == 0 ? pattern(i, m) : 0;
+    if (o->coll != COLL_BCAST)
         memset(bf->b, 0, (size_t)m);
 }
 
@@ -778,7 +785,8 @@ static long verify(const struct options *o, const struct bufs *bf, int rank, int
     for (size_t i = 0; i < (size_t)m; i++) {
         if (o->coll == COLL_BCAST && bf->a[i] != pattern(i, m))
             return (long)i;
-        if (o->coll == COLL_REDUCE && rank == 0 &&
+        /* reduce: the root's result; allreduce: every rank's */
+        if ((o->coll == COLL_ALLREDUCE || (o->coll == COLL_REDUCE && rank == 0)) &&
             bf->b[i] != (unsigned)reduce_input(i, m, nprocs) * (unsigned)nprocs)
             return (long)i;
     }
@@ -793,7 +801,7 @@ static void check_result(const struct options *o, struct bufs *bf, int rank, int
     if (o->fault == FAULT_CORRUPT && m == o->fault_size && m > 0) {
         if (o->coll == COLL_BCAST && rank == nprocs - 1)
             bf->a[m - 1] ^= 0xffu;
-        if (o->coll == COLL_REDUCE && rank == 0)
+        if (o->coll != COLL_BCAST && rank == 0)
             bf->b[m - 1] ^= 0xffu;
     }
     long bad = verify(o, bf, rank, nprocs, m);
@@ -1110,8 +1118,7 @@ static int force_mpich(struct options *o, struct forcing *fs, int rank)
 {
     char name[96], msg[8192] = "", known[4096];
     int code = 0;
-    snprintf(name, sizeof name, "MPIR_CVAR_%s_INTRA_ALGORITHM",
-             o->coll == COLL_BCAST ? "BCAST" : "REDUCE");
+    snprintf(name, sizeof name, "MPIR_CVAR_%s_INTRA_ALGORITHM", MPICH_CVAR_NAMES[o->coll]);
     if (cvar_open(name, &fs->alg) != 0) {
         snprintf(msg, sizeof msg, "forcing did not take: no control variable %s", name);
         code = 6;
@@ -1210,8 +1217,8 @@ static void print_header(FILE *out, const struct options *o, const struct forcin
     if (rank_hosts)
         fprintf(out, "#@rank_hosts=%s\n", rank_hosts);
     fprintf(out, "#@root=0\n");
-    fprintf(out, "#@datatype=%s\n", o->coll == COLL_REDUCE ? "MPI_UNSIGNED_CHAR" : "MPI_BYTE");
-    if (o->coll == COLL_REDUCE)
+    fprintf(out, "#@datatype=%s\n", o->coll == COLL_BCAST ? "MPI_BYTE" : "MPI_UNSIGNED_CHAR");
+    if (o->coll != COLL_BCAST)
         fprintf(out, "#@op=MPI_SUM\n");
     struct timespec res;
     clock_getres(CLOCK_MONOTONIC, &res);
@@ -1292,6 +1299,8 @@ static void run_once(const struct options *o, struct bufs *bf, int count, MPI_Co
         run_experiment(o, bf, count);
     else if (o->coll == COLL_BCAST)
         MPI_CHECK(MPI_Bcast(bf->a, count, MPI_BYTE, 0, comm));
+    else if (o->coll == COLL_ALLREDUCE)
+        MPI_CHECK(MPI_Allreduce(bf->a, bf->b, count, MPI_UNSIGNED_CHAR, MPI_SUM, comm));
     else
         MPI_CHECK(MPI_Reduce(bf->a, bf->b, count, MPI_UNSIGNED_CHAR, MPI_SUM, 0, comm));
 }
@@ -1713,7 +1722,7 @@ static void write_raw(FILE *raw, const struct options *o, const struct samples *
         for (int j = 0; j < nm; j++) {
             const struct method *mt = &o->methods[sp->order[r * nm + j]];
             fprintf(raw, "%50s %10ld %12llu %14.10f %s %llu %ld\n",
-                    o->coll == COLL_BCAST ? "MPI_Bcast" : "MPI_Reduce", r, m,
+                    COLLECTIVE_FUNCTIONS[o->coll], r, m,
                     sp->maxed[r * nm + sp->order[r * nm + j]], mt->alg, mt->segsize, mt->fanout);
         }
     fflush(raw);

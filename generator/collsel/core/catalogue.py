@@ -1,0 +1,75 @@
+"""The installed Open MPI's coll/tuned catalogue, read from `ompi_info --parsable` text, and its
+differences from the built-in table (core.algorithms.TUNED_ALGORITHMS / TUNED_PARAMETERS): an
+algorithm the MPI has and the table lacks is reported, never silently missed."""
+import re
+from dataclasses import dataclass, field
+
+from collsel.core.algorithms import TUNED_ALGORITHMS, TUNED_PARAMETERS
+from collsel.errors import InputError
+
+# mca:coll:tuned:param:coll_tuned_bcast_algorithm:enumerator:value:6:binomial
+_ENUMERATOR = re.compile(r"mca:coll:tuned:param:coll_tuned_(\w+?)_algorithm:enumerator:value:"
+                         r"(\d+):(.+)")
+# mca:coll:tuned:param:coll_tuned_bcast_algorithm_segmentsize:value:0
+_PARAMETER = re.compile(r"mca:coll:tuned:param:coll_tuned_(\w+?)_algorithm_(\w+):value:")
+
+
+@dataclass
+class Catalogue:
+    algorithms: dict = field(default_factory=dict)   # collective -> {id: name}
+    parameters: dict = field(default_factory=dict)   # collective -> {suffix}
+
+
+def parse_ompi_info(text, where):
+    """The catalogue in `ompi_info --param coll tuned --level 9 --parsable` output; InputError
+    (naming `where`) when the text holds no coll/tuned algorithm at all."""
+    cat = Catalogue()
+    for line in text.splitlines():
+        m = _ENUMERATOR.fullmatch(line.strip())
+        if m:
+            cat.algorithms.setdefault(m[1], {})[int(m[2])] = m[3]
+            continue
+        m = _PARAMETER.match(line.strip())
+        if m:
+            cat.parameters.setdefault(m[1], set()).add(m[2])
+    if not cat.algorithms:
+        raise InputError(f"{where}: no coll_tuned_<coll>_algorithm enumerators; give the output "
+                         "of 'ompi_info --param coll tuned --level 9 --parsable'")
+    return cat
+
+
+def differences(cat):
+    """One line per difference between the MPI's catalogue and the built-in table, sorted by
+    collective; [] when they agree."""
+    lines = []
+    for coll in sorted(set(cat.algorithms) | set(TUNED_ALGORITHMS)):
+        ours, theirs = TUNED_ALGORITHMS.get(coll), cat.algorithms.get(coll)
+        if ours is None:
+            lines.append(f"{coll}: the MPI has this collective ({len(theirs)} algorithms: "
+                         f"{_listing(theirs)}), the table lacks it")
+            continue
+        if theirs is None:
+            lines.append(f"{coll}: in the table, the MPI has no coll_tuned_{coll}_algorithm")
+            continue
+        for alg in sorted(set(ours) | set(theirs)):
+            if alg not in ours:
+                lines.append(f"{coll}: algorithm {alg} ({theirs[alg]}) in the MPI, the table "
+                             "lacks it")
+            elif alg not in theirs:
+                lines.append(f"{coll}: algorithm {alg} ({ours[alg]}) in the table, not in the MPI")
+            elif ours[alg] != theirs[alg]:
+                lines.append(f"{coll}: algorithm {alg} is '{theirs[alg]}' in the MPI, "
+                             f"'{ours[alg]}' in the table")
+        mpi_params = cat.parameters.get(coll, set())
+        table_params = TUNED_PARAMETERS.get(coll, frozenset())
+        for suffix in sorted(mpi_params - table_params):
+            lines.append(f"{coll}: parameter coll_tuned_{coll}_algorithm_{suffix} in the MPI, "
+                         "the table lacks it")
+        for suffix in sorted(table_params - mpi_params):
+            lines.append(f"{coll}: parameter coll_tuned_{coll}_algorithm_{suffix} in the table, "
+                         "not in the MPI")
+    return lines
+
+
+def _listing(algs):
+    return ", ".join(f"{k}:{v}" for k, v in sorted(algs.items()))

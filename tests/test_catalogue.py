@@ -1,0 +1,82 @@
+"""`collsel catalogue`: the built-in coll/tuned table against ompi_info's enumerators, a saved
+4.1.4 output with an algorithm removed or added, and the refusals."""
+import pathlib
+import shutil
+
+import pytest
+
+from collsel.core import algorithms, catalogue
+from helpers import collsel
+
+SAVED = pathlib.Path(__file__).parent / "data" / "ompi_info" / "coll-tuned-4.1.4.txt"
+FOURTEEN = {"allgather", "allgatherv", "allreduce", "alltoall", "alltoallv", "barrier", "bcast",
+            "exscan", "gather", "reduce", "reduce_scatter", "reduce_scatter_block", "scan",
+            "scatter"}
+
+
+def test_the_table_holds_the_14_collectives_and_names_what_collsel_handles():
+    assert set(algorithms.TUNED_ALGORITHMS) == FOURTEEN
+    for coll, algs in algorithms.ALGORITHMS.items():
+        assert algs == algorithms.TUNED_ALGORITHMS[coll]
+
+
+def test_saved_414_output_agrees():
+    done = collsel("catalogue", "--from-file", SAVED)
+    assert done.returncode == 0
+    assert done.stdout == (f"the table agrees with {SAVED}: 14 collectives, 78 algorithm ids\n")
+
+
+@pytest.mark.skipif(shutil.which("ompi_info") is None, reason="no ompi_info")
+def test_the_installed_ompi_info_agrees():
+    done = collsel("catalogue")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("the table agrees with ompi_info")
+
+
+def _edited(tmp_path, drop, add):
+    lines = [line for line in SAVED.read_text().splitlines() if drop not in line] + [add]
+    path = tmp_path / "ompi_info.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_missing_and_an_extra_algorithm_are_reported(tmp_path):
+    path = _edited(tmp_path, "coll_tuned_allgather_algorithm:enumerator:value:6:two_proc",
+                   "mca:coll:tuned:param:coll_tuned_alltoallv_algorithm:enumerator:value:3:newalg")
+    done = collsel("catalogue", "--from-file", path)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "allgather: algorithm 6 (two_proc) in the table, not in the MPI",
+        "alltoallv: algorithm 3 (newalg) in the MPI, the table lacks it",
+        f"2 difference(s) between the table and {path}",
+    ]
+
+
+def test_a_renamed_algorithm_a_new_collective_and_a_new_parameter_are_reported():
+    cat = catalogue.parse_ompi_info(SAVED.read_text(), "saved")
+    cat.algorithms["bcast"][7] = "k_nomial"
+    cat.algorithms["ireduce"] = {0: "ignore", 1: "linear"}
+    cat.parameters["barrier"].add("tree_fanout")
+    assert catalogue.differences(cat) == [
+        "barrier: parameter coll_tuned_barrier_algorithm_tree_fanout in the MPI, the table lacks it",
+        "bcast: algorithm 7 is 'k_nomial' in the MPI, 'knomial' in the table",
+        "ireduce: the MPI has this collective (2 algorithms: 0:ignore, 1:linear), the table "
+        "lacks it",
+    ]
+
+
+def test_text_without_enumerators_is_refused(tmp_path):
+    path = tmp_path / "empty.txt"
+    path.write_text("Open MPI v4.1.4\n")
+    done = collsel("catalogue", "--from-file", path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"collsel: error: {path}: no coll_tuned_<coll>_algorithm enumerators; give the output "
+        "of 'ompi_info --param coll tuned --level 9 --parsable'\n")
+
+
+def test_an_unknown_ompi_info_is_refused():
+    done = collsel("catalogue", "--ompi-info", "no-such-ompi_info")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(
+        "collsel: error: --ompi-info: 'no-such-ompi_info' not found")
