@@ -290,3 +290,12 @@ def test_generated_reference_is_current(tmp_path):
     assert not stale, (f"docs/reference is out of date for {', '.join(stale)}: "
                        "run `make docs-reference` and commit the pages")
     assert "build.md" in wanted and "## collsel model fit" in wanted["model.md"]
+
+
+def test_every_page_is_in_the_nav():
+    """`make docs` (mkdocs --strict) refuses a page missing from mkdocs.yml's nav: a new
+    command's generated reference page must be added there too."""
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    listed = set(re.findall(r":\s*(\S+\.md)\s*$", nav, flags=re.M))
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    assert pages - listed == set(), "add these pages to mkdocs.yml's nav"
