@@ -24,11 +24,14 @@ SWEEP = {c: REPO / "bench-data" / f"{c}-sweep.csv" for c in ("bcast", "reduce")}
 
 
 def collsel(*args):
-    """`collsel ARGS` in this process (one interpreter start for all cases); its stdout."""
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
+    """`collsel ARGS` in this process (one interpreter start for all cases); its stdout. Its
+    stderr (the expected "worse than the default" warnings of deliberately poor trees) is shown
+    only when it fails."""
+    buf, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(err):
         status = cli.main([str(a) for a in args])
     if status:
+        sys.stderr.write(err.getvalue())
         sys.exit(f"make_cases: collsel {' '.join(map(str, args[:2]))} failed ({status})")
     return buf.getvalue()
 
