@@ -11,6 +11,7 @@ itself takes `cluster_names_free` (below).
 """
 import atexit
 import os
+import pathlib
 import shutil
 import signal
 import subprocess
@@ -21,6 +22,19 @@ import pytest
 from collsel.core.flock import wait_exclusive
 
 CLUSTER_ARGS = ("--nodes", "4", "--rate", "1gbit")
+
+
+def under_tmp(path):
+    return os.path.realpath(path).startswith("/tmp/")
+
+
+def outside_tmp(path):
+    """`path`, or a directory of the same name in ~/.cache/collsel/tests when `path` is under
+    /tmp (a checkout cloned there): every node of the emulated cluster has a private /tmp, so a
+    program or script its tasks run must live elsewhere."""
+    if not under_tmp(path):
+        return path
+    return pathlib.Path.home() / ".cache" / "collsel" / "tests" / pathlib.Path(path).name
 CLUSTER_TIMEOUT_S = 120
 
 

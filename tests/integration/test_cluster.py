@@ -9,12 +9,12 @@ import subprocess
 
 import pytest
 
-from conftest import CLUSTER_ARGS, cluster_command
+from conftest import CLUSTER_ARGS, cluster_command, outside_tmp
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SOURCE = pathlib.Path(__file__).with_name("where.c")
 # Outside /tmp: every node has a private /tmp, so srun's tasks would not see a program there.
-BIN = REPO / "build" / "cluster-test"
+BIN = outside_tmp(REPO / "build" / "cluster-test")
 MPI_TIMEOUT_S = 60
 OMPI_FLAGS = ["--allow-run-as-root", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1"]
 
