@@ -104,7 +104,7 @@ demo:
 	  echo "make demo: failed (logs above)"; exit 1; fi
 	@collsel emit --target ompi-rules $(foreach c,$(DEMO_COLLECTIVES),$(OUT)/$(c)/tree/tree.json) \
 	    --out $(OUT)/rules.conf > $(OUT)/rules.txt
-	@$(HOST_PYTHON) demo/summary.py $(OUT) $(OUT)/rules.conf $(DEMO_COLLECTIVES)
+	@python3 demo/summary.py $(OUT) $(OUT)/rules.conf $(DEMO_COLLECTIVES)
 
 bench: bench-encode
 

@@ -2,18 +2,15 @@
 wrote (tree.json, stats.json): the recommended methods by name, the out-of-sample mean penalties
 of the tree, of the MPI's default and of the best fixed method per kind of fold, the nested
 figure of the recommendation (its choice cross-validated too), the warnings, the files.
-    python3 demo/summary.py OUT RULES COLLECTIVE...      (standard library only)
+    python3 demo/summary.py OUT RULES COLLECTIVE...      (the python collsel is installed in)
 """
 import json
 import os
 import sys
 
-MPI = {"openmpi": "Open MPI", "mpich": "MPICH"}
+from collsel.core.method_text import leaves_text as leaves, mpi_name
+
 KINDS = ("launches", "leave_one_P_out", "leave_one_m_out")
-
-
-def leaves(n):
-    return f"{n} lea{'f' if n == 1 else 'ves'}"
 
 
 def pct(x):
@@ -30,7 +27,7 @@ def block(out, collective):
     with open(os.path.join(d, "tree", "stats.json"), encoding="utf-8") as f:
         stats = json.load(f)
     with open(os.path.join(d, "tree", "tree.json"), encoding="utf-8") as f:
-        mpi = MPI.get(json.load(f).get("algorithm_family", "openmpi"), "the MPI")
+        mpi = mpi_name(json.load(f).get("algorithm_family", "openmpi"))
     used = sorted(stats["leaf_methods"], key=lambda m: -m["leaves"])
     methods = (f"{used[0]['name']} everywhere" if len(used) == 1 else "; ".join(
         f"{m['name']} ({leaves(m['leaves'])})" for m in used))

@@ -12,6 +12,7 @@ import numpy as np
 
 from collsel.core import decision_map, penalty, probe_latency, tree
 from collsel.core.algorithms import BASELINE_ALGORITHM, Method, algorithm_name, describe
+from collsel.core.method_text import mpi_name
 from collsel.errors import InputError
 from collsel.sinks.emit.deploy import deploy_line
 from collsel.sinks.report import resolution, robust
@@ -52,8 +53,6 @@ PENALTY_BINS = [
     {"low": 25.0, "high": 50.0, "label": "25 - 50 %", "colour": "#F29A2E"},
     {"low": 50.0, "high": None, "label": ">= 50 %", "colour": "#C8261E"},
 ]
-MPI_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH"}    # by algorithm family
-MPICH_BASE = "build/mpich/generic.json"     # MPICH's own selection file (`make mpich-base`)
 NOT_MEASURED = {"label": "not measured (filled cell)", "colour": "#9A9A9A"}
 # "Defer to the MPI" (algorithm 0 as a leaf) stands apart from every algorithm's hue: grey.
 DEFER = {"label": "defer to the MPI (its own decision, algorithm 0)", "colour": DEFER_COLOUR}
@@ -193,7 +192,7 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
         model_cells = _cells_in(dmap, mmap)
     names = dmap.method_names()
     methods = dmap.methods
-    mpi = MPI_NAMES.get(dmap.family, dmap.family)
+    mpi = mpi_name(dmap.family)
     shape = dmap.shape
     measured = dmap.measured
 
@@ -368,7 +367,7 @@ def deploy_steps(collective, family, z):
     if served and z in (None, "ppn"):
         if family == "mpich":
             step("mpich-json", f"{out}/mpich_selection.json", "MPICH's collective selection "
-                 "file (no rebuild)", f" --mpich-base {MPICH_BASE}")
+                 "file (no rebuild)")
         else:
             step("ompi-rules", f"{out}/rules.conf", "Open MPI's coll/tuned dynamic rules file "
                  "(no rebuild)")
