@@ -1,4 +1,6 @@
-"""`collsel report TABLE... --collective C --out DIR`."""
+"""`collsel report TABLE... [--collective C] --out DIR`: one collective's report, or, when the
+tables hold several and no --collective is given, each one's report and an overview page."""
+import argparse
 import math
 import os
 import shutil
@@ -8,7 +10,7 @@ import time
 
 from collsel.commands import launch_tables
 from collsel.commands.options import (add_table_options, load_table_and_map, map_settings,
-                                      percent, read_tables)
+                                      percent, read_tables, the_collective)
 from collsel.commands.stats import depths_option, thresholds_option
 from collsel.core import (decision_map, out_of_sample, probe_latency, recommend, table, tree,
                           treefile, values)
@@ -89,7 +91,18 @@ def run_report(args):
         if not args.quiet:
             print(f"collsel report: {msg} ({time.monotonic() - start:.1f} s)", file=sys.stderr)
 
+    per_collective = overview_tables(args)
+    if per_collective:
+        return run_overview(args, per_collective, depths, thresholds, progress)
     measured, dmap = load_table_and_map(args)      # sets args.collective when inferred
+    report, files, _ = collective_report(args, measured, dmap, depths, thresholds, progress)
+    write_directory(args.out, files, manifest=REPORT_MANIFEST)
+    print_summary(args.out, report, files)
+    return 0
+
+
+def collective_report(args, measured, dmap, depths, thresholds, progress):
+    """(report dict, {file name: bytes}, the recommendation's figures) of one collective."""
     options = ReportOptions(tuple(args.tables), args.collective, args.z, depths,
                             tuple(thresholds), args.budget, tuple(args.model_tables or ()),
                             args.split, args.leaf)
@@ -105,17 +118,69 @@ def run_report(args):
     report = compute.compute(dmap, table.summary(measured), options, recommended, mmap,
                              progress, probe)
     files = page.render_files(report, progress, recommended.tree_json)
-    write_directory(args.out, files, manifest=REPORT_MANIFEST)
+    return report, files, recommended.figures
+
+
+def print_summary(out, report, files):
     rec = report["recommendation"]
     pen = "n/a" if rec["penalty_mean"] is None else f"{rec['penalty_mean']:.2f}%"
-    print(f"{args.out}/index.html: {len(files)} files; recommended tree ({rec['split']} split, "
+    print(f"{out}/index.html: {len(files)} files; recommended tree ({rec['split']} split, "
           f"{rec['leaf']} leaves): {count(rec['nodes'], 'node', 'nodes')}, "
           f"{count(rec['leaves'], 'leaf', 'leaves')}, in-sample mean penalty {pen}")
     for w in report["warnings"]:
         if w["tree"] == "recommended":
-            print(f"{args.out}/index.html: warning: {w['column']}, the recommended tree's mean "
+            print(f"{out}/index.html: warning: {w['column']}, the recommended tree's mean "
                   f"penalty {w['tree_mean']:.2f}% is above that of {w['against_name']} "
                   f"({w['other_mean']:.2f}%)")
+
+
+def overview_tables(args):
+    """{collective: [its tables]} when the report is an overview (no --collective, and the
+    tables hold several collectives), else None. Each collective's journal is the one beside
+    its table (TABLE.launches), so --launches and --model-table, which name one file for one
+    collective, are refused here; so is a collective collsel does not know."""
+    if args.collective is not None:
+        return None
+    held = {}
+    for path in args.tables:
+        for coll in sorted(set(read_tables([path]).collective.tolist())):
+            held.setdefault(coll, []).append(path)
+    if len(held) < 2:
+        return None
+    for flag, given in (("--launches", args.launches), ("--model-table", args.model_tables)):
+        if given:
+            raise InputError(f"{flag}: the tables hold {len(held)} collectives "
+                             f"({', '.join(held)}) and {flag} names files of one; give "
+                             f"--collective for that one's report (each table's journal "
+                             f"TABLE.launches is found beside it)")
+    for coll in held:
+        the_collective([read_tables(held[coll])], coll)
+        values.output_directory(os.path.join(args.out, coll))
+    return held
+
+
+def run_overview(args, per_collective, depths, thresholds, progress):
+    """Each collective's report in DIR/<collective>/ (as `--collective C` writes it, from the
+    tables holding C and the journal beside a single one) and the overview in DIR/index.html."""
+    from collsel.sinks.report import overview
+    parts, written = [], {}
+    for coll, paths in per_collective.items():
+        one = argparse.Namespace(**{**vars(args), "collective": coll, "tables": paths})
+        measured, dmap = load_table_and_map(one)
+        report, files, figures = collective_report(
+            one, measured, dmap, depths, thresholds, lambda msg: progress(f"{coll}: {msg}"))
+        parts.append(overview.CollectiveReport(f"{coll}/index.html", report, figures))
+        written[coll] = (report, files)
+    doc = overview.overview(parts)
+    write_directory(args.out, overview.render_files(doc), manifest=REPORT_MANIFEST)
+    for coll, (report, files) in written.items():
+        write_directory(os.path.join(args.out, coll), files, manifest=REPORT_MANIFEST)
+        print_summary(os.path.join(args.out, coll), report, files)
+    for line in overview.text_lines(doc):
+        print(line)
+    print(f"{args.out}/index.html: overview of {len(parts)} collectives "
+          f"({', '.join(per_collective)}); largest held-out gain over the default: "
+          f"{doc['largest_gain'] or 'none'}")
     return 0
 
 
