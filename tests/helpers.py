@@ -195,3 +195,22 @@ def write_fake_bench(path):
     path.write_text(FAKE_BENCH)
     path.chmod(0o755)
     return path
+
+
+def synthetic_table(path, collective, comm_sizes=(2, 3, 4, 6, 8), msg_sizes=(1, 64, 4096, 65536),
+                    seed=5):
+    """A small table of `collective`: the MPI's default (0) and its first three algorithms, with
+    costs whose order changes with P and m (so its tree splits), a 2 % jitter."""
+    rng = np.random.default_rng(seed)
+    algs = sorted(algorithms.ALGORITHMS[collective])[1:4]
+    costs = (lambda p, m: p * (2 + m / 500), lambda p, m: np.log2(p + 1) * (6 + m / 200),
+             lambda p, m: 30 + m / 800 + p)
+    with open(path, "w") as f:
+        f.write(f"# collective={collective}\n"
+                "collective,comm_size,msg_size,algorithm,segsize,time_us\n")
+        for p in comm_sizes:
+            for m in msg_sizes:
+                times = [c(p, m) * (1 + 0.02 * rng.random()) for c in costs[:len(algs)]]
+                for alg, t in zip([0, *algs], [1.1 * min(times), *times]):
+                    f.write(f"{collective},{p},{m},{alg},0,{t:.4f}\n")
+    return path

@@ -75,6 +75,10 @@ TUNED_PARAMETERS = {
 # the benchmark measures, ingest reads and the models predict is each of those steps' own list.
 ALGORITHMS = TUNED_ALGORITHMS
 
+# The blob's collective field holds 16 bytes (docs/formats/blob.md): the short form of the one
+# coll/tuned collective whose name is longer.
+BLOB_NAMES = {"reduce_scatter_block": "reduce_scat_blk"}
+
 # Algorithms whose base implementation uses the segsize argument (coll_tuned_<coll>_decision.c,
 # `*_intra_do_this` of Open MPI 4.1.4: the coll_base functions called with segsize); the others
 # ignore it (bcast linear and the two scatter-allgather variants; reduce linear and rabenseifner;
