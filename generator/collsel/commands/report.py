@@ -10,10 +10,10 @@ import time
 
 from collsel.commands import launch_tables
 from collsel.commands.options import (add_table_options, load_table_and_map, map_settings,
-                                      percent, read_tables, the_collective)
+                                      percent, read_tables)
 from collsel.commands.stats import depths_option, thresholds_option
-from collsel.core import (decision_map, out_of_sample, probe_latency, recommend, table, tree,
-                          treefile, values)
+from collsel.core import (algorithms, decision_map, out_of_sample, probe_latency, recommend,
+                          table, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.report.compute import (MAX_THRESHOLDS, ProbePairs, Recommended, ReportOptions,
@@ -141,10 +141,12 @@ def overview_tables(args):
     collective, are refused here; so is a collective collsel does not know."""
     if args.collective is not None:
         return None
-    held = {}
+    held, family = {}, {}
     for path in args.tables:
-        for coll in sorted(set(read_tables([path]).collective.tolist())):
+        one = read_tables([path])
+        for coll in sorted(set(one.collective.tolist())):
             held.setdefault(coll, []).append(path)
+            family[coll] = one.family
     if len(held) < 2:
         return None
     for flag, given in (("--launches", args.launches), ("--model-table", args.model_tables)):
@@ -153,8 +155,11 @@ def overview_tables(args):
                              f"({', '.join(held)}) and {flag} names files of one; give "
                              f"--collective for that one's report (each table's journal "
                              f"TABLE.launches is found beside it)")
-    for coll in held:
-        the_collective([read_tables(held[coll])], coll)
+    for coll, paths in held.items():
+        try:
+            algorithms.check_collective(coll, family[coll])
+        except InputError as e:
+            raise InputError(f"{', '.join(paths)}: {e}") from None
         values.output_directory(os.path.join(args.out, coll))
     return held
 
