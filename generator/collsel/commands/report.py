@@ -36,7 +36,14 @@ def register(sub):
         "is on the page and in report.json). With --z, one set of decision-map panels per "
         "value (bin) of the third axis; when the sweep's journal has a probe_us column "
         "(--probe, --load-levels), the probe-vs-latency plot and Pearson/Spearman per "
-        "(P, m, method), as `collsel stats --probe-latency`.")
+        "(P, m, method), as `collsel stats --probe-latency`. Tables of several "
+        "collectives without --collective: each collective's report in DIR/<collective>/ "
+        "(from the tables holding it, with the journal beside a single one) and an overview "
+        "page DIR/index.html with DIR/overview.json: one row per collective, its methods, "
+        "cells and recommended tree's leaves, the held-out mean penalty of the MPI's default, "
+        "the recommended tree and the best fixed method (across launches when a journal is "
+        "there, else leave-one-P-out, else leave-one-m-out), and the selection criterion's "
+        "figures; the same table on stdout.")
     add_table_options(p)
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--depths", type=int, default=6, metavar="K", help="max depths 1..K (default 6)")
