@@ -187,8 +187,10 @@ def test_check_reports_without_writing(tmp_path, capsys, monkeypatch):
     assert cli.main(["ingest", "--check", str(f)]) == 0
     out = capsys.readouterr().out
     # Bcast 24 + Gather 24 + Scatter 24 (0, 1 .. 4 MiB) + Reduce 22 + Allreduce 22 (0, 4 .. 4 MiB)
-    assert "format imb" in out and "116 points" in out
-    assert "allreduce/bcast/gather/reduce/scatter" in out
+    # + Allgather, Allgatherv, Alltoall, Alltoallv 24 each + Reduce_scatter 22 (all 14 known)
+    assert "format imb" in out and "234 points" in out
+    assert "allgather/allgatherv/allreduce/alltoall/alltoallv/bcast/gather/reduce/" \
+        "reduce_scatter/scatter" in out
     assert "P 2," in out and "m 0..4194304 B" in out and "missing: algorithm" in out
     assert "PingPong" in out
     assert list(tmp_path.iterdir()) == []
