@@ -70,23 +70,25 @@ TUNED_PARAMETERS = {
     "scatter": frozenset({"count", "segmentsize", "tree_fanout", "chain_fanout", "max_requests"}),
 }
 
-# The collectives collsel handles (tables, trees, emitters, report, query): all 14. Which of them
-# the benchmark measures, ingest reads and the models predict is each of those steps' own list.
-ALGORITHMS = TUNED_ALGORITHMS
+# The collectives collsel handles (tables, trees, emitters, models): id -> canonical name.
+# bcast and reduce are measured; allreduce and gather are read by ingest (ReproMPI, IMB and
+# ompi-collectives-tuning files measure them); scatter is predicted by the LMO models
+# (`collsel model predict --collective scatter`), whose trees `build` makes.
+ALGORITHMS = {c: TUNED_ALGORITHMS[c] for c in ("bcast", "reduce", "allreduce", "gather", "scatter")}
 
 # Algorithms whose base implementation uses the segsize argument; the others ignore it
 # (bcast linear and the two scatter-allgather variants; reduce linear and rabenseifner).
-_SEGMENTING = {
+SEGMENTING = {
     "bcast": frozenset({2, 3, 4, 5, 6, 7}),
     "reduce": frozenset({2, 3, 4, 5, 6}),
-    "allreduce": frozenset({5}),   # segmented_ring
+    "allreduce": frozenset({5}),
     "gather": frozenset({3}),      # linear_sync: size of the first segment
+    "scatter": frozenset(),
 }
-SEGMENTING = {c: _SEGMENTING.get(c, frozenset()) for c in ALGORITHMS}
 
 # Algorithms that read faninout (chain: number of chains; 0 is forced to 1).
-USES_FANINOUT = {c: frozenset({2}) if c in ("bcast", "reduce") else frozenset()
-                 for c in ALGORITHMS}
+USES_FANINOUT = {"bcast": frozenset({2}), "reduce": frozenset({2}), "allreduce": frozenset(),
+                 "gather": frozenset(), "scatter": frozenset()}
 
 # Reduce algorithms valid for non-commutative operations.
 REDUCE_NONCOMMUTATIVE = frozenset({1, 6})
@@ -255,9 +257,7 @@ def algorithm_id(collective, name, family=DEFAULT_FAMILY):
                              f"(ids 0-{max(known_ids)})")
         return alg
     if family == "openmpi":
-        alg = _ALIASES.get(collective, {}).get(_key(text))
-        if alg is None:   # the catalogue's own names (h-catalogue adds spellings per collective)
-            alg = {_key(v): k for k, v in known_ids.items()}.get(_key(text))
+        alg = _ALIASES[collective].get(_key(text))
     else:
         alg = {_key(v): k for k, v in known_ids.items()}.get(_key(text))
     if alg is None:

@@ -94,8 +94,7 @@ class PerfTable:
         return list(COLUMN_ORDER[:7]) + [c for c in self.extra]
 
 
-# Long enough for Open MPI's longest forcible collective, reduce_scatter_block (20 characters);
-# tree files and the blob still hold at most 16 (core.treefile).
+# 24 characters: coll/tuned's longest, reduce_scatter_block, has 20
 COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,23}")
 ROW_FIELDS = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout", "time_us")
 
