@@ -291,55 +291,59 @@ def test_imb_reduce_scatter_without_version_is_refused(tmp_path, capsys):
     assert not out.exists()
 
 
-# OSU: the shared real fixtures are osu_bcast only, and OSU cannot be installed here from a
-# package registry. These files are written from OSU 7.4's print code (BENCHMARK titles of
-# c/mpi/collective/blocking/osu_<coll>.c; print_only_header/print_stats in osu_util_mpi.c):
-# they test the parser and the conversion, not a run.
-OSU_HEADER = "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+# OSU 7.4 run here under Open MPI 4.1.4 (tests/data/ingest/osu/PROVENANCE), P = 4, Size 1 .. 65536
+# (barrier: no Size). Per collective: the m values after conversion, the m of Size 1024 and its
+# Avg Latency and line.
+OSU_RUN = Path(__file__).parent / "data" / "ingest" / "osu"
+OSU_CASES = [   # collective, m values, m of Size 1024, Avg Latency, line
+    ("allreduce", POW2(0, 16), 1024, 14.43, 15),
+    ("allgather", POW2(0, 16), 1024, 21.58, 15),
+    ("allgatherv", POW2(0, 16), 1024, 36.56, 15),
+    ("alltoall", POW2(0, 16), 1024, 12.05, 15),
+    ("alltoallv", POW2(0, 16), 1024, 9.62, 15),
+    ("gather", POW2(0, 16), 1024, 13.11, 15),
+    ("scatter", POW2(0, 16), 1024, 13.36, 15),
+    ("reduce_scatter", POW2(0, 16), 1024, 16.92, 15),       # the counts' sum is Size
+    ("reduce_scatter_block", POW2(0, 14), 256, 32.06, 15),  # Size / P; 1 and 2 B dropped
+    ("bcast", POW2(0, 16), 1024, 7.74, 15),
+    ("reduce", POW2(0, 16), 1024, 16.18, 15),
+    ("barrier", {0}, 0, 13.29, 4),
+]
 
 
-def osu_file(tmp_path, title, datatype, rows, header=OSU_HEADER):
-    f = tmp_path / "osu.txt"
-    f.write_text(f"\n# OSU MPI {title} Latency Test v7.4\n# Datatype: {datatype}.\n{header}"
-                 + "".join(rows))
-    return f
-
-
-@pytest.mark.parametrize("title,collective,sizes_to_m", [
-    ("Allreduce", "allreduce", {4: 4, 1024: 1024}),
-    ("Allgather", "allgather", {1: 1, 1024: 1024}),
-    ("Allgatherv", "allgatherv", {1: 1, 1024: 1024}),
-    ("All-to-All Personalized Exchange", "alltoall", {1: 1, 1024: 1024}),
-    ("All-to-Allv Personalized Exchange", "alltoallv", {1: 1, 1024: 1024}),
-    ("Gather", "gather", {1: 1, 1024: 1024}),
-    ("Scatter", "scatter", {1: 1, 1024: 1024}),
-    ("Reduce_scatter", "reduce_scatter", {4: 4, 1024: 1024}),        # split: the counts' sum
-    ("Reduce_scatter_block", "reduce_scatter_block", {16: 4, 1024: 256}),   # Size / P
-])
-def test_osu_collectives_and_their_m(tmp_path, capsys, title, collective, sizes_to_m):
-    rows = [f"{s:<10d}{10.0 + i:20.2f}{5.0:20.2f}{20.0 + i:20.2f}{1000:12d}\n"
-            for i, s in enumerate(sizes_to_m)]
-    f = osu_file(tmp_path, title, "MPI_FLOAT" if "educe" in title else "MPI_CHAR", rows)
-    t, _, _ = ingest(tmp_path, capsys, f, "--algorithm", 0, "--comm-size", 4)
+@pytest.mark.parametrize("collective,m_values,m,avg,line", OSU_CASES)
+def test_osu_run_here_every_collective(tmp_path, capsys, collective, m_values, m, avg, line):
+    f = OSU_RUN / f"osu_{collective}_np4.txt"
+    t, err, _ = ingest(tmp_path, capsys, f, "--algorithm", 0, "--comm-size", 4)
+    assert err == ""
     assert set(t.collective.tolist()) == {collective}
-    assert t.msg_size.tolist() == sorted(sizes_to_m.values())
-    assert t.time_us.tolist() == [10.0, 11.0]
+    assert set(t.msg_size.tolist()) == m_values
+    assert rows_at(t, msg_size=m).time_us.tolist() == [avg]
+    assert f.read_text().splitlines()[line - 1].split()[-4] == f"{avg:.2f}"
+    assert t.extra["n"].tolist() == ["20"] * len(t)
 
 
-def test_osu_reduce_scatter_block_drops_sizes_below_one_element_per_rank(tmp_path, capsys):
-    rows = [f"{s:<10d}{1.0 + i:20.2f}{0.5:20.2f}{9.0:20.2f}{1000:12d}\n"
-            for i, s in enumerate((4, 8, 16, 32))]
-    f = osu_file(tmp_path, "Reduce_scatter_block", "MPI_FLOAT", rows)
+def test_osu_run_here_reduce_scatter_block_records_the_dropped_sizes(tmp_path, capsys):
+    f = OSU_RUN / "osu_reduce_scatter_block_np4.txt"
+    t, _, _ = ingest(tmp_path, capsys, f, "--algorithm", 0, "--comm-size", 4)
+    meta = t.sources[0].metadata
+    assert meta["source.1.m_zero_rows"].startswith("2 row(s) whose call moves no data (sizes 1, 2")
+    assert meta["source.1.datatype"] == "MPI_CHAR"
+
+
+def test_osu_run_here_barrier_by_algorithm_name(tmp_path, capsys):
+    t, _, _ = ingest(tmp_path, capsys, OSU_RUN / "osu_barrier_np4.txt", "--algorithm",
+                     "recursive_doubling", "--comm-size", 4, "--statistic", "max")
+    assert t.algorithm.tolist() == [3] and t.time_us.tolist() == [13.30]
+
+
+def test_osu_reduce_scatter_block_counts_floats(tmp_path, capsys):
+    """With -T mpi_float the per-rank block is (Size / 4) / P floats: written from
+    osu_reduce_scatter_block.c, as no run here used that type."""
+    f = tmp_path / "osu.txt"
+    f.write_text("\n# OSU MPI Reduce_scatter_block Latency Test v7.4\n# Datatype: MPI_FLOAT.\n"
+                 "# Size       Avg Latency(us)\n"
+                 + "".join(f"{s:<10d}{1.0 + i:20.2f}\n" for i, s in enumerate((8, 16, 32))))
     t, _, _ = ingest(tmp_path, capsys, f, "--algorithm", 0, "--comm-size", 4)
     assert t.msg_size.tolist() == [4, 8]           # 16 and 32 B: 1 and 2 floats per rank
-    assert "2 row(s) whose call moves no data" in t.sources[0].metadata["source.1.m_zero_rows"]
-
-
-def test_osu_barrier_has_no_size_column(tmp_path, capsys):
-    header = "# Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
-    f = osu_file(tmp_path, "Barrier", "MPI_CHAR", [f"{3.21:17.2f}{1.5:20.2f}{4.75:20.2f}"
-                                                   f"{1000:12d}\n"], header)
-    t, _, _ = ingest(tmp_path, capsys, f, "--algorithm", "recursive_doubling", "--comm-size", 4,
-                     "--statistic", "max")
-    assert t.collective.tolist() == ["barrier"] and t.msg_size.tolist() == [0]
-    assert t.algorithm.tolist() == [3] and t.time_us.tolist() == [4.75]
+    assert t.time_us.tolist() == [2.0, 3.0]

@@ -1,5 +1,6 @@
 /* PMPI probe (written for collsel, not third-party): prints, once per (call, P, count), what IMB-MPI1
-   passes to each collective on rank 0, i.e. what its #bytes column means. See PROVENANCE. */
+   (or osu_<coll>) passes to each collective on rank 0, i.e. what its size column means.
+   See PROVENANCE here and in ../osu/. */
 #include <mpi.h>
 #include <stdio.h>
 static int seen(const char *what, int p, long n) {
