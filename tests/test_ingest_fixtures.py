@@ -316,7 +316,7 @@ def test_osu_run_here_every_collective(tmp_path, capsys, collective, m_values, m
     f = OSU_RUN / f"osu_{collective}_np4.txt"
     t, err, _ = ingest(tmp_path, capsys, f, "--algorithm", 0, "--comm-size", 4)
     assert err == ""
-    assert set(t.collective.tolist()) == {collective}
+    assert set(t.collective.tolist()) == {collective} and set(t.comm_size.tolist()) == {4}
     assert set(t.msg_size.tolist()) == m_values
     assert rows_at(t, msg_size=m).time_us.tolist() == [avg]
     assert f.read_text().splitlines()[line - 1].split()[-4] == f"{avg:.2f}"
