@@ -80,7 +80,9 @@ def fit(collective, methods, shapes, msg_sizes, share_s, launches, launcher_name
     tried = []
     for octaves in SPACINGS:
         sizes = thinned(msg_sizes, octaves)
-        if tried and (len(sizes) < MIN_SIZES or sizes == tried[-1][0]):
+        if tried and sizes == tried[-1][0]:
+            continue
+        if tried and len(sizes) < MIN_SIZES:
             break
         tried.append((sizes, coarse_estimate(shapes, sizes, methods, launches,
                                              launcher_name, time_cap)))
