@@ -163,6 +163,11 @@ def tune_args(out, bench, *extra):
     return ["tune", "--out", str(out), "--bench", str(bench), "--budget", "5m", *GRID, *extra]
 
 
+# The fake's fastest method changes with the size: trees with several leaves, every cell
+# decided by the coarse launches (so no refinement, whose budget is wall time).
+CROSS = {"FAKE_BENCH_CROSS": "1"}
+
+
 def run_tune(args, env=None):
     return subprocess.run([sys.executable, "-m", "collsel.cli", *args], capture_output=True,
                           text=True, timeout=WAIT_S, env={**os.environ, **(env or {})})
@@ -181,7 +186,7 @@ def deployed(out):
 def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
     bench = write_fake_bench(tmp_path / "fake_bench.sh")
     ref = tmp_path / "ref"
-    r = run_tune(tune_args(ref, bench))
+    r = run_tune(tune_args(ref, bench), CROSS)
     assert r.returncode == 0, r.stderr
     want = deployed(ref)
     collectives = json.loads((ref / layout.PLAN).read_text())["collectives"]
@@ -189,12 +194,15 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
     summary = r.stdout.splitlines()
     assert summary[0].split()[:5] == ["collective", "methods", "cells", "undecided", "leaves"]
     for c, line in zip(collectives, summary[1:]):
-        assert line.split()[0] == c and line.split()[2:4] == ["8", "0"], line   # 2 P x 4 m
+        # 2 P x 4 m, all decided; the fastest method changes with m: several leaves
+        assert line.split()[0] == c and line.split()[2:4] == ["8", "0"], line
+        assert int(line.split()[4]) > 1, line
 
     out = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", *tune_args(out, bench)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, env={**os.environ, "FAKE_BENCH_SLEEP": "0.2"})
+                            start_new_session=True,
+                            env={**os.environ, **CROSS, "FAKE_BENCH_SLEEP": "0.2"})
     second = out / collectives[1] / "table.csv.launches"
     deadline = time.monotonic() + WAIT_S
     try:            # killed in the second collective's coarse sweep, inside a launch
@@ -210,12 +218,12 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
     assert not (out / layout.RULES).exists()
     assert json.loads((out / layout.PROGRESS).read_text())["done"] == [f"{collectives[0]}:coarse"]
 
-    r = run_tune(["tune", "--out", str(out), "--resume"])
+    r = run_tune(["tune", "--out", str(out), "--resume"], CROSS)
     assert r.returncode == 0, r.stderr
     assert deployed(out) == want
     assert r.stdout == (ref / layout.SUMMARY).read_text().replace(str(ref), str(out))
     # Done is done: a second resume measures nothing and changes none of it.
-    r = run_tune(["tune", "--out", str(out), "--resume"])
+    r = run_tune(["tune", "--out", str(out), "--resume"], CROSS)
     assert r.returncode == 0 and "[" not in r.stderr.split("done in")[0], r.stderr
     assert deployed(out) == want
 

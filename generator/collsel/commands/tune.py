@@ -23,9 +23,9 @@ from collsel.sources.tune import layout, plan as tune_plan
 TUNE_HELP = f"""\
 Tune the collectives of this machine (or cluster allocation) in one go, within --budget:
 
-  1. a coarse paired sweep of every collective (all methods, every P, {tune_plan.COARSE_LAUNCHES}
-     launches): each collective gets an equal share of the budget, and its message sizes are
-     thinned until the sweep's own estimate fits {tune_plan.COARSE_SHARE:.0%} of the share;
+  1. a coarse paired sweep of every collective (all methods, every P, {tune_plan.COARSE_LAUNCHES} launches):
+     each collective gets an equal share of the budget, and its message sizes are thinned
+     (2, 4, 8, ... times apart) until the sweep's own estimate fits {tune_plan.COARSE_SHARE:.0%} of the share;
   2. refinement (`collsel sweep --refine`): more launches where cells are still undecided,
      until they are decided or the rest of the collective's share is spent;
   3. per collective the recommended tree (`collsel build --recommend`), its blob and the report;
@@ -43,7 +43,8 @@ estimated time per collective) and measures nothing.
 
 Where to run: as `collsel sweep` (its --launcher, --hostfile, --srun-mpi, ... are passed
 through). Inside an allocation: salloc -N 4 collsel tune --launcher srun --nodes 1,2,4 --ppn 1
---out DIR, or the same line in an sbatch script (--resume in it continues after a requeue).
+--out DIR, or the same line in an sbatch script; a new job with `collsel tune --resume --out
+DIR` continues one that ran out of time.
 
 examples:
   collsel tune --out tune-here --dry-run
