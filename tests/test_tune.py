@@ -7,7 +7,6 @@ Every wait is bounded; every subprocess has a timeout.
 """
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,19 +20,11 @@ from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.tune import layout, plan
 
 from helpers import collsel, write_fake_bench
+from test_sweep import needs_mpirun, one_error_line
 
-needs_mpirun = pytest.mark.skipif(shutil.which("mpirun") is None,
-                                  reason="Open MPI (mpirun) not installed; run make setup")
 WAIT_S = 300
 GRID = ["--comm-sizes", "2,3", "--msg-sizes", "1,2,4,8", "--timeout", "60",
         "--progress-interval", "1000"]
-
-
-def one_error_line(r):
-    lines = r.stderr.strip().splitlines()
-    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith("collsel: error: "), \
-        (r.returncode, r.stderr)
-    return lines[0]
 
 
 def snapshot(directory):
@@ -121,6 +112,22 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, extra, message):
     line = one_error_line(collsel("tune", "--out", out, *extra, timeout=60))
     assert message in line, line
     assert not out.exists()
+
+
+def test_launcher_options_pass_through_to_the_sweep(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost slots=4\n")
+    r = collsel("tune", "--out", tmp_path / "t", "--dry-run", "--hostfile", hosts,
+                "--comm-sizes", "2,4", timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "launcher hostfile" in r.stdout.splitlines()[0]
+    assert r.stdout.splitlines()[1] == ("sweep options: --mpi=openmpi --launcher=hostfile "
+                                        f"--comm-sizes=2,4 --hostfile={hosts}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    line = one_error_line(collsel("tune", "--out", tmp_path / "s", "--launcher", "srun",
+                                  timeout=60, env=env))
+    assert "--launcher srun runs inside a Slurm allocation" in line
+    assert not (tmp_path / "t").exists() and not (tmp_path / "s").exists()
 
 
 def test_out_that_is_a_file_or_holds_other_files_is_left_alone(tmp_path):

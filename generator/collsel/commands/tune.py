@@ -79,6 +79,8 @@ PASSED = (
     ("--timeout", "S", "kill a launch silent this many seconds (default 120)"),
 )
 
+FILES = ("--hostfile", "--bench", "--cluster")
+
 
 def register(subparsers):
     p = subparsers.add_parser("tune", help="sweep, build, emit and report every collective "
@@ -95,7 +97,8 @@ def register(subparsers):
     p.add_argument("--launches", metavar="N", help="launches of the coarse grid per P "
                    f"(default {tune_plan.COARSE_LAUNCHES}; refinement adds more)")
     p.add_argument("--launcher", choices=launchers.LAUNCHERS,
-                   help="local mpirun (default), mpirun --hostfile, or srun in an allocation")
+                   help="local mpirun (default), mpirun --hostfile (default with --hostfile "
+                        "or --cluster), or srun in an allocation")
     for flag, metavar, text in PASSED:
         p.add_argument(flag, metavar=metavar, help=text)
     p.add_argument("--progress-interval", metavar="S", help="seconds between the sweeps' "
@@ -164,7 +167,8 @@ def _plan(args):
     collectives = _collectives(args.collectives, family)
     budget_text = args.budget or DEFAULT_BUDGET
     budget_s = tune_plan.parse_budget(budget_text)
-    launcher_name = args.launcher or ("hostfile" if args.cluster is not None else "local")
+    launcher_name = args.launcher or ("hostfile" if args.cluster is not None or args.hostfile
+                                      else "local")
     if args.nodes is not None or args.ppn is not None:
         if args.nodes is None or args.ppn is None:
             raise InputError("--nodes and --ppn go together (nodes x ppn = P)")
@@ -182,9 +186,11 @@ def _plan(args):
     grids = tune_plan.plan(collectives, methods, count, sorted(msg_sizes), budget_s, launches,
                            launcher_name, time_cap, budget_text)
     options = [f"--mpi={family}", f"--launcher={launcher_name}"]
-    options += [f"{flag}={getattr(args, flag[2:].replace('-', '_'))}" for flag, _, _ in PASSED
-                if flag != "--msg-sizes" and getattr(args, flag[2:].replace("-", "_"))
-                is not None]
+    for flag, _, _ in PASSED:
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value is not None and flag != "--msg-sizes":
+            # files as absolute paths: a resumed tune may start in another directory
+            options.append(f"{flag}={os.path.abspath(value) if flag in FILES else value}")
     if args.progress_interval is not None:
         options.append(f"--progress-interval={args.progress_interval}")
     return {"machine": layout.machine(launcher_name), "command": shlex.join(
