@@ -11,13 +11,14 @@ import tempfile
 import time
 
 from collsel.commands import build, emit, report, sweep, tune_summary
-from collsel.core import algorithms, sizes, values
+from collsel.core import algorithms, csvfile, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sinks.emit import mpich_json
 from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.measure import benchmark_program as bench, launchers
-from collsel.sources.sweep import estimate, launch_stats, plan as sweep_plan, shapes
+from collsel.sources.sweep import (estimate, journal, launch_stats, plan as sweep_plan, refine,
+                                   shapes)
 from collsel.sources.tune import layout, plan as tune_plan
 
 TUNE_HELP = f"""\
@@ -27,7 +28,8 @@ Tune the collectives of this machine (or cluster allocation) in one go, within -
      each collective gets an equal share of the budget, and its message sizes are thinned
      (2, 4, 8, ... times apart) until the sweep's own estimate fits {tune_plan.COARSE_SHARE:.0%} of the share;
   2. refinement (`collsel sweep --refine`): more launches where cells are still undecided,
-     until they are decided or the rest of the collective's share is spent;
+     until they are decided or the collective's part of what the budget has left is spent
+     (the budget less the coarse sweeps' and earlier refinements' wall time, shared equally);
   3. per collective the recommended tree (`collsel build --recommend`), its blob and the report;
   4. one Open MPI rules file for every collective (MPICH: the selection JSON of those it maps).
 
@@ -226,6 +228,11 @@ def _sweep_argv(out, plan, grid, refine_s=None):
     return argv + (["--resume"] if os.path.exists(table) else [])
 
 
+def _journal_meta(out, collective):
+    return csvfile.read(journal.journal_path(layout.table(out, collective)),
+                        "a sweep journal").metadata
+
+
 def _preflight(plan):
     """Every sweep of the plan through the sweep's own checks (its --dry-run, output thrown
     away), before anything is written: a bad launcher option is refused now, not after an
@@ -273,9 +280,8 @@ class _Stages:
         """(name, estimated seconds, function) of every stage, in order."""
         for g in self.grids:
             yield f"{g.collective}:coarse", g.coarse_s, lambda g=g: self.sweep(g)
-        for g in self.grids:
-            if g.refine_s >= 1:
-                yield f"{g.collective}:refine", g.refine_s, lambda g=g: self.sweep(g, g.refine_s)
+        for i, g in enumerate(self.grids):
+            yield f"{g.collective}:refine", g.refine_s, lambda i=i: self.refine(i)
         for g in self.grids:
             yield f"{g.collective}:tree", POST_S / 2, lambda g=g: self.tree(g.collective)
             yield f"{g.collective}:report", POST_S / 2, lambda g=g: self.report(g.collective)
@@ -303,6 +309,23 @@ class _Stages:
 
     def sweep(self, grid, refine_s=None):
         call(sweep, _sweep_argv(self.out, self.plan, grid, refine_s))
+
+    def refine(self, index):
+        """Refinement of collective `index` with what the budget has left, shared equally by it
+        and the collectives after it: the budget less the coarse launches' wall time and the
+        refinement of the collectives before it (all read from the sweeps' journals, so a
+        resumed tune computes the same); nothing when that is under a second (the summary's
+        undecided count is then unknown)."""
+        journals = [_journal_meta(self.out, g.collective) for g in self.grids]
+        used = sum(refine.planned_seconds(meta, g.launches)
+                   for meta, g in zip(journals, self.grids))
+        used += sum(refine.spent(meta, g.launches)[1]
+                    for meta, g in zip(journals[:index], self.grids[:index]))
+        left = (self.plan["budget_s"] - used) / (len(self.grids) - index)
+        if left >= 1:
+            self.sweep(self.grids[index], left)
+        else:
+            self.progress(f"{self.grids[index].collective}: no budget left to refine")
 
     def tree(self, collective):
         with open(layout.log(self.out, collective), "a") as log:

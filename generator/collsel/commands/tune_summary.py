@@ -40,7 +40,7 @@ def _measured(path):
     refined = [value for key, value in doc.metadata.items()
                if key.startswith("run.") and key.endswith(".refine")]
     found = _UNDECIDED.search(refined[-1]) if refined else None
-    return len(cells), found.group(1) if found else "?"
+    return len(cells), found.group(1) if found else "?"     # ?: not refined, no budget left
 
 
 def _recommended(path):

@@ -4,10 +4,10 @@ coarse paired grid, fitted to its share with the sweep's own estimate (sources/s
 Each collective gets an equal share of --budget. Its coarse grid (every P, every method, the
 coarse launches) takes at most COARSE_SHARE of that share by the estimate: the message sizes
 are thinned to ever wider spacing (factors of 2, 4, 8, ... between kept sizes, the smallest
-and the largest always kept) until it fits; the rest of the
-share is the collective's refinement budget (`collsel sweep --refine Ns`), spent where cells
-are still undecided. The plan is made once and recorded (tune.json), so a resumed tune runs
-the same grids with the same budgets whatever the clock says.
+and the largest always kept) until it fits; the rest of the share is the collective's planned
+refinement (`collsel sweep --refine Ns`, where cells are still undecided). At run time the
+refinement gets what the coarse sweeps really left (commands/tune.py, from the journals). The
+plan is made once and recorded (tune.json), so a resumed tune runs the same grids.
 """
 import math
 import re
@@ -103,22 +103,26 @@ def plan(collectives, methods_of, shapes, msg_sizes, budget_s, launches, launche
          time_cap, budget_text):
     """[Grid] of every collective (in the given order), the budget split equally."""
     share = budget_s / len(collectives)
-    grids = []
+    grids, short = [], []
     for c in collectives:
         try:
             grids.append(fit(c, methods_of[c], shapes, msg_sizes, share, launches,
                              launcher_name, time_cap))
         except BudgetTooSmall as e:
-            need = e.share_needed_s * len(collectives)
-            raise InputError(
-                f"--budget {budget_text}: too small for {len(collectives)} collective(s): "
-                f"{c}'s coarsest grid ({shapes} communicator sizes x {e.sizes} sizes x "
-                f"{methods_of[c]} methods x {launches} launches) needs about "
-                f"{estimate.duration(need)} in all; give --budget {_minutes(need)} or more, "
-                "fewer --collectives, --comm-sizes or --msg-sizes, or a smaller --time-cap"
-            ) from None
+            short.append(e)
+    if short:
+        worst = max(short, key=lambda e: e.share_needed_s)
+        need = worst.share_needed_s * len(collectives)
+        raise InputError(
+            f"--budget {budget_text}: too small for {len(collectives)} collective(s): "
+            f"{worst.collective}'s coarsest grid ({shapes} communicator sizes x {worst.sizes} "
+            f"sizes x {methods_of[worst.collective]} methods x {launches} launches) needs "
+            f"about {estimate.duration(worst.share_needed_s)} of an equal share, "
+            f"{estimate.duration(need)} in all; give --budget {_minutes(need)} or more, "
+            "fewer --collectives, --comm-sizes or --msg-sizes, or a smaller --time-cap")
     return grids
 
 
 def _minutes(seconds):
-    return f"{int(-(-seconds // 60))}m"
+    """A --budget at least `seconds` long, in whole seconds below 2 minutes, else minutes."""
+    return f"{math.ceil(seconds)}s" if seconds < 120 else f"{math.ceil(seconds / 60)}m"
