@@ -7,6 +7,7 @@ Every wait is bounded; every subprocess has a timeout.
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -255,3 +256,17 @@ def test_real_benchmark_three_ranks_two_sizes_one_minute(tmp_path):
     assert all(row.split()[2] == "2" for row in rows), rows        # P=3 x 2 sizes
     # measuring within the budget (plus start-up and the reports' time)
     assert wall < 60 + 60 * len(collectives), wall
+
+
+@pytest.mark.skipif(shutil.which("mpirun.mpich") is None,
+                    reason="MPICH (mpirun.mpich) not installed; run make setup")
+@pytest.mark.slow
+def test_mpich_tune_writes_the_selection_file_not_rules(tmp_path):
+    bench = write_fake_bench(tmp_path / "fake_bench.sh")
+    out = tmp_path / "t"
+    r = run_tune(tune_args(out, bench, "--mpi", "mpich"), {**CROSS, "FAKE_BENCH_FAMILY": "mpich"})
+    assert r.returncode == 0, r.stderr
+    assert (out / layout.MPICH).is_file() and not (out / layout.RULES).exists()
+    selection = json.loads((out / layout.MPICH).read_text())
+    assert any("collective=bcast" in key for key in selection)
+    assert "MPICH's default (oos)" in r.stdout.splitlines()[0]
