@@ -105,6 +105,8 @@ def test_all_means_every_collective_the_benchmark_measures(tmp_path):
     (["--budget", "1m"], "--budget 1m: too small for 3 collective(s)"),
     (["--collectives", "bcast,frobnicate"], "--collectives: unknown collective 'frobnicate'"),
     (["--collectives", ","], "--collectives ',': empty"),
+    (["--collectives", "gather"], "--collectives gather: the sweep's benchmark"),
+    (["--out=/proc/t"], "/proc"),
     (["--launches", "2"], "--launches"),
     (["--mpirun", "/nonexistent/mpirun"], "/nonexistent/mpirun"),
 ])

@@ -21,12 +21,13 @@ from collsel.sources.sweep import (estimate, journal, launch_stats, plan as swee
                                    shapes)
 from collsel.sources.tune import layout, plan as tune_plan
 
+COARSE, SHARE = tune_plan.COARSE_LAUNCHES, f"{tune_plan.COARSE_SHARE:.0%}"
 TUNE_HELP = f"""\
 Tune the collectives of this machine (or cluster allocation) in one go, within --budget:
 
-  1. a coarse paired sweep of every collective (all methods, every P, {tune_plan.COARSE_LAUNCHES} launches):
+  1. a coarse paired sweep of every collective (all methods, every P, {COARSE} launches):
      each collective gets an equal share of the budget, and its message sizes are thinned
-     (2, 4, 8, ... times apart) until the sweep's own estimate fits {tune_plan.COARSE_SHARE:.0%} of the share;
+     (2, 4, 8, ... times apart) until the sweep's own estimate fits {SHARE} of the share;
   2. refinement (`collsel sweep --refine`): more launches where cells are still undecided,
      until they are decided or the collective's part of what the budget has left is spent
      (the budget less the coarse sweeps' and earlier refinements' wall time, shared equally);
@@ -211,7 +212,7 @@ def _collectives(text, family):
         try:
             sweep.check_collective(c, family)
         except InputError as e:
-            raise InputError(f"--collectives: {str(e).split(': ', 1)[1]}") from None
+            raise InputError(str(e).replace("--collective", "--collectives", 1)) from None
     return list(dict.fromkeys(chosen))
 
 

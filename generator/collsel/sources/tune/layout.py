@@ -17,7 +17,7 @@ import os
 import socket
 
 from collsel.core.files import write_file
-from collsel.core import jsonfile
+from collsel.core import jsonfile, values
 from collsel.errors import InputError
 
 PLAN = "tune.json"
@@ -79,6 +79,7 @@ def check_new(out):
                              "continue it, or choose another --out")
         raise InputError(f"--out {out} is not empty and holds no tune: choose a new or empty "
                          "directory")
+    values.output_directory(out)
 
 
 def load(out, launcher_of):
