@@ -141,7 +141,9 @@ FAKE_BENCH = r"""#!/bin/sh
 # protocol B): one line per method and size, in --methods order; the median of method i
 # (0-based) is $FAKE_BENCH_TIME + i + (seed mod 5) / 10, so methods differ by a launch-independent
 # step ($FAKE_BENCH_TIE=1: all methods equal but for a jitter that changes with the seed, so no
-# method is distinguishably faster); --raw FILE gets every repetition in ReproMPI's layout.
+# method is distinguishably faster; $FAKE_BENCH_CROSS=1: $FAKE_BENCH_TIME + (i + size) mod 7 + the
+# same launch step, so the fastest method changes with the size); --raw FILE gets every
+# repetition in ReproMPI's layout.
 sizes=""; methods=""; seed=1; raw=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -178,10 +180,11 @@ fi
 for m in $(echo "$sizes" | tr , ' '); do
   sleep "${FAKE_BENCH_SLEEP:-0}"
   echo "$methods" | tr , '
-' | awk -v m="$m" -v base="${FAKE_BENCH_TIME:-10}" -v seed="$seed"       -v raw="$raw" -v tie="${FAKE_BENCH_TIE:-0}" '
+' | awk -v m="$m" -v base="${FAKE_BENCH_TIME:-10}" -v seed="$seed"       -v raw="$raw" -v tie="${FAKE_BENCH_TIE:-0}" -v cross="${FAKE_BENCH_CROSS:-0}" '
     { split($0, f, ":"); if (f[3] == "") f[3] = 0
       t = base + (NR - 1) + (seed % 5) / 10
       if (tie == 1) t = base + ((substr(seed, 1, 6) + NR * 3) % 7) / 10
+      if (cross == 1) t = base + (NR - 1 + m) % 7 + (seed % 5) / 10
       printf "%s %s %s %s %.6f %.6f %.6f %.6f 1 0.5 20 1\n", m, f[1], f[2], f[3], t, t, t - 1, t + 2
       if (raw != "") for (r = 0; r < 20; r++)
         printf "fake %d %s %.10f %s %s %s\n", r, m, t / 1e6, f[1], f[2], f[3] >> raw }'
