@@ -74,7 +74,7 @@ def test_every_forceable_collective_has_its_rules_file_id():
     # coll_base_functions.h's COLLTYPE ids, under the catalogue's names (reduce_scatter, ...)
     for collective in algorithms.TUNED_ALGORITHMS:
         assert collective in COLLECTIVE_IDS, collective
-    assert COLLECTIVE_IDS["reduce_scatter_block"] == COLLECTIVE_IDS["reducescatterblock"] == 13
+    assert COLLECTIVE_IDS["reduce_scatter"] == 12 and COLLECTIVE_IDS["reduce_scatter_block"] == 13
 
 
 # --- refusals and the dry run -----------------------------------------------------------------

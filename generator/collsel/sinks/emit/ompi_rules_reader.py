@@ -54,9 +54,6 @@ COLLECTIVE_IDS = {
 }
 COLLCOUNT = 22
 COLLECTIVE_NAMES = {v: k for k, v in COLLECTIVE_IDS.items()}
-# The catalogue's (and coll/tuned's MCA variables') spelling of REDUCESCATTER(BLOCK): a tree of
-# `reduce_scatter` goes into the same rules file under the same id.
-COLLECTIVE_IDS.update({"reduce_scatter": 12, "reduce_scatter_block": 13})
 INT_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
 
