@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from collsel.core import algorithms, csvfile, values
+from collsel.core import algorithms, csvfile, fallbacks, values
 from collsel.errors import InputError, located
 
 REQUIRED = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "time_us")
@@ -193,7 +193,17 @@ def read_table(path):
         {k: np.array(v, dtype=object) for k, v in extra.items()},
         origin, [source], family)
     check_duplicates(table)
-    return table
+    return drop_fallbacks(table)
+
+
+def drop_fallbacks(table):
+    """The table without the Open MPI rows whose forced method silently ran another algorithm
+    (or failed) at that (P, m) (core.fallbacks): per method and cell, the other methods stay."""
+    if table.family != "openmpi":
+        return table
+    keep = [fallbacks.usable(c, int(a), int(p), int(m), int(s)) for c, a, p, m, s in
+            zip(table.collective, table.algorithm, table.comm_size, table.msg_size, table.segsize)]
+    return table if all(keep) else table.take(np.array(keep, dtype=bool))
 
 
 def combine(tables):
