@@ -14,7 +14,8 @@ in bytes (0 = no segmentation); `time_us` is the statistic decisions use (the me
 STAT_COLUMNS, and any other column, kept as text (e.g. a third axis such as `ppn`).
 
 Rows with algorithm 0 are the MPI's own decision (Open MPI's fixed ladder, MPICH's `auto`): a
-baseline. Tables of different families never combine.
+baseline. Tables of different families never combine. A forced Open MPI method's rows at the
+(P, m) where it silently runs another algorithm are dropped on reading (core.fallbacks).
 """
 import csv
 import io
@@ -145,8 +146,10 @@ def _msg_size(text, where):
 FAMILY_KEY = "algorithm_family"
 
 
-def read_table(path):
-    """Read and validate one canonical CSV table."""
+def read_table(path, measured=False):
+    """Read and validate one canonical CSV table: the rows decisions may use (core.fallbacks
+    drops a forced Open MPI method where it silently ran another algorithm), or with `measured`
+    every row, for what a sweep cost."""
     doc = csvfile.read(path)
     source = Source(str(path), doc.metadata)
     family = doc.metadata.get(FAMILY_KEY, algorithms.DEFAULT_FAMILY).strip()
@@ -193,7 +196,7 @@ def read_table(path):
         {k: np.array(v, dtype=object) for k, v in extra.items()},
         origin, [source], family)
     check_duplicates(table)
-    return drop_fallbacks(table)
+    return table if measured else drop_fallbacks(table)
 
 
 def drop_fallbacks(table):
