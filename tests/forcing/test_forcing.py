@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(
 
 # coll/tuned algorithm id -> the base function it calls, after "ompi_coll_base_"
 # (ompi_coll_tuned_<coll>_intra_do_this in coll_tuned_<coll>_decision.c of Open MPI 4.1.4;
-# scan and exscan: do_this maps 0 to 1, coll_tuned_scan_decision.c:12-13).
+# scan and exscan: do_this maps 0 to 1, coll_tuned_scan_decision.c:99-100).
 FUNCTIONS = {
     "allgather": {1: "allgather_intra_basic_linear", 2: "allgather_intra_bruck",
                   3: "allgather_intra_recursivedoubling", 4: "allgather_intra_ring",
@@ -81,15 +81,16 @@ NPROCS = 4
 # (ompi/mca/coll/tuned/coll_tuned_decision_fixed.c of 4.1.4), and the algorithm it picks at
 # each. The quantity compared is the decision's own (coll_probe.c names the lines).
 DECIDED = {
-    "allgather": ({64: 3, 8192: 3}, ":1113-1114 P < 32: recursive_doubling at every m"),
+    "allgather": ({64: 3, 8192: 3}, ":1120-1121 P < 32: recursive_doubling at every m"),
     "allgatherv": ({128: 1, 1024: 4}, ":1281-1285 per-rank < 256: default, < 4096: neighbor"),
-    "allreduce": ({64: 3, 8192: 6}, ":136-143 m < 8192: recursive_doubling, else rabenseifner"),
+    "allreduce": ({64: 3, 8192: 6}, ":137-143 m < 16: ring, < 8192: recursive_doubling, "
+                                    "else rabenseifner"),
     "alltoall": ({64: 4, 8192: 1}, ":275-279 m < 8192: linear_sync, < 16384: linear"),
-    "alltoallv": ({64: 1, 8192: 1}, ":440-443 P < 64: basic_linear, on P alone"),
-    "barrier": ({0: 1}, ":485-488 4 <= P < 8: linear, on P alone"),
+    "alltoallv": ({64: 1, 8192: 1}, ":438-439 4 <= P < 64: basic_linear, on P alone"),
+    "barrier": ({0: 1}, ":484-485 4 <= P < 8: linear, on P alone"),
     "bcast": ({64: 6, 8192: 1}, ":561-571 m < 2048: binomial (64 <= m < 128 too), "
                                 "8192 <= m < 1M: basic_linear"),
-    "exscan": ({64: 1, 8192: 1}, "no fixed decision in 4.1.4: coll_tuned_exscan_decision.c:12-13 "
+    "exscan": ({64: 1, 8192: 1}, "no fixed decision in 4.1.4: coll_tuned_exscan_decision.c:99-100 "
                                  "runs linear"),
     "gather": ({64: 2, 4096: 1}, ":1427-1431 m < 1024: binomial, < 8192: basic_linear"),
     "reduce": ({64: 4, 8192: 2}, ":742-745 m < 4096: binary, < 65536: chain"),
@@ -97,7 +98,7 @@ DECIDED = {
                                            "else ring"),
     "reduce_scatter_block": ({64: 4, 1024: 3}, ":1022-1030 m < 256: butterfly, < 8192: "
                                                "recursive_halving"),
-    "scan": ({64: 1, 8192: 1}, "no fixed decision in 4.1.4: coll_tuned_scan_decision.c:12-13 "
+    "scan": ({64: 1, 8192: 1}, "no fixed decision in 4.1.4: coll_tuned_scan_decision.c:99-100 "
                                "runs linear"),
     "scatter": ({64: 2, 2048: 1}, ":1510-1514 m < 2048: binomial, < 4096: basic_linear"),
 }
@@ -121,7 +122,7 @@ def probe(tmp_path_factory):
 
 
 def sizes_of(collective):
-    return ",".join(str(m) for m in DECIDED[collective][0] if m) or "1"
+    return ",".join(str(m) for m in DECIDED[collective][0])
 
 
 def run_probed(probe, tmp_path, collective, mca, methods, sizes, nprocs=NPROCS):
