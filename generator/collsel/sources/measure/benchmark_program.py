@@ -72,9 +72,9 @@ def check_field(key, text, where):
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What the shipped benchmark can run, read from its source (its `COLLECTIVE_NAMES` array
-    and `MAX_*` defines), so collsel refuses up front exactly what the benchmark would refuse
-    after a launch."""
+    """What the shipped benchmark can run, read from its source (the `.name = "..."` entries
+    of COLLS[] in collsel_bench_colls.c and the `MAX_*` defines of collsel_bench.c), so collsel
+    refuses up front exactly what the benchmark would refuse after a launch."""
     collectives: tuple          # --collective names
     max_sizes: int              # message sizes in one launch
     max_methods: int            # paired: methods in one launch
@@ -85,18 +85,18 @@ class Capabilities:
 def capabilities():
     """The benchmark's Capabilities; InputError when its source is missing or unreadable."""
     path = source_path()
+    colls = path.with_name(COLLECTIVES_SOURCE)
     try:
         text = path.read_text(encoding="utf-8")
+        names = re.findall(r'\{\.name = "([a-z_]+)"', colls.read_text(encoding="utf-8"))
     except OSError as e:
-        raise InputError(f"benchmark source {path}: cannot read it ({e.strerror or e}); "
+        raise InputError(f"benchmark source {e.filename}: cannot read it ({e.strerror or e}); "
                          "reinstall collsel") from None
-    names = re.search(r"COLLECTIVE_NAMES\[\]\s*=\s*\{([^}]*)\}", text)
     limits = dict(re.findall(r"^#define (MAX_SIZES|MAX_METHODS|MAX_REPS) (\d+)", text, re.M))
-    if names is None or len(limits) != 3:
-        raise InputError(f"benchmark source {path}: no COLLECTIVE_NAMES or MAX_* lines (a "
+    if not names or len(limits) != 3:
+        raise InputError(f"benchmark source {path}: no COLLS[] entries or MAX_* lines (a "
                          "broken collsel install?); reinstall collsel")
-    return Capabilities(tuple(re.findall(r'"([^"]+)"', names.group(1))),
-                        int(limits["MAX_SIZES"]), int(limits["MAX_METHODS"]),
+    return Capabilities(tuple(names), int(limits["MAX_SIZES"]), int(limits["MAX_METHODS"]),
                         int(limits["MAX_REPS"]))
 
 
@@ -107,7 +107,8 @@ def source_path():
 
 # Files the benchmark #includes from beside it (the run-time probe, links to runtime/ and
 # include/): part of what a cached binary was built from.
-INCLUDED = ("collsel_probe.c", "collsel_probe.h")
+COLLECTIVES_SOURCE = "collsel_bench_colls.c"     # the collectives' table (COLLS[])
+INCLUDED = (COLLECTIVES_SOURCE, "collsel_probe.c", "collsel_probe.h")
 
 
 def source_digest():
