@@ -790,7 +790,7 @@ static unsigned char *result_buffer(const struct options *o, const struct bufs *
 /* Bytes of this rank's result at the current size. */
 static size_t result_bytes(const struct options *o, const struct bufs *bf, int rank, int nprocs)
 {
-    return coll_blocks(&COLLS[o->coll], 1, rank, nprocs) * (size_t)bf->shape.count;
+    return coll_result_bytes(&COLLS[o->coll], &bf->shape, rank, nprocs);
 }
 
 static void prepare(const struct options *o, struct bufs *bf, int rank, int nprocs,
@@ -813,7 +813,7 @@ static long verify(const struct options *o, const struct bufs *bf, int rank, int
     if (c->root_only && c->data != D_SCATTER && rank != 0)
         return -1;
     for (size_t j = 0, n = result_bytes(o, bf, rank, nprocs); j < n; j++) {
-        int want = coll_expected(c, j, (size_t)bf->shape.count, rank, nprocs, m);
+        int want = coll_expected(c, j, &bf->shape, rank, nprocs, m);
         if (want >= 0 && res[j] != (unsigned)want)
             return (long)j;
     }

@@ -13,8 +13,9 @@
  *            equal counts: the block), alltoallv (equal counts: the block; its decision :418-450
  *            reads P only), scan / exscan (each rank's vector; 4.1.4 has no fixed decision for
  *            them: coll_tuned_decision_dynamic.c:709/752 run the linear algorithm)
- *   M_SUM    the sum of the receive counts (:838-842): equal counts ceil(m / P) each; m < P has
- *            no such call and is skipped for every method (`#@skipped=` header)  reduce_scatter
+ *   M_SUM    the sum of the receive counts (:838-842): m / P each, one more for the first
+ *            m mod P ranks, so they sum to m exactly; m < P (a rank would get nothing) is
+ *            skipped for every method (`#@skipped=` header)                   reduce_scatter
  *   M_NONE   no message: --sizes 0 only                                       barrier (:464-500)
  * v-variants run with equal counts. Reductions are MPI_SUM on MPI_UNSIGNED_CHAR, their inputs
  * kept small enough that no sum exceeds 255 (reduce_input). */
@@ -36,8 +37,9 @@ enum data_kind {
 
 /* One call's arguments for message size m on P ranks. */
 struct call_shape {
-    int count;              /* elements per block (bcast, reduce, allreduce: the vector) */
-    int *counts, *displs;   /* v-variants: P equal counts and their displacements */
+    int count;              /* elements per block (bcast, reduce, allreduce: the vector; M_SUM:
+                             * the largest block) */
+    int *counts, *displs;   /* v-variants, reduce_scatter: P counts and their displacements */
 };
 
 typedef int (*coll_call)(unsigned char *send, unsigned char *recv, const struct call_shape *sh,
@@ -161,7 +163,8 @@ static const struct coll_spec COLLS[] = {
 #undef FANS
 #define NCOLLECTIVES ((int)(sizeof COLLS / sizeof *COLLS))
 
-/* Elements per block at size m on P ranks; -1 when the size has no call (M_SUM, m < P). */
+/* Elements per block at size m on P ranks (M_SUM: the largest); -1 when the size has no call
+ * (M_SUM, m < P). */
 static long long coll_count(const struct coll_spec *c, unsigned long long m, int nprocs)
 {
     if (c->m == M_NONE)
@@ -193,10 +196,20 @@ static void coll_shape(const struct coll_spec *c, unsigned long long m, int npro
 {
     long long n = coll_count(c, m, nprocs);
     sh->count = n < 0 ? 0 : (int)n;
-    for (int r = 0; r < nprocs; r++) {
-        sh->counts[r] = sh->count;
-        sh->displs[r] = r * sh->count;
+    for (int r = 0, at = 0; r < nprocs; at += sh->counts[r++]) {
+        sh->counts[r] = c->m != M_SUM ? sh->count
+                        : (int)(m / (unsigned)nprocs) + (r < (int)(m % (unsigned)nprocs));
+        sh->displs[r] = at;
     }
+}
+
+/* Bytes of `rank`'s result. */
+static size_t coll_result_bytes(const struct coll_spec *c, const struct call_shape *sh, int rank,
+                                int nprocs)
+{
+    if (c->m == M_SUM)
+        return (size_t)sh->counts[rank];
+    return coll_blocks(c, 1, rank, nprocs) * (size_t)sh->count;
 }
 
 /* Fill the send buffer (bcast: the root's data) and clear the result, so the previous
@@ -221,17 +234,17 @@ static void coll_prepare(const struct coll_spec *c, unsigned char *send, unsigne
 }
 
 /* The expected result byte j of `rank`'s result, -1 = not checked. */
-static int coll_expected(const struct coll_spec *c, size_t j, size_t n, int rank, int nprocs,
-                         unsigned long long m)
+static int coll_expected(const struct coll_spec *c, size_t j, const struct call_shape *sh,
+                         int rank, int nprocs, unsigned long long m)
 {
-    const size_t b = n ? j / n : 0, i = n ? j % n : 0;
+    const size_t n = (size_t)sh->count, b = n ? j / n : 0, i = n ? j % n : 0;
     switch (c->data) {
     case D_BCAST: return datum(0, 0, j, m);
     case D_GATHER: return datum((int)b, 0, i, m);
     case D_SCATTER: return datum(0, rank, i, m);
     case D_ALLTOALL: return datum((int)b, rank, i, m);
     case D_REDUCE: return reduce_input(j, m, nprocs) * nprocs;
-    case D_REDUCE_SCATTER: return reduce_input((size_t)rank * n + j, m, nprocs) * nprocs;
+    case D_REDUCE_SCATTER: return reduce_input((size_t)sh->displs[rank] + j, m, nprocs) * nprocs;
     case D_SCAN: return reduce_input(j, m, nprocs) * (rank + 1);
     case D_EXSCAN: return rank == 0 ? -1 : reduce_input(j, m, nprocs) * rank;
     default: return -1;
