@@ -142,6 +142,8 @@ FAKE_BENCH = r"""#!/bin/sh
 # (0-based) is $FAKE_BENCH_TIME + i + (seed mod 5) / 10, so methods differ by a launch-independent
 # step ($FAKE_BENCH_TIE=1: all methods equal but for a jitter that changes with the seed, so no
 # method is distinguishably faster); --raw FILE gets every repetition in ReproMPI's layout.
+# $FAKE_BENCH_UNUSABLE=M:A:S:F,...: method A:S:F is unusable at size M (a `#@unusable.M=` line
+# before the size's lines, and no line of its own).
 sizes=""; methods=""; seed=1; raw=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -177,9 +179,13 @@ test nrep count runtime_sec algorithm segsize faninout
 fi
 for m in $(echo "$sizes" | tr , ' '); do
   sleep "${FAKE_BENCH_SLEEP:-0}"
+  gone=$(echo "$FAKE_BENCH_UNUSABLE" | tr , '
+' | sed -n "s/^$m://p" | paste -sd, -)
+  [ -z "$gone" ] || echo "#@unusable.$m=$gone"
   echo "$methods" | tr , '
-' | awk -v m="$m" -v base="${FAKE_BENCH_TIME:-10}" -v seed="$seed"       -v raw="$raw" -v tie="${FAKE_BENCH_TIE:-0}" '
+' | awk -v m="$m" -v base="${FAKE_BENCH_TIME:-10}" -v seed="$seed"       -v raw="$raw" -v tie="${FAKE_BENCH_TIE:-0}" -v gone=",$gone," '
     { split($0, f, ":"); if (f[3] == "") f[3] = 0
+      if (index(gone, "," f[1] ":" f[2] ":" f[3] ",")) next
       t = base + (NR - 1) + (seed % 5) / 10
       if (tie == 1) t = base + ((substr(seed, 1, 6) + NR * 3) % 7) / 10
       printf "%s %s %s %s %.6f %.6f %.6f %.6f 1 0.5 20 1\n", m, f[1], f[2], f[3], t, t, t - 1, t + 2
