@@ -162,7 +162,8 @@ def _launch(probe, tmp_path, collective, mca, methods, sizes, nprocs):
             comm, function, nested, nbytes, count = line.split()
             key = (int(comm), function.removeprefix("ompi_coll_base_"), nested == "1", int(nbytes))
             summed[key] += int(count)
-    return done.returncode, done.stderr, [Call(*key, n) for key, n in summed.items()]
+    return (done.returncode, done.stderr + done.stdout,
+            [Call(*key, n) for key, n in summed.items()])
 
 
 def outermost(calls, comm, nbytes=None):
@@ -243,8 +244,9 @@ def fallback_points():
         coll, alg = entry.collective, entry.algorithm
         if coll == "reduce_scatter_block":
             continue   # P * m > INT_MAX: 2 GiB per launch, not a test
-        if entry.runs is None:   # two_procs: refuses at P != 2 (a launch would abort), runs at 2
-            points.append((coll, f"{alg}:0", 2, 0 if coll == "barrier" else 64))
+        if entry.runs is None:   # two_procs: refuses at P != 2, runs at 2
+            m = 0 if coll == "barrier" else 64
+            points += [(coll, f"{alg}:0", 2, m), (coll, f"{alg}:0", 4, m)]
             continue
         seg = {("allreduce", 5): 16, ("bcast", 4): 16}.get((coll, alg), 0)
         if "P" in entry.condition and "m" not in entry.condition:
@@ -263,17 +265,25 @@ def fallback_points():
 def test_the_fallback_table_matches_the_library(probe, tmp_path, collective, method, nprocs, m,
                                                 entry):
     """The probe sees the method's communicator call the other algorithm's function exactly
-    where core.fallbacks predicts it."""
+    where core.fallbacks predicts it; where the table predicts a refusal the benchmark reports
+    the method unusable at m (#@unusable.M)."""
     status, stderr, calls = run_probed(probe, tmp_path, collective, FORCING_ON, [method],
                                        str(m), nprocs)
+    if collective in PER_LAUNCH and entry is not None and entry.runs is None:
+        # forced per launch on MPI_COMM_WORLD, whose errors are fatal: the refusal aborts the
+        # launch (before the probe writes its counts)
+        assert status != 0 and "MPI_ERR_UNSUPPORTED_OPERATION" in stderr, stderr[-2000:]
+        return
     assert status == 0, stderr[-2000:]
     alg = int(method.split(":")[0])
     assert outermost(calls, 0) == {FUNCTIONS[collective][alg]}
     nested = {c.function for c in calls if c.comm == 0 and c.nested}
+    refused = f"#@unusable.{m}={method}" in stderr
+    assert refused == (entry is not None and entry.runs is None), stderr[-2000:]
     if entry is None:
         others = {f for f in nested if f.startswith(collective + "_")}
         assert others == set(), f"{method} at P={nprocs} m={m}: unpredicted {sorted(others)}"
-    else:
+    elif entry.runs is not None:
         assert FUNCTIONS[collective][entry.runs] in nested, \
             f"{method} at P={nprocs} m={m}: predicted {entry.condition} ({entry.source}), " \
             f"probe saw {sorted(nested)}"
