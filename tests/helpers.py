@@ -144,6 +144,8 @@ FAKE_BENCH = r"""#!/bin/sh
 # method is distinguishably faster; $FAKE_BENCH_CROSS=1: $FAKE_BENCH_TIME + (i + size) mod 7 + the
 # same launch step, so the fastest method changes with the size); --raw FILE gets every
 # repetition in ReproMPI's layout.
+# $FAKE_BENCH_UNUSABLE=M:A:S:F,...: method A:S:F is unusable at size M (a `#@unusable.M=` line
+# before the size's lines, and no line of its own).
 sizes=""; methods=""; seed=1; raw=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -179,9 +181,13 @@ test nrep count runtime_sec algorithm segsize faninout
 fi
 for m in $(echo "$sizes" | tr , ' '); do
   sleep "${FAKE_BENCH_SLEEP:-0}"
+  gone=$(echo "$FAKE_BENCH_UNUSABLE" | tr , '
+' | sed -n "s/^$m://p" | paste -sd, -)
+  [ -z "$gone" ] || echo "#@unusable.$m=$gone"
   echo "$methods" | tr , '
-' | awk -v m="$m" -v base="${FAKE_BENCH_TIME:-10}" -v seed="$seed"       -v raw="$raw" -v tie="${FAKE_BENCH_TIE:-0}" -v cross="${FAKE_BENCH_CROSS:-0}" '
+' | awk -v m="$m" -v base="${FAKE_BENCH_TIME:-10}" -v seed="$seed"       -v raw="$raw" -v tie="${FAKE_BENCH_TIE:-0}" -v cross="${FAKE_BENCH_CROSS:-0}" -v gone=",$gone," '
     { split($0, f, ":"); if (f[3] == "") f[3] = 0
+      if (index(gone, "," f[1] ":" f[2] ":" f[3] ",")) next
       t = base + (NR - 1) + (seed % 5) / 10
       if (tie == 1) t = base + ((substr(seed, 1, 6) + NR * 3) % 7) / 10
       if (cross == 1) t = base + (NR - 1 + m) % 7 + (seed % 5) / 10

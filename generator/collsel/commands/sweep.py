@@ -315,6 +315,11 @@ def run_sweep(args):
     msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE,
                                        name="message size (an int count in the benchmark)")
                  if args.msg_sizes else sizes.default_msg_sizes())
+    if collective in bench.capabilities().sizeless:
+        if args.msg_sizes and msg_sizes != [0]:
+            raise InputError(f"--msg-sizes: {collective} has no message size; leave "
+                             "--msg-sizes out (or give 0)")
+        msg_sizes = [0]
     if args.resume and args.force:
         raise InputError("--resume and --force contradict each other")
     plan.check_benchmark_can(args.mode, methods, msg_sizes, args.max_reps, args.time_cap)
