@@ -54,8 +54,8 @@ def test_every_method_runs_checked_or_is_marked_unusable(collective):
              "--seed", 5, *SHORT)
     if collective == "allgatherv":   # Open MPI registers its variables read-only for MPI_T
         assert r.returncode == 6 and r.stdout == ""
-        assert "cannot set coll_tuned_allgatherv_algorithm=0 for method 0:0:0 (this MPI " \
-               "registers it read-only for MPI_T" in r.stderr, r.stderr
+        assert "cannot set coll_tuned_allgatherv_algorithm=0 for method 0:0:0 (read-only for " \
+               "MPI_T in this MPI: force it per launch, --mca)" in r.stderr, r.stderr
         return
     assert r.returncode == 0, r.stderr          # every first call matched the reference
     meta, rows = parse(r.stdout)
@@ -134,3 +134,13 @@ def test_a_launch_no_longer_expects_what_it_said_it_would_not_measure():
     short = run_launch([sys.executable, "-c", script.replace("#@unusable.8=3:0:0\\n", "")], {},
                        [2, 8], 30, seen.append, lines=lines, names=bench.PAIRED_OUTPUT_FIELDS)
     assert "reported 2 of 6 lines" in short.failure
+
+
+def test_a_failed_launch_keeps_the_benchmark_s_own_message():
+    """mpirun's box after the benchmark's one line must not push it out of what a failed first
+    launch shows (LaunchResult.stderr_last)."""
+    script = ("import sys; sys.stderr.write('collsel_bench: forcing did not take: X\\n' + "
+              "''.join(f'mpirun box line {i}\\n' for i in range(10))); sys.exit(6)")
+    result = run_launch([sys.executable, "-c", script], {}, [4], 30, lambda f: None)
+    assert result.stderr_last[0] == "collsel_bench: forcing did not take: X"
+    assert result.stderr_last[1:] == [f"mpirun box line {i}" for i in range(5, 10)]
