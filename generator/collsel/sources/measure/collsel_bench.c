@@ -1018,7 +1018,7 @@ static int agree(int code, const char *msg, int rank)
 
 static const char *coll_name(const struct options *o)
 {
-    return o->coll < NCOLLECTIVES ? COLLS[o->coll].name : "none";
+    return o->coll >= 0 && o->coll < NCOLLECTIVES ? COLLS[o->coll].name : "none";
 }
 
 /* Open MPI's variables of the collective: algorithm, segment size, then the ones F writes
