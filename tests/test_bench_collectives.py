@@ -2,7 +2,9 @@
 coll/tuned algorithm forced per method in paired mode under real mpirun (Open MPI), each first
 call checked against the reference result, unusable methods reported per size, m < P skipped
 where m is a sum of counts; and the parsing of those header lines on the Python side."""
+import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from collsel.core import algorithms
 from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.measure.supervise import run_launch
-from test_bench_paired import HAVE_OMPI, QUICK, ompi, parse
+from test_bench_paired import HAVE_MPICH, HAVE_OMPI, QUICK, ompi, parse
 
 needs_ompi = pytest.mark.skipif(not HAVE_OMPI, reason="Open MPI (mpirun, mpicc) not installed")
 NEW = ("allgather", "allgatherv", "alltoall", "alltoallv", "barrier", "exscan", "gather",
@@ -54,8 +56,8 @@ def test_every_method_runs_checked_or_is_marked_unusable(collective):
              "--seed", 5, *SHORT)
     if collective == "allgatherv":   # Open MPI registers its variables read-only for MPI_T
         assert r.returncode == 6 and r.stdout == ""
-        assert "cannot set coll_tuned_allgatherv_algorithm=0 for method 0:0:0 (this MPI " \
-               "registers it read-only for MPI_T" in r.stderr, r.stderr
+        assert "cannot set coll_tuned_allgatherv_algorithm=0 for method 0:0:0 (read-only for " \
+               "MPI_T in this MPI: force it per launch, --mca)" in r.stderr, r.stderr
         return
     assert r.returncode == 0, r.stderr          # every first call matched the reference
     meta, rows = parse(r.stdout)
@@ -134,3 +136,31 @@ def test_a_launch_no_longer_expects_what_it_said_it_would_not_measure():
     short = run_launch([sys.executable, "-c", script.replace("#@unusable.8=3:0:0\\n", "")], {},
                        [2, 8], 30, seen.append, lines=lines, names=bench.PAIRED_OUTPUT_FIELDS)
     assert "reported 2 of 6 lines" in short.failure
+
+
+def test_a_failed_launch_keeps_the_benchmark_s_own_message():
+    """mpirun's box after the benchmark's one line must not push it out of what a failed first
+    launch shows (LaunchResult.stderr_last)."""
+    script = ("import sys; sys.stderr.write('collsel_bench: forcing did not take: X\\n' + "
+              "''.join(f'mpirun box line {i}\\n' for i in range(10))); sys.exit(6)")
+    result = run_launch([sys.executable, "-c", script], {}, [4], 30, lambda f: None)
+    assert result.stderr_last[0] == "collsel_bench: forcing did not take: X"
+    assert result.stderr_last[1:] == [f"mpirun box line {i}" for i in range(5, 10)]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_MPICH, reason="MPICH (mpirun.mpich, mpicc.mpich) not installed")
+def test_mpich_forces_a_new_collective_by_name_and_marks_refusals():
+    """MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM by name; with MPIR_CVAR_COLLECTIVE_FALLBACK=error
+    recursive_doubling refuses P = 3 (not a power of two): unusable, the others measured."""
+    binary = bench.locate(mpicc=bench.MPICC["mpich"])
+    methods = "auto:0,brucks:0,recursive_doubling:0,ring:0"
+    r = subprocess.run(["mpirun.mpich", "-np", "3", binary, "--collective", "allgather",
+                        "--sizes", "4,100", "--methods", methods, *SHORT], capture_output=True,
+                       text=True, timeout=120,
+                       env={**os.environ, "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"})
+    assert r.returncode == 0, r.stderr
+    meta, rows = parse(r.stdout)
+    assert meta["algorithm_cvar"] == "MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM"
+    assert meta["unusable.4"] == meta["unusable.100"] == "recursive_doubling:0:0"
+    assert [x["algorithm"] for x in rows] == ["auto", "brucks", "ring"] * 2

@@ -1018,7 +1018,7 @@ static int agree(int code, const char *msg, int rank)
 
 static const char *coll_name(const struct options *o)
 {
-    return o->coll < NCOLLECTIVES ? COLLS[o->coll].name : "none";
+    return o->coll >= 0 && o->coll < NCOLLECTIVES ? COLLS[o->coll].name : "none";
 }
 
 /* Open MPI's variables of the collective: algorithm, segment size, then the ones F writes
@@ -1037,8 +1037,7 @@ static int force_openmpi_method(struct cvar *cv, const int *have, const struct m
             int fixed = cv[i].scope == MPI_T_SCOPE_CONSTANT || cv[i].scope == MPI_T_SCOPE_READONLY;
             snprintf(msg, msg_size, "forcing did not take: cannot set %s=%lld for method "
                      "%s:%llu:%ld (%s)", cv[i].name, want, mt->alg, mt->segsize, mt->fanout,
-                     fixed ? "this MPI registers it read-only for MPI_T (scope constant or "
-                     "readonly): force it per launch with --mca instead"
+                     fixed ? "read-only for MPI_T in this MPI: force it per launch, --mca"
                      : "write refused or reads back different");
             return 6;
         }

@@ -159,7 +159,10 @@ def run_launch(argv, env, sizes, silence_timeout, on_point, lines=None,
             result.failure += ": " + stderr_tail(errf)
         if result.failure:
             said = [ln for ln in stderr_lines(errf) if ln.strip("-=*")]   # rules of boxes out
-            result.stderr_last = [ln[:200] for ln in said[-STDERR_LAST:]]
+            # the benchmark's own message first (mpirun's box after it would push it out)
+            mine = [ln for ln in said if "collsel_bench:" in ln][-2:]
+            rest = [ln for ln in said if ln not in mine][len(mine) - STDERR_LAST:]
+            result.stderr_last = [ln[:200] for ln in mine + rest]
     return result
 
 
