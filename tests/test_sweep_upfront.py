@@ -130,7 +130,7 @@ def test_benchmark_capabilities_come_from_its_source(tmp_path, monkeypatch):
     bench.capabilities.cache_clear()
     try:
         with pytest.raises(InputError, match="measures bcast only"):
-            sweep_command._check_collective("reduce", "openmpi")
+            sweep_command.check_collective("reduce", "openmpi")
         with pytest.raises(InputError, match="5 methods .* at most 4 in one paired launch"):
             plan.check_benchmark_can("paired", [Method(a, 0) for a in range(5)], [1], 10, 0.01)
         (tmp_path / "collsel_bench.c").write_text("int main(void) { return 0; }\n")
