@@ -185,3 +185,20 @@ def test_two_launches_choose_without_a_nested_launch_figure():
     sel = _selection(path, "reduce", two)
     assert sel.nested["launches"] is None
     assert "launches" in sel.per_kind and 0 <= sel.chosen < len(sel.candidates)
+
+
+def test_report_takes_the_criterion(tmp_path, tanjaderin):
+    """`collsel report --criterion` chooses the recommended tree as `build --criterion` does,
+    says which criterion it used, and refuses one its data cannot serve."""
+    r = collsel("report", tanjaderin["reduce"], "--collective", "reduce", "--criterion", "m",
+                "--quiet", "--out", tmp_path / "r")
+    assert r.returncode == 0, r.stderr
+    assert "chosen by criterion leave-m-out" in r.stdout
+    rec = json.loads((tmp_path / "r" / "report.json").read_text())["recommendation"]
+    assert "--criterion m" in rec["build_command"] and "criterion leave-m-out" in rec["why"]
+    bad = collsel("report", tanjaderin["reduce"], "--collective", "reduce", "--criterion",
+                  "launches", "--quiet", "--out", tmp_path / "x")
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+        "collsel: error: --criterion launches: needs the sweep's journal of 2+ launches "
+        "(TABLE.launches beside the table, or --launches)"]
+    assert not (tmp_path / "x").exists()
