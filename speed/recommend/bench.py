@@ -1,5 +1,5 @@
-"""make bench-recommend: wall time of `collsel build` (with its out-of-sample figures) and of
-`collsel build --recommend` on one table, as seconds and as ratios to one NumPy pass over the
+"""make bench-recommend: wall time of `collsel build` (with its out-of-sample figures), of
+`collsel build --recommend` and of `collsel report` on one table, as seconds and as ratios to one NumPy pass over the
 same table (reading its numeric columns with numpy.loadtxt and one reduction), so machines of
 different speed compare."""
 import subprocess
@@ -33,5 +33,8 @@ with tempfile.TemporaryDirectory() as out:
     one = min(numpy_pass() for _ in range(3))
     build = wall(base + ["--out", f"{out}/b"])
     rec = wall(base + ["--recommend", "--out", f"{out}/r"])
+    report = wall([sys.executable, "-m", "collsel.cli", "report", TABLE, "--collective",
+                   COLLECTIVE, "--quiet", "--out", f"{out}/p"])
 print(f"{TABLE}: one NumPy pass {one:.3f} s; collsel build {build:.2f} s ({build / one:.0f}x); "
-      f"build --recommend {rec:.2f} s ({rec / one:.0f}x)")
+      f"build --recommend {rec:.2f} s ({rec / one:.0f}x); collsel report {report:.2f} s "
+      f"({report / one:.0f}x)")

@@ -96,7 +96,10 @@ def parse(path, lines):
             if item:
                 doc.metadata[item[0]] = item[1]
             continue
-        fields = split_row(text, path, lineno)
+        # a line without quotes or NUL (and within the field limit) is its commas' fields:
+        # the csv module's answer, without a reader per line (tables have 10^4-10^5 lines)
+        fields = (text.split(",") if '"' not in text and "\0" not in text
+                  and len(text) <= FIELD_LIMIT else split_row(text, path, lineno))
         if doc.header is None:
             doc.header, doc.header_line = [h.strip() for h in fields], lineno
         else:
