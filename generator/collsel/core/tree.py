@@ -256,9 +256,10 @@ class _LeafChooser:
         self.ties = options.ties and bool((dmap.tied.sum(axis=-1) > 1).any())
 
     @staticmethod
-    def _sat(values):
+    def _sat(values, trailing=1):
+        """Summed-area table over all but the `trailing` last axes, zero-padded in front."""
         sat = values
-        for d in range(values.ndim - 1):
+        for d in range(values.ndim - trailing):
             sat = np.cumsum(sat, axis=d)
             pad = [(0, 0)] * sat.ndim
             pad[d] = (1, 0)
@@ -306,7 +307,7 @@ class _LeafChooser:
                 cache[self.cap] = self._score_tables()
             self._scores = cache[self.cap]
         olo, ohi = self.original(lo, hi)
-        summed, has, cells, tied, over = (self._box_sum(s, olo, ohi) for s in self._scores)
+        summed, has, cells, tied, over = np.moveaxis(self._box_sum(self._scores, olo, ohi), -1, 0)
         valid = (has == cells) & (cells > 0)
         return summed, valid, valid & (tied == cells), valid & (over == 0)
 
@@ -315,10 +316,11 @@ class _LeafChooser:
         rel = self.relative_penalty()
         present = np.isfinite(rel)
         over = present & (100.0 * rel > (np.inf if self.cap is None else self.cap))
-        return [self._sat(a) for a in (
-            np.where(present, rel, 0.0), present.astype(np.int32),
-            dm.measured.astype(np.int32)[..., None], dm.tied.astype(np.int32),
-            over.astype(np.int32))]
+        # one summed-area table of the five per-cell quantities (counts exact in float64):
+        # a box's five sums in one gather per corner
+        return self._sat(np.stack(np.broadcast_arrays(
+            np.where(present, rel, 0.0), present, dm.measured[..., None], dm.tied, over),
+            axis=-1).astype(np.float64), trailing=2)
 
     def tie_leaves(self, lo, hi):
         """(is a leaf, method) per box: some method is tied on every measured cell; the one with
