@@ -34,6 +34,7 @@ def journal_of(args):
     return None
 
 
+@csvfile.without_gc
 def read_launch_tables(path, collective, z=None):
     """{launch: PerfTable} of one collective from a journal (empty when it has none, or when
     a third axis `z` is asked for and the journal has no such column: its launches cannot be

@@ -188,6 +188,7 @@ def _algorithm(coll, text, family):
 FAMILY_KEY = "algorithm_family"
 
 
+@csvfile.without_gc
 def read_table(path):
     """Read and validate one canonical CSV table."""
     doc = csvfile.read(path)
