@@ -141,7 +141,11 @@ FAKE_BENCH = r"""#!/bin/sh
 # protocol B): one line per method and size, in --methods order; the median of method i
 # (0-based) is $FAKE_BENCH_TIME + i + (seed mod 5) / 10, so methods differ by a launch-independent
 # step ($FAKE_BENCH_TIE=1: all methods equal but for a jitter that changes with the seed, so no
-# method is distinguishably faster); --raw FILE gets every repetition in ReproMPI's layout.
+# method is distinguishably faster; $FAKE_BENCH_CROSS=1: $FAKE_BENCH_TIME + (i + size) mod 7 + the
+# same launch step, so the fastest method changes with the size); --raw FILE gets every
+# repetition in ReproMPI's layout.
+# $FAKE_BENCH_UNUSABLE=M:A:S:F,...: method A:S:F is unusable at size M (a `#@unusable.M=` line
+# before the size's lines, and no line of its own).
 sizes=""; methods=""; seed=1; raw=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -177,11 +181,16 @@ test nrep count runtime_sec algorithm segsize faninout
 fi
 for m in $(echo "$sizes" | tr , ' '); do
   sleep "${FAKE_BENCH_SLEEP:-0}"
+  gone=$(echo "$FAKE_BENCH_UNUSABLE" | tr , '
+' | sed -n "s/^$m://p" | paste -sd, -)
+  [ -z "$gone" ] || echo "#@unusable.$m=$gone"
   echo "$methods" | tr , '
-' | awk -v m="$m" -v base="${FAKE_BENCH_TIME:-10}" -v seed="$seed"       -v raw="$raw" -v tie="${FAKE_BENCH_TIE:-0}" '
+' | awk -v m="$m" -v base="${FAKE_BENCH_TIME:-10}" -v seed="$seed"       -v raw="$raw" -v tie="${FAKE_BENCH_TIE:-0}" -v cross="${FAKE_BENCH_CROSS:-0}" -v gone=",$gone," '
     { split($0, f, ":"); if (f[3] == "") f[3] = 0
+      if (index(gone, "," f[1] ":" f[2] ":" f[3] ",")) next
       t = base + (NR - 1) + (seed % 5) / 10
       if (tie == 1) t = base + ((substr(seed, 1, 6) + NR * 3) % 7) / 10
+      if (cross == 1) t = base + (NR - 1 + m) % 7 + (seed % 5) / 10
       printf "%s %s %s %s %.6f %.6f %.6f %.6f 1 0.5 20 1\n", m, f[1], f[2], f[3], t, t, t - 1, t + 2
       if (raw != "") for (r = 0; r < 20; r++)
         printf "fake %d %s %.10f %s %s %s\n", r, m, t / 1e6, f[1], f[2], f[3] >> raw }'
@@ -194,4 +203,23 @@ def write_fake_bench(path):
     path = pathlib.Path(path)
     path.write_text(FAKE_BENCH)
     path.chmod(0o755)
+    return path
+
+
+def synthetic_table(path, collective, comm_sizes=(2, 3, 4, 6, 8), msg_sizes=(1, 64, 4096, 65536),
+                    seed=5):
+    """A small table of `collective`: the MPI's default (0) and its first three algorithms, with
+    costs whose order changes with P and m (so its tree splits), a 2 % jitter."""
+    rng = np.random.default_rng(seed)
+    algs = sorted(algorithms.ALGORITHMS[collective])[1:4]
+    costs = (lambda p, m: p * (2 + m / 500), lambda p, m: np.log2(p + 1) * (6 + m / 200),
+             lambda p, m: 30 + m / 800 + p)
+    with open(path, "w") as f:
+        f.write(f"# collective={collective}\n"
+                "collective,comm_size,msg_size,algorithm,segsize,time_us\n")
+        for p in comm_sizes:
+            for m in msg_sizes:
+                times = [c(p, m) * (1 + 0.02 * rng.random()) for c in costs[:len(algs)]]
+                for alg, t in zip([0, *algs], [1.1 * min(times), *times]):
+                    f.write(f"{collective},{p},{m},{alg},0,{t:.4f}\n")
     return path

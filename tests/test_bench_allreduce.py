@@ -51,8 +51,11 @@ def test_a_hierarchical_method_is_refused():
 
 def test_m_is_the_byte_count_open_mpi_decides_on():
     """4.1.4's allreduce_intra_dec_fixed decides on dsize * count: the benchmark calls
-    MPI_Allreduce with count = m elements of a 1-byte type, so its m is that product."""
-    text = bench.source_path().read_text()
-    call = re.search(r"MPI_Allreduce\(bf->a, bf->b, (\w+), (\w+), MPI_SUM, comm\)", text)
-    assert call and call.groups() == ("count", "MPI_UNSIGNED_CHAR")
-    assert "run_once(o, bf, (int)m, comm, k);" in text   # count = m at every call
+    MPI_Allreduce with count = m elements of a 1-byte type (M_TOTAL: count = m), so its m is
+    that product."""
+    text = bench.source_path().with_name(bench.COLLECTIVES_SOURCE).read_text()
+    call = re.search(r"MPI_Allreduce\(s, r, sh->(\w+), (\w+), MPI_SUM, c\)", text)
+    assert call and call.groups() == ("count", "UC")
+    assert "#define UC MPI_UNSIGNED_CHAR" in text
+    assert '{.name = "allreduce", "MPI_Allreduce", M_TOTAL,' in text
+    assert "return (long long)m;" in text           # M_TOTAL: count = m

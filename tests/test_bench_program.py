@@ -41,8 +41,10 @@ def binary():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--collective", "allgather", "--sizes", "1"], "unknown collective 'allgather' (known: "
-     "bcast, reduce, allreduce)"),
+    (["--collective", "allgathr", "--sizes", "1"], "unknown collective 'allgathr' (known: "
+     "bcast, reduce, allreduce, allgather, allgatherv, alltoall, alltoallv, barrier, exscan, "
+     "gather, reduce_scatter, reduce_scatter_block, scan, scatter)"),
+    (["--collective", "barrier", "--sizes", "0,4"], "barrier has no message size: pass --sizes 0"),
     (["--collective", "bcast", "--sizes", "1,x"], "bad message size 'x'"),
     (["--collective", "bcast", "--sizes", "3G"], "exceeds INT_MAX"),
     (["--collective", "bcast"], "--sizes is required"),

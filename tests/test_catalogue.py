@@ -6,9 +6,10 @@ import shutil
 import pytest
 
 from collsel.core import algorithms, catalogue
-from helpers import collsel
+from helpers import FIXTURES, collsel
 
 SAVED = pathlib.Path(__file__).parent / "data" / "ompi_info" / "coll-tuned-4.1.4.txt"
+SHARED_PLAIN = FIXTURES / "osu" / "info.txt"     # a real plain `ompi_info` of Open MPI 4.1.2
 FOURTEEN = {"allgather", "allgatherv", "allreduce", "alltoall", "alltoallv", "barrier", "bcast",
             "exscan", "gather", "reduce", "reduce_scatter", "reduce_scatter_block", "scan",
             "scatter"}
@@ -20,17 +21,25 @@ def test_the_table_holds_the_14_collectives_and_names_what_collsel_handles():
         assert algs == algorithms.TUNED_ALGORITHMS[coll]
 
 
+COMPARED = ("compared (coll/tuned 4.1.4): the algorithm ids and names of "
+            "coll_tuned_<coll>_algorithm (78 in the table over 14 collectives, {algs} in the MPI "
+            "over {colls}) and the variables coll_tuned_<coll>_algorithm_<parameter> (47 in the "
+            "table, {params} in the MPI)")
+
+
 def test_saved_414_output_agrees():
     done = collsel("catalogue", "--from-file", SAVED)
     assert done.returncode == 0
-    assert done.stdout == (f"the table agrees with {SAVED}: 14 collectives, 78 algorithm ids\n")
+    assert done.stdout.splitlines() == [
+        COMPARED.format(algs=78, colls=14, params=47),
+        f"the table agrees with {SAVED}: 14 collectives, 78 algorithm ids"]
 
 
 @pytest.mark.skipif(shutil.which("ompi_info") is None, reason="no ompi_info")
 def test_the_installed_ompi_info_agrees():
     done = collsel("catalogue")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("the table agrees with ompi_info")
+    assert done.stdout.splitlines()[1].startswith("the table agrees with ompi_info")
 
 
 def _edited(tmp_path, drop, add):
@@ -46,6 +55,7 @@ def test_a_missing_and_an_extra_algorithm_are_reported(tmp_path):
     done = collsel("catalogue", "--from-file", path)
     assert done.returncode == 1
     assert done.stdout.splitlines() == [
+        COMPARED.format(algs=78, colls=14, params=47),
         "allgather: algorithm 6 (two_proc) in the table, not in the MPI",
         "alltoallv: algorithm 3 (newalg) in the MPI, the table lacks it",
         f"2 difference(s) between the table and {path}",
@@ -63,6 +73,34 @@ def test_a_renamed_algorithm_a_new_collective_and_a_new_parameter_are_reported()
         "ireduce: the MPI has this collective (2 algorithms: 0:ignore, 1:linear), the table "
         "lacks it",
     ]
+
+
+def test_a_newer_mpis_extra_algorithm_is_flagged_when_running_its_ompi_info(tmp_path):
+    """A stand-in ompi_info printing the real 4.1.4 output with one algorithm more (as a newer
+    Open MPI's would): the run path shows it and fails."""
+    edited = _edited(tmp_path, "no line is dropped",
+                     "mca:coll:tuned:param:coll_tuned_alltoall_algorithm:enumerator:value:6:"
+                     "linear_sync_new")
+    fake = tmp_path / "ompi_info"
+    fake.write_text(f"#!/bin/sh\ncat '{edited}'\n")
+    fake.chmod(0o755)
+    done = collsel("catalogue", "--ompi-info", fake)
+    assert done.returncode == 1, done.stderr
+    where = f"{fake} --param coll tuned --level 9 --parsable"
+    assert done.stdout.splitlines() == [
+        COMPARED.format(algs=79, colls=14, params=47),
+        "alltoall: algorithm 6 (linear_sync_new) in the MPI, the table lacks it",
+        f"1 difference(s) between the table and {where}"]
+
+
+@pytest.mark.skipif(not SHARED_PLAIN.is_file(), reason="no shared osu/info.txt fixture")
+def test_plain_ompi_info_output_is_refused_naming_what_it_is():
+    done = collsel("catalogue", "--from-file", SHARED_PLAIN)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"collsel: error: {SHARED_PLAIN}: no coll_tuned_<coll>_algorithm enumerators (plain "
+        "ompi_info output of coll/tuned 4.1.2: it lists components, not their parameters); "
+        "give the output of 'ompi_info --param coll tuned --level 9 --parsable'\n")
 
 
 def test_text_without_enumerators_is_refused(tmp_path):

@@ -53,6 +53,8 @@ def test_mpich_table_reads_native_names(tmp_path):
 def test_ids_and_names_round_trip(family):
     for collective, names in algorithms.registry(family).items():
         for alg, name in names.items():
+            if (family, collective, alg) == ("openmpi", "allgatherv", 1):
+                continue    # ompi_info's 'default': ambiguous, refused (test_all_collectives)
             assert algorithms.algorithm_id(collective, name, family) == alg
             assert algorithms.algorithm_id(collective, str(alg), family) == alg
             assert algorithms.algorithm_name(collective, alg, family) == name

@@ -247,7 +247,7 @@ TREES = {
     "tree-collective-long": _set(("collective",), "b" * 5000),
     "tree-collective-escape": _set(("collective",), "\x1b[2J\x1b]0;owned\x07"),
     "tree-collective-number": _set(("collective",), 7),
-    "tree-collective-unknown": _set(("collective",), "barrier"),
+    "tree-collective-unknown": _set(("collective",), "alltoallw"),
     "tree-algorithm-code": _set(("methods", 0, "algorithm"), "1; } int evil(void) { return 0"),
     "tree-algorithm-negative": _set(("methods", 0, "algorithm"), -1),
     "tree-algorithm-2p31": _set(("methods", 0, "algorithm"), 2**31),

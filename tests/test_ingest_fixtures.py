@@ -186,9 +186,164 @@ def test_check_reports_without_writing(tmp_path, capsys, monkeypatch):
     f = FIX / "imb/IMB-MPI1_internode_juno_np2.txt"
     assert cli.main(["ingest", "--check", str(f)]) == 0
     out = capsys.readouterr().out
-    # Bcast 24 + Gather 24 + Scatter 24 (0, 1 .. 4 MiB) + Reduce 22 + Allreduce 22 (0, 4 .. 4 MiB)
-    assert "format imb" in out and "116 points" in out
-    assert "allreduce/bcast/gather/reduce/scatter" in out
+    # Allgather(v), Alltoall(v), Bcast, Gather, Scatter 7 x 24 (0, 1 .. 4 MiB) + Allreduce,
+    # Reduce, Reduce_scatter 3 x 22 (0, 4 .. 4 MiB) + Barrier 1
+    assert "format imb" in out and "235 points" in out
+    assert "allgather/allgatherv/allreduce/alltoall/alltoallv/barrier/bcast/gather/reduce/" \
+        "reduce_scatter/scatter" in out
+    assert "gatherv, scatterv" in out                  # not among the 14 coll/tuned collectives
     assert "P 2," in out and "m 0..4194304 B" in out and "missing: algorithm" in out
     assert "PingPong" in out
     assert list(tmp_path.iterdir()) == []
+
+
+def test_imb_4_1_reduce_scatter_splits_bytes(tmp_path, capsys):
+    """IMB before 2019 Update 1 splits #bytes over the ranks: m = #bytes (IMB 4.1 header)."""
+    f = FIX / "imb/IMB-MPI1_internode_juno_np2.txt"
+    t, _, _ = ingest(tmp_path, capsys, f, "--collective", "reduce_scatter", "--algorithm", 0)
+    assert set(t.msg_size.tolist()) == {0} | POW2(2, 22)
+    meta = t.sources[0].metadata
+    assert meta["source.1.imb_version"] == "4.1"
+    assert meta["source.1.msg_size_is"].startswith("#bytes (split over the ranks")
+
+
+# IMB-MPI1 2021.11 run here (tests/data/ingest/imb/PROVENANCE): every benchmark at P = 3 and 4,
+# #bytes 0, 1 .. 65536 (reductions 0, 4 .. 65536). Per collective: the m of #bytes = 1024 at P = 4
+# after conversion (sources.ingest.msgsize), and that row's t_avg and line in the file.
+IMB_RUN = Path(__file__).parent / "data" / "ingest" / "imb" / "IMB-MPI1_2021.11_np4_npmin3.txt"
+BYTES = {0} | POW2(0, 16)
+FLOATS = {0} | POW2(2, 16)
+IMB_CASES = [   # collective, m values at P = 4, m of 1024 at P = 4, t_avg, line
+    ("allreduce", FLOATS, 1024, 8.37, 78),
+    ("allgather", BYTES, 1024, 6.87, 127),
+    ("allgatherv", BYTES, 1024, 7.04, 176),
+    ("alltoall", BYTES, 1024, 6.32, 225),
+    ("alltoallv", BYTES, 1024, 6.17, 274),
+    ("reduce_scatter", {4 * b for b in FLOATS}, 4096, 26.51, 319),   # P x #bytes
+    ("reduce_scatter_block", FLOATS, 1024, 7.23, 364),
+    ("gather", BYTES, 1024, 75.02, 413),
+    ("scatter", BYTES, 1024, 37.16, 462),
+    ("bcast", BYTES, 1024, 1.82, 526),
+    ("reduce", FLOATS, 1024, 92.49, 571),
+]
+
+
+@pytest.mark.parametrize("collective,m_values,m,t_avg,line", IMB_CASES)
+def test_imb_run_here_every_collective(tmp_path, capsys, collective, m_values, m, t_avg, line):
+    t, err, _ = ingest(tmp_path, capsys, IMB_RUN, "--collective", collective, "--algorithm", 0)
+    assert err == ""
+    assert set(t.collective.tolist()) == {collective}
+    assert set(t.comm_size.tolist()) == {3, 4}
+    four = rows_at(t, comm_size=4)
+    assert set(four.msg_size.tolist()) == m_values
+    row = rows_at(four, msg_size=m)
+    assert row.time_us.tolist() == [t_avg]
+    assert row.extra["n"].tolist() == ["20"]
+    assert IMB_RUN.read_text().splitlines()[line - 1].split()[-1] == f"{t_avg:.2f}"
+    assert "msg_size_is" in "".join(t.sources[0].metadata)
+
+
+def test_imb_run_here_reduce_scatter_at_p3_is_three_blocks(tmp_path, capsys):
+    t, _, _ = ingest(tmp_path, capsys, IMB_RUN, "--collective", "reduce_scatter", "--algorithm", 0)
+    three = rows_at(t, comm_size=3)
+    assert set(three.msg_size.tolist()) == {3 * b for b in FLOATS}
+    assert rows_at(three, msg_size=3 * 1024).time_us.tolist() == [6.68]    # line 297
+
+
+def test_imb_run_here_barrier_has_no_size(tmp_path, capsys):
+    t, _, _ = ingest(tmp_path, capsys, IMB_RUN, "--collective", "barrier", "--algorithm", 0,
+                     "--statistic", "max")
+    assert t.comm_size.tolist() == [3, 4] and t.msg_size.tolist() == [0, 0]
+    assert t.time_us.tolist() == [4.61, 4.66]          # t_max, lines 476 and 483
+
+
+def test_imb_run_here_check_lists_every_collective(capsys):
+    assert cli.main(["ingest", "--check", str(IMB_RUN)]) == 0
+    out = capsys.readouterr().out
+    assert "allgather/allgatherv/allreduce/alltoall/alltoallv/barrier/bcast/gather/reduce/" \
+        "reduce_scatter/reduce_scatter_block/scatter" in out
+    assert "P 3..4" in out
+
+
+def test_file_of_another_collective_is_refused(tmp_path, capsys):
+    out = tmp_path / "t.csv"
+    f = FIX / "osu/osu-broadcast-chain.txt"
+    status = cli.main(["ingest", str(f), "--collective", "allreduce", "--algorithm", "0",
+                       "--comm-size", "8", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.splitlines()) == 1
+    assert f"{f}:4: no allreduce results: the file holds bcast, not the allreduce that " \
+        "--collective asks for" in err
+    assert not out.exists()
+
+
+def test_imb_reduce_scatter_without_version_is_refused(tmp_path, capsys):
+    """Which IMB wrote a Reduce_scatter block decides what #bytes means: no header, no guess."""
+    text = IMB_RUN.read_text()
+    start = text.index("# Benchmarking Reduce_scatter \n")
+    blocks = text[start:text.index("# Benchmarking Reduce_scatter_block")]
+    cut = tmp_path / "rs.txt"
+    cut.write_text(f"{blocks}# All processes entering MPI_Finalize\n")
+    out = tmp_path / "t.csv"
+    assert cli.main(["ingest", str(cut), "--algorithm", "0", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "Reduce_scatter without IMB's version header" in err and len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+# OSU 7.4 run here under Open MPI 4.1.4 (tests/data/ingest/osu/PROVENANCE), P = 4, Size 1 .. 65536
+# (barrier: no Size). Per collective: the m values after conversion, the m of Size 1024 and its
+# Avg Latency and line.
+OSU_RUN = Path(__file__).parent / "data" / "ingest" / "osu"
+OSU_CASES = [   # collective, m values, m of Size 1024, Avg Latency, line
+    ("allreduce", POW2(0, 16), 1024, 14.43, 15),
+    ("allgather", POW2(0, 16), 1024, 21.58, 15),
+    ("allgatherv", POW2(0, 16), 1024, 36.56, 15),
+    ("alltoall", POW2(0, 16), 1024, 12.05, 15),
+    ("alltoallv", POW2(0, 16), 1024, 9.62, 15),
+    ("gather", POW2(0, 16), 1024, 13.11, 15),
+    ("scatter", POW2(0, 16), 1024, 13.36, 15),
+    ("reduce_scatter", POW2(0, 16), 1024, 16.92, 15),       # the counts' sum is Size
+    ("reduce_scatter_block", POW2(0, 14), 256, 32.06, 15),  # Size / P; 1 and 2 B dropped
+    ("bcast", POW2(0, 16), 1024, 7.74, 15),
+    ("reduce", POW2(0, 16), 1024, 16.18, 15),
+    ("barrier", {0}, 0, 13.29, 4),
+]
+
+
+@pytest.mark.parametrize("collective,m_values,m,avg,line", OSU_CASES)
+def test_osu_run_here_every_collective(tmp_path, capsys, collective, m_values, m, avg, line):
+    f = OSU_RUN / f"osu_{collective}_np4.txt"
+    t, err, _ = ingest(tmp_path, capsys, f, "--algorithm", 0, "--comm-size", 4)
+    assert err == ""
+    assert set(t.collective.tolist()) == {collective} and set(t.comm_size.tolist()) == {4}
+    assert set(t.msg_size.tolist()) == m_values
+    assert rows_at(t, msg_size=m).time_us.tolist() == [avg]
+    assert f.read_text().splitlines()[line - 1].split()[-4] == f"{avg:.2f}"
+    assert t.extra["n"].tolist() == ["20"] * len(t)
+
+
+def test_osu_run_here_reduce_scatter_block_records_the_dropped_sizes(tmp_path, capsys):
+    f = OSU_RUN / "osu_reduce_scatter_block_np4.txt"
+    t, _, _ = ingest(tmp_path, capsys, f, "--algorithm", 0, "--comm-size", 4)
+    meta = t.sources[0].metadata
+    assert meta["source.1.m_zero_rows"].startswith("2 row(s) whose call moves no data (sizes 1, 2")
+    assert meta["source.1.datatype"] == "MPI_CHAR"
+
+
+def test_osu_run_here_barrier_by_algorithm_name(tmp_path, capsys):
+    t, _, _ = ingest(tmp_path, capsys, OSU_RUN / "osu_barrier_np4.txt", "--algorithm",
+                     "recursive_doubling", "--comm-size", 4, "--statistic", "max")
+    assert t.algorithm.tolist() == [3] and t.time_us.tolist() == [13.30]
+
+
+def test_osu_reduce_scatter_block_counts_floats(tmp_path, capsys):
+    """With -T mpi_float the per-rank block is (Size / 4) / P floats: written from
+    osu_reduce_scatter_block.c, as no run here used that type."""
+    f = tmp_path / "osu.txt"
+    f.write_text("\n# OSU MPI Reduce_scatter_block Latency Test v7.4\n# Datatype: MPI_FLOAT.\n"
+                 "# Size       Avg Latency(us)\n"
+                 + "".join(f"{s:<10d}{1.0 + i:20.2f}\n" for i, s in enumerate((8, 16, 32))))
+    t, _, _ = ingest(tmp_path, capsys, f, "--algorithm", 0, "--comm-size", 4)
+    assert t.msg_size.tolist() == [4, 8]           # 16 and 32 B: 1 and 2 floats per rank
+    assert t.time_us.tolist() == [2.0, 3.0]

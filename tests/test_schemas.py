@@ -269,7 +269,7 @@ def _one_line_error(r, path, expected):
     assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
     assert lines[0].startswith(f"collsel: error: {path}:"), lines[0]
     assert expected in lines[0], lines[0]
-    assert len(lines[0]) < 300, lines[0]
+    assert len(lines[0]) - len(str(path)) < 250, lines[0]    # the path is pytest's
 
 
 @pytest.mark.parametrize("case", sorted(BAD_TREES))
@@ -323,8 +323,8 @@ BAD_PARAMS = {
                        "methods[1].algorithm: 0 is not one of [1, 2, 3, 4, 5, 6, 7, 8, 9]"),
     "algorithm_unknown": (_set("methods", 1, "algorithm", 10), "methods[1].algorithm: 10 is not"),
     "algorithm_text": (_set("methods", 1, "algorithm", "chain"), "methods[1].algorithm: 'chain'"),
-    "collective_unknown": (_set("methods", 1, "collective", "scan"),
-                           "methods[1].collective: 'scan' is not one of"),
+    "collective_unknown": (_set("methods", 1, "collective", "alltoallw"),
+                           "methods[1].collective: 'alltoallw' is not one of"),
     "nan_parameter": (_set("methods", 1, "tlop", "L0", float("nan")),
                       "methods[1].tlop.L0: nan is not of type 'number'"),
     "negative_parameter": (_set("methods", 1, "tlop", "L0", -1.0),

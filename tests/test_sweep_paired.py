@@ -314,3 +314,27 @@ def test_idle_check_sees_other_busy_processes_only():
         child.kill()
         child.wait(timeout=10)
         os.kill(orphan_pid, signal.SIGKILL)
+
+
+@needs_mpirun
+def test_an_unusable_method_is_noted_and_left_out_not_a_failure(tmp_path, fake_bench):
+    """A method the benchmark reports `#@unusable.M=` (its forced call returned an MPI error)
+    has no rows in that cell, the journal and the table say so, the other methods and sizes are
+    measured, nothing is relaunched, and --resume finds nothing to do."""
+    out = tmp_path / "u.csv"
+    env = {"FAKE_BENCH_UNUSABLE": "4:6:0:0"}        # binomial at m = 4, every launch
+    r = run_sweep(paired_args(out, fake_bench), env=env)
+    assert r.returncode == 0, r.stderr
+    meta, rows = table_rows(out)
+    assert sorted(cell_key(r) for r in rows) == sorted(
+        (p, m, a, s) for p in P_VALUES for m in SIZES for a, s in METHODS
+        if (m, a) != (4, 6))
+    for p in P_VALUES:
+        for k in range(1, LAUNCHES + 1):
+            assert meta[f"unusable.{p}.{k}"].startswith("4:6:0:0 (method unusable")
+    jmeta, jrows = journal_of(out)
+    assert jmeta["unusable.2.1"] == "4:6:0:0"
+    assert len(jrows) == len(rows) * LAUNCHES
+    again = run_sweep(paired_args(out, fake_bench, "--resume"), env=env)
+    assert again.returncode == 0, again.stderr
+    assert table_rows(out)[1] == rows and len(journal_of(out)[1]) == len(jrows)

@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "collsel.commands.cluster",      # cluster up/down/status
     "collsel.commands.hier",         # hier: hierarchical vs flat methods
     "collsel.commands.catalogue",    # catalogue: the algorithm table vs ompi_info
+    "collsel.commands.tune",         # tune: every collective within a budget, resumable
 )
 
 DESCRIPTION = """\

@@ -1,40 +1,116 @@
-"""Proof that paired-mode forcing takes under Open MPI: every per-method communicator runs its
-forced coll/tuned algorithm, observed from inside the library.
+"""Proof that paired-mode forcing takes under Open MPI, for every method of the 14 collectives
+coll/tuned can force, observed from inside the library; that the benchmark's m is the quantity
+coll/tuned's fixed decision computes; and that core.fallbacks predicts Open MPI's silent
+fallbacks.
 
 tests/forcing/coll_probe.c, preloaded into every rank, counts the calls of Open MPI's base
-algorithm functions per communicator (named by --methods position). `forcing_failures` is the
-one checker; with forcing silently disabled (coll/tuned not selected) it must report failures,
-so it can fail. Sizes avoid Open MPI's own silent fallbacks (split_bintree runs chain at 1 byte;
-scatter_allgather(_ring) and redscat_gather run basic_linear when count < P)."""
+algorithm functions per communicator (named by --methods position), with the bytes the fixed
+decision computes for the call and whether the call was nested in another probed function (a
+fallback or a composite). `forcing_failures` is the one checker: the outermost function of
+every communicator must be its forced algorithm's; with forcing silently disabled (coll/tuned
+not selected) it reports failures, so it can fail. Every launch is `slow` (make integration):
+-np 4, two sizes, --max-reps 3, one launch per collective."""
 import os
 import shutil
 import subprocess
-from collections import defaultdict
+from collections import defaultdict, namedtuple
 from pathlib import Path
 
 import pytest
 
+from collsel.core import fallbacks
 from collsel.sources.measure import benchmark_program as bench
 
 pytestmark = pytest.mark.skipif(
     shutil.which("mpirun") is None or shutil.which("mpicc") is None or shutil.which("cc") is None
     or not bench.source_path().is_file(), reason="Open MPI (mpirun, mpicc) and cc needed")
 
-# coll/tuned algorithm id -> the base function it calls (ompi_coll_tuned_*_intra_do_this, 4.1).
+# coll/tuned algorithm id -> the base function it calls, after "ompi_coll_base_"
+# (ompi_coll_tuned_<coll>_intra_do_this in coll_tuned_<coll>_decision.c of Open MPI 4.1.4;
+# scan and exscan: do_this maps 0 to 1, coll_tuned_scan_decision.c:99-100).
 FUNCTIONS = {
-    "bcast": {1: "basic_linear", 2: "chain", 3: "pipeline", 4: "split_bintree", 5: "bintree",
-              6: "binomial", 7: "knomial", 8: "scatter_allgather", 9: "scatter_allgather_ring"},
-    "reduce": {1: "basic_linear", 2: "chain", 3: "pipeline", 4: "binary", 5: "binomial",
-               6: "in_order_binary", 7: "redscat_gather"},
+    "allgather": {1: "allgather_intra_basic_linear", 2: "allgather_intra_bruck",
+                  3: "allgather_intra_recursivedoubling", 4: "allgather_intra_ring",
+                  5: "allgather_intra_neighborexchange", 6: "allgather_intra_two_procs"},
+    "allgatherv": {1: "allgatherv_intra_basic_default", 2: "allgatherv_intra_bruck",
+                   3: "allgatherv_intra_ring", 4: "allgatherv_intra_neighborexchange",
+                   5: "allgatherv_intra_two_procs"},
+    "allreduce": {1: "allreduce_intra_basic_linear", 2: "allreduce_intra_nonoverlapping",
+                  3: "allreduce_intra_recursivedoubling", 4: "allreduce_intra_ring",
+                  5: "allreduce_intra_ring_segmented", 6: "allreduce_intra_redscat_allgather"},
+    "alltoall": {1: "alltoall_intra_basic_linear", 2: "alltoall_intra_pairwise",
+                 3: "alltoall_intra_bruck", 4: "alltoall_intra_linear_sync",
+                 5: "alltoall_intra_two_procs"},
+    "alltoallv": {1: "alltoallv_intra_basic_linear", 2: "alltoallv_intra_pairwise"},
+    "barrier": {1: "barrier_intra_basic_linear", 2: "barrier_intra_doublering",
+                3: "barrier_intra_recursivedoubling", 4: "barrier_intra_bruck",
+                5: "barrier_intra_two_procs", 6: "barrier_intra_tree"},
+    "bcast": {1: "bcast_intra_basic_linear", 2: "bcast_intra_chain", 3: "bcast_intra_pipeline",
+              4: "bcast_intra_split_bintree", 5: "bcast_intra_bintree",
+              6: "bcast_intra_binomial", 7: "bcast_intra_knomial",
+              8: "bcast_intra_scatter_allgather", 9: "bcast_intra_scatter_allgather_ring"},
+    "exscan": {1: "exscan_intra_linear", 2: "exscan_intra_recursivedoubling"},
+    "gather": {1: "gather_intra_basic_linear", 2: "gather_intra_binomial",
+               3: "gather_intra_linear_sync"},
+    "reduce": {1: "reduce_intra_basic_linear", 2: "reduce_intra_chain", 3: "reduce_intra_pipeline",
+               4: "reduce_intra_binary", 5: "reduce_intra_binomial",
+               6: "reduce_intra_in_order_binary", 7: "reduce_intra_redscat_gather"},
+    "reduce_scatter": {1: "reduce_scatter_intra_nonoverlapping",
+                       2: "reduce_scatter_intra_basic_recursivehalving",
+                       3: "reduce_scatter_intra_ring", 4: "reduce_scatter_intra_butterfly"},
+    "reduce_scatter_block": {1: "reduce_scatter_block_basic_linear",
+                             2: "reduce_scatter_block_intra_recursivedoubling",
+                             3: "reduce_scatter_block_intra_recursivehalving",
+                             4: "reduce_scatter_block_intra_butterfly"},
+    "scan": {1: "scan_intra_linear", 2: "scan_intra_recursivedoubling"},
+    "scatter": {1: "scatter_intra_basic_linear", 2: "scatter_intra_binomial",
+                3: "scatter_intra_linear_nb"},
 }
+# Methods proven at -np 4: every algorithm with its parameters, except two_procs, which refuses
+# any P but 2 (core.fallbacks) and is proven at -np 2 by test_the_fallback_table_matches_the_library.
+SEGMENTED = {"bcast": {2: "2:0:2", 3: "3:1024", 6: "6:1024"}, "reduce": {2: "2:1024:2", 3: "3:1024"},
+             "allreduce": {5: "5:1024"}}
+TWO_PROCS = {"allgather": 6, "allgatherv": 5, "alltoall": 5, "barrier": 5}
 METHODS = {
-    "bcast": ["0:0", "1:0", "2:0:2", "3:1024", "4:0", "5:0", "6:0", "6:1024", "7:0", "8:0", "9:0"],
-    "reduce": ["0:0", "1:0", "2:1024:2", "3:1024", "4:0", "5:0", "6:0", "7:0"],
+    coll: ["0:0"] + [SEGMENTED.get(coll, {}).get(alg, f"{alg}:0") for alg in sorted(functions)
+                     if alg != TWO_PROCS.get(coll)] + (["6:0"] if coll == "bcast" else [])
+    for coll, functions in FUNCTIONS.items()
 }
-SIZES = "64,8192"
 NPROCS = 4
+# Two sizes m per collective, straddling a threshold of its fixed decision at P = 4
+# (ompi/mca/coll/tuned/coll_tuned_decision_fixed.c of 4.1.4), and the algorithm it picks at
+# each. The quantity compared is the decision's own (coll_probe.c names the lines).
+DECIDED = {
+    "allgather": ({64: 3, 8192: 3}, ":1120-1121 P < 32: recursive_doubling at every m"),
+    "allgatherv": ({128: 1, 1024: 4}, ":1281-1285 per-rank < 256: default, < 4096: neighbor"),
+    "allreduce": ({64: 3, 8192: 6}, ":137-143 m < 16: ring, < 8192: recursive_doubling, "
+                                    "else rabenseifner"),
+    "alltoall": ({64: 4, 8192: 1}, ":275-279 m < 8192: linear_sync, < 16384: linear"),
+    "alltoallv": ({64: 1, 8192: 1}, ":438-439 4 <= P < 64: basic_linear, on P alone"),
+    "barrier": ({0: 1}, ":484-485 4 <= P < 8: linear, on P alone"),
+    "bcast": ({64: 6, 8192: 1}, ":561-571 64 <= m < 128: binomial, "
+                                "8192 <= m < 1M: basic_linear"),
+    "exscan": ({64: 1, 8192: 1}, "no fixed decision in 4.1.4: coll_tuned_exscan_decision.c:99-100 "
+                                 "runs linear"),
+    "gather": ({64: 2, 4096: 1}, ":1427-1431 m < 1024: binomial, < 8192: basic_linear"),
+    "reduce": ({64: 4, 8192: 2}, ":742-745 m < 4096: binary, < 65536: chain"),
+    "reduce_scatter": ({64: 2, 262144: 3}, ":864-870 total < 262144: recursive_halving, "
+                                           "else ring"),
+    "reduce_scatter_block": ({64: 4, 1024: 3}, ":1022-1030 m < 256: butterfly, < 8192: "
+                                               "recursive_halving"),
+    "scan": ({64: 1, 8192: 1}, "no fixed decision in 4.1.4: coll_tuned_scan_decision.c:99-100 "
+                               "runs linear"),
+    "scatter": ({64: 2, 2048: 1}, ":1510-1514 m < 2048: binomial, < 4096: basic_linear"),
+}
+COLLECTIVES = sorted(FUNCTIONS)
+# 4.1.4 registers coll_tuned_allgatherv_algorithm with MCA_BASE_VAR_SCOPE_CONSTANT
+# (coll_tuned_allgatherv_decision.c:84): MPI_T cannot set it, so the benchmark refuses paired
+# mode (exit 6) and allgatherv's methods are forced one launch each with --mca.
+PER_LAUNCH = {"allgatherv"}
 RUN = ["--allow-run-as-root"] if os.geteuid() == 0 else []
 RUN += ["--oversubscribe", "--mca", "mpi_yield_when_idle", "1", "--mca", "btl", "self,vader"]
+FORCING_ON = {"coll_tuned_use_dynamic_rules": 1}
+Call = namedtuple("Call", "comm function nested bytes calls")
 
 
 @pytest.fixture(scope="module")
@@ -49,33 +125,60 @@ def probe(tmp_path_factory):
     return out
 
 
-def run_probed(probe, tmp_path, collective, mca):
-    """The paired benchmark under the probe; (exit status, stderr, {comm index: {function:
-    calls}} summed over ranks)."""
-    cmd = ["mpirun", *RUN, "-np", str(NPROCS)]
+def sizes_of(collective):
+    return ",".join(str(m) for m in DECIDED[collective][0])
+
+
+def run_probed(probe, tmp_path, collective, mca, methods, sizes, nprocs=NPROCS):
+    """The benchmark under the probe; (exit status, stderr, [Call] summed over ranks). Paired
+    (one launch, communicator i = methods[i]), but for PER_LAUNCH collectives one launch per
+    method forced with --mca, its calls of the collective's functions on MPI_COMM_WORLD
+    numbered as communicator i."""
+    if collective in PER_LAUNCH:
+        runs = [_launch(probe, tmp_path / f"m{i}", collective,
+                        {**mca, f"coll_tuned_{collective}_algorithm": method.split(":")[0]},
+                        None, sizes, nprocs) for i, method in enumerate(methods)]
+        own = set(FUNCTIONS[collective].values())
+        calls = [c._replace(comm=i) for i, (_, _, found) in enumerate(runs) for c in found
+                 if c.comm == -1 and c.function in own]
+        return max(r[0] for r in runs), "".join(r[1] for r in runs), calls
+    return _launch(probe, tmp_path, collective, mca, methods, sizes, nprocs)
+
+
+def _launch(probe, tmp_path, collective, mca, methods, sizes, nprocs):
+    tmp_path.mkdir(exist_ok=True)
+    cmd = ["mpirun", *RUN, "-np", str(nprocs)]
     for key, value in mca.items():
         cmd += ["--mca", key, str(value)]
     cmd += ["-x", f"LD_PRELOAD={probe}", "-x", f"COLL_PROBE_DIR={tmp_path}",
-            bench.locate(), "--collective", collective, "--sizes", SIZES,
-            "--methods", ",".join(METHODS[collective]), "--min-reps", "2", "--max-reps", "3",
-            "--warmup", "1", "--time-cap", "0.01"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    calls = defaultdict(lambda: defaultdict(int))
+            bench.locate(), "--collective", collective, "--sizes", sizes,
+            "--min-reps", "2", "--max-reps", "3", "--warmup", "1", "--time-cap", "0.01"]
+    if methods is not None:
+        cmd += ["--methods", ",".join(methods)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+    summed = defaultdict(int)
     for path in tmp_path.glob("probe.*"):
         for line in path.read_text().splitlines():
-            comm, function, count = line.split()
-            calls[int(comm)][function] += int(count)
-    return done.returncode, done.stderr, calls
+            comm, function, nested, nbytes, count = line.split()
+            key = (int(comm), function.removeprefix("ompi_coll_base_"), nested == "1", int(nbytes))
+            summed[key] += int(count)
+    return (done.returncode, done.stderr + done.stdout,
+            [Call(*key, n) for key, n in summed.items()])
 
 
-def forcing_failures(collective, calls):
+def outermost(calls, comm, nbytes=None):
+    """The functions communicator `comm` ran itself (not through another), at `nbytes` if given."""
+    return {c.function for c in calls
+            if c.comm == comm and not c.nested and nbytes in (None, c.bytes)}
+
+
+def forcing_failures(collective, methods, calls):
     """One message per --methods entry whose communicator did not run exactly its algorithm
     (algorithm 0, the MPI's own choice, must run something)."""
-    prefix = f"ompi_coll_base_{collective}_intra_"
     failures = []
-    for index, method in enumerate(METHODS[collective]):
+    for index, method in enumerate(methods):
         alg = int(method.split(":")[0])
-        ran = {f.removeprefix(prefix) for f in calls.get(index, {})}
+        ran = outermost(calls, index)
         if not ran:
             failures.append(f"{method}: ran no probed algorithm")
         elif alg and ran != {FUNCTIONS[collective][alg]}:
@@ -83,34 +186,137 @@ def forcing_failures(collective, calls):
     return failures
 
 
-@pytest.mark.parametrize("collective", ["bcast", "reduce"])
-def test_every_communicator_runs_its_forced_algorithm(probe, tmp_path, collective):
-    status, stderr, calls = run_probed(probe, tmp_path, collective,
-                                       {"coll_tuned_use_dynamic_rules": 1})
+_LAUNCHES = {}
+
+
+@pytest.fixture
+def forced(probe, tmp_path_factory):
+    """One launch per collective with forcing on, shared by the forcing and the m tests."""
+    def launch(collective):
+        if collective not in _LAUNCHES:
+            where = tmp_path_factory.mktemp(f"forced-{collective}")
+            _LAUNCHES[collective] = run_probed(probe, where, collective, FORCING_ON,
+                                               METHODS[collective], sizes_of(collective))
+        return _LAUNCHES[collective]
+    return launch
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("collective", COLLECTIVES)
+def test_every_communicator_runs_its_forced_algorithm(forced, collective):
+    status, stderr, calls = forced(collective)
     assert status == 0, stderr[-2000:]
-    assert forcing_failures(collective, calls) == []
-    # every method was called by every rank: checked first call + warm-up + reps, 2 sizes
-    for index in range(len(METHODS[collective])):
-        assert sum(calls[index].values()) >= NPROCS * 2 * 3
+    methods = METHODS[collective]
+    assert forcing_failures(collective, methods, calls) == []
+    # every method was called by every rank: checked first call + warm-up + reps, every size
+    nsizes = len(sizes_of(collective).split(","))
+    for index, method in enumerate(methods):
+        ran = sum(c.calls for c in calls if c.comm == index and not c.nested)
+        assert ran >= NPROCS * nsizes * 3, (method, ran)
+    print(f"\n{collective}: {len(methods)} methods ran their forced function: "
+          + ", ".join(f"{m}={'/'.join(sorted(outermost(calls, i)))}"
+                      for i, m in enumerate(methods)))
 
 
-def test_the_checker_fails_when_forcing_is_silently_off(probe, tmp_path):
+@pytest.mark.slow
+@pytest.mark.parametrize("collective", COLLECTIVES)
+def test_m_is_what_the_fixed_decision_computes(forced, collective):
+    """Method 0:0 (forcing off for that communicator: coll/tuned's fixed decision) at two sizes
+    m across a threshold of the decision: the probe sees the decision's quantity equal to m and
+    the algorithm the 4.1.4 source picks for it on each side."""
+    status, stderr, calls = forced(collective)
+    assert status == 0, stderr[-2000:]
+    picks, source = DECIDED[collective]
+    seen = {c.bytes for c in calls if c.comm == 0 and not c.nested}
+    assert seen == set(picks), f"the decision saw {sorted(seen)} bytes, the benchmark's m " \
+                               f"are {sorted(picks)}"
+    for m, alg in picks.items():
+        assert outermost(calls, 0, m) == {FUNCTIONS[collective][alg]}, (m, source)
+    print(f"\n{collective}: 0:0 at P={NPROCS} " + ", ".join(
+        f"m={m} -> {FUNCTIONS[collective][alg]}" for m, alg in picks.items()) + f" ({source})")
+
+
+def fallback_points():
+    """(collective, method, P, m, predicted entry or None) around every fallback condition:
+    one point where the table predicts the fallback and one where it does not."""
+    points = []
+    for entry in fallbacks.FALLBACKS:
+        coll, alg = entry.collective, entry.algorithm
+        if coll == "reduce_scatter_block":
+            continue   # P * m > INT_MAX: 2 GiB per launch, not a test
+        if entry.runs is None:   # two_procs: refuses at P != 2, runs at 2
+            m = 0 if coll == "barrier" else 64
+            points += [(coll, f"{alg}:0", 2, m), (coll, f"{alg}:0", 4, m)]
+            continue
+        seg = {("allreduce", 5): 16, ("bcast", 4): 16}.get((coll, alg), 0)
+        if "P" in entry.condition and "m" not in entry.condition:
+            points += [(coll, f"{alg}:0", 3, 64), (coll, f"{alg}:0", 4, 64)]
+        else:
+            points += [(coll, f"{alg}:{seg}", 4, 1), (coll, f"{alg}:{seg}", 4, 256)]
+    return [(c, meth, p, m, fallbacks.fallback(c, int(meth.split(":")[0]), p, m,
+                                                int(meth.split(":")[1])))
+            for c, meth, p, m in points]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("collective, method, nprocs, m, entry", fallback_points(),
+                         ids=lambda v: ("falls-back" if isinstance(v, fallbacks.Fallback) else
+                                        "as-forced" if v is None else str(v)))
+def test_the_fallback_table_matches_the_library(probe, tmp_path, collective, method, nprocs, m,
+                                                entry):
+    """The probe sees the method's communicator call the other algorithm's function exactly
+    where core.fallbacks predicts it; where the table predicts a refusal the benchmark reports
+    the method unusable at m (#@unusable.M)."""
+    status, stderr, calls = run_probed(probe, tmp_path, collective, FORCING_ON, [method],
+                                       str(m), nprocs)
+    if collective in PER_LAUNCH and entry is not None and entry.runs is None:
+        # forced per launch on MPI_COMM_WORLD, whose errors are fatal: the refusal aborts the
+        # launch (before the probe writes its counts)
+        assert status != 0 and "MPI_ERR_UNSUPPORTED_OPERATION" in stderr, stderr[-2000:]
+        return
+    assert status == 0, stderr[-2000:]
+    alg = int(method.split(":")[0])
+    assert outermost(calls, 0) == {FUNCTIONS[collective][alg]}
+    nested = {c.function for c in calls if c.comm == 0 and c.nested}
+    refused = f"#@unusable.{m}={method}" in stderr
+    assert refused == (entry is not None and entry.runs is None), stderr[-2000:]
+    if entry is None:
+        others = {f for f in nested if f.startswith(collective + "_")}
+        assert others == set(), f"{method} at P={nprocs} m={m}: unpredicted {sorted(others)}"
+    elif entry.runs is not None:
+        assert FUNCTIONS[collective][entry.runs] in nested, \
+            f"{method} at P={nprocs} m={m}: predicted {entry.condition} ({entry.source}), " \
+            f"probe saw {sorted(nested)}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("collective", COLLECTIVES)
+def test_the_checker_fails_when_forcing_is_silently_off(probe, tmp_path, collective):
     """coll_tuned_priority 0: the forcing variables exist and read back, but coll/tuned is not
-    the component that runs, so no communicator runs its forced algorithm."""
-    status, stderr, calls = run_probed(probe, tmp_path, "bcast",
-                                       {"coll_tuned_use_dynamic_rules": 1,
-                                        "coll_tuned_priority": 0})
+    the component that runs, so no communicator runs its forced algorithm (coll/basic's own
+    choice may coincide with one method's function, never with more)."""
+    methods = METHODS[collective]
+    status, stderr, calls = run_probed(probe, tmp_path, collective,
+                                       {**FORCING_ON, "coll_tuned_priority": 0},
+                                       methods, sizes_of(collective))
     assert status == 0, stderr[-2000:]
-    failures = forcing_failures("bcast", calls)
-    # basic_linear is what coll/basic runs: only method 1:0 can agree by coincidence
-    assert len(failures) >= len(METHODS["bcast"]) - 2, failures
+    failures = forcing_failures(collective, methods, calls)
+    print(f"\n{collective} with coll/tuned off: {len(failures)} of {len(methods)} methods fail: "
+          + "; ".join(failures))
+    basic = outermost(calls, 0)   # what runs instead (coll/basic), seen on the 0:0 communicator
+    coinciding = {m for m in methods[1:] if FUNCTIONS[collective][int(m.split(":")[0])] in basic}
+    failing = {f.split(": ")[0] for f in failures}
+    assert failing == set(methods) - coinciding - ({"0:0"} if basic else set())
+    assert failing
 
 
+@pytest.mark.slow
 def test_the_benchmark_refuses_when_dynamic_rules_are_off(probe, tmp_path):
     """coll_tuned_use_dynamic_rules 0: coll/tuned would ignore every forced algorithm; the
     benchmark sees it and refuses (exit 6) instead of measuring the default under false names."""
     status, stderr, calls = run_probed(probe, tmp_path, "bcast",
-                                       {"coll_tuned_use_dynamic_rules": 0})
+                                       {"coll_tuned_use_dynamic_rules": 0}, METHODS["bcast"],
+                                       sizes_of("bcast"))
     assert status == bench.EXIT_FORCING_FAILED
     assert "collsel_bench: forcing did not take: coll_tuned_use_dynamic_rules is off" in stderr
-    assert all(index < 0 for index in calls)   # nothing measured
+    assert all(c.comm < 0 for c in calls)   # nothing measured

@@ -8,8 +8,11 @@ def register(sub):
     p = sub.add_parser("catalogue", help="check the algorithm table against ompi_info",
                        description="Compare collsel's table of Open MPI coll/tuned algorithms "
                        "(ids, names, per-collective parameters of all 14 collectives) with what "
-                       "'ompi_info --param coll tuned --level 9 --parsable' lists. Prints one "
-                       "line per difference; exit status 0 when they agree, 1 when they differ.")
+                       "'ompi_info --param coll tuned --level 9 --parsable' lists. Prints what "
+                       "was compared (with the coll/tuned version), then one line per "
+                       "difference: an algorithm, collective or parameter variable the MPI has "
+                       "and the table lacks is shown, never skipped; exit status 0 when they "
+                       "agree, 1 when they differ.")
     p.add_argument("--ompi-info", metavar="PROGRAM", default="ompi_info",
                    help="the ompi_info to run (default: ompi_info on PATH)")
     p.add_argument("--from-file", metavar="FILE",
@@ -26,6 +29,7 @@ def run_catalogue(args):
         text = ompi_info.coll_tuned_text(args.ompi_info)
     cat = catalogue.parse_ompi_info(text, where)
     diffs = catalogue.differences(cat)
+    print(catalogue.compared(cat))
     for line in diffs:
         print(line)
     if diffs:

@@ -568,8 +568,9 @@ def _register_lmo_check(msub):
 
 
 def _sweep_cost(path):
-    """Points x launches, repetitions and wall time (its run.K.wall_s lines) of a sweep table."""
-    table = read_table(path)
+    """Points x launches, repetitions and wall time (its run.K.wall_s lines) of a sweep table
+    (every measured row, also those of a method that fell back)."""
+    table = read_table(path, measured=True)
     meta = table.sources[0].metadata
     count = {k: (sum(int(x) for x in table.extra[k]) if k in table.extra
                  else len(table.time_us)) for k in ("launches", "n")}

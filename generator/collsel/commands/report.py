@@ -1,4 +1,6 @@
-"""`collsel report TABLE... --collective C --out DIR`."""
+"""`collsel report TABLE... [--collective C] --out DIR`: one collective's report, or, when the
+tables hold several and no --collective is given, each one's report and an overview page."""
+import argparse
 import math
 import os
 import shutil
@@ -10,8 +12,8 @@ from collsel.commands import launch_tables
 from collsel.commands.options import (add_criterion_option, add_table_options, load_table_and_map,
                                       map_settings, percent, read_tables)
 from collsel.commands.stats import depths_option, thresholds_option
-from collsel.core import (decision_map, out_of_sample, probe_latency, recommend, table, tree,
-                          treefile, values)
+from collsel.core import (algorithms, decision_map, out_of_sample, probe_latency, recommend,
+                          table, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.report.compute import (MAX_THRESHOLDS, ProbePairs, Recommended, ReportOptions,
@@ -34,7 +36,14 @@ def register(sub):
         "is on the page and in report.json). With --z, one set of decision-map panels per "
         "value (bin) of the third axis; when the sweep's journal has a probe_us column "
         "(--probe, --load-levels), the probe-vs-latency plot and Pearson/Spearman per "
-        "(P, m, method), as `collsel stats --probe-latency`.")
+        "(P, m, method), as `collsel stats --probe-latency`. Tables of several "
+        "collectives without --collective: each collective's report in DIR/<collective>/ "
+        "(from the tables holding it, with the journal beside a single one) and an overview "
+        "page DIR/index.html with DIR/overview.json: one row per collective, its methods, "
+        "cells and recommended tree's leaves, the held-out mean penalty of the MPI's default, "
+        "the recommended tree and the best fixed method (across launches when a journal is "
+        "there, else leave-one-P-out, else leave-one-m-out), and the selection criterion's "
+        "figures; the same table on stdout.")
     add_table_options(p)
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--depths", type=int, default=6, metavar="K", help="max depths 1..K (default 6)")
@@ -90,7 +99,18 @@ def run_report(args):
         if not args.quiet:
             print(f"collsel report: {msg} ({time.monotonic() - start:.1f} s)", file=sys.stderr)
 
+    per_collective = overview_tables(args)
+    if per_collective:
+        return run_overview(args, per_collective, depths, thresholds, progress)
     measured, dmap = load_table_and_map(args)      # sets args.collective when inferred
+    report, files, _ = collective_report(args, measured, dmap, depths, thresholds, progress)
+    write_directory(args.out, files, manifest=REPORT_MANIFEST)
+    print_summary(args.out, report, files)
+    return 0
+
+
+def collective_report(args, measured, dmap, depths, thresholds, progress):
+    """(report dict, {file name: bytes}, the recommendation's figures) of one collective."""
     options = ReportOptions(tuple(args.tables), args.collective, args.z, depths,
                             tuple(thresholds), args.budget, tuple(args.model_tables or ()),
                             args.split, args.leaf)
@@ -106,18 +126,75 @@ def run_report(args):
     report = compute.compute(dmap, table.summary(measured), options, recommended, mmap,
                              progress, probe)
     files = page.render_files(report, progress, recommended.tree_json)
-    write_directory(args.out, files, manifest=REPORT_MANIFEST)
+    return report, files, recommended.figures
+
+
+def print_summary(out, report, files):
     rec = report["recommendation"]
     pen = "n/a" if rec["penalty_mean"] is None else f"{rec['penalty_mean']:.2f}%"
-    print(f"{args.out}/index.html: {len(files)} files; recommended tree ({rec['split']} split, "
+    print(f"{out}/index.html: {len(files)} files; recommended tree ({rec['split']} split, "
           f"{rec['leaf']} leaves): {count(rec['nodes'], 'node', 'nodes')}, "
-          f"{count(rec['leaves'], 'leaf', 'leaves')}, in-sample mean penalty {pen}; chosen "
-          f"by criterion {recommended.figures.get('scored_by', args.criterion)}")
+          f"{count(rec['leaves'], 'leaf', 'leaves')}, in-sample mean penalty {pen}"
+          + (f"; chosen by criterion {rec['scored_by']}" if rec.get("scored_by") else ""))
     for w in report["warnings"]:
         if w["tree"] == "recommended":
-            print(f"{args.out}/index.html: warning: {w['column']}, the recommended tree's mean "
+            print(f"{out}/index.html: warning: {w['column']}, the recommended tree's mean "
                   f"penalty {w['tree_mean']:.2f}% is above that of {w['against_name']} "
                   f"({w['other_mean']:.2f}%)")
+
+
+def overview_tables(args):
+    """{collective: [its tables]} when the report is an overview (no --collective, and the
+    tables hold several collectives), else None. Each collective's journal is the one beside
+    its table (TABLE.launches), so --launches and --model-table, which name one file for one
+    collective, are refused here; so is a collective collsel does not know."""
+    if args.collective is not None:
+        return None
+    held, family = {}, {}
+    for path in args.tables:
+        one = read_tables([path])
+        for coll in sorted(set(one.collective.tolist())):
+            held.setdefault(coll, []).append(path)
+            family[coll] = one.family
+    if len(held) < 2:
+        return None
+    for flag, given in (("--launches", args.launches), ("--model-table", args.model_tables)):
+        if given:
+            raise InputError(f"{flag}: the tables hold {len(held)} collectives "
+                             f"({', '.join(held)}) and {flag} names files of one; give "
+                             f"--collective for that one's report (each table's journal "
+                             f"TABLE.launches is found beside it)")
+    for coll, paths in held.items():
+        try:
+            algorithms.check_collective(coll, family[coll])
+        except InputError as e:
+            raise InputError(f"{', '.join(paths)}: {e}") from None
+        values.output_directory(os.path.join(args.out, coll))
+    return held
+
+
+def run_overview(args, per_collective, depths, thresholds, progress):
+    """Each collective's report in DIR/<collective>/ (as `--collective C` writes it, from the
+    tables holding C and the journal beside a single one) and the overview in DIR/index.html."""
+    from collsel.sinks.report import overview
+    parts, written = [], {}
+    for coll, paths in per_collective.items():
+        one = argparse.Namespace(**{**vars(args), "collective": coll, "tables": paths})
+        measured, dmap = load_table_and_map(one)
+        report, files, figures = collective_report(
+            one, measured, dmap, depths, thresholds, lambda msg: progress(f"{coll}: {msg}"))
+        parts.append(overview.CollectiveReport(f"{coll}/index.html", report, figures))
+        written[coll] = (report, files)
+    doc = overview.overview(parts)
+    write_directory(args.out, overview.render_files(doc), manifest=REPORT_MANIFEST)
+    for coll, (report, files) in written.items():
+        write_directory(os.path.join(args.out, coll), files, manifest=REPORT_MANIFEST)
+        print_summary(os.path.join(args.out, coll), report, files)
+    for line in overview.text_lines(doc):
+        print(line)
+    print(f"{args.out}/index.html: overview of {len(parts)} collectives "
+          f"({', '.join(per_collective)}); largest held-out gain over the default: "
+          f"{doc['largest_gain'] or 'none'}")
     return 0
 
 

@@ -50,7 +50,7 @@ def register(subparsers):
                               description=SWEEP_HELP, formatter_class=_HelpFormatter)
     what = p.add_argument_group("what to measure")
     what.add_argument("--collective", required=True, metavar="NAME",
-                      help=f"{' or '.join(_collectives())} (the benchmark's collectives)")
+                      help=f"{' or '.join(collectives())} (the benchmark's collectives)")
     what.add_argument("--mpi", default="openmpi", choices=algorithms.FAMILIES,
                       help="the MPI measured (default openmpi): its launcher, its mpicc, its "
                            "own algorithm names; mpich: --mode paired, --launcher local or "
@@ -165,7 +165,7 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, width=100, max_help_position=28)
 
 
-def _collectives(family=None):
+def collectives(family=None):
     """The collectives the sweep can measure: the benchmark's own (read from its source),
     of those the MPI family (all families when None) has algorithms for."""
     families = [family] if family else algorithms.FAMILIES
@@ -304,7 +304,7 @@ def run_sweep(args):
         values.output_file(args.raw, "--raw")
     if args.emit_sbatch is not None:
         values.output_file(args.emit_sbatch, "--emit-sbatch")
-    collective = _check_collective(args.collective, args.mpi)
+    collective = check_collective(args.collective, args.mpi)
     _check_numbers(args)
     methods = plan.plan_methods(collective, args.algorithms, args.segsizes,
                                 baseline=not args.no_baseline, family=args.mpi)
@@ -315,6 +315,11 @@ def run_sweep(args):
     msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE,
                                        name="message size (an int count in the benchmark)")
                  if args.msg_sizes else sizes.default_msg_sizes())
+    if collective in bench.capabilities().sizeless:
+        if args.msg_sizes and msg_sizes != [0]:
+            raise InputError(f"--msg-sizes: {collective} has no message size; leave "
+                             "--msg-sizes out (or give 0)")
+        msg_sizes = [0]
     if args.resume and args.force:
         raise InputError("--resume and --force contradict each other")
     plan.check_benchmark_can(args.mode, methods, msg_sizes, args.max_reps, args.time_cap)
@@ -388,13 +393,13 @@ def run_sweep(args):
     return runner.run(cfg, sys.stderr)
 
 
-def _check_collective(collective, family):
+def check_collective(collective, family):
     """The --collective, if the benchmark runs it under `family`; one line otherwise."""
-    known = _collectives(family)
+    known = collectives(family)
     if collective in known:
         return collective
     measures = f"the sweep's benchmark, collsel_bench, measures {' and '.join(known)}"
-    if collective in _collectives():
+    if collective in collectives():
         raise InputError(f"--collective {collective}: with --mpi {family} {measures} only "
                          f"(collsel knows no {family} {collective} algorithms)")
     if collective in algorithms.registry(family):

@@ -5,10 +5,11 @@ algorithms, the values of MPIR_CVAR_<COLL>_INTRA_ALGORITHM). A table says which 
 `algorithm` column uses with the metadata line `# algorithm_family=mpich` (absent: openmpi).
 In both, id 0 is the MPI's own decision (Open MPI's fixed ladder, MPICH's `auto`): a baseline.
 
-Facts from Open MPI 4.1 (`coll_tuned_bcast_decision.c`, `coll_tuned_reduce_decision.c`,
-`coll_base_bcast.c`, `coll_base_reduce.c`; allreduce and gather ids as `ompi_info --param coll
-tuned --level 9` prints them for Open MPI 4.1.2, and their `*_intra_do_this` calls). Id 0 ("ignore") is Open MPI's own fixed decision: a
-baseline, never a candidate.
+Facts from Open MPI 4.1.4 (`coll_tuned_<coll>_decision.c`: the `*_intra_do_this` switch of each
+of the 14 collectives and which coll_base functions it passes segsize and faninout; ids and names
+as `ompi_info --param coll tuned --level 9 --parsable` prints them, which `collsel catalogue`
+checks against the installed MPI). Id 0 ("ignore") is Open MPI's own fixed decision: a baseline,
+never a candidate.
 """
 import re
 from dataclasses import dataclass
@@ -70,74 +71,78 @@ TUNED_PARAMETERS = {
     "scatter": frozenset({"count", "segmentsize", "tree_fanout", "chain_fanout", "max_requests"}),
 }
 
-# The collectives collsel handles (tables, trees, emitters, models): id -> canonical name.
-# bcast and reduce are measured; allreduce and gather are read by ingest (ReproMPI, IMB and
-# ompi-collectives-tuning files measure them); scatter is predicted by the LMO models
-# (`collsel model predict --collective scatter`), whose trees `build` makes.
-ALGORITHMS = {c: TUNED_ALGORITHMS[c] for c in ("bcast", "reduce", "allreduce", "gather", "scatter")}
+# The collectives collsel handles (tables, trees, emitters, report, query): all 14. Which of them
+# the benchmark measures, ingest reads and the models predict is each of those steps' own list.
+ALGORITHMS = TUNED_ALGORITHMS
 
-# Algorithms whose base implementation uses the segsize argument; the others ignore it
-# (bcast linear and the two scatter-allgather variants; reduce linear and rabenseifner).
-SEGMENTING = {
+# The blob's collective field holds 16 bytes (docs/formats/blob.md): the short form of the one
+# coll/tuned collective whose name is longer.
+BLOB_NAMES = {"reduce_scatter_block": "reduce_scat_blk"}
+
+# Algorithms whose base implementation uses the segsize argument (coll_tuned_<coll>_decision.c,
+# `*_intra_do_this` of Open MPI 4.1.4: the coll_base functions called with segsize); the others
+# ignore it (bcast linear and the two scatter-allgather variants; reduce linear and rabenseifner;
+# every algorithm of the collectives absent here).
+_SEGMENTING = {
     "bcast": frozenset({2, 3, 4, 5, 6, 7}),
     "reduce": frozenset({2, 3, 4, 5, 6}),
-    "allreduce": frozenset({5}),
+    "allreduce": frozenset({5}),   # segmented_ring
     "gather": frozenset({3}),      # linear_sync: size of the first segment
-    "scatter": frozenset(),
 }
+SEGMENTING = {c: _SEGMENTING.get(c, frozenset()) for c in ALGORITHMS}
 
-# Algorithms that read faninout (chain: number of chains; 0 is forced to 1).
-USES_FANINOUT = {"bcast": frozenset({2}), "reduce": frozenset({2}), "allreduce": frozenset(),
-                 "gather": frozenset(), "scatter": frozenset()}
+# Algorithms that read faninout (chain: number of chains; 0 is forced to 1): bcast and reduce
+# chain only (the other `*_intra_do_this` take faninout but pass it to no algorithm).
+USES_FANINOUT = {c: frozenset({2}) if c in ("bcast", "reduce") else frozenset()
+                 for c in ALGORITHMS}
 
 # Reduce algorithms valid for non-commutative operations.
 REDUCE_NONCOMMUTATIVE = frozenset({1, 6})
 
-# Spellings seen in benchmark outputs and papers, normalised by _key(); per collective.
-_ALIASES = {
+# Words that name the MPI's own decision (id 0) in benchmark outputs; refused as ambiguous where
+# the catalogue gives the word to an algorithm (allgatherv's 1 is ompi_info's "default").
+_BASELINE_WORDS = ("default", "tuned", "ignore", "fixed")
+
+# Spellings seen in benchmark outputs and papers beyond the catalogue's own names (which
+# _aliases() adds), normalised by _key(); per collective.
+_EXTRA_SPELLINGS = {
     "bcast": {
-        "default": 0, "tuned": 0, "ignore": 0, "fixed": 0,
-        "linear": 1, "basiclinear": 1, "flat": 1, "flattree": 1, "lin": 1,
-        "chain": 2,
-        "pipeline": 3, "pipe": 3,
-        "splitbinarytree": 4, "splitbinary": 4, "splitbintree": 4, "sbin": 4,
-        "binarytree": 5, "binary": 5, "bintree": 5, "bin": 5,
-        "binomial": 6, "binomialtree": 6, "bm": 6,
-        "knomial": 7, "knomialtree": 7,
-        "scatterallgather": 8, "scatterallgatherrd": 8,
-        "scatterallgatherring": 9,
+        "linear": 1, "flat": 1, "flattree": 1, "lin": 1,
+        "pipe": 3,
+        "splitbinary": 4, "splitbintree": 4, "sbin": 4,
+        "binary": 5, "bintree": 5, "bin": 5,
+        "binomialtree": 6, "bm": 6,
+        "knomialtree": 7,
+        "scatterallgatherrd": 8,
     },
     "reduce": {
-        "default": 0, "tuned": 0, "ignore": 0, "fixed": 0,
-        "linear": 1, "basiclinear": 1, "flat": 1, "flattree": 1,
-        "chain": 2,
-        "pipeline": 3, "pipe": 3,
-        "binary": 4, "binarytree": 4, "bintree": 4,
-        "binomial": 5, "binomialtree": 5,
-        "inorderbinary": 6, "inorderbinarytree": 6, "inorderbintree": 6,
-        "rabenseifner": 7, "redscatgather": 7, "reducescattergather": 7,
+        "basiclinear": 1, "flat": 1, "flattree": 1,
+        "pipe": 3,
+        "binarytree": 4, "bintree": 4,
+        "binomialtree": 5,
+        "inorderbinarytree": 6, "inorderbintree": 6,
+        "redscatgather": 7, "reducescattergather": 7,
     },
     "allreduce": {
-        "default": 0, "tuned": 0, "ignore": 0, "fixed": 0,
-        "linear": 1, "basiclinear": 1,
-        "nonoverlapping": 2, "reducebcast": 2,
-        "recursivedoubling": 3, "recdoubling": 3, "rd": 3,
-        "ring": 4,
-        "segmentedring": 5, "segring": 5,
-        "rabenseifner": 6, "redscatallgather": 6, "reducescatterallgather": 6,
+        "linear": 1,
+        "reducebcast": 2,
+        "recdoubling": 3, "rd": 3,
+        "segring": 5,
+        "redscatallgather": 6, "reducescatterallgather": 6,
     },
-    "gather": {
-        "default": 0, "tuned": 0, "ignore": 0, "fixed": 0,
-        "linear": 1, "basiclinear": 1,
-        "binomial": 2, "binomialtree": 2,
-        "linearsync": 3, "synclinear": 3,
-    },
-    "scatter": {
-        "default": 0, "tuned": 0, "ignore": 0, "fixed": 0,
-        "linear": 1, "basiclinear": 1,
-        "binomial": 2, "binomialtree": 2,
-        "linearnb": 3, "nonblockinglinear": 3,
-    },
+    "allgather": {"basiclinear": 1, "recdoubling": 3, "rd": 3, "neighborexchange": 5,
+                  "neighbourexchange": 5, "twoprocs": 6},
+    "allgatherv": {"basicdefault": 1, "linear": 1, "neighborexchange": 4,
+                   "neighbourexchange": 4, "twoprocs": 5},
+    "alltoall": {"basiclinear": 1, "bruck": 3, "linearsync": 4, "twoprocs": 5},
+    "alltoallv": {"linear": 1},
+    "barrier": {"basiclinear": 1, "doublering": 2, "recdoubling": 3, "rd": 3, "twoprocs": 5},
+    "exscan": {"recdoubling": 2, "rd": 2},
+    "gather": {"linear": 1, "binomialtree": 2, "synclinear": 3},
+    "reduce_scatter": {"nonoverlapping": 1, "basicrecursivehalving": 2},
+    "reduce_scatter_block": {"linear": 1, "recdoubling": 2, "rd": 2},
+    "scan": {"recdoubling": 2, "rd": 2},
+    "scatter": {"linear": 1, "binomialtree": 2, "nonblockinglinear": 3},
 }
 
 
@@ -228,6 +233,25 @@ def _key(name):
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
+def _aliases(collective):
+    """{spelling: id} of an Open MPI collective: the baseline words, the catalogue's names, the
+    extra spellings (later ones win)."""
+    return {**{w: BASELINE_ALGORITHM for w in _BASELINE_WORDS},
+            **{_key(n): a for a, n in ALGORITHMS[collective].items()},
+            **_EXTRA_SPELLINGS.get(collective, {})}
+
+
+def _refuse_ambiguous_word(collective, text):
+    """A baseline word the catalogue also gives to an algorithm (allgatherv's 'default') is
+    refused: read either way, a table could silently lose its baseline or its algorithm 1."""
+    key = _key(text)
+    owner = [a for a, n in ALGORITHMS[collective].items() if a and _key(n) == key]
+    if key in _BASELINE_WORDS and owner:
+        raise InputError(f"{collective} algorithm '{text}' is ambiguous: Open MPI names algorithm "
+                         f"{owner[0]} '{ALGORITHMS[collective][owner[0]]}'; write 0 (or "
+                         f"'ignore') for Open MPI's own decision, {owner[0]} for that algorithm")
+
+
 def collectives(family=DEFAULT_FAMILY):
     return sorted(registry(family))
 
@@ -257,7 +281,8 @@ def algorithm_id(collective, name, family=DEFAULT_FAMILY):
                              f"(ids 0-{max(known_ids)})")
         return alg
     if family == "openmpi":
-        alg = _ALIASES[collective].get(_key(text))
+        _refuse_ambiguous_word(collective, text)
+        alg = _aliases(collective).get(_key(text))
     else:
         alg = {_key(v): k for k, v in known_ids.items()}.get(_key(text))
     if alg is None:

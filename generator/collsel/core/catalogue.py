@@ -12,12 +12,17 @@ _ENUMERATOR = re.compile(r"mca:coll:tuned:param:coll_tuned_(\w+?)_algorithm:enum
                          r"(\d+):(.+)")
 # mca:coll:tuned:param:coll_tuned_bcast_algorithm_segmentsize:value:0
 _PARAMETER = re.compile(r"mca:coll:tuned:param:coll_tuned_(\w+?)_algorithm_(\w+):value:")
+# mca:coll:tuned:version:"component:4.1.4"
+_VERSION = re.compile(r'mca:coll:tuned:version:"component:([^"]+)"')
+# plain `ompi_info`: "MCA coll: tuned (MCA v2.1.0, API v2.0.0, Component v4.1.2)"
+_PLAIN = re.compile(r"MCA coll: tuned \(.*Component v([^)\s]+)\)")
 
 
 @dataclass
 class Catalogue:
     algorithms: dict = field(default_factory=dict)   # collective -> {id: name}
     parameters: dict = field(default_factory=dict)   # collective -> {suffix}
+    version: str = None                              # the coll/tuned component's version
 
 
 def parse_ompi_info(text, where):
@@ -25,6 +30,10 @@ def parse_ompi_info(text, where):
     (naming `where`) when the text holds no coll/tuned algorithm at all."""
     cat = Catalogue()
     for line in text.splitlines():
+        m = _VERSION.fullmatch(line.strip())
+        if m:
+            cat.version = m[1]
+            continue
         m = _ENUMERATOR.fullmatch(line.strip())
         if m:
             cat.algorithms.setdefault(m[1], {})[int(m[2])] = m[3]
@@ -33,9 +42,27 @@ def parse_ompi_info(text, where):
         if m:
             cat.parameters.setdefault(m[1], set()).add(m[2])
     if not cat.algorithms:
-        raise InputError(f"{where}: no coll_tuned_<coll>_algorithm enumerators; give the output "
-                         "of 'ompi_info --param coll tuned --level 9 --parsable'")
+        plain = _PLAIN.search(text)
+        seen = (f" (plain ompi_info output of coll/tuned {plain[1]}: it lists components, not "
+                "their parameters)" if plain else "")
+        raise InputError(f"{where}: no coll_tuned_<coll>_algorithm enumerators{seen}; give the "
+                         "output of 'ompi_info --param coll tuned --level 9 --parsable'")
     return cat
+
+
+def compared(cat):
+    """What the comparison covers, in one line: collectives, algorithm ids and names, and the
+    per-collective parameter variables, counted on both sides."""
+    version = f"coll/tuned {cat.version}" if cat.version else "coll/tuned, version not listed"
+    return (f"compared ({version}): the algorithm ids and names of coll_tuned_<coll>_algorithm "
+            f"({_count(TUNED_ALGORITHMS)} in the table over {len(TUNED_ALGORITHMS)} "
+            f"collectives, {_count(cat.algorithms)} in the MPI over {len(cat.algorithms)}) and "
+            f"the variables coll_tuned_<coll>_algorithm_<parameter> "
+            f"({_count(TUNED_PARAMETERS)} in the table, {_count(cat.parameters)} in the MPI)")
+
+
+def _count(per_collective):
+    return sum(len(v) for v in per_collective.values())
 
 
 def differences(cat):

@@ -14,7 +14,8 @@ in bytes (0 = no segmentation); `time_us` is the statistic decisions use (the me
 STAT_COLUMNS, and any other column, kept as text (e.g. a third axis such as `ppn`).
 
 Rows with algorithm 0 are the MPI's own decision (Open MPI's fixed ladder, MPICH's `auto`): a
-baseline. Tables of different families never combine.
+baseline. Tables of different families never combine. A forced Open MPI method's rows at the
+(P, m) where it silently runs another algorithm are dropped on reading (core.fallbacks).
 """
 import csv
 import io
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from collsel.core import algorithms, csvfile, values
+from collsel.core import algorithms, csvfile, fallbacks, values
 from collsel.errors import InputError, located
 
 REQUIRED = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "time_us")
@@ -94,7 +95,8 @@ class PerfTable:
         return list(COLUMN_ORDER[:7]) + [c for c in self.extra]
 
 
-COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,15}")
+# 24 characters: coll/tuned's longest, reduce_scatter_block, has 20
+COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,23}")
 ROW_FIELDS = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout", "time_us")
 
 
@@ -107,7 +109,7 @@ def _row(fields, index, path, lineno, family):
         raise located(path, lineno, "empty collective")
     if not COLLECTIVE_NAME.fullmatch(coll):
         raise located(path, lineno, f"collective {coll[:40]!r} is not a collective name "
-                      "(lowercase letters, digits and _, at most 16, e.g. bcast)")
+                      "(lowercase letters, digits and _, at most 24, e.g. bcast)")
     if coll in algorithms.registry(family):
         try:
             alg = algorithms.algorithm_id(coll, get("algorithm"), family)
@@ -189,8 +191,10 @@ FAMILY_KEY = "algorithm_family"
 
 
 @csvfile.without_gc
-def read_table(path):
-    """Read and validate one canonical CSV table."""
+def read_table(path, measured=False):
+    """Read and validate one canonical CSV table: the rows decisions may use (core.fallbacks
+    drops a forced Open MPI method where it silently ran another algorithm), or with `measured`
+    every row, for what a sweep cost."""
     doc = csvfile.read(path)
     source = Source(str(path), doc.metadata)
     family = doc.metadata.get(FAMILY_KEY, algorithms.DEFAULT_FAMILY).strip()
@@ -238,7 +242,17 @@ def read_table(path):
         {k: np.array(v, dtype=object) for k, v in extra.items()},
         origin, [source], family)
     check_duplicates(table)
-    return table
+    return table if measured else drop_fallbacks(table)
+
+
+def drop_fallbacks(table):
+    """The table without the Open MPI rows whose forced method silently ran another algorithm
+    (or failed) at that (P, m) (core.fallbacks): per method and cell, the other methods stay."""
+    if table.family != "openmpi":
+        return table
+    keep = [fallbacks.usable(c, int(a), int(p), int(m), int(s)) for c, a, p, m, s in
+            zip(table.collective, table.algorithm, table.comm_size, table.msg_size, table.segsize)]
+    return table if all(keep) else table.take(np.array(keep, dtype=bool))
 
 
 def combine(tables):

@@ -42,7 +42,7 @@ def dumps(document):
     return json.dumps(document, indent=1, separators=(",", ": ")) + "\n"
 
 
-COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,15}")   # as core.table and the schema
+COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,23}")   # as core.table and the schema
 
 
 class LoadedTree:

@@ -84,6 +84,7 @@ def encode(loaded, node_width=None):
     if mode not in SPLIT_MODES:
         _fail(f"unknown split mode {mode!r}")
     name = str(loaded.collective)
+    name = algorithms.BLOB_NAMES.get(name, name)
     if not re.fullmatch(r"[\x21-\x7e]{1,16}", name):
         _fail(f"collective name {name!r} is not 1-16 printable ASCII characters")
     records, cuts = _axes_bytes(axes)

@@ -48,7 +48,7 @@ from collsel.errors import InputError
 COLLECTIVE_IDS = {
     "allgather": 0, "allgatherv": 1, "allreduce": 2, "alltoall": 3, "alltoallv": 4,
     "alltoallw": 5, "barrier": 6, "bcast": 7, "exscan": 8, "gather": 9, "gatherv": 10,
-    "reduce": 11, "reducescatter": 12, "reducescatterblock": 13, "scan": 14, "scatter": 15,
+    "reduce": 11, "reduce_scatter": 12, "reduce_scatter_block": 13, "scan": 14, "scatter": 15,
     "scatterv": 16, "neighbor_allgather": 17, "neighbor_allgatherv": 18,
     "neighbor_alltoall": 19, "neighbor_alltoallv": 20, "neighbor_alltoallw": 21,
 }

@@ -34,7 +34,7 @@ def collective(loaded, target):
     name = loaded.collective
     if not isinstance(name, str) or not COLLECTIVE_NAME.fullmatch(name):
         raise InputError(f"--target {target}: collective {str(name)[:40]!r} is not a collective "
-                         "name (lowercase letters, digits and _, at most 16)")
+                         "name (lowercase letters, digits and _, at most 24)")
     return name
 
 

@@ -8,6 +8,7 @@ the file or a given value says them.
 from collsel.core import algorithms, table
 from collsel.core.sizes import parse_size
 from collsel.errors import InputError, located
+from collsel.sources.ingest import msgsize
 from collsel.sources.ingest.common import printable
 from collsel.sources.ingest.csvmap import LAYOUT
 from collsel.sources.ingest.given import how_to_supply
@@ -40,8 +41,10 @@ def select_collective(path, parsed, given, lenient=False):
         algorithms.check_collective(want)
         points = [p for p in parsed.points if p.collective in (None, want)]
         if not points:
-            raise located(path, parsed.points[0].line, f"no {want} results (the file holds: "
-                          f"{', '.join(present)})")
+            raise located(path, parsed.points[0].line, f"no {want} results: the file holds "
+                          f"{', '.join(present)}, not the {want} that "
+                          f"{given['collective'][0][1]} asks for; give each file its own "
+                          "collective")
         parsed.skipped += [c for c in present if c != want]
         return points, [want]
     unnamed = [p for p in parsed.points if not p.collective]
@@ -70,7 +73,7 @@ def rows(path, parsed, given, lenient=False):
               "faninout": (0, 2**31 - 1), **{k: (1, table.MAX_COMM_SIZE) for k in LAYOUT}}
     file_value = {key: _resolve(path, key, given[key], _int(*bounds[key], key)) for key in bounds}
     want = _resolve(path, "collective", given["collective"], lambda t: t.strip().lower())
-    out, needs, algs = [], set(), {}
+    out, needs, algs, dropped = [], set(), {}, []
     for p in points:
         coll = (p.collective or want or "").lower() or None
         row = {"collective": coll}
@@ -110,10 +113,32 @@ def rows(path, parsed, given, lenient=False):
             raise located(path, p.line, f"{key.replace('_', ' ')} is not recorded in {fmt}; "
                           + how_to_supply(key))
         row.update({k: v for k, v in p.columns.items() if k not in LAYOUT})   # --carry
-        row.update(msg_size=p.msg_size, time_us=p.time_us, origin=f"{path}:{p.line}")
+        m = _m(path, parsed, p, coll, row["comm_size"])
+        if m is None:
+            dropped.append(p.msg_size)
+            continue
+        row.update(msg_size=m, time_us=p.time_us, origin=f"{path}:{p.line}")
         row.update(p.stats)
         out.append(row)
+    if dropped:
+        parsed.info["m_zero_rows"] = f"{len(dropped)} row(s) whose call moves no data " \
+            f"(sizes {', '.join(map(str, sorted(set(dropped))))} B below one element per rank)"
     return out, needs
+
+
+def _m(path, parsed, point, coll, procs):
+    """The row's m: the file's size converted for IMB and OSU (sources.ingest.msgsize); None
+    for a row whose call moves no data although the file printed a size."""
+    if not coll or not msgsize.converts(parsed.format, coll):
+        return point.msg_size
+    words, to_m = msgsize.conversion(path, parsed.format, coll, parsed.info)
+    parsed.info["msg_size_is"] = words
+    if procs is None:      # --check without P: shown as printed
+        return point.msg_size
+    elem = msgsize.element_size(path, parsed.info.get("datatype")) \
+        if coll.startswith("reduce_scatter") else 1
+    m = to_m(point.msg_size, procs, elem)
+    return None if m == 0 and point.msg_size > 0 and coll != "barrier" else m
 
 
 def _algorithm(path, point, coll, given, cache):

@@ -6,9 +6,10 @@
            #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]
                 0         1000         0.02         0.03         0.02
 
-t_min/t_max/t_avg are taken across ranks of each rank's mean time per call. Blocks without
-per-rank spread (PingPong), without #bytes (Barrier) or with -multi groups are not collectives
-with a message size and are listed as skipped.
+t_min/t_max/t_avg are taken across ranks of each rank's mean time per call. Barrier blocks have
+no #bytes column (their rows get size 0). Blocks without per-rank spread (PingPong) or with -multi
+groups are listed as skipped. #bytes means something else per benchmark: sources.ingest.msgsize
+turns it into m once P is known.
 
 IMB ends every block's rows with a blank line and the run with `# All processes entering
 MPI_Finalize`. A file that ends inside a block's rows, or without that last line (cut between
@@ -24,6 +25,7 @@ _BLOCK = re.compile(r"#\s*Benchmarking\s+(\S+)")
 _PROCS = re.compile(r"#\s*#processes\s*=\s*(\S+)")
 _TIME = re.compile(r"t_(min|max|avg)\[(\w+)\]$")
 _FINALIZE = re.compile(r"#\s*All processes entering MPI_Finalize")
+_REDUCTION_TYPE = re.compile(r"#\s*MPI_Datatype for reductions\s*:\s*(\S+)")
 
 
 def parse(path, lines, opts):
@@ -35,9 +37,12 @@ def parse(path, lines, opts):
         stripped = text.strip()
         if stripped:     # the run's last words, unless something follows them
             finalized = bool(_FINALIZE.match(stripped))
-        version = re.search(r"Intel ?\(R\) MPI Benchmarks (\S+)", stripped)
-        if version:
-            info["imb_version"] = version.group(1).rstrip(",")
+        version = re.search(r"Intel ?\(R\) MPI Benchmarks ([^,]+)", stripped)
+        if version:     # '4.1', '2019 Update 1', '2021.11'
+            info["imb_version"] = version.group(1).strip()
+        reduction_type = _REDUCTION_TYPE.match(stripped)
+        if reduction_type:     # what Reduce_scatter's #bytes count (sources.ingest.msgsize)
+            info["datatype"] = reduction_type.group(1)
         block = _BLOCK.match(stripped)
         if block:
             name, procs, header = block.group(1), None, None
@@ -108,13 +113,16 @@ def _header(path, lineno, text, name, procs, statistic, skipped):
         m = _TIME.match(column)
         if m:
             times[m.group(1)] = (i, unit_factor(m.group(2), path, lineno))
-    if names[0] != "#bytes" or set(times) != {"min", "max", "avg"} or name.startswith("Multi-"):
+    sizeless = names[0] == "#repetitions"      # Barrier: no message size
+    if names[0] not in ("#bytes", "#repetitions") or set(times) != {"min", "max", "avg"} \
+            or name.startswith("Multi-"):
         skipped.append(f"{name} (P={procs})")
         return {"skip": True}
-    if names[1] != "#repetitions":
+    if not sizeless and names[1] != "#repetitions":
         raise located(path, lineno, f"IMB header '{text}': expected '#bytes #repetitions' "
                       "first: columns out of order?")
-    return {"names": names, "times": times, "pick": statistic, "rows": 0, "skip": False}
+    return {"names": names, "times": times, "pick": statistic, "rows": 0, "skip": False,
+            "sized": not sizeless}
 
 
 def _row(path, lineno, text, header, name, procs):
@@ -122,8 +130,9 @@ def _row(path, lineno, text, header, name, procs):
     if len(fields) != len(header["names"]):
         raise located(path, lineno, f"{len(fields)} fields, the IMB header has "
                       f"{len(header['names'])}: truncated line?")
-    size = parse_int(fields[0], path, lineno, "#bytes")
-    reps = parse_int(fields[1], path, lineno, "#repetitions", 1, 2**62)
+    sized = header["sized"]
+    size = parse_int(fields[0], path, lineno, "#bytes") if sized else 0
+    reps = parse_int(fields[int(sized)], path, lineno, "#repetitions", 1, 2**62)
     t = {k: parse_time(fields[i], path, lineno, f"t_{k}", f) for k, (i, f) in
          header["times"].items()}
     check_order(path, lineno, t["min"], t["avg"], t["max"], ("t_min", "t_avg", "t_max"))

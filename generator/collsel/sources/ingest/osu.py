@@ -1,11 +1,13 @@
-"""OSU micro-benchmarks (`osu_bcast`, `osu_reduce`, ...), with or without `-f`.
+"""OSU micro-benchmarks (`osu_bcast`, `osu_allreduce`, `osu_alltoall`, ...), with or without `-f`.
 
     # OSU MPI Broadcast Latency Test v7.0
     # Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations
     1                      67.05             40.26            103.87        1000
 
 OSU prints neither P nor the algorithm. Avg is the mean over ranks of each rank's mean time per
-call; Min/Max (with -f) are the fastest and slowest rank's mean.
+call; Min/Max (with -f) are the fastest and slowest rank's mean. osu_barrier prints no Size
+column (`# Avg Latency(us)` and one row): its row gets size 0. What Size means differs per
+benchmark; sources.ingest.msgsize turns it into m once P is known.
 """
 import re
 
@@ -13,8 +15,11 @@ from collsel.errors import located
 from collsel.sources.ingest.common import RANK_STATISTICS, Parsed, Point, check_order, parse_int, parse_time, rank_statistic, unit_factor
 
 _TITLE = re.compile(r"#\s*OSU MPI(?:-\w+)? (.+?) Latency Test")
-_CALLS = {"broadcast": "bcast", "bcast": "bcast", "reduce": "reduce", "allreduce": "allreduce",
-          "gather": "gather", "allgather": "allgather"}
+# The title's words (OSU 7.x `#define BENCHMARK "OSU MPI%s ... Latency Test"`) where they are
+# not the collective's name.
+_CALLS = {"broadcast": "bcast", "all-to-all personalized exchange": "alltoall",
+          "all-to-allv personalized exchange": "alltoallv",
+          "all-to-allw personalized exchange": "alltoallw"}
 _LATENCY = re.compile(r"(Avg|Min|Max) Latency\s*\((\S+)\)$")
 
 
@@ -36,7 +41,7 @@ def parse(path, lines, opts):
                 raise located(path, lineno, "a second datatype block (osu -T all); "
                               "split the file per datatype")
         elif re.match(r"#\s*Size\b", stripped) or "Latency(" in stripped:
-            header = _header(path, lineno, stripped, statistic)
+            header = _header(path, lineno, stripped, statistic, collective)
         elif stripped.startswith("#"):
             continue
         elif header is None:
@@ -57,12 +62,16 @@ def parse(path, lines, opts):
     return Parsed("osu", points, kind, f"OSU {column} Latency: {words}", info)
 
 
-def _header(path, lineno, text, statistic):
+def _header(path, lineno, text, statistic, collective):
     names = re.split(r"\s{2,}", text.lstrip("#").strip())
-    if names[0] != "Size":
+    sized = collective != "barrier"
+    if sized and names[0] != "Size":
         raise located(path, lineno, f"OSU header starts with '{names[0]}', not 'Size': "
                       "columns out of order?")
-    header = {"names": names, "factor": {}, "pick": statistic}
+    if not sized and not names[0].startswith("Avg Latency"):
+        raise located(path, lineno, f"OSU barrier header starts with '{names[0]}', not 'Avg "
+                      "Latency(us)': columns out of order?")
+    header = {"names": names, "factor": {}, "pick": statistic, "sized": sized}
     for i, name in enumerate(names):
         m = _LATENCY.match(name)
         if m:
@@ -82,7 +91,7 @@ def _row(path, lineno, text, header, collective):
     if len(fields) != len(names):
         raise located(path, lineno, f"{len(fields)} fields, the OSU header has {len(names)} "
                       f"({', '.join(names)}): truncated line?")
-    size = parse_int(fields[0], path, lineno, "message size")
+    size = parse_int(fields[0], path, lineno, "message size") if header["sized"] else 0
     times = {k: parse_time(fields[header[k]], path, lineno, f"{k.title()} Latency",
                            header["factor"][header[k]])
              for k in ("avg", "min", "max") if k in header}

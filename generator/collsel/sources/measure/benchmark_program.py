@@ -28,6 +28,25 @@ OUTPUT_FIELDS = ("msg_size", "mean_us", "median_us", "min_us", "max_us", "stdev_
 PAIRED_OUTPUT_FIELDS = ("msg_size", "algorithm", "segsize", "faninout", *OUTPUT_FIELDS[1:])
 # --probe: the paired lines' last field, the median of the size's round probes (µs).
 PROBE_FIELD = "probe_us"
+# Header lines of what a launch does not measure: `#@skipped=M,...` (sizes at which the
+# collective has no call, for every method) and `#@unusable.M=A:S:F,...` (paired: methods whose
+# call returned an MPI error at size M, printed before that size's lines).
+SKIPPED_KEY = "skipped"
+UNUSABLE_PREFIX = "unusable."
+
+
+def not_measured(key, value):
+    """[(msg_size text, method fields)] a header line says will have no output line: the method
+    fields (algorithm, segsize, faninout) of an unusable method, () for every method of a
+    skipped size; [] for any other line."""
+    if key == SKIPPED_KEY:
+        return [(m, ()) for m in value.split(",") if m]
+    if key.startswith(UNUSABLE_PREFIX):
+        m = key[len(UNUSABLE_PREFIX):]
+        return [(m, tuple(token.split(":"))) for token in value.split(",") if token]
+    return []
+
+
 # Exit status of the benchmark when a forced algorithm did not take (cvar missing, not
 # writable, reads back different, or coll_tuned_use_dynamic_rules off under Open MPI).
 EXIT_FORCING_FAILED = 6
@@ -72,10 +91,11 @@ def check_field(key, text, where):
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What the shipped benchmark can run, read from its source (its `COLLECTIVE_NAMES` array
-    and `MAX_*` defines), so collsel refuses up front exactly what the benchmark would refuse
-    after a launch."""
+    """What the shipped benchmark can run, read from its source (the `.name = "..."` entries
+    of COLLS[] in collsel_bench_colls.c and the `MAX_*` defines of collsel_bench.c), so collsel
+    refuses up front exactly what the benchmark would refuse after a launch."""
     collectives: tuple          # --collective names
+    sizeless: tuple             # collectives without a message size (barrier: --sizes 0)
     max_sizes: int              # message sizes in one launch
     max_methods: int            # paired: methods in one launch
     max_reps: int               # --max-reps; paired: --max-reps x methods
@@ -85,17 +105,20 @@ class Capabilities:
 def capabilities():
     """The benchmark's Capabilities; InputError when its source is missing or unreadable."""
     path = source_path()
+    colls = path.with_name(COLLECTIVES_SOURCE)
     try:
         text = path.read_text(encoding="utf-8")
+        entries = re.findall(r'\{\.name = "([a-z_]+)", "\w+", (M_[A-Z]+)',
+                             colls.read_text(encoding="utf-8"))
     except OSError as e:
-        raise InputError(f"benchmark source {path}: cannot read it ({e.strerror or e}); "
+        raise InputError(f"benchmark source {e.filename}: cannot read it ({e.strerror or e}); "
                          "reinstall collsel") from None
-    names = re.search(r"COLLECTIVE_NAMES\[\]\s*=\s*\{([^}]*)\}", text)
     limits = dict(re.findall(r"^#define (MAX_SIZES|MAX_METHODS|MAX_REPS) (\d+)", text, re.M))
-    if names is None or len(limits) != 3:
-        raise InputError(f"benchmark source {path}: no COLLECTIVE_NAMES or MAX_* lines (a "
+    if not entries or len(limits) != 3:
+        raise InputError(f"benchmark source {path}: no COLLS[] entries or MAX_* lines (a "
                          "broken collsel install?); reinstall collsel")
-    return Capabilities(tuple(re.findall(r'"([^"]+)"', names.group(1))),
+    return Capabilities(tuple(name for name, _ in entries),
+                        tuple(name for name, kind in entries if kind == "M_NONE"),
                         int(limits["MAX_SIZES"]), int(limits["MAX_METHODS"]),
                         int(limits["MAX_REPS"]))
 
@@ -107,7 +130,8 @@ def source_path():
 
 # Files the benchmark #includes from beside it (the run-time probe, links to runtime/ and
 # include/): part of what a cached binary was built from.
-INCLUDED = ("collsel_probe.c", "collsel_probe.h")
+COLLECTIVES_SOURCE = "collsel_bench_colls.c"     # the collectives' table (COLLS[])
+INCLUDED = (COLLECTIVES_SOURCE, "collsel_probe.c", "collsel_probe.h")
 
 
 def source_digest():

@@ -57,15 +57,34 @@
  *
  * Paired mode (--methods A:S[:F],...; protocol B of the collsel interfaces): every listed method
  * is measured in this one launch, so the launch's state moves all methods together.
- *   - forcing through MPI_T control variables. Open MPI: coll_tuned_<coll>_algorithm,
- *     ..._segmentsize, ..._chain_fanout/_tree_fanout are written, read back, then
- *     MPI_COMM_WORLD is dup'ed: one communicator per method keeps its method (algorithm 0 =
- *     forcing off = coll/tuned's fixed decision). MPICH: MPIR_CVAR_<COLL>_INTRA_ALGORITHM
- *     (enum value looked up by name) is written before every call of a method, outside the
- *     timed region; MPIR_CVAR_COLLECTIVE_FALLBACK=error (environment) turns an impossible
- *     choice into an error. A cvar missing, not writable or reading back different: message
- *     `collsel_bench: forcing did not take: ...` and exit 6 before measuring;
- *   - per size: a checked first call and warm-up per method, then rounds; each round calls
+ *   - the collectives: COLLS[] in collsel_bench_colls.c (included below; its top comment says
+ *     what m is for each: the quantity Open MPI 4.1.4's fixed decision computes, with 1-byte
+ *     elements; `#@skipped=M,...` lists the sizes with no call, m < P for reduce_scatter, left
+ *     out for every method; barrier takes --sizes 0 only);
+ *   - forcing through MPI_T control variables. Open MPI: the variables of the collective are
+ *     looked up in MPI_T, A:S[:F] writes coll_tuned_<coll>_algorithm = A,
+ *     ..._algorithm_segmentsize = S, and F (0: the launch's own value) to each of
+ *     COLLS[].fan_vars this MPI has: ..._algorithm_chain_fanout and ..._tree_fanout, for
+ *     alltoall ..._algorithm_max_requests (linear_sync's limit) instead; reduce's and
+ *     scatter's max_requests and bcast's knomial_radix keep the launch's values (the radix is
+ *     read at call time, not per communicator); every value is read back, then MPI_COMM_WORLD
+ *     is dup'ed: one communicator per method keeps its method (algorithm 0 = forcing off =
+ *     coll/tuned's fixed decision). S != 0 or F != 0 for a collective without such a variable
+ *     (barrier, alltoallv, scan, exscan have only ..._algorithm) is exit 6, and so is a variable
+ *     MPI_T cannot write (Open MPI 4.1.4 and 5.0 register every allgatherv variable with scope
+ *     constant: allgatherv is forced per launch, --mca, not in paired mode). MPICH:
+ *     MPIR_CVAR_<COLL>_INTRA_ALGORITHM (enum value looked up by name) is written before every
+ *     call of a method, outside the timed region; MPIR_CVAR_COLLECTIVE_FALLBACK=error
+ *     (environment) turns an impossible choice into an error. A cvar missing, not writable or
+ *     reading back different: message `collsel_bench: forcing did not take: ...` and exit 6
+ *     before measuring;
+ *   - unusable methods: the per-method communicators return MPI errors (MPI_ERRORS_RETURN); a
+ *     method whose call fails on any rank at a size (e.g. two_proc algorithms at P != 2) is
+ *     left out of that size (no more calls, no line) and named, before the size's lines, in
+ *     `#@unusable.M=A:S:F,...`; the other methods are measured as usual;
+ *   - per size: a first call checked against the reference result (every rank's result
+ *     compared byte for byte with what the inputs must give; a wrong one is exit 5, naming the
+ *     method) and warm-up per method, then rounds; each round calls
  *     every method once, in an order shuffled by --seed (splitmix64, the same on all ranks),
  *     each call after an MPI_Barrier; stop when every method's CI meets --rel-ci, or
  *     --max-reps rounds, or --time-cap seconds for the size (all methods together);
@@ -134,13 +153,24 @@
         }                                                                            \
     } while (0)
 
-enum collective { COLL_BCAST, COLL_REDUCE, COLL_ALLREDUCE, COLL_NONE };
-/* The --collective names, in enum collective order (read by collsel, see MAX_SIZES). */
-static const char *const COLLECTIVE_NAMES[] = {"bcast", "reduce", "allreduce"};
-/* In the same order: the MPI function (raw lines) and MPICH's cvar infix. */
-static const char *const COLLECTIVE_FUNCTIONS[] = {"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce"};
-static const char *const MPICH_CVAR_NAMES[] = {"BCAST", "REDUCE", "ALLREDUCE"};
-#define NCOLLECTIVES ((int)(sizeof COLLECTIVE_NAMES / sizeof *COLLECTIVE_NAMES))
+/* Byte i of the root's data for a message of m bytes: varies with both, so stale data from
+ * an earlier size cannot pass the check. */
+static unsigned char pattern(size_t i, unsigned long long m)
+{
+    return (unsigned char)((i * 131u + m * 7u + 1u) & 0xffu);
+}
+
+/* Reduce inputs are kept small enough that the sum over ranks never exceeds 255: Open MPI
+ * 4.1.4's vectorised MPI_SUM on MPI_UNSIGNED_CHAR saturates at 255 instead of wrapping
+ * (seen on this machine for 4 KiB messages), so results that overflow are not portable. */
+static unsigned char reduce_input(size_t i, unsigned long long m, int nprocs)
+{
+    return nprocs > 255 ? 0 : (unsigned char)(pattern(i, m) % (255 / nprocs + 1));
+}
+
+/* The collectives (--collective): COLLS[], their buffers, calls and reference results. */
+#include "collsel_bench_colls.c"
+enum { COLL_NONE = -1, COLL_BCAST = 0, COLL_REDUCE = 1, COLL_ALLREDUCE = 2 };   /* COLLS[] */
 enum fault { FAULT_NONE, FAULT_CRASH, FAULT_HANG, FAULT_CORRUPT };
 
 enum runtime { RUNTIME_AUTO, RUNTIME_GLOBAL, RUNTIME_LOCAL };
@@ -167,7 +197,7 @@ struct method {
 };
 
 struct options {
-    enum collective coll;
+    int coll;                       /* COLLS[] index, COLL_NONE: an LMO experiment */
     enum runtime runtime;
     unsigned long long sizes[MAX_SIZES];
     int nsizes;
@@ -201,7 +231,7 @@ static int usage_error(int rank, const char *fmt, const char *arg)
         fprintf(stderr, fmt, arg);
         fprintf(stderr, "\nusage: collsel_bench --collective ");
         for (int c = 0; c < NCOLLECTIVES; c++)
-            fprintf(stderr, "%s%s", c ? "|" : "", COLLECTIVE_NAMES[c]);
+            fprintf(stderr, "%s%s", c ? "|" : "", COLLS[c].name);
         fprintf(stderr, " --sizes M[,M...] "
                         "[--min-reps N] [--max-reps N] [--warmup N] [--rel-ci F] "
                         "[--time-cap SEC] [--runtime global|local|auto] "
@@ -458,14 +488,14 @@ static int parse_args(int argc, char **argv, int rank, struct options *o)
         if (strcmp(key, "--collective") == 0) {
             o->coll = COLL_NONE;
             for (int c = 0; c < NCOLLECTIVES; c++)
-                if (strcmp(val, COLLECTIVE_NAMES[c]) == 0)
-                    o->coll = (enum collective)c;
+                if (strcmp(val, COLLS[c].name) == 0)
+                    o->coll = c;
             if (o->coll == COLL_NONE) {
                 char msg[512];
                 int at = snprintf(msg, sizeof msg, "unknown collective '%.64s' (known:", val);
                 for (int c = 0; c < NCOLLECTIVES; c++)
                     at += snprintf(msg + at, sizeof msg - (size_t)at, "%s %s", c ? "," : "",
-                                   COLLECTIVE_NAMES[c]);
+                                   COLLS[c].name);
                 snprintf(msg + at, sizeof msg - (size_t)at, ")");
                 return usage_error(rank, "%s", msg);
             }
@@ -634,21 +664,15 @@ static void compute_stats(const double *t, long n, double *scratch, struct stats
     s->stdev *= 1e6, s->ci *= 1e6;
 }
 
-/* Byte i of the root's data for a message of m bytes: varies with both, so stale data from
- * an earlier size cannot pass the check. */
-static unsigned char pattern(size_t i, unsigned long long m)
-{
-    return (unsigned char)((i * 131u + m * 7u + 1u) & 0xffu);
-}
-
 struct bufs {
-    unsigned char *a, *b;   /* bcast: a; reduce, allreduce: a = send, b = receive */
+    unsigned char *a, *b;   /* bcast: a; the others: a = send, b = receive */
     MPI_Request *reqs;      /* experiments: one per rank */
     unsigned char *gather;  /* bcast-gather: nprocs * gather_size bytes on the root */
     unsigned char *big;     /* lmo-scan, lmo-binomial: nprocs * max size (every block) */
     int *map;               /* lmo-binomial: the rank playing tree node v */
     int node;               /* lmo-binomial: this rank's tree node */
     unsigned char *tmp;     /* hierarchical reduce: a group's result on its leader */
+    struct call_shape shape;    /* the collective's arguments at the current size */
 };
 
 /* Experiments timed on the root alone (other ranks contribute 0 to the max). */
@@ -757,58 +781,60 @@ static void run_experiment(const struct options *o, struct bufs *bf, int count)
     }
 }
 
-/* Fill buffers for size m and check the result of one call, so a forced algorithm that
- * computes the wrong answer is caught instead of timed (see verify()). */
-/* Reduce inputs are kept small enough that the sum over ranks never exceeds 255: Open MPI
- * 4.1.4's vectorised MPI_SUM on MPI_UNSIGNED_CHAR saturates at 255 instead of wrapping
- * (seen on this machine for 4 KiB messages), so results that overflow are not portable. */
-static unsigned char reduce_input(size_t i, unsigned long long m, int nprocs)
+/* The buffer holding the call's result (bcast: its one buffer). */
+static unsigned char *result_buffer(const struct options *o, const struct bufs *bf)
 {
-    return nprocs > 255 ? 0 : (unsigned char)(pattern(i, m) % (255 / nprocs + 1));
+    return COLLS[o->coll].data == D_BCAST ? bf->a : bf->b;
 }
 
-/* The reduce result buffer is cleared too: in paired mode the previous method's (correct)
- * result would otherwise still be there when the next method is checked. */
+/* Bytes of this rank's result at the current size. */
+static size_t result_bytes(const struct options *o, const struct bufs *bf, int rank, int nprocs)
+{
+    return coll_result_bytes(&COLLS[o->coll], &bf->shape, rank, nprocs);
+}
+
 static void prepare(const struct options *o, struct bufs *bf, int rank, int nprocs,
                     unsigned long long m)
 {
-    for (size_t i = 0; i < (size_t)m; i++)
-        bf->a[i] = o->coll != COLL_BCAST ? reduce_input(i, m, nprocs)
-                                         : rank == 0 ? pattern(i, m) : 0;
-    if (o->coll != COLL_BCAST)
-        memset(bf->b, 0, (size_t)m);
+    if (o->coll == COLL_NONE)   /* LMO experiments: data not checked */
+        return;
+    coll_shape(&COLLS[o->coll], m, nprocs, &bf->shape);
+    coll_prepare(&COLLS[o->coll], bf->a, bf->b, &bf->shape, rank, nprocs, m);
 }
 
+/* The first wrong byte of this rank's result, -1 if none (reduce, gather: the root's only). */
 static long verify(const struct options *o, const struct bufs *bf, int rank, int nprocs,
                    unsigned long long m)
 {
-    for (size_t i = 0; i < (size_t)m; i++) {
-        if (o->coll == COLL_BCAST && bf->a[i] != pattern(i, m))
-            return (long)i;
-        /* reduce: the root's result; allreduce: every rank's */
-        if ((o->coll == COLL_ALLREDUCE || (o->coll == COLL_REDUCE && rank == 0)) &&
-            bf->b[i] != (unsigned)reduce_input(i, m, nprocs) * (unsigned)nprocs)
-            return (long)i;
+    if (o->coll == COLL_NONE)
+        return -1;
+    const struct coll_spec *c = &COLLS[o->coll];
+    const unsigned char *res = result_buffer(o, bf);
+    if (c->root_only && c->data != D_SCATTER && rank != 0)
+        return -1;
+    for (size_t j = 0, n = result_bytes(o, bf, rank, nprocs); j < n; j++) {
+        int want = coll_expected(c, j, &bf->shape, rank, nprocs, m);
+        if (want >= 0 && res[j] != (unsigned)want)
+            return (long)j;
     }
     return -1;
 }
 
 /* Abort (exit 5) when the call just made gave a wrong result; `method` names the paired-mode
- * method (NULL in the per-launch mode). --fault corrupt@M damages one byte first (test hook). */
+ * method (NULL in the per-launch mode). --fault corrupt@M damages the last byte of one rank's
+ * result first (test hook). */
 static void check_result(const struct options *o, struct bufs *bf, int rank, int nprocs,
                          unsigned long long m, const char *method)
 {
-    if (o->fault == FAULT_CORRUPT && m == o->fault_size && m > 0) {
-        if (o->coll == COLL_BCAST && rank == nprocs - 1)
-            bf->a[m - 1] ^= 0xffu;
-        if (o->coll != COLL_BCAST && rank == 0)
-            bf->b[m - 1] ^= 0xffu;
-    }
+    size_t n = o->coll == COLL_NONE ? 0 : result_bytes(o, bf, rank, nprocs);
+    if (o->fault == FAULT_CORRUPT && m == o->fault_size && n > 0 &&
+        rank == coll_fault_rank(&COLLS[o->coll], nprocs))
+        result_buffer(o, bf)[n - 1] ^= 0xffu;
     long bad = verify(o, bf, rank, nprocs, m);
     if (bad < 0)
         return;
     fprintf(stderr, "collsel_bench: rank %d: wrong result at byte %ld of a %llu-byte %s", rank,
-            bad, m, COLLECTIVE_NAMES[o->coll]);
+            bad, m, COLLS[o->coll].name);
     if (method)
         fprintf(stderr, " (method %s)", method);
     fprintf(stderr, "\n");
@@ -818,10 +844,11 @@ static void check_result(const struct options *o, struct bufs *bf, int rank, int
 /* ---- Forcing through MPI_T control variables (paired mode) ---- */
 
 struct cvar {
-    char name[96];
+    char name[128];
     MPI_T_cvar_handle handle;
     MPI_Datatype type;
     MPI_T_enum enumtype;
+    int scope;                  /* MPI_T_SCOPE_*: constant / readonly ones refuse writes */
     long long initial;          /* the value before this program wrote it */
     char desc[2048];
 };
@@ -856,14 +883,14 @@ static int cvar_read(const struct cvar *c, long long *v)
 /* 0 when the variable exists, is bound to no object, and its current value was read. */
 static int cvar_open(const char *name, struct cvar *c)
 {
-    int index = 0, count = 0, verbosity = 0, bind = 0, scope = 0;
+    int index = 0, count = 0, verbosity = 0, bind = 0;
     char vname[256];
     int vlen = sizeof vname, dlen = sizeof c->desc;
     snprintf(c->name, sizeof c->name, "%s", name);
     c->desc[0] = '\0';
     if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS ||
         MPI_T_cvar_get_info(index, vname, &vlen, &verbosity, &c->type, &c->enumtype, c->desc,
-                            &dlen, &bind, &scope) != MPI_SUCCESS ||
+                            &dlen, &bind, &c->scope) != MPI_SUCCESS ||
         bind != MPI_T_BIND_NO_OBJECT ||
         MPI_T_cvar_handle_alloc(index, NULL, &c->handle, &count) != MPI_SUCCESS || count != 1)
         return -1;
@@ -991,22 +1018,27 @@ static int agree(int code, const char *msg, int rank)
 
 static const char *coll_name(const struct options *o)
 {
-    return o->coll < NCOLLECTIVES ? COLLECTIVE_NAMES[o->coll] : "none";
+    return o->coll >= 0 && o->coll < NCOLLECTIVES ? COLLS[o->coll].name : "none";
 }
 
-/* Open MPI: write algorithm, segment size and fan-outs of method mt (fan-out 0: the value the
- * process started with), read each back; 0 or 6 with a message. */
+/* Open MPI's variables of the collective: algorithm, segment size, then the ones F writes
+ * (COLLS[].fan_vars); have[i] = 0 where this MPI has none. */
+#define NVARS 5
+
+/* Open MPI: write algorithm, segment size and fan-outs (F; 0: the value the process started
+ * with) of method mt, read each back; 0 or 6 with a message. */
 static int force_openmpi_method(struct cvar *cv, const int *have, const struct method *mt,
                                 char *msg, size_t msg_size)
 {
-    long long want[4] = {atoll(mt->alg), (long long)mt->segsize,
-                         mt->fanout ? mt->fanout : cv[2].initial,
-                         mt->fanout ? mt->fanout : cv[3].initial};
-    for (int i = 0; i < 4; i++) {
-        if (have[i] && cvar_set(&cv[i], want[i]) != 0) {
+    for (int i = 0; i < NVARS; i++) {
+        long long want = i == 0 ? atoll(mt->alg) : i == 1 ? (long long)mt->segsize
+                         : mt->fanout ? mt->fanout : cv[i].initial;
+        if (have[i] && cvar_set(&cv[i], want) != 0) {
+            int fixed = cv[i].scope == MPI_T_SCOPE_CONSTANT || cv[i].scope == MPI_T_SCOPE_READONLY;
             snprintf(msg, msg_size, "forcing did not take: cannot set %s=%lld for method "
-                     "%s:%llu:%ld (write refused or reads back different)", cv[i].name, want[i],
-                     mt->alg, mt->segsize, mt->fanout);
+                     "%s:%llu:%ld (%s)", cv[i].name, want, mt->alg, mt->segsize, mt->fanout,
+                     fixed ? "read-only for MPI_T in this MPI: force it per launch, --mca"
+                     : "write refused or reads back different");
             return 6;
         }
     }
@@ -1051,19 +1083,40 @@ static int split_hier(struct cvar *cv, const int *have, struct method *mt, int r
  * (coll/tuned copies them into the communicator's module when it is created). */
 static int force_openmpi(struct options *o, int rank)
 {
-    const char *suffix[4] = {"", "_segmentsize", "_chain_fanout", "_tree_fanout"};
-    struct cvar cv[4], dyn;
-    int have[4];
+    struct cvar cv[NVARS], dyn;
+    int have[NVARS];
     memset(cv, 0, sizeof cv);
-    char msg[8192] = "", known[4096];
+    memset(have, 0, sizeof have);
+    char msg[8192] = "", known[4096], fans[128];
     int code = 0;
-    for (int i = 0; i < 4; i++) {
-        char name[96];
-        snprintf(name, sizeof name, "coll_tuned_%s_algorithm%s", coll_name(o), suffix[i]);
+    /* the variables this MPI has, read from MPI_T: algorithm, segmentsize, fan_vars */
+    const char *suffix[NVARS] = {"", "_segmentsize", NULL, NULL, NULL};
+    char *save = NULL;
+    snprintf(fans, sizeof fans, "%s", COLLS[o->coll].fan_vars);
+    for (int i = 2; i < NVARS; i++)
+        if ((suffix[i] = strtok_r(i == 2 ? fans : NULL, ",", &save)) == NULL)
+            break;
+    for (int i = 0; i < NVARS && suffix[i]; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "coll_tuned_%s_algorithm%s%s", coll_name(o),
+                 i > 1 ? "_" : "", suffix[i]);
         have[i] = cvar_open(name, &cv[i]) == 0;
-        if (!have[i] && i < 2 && !code) {
+        if (!have[i])
+            snprintf(cv[i].name, sizeof cv[i].name, "%s", name);
+        if (!have[i] && i == 0) {
             snprintf(msg, sizeof msg, "forcing did not take: no control variable %s "
                      "(coll/tuned not loaded?)", name);
+            code = 6;
+        }
+    }
+    for (int k = 0; !code && k < o->nmethods; k++) {   /* S and F need their variables */
+        const struct method *mt = &o->methods[k];
+        int fan = have[2] || have[3] || have[4];
+        if ((mt->segsize && !have[1]) || (mt->fanout && !fan)) {
+            snprintf(msg, sizeof msg, "forcing did not take: method %s:%llu:%ld needs %s, and "
+                     "this MPI has no such control variable", mt->alg, mt->segsize, mt->fanout,
+                     mt->segsize && !have[1] ? cv[1].name : "a fan-in/out variable (coll_tuned_"
+                     "<coll>_algorithm_{chain_fanout,tree_fanout,max_requests})");
             code = 6;
         }
     }
@@ -1105,8 +1158,10 @@ static int force_openmpi(struct options *o, int rank)
         if ((code = agree(code, msg, rank)) != 0)
             return code;
         MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &mt->comm));
+        /* a method that refuses a size returns an error: unusable there, not fatal */
+        MPI_CHECK(MPI_Comm_set_errhandler(mt->comm, MPI_ERRORS_RETURN));
     }
-    for (int i = 0; i < 4; i++)   /* later communicators get the launch's own settings */
+    for (int i = 0; i < NVARS; i++)   /* later communicators get the launch's own settings */
         if (have[i])
             cvar_set(&cv[i], cv[i].initial);
     return 0;
@@ -1118,7 +1173,10 @@ static int force_mpich(struct options *o, struct forcing *fs, int rank)
 {
     char name[96], msg[8192] = "", known[4096];
     int code = 0;
-    snprintf(name, sizeof name, "MPIR_CVAR_%s_INTRA_ALGORITHM", MPICH_CVAR_NAMES[o->coll]);
+    int at = snprintf(name, sizeof name, "MPIR_CVAR_");
+    for (const char *p = COLLS[o->coll].name; *p; p++)
+        name[at++] = (char)toupper((unsigned char)*p);
+    snprintf(name + at, sizeof name - (size_t)at, "_INTRA_ALGORITHM");
     if (cvar_open(name, &fs->alg) != 0) {
         snprintf(msg, sizeof msg, "forcing did not take: no control variable %s", name);
         code = 6;
@@ -1152,8 +1210,10 @@ static int force_mpich(struct options *o, struct forcing *fs, int rank)
     }
     if ((code = agree(code, msg, rank)) != 0)
         return code;
-    for (int k = 0; k < o->nmethods; k++)   /* uniform with Open MPI: a communicator each */
+    for (int k = 0; k < o->nmethods; k++) {   /* uniform with Open MPI: a communicator each */
         MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &o->methods[k].comm));
+        MPI_CHECK(MPI_Comm_set_errhandler(o->methods[k].comm, MPI_ERRORS_RETURN));
+    }
     fs->per_call = 1;
     return 0;
 }
@@ -1195,6 +1255,18 @@ struct samples {
     int *order;                 /* paired mode: the call order of each round */
 };
 
+/* `#@skipped=M,...`: the sizes at which the collective has no call (m < P for a sum of counts),
+ * skipped for every method; nothing when there are none. */
+static void skipped_header(FILE *out, const struct options *o, int nprocs)
+{
+    int n = 0;
+    for (int i = 0; o->coll != COLL_NONE && i < o->nsizes; i++)
+        if (coll_count(&COLLS[o->coll], o->sizes[i], nprocs) < 0)
+            fprintf(out, "%s%llu", n++ ? "," : "#@skipped=", o->sizes[i]);
+    if (n)
+        fprintf(out, "\n");
+}
+
 static void print_header(FILE *out, const struct options *o, const struct forcing *fs,
                          int nprocs, int global, const char *rank_hosts)
 {
@@ -1217,9 +1289,12 @@ static void print_header(FILE *out, const struct options *o, const struct forcin
     if (rank_hosts)
         fprintf(out, "#@rank_hosts=%s\n", rank_hosts);
     fprintf(out, "#@root=0\n");
-    fprintf(out, "#@datatype=%s\n", o->coll == COLL_BCAST ? "MPI_BYTE" : "MPI_UNSIGNED_CHAR");
-    if (o->coll != COLL_BCAST)
+    const int sum = o->coll != COLL_NONE && COLLS[o->coll].data >= D_REDUCE &&
+                    COLLS[o->coll].data <= D_EXSCAN;
+    fprintf(out, "#@datatype=%s\n", sum || o->coll == COLL_NONE ? "MPI_UNSIGNED_CHAR" : "MPI_BYTE");
+    if (sum || o->coll == COLL_NONE)
         fprintf(out, "#@op=MPI_SUM\n");
+    skipped_header(out, o, nprocs);
     struct timespec res;
     clock_getres(CLOCK_MONOTONIC, &res);
     fprintf(out, "#@timer=clock_gettime(CLOCK_MONOTONIC)\n#@timer_resolution_s=%g\n",
@@ -1291,60 +1366,79 @@ static void run_hier(const struct options *o, struct bufs *bf, int count, const 
         MPI_CHECK(MPI_Reduce(bf->tmp, bf->b, count, MPI_UNSIGNED_CHAR, MPI_SUM, 0, mt->leaders));
 }
 
-static void run_once(const struct options *o, struct bufs *bf, int count, MPI_Comm comm, int k)
+/* One call; its MPI error code (the per-method communicators return errors, see
+ * force_openmpi; experiments, hierarchical methods and the per-launch mode abort instead). */
+static int run_once(const struct options *o, struct bufs *bf, unsigned long long m, MPI_Comm comm,
+                    int k)
 {
     if (k >= 0 && o->methods[k].groups)
-        run_hier(o, bf, count, &o->methods[k]);
+        run_hier(o, bf, (int)m, &o->methods[k]);
     else if (o->experiment != EXP_NONE)
-        run_experiment(o, bf, count);
-    else if (o->coll == COLL_BCAST)
-        MPI_CHECK(MPI_Bcast(bf->a, count, MPI_BYTE, 0, comm));
-    else if (o->coll == COLL_ALLREDUCE)
-        MPI_CHECK(MPI_Allreduce(bf->a, bf->b, count, MPI_UNSIGNED_CHAR, MPI_SUM, comm));
+        run_experiment(o, bf, (int)m);
     else
-        MPI_CHECK(MPI_Reduce(bf->a, bf->b, count, MPI_UNSIGNED_CHAR, MPI_SUM, 0, comm));
+        return COLLS[o->coll].call(bf->a, bf->b, &bf->shape, comm);
+    return MPI_SUCCESS;
+}
+
+/* All ranks: whether a call of method k failed on any rank (its communicator returns errors);
+ * the per-launch mode stops at once, as MPI_CHECK would. */
+static int failed_anywhere(int rc, int k)
+{
+    int bad = rc != MPI_SUCCESS, any = 0;
+    MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    if (k < 0)
+        MPI_CHECK(rc);
+    return any;
 }
 
 /* Warm-up on `comm`; the first call is also checked for a correct result. Further warm-up
- * calls only while cheap: rank 0's first duration, returned to all ranks, decides. */
+ * calls only while cheap: rank 0's first duration, returned to all ranks, decides. A method
+ * whose first call fails (k >= 0) gets *failed = 1 and no more calls. */
 static double warm_up(const struct options *o, const struct forcing *fs, struct bufs *bf,
-                      int rank, int nprocs, unsigned long long m, MPI_Comm comm, int k)
+                      int rank, int nprocs, unsigned long long m, MPI_Comm comm, int k,
+                      int *failed)
 {
     prepare(o, bf, rank, nprocs, m);
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     select_method(o, fs, k, 1);
     double first = now();
-    run_once(o, bf, (int)m, comm, k);
+    int rc = run_once(o, bf, m, comm, k);
     first = now() - first;
-    check_result(o, bf, rank, nprocs, m, k >= 0 ? o->methods[k].alg : NULL);
     select_method(o, fs, k, 0);
+    if ((*failed = failed_anywhere(rc, k)) != 0)
+        return 0;
+    check_result(o, bf, rank, nprocs, m, k >= 0 ? o->methods[k].alg : NULL);
     MPI_CHECK(MPI_Bcast(&first, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     long extra = o->warmup > 1 ? o->warmup - 1 : 0;
     if (first > 0 && extra > (long)(0.1 * o->time_cap / first))
         extra = (long)(0.1 * o->time_cap / first);
     select_method(o, fs, k, 1);
-    for (long w = 0; w < extra; w++)
-        run_once(o, bf, (int)m, comm, k);
+    for (long w = 0; w < extra && rc == MPI_SUCCESS; w++)
+        rc = run_once(o, bf, m, comm, k);
     select_method(o, fs, k, 0);
+    *failed = failed_anywhere(rc, k);
     return first;
 }
 
 /* Repetition i: one call after a barrier, this rank's start and end (global) or duration.
- * k: the paired-mode method, -1 in the per-launch mode. */
-static void timed_call(const struct options *o, const struct forcing *fs, struct bufs *bf,
-                       int rank, int global, unsigned long long m, MPI_Comm comm, int k,
-                       struct samples *sp, long i)
+ * k: the paired-mode method, -1 in the per-launch mode. Returns the call's error code. */
+static int timed_call(const struct options *o, const struct forcing *fs, struct bufs *bf,
+                      int rank, int global, unsigned long long m, MPI_Comm comm, int k,
+                      struct samples *sp, long i)
 {
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     select_method(o, fs, k, 1);
     double t0 = now();
-    run_once(o, bf, (int)m, comm, k);
+    int rc = run_once(o, bf, m, comm, k);
     double t1 = now();
     select_method(o, fs, k, 0);
+    if (k < 0)
+        MPI_CHECK(rc);
     sp->starts[i] = t0;
     sp->local[i] = global ? t1 : t1 - t0;   /* end time, or duration */
     if (root_timed(o) && rank != 0)
         sp->local[i] = 0;                   /* the root's time only */
+    return rc;
 }
 
 /* Rank 0: the slowest rank's time of repetitions [from, from + count). */
@@ -1399,7 +1493,8 @@ static void measure_point(const struct options *o, const struct forcing *fs, str
                           struct samples *sp, int rank, int nprocs, int global,
                           unsigned long long m, struct stats *out)
 {
-    double first = warm_up(o, fs, bf, rank, nprocs, m, MPI_COMM_WORLD, -1);
+    int failed = 0;
+    double first = warm_up(o, fs, bf, rank, nprocs, m, MPI_COMM_WORLD, -1, &failed);
     long n = 0, batch = first_batch(o, first);
     struct stats st = {0, 0, 0, 0, 0, 0, 0};
     double start = now();
@@ -1694,14 +1789,16 @@ static void shuffle(int *order, int n, uint64_t *state)
     }
 }
 
-/* Rank 0: statistics of every method over rounds [0, n); whether all meet the CI target and
- * the largest CI / target ratio. */
-static int method_stats(const struct options *o, struct samples *sp, long n, struct stats *st,
-                        double *ratio)
+/* Rank 0: statistics of every usable method (dead[k] == 0) over rounds [0, n); whether all
+ * meet the CI target and the largest CI / target ratio. */
+static int method_stats(const struct options *o, struct samples *sp, long n, const int *dead,
+                        struct stats *st, double *ratio)
 {
     int nm = o->nmethods, met = 1;
     *ratio = 0;
     for (int k = 0; k < nm; k++) {
+        if (dead[k])
+            continue;
         for (long r = 0; r < n; r++)
             sp->column[r] = sp->maxed[r * nm + k];
         compute_stats(sp->column, n, sp->scratch, &st[k]);
@@ -1713,48 +1810,83 @@ static int method_stats(const struct options *o, struct samples *sp, long n, str
     return met;
 }
 
-/* Rank 0: every repetition of the size in call order, ReproMPI's per-repetition layout. */
+/* Rank 0: every repetition of the size in call order, ReproMPI's per-repetition layout
+ * (methods unusable at the size left out). */
 static void write_raw(FILE *raw, const struct options *o, const struct samples *sp, long n,
-                      unsigned long long m)
+                      unsigned long long m, const int *dead)
 {
     int nm = o->nmethods;
     for (long r = 0; r < n; r++)
         for (int j = 0; j < nm; j++) {
             const struct method *mt = &o->methods[sp->order[r * nm + j]];
+            if (dead[sp->order[r * nm + j]])
+                continue;
             fprintf(raw, "%50s %10ld %12llu %14.10f %s %llu %ld\n",
-                    COLLECTIVE_FUNCTIONS[o->coll], r, m,
+                    COLLS[o->coll].function, r, m,
                     sp->maxed[r * nm + sp->order[r * nm + j]], mt->alg, mt->segsize, mt->fanout);
         }
     fflush(raw);
 }
 
-/* Paired mode: all methods of --methods at size m, interleaved in shuffled rounds. */
+/* Rank 0: `#@unusable.M=A:S:F,...` (the methods whose call returned an MPI error at size m, on
+ * some rank), before the size's lines; nothing when every method worked. */
+static void unusable_line(const struct options *o, unsigned long long m, const int *dead)
+{
+    int n = 0;
+    for (int k = 0; k < o->nmethods; k++)
+        if (dead[k]) {
+            const struct method *mt = &o->methods[k];
+            if (n++ == 0)
+                printf("#@unusable.%llu=", m);
+            else
+                printf(",");
+            printf("%s:%llu:%ld", mt->alg, mt->segsize, mt->fanout);
+        }
+    if (n)
+        printf("\n");
+}
+
+/* Paired mode: all methods of --methods at size m, interleaved in shuffled rounds. A method
+ * whose call fails (MPI error on its communicator) is unusable at this size: no more calls of
+ * it, no line, listed in `#@unusable.M=`; the others go on. */
 static void measure_paired(const struct options *o, const struct forcing *fs, struct bufs *bf,
                            struct samples *sp, int rank, int nprocs, int global,
                            unsigned long long m, uint64_t *rng, FILE *raw)
 {
-    int nm = o->nmethods;
+    int nm = o->nmethods, dead[MAX_METHODS], failed[MAX_METHODS], alive = 0;
     struct stats st[MAX_METHODS];
     double round_first = 0, ratio = 0;
-    for (int k = 0; k < nm; k++)
-        round_first += warm_up(o, fs, bf, rank, nprocs, m, o->methods[k].comm, k);
-    long n = 0, batch = first_batch(o, round_first);
+    for (int k = 0; k < nm; k++) {
+        round_first += warm_up(o, fs, bf, rank, nprocs, m, o->methods[k].comm, k, &dead[k]);
+        alive += !dead[k];
+    }
+    long n = 0, batch = alive ? first_batch(o, round_first) : 0;
     int met = 0;
     double start = now();
     while (batch > 0) {
+        memset(failed, 0, sizeof failed);
         for (long r = n; r < n + batch; r++) {
             probe_round(r);
             shuffle(sp->order + r * nm, nm, rng);
             for (int j = 0; j < nm; j++) {
                 int k = sp->order[r * nm + j];
-                timed_call(o, fs, bf, rank, global, m, o->methods[k].comm, k, sp, r * nm + k);
+                if (!dead[k] && !failed[k])
+                    failed[k] = timed_call(o, fs, bf, rank, global, m, o->methods[k].comm, k,
+                                           sp, r * nm + k) != MPI_SUCCESS;
+                else
+                    sp->local[r * nm + k] = sp->starts[r * nm + k] = 0;
             }
+        }
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, failed, nm, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+        for (int k = 0; k < nm; k++) {
+            alive -= failed[k] && !dead[k];
+            dead[k] |= failed[k];
         }
         collect(sp, n * nm, batch * nm, global, rank);
         n += batch;
         long next = 0;
-        if (rank == 0) {
-            met = method_stats(o, sp, n, st, &ratio);
+        if (rank == 0 && alive) {
+            met = method_stats(o, sp, n, dead, st, &ratio);
             next = next_batch(o, n, now() - start, met, ratio);
         }
         MPI_CHECK(MPI_Bcast(&next, 1, MPI_LONG, 0, MPI_COMM_WORLD));
@@ -1762,8 +1894,11 @@ static void measure_paired(const struct options *o, const struct forcing *fs, st
     }
     if (rank != 0)
         return;
+    unusable_line(o, m, dead);
     for (int k = 0; k < nm; k++) {
         const struct method *mt = &o->methods[k];
+        if (dead[k])
+            continue;
         printf("%llu %s %llu %ld ", m, mt->alg, mt->segsize, mt->fanout);
         print_stats(&st[k]);
         printf(" %d", st[k].ci <= o->rel_ci * st[k].mean);
@@ -1773,7 +1908,7 @@ static void measure_paired(const struct options *o, const struct forcing *fs, st
     probe_rounds_line(m);
     fflush(stdout);
     if (raw)
-        write_raw(raw, o, sp, n, m);
+        write_raw(raw, o, sp, n, m, dead);
 }
 
 /* Global runtimes need one clock: all ranks on one node. */
@@ -1877,6 +2012,30 @@ static int open_raw(const struct options *o, int rank, FILE **raw)
     return o->raw_path ? agree(code, msg, rank) : 0;
 }
 
+/* Bytes of the send and receive buffers for the largest size (0, or 2 after a usage message:
+ * barrier takes --sizes 0 only; counts times P must fit MPI's int counts). */
+static int coll_buffers(const struct options *o, int rank, int nprocs, size_t *send,
+                        size_t *recv)
+{
+    const struct coll_spec *c = &COLLS[o->coll];
+    *send = *recv = 0;
+    for (int i = 0; i < o->nsizes; i++) {
+        long long n = coll_count(c, o->sizes[i], nprocs);
+        if (c->m == M_NONE && o->sizes[i] != 0)
+            return usage_error(rank, "--sizes: %s has no message size: pass --sizes 0", c->name);
+        if (n > 0 && n > INT_MAX / nprocs)
+            return usage_error(rank, "--sizes: P times a size exceeds INT_MAX bytes (the whole "
+                               "buffer of %s)", c->name);
+        size_t sb = coll_blocks(c, 0, rank, nprocs) * (size_t)(n > 0 ? n : 0);
+        size_t rb = coll_blocks(c, 1, rank, nprocs) * (size_t)(n > 0 ? n : 0);
+        *send = sb > *send ? sb : *send;
+        *recv = rb > *recv ? rb : *recv;
+    }
+    if (c->data == D_BCAST || o->experiment != EXP_NONE)   /* experiments use a and b as before */
+        *send = *recv = *send > *recv ? *send : *recv;
+    return 0;
+}
+
 static int finish(int paired, int rc)
 {
     if (paired)
@@ -1911,8 +2070,14 @@ int main(int argc, char **argv)
     unsigned long long maxm = 0;
     for (int i = 0; i < opt.nsizes; i++)
         if (opt.sizes[i] > maxm) maxm = opt.sizes[i];
-    struct bufs bf = {alloc_or_die(maxm, rank), alloc_or_die(maxm, rank), NULL, NULL, NULL,
-                      NULL, 0, NULL};
+    size_t send_bytes = maxm, recv_bytes = maxm;
+    if (opt.coll != COLL_NONE && (rc = coll_buffers(&opt, rank, nprocs, &send_bytes,
+                                                    &recv_bytes)) != 0)
+        return finish(paired, rc);
+    struct bufs bf = {alloc_or_die(send_bytes, rank), alloc_or_die(recv_bytes, rank), NULL, NULL,
+                      NULL, NULL, 0, NULL,
+                      {0, alloc_or_die((size_t)nprocs * sizeof(int), rank),
+                       alloc_or_die((size_t)nprocs * sizeof(int), rank)}};
     if (opt.experiment != EXP_NONE) {
         bf.reqs = alloc_or_die((size_t)nprocs * sizeof *bf.reqs, rank);
         bf.gather = alloc_or_die(rank == 0 ? (size_t)nprocs * opt.gather_size : 1, rank);
@@ -1942,7 +2107,7 @@ int main(int argc, char **argv)
                          alloc_or_die((size_t)opt.max_reps * sizeof(double), rank),
                          alloc_or_die(reps * sizeof(double), rank),
                          alloc_or_die(paired ? reps * sizeof(int) : 1, rank)};
-    memset(bf.b, 0, maxm ? maxm : 1);
+    memset(bf.b, 0, recv_bytes ? recv_bytes : 1);
     for (int k = 0; paired && k < opt.nmethods && !bf.tmp; k++)
         if (opt.methods[k].groups)
             bf.tmp = alloc_or_die(maxm ? maxm : 1, rank);
@@ -1985,6 +2150,8 @@ int main(int argc, char **argv)
             if (opt.fault == FAULT_HANG)
                 for (;;) pause();
         }
+        if (opt.coll != COLL_NONE && coll_count(&COLLS[opt.coll], m, nprocs) < 0)
+            continue;   /* no call of this collective at m (#@skipped) */
         if (paired)
             measure_paired(&opt, &fs, &bf, &sp, rank, nprocs, global, m, &rng, raw);
         else if (opt.experiment == EXP_LMO_SCAN || opt.experiment == EXP_LMO_BINOMIAL)
@@ -2017,6 +2184,8 @@ int main(int argc, char **argv)
     free(bf.gather);
     free(bf.big);
     free(bf.map);
+    free(bf.shape.counts);
+    free(bf.shape.displs);
     free(sched.pairs.groups);
     free(sched.pairs.start);
     free(sched.triplets.groups);

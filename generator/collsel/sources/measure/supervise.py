@@ -76,11 +76,13 @@ def _check_line(fields, expected, names):
 
 
 def run_launch(argv, env, sizes, silence_timeout, on_point, lines=None,
-               names=bench.OUTPUT_FIELDS, on_header=None):
+               names=bench.OUTPUT_FIELDS, on_header=None, on_meta=None):
     """Run one benchmark launch; call on_point(fields) for each output line as it arrives
     (one per message size; or, given `lines`, the leading fields of each line expected, in
-    order, and `names` the line's fields), and on_header(meta) before the first one. The
-    launch is killed when it prints nothing for `silence_timeout` seconds."""
+    order, and `names` the line's fields), on_header(meta) before the first one, and
+    on_meta(key, value) for every `#@` line. The lines a `#@skipped=` or `#@unusable.M=` line
+    announces (bench.not_measured) are no longer expected. The launch is killed when it prints
+    nothing for `silence_timeout` seconds."""
     result = LaunchResult()
     expected = list(lines) if lines is not None else [(str(m),) for m in sizes]
     asked = len(expected)
@@ -114,6 +116,12 @@ def run_launch(argv, env, sizes, silence_timeout, on_point, lines=None,
                         key, _, value = text[2:].partition("=")
                         result.meta[key] = value
                         result.header_seen = True
+                        gone = bench.not_measured(key, value)
+                        expected = [e for e in expected if not any(
+                            e[0] == m and (not method or e[1:] == method)
+                            for m, method in gone)]
+                        if on_meta is not None:
+                            on_meta(key, value)
                     elif text.startswith("#") or not text:
                         continue
                     else:
@@ -151,7 +159,10 @@ def run_launch(argv, env, sizes, silence_timeout, on_point, lines=None,
             result.failure += ": " + stderr_tail(errf)
         if result.failure:
             said = [ln for ln in stderr_lines(errf) if ln.strip("-=*")]   # rules of boxes out
-            result.stderr_last = [ln[:200] for ln in said[-STDERR_LAST:]]
+            # the benchmark's own message first (mpirun's box after it would push it out)
+            mine = [ln for ln in said if "collsel_bench:" in ln][-2:]
+            rest = [ln for ln in said if ln not in mine][len(mine) - STDERR_LAST:]
+            result.stderr_last = [ln[:200] for ln in mine + rest]
     return result
 
 

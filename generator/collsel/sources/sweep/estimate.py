@@ -31,13 +31,26 @@ def per_point(observed, startup_s):
     return rates, overall
 
 
+def startup(launcher_name):
+    return STARTUP_S.get(launcher_name, max(STARTUP_S.values()))
+
+
+def wall_seconds(planned, launcher_name, time_cap, observed=()):
+    """The estimated wall time, in seconds, of the `planned` launches ((shape mark, points)
+    each), as `estimate` announces it (collsel tune fits its grids with it)."""
+    startup_s = startup(launcher_name)
+    rates, overall = per_point(observed, startup_s)
+    fallback = overall if overall is not None else time_cap
+    return sum(startup_s + n * rates.get(mark, fallback) for mark, n in planned)
+
+
 def estimate(planned, launcher_name, time_cap, observed=(), journal=None):
     """One line: the estimated wall time of the `planned` launches ((shape mark, points) each)
     and how it was made; `observed`: the journal's launches (mark, points, wall_s)."""
-    startup_s = STARTUP_S.get(launcher_name, max(STARTUP_S.values()))
+    startup_s = startup(launcher_name)
     rates, overall = per_point(observed, startup_s)
     fallback = overall if overall is not None else time_cap
-    seconds = sum(startup_s + n * rates.get(mark, fallback) for mark, n in planned)
+    seconds = wall_seconds(planned, launcher_name, time_cap, observed)
     points = sum(n for _, n in planned)
     used = sorted({rates.get(mark, fallback) for mark, _ in planned}) or [fallback]
     each = (f"{1e3 * used[0]:.3g} ms" if len(used) == 1

@@ -26,8 +26,8 @@ from collsel.sources.sweep import (estimate, hygiene, load, lock, raw as raw_fil
                                    resume, shapes, startup, ties)
 from collsel.sources.sweep.journal import (TableFile, drop_partial_line, journal_path,
                                            load_existing, paired_columns)
-from collsel.sources.sweep.paired_plan import (PairedPlan, algorithm_text, launch_seed,
-                                               method_token)
+from collsel.sources.sweep.paired_plan import (UNUSABLE_KEY, PairedPlan, algorithm_text,
+                                               launch_seed, method_token, unusable_text)
 from collsel.sources.sweep.run import (end_run, grid_metadata, header_metadata, next_index,
                                        resuming, sigterm_as_interrupt, start_run)
 
@@ -139,7 +139,8 @@ class _State:
                     self.journal_file, self.journal_columns, cfg, launches=True)
                 self.dropped.append((self.journal_file, cut))
         self.plan = PairedPlan(cfg, journal_rows,
-                               {(shapes.of_row(r), r["msg_size"]) for r in rows})
+                               {(shapes.of_row(r), r["msg_size"]) for r in rows},
+                               self.journal_meta)
         self.observed = _launch_times(self.journal_meta, journal_rows)
 
     def repair(self):
@@ -308,6 +309,7 @@ class _Sweep:
                      else {load.SCHEDULER_COLUMN: cfg.scheduler()})
         began = time.monotonic()
         done, todo, status, seed, part, hosts = {}, list(sizes), "ok", None, 0, []
+        unusable = {}       # m -> indices into methods the benchmark did not measure at m
         while todo:
             part += 1
             raw_path = raw_files.part_path(cfg.raw, shape, k, part) if cfg.raw else None
@@ -320,22 +322,35 @@ class _Sweep:
             lines = [(str(m), *tok) for m in todo for tok in tokens]
             current = {}
 
+            def measured(m):
+                return [x for j, x in enumerate(methods) if j not in unusable.get(m, ())]
+
             def on_line(fields):
                 if not float(fields["median_us"]) > 0:
                     raise CollselError(f"benchmark reported a non-positive time: {fields}")
                 m = int(fields["msg_size"])
-                current[methods[len(current)]] = fields
-                if len(current) == len(methods):
+                current[measured(m)[len(current)]] = fields
+                if len(current) == len(measured(m)):
                     done[m] = dict(current)
                     current.clear()
                     if k <= cfg.launches:
                         self.progress.advance(len(methods))
 
+            def on_meta(key, value):
+                for m, method in bench.not_measured(key, value):
+                    m = int(m)
+                    unusable.setdefault(m, set()).update(
+                        j for j, tok in enumerate(tokens) if not method or tuple(tok) == method)
+                    if len(unusable[m]) == len(methods):    # nothing to wait for at m
+                        done[m] = {}
+                        if k <= cfg.launches:
+                            self.progress.advance(len(methods))
+
             def on_header(meta):
                 hosts.append(self._placement(shape, k, meta))
 
             result = run_launch(argv, env, todo, cfg.silence_timeout, on_line, lines=lines,
-                                names=self._fields, on_header=on_header)
+                                names=self._fields, on_header=on_header, on_meta=on_meta)
             self.launched += 1
             startup.check(result, self.launched == 1, cfg.launcher, argv, env,
                           f"{shape.label} launch {k}", self.after_first, self.progress)
@@ -354,8 +369,10 @@ class _Sweep:
         load_end, warning = self.watch.sample()
         if warning:
             self.progress.message(warning)
+        marks = [(m, methods[j]) for m in sorted(unusable) if m in done
+                 for j in sorted(unusable[m])]
         self._journal(shape, k, seed, done, status, time.monotonic() - began, load_start,
-                      load_end, hosts, scheduled)
+                      load_end, hosts, scheduled, marks)
 
     def _placement(self, shape, k, meta):
         """The hosts of one run of launch k (rank order, comma-joined), checked against the
@@ -385,9 +402,13 @@ class _Sweep:
         self.progress.message(f"collsel sweep: launch failed, going on: {reason[:300]}")
 
     def _journal(self, shape, k, seed, done, status, wall_s, load_start, load_end, hosts,
-                 scheduled):
+                 scheduled, marks):
+        """The launch's rows, its unusable marks (`# unusable.SHAPE.K=`, also a table note: those
+        methods have no rows in their cells) and its `# launch.` line, in one write."""
         cfg = self.cfg
         rows = []
+        for m, method in marks:
+            self.plan.mark_unusable(shape, m, method, k)
         for m in sorted(done):
             for method, fields in done[m].items():
                 if self.plan.has(shape, m, method, k):
@@ -404,6 +425,12 @@ class _Sweep:
                 rows.append(row)
                 self.plan.add(shape, m, method, k, row)
         text = render_table(rows, {}, columns=self.state.journal_columns).split("\n", 1)[1]
+        if marks:
+            key = f"{UNUSABLE_KEY}.{shape.mark}.{k}"
+            text += f"# {key}={unusable_text(marks)}\n"
+            self.state.journal_meta[key] = unusable_text(marks)
+            self.table.append_meta(key, unusable_text(marks) + " (method unusable: its forced "
+                                   "call returned an MPI error, or no call at that size; no rows)")
         # rank_hosts: every run of the launch (a failed size relaunches the rest), ';' apart
         # when they differ.
         mark = (f"seed={seed} status={status} sizes={len(done)} wall_s={wall_s:.1f} "

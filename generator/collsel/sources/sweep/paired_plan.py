@@ -6,6 +6,11 @@ A shape (sweep/shapes.py) is a P, or with --nodes/--ppn a P = nodes x ppn placed
 Launch k of a shape measures every method at every size in one benchmark run (protocol B), with
 the seed `launch_seed(sweep seed, shape, k)`. A cell (shape, m) is complete when every method has
 launches 1..N; its rows then combine all its launches (N planned, more from --refine).
+
+A method the benchmark reports unusable at a size in a launch (`#@unusable.M=`: its forced call
+returned an MPI error), or every method at a size the collective has no call for
+(`#@skipped=`), counts as measured there (no relaunch) and is left out of the cell's rows; the
+journal keeps these as `# unusable.SHAPE.K=M:A:S:F,...` lines (UNUSABLE_KEY).
 """
 import numpy as np
 
@@ -32,19 +37,50 @@ def algorithm_text(collective, alg, family):
     return algorithms.algorithm_name(collective, alg, family) if family == "mpich" else alg
 
 
+UNUSABLE_KEY = "unusable"
+
+
+def unusable_text(marks):
+    """The journal's value of one launch's unusable marks: [(m, Method)] as M:A:S:F,..."""
+    return ",".join(f"{m}:{x.algorithm}:{x.segsize}:{x.faninout}" for m, x in marks)
+
+
 class PairedPlan:
-    def __init__(self, cfg, journal_rows, written_cells):
+    def __init__(self, cfg, journal_rows, written_cells, journal_meta=None):
         self.cfg = cfg
         self.groups = cfg.groups()      # the shapes, in launch order
         self.data = {}                  # (shape, m, Method) -> {launch: fields}
+        self.unusable = {}              # (shape, m, Method) -> {launches it was unusable in}
         for row in journal_rows:
             key = (shapes.of_row(row), row["msg_size"],
                    Method(row["algorithm"], row["segsize"], row["faninout"]))
             self.data.setdefault(key, {})[row["launch"]] = row
+        self._read_unusable(journal_meta or {})
         self.written = set(written_cells)      # cells with rows in the table
 
+    def _read_unusable(self, journal_meta):
+        """The journal's `# unusable.SHAPE.K=` lines."""
+        by_mark = {shape.mark: shape for shape in self.groups}
+        by_token = {unusable_text([(0, x)]).split(":", 1)[1]: x for x in self.cfg.methods}
+        for key, value in journal_meta.items():
+            mark, _, k = key[len(UNUSABLE_KEY) + 1:].rpartition(".")
+            if not key.startswith(UNUSABLE_KEY + ".") or mark not in by_mark or not k.isdigit():
+                continue
+            for item in value.split(","):
+                m, _, token = item.partition(":")
+                if m.isdigit() and token in by_token:
+                    self.mark_unusable(by_mark[mark], int(m), by_token[token], int(k))
+
+    def mark_unusable(self, shape, m, method, k):
+        self.unusable.setdefault((shape, m, method), set()).add(k)
+
     def has(self, shape, m, method, k):
-        return k in self.data.get((shape, m, method), {})
+        return (k in self.data.get((shape, m, method), {})
+                or k in self.unusable.get((shape, m, method), ()))
+
+    def usable(self, shape, m):
+        """The methods of a cell that no launch found unusable (its rows' methods)."""
+        return [x for x in self.cfg.methods if (shape, m, x) not in self.unusable]
 
     def missing_sizes(self, shape, k, sizes=None):
         return [m for m in (sizes or self.cfg.msg_sizes)
@@ -63,7 +99,8 @@ class PairedPlan:
 
     def measured(self):
         n = self.cfg.launches
-        return sum(1 for got in self.data.values() for k in got if k <= n)
+        return sum(1 for got in (*self.data.values(), *self.unusable.values()) for k in got
+                   if k <= n)
 
     def next_launch(self, shape):
         return 1 + max((k for (q, _, _), got in self.data.items() if q == shape for k in got),
@@ -74,7 +111,9 @@ class PairedPlan:
 
     def complete(self, shape, m):
         want = set(range(1, self.cfg.launches + 1))
-        return all(want <= self.data.get((shape, m, x), {}).keys() for x in self.cfg.methods)
+        return all(want <= (self.data.get((shape, m, x), {}).keys()
+                            | self.unusable.get((shape, m, x), set()))
+                   for x in self.cfg.methods)
 
     def cells(self):
         return [(shape, m) for shape in self.groups for m in self.cfg.msg_sizes
@@ -83,7 +122,7 @@ class PairedPlan:
     def arrays(self, shape, m):
         """(launches, medians, cis): (L,) launch numbers and (L, methods) arrays, NaN where a
         method lacks a launch."""
-        got = [self.data.get((shape, m, x), {}) for x in self.cfg.methods]
+        got = [self.data.get((shape, m, x), {}) for x in self.usable(shape, m)]
         launches = sorted(set().union(*got))
         size = (len(launches), len(got))
         medians, cis = np.full(size, np.nan), np.full(size, np.nan)
@@ -101,19 +140,24 @@ class PairedPlan:
         """Whether the cell's decision among the candidates (the baseline aside: under Open MPI
         it runs one of them, so it would tie for ever) is settled (sweep/ties.py)."""
         _, medians, cis = self.arrays(shape, m)
-        keep = [j for j, x in enumerate(self.cfg.methods)
+        keep = [j for j, x in enumerate(self.usable(shape, m))
                 if x.algorithm != algorithms.BASELINE_ALGORITHM]
+        if len(keep) < 2:
+            return True             # nothing left to choose between
         return ties.decided(medians[:, keep], cis[:, keep], self.cell_seed(shape, m),
                             self.cfg.confidence, self.cfg.equivalence)
 
     def cell_rows(self, shape, m):
         """The table rows of a complete cell: each method's launches combined
         (launch_stats.combine), with `tied` and `p_best` (ties.verdict)."""
+        methods = self.usable(shape, m)
+        if not methods:
+            return []
         _, medians, cis = self.arrays(shape, m)
         _, tied, p_best = ties.verdict(medians, cis, self.cell_seed(shape, m))
         probe = {**self.probe_us(shape, m), **self.cluster_load(shape, m)}
         rows = []
-        for j, method in enumerate(self.cfg.methods):
+        for j, method in enumerate(methods):
             got = self.data[(shape, m, method)]
             stats = launch_stats.combine([got[k] for k in sorted(got)], self.cfg.rel_ci)
             rows.append({"collective": self.cfg.collective, "comm_size": shape.p, "msg_size": m,
@@ -132,7 +176,7 @@ class PairedPlan:
         if not self.cfg.probe:
             return {}
         per_launch = {}
-        for x in self.cfg.methods:
+        for x in self.usable(shape, m):
             for k, row in self.data[(shape, m, x)].items():
                 per_launch.setdefault(k, float(row[PROBE_FIELD]))
         return {PROBE_FIELD: round(float(np.median(list(per_launch.values()))), 3)}
@@ -143,7 +187,7 @@ class PairedPlan:
         if self.cfg.scheduler is None:
             return {}
         per_launch = {}
-        for x in self.cfg.methods:
+        for x in self.usable(shape, m):
             for k, row in self.data[(shape, m, x)].items():
                 per_launch.setdefault(k, int(row[SCHEDULER_COLUMN]))
         return {SCHEDULER_COLUMN: int(np.floor(np.median(list(per_launch.values()))))}

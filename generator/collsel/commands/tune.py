@@ -1,0 +1,363 @@
+"""`collsel tune`: every collective of the benchmark on this machine or allocation, in one
+directory, within a time budget: paired sweep (coarse grid, then --refine), build --recommend,
+emit and report per collective, one Open MPI rules file. It calls those commands; the plan and
+the directory are sources/tune's."""
+import argparse
+import contextlib
+import os
+import shlex
+import sys
+import tempfile
+import time
+
+from collsel.commands import build, emit, report, sweep, tune_summary
+from collsel.core import algorithms, csvfile, sizes, values
+from collsel.core.files import write_file
+from collsel.errors import InputError
+from collsel.sinks.emit import mpich_json
+from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
+from collsel.sources.measure import benchmark_program as bench, launchers
+from collsel.sources.sweep import (estimate, journal, launch_stats, plan as sweep_plan, refine,
+                                   shapes)
+from collsel.sources.tune import layout, plan as tune_plan
+
+COARSE, SHARE = tune_plan.COARSE_LAUNCHES, f"{tune_plan.COARSE_SHARE:.0%}"
+TUNE_HELP = f"""\
+Tune the collectives of this machine (or cluster allocation) in one go, within --budget:
+
+  1. a coarse paired sweep of every collective (all methods, every P, {COARSE} launches):
+     each collective gets an equal share of the budget, and its message sizes are thinned
+     (2, 4, 8, ... times apart) until the sweep's own estimate fits {SHARE} of the share;
+  2. refinement (`collsel sweep --refine`): more launches where cells are still undecided,
+     until they are decided or the collective's part of what the budget has left is spent
+     (the budget less the coarse sweeps' and earlier refinements' wall time, shared equally);
+  3. per collective the recommended tree (`collsel build --recommend`), its blob and the report;
+  4. one Open MPI rules file for every collective (MPICH: the selection JSON of those it maps).
+
+The budget is measuring time (the estimate's); building and the reports come after it (tens of
+seconds per collective). Progress with an ETA goes to stderr, the summary table to stdout.
+Everything is in --out DIR:
+{layout.__doc__.split(chr(10) + chr(10), 1)[1].rstrip()}
+
+A killed tune (even kill -9) continues with `collsel tune --resume --out DIR`: the plan is read
+back from DIR/tune.json, the stages done are skipped, a sweep in flight resumes from its
+journal; the result is the one an uninterrupted run gives. --dry-run prints the plan (grid and
+estimated time per collective) and measures nothing.
+
+Where to run: as `collsel sweep` (its --launcher, --hostfile, --srun-mpi, ... are passed
+through). Inside an allocation: salloc -N 4 collsel tune --launcher srun --nodes 1,2,4 --ppn 1
+--out DIR, or the same line in an sbatch script; a new job with `collsel tune --resume --out
+DIR` continues one that ran out of time.
+
+examples:
+  collsel tune --out tune-here --dry-run
+  collsel tune --out tune-here --budget 30m
+  collsel tune --out tune-here --resume
+  collsel tune --out t2 --collectives bcast,allreduce --budget 10m --comm-sizes 2,4,8
+  collsel tune --out t3 --launcher hostfile --hostfile hosts --comm-sizes 4,8,16
+"""
+
+DEFAULT_BUDGET = "30m"
+POST_S = 20     # a rough guess of build + emit + report per collective, for the ETA only
+
+# The sweep's options tune passes through as given: (flag, metavar, help).
+PASSED = (
+    ("--comm-sizes", "LIST", "P values (default 2,3,4,6,8,12,16)"),
+    ("--msg-sizes", "LIST", "message sizes the coarse grid thins (default 1 B..4 MiB, powers "
+                            "of two and midpoints)"),
+    ("--nodes", "LIST", "with --ppn: node counts (replaces --comm-sizes)"),
+    ("--ppn", "LIST", "with --nodes: ranks per node"),
+    ("--time-cap", "S", "seconds of repetitions per point and launch (default 0.03)"),
+    ("--seed", "N", "the seed of the launches' orders (default 1)"),
+    ("--confidence", "P", "p_best a decided cell reaches (default 0.95)"),
+    ("--equivalence", "PCT", "methods within +-PCT%% count as equal (default 5)"),
+    ("--srun-mpi", "PLUGIN", "--launcher srun: srun --mpi=PLUGIN"),
+    ("--cluster", "DIR", "run on the emulated cluster of `collsel cluster up` (state DIR)"),
+    ("--hostfile", "FILE", "hostfile for --launcher hostfile"),
+    ("--map-by", "X", "mpirun --map-by for --launcher hostfile (default core)"),
+    ("--mpirun", "PROGRAM", "launcher program"),
+    ("--launcher-args", "ARGS", "extra launcher arguments, one string"),
+    ("--bench", "PROGRAM", "benchmark program (default: collsel_bench.c, built)"),
+    ("--mpicc", "PROGRAM", "compiler wrapper of the benchmark"),
+    ("--timeout", "S", "kill a launch silent this many seconds (default 120)"),
+)
+
+FILES = ("--hostfile", "--bench", "--cluster")
+
+
+def register(subparsers):
+    p = subparsers.add_parser("tune", help="sweep, build, emit and report every collective "
+                              "within a time budget, resumable",
+                              usage="collsel tune --out DIR [--budget 30m] [options]",
+                              description=TUNE_HELP, formatter_class=_HelpFormatter)
+    p.add_argument("--out", required=True, metavar="DIR", help="the output directory (above)")
+    p.add_argument("--collectives", metavar="all|LIST",
+                   help="all (default: every collective the benchmark measures under --mpi) "
+                        "or a comma list")
+    p.add_argument("--budget", metavar="DURATION",
+                   help=f"measuring time: 90s, 30m, 2h, 1h30m (default {DEFAULT_BUDGET})")
+    p.add_argument("--mpi", choices=algorithms.FAMILIES, help="the MPI (default openmpi)")
+    p.add_argument("--launches", metavar="N", help="launches of the coarse grid per P "
+                   f"(default {tune_plan.COARSE_LAUNCHES}; refinement adds more)")
+    p.add_argument("--launcher", choices=launchers.LAUNCHERS,
+                   help="local mpirun (default), mpirun --hostfile (default with --hostfile "
+                        "or --cluster), or srun in an allocation")
+    for flag, metavar, text in PASSED:
+        p.add_argument(flag, metavar=metavar, help=text)
+    p.add_argument("--progress-interval", metavar="S", help="seconds between the sweeps' "
+                   "progress lines when stderr is not a terminal (default 30)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the tune in --out (its options come from DIR/tune.json)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan: grid and estimated time per collective; measure "
+                        "nothing, write nothing")
+    p.set_defaults(run=run_tune)
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog):
+        super().__init__(prog, width=100, max_help_position=28)
+
+
+class _Inner(argparse.ArgumentParser):
+    """The parser of the commands tune calls: a bad value is one line, like every bad input."""
+
+    def error(self, message):
+        raise InputError(f"{self.prog}: {message}")
+
+
+def call(module, argv, stdout=None):
+    """Run `collsel <argv>` in this process through `module`'s own parser and run function."""
+    parser = _Inner(prog="collsel")
+    module.register(parser.add_subparsers())
+    args = parser.parse_args(argv)
+    with contextlib.redirect_stdout(stdout or sys.stdout):
+        return args.run(args)
+
+
+def run_tune(args):
+    if args.resume:
+        return _resume(args)
+    layout.check_new(args.out)
+    plan = _plan(args)
+    _preflight(plan)
+    if args.dry_run:
+        print("\n".join(_plan_lines(plan)))
+        return 0
+    layout.create(args.out, plan)
+    return _Stages(args.out, plan).run()
+
+
+def _resume(args):
+    given = [flag for flag in ("collectives", "budget", "mpi", "launches", "launcher",
+                               *(f[2:].replace("-", "_") for f, _, _ in PASSED),
+                               "progress_interval")
+             if getattr(args, flag) is not None]
+    if given:
+        raise InputError(f"--resume takes the options recorded in {args.out}/{layout.PLAN}: "
+                         f"drop --{given[0].replace('_', '-')}")
+    plan = layout.load(args.out, lambda recorded: recorded["launcher"])
+    if args.dry_run:
+        print("\n".join(_plan_lines(plan, layout.done(args.out))))
+        return 0
+    return _Stages(args.out, plan).run()
+
+
+def _plan(args):
+    """The whole plan, checked: collectives, budget, each collective's grid and budgets, and
+    the sweep options every sweep of the tune gets."""
+    family = args.mpi or "openmpi"
+    collectives = _collectives(args.collectives, family)
+    budget_text = args.budget or DEFAULT_BUDGET
+    budget_s = tune_plan.parse_budget(budget_text)
+    launcher_name = args.launcher or ("hostfile" if args.cluster is not None or args.hostfile
+                                      else "local")
+    if args.nodes is not None or args.ppn is not None:
+        if args.nodes is None or args.ppn is None:
+            raise InputError("--nodes and --ppn go together (nodes x ppn = P)")
+        count = len(shapes.explicit(args.nodes, args.ppn))
+    else:
+        count = len(sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
+                    else sweep_plan.DEFAULT_COMM_SIZES)
+    msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE)
+                 if args.msg_sizes else sizes.default_msg_sizes())
+    launches = (tune_plan.COARSE_LAUNCHES if args.launches is None else values.integer(
+        args.launches, "--launches", tune_plan.COARSE_LAUNCHES, launch_stats.LAUNCHES[1]))
+    time_cap = values.number(args.time_cap or 0.03, "--time-cap", *bench.TIME_CAP_S)
+    methods = {c: len(sweep_plan.plan_methods(c, baseline=True, family=family))
+               for c in collectives}
+    grids = tune_plan.plan(collectives, methods, count, sorted(msg_sizes), budget_s, launches,
+                           launcher_name, time_cap, budget_text)
+    options = [f"--mpi={family}", f"--launcher={launcher_name}"]
+    for flag, _, _ in PASSED:
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value is not None and flag != "--msg-sizes":
+            # files as absolute paths: a resumed tune may start in another directory
+            options.append(f"{flag}={os.path.abspath(value) if flag in FILES else value}")
+    if args.progress_interval is not None:
+        options.append(f"--progress-interval={args.progress_interval}")
+    return {"machine": layout.machine(launcher_name), "command": shlex.join(
+                ["collsel", *sys.argv[1:]]), "mpi": family, "launcher": launcher_name,
+            "budget": budget_text, "budget_s": budget_s, "collectives": collectives,
+            "sweep_options": options, "grids": [g.to_json() for g in grids]}
+
+
+def _collectives(text, family):
+    if text is None or text.strip() == "all":
+        return sweep.collectives(family)
+    chosen = [c.strip() for c in text.split(",") if c.strip()]
+    if not chosen:
+        raise InputError(f"--collectives {text!r}: empty; 'all' or a comma list")
+    for c in chosen:
+        try:
+            sweep.check_collective(c, family)
+        except InputError as e:
+            raise InputError(str(e).replace("--collective", "--collectives", 1)) from None
+    return list(dict.fromkeys(chosen))
+
+
+def _grids(plan):
+    return [tune_plan.Grid.from_json(g) for g in plan["grids"]]
+
+
+def _sweep_argv(out, plan, grid, refine_s=None):
+    table = layout.table(out, grid.collective)
+    argv = ["sweep", f"--collective={grid.collective}", f"--out={table}", *plan["sweep_options"],
+            f"--msg-sizes={','.join(map(str, grid.msg_sizes))}", f"--launches={grid.launches}"]
+    if refine_s is not None:
+        argv.append(f"--refine={refine_s:.0f}s")
+    return argv + (["--resume"] if os.path.exists(table) else [])
+
+
+def _journal_meta(out, collective):
+    return csvfile.read(journal.journal_path(layout.table(out, collective)),
+                        "a sweep journal").metadata
+
+
+def _preflight(plan):
+    """Every sweep of the plan through the sweep's own checks (its --dry-run, output thrown
+    away), before anything is written: a bad launcher option is refused now, not after an
+    hour of measuring."""
+    with tempfile.TemporaryDirectory(prefix="collsel-tune-") as scratch:
+        for grid in _grids(plan):
+            os.makedirs(os.path.join(scratch, grid.collective))
+            with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
+                call(sweep, _sweep_argv(scratch, plan, grid) + ["--dry-run"], devnull)
+
+
+def _plan_lines(plan, done=frozenset()):
+    grids = _grids(plan)
+    share = plan["budget_s"] / len(grids)
+    lines = [f"collsel tune: {len(grids)} collectives ({', '.join(plan['collectives'])}), "
+             f"budget {plan['budget']} ({estimate.duration(share)} each: the coarse grid "
+             f"within {tune_plan.COARSE_SHARE:.0%} of it, refinement the rest), "
+             f"{plan['mpi']}, launcher {plan['launcher']}, on {plan['machine']}",
+             f"sweep options: {shlex.join(plan['sweep_options'])}",
+             f"{'collective':<22} {'methods':>7} {'P':>3} {'sizes':>5} {'launches':>8} "
+             f"{'coarse (est.)':>13} {'refine budget':>13}  done"]
+    for g in grids:
+        stages = [s.split(":")[1] for s in sorted(done) if s.startswith(g.collective + ":")]
+        lines.append(f"{g.collective:<22} {g.methods:>7} {g.shapes:>3} {len(g.msg_sizes):>5} "
+                     f"{g.launches:>8} {estimate.duration(g.coarse_s):>13} "
+                     f"{estimate.duration(g.refine_s):>13}  {','.join(stages) or '-'}")
+    for g in grids:
+        lines.append(f"{g.collective}: m = {','.join(map(str, g.msg_sizes))}")
+    coarse = sum(g.coarse_s for g in grids)
+    lines.append(f"estimated: coarse sweeps {estimate.duration(coarse)} + refinement at most "
+                 f"{estimate.duration(sum(g.refine_s for g in grids))}, then build, emit and "
+                 f"report (about {estimate.duration(POST_S * len(grids))})")
+    return lines
+
+
+class _Stages:
+    """The tune's stages in order; each is skipped when progress.json records it done."""
+
+    def __init__(self, out, plan):
+        self.out, self.plan, self.grids = out, plan, _grids(plan)
+        self.done = layout.done(out)
+        self.started = time.monotonic()
+
+    def stages(self):
+        """(name, estimated seconds, function) of every stage, in order."""
+        for g in self.grids:
+            yield f"{g.collective}:coarse", g.coarse_s, lambda g=g: self.sweep(g)
+        for i, g in enumerate(self.grids):
+            yield f"{g.collective}:refine", g.refine_s, lambda i=i: self.refine(i)
+        for g in self.grids:
+            yield f"{g.collective}:tree", POST_S / 2, lambda g=g: self.tree(g.collective)
+            yield f"{g.collective}:report", POST_S / 2, lambda g=g: self.report(g.collective)
+        yield "deploy", 1, self.deploy
+
+    def run(self):
+        todo = [s for s in self.stages() if s[0] not in self.done]
+        total = len(list(self.stages()))
+        for i, (name, seconds, work) in enumerate(todo):
+            left = sum(s for _, s, _ in todo[i:])
+            self.progress(f"[{total - len(todo) + i + 1}/{total}] {name.replace(':', ' ')} "
+                          f"(about {estimate.duration(seconds)}); ETA {_clock(left)}")
+            work()
+            layout.mark_done(self.out, name)
+        text = tune_summary.table(self.out, self.plan)
+        write_file(os.path.join(self.out, layout.SUMMARY), text)
+        self.progress(f"done in {_clock(time.monotonic() - self.started)}; summary in "
+                      f"{os.path.join(self.out, layout.SUMMARY)}")
+        print(text, end="")
+        return 0
+
+    def progress(self, text):
+        print(f"collsel tune: {text} (elapsed {_clock(time.monotonic() - self.started)})",
+              file=sys.stderr, flush=True)
+
+    def sweep(self, grid, refine_s=None):
+        call(sweep, _sweep_argv(self.out, self.plan, grid, refine_s))
+
+    def refine(self, index):
+        """Refinement of collective `index` with what the budget has left, shared equally by it
+        and the collectives after it: the budget less the coarse launches' wall time and the
+        refinement of the collectives before it (all read from the sweeps' journals, so a
+        resumed tune computes the same); nothing when that is under a second (the summary's
+        undecided count is then unknown)."""
+        journals = [_journal_meta(self.out, g.collective) for g in self.grids]
+        used = sum(refine.planned_seconds(meta, g.launches)
+                   for meta, g in zip(journals, self.grids))
+        used += sum(refine.spent(meta, g.launches)[1]
+                    for meta, g in zip(journals[:index], self.grids[:index]))
+        left = (self.plan["budget_s"] - used) / (len(self.grids) - index)
+        if left >= 1:
+            self.sweep(self.grids[index], left)
+        else:
+            self.progress(f"{self.grids[index].collective}: no budget left to refine")
+
+    def tree(self, collective):
+        with open(layout.log(self.out, collective), "a") as log:
+            call(build, ["build", layout.table(self.out, collective),
+                         f"--collective={collective}", "--recommend",
+                         f"--out={layout.tree_dir(self.out, collective)}"], log)
+            call(emit, ["emit", "--target=blob", layout.tree_json(self.out, collective),
+                        f"--out={layout.blob(self.out, collective)}"], log)
+
+    def report(self, collective):
+        with open(layout.log(self.out, collective), "a") as log:
+            call(report, ["report", layout.table(self.out, collective),
+                          f"--collective={collective}", "--quiet",
+                          f"--out={layout.report_dir(self.out, collective)}"], log)
+
+    def deploy(self):
+        """Open MPI: one rules file for every collective; MPICH: the selection file of the
+        collectives it maps."""
+        if self.plan["mpi"] == "openmpi":
+            target, name, known = "ompi-rules", layout.RULES, COLLECTIVE_IDS
+        else:
+            target, name, known = "mpich-json", layout.MPICH, mpich_json.MPICH_NAMES
+        trees = [layout.tree_json(self.out, c) for c in self.plan["collectives"] if c in known]
+        if not trees:
+            return
+        with open(os.path.join(self.out, layout.DEPLOY_LOG), "w") as log:
+            call(emit, ["emit", f"--target={target}", *trees,
+                        f"--out={os.path.join(self.out, name)}"], log)
+
+
+def _clock(seconds):
+    seconds = int(max(seconds, 0))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"

@@ -1,0 +1,57 @@
+"""collsel tune's summary table: per collective what was measured (the sweep's table), what is
+still undecided (the sweep's own `run.N.refine` record) and what the recommended tree gives
+(build --recommend's stats.json: leaves, nested out-of-sample penalty beside the MPI's
+default's, on the same criterion)."""
+import json
+import os
+import re
+
+from collsel.core import csvfile, method_text
+from collsel.sources.tune import layout
+
+_UNDECIDED = re.compile(r"(\d+) undecided")
+
+
+def table(out, plan):
+    """The summary as text: a header line and one row per collective."""
+    default = method_text.default_name(plan["mpi"])
+    head = (f"{'collective':<22} {'methods':>7} {'cells':>6} {'undecided':>9} {'leaves':>6} "
+            f"{'tree (oos)':>10} {default + ' (oos)':>24}")
+    rows = [head]
+    for grid in plan["grids"]:
+        c = grid["collective"]
+        cells, undecided = _measured(layout.table(out, c))
+        leaves, tree_pct, default_pct = _recommended(layout.stats_json(out, c))
+        rows.append(f"{c:<22} {grid['methods']:>7} {cells:>6} {undecided:>9} {leaves:>6} "
+                    f"{tree_pct:>10} {default_pct:>24}")
+    deployed = [name for name in (layout.RULES, layout.MPICH)
+                if os.path.exists(os.path.join(out, name))]
+    note = ("out-of-sample (oos): mean penalty vs the best method, capped, nested cross-"
+            "validation on the recommendation's criterion (build --recommend's stats.json)")
+    return "\n".join(rows + [note, "deploy: " + (", ".join(os.path.join(out, d)
+                                                          for d in deployed) or "none")]) + "\n"
+
+
+def _measured(path):
+    """(cells (P, m) in the table, undecided cells after the last refinement or '?')."""
+    doc = csvfile.read(path, "a sweep table")
+    at = {name: doc.header.index(name) for name in ("comm_size", "msg_size")}
+    cells = {(fields[at["comm_size"]], fields[at["msg_size"]]) for _, fields in doc.rows}
+    refined = [value for key, value in doc.metadata.items()
+               if key.startswith("run.") and key.endswith(".refine")]
+    found = _UNDECIDED.search(refined[-1]) if refined else None
+    return len(cells), found.group(1) if found else "?"     # ?: not refined, no budget left
+
+
+def _recommended(path):
+    with open(path, encoding="utf-8") as f:
+        stats = json.load(f)
+    figures = stats.get("recommendation", {})
+    criterion = figures.get("criterion", "combined")
+    tree = figures.get("nested", {}).get(criterion, {}).get("capped")
+    default = figures.get("compared", {}).get("default", {}).get("criterion_capped")
+    return stats["leaves"], _percent(tree), _percent(default)
+
+
+def _percent(value):
+    return "n/a" if value is None else f"{value:.2f}%"

@@ -1,0 +1,1 @@
+"""collsel tune: the budget and grid plan, and the output directory."""

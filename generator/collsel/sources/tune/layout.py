@@ -1,0 +1,121 @@
+"""collsel tune's output directory: its fixed layout, the recorded plan and the stages done.
+
+    DIR/tune.json              the plan: collectives, grids, budgets, the sweep's options, machine
+    DIR/progress.json          the stages done (a resumed tune skips them)
+    DIR/summary.txt            the summary table (also printed at the end)
+    DIR/rules.conf             Open MPI: one rules file for every tuned collective
+    DIR/mpich_selection.json   MPICH: the selection file (the collectives it maps)
+    DIR/deploy.txt             what emit printed about it (precision, deferring cells)
+    DIR/<collective>/table.csv           the paired sweep's table (+ table.csv.launches journal)
+    DIR/<collective>/tree/               build --recommend: tree.json, stats.json, decision.c/.h
+    DIR/<collective>/tree.bin            the tree as a libcollsel blob
+    DIR/<collective>/report/             the report (index.html, report.json, plots)
+    DIR/<collective>/log.txt             what build, emit and report printed
+"""
+import json
+import os
+import socket
+
+from collsel.core.files import write_file
+from collsel.core import jsonfile, values
+from collsel.errors import InputError
+
+PLAN = "tune.json"
+PROGRESS = "progress.json"
+SUMMARY = "summary.txt"
+RULES = "rules.conf"
+MPICH = "mpich_selection.json"
+DEPLOY_LOG = "deploy.txt"
+FORMAT = 1
+
+
+def table(out, collective):
+    return os.path.join(out, collective, "table.csv")
+
+
+def tree_dir(out, collective):
+    return os.path.join(out, collective, "tree")
+
+
+def tree_json(out, collective):
+    return os.path.join(tree_dir(out, collective), "tree.json")
+
+
+def stats_json(out, collective):
+    return os.path.join(tree_dir(out, collective), "stats.json")
+
+
+def blob(out, collective):
+    return os.path.join(out, collective, "tree.bin")
+
+
+def report_dir(out, collective):
+    return os.path.join(out, collective, "report")
+
+
+def log(out, collective):
+    return os.path.join(out, collective, "log.txt")
+
+
+def machine(launcher_name):
+    """What the tune measures: the Slurm cluster inside an allocation (its hosts change from one
+    allocation to the next), else this host."""
+    cluster = os.environ.get("SLURM_CLUSTER_NAME")
+    if launcher_name == "srun" and cluster:
+        return f"Slurm cluster {cluster}"
+    return f"host {socket.gethostname()}"
+
+
+def check_new(out):
+    """--out for a new tune: absent or an empty directory; a file, another tune or other files
+    are refused (nothing there is touched)."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise InputError(f"--out {out} exists and is not a directory: collsel tune writes a "
+                         "directory; choose another --out")
+    if os.path.isdir(out) and os.listdir(out):
+        if os.path.exists(os.path.join(out, PLAN)):
+            recorded = _read(out).get("machine", "?")
+            raise InputError(f"--out {out} holds a tune ({recorded}): pass --resume to "
+                             "continue it, or choose another --out")
+        raise InputError(f"--out {out} is not empty and holds no tune: choose a new or empty "
+                         "directory")
+    values.output_directory(out)
+
+
+def load(out, launcher_of):
+    """The recorded plan of the tune in `out`, for --resume; refused when `out` holds none or
+    another machine's (`launcher_of(plan)` names the launcher the plan records)."""
+    if not os.path.isfile(os.path.join(out, PLAN)):
+        raise InputError(f"--resume: {out} holds no tune ({PLAN} missing): start one without "
+                         "--resume")
+    plan = _read(out)
+    here = machine(launcher_of(plan))
+    if plan.get("machine") != here:
+        raise InputError(f"--resume: {out} holds the tune of {plan.get('machine')}, this is "
+                         f"{here}: resume it there, or start a new tune in another directory")
+    return plan
+
+
+def _read(out):
+    path = os.path.join(out, PLAN)
+    plan = jsonfile.read(path)
+    if not isinstance(plan, dict) or plan.get("format") != FORMAT:
+        raise InputError(f"{path}: not a collsel tune plan of format {FORMAT}")
+    return plan
+
+
+def create(out, plan):
+    os.makedirs(out, exist_ok=True)
+    for collective in plan["collectives"]:
+        os.makedirs(os.path.join(out, collective), exist_ok=True)
+    write_file(os.path.join(out, PLAN), json.dumps({"format": FORMAT, **plan}, indent=1) + "\n")
+
+
+def done(out):
+    path = os.path.join(out, PROGRESS)
+    return set(jsonfile.read(path).get("done", ())) if os.path.exists(path) else set()
+
+
+def mark_done(out, stage):
+    stages = sorted(done(out) | {stage})
+    write_file(os.path.join(out, PROGRESS), json.dumps({"done": stages}, indent=1) + "\n")

@@ -1,0 +1,274 @@
+"""`collsel tune`: the plan (budget, coarse grid fitted by the sweep's estimate), refusals that
+leave --out alone, --dry-run, and (slow: the fake benchmark under real mpirun) kill -9 in the
+middle then --resume giving byte for byte the trees, blobs and rules file of an uninterrupted run;
+one short real run of collsel_bench.
+
+Every wait is bounded; every subprocess has a timeout.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from collsel.core import algorithms
+from collsel.errors import InputError
+from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
+from collsel.sources.tune import layout, plan
+
+from helpers import collsel, write_fake_bench
+from test_sweep import needs_mpirun, one_error_line
+
+WAIT_S = 300
+GRID = ["--comm-sizes", "2,3", "--msg-sizes", "1,2,4,8", "--timeout", "60",
+        "--progress-interval", "1000"]
+
+
+def snapshot(directory):
+    """{relative path: bytes} of every file under `directory` ({} when it is absent)."""
+    found = {}
+    for root, _, files in os.walk(directory):
+        for name in files:
+            path = os.path.join(root, name)
+            found[os.path.relpath(path, directory)] = open(path, "rb").read()
+    return found
+
+
+# --- the plan ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, seconds", [("30m", 1800), ("90s", 90), ("2h", 7200),
+                                           ("1h30m", 5400), ("1.5m", 90), ("10min", 600)])
+def test_budget_durations(text, seconds):
+    assert plan.parse_budget(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["30", "soon", "0m", "-5m", "8d", "30m 2h", "2h30x"])
+def test_bad_budgets_are_refused(text):
+    with pytest.raises(InputError, match="--budget"):
+        plan.parse_budget(text)
+
+
+def test_thinning_keeps_both_ends_and_widens():
+    sizes = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+    assert plan.thinned(sizes, 0) == sizes
+    assert plan.thinned(sizes, 1) == (1, 2, 4, 8, 16, 32)
+    assert plan.thinned(sizes, 2) == (1, 4, 16, 32)
+
+
+def test_the_grid_fits_the_share_and_the_rest_is_refinement():
+    sizes = tuple(2**k for k in range(23))
+    wide = plan.fit("bcast", 30, 7, sizes, 3600, 3, "local", 0.03)
+    narrow = plan.fit("bcast", 30, 7, sizes, 600, 3, "local", 0.03)
+    assert wide.msg_sizes == sizes and len(narrow.msg_sizes) < len(sizes)
+    assert narrow.coarse_s <= plan.COARSE_SHARE * 600
+    assert narrow.coarse_s + narrow.refine_s == pytest.approx(600, abs=0.2)
+    with pytest.raises(plan.BudgetTooSmall):
+        plan.fit("bcast", 30, 7, sizes, 10, 3, "local", 0.03)
+
+
+def test_every_forceable_collective_has_its_rules_file_id():
+    # coll_base_functions.h's COLLTYPE ids, under the catalogue's names (reduce_scatter, ...)
+    for collective in algorithms.TUNED_ALGORITHMS:
+        assert collective in COLLECTIVE_IDS, collective
+    assert COLLECTIVE_IDS["reduce_scatter"] == 12 and COLLECTIVE_IDS["reduce_scatter_block"] == 13
+
+
+# --- refusals and the dry run -----------------------------------------------------------------
+
+def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path):
+    out = tmp_path / "t"
+    r = collsel("tune", "--out", out, "--dry-run", "--budget", "20m", "--collectives",
+                "bcast,reduce", "--comm-sizes", "2,4", timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("collsel tune: 2 collectives (bcast, reduce), budget 20m "
+                               "(10 min each")
+    rows = {line.split()[0]: line.split() for line in lines[3:5]}
+    assert set(rows) == {"bcast", "reduce"} and rows["bcast"][2] == "2"   # P values
+    assert lines[-1].startswith("estimated: coarse sweeps ")
+    assert not out.exists()
+
+
+def test_all_means_every_collective_the_benchmark_measures(tmp_path):
+    from collsel.commands import sweep
+    r = collsel("tune", "--out", tmp_path / "t", "--dry-run", timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert f"({', '.join(sweep.collectives('openmpi'))})" in r.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--budget", "soon"], "--budget 'soon': expected a duration such as 30m"),
+    (["--budget", "1m"], "--budget 1m: too small for 3 collective(s)"),
+    (["--collectives", "bcast,frobnicate"], "--collectives: unknown collective 'frobnicate'"),
+    (["--collectives", ","], "--collectives ',': empty"),
+    (["--collectives", "gather"], "--collectives gather: the sweep's benchmark"),
+    (["--out=/proc/t"], "/proc"),
+    (["--launches", "2"], "--launches"),
+    (["--mpirun", "/nonexistent/mpirun"], "/nonexistent/mpirun"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, extra, message):
+    out = tmp_path / "t"
+    line = one_error_line(collsel("tune", "--out", out, *extra, timeout=60))
+    assert message in line, line
+    assert not out.exists()
+
+
+def test_launcher_options_pass_through_to_the_sweep(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost slots=4\n")
+    r = collsel("tune", "--out", tmp_path / "t", "--dry-run", "--hostfile", hosts,
+                "--comm-sizes", "2,4", timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "launcher hostfile" in r.stdout.splitlines()[0]
+    assert r.stdout.splitlines()[1] == ("sweep options: --mpi=openmpi --launcher=hostfile "
+                                        f"--comm-sizes=2,4 --hostfile={hosts}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    line = one_error_line(collsel("tune", "--out", tmp_path / "s", "--launcher", "srun",
+                                  timeout=60, env=env))
+    assert "--launcher srun runs inside a Slurm allocation" in line
+    assert not (tmp_path / "t").exists() and not (tmp_path / "s").exists()
+
+
+def test_out_that_is_a_file_or_holds_other_files_is_left_alone(tmp_path):
+    a_file = tmp_path / "file"
+    a_file.write_text("keep\n")
+    line = one_error_line(collsel("tune", "--out", a_file, "--dry-run", timeout=60))
+    assert "exists and is not a directory" in line and a_file.read_text() == "keep\n"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine\n")
+    line = one_error_line(collsel("tune", "--out", other, timeout=60))
+    assert "is not empty and holds no tune" in line
+    assert snapshot(other) == {"notes.txt": b"mine\n"}
+
+
+def test_another_machines_tune_is_refused_untouched(tmp_path):
+    out = tmp_path / "t"
+    out.mkdir()
+    (out / layout.PLAN).write_text(json.dumps({"format": layout.FORMAT, "machine": "host far",
+                                               "launcher": "local"}))
+    before = snapshot(out)
+    line = one_error_line(collsel("tune", "--out", out, "--resume", timeout=60))
+    assert "holds the tune of host far, this is host " in line, line
+    line = one_error_line(collsel("tune", "--out", out, timeout=60))
+    assert "holds a tune (host far): pass --resume" in line, line
+    assert snapshot(out) == before
+
+
+def test_resume_needs_a_tune_and_takes_its_recorded_options(tmp_path):
+    line = one_error_line(collsel("tune", "--out", tmp_path / "none", "--resume", timeout=60))
+    assert "holds no tune (tune.json missing)" in line
+    line = one_error_line(collsel("tune", "--out", tmp_path, "--resume", "--budget", "1h",
+                                  timeout=60))
+    assert "--resume takes the options recorded in" in line and line.endswith("drop --budget")
+
+
+# --- with the fake benchmark under real mpirun ------------------------------------------------
+
+def tune_args(out, bench, *extra):
+    return ["tune", "--out", str(out), "--bench", str(bench), "--budget", "5m", *GRID, *extra]
+
+
+# The fake's fastest method changes with the size: trees with several leaves, every cell
+# decided by the coarse launches (so no refinement, whose budget is wall time).
+CROSS = {"FAKE_BENCH_CROSS": "1"}
+
+
+def run_tune(args, env=None):
+    return subprocess.run([sys.executable, "-m", "collsel.cli", *args], capture_output=True,
+                          text=True, timeout=WAIT_S, env={**os.environ, **(env or {})})
+
+
+def deployed(out):
+    """The files a user deploys, and the trees: everything but tables, logs and reports (whose
+    metadata carry dates, paths and wall times)."""
+    return {path: data for path, data in snapshot(out).items()
+            if path.endswith((".json", ".bin", ".c", ".h", ".conf")) and "/report/" not in path
+            and not path.startswith((layout.PLAN, layout.PROGRESS)) and "stats.json" not in path}
+
+
+@needs_mpirun
+@pytest.mark.slow
+def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
+    bench = write_fake_bench(tmp_path / "fake_bench.sh")
+    ref = tmp_path / "ref"
+    r = run_tune(tune_args(ref, bench), CROSS)
+    assert r.returncode == 0, r.stderr
+    want = deployed(ref)
+    collectives = json.loads((ref / layout.PLAN).read_text())["collectives"]
+    assert {f"{c}/tree/tree.json" for c in collectives} | {"rules.conf"} <= set(want)
+    summary = r.stdout.splitlines()
+    assert summary[0].split()[:5] == ["collective", "methods", "cells", "undecided", "leaves"]
+    for c, line in zip(collectives, summary[1:]):
+        # 2 P x 4 m, all decided; the fastest method changes with m: several leaves
+        assert line.split()[0] == c and line.split()[2:4] == ["8", "0"], line
+        assert int(line.split()[4]) > 1, line
+
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", *tune_args(out, bench)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True,
+                            env={**os.environ, **CROSS, "FAKE_BENCH_SLEEP": "0.2"})
+    second = out / collectives[1] / "table.csv.launches"
+    deadline = time.monotonic() + WAIT_S
+    try:            # killed in the second collective's coarse sweep, inside a launch
+        while time.monotonic() < deadline and proc.poll() is None:
+            if second.exists() and second.read_text().count("# launch.") >= 2:
+                break
+            time.sleep(0.02)
+        time.sleep(0.3)
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, "the tune ended before the kill"
+    assert not (out / layout.RULES).exists()
+    assert json.loads((out / layout.PROGRESS).read_text())["done"] == [f"{collectives[0]}:coarse"]
+
+    r = run_tune(["tune", "--out", str(out), "--resume"], CROSS)
+    assert r.returncode == 0, r.stderr
+    assert deployed(out) == want
+    assert r.stdout == (ref / layout.SUMMARY).read_text().replace(str(ref), str(out))
+    # Done is done: a second resume measures nothing and changes none of it.
+    r = run_tune(["tune", "--out", str(out), "--resume"], CROSS)
+    assert r.returncode == 0 and "[" not in r.stderr.split("done in")[0], r.stderr
+    assert deployed(out) == want
+
+
+@needs_mpirun
+@pytest.mark.slow
+def test_real_benchmark_three_ranks_two_sizes_one_minute(tmp_path):
+    out = tmp_path / "t"
+    started = time.monotonic()
+    r = run_tune(["tune", "--out", str(out), "--budget", "1m", "--comm-sizes", "3",
+                  "--msg-sizes", "8,64K", "--progress-interval", "1000"])
+    # (beyond the cores the local launcher adds --oversubscribe and mpi_yield_when_idle itself)
+    assert r.returncode == 0, r.stderr
+    wall = time.monotonic() - started
+    collectives = json.loads((out / layout.PLAN).read_text())["collectives"]
+    for c in collectives:
+        assert (out / c / "tree" / "tree.json").is_file() and (out / c / "tree.bin").is_file()
+        assert (out / c / "report" / "index.html").is_file()
+    assert (out / layout.RULES).is_file()
+    rows = r.stdout.splitlines()[1:1 + len(collectives)]
+    assert [row.split()[0] for row in rows] == collectives
+    assert all(row.split()[2] == "2" for row in rows), rows        # P=3 x 2 sizes
+    # measuring within the budget (plus start-up and the reports' time)
+    assert wall < 60 + 60 * len(collectives), wall
+
+
+@pytest.mark.skipif(shutil.which("mpirun.mpich") is None,
+                    reason="MPICH (mpirun.mpich) not installed; run make setup")
+@pytest.mark.slow
+def test_mpich_tune_writes_the_selection_file_not_rules(tmp_path):
+    bench = write_fake_bench(tmp_path / "fake_bench.sh")
+    out = tmp_path / "t"
+    r = run_tune(tune_args(out, bench, "--mpi", "mpich"), {**CROSS, "FAKE_BENCH_FAMILY": "mpich"})
+    assert r.returncode == 0, r.stderr
+    assert (out / layout.MPICH).is_file() and not (out / layout.RULES).exists()
+    selection = json.loads((out / layout.MPICH).read_text())
+    assert any("collective=bcast" in key for key in selection)
+    assert "MPICH's default (oos)" in r.stdout.splitlines()[0]
