@@ -52,8 +52,9 @@ def test_recommend_refuses_limits(tmp_path, tanjaderin):
     assert r.returncode == 2 and "--recommend" in r.stderr
 
 
-def test_criterion_needs_its_data(tmp_path, tanjaderin):
-    r = collsel("build", tanjaderin["reduce"], "--collective", "reduce", "--recommend",
+@pytest.mark.parametrize("command", [("build", "--recommend"), ("report", "--quiet")])
+def test_criterion_needs_its_data(tmp_path, tanjaderin, command):
+    r = collsel(command[0], tanjaderin["reduce"], "--collective", "reduce", command[1],
                 "--criterion", "launches", "--out", tmp_path / "x")
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         "collsel: error: --criterion launches: needs the sweep's journal of 2+ launches "
@@ -130,25 +131,33 @@ def _launches(path, collective):
     return launch_tables.read_launch_tables(journal, collective) if journal.exists() else {}
 
 
-# Measured misses (regret = nested - best candidate's CV figure): Trieste bcast +3.8,
-# bench-data/paired/bcast-mpich +2.2, reduce-openmpi +0.8; kept visible, not hidden.
-MISSES = {("trieste", "bcast"), ("bench-data/paired/bcast-mpich.csv", "bcast"),
-          ("bench-data/paired/reduce-openmpi.csv", "reduce")}
+TABLES = [*SHIPPED, ("trieste", "bcast"), ("trieste", "reduce"),
+          ("bench-data/cluster/bcast-nodes-ppn.csv", "bcast"),
+          ("bench-data/cluster/reduce-nodes-ppn.csv", "reduce"),
+          ("bench-data/lmo/bcast-sweep.csv", "bcast"), ("bench-data/load/bcast-load.csv", "bcast")]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("which", [pytest.param(w, marks=pytest.mark.xfail(
-    reason="regret over 0.5 points measured", strict=False)) if w in MISSES else w
-    for w in [*SHIPPED, ("trieste", "bcast"), ("trieste", "reduce")]])
+@pytest.mark.parametrize("which", TABLES)
 def test_recommended_is_near_the_best_candidate(which, tanjaderin):
-    """Every candidate enumerated on each shipped table: the procedure's nested figure is
-    within 0.5 points of the best candidate's cross-validated figure (capped statistic)."""
+    """Every candidate enumerated on each shipped table: the procedure's nested figure is within
+    0.5 points of the best candidate's, like with like. "The best candidate" is itself a choice
+    among ~250 noisy cross-validated figures, so its honest figure is the nested one of taking
+    the best (no one-SE rule): the minimum of the plain figures is optimistic by construction
+    (by 3.35 points on the Trieste bcast table, 2.16 on paired bcast-mpich)."""
     path, collective = which
     path = tanjaderin[collective] if path == "trieste" else REPO / path
     sel = _selection(path, collective, _launches(path, collective))
     nested = sel.nested["combined"]["capped"]
-    assert nested <= sel.score.min() + 0.5, (sel.candidates[sel.chosen].label(), nested,
-                                            sel.score.min())
+    best = sel.nested_best["combined"]["capped"]
+    assert nested <= best + 0.5, (sel.candidates[sel.chosen].label(), nested, best)
+
+
+def test_near_the_best_can_fail(monkeypatch, tanjaderin):
+    """The comparison above catches a rule that is too conservative: four standard errors."""
+    monkeypatch.setattr(model_selection, "SE_RULE", 4.0)
+    sel = _selection(tanjaderin["bcast"], "bcast")
+    assert sel.nested["combined"]["capped"] > sel.nested_best["combined"]["capped"] + 0.5
 
 
 def test_without_folds_the_exact_tree_and_why(tmp_path):
@@ -177,3 +186,14 @@ def test_two_launches_choose_without_a_nested_launch_figure():
     sel = _selection(path, "reduce", two)
     assert sel.nested["launches"] is None
     assert "launches" in sel.per_kind and 0 <= sel.chosen < len(sel.candidates)
+
+
+def test_report_takes_the_criterion(tmp_path, tanjaderin):
+    """`collsel report --criterion` chooses the recommended tree as `build --criterion` does
+    and says which criterion it used (a criterion without its data: test above)."""
+    r = collsel("report", tanjaderin["reduce"], "--collective", "reduce", "--criterion", "m",
+                "--quiet", "--out", tmp_path / "r")
+    assert r.returncode == 0, r.stderr
+    assert "chosen by criterion leave-m-out" in r.stdout
+    rec = json.loads((tmp_path / "r" / "report.json").read_text())["recommendation"]
+    assert "--criterion m" in rec["build_command"] and "criterion leave-m-out" in rec["why"]

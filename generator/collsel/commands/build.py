@@ -4,14 +4,15 @@ import json
 import os
 import sys
 
-from collsel.core import (baseline_warning, method_text, model_selection, out_of_sample,
-                          penalty, recommend, third_axis, tree, treefile, values)
+from collsel.core import (baseline_warning, method_text, out_of_sample, penalty, recommend,
+                          third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.emit import c_ladder as emit_c, targets
 from collsel.commands import launch_tables
-from collsel.commands.options import (add_table_options, add_tree_options, build_options,
-                                      load_table_and_map, map_settings)
+from collsel.commands.options import (add_criterion_option, add_table_options,
+                                      add_tree_options, build_options, load_table_and_map,
+                                      map_settings)
 
 
 def register(sub):
@@ -31,10 +32,7 @@ def register(sub):
                         "standard error of the best, never worse than the MPI's default; its "
                         "figure comes from nested cross-validation (the tree the report "
                         "recommends)")
-    p.add_argument("--criterion", choices=model_selection.CRITERIA, default="combined",
-                   help="with --recommend, what out of sample means: launches (the held-out "
-                        "launch), P (unmeasured communicator sizes), m (unmeasured message "
-                        "sizes), combined (default: the mean of those the data allows)")
+    add_criterion_option(p, "with --recommend, ")
     p.add_argument("--budget", metavar="PCT",
                    help="deprecated and ignored: --recommend now uses the one-standard-error "
                         "rule")

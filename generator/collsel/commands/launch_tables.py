@@ -34,6 +34,7 @@ def journal_of(args):
     return None
 
 
+@csvfile.without_gc
 def read_launch_tables(path, collective, z=None):
     """{launch: PerfTable} of one collective from a journal (empty when it has none, or when
     a third axis `z` is asked for and the journal has no such column: its launches cannot be
@@ -97,21 +98,12 @@ def _plain_columns(rows, at, n_fields, collective, z, path):
         if name not in at:
             out[name] = np.zeros(len(picked), dtype=np.int64)
             continue
-        text = [f[at[name]].strip() for _, f in picked]
-        joined = "".join(text)
-        if text and not (joined.isascii() and joined.isdigit() and all(text)
-                         and max(map(len, text)) <= 18):
-            return None
-        v = np.array(text, dtype=np.int64)
-        if v.size and (v.min() < low or v.max() > high):
+        v = values.plain_integers([f[at[name]] for _, f in picked], low, high)
+        if v is None:
             return None
         out[name] = v
-    try:
-        t = np.array([f[at["median_us"]].strip() for _, f in picked], dtype=float)
-    except ValueError:
-        return None
-    if t.size and not (np.isfinite(t).all() and t.min() >= values.MIN_TIME_US and t.min() > 0
-                       and t.max() <= values.MAX_TIME_US):
+    t = values.plain_times([f[at["median_us"]] for _, f in picked])
+    if t is None:
         return None
     out["median_us"] = t
     out["z"] = np.array([f[at[z]].strip() for _, f in picked], dtype=object) if z else None

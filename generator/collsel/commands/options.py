@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from collsel.core import algorithms, decision_map, statistic, table, tree
+from collsel.core import algorithms, decision_map, model_selection, statistic, table, tree
 from collsel.errors import InputError, printable
 
 
@@ -36,6 +36,15 @@ def add_tree_options(p):
                         "penalty; a block where no method meets it splits further, and at "
                         "--max-depth takes the method with the least worst-cell penalty "
                         "(stats count the cells and leaves over the cap)")
+
+
+def add_criterion_option(p, lead=""):
+    """--criterion of `build --recommend` and `report` (core.model_selection)."""
+    p.add_argument("--criterion", choices=model_selection.CRITERIA, default="combined",
+                   help=f"{lead}what out of sample means when the recommended tree is chosen: "
+                        "launches (the held-out launch), P (unmeasured communicator sizes), m "
+                        "(unmeasured message sizes), combined (default: the mean of those the "
+                        "data allows)")
 
 
 def add_table_options(p):

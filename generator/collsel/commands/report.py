@@ -9,8 +9,8 @@ import tempfile
 import time
 
 from collsel.commands import launch_tables
-from collsel.commands.options import (add_table_options, load_table_and_map, map_settings,
-                                      percent, read_tables)
+from collsel.commands.options import (add_criterion_option, add_table_options, load_table_and_map,
+                                      map_settings, percent, read_tables)
 from collsel.commands.stats import depths_option, thresholds_option
 from collsel.core import (algorithms, decision_map, out_of_sample, probe_latency, recommend,
                           table, tree, treefile, values)
@@ -53,6 +53,7 @@ def register(sub):
                    help="the trade-off plot's budget line, in percent (default "
                    f"{recommend.DEFAULT_BUDGET:g}); the recommended tree does not use it "
                    "(`collsel build --recommend` chooses by cross-validation)")
+    add_criterion_option(p)
     p.add_argument("--model-table", action="append", dest="model_tables", metavar="PREDICTED.csv",
                    help="predicted performance table (canonical format, e.g. from `collsel model "
                    "predict`); the model-based choice is its fastest method per cell, scored "
@@ -133,7 +134,8 @@ def print_summary(out, report, files):
     pen = "n/a" if rec["penalty_mean"] is None else f"{rec['penalty_mean']:.2f}%"
     print(f"{out}/index.html: {len(files)} files; recommended tree ({rec['split']} split, "
           f"{rec['leaf']} leaves): {count(rec['nodes'], 'node', 'nodes')}, "
-          f"{count(rec['leaves'], 'leaf', 'leaves')}, in-sample mean penalty {pen}")
+          f"{count(rec['leaves'], 'leaf', 'leaves')}, in-sample mean penalty {pen}"
+          + (f"; chosen by criterion {rec['scored_by']}" if rec.get("scored_by") else ""))
     for w in report["warnings"]:
         if w["tree"] == "recommended":
             print(f"{out}/index.html: warning: {w['column']}, the recommended tree's mean "
@@ -228,12 +230,14 @@ def recommended_tree(dmap, measured, args, journal, launches):
     and the exact map on the same folds (core.out_of_sample)."""
     options = tree.BuildOptions(args.split or "balanced", args.leaf or "majority").check()
     settings = map_settings(args)
-    t, figures = recommend.recommend(dmap, measured, options, args.budget, launches, settings)
+    t, figures = recommend.recommend(dmap, measured, options, args.budget, launches, settings,
+                                     args.criterion)
     out = f"tree-{args.collective}"
     rebuild = recommend.fold_builder(dmap, options, figures)
     options = recommend.chosen_options(options, figures)
     command = recommend.build_command(args.tables, args.collective, options, None,
-                                      settings, journal if args.launches else None, out)
+                                      settings, journal if args.launches else None, out,
+                                      args.criterion)
     recorded = recommend.recorded_options(options, t)
     tree_json = treefile.dumps(treefile.tree_document(dmap, t, recorded)).encode("utf-8")
     folds = out_of_sample.all_folds(measured, launches, settings, dmap=dmap)

@@ -45,6 +45,8 @@ def choose(dmap, launch_tables, settings, criterion="combined"):
         "compared": compared,
         "nested": {("combined" if k == "combined" else ms.KIND_KEYS[k]): v
                    for k, v in sel.nested.items()},
+        "nested_best": {("combined" if k == "combined" else ms.KIND_KEYS[k]): v
+                        for k, v in sel.nested_best.items()},
         "edge": sel.edge, "deferred": chosen.limit == "defer", "deferral_advised": False,
     }
     figures["why"] = _why(sel, chosen, label, nested, compared, dmap.family)

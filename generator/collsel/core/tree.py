@@ -196,6 +196,41 @@ class _Grid:
         self.shape = self.colors.shape
 
 
+class _Levels:
+    """What every tree of one map and split mode shares, computed once and kept on the map
+    (model selection builds about ten variants on each of ~60 training maps): the grid, each
+    level's block boundaries and their least and greatest best method, and the summed-area
+    table of best-method counts."""
+
+    def __init__(self, dmap, split):
+        self.grid = _Grid(dmap, split)
+        self.n_methods = len(dmap.methods)
+        self._levels, self._counts = [], None
+
+    @staticmethod
+    def of(dmap, split):
+        cache = dmap.__dict__.setdefault("_tree_levels", {})
+        if split not in cache:
+            cache[split] = _Levels(dmap, split)
+        return cache[split]
+
+    def level(self, k):
+        """(bounds, halves, least, greatest) of level k."""
+        while len(self._levels) <= k:
+            bounds = ([h[0] for h in self._levels[-1][1]] if self._levels
+                      else [np.array([0, n]) for n in self.grid.shape])
+            self._levels.append((bounds, [_halve(b) for b in bounds],
+                                 _block_reduce(np.minimum, self.grid.colors, bounds),
+                                 _block_reduce(np.maximum, self.grid.colors, bounds)))
+        return self._levels[k]
+
+    def counts(self):
+        if self._counts is None:
+            onehot = (self.grid.colors[..., None] == np.arange(self.n_methods)).astype(np.int32)
+            self._counts = _LeafChooser._sat(onehot)
+        return self._counts
+
+
 def _halve(bounds):
     """Next level's boundaries per axis: each interval of 2+ cells splits at its middle."""
     lo, hi = bounds[:-1], bounds[1:]
@@ -214,16 +249,17 @@ def _block_reduce(ufunc, grid, bounds):
 class _LeafChooser:
     """Leaf method of blocks, from summed-area tables over the map (built on demand)."""
 
-    def __init__(self, dmap, grid, options):
-        self.dmap, self.grid, self.rule = dmap, grid, options.leaf
+    def __init__(self, dmap, levels, options):
+        self.dmap, self.levels, self.grid, self.rule = dmap, levels, levels.grid, options.leaf
         self.cap = options.max_penalty
-        self._counts = self._scores = self._relative = None
+        self._scores = self._relative = None
         self.ties = options.ties and bool((dmap.tied.sum(axis=-1) > 1).any())
 
     @staticmethod
-    def _sat(values):
+    def _sat(values, trailing=1):
+        """Summed-area table over all but the `trailing` last axes, zero-padded in front."""
         sat = values
-        for d in range(values.ndim - 1):
+        for d in range(values.ndim - trailing):
             sat = np.cumsum(sat, axis=d)
             pad = [(0, 0)] * sat.ndim
             pad[d] = (1, 0)
@@ -246,11 +282,7 @@ class _LeafChooser:
 
     def counts(self, lo, hi):
         """Cells of each method in builder boxes [lo, hi): shape (k, n_methods)."""
-        if self._counts is None:
-            n_methods = len(self.dmap.methods)
-            onehot = (self.grid.colors[..., None] == np.arange(n_methods)).astype(np.int32)
-            self._counts = self._sat(onehot)
-        return self._box_sum(self._counts, lo, hi)
+        return self._box_sum(self.levels.counts(), lo, hi)
 
     def original(self, lo, hi):
         """Builder boxes as boxes of the map's own cells."""
@@ -275,7 +307,7 @@ class _LeafChooser:
                 cache[self.cap] = self._score_tables()
             self._scores = cache[self.cap]
         olo, ohi = self.original(lo, hi)
-        summed, has, cells, tied, over = (self._box_sum(s, olo, ohi) for s in self._scores)
+        summed, has, cells, tied, over = np.moveaxis(self._box_sum(self._scores, olo, ohi), -1, 0)
         valid = (has == cells) & (cells > 0)
         return summed, valid, valid & (tied == cells), valid & (over == 0)
 
@@ -284,10 +316,11 @@ class _LeafChooser:
         rel = self.relative_penalty()
         present = np.isfinite(rel)
         over = present & (100.0 * rel > (np.inf if self.cap is None else self.cap))
-        return [self._sat(a) for a in (
-            np.where(present, rel, 0.0), present.astype(np.int32),
-            dm.measured.astype(np.int32)[..., None], dm.tied.astype(np.int32),
-            over.astype(np.int32))]
+        # one summed-area table of the five per-cell quantities (counts exact in float64):
+        # a box's five sums in one gather per corner
+        return self._sat(np.stack(np.broadcast_arrays(
+            np.where(present, rel, 0.0), present, dm.measured[..., None], dm.tied, over),
+            axis=-1).astype(np.float64), trailing=2)
 
     def tie_leaves(self, lo, hi):
         """(is a leaf, method) per box: some method is tied on every measured cell; the one with
@@ -342,21 +375,22 @@ def build_with_blocks(dmap, options=None):
     mode, leaf rule and ties cut by a depth or a threshold limit, or pruned, is this tree
     with some nodes turned into leaves of their block method (core.candidates)."""
     options = (options or BuildOptions()).check()
-    grid = _Grid(dmap, options.split)
+    levels = _Levels.of(dmap, options.split)
+    grid = levels.grid
     n_axes = len(grid.shape)
-    chooser = _LeafChooser(dmap, grid, options)
-    bounds = [np.array([0, n]) for n in grid.shape]
+    chooser = _LeafChooser(dmap, levels, options)
     # per level: each active node's interval index on every axis
     node_iv = np.zeros((1, n_axes), dtype=np.int64)
     first_child, split, method, depth = [], [], [], []
     block_method, block_share = [], []
     next_id, level = 1, 0
     while node_iv.shape[0]:
+        bounds, halves, least, greatest = levels.level(level)
         iv = tuple(node_iv[:, d] for d in range(n_axes))
         lo = np.stack([bounds[d][node_iv[:, d]] for d in range(n_axes)], 1)
         hi = np.stack([bounds[d][node_iv[:, d] + 1] for d in range(n_axes)], 1)
-        low = _block_reduce(np.minimum, grid.colors, bounds)[iv]
-        uniform = low == _block_reduce(np.maximum, grid.colors, bounds)[iv]
+        low = least[iv]
+        uniform = low == greatest[iv]
         leaf_method = np.where(uniform, low, UNDEFINED)
         if chooser.ties and not uniform.all():
             sub = np.flatnonzero(~uniform)
@@ -386,7 +420,6 @@ def build_with_blocks(dmap, options=None):
             block_method[-1][cut] = chooser.choose(lo[cut], hi[cut], True)[0]
             counts = chooser.counts(lo[cut], hi[cut])
             block_share[-1][cut] = counts.max(axis=1) / counts.sum(axis=1)
-        halves = [_halve(b) for b in bounds]
         splits_axis = np.stack([halves[d][2][node_iv[:, d]] for d in range(n_axes)], 1)
         splitting = ~leaf
         n_children = np.where(splitting, 1 << splits_axis.sum(axis=1), 0)
@@ -411,7 +444,6 @@ def build_with_blocks(dmap, options=None):
             shift += s
             child_iv[:, d] = halves[d][1][node_iv[parent, d]] + bit
         node_iv = child_iv
-        bounds = [h[0] for h in halves]
         level += 1
     cat = lambda parts: np.concatenate(parts).astype(np.int32)  # noqa: E731
     return (TreeArrays(cat(first_child), np.concatenate(split).astype(np.int32),

@@ -10,6 +10,8 @@ import os
 import re
 import tempfile
 
+import numpy as np
+
 from collsel.errors import InputError
 
 COMM_SIZE = (1, 2**31 - 1)        # an MPI communicator size is an int
@@ -50,6 +52,31 @@ def integer(value, name, low, high, where=""):
     if not low <= value <= high:
         raise InputError(f"{_where(where)}{name} {value} out of range [{low}, {high}]")
     return value
+
+
+def plain_integers(texts, low, high):
+    """The int64 array of texts that are all plain (ASCII digits, at most 18, surrounding
+    spaces allowed) and in [low, high], else None: a reader's vectorised pass over thousands
+    of rows, whose row-by-row reader (`integer`) then names the first bad field."""
+    text = [t.strip() for t in texts]
+    joined = "".join(text)
+    if text and not (joined.isascii() and joined.isdigit() and all(text)
+                     and max(map(len, text)) <= 18):
+        return None
+    v = np.array(text, dtype=np.int64)
+    return None if v.size and (v.min() < low or v.max() > high) else v
+
+
+def plain_times(texts):
+    """The float array of texts that are all times `time_us` accepts, else None (as
+    plain_integers)."""
+    try:
+        t = np.array([x.strip() for x in texts], dtype=float)
+    except ValueError:
+        return None
+    ok = not t.size or (np.isfinite(t).all() and t.min() >= MIN_TIME_US and t.min() > 0
+                        and t.max() <= MAX_TIME_US)
+    return t if ok else None
 
 
 def number(value, name, low, high, where="", low_open=False):
