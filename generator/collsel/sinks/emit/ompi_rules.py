@@ -17,6 +17,13 @@ covers [COMSIZE_j, COMSIZE_{j+1} - 1] and nothing finer. `collsel emit` prints, 
 the share of the tree's grid points (measured P x measured m) where the written file, read back
 with Open MPI's own matching (`ompi_rules_check`), decides differently from the tree.
 
+Message size. Thresholds are written in the size Open MPI's dynamic decision matches, which for
+eight collectives is not the tree's m (core.rules_size): P · m (alltoall, allgather, gather,
+scatter, reduce_scatter_block) gets one block per communicator size up to the largest measured
+P, exact there (a chosen block converts at its median measured P); a size that ignores the count
+(scan, exscan, alltoallv) gets one rule per block, the method the tree picks at the most
+measured m, and a note saying where the tree's m split is lost.
+
 Defer. A tree leaf holding algorithm 0 (the MPI's own decision) is written as a rule with ALG 0
 (`MSGSIZE 0 0 0`, JSON `"alg": 0`). Open MPI 4.1 / 5.0's `*_intra_dec_dynamic` takes a rule only
 `if (alg)`: with 0 it runs the algorithm forced by `coll_tuned_<coll>_algorithm` if one is set, else
