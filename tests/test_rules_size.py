@@ -161,3 +161,16 @@ def test_chosen_blocks_convert_at_their_median_measured_p(tmp_path, capsys):
     assert alg(4, cut - 1) == high
     assert "gather: 2 communicator-size block(s), 4 message rule(s); decides differently from " \
            "the tree on 0 of 16 grid points" in said
+
+
+def test_check_rules_scores_a_table_at_its_own_m(tmp_path, capsys):
+    """The file of alltoall's exact tree picks the best measured method on every cell of the
+    table it came from: check-rules --table reads the file at P · m too."""
+    table = switching_table(tmp_path / "alltoall.csv", "alltoall", 2, 3)
+    tree = _tree(tmp_path, capsys, "alltoall")
+    out = tmp_path / "rules.conf"
+    assert run(capsys, "emit", "--target", "ompi-rules", tree, "--out", out)[0] == 0
+    status, text, err = run(capsys, "check-rules", out, "--table", table)
+    assert status == 0, err
+    assert "this file: penalty mean 0.00%, median 0.00%, max 0.00% on 12 cells; the best on " \
+           "12" in text

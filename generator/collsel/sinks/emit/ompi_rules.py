@@ -184,9 +184,11 @@ def blocks_of(loaded, comm_sizes=None, decisions=None):
             # majority per m column; ties go to the method the lowest P cell picks
             counts = (sub[:, None, :] == sub[None, :, :]).sum(axis=1)   # (cells, m)
             rows.append(sub[np.argmax(counts, axis=0), np.arange(sub.shape[1])])
+    # a block's thresholds hold for one P only: its median measured P (the first block also
+    # covers every P below its start)
     return [(start, _ladder(np.asarray(row), loaded,
-                            _middle_p(p_axis.values, 0 if k == 0 else lo, hi)))
-            for k, (start, row, lo, hi) in enumerate(zip(starts, rows, starts, bounds))]
+                            _middle_p(p_axis.values, start if k else 0, hi)))
+            for k, (start, row, hi) in enumerate(zip(starts, rows, bounds))]
 
 
 def single_node_blocks(loaded, comm_sizes=None):
