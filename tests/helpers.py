@@ -223,3 +223,17 @@ def synthetic_table(path, collective, comm_sizes=(2, 3, 4, 6, 8), msg_sizes=(1, 
                 for alg, t in zip([0, *algs], [1.1 * min(times), *times]):
                     f.write(f"{collective},{p},{m},{alg},0,{t:.4f}\n")
     return path
+
+
+def switching_table(path, collective, low, high, comm_sizes=(2, 4, 8),
+                    msg_sizes=(256, 512, 2048, 4096), switch=1024):
+    """A table of `collective` in which algorithm `low` is fastest below `switch` bytes and
+    `high` from it, at every P (the MPI's default, 0, slowest): its exact tree has one m cut."""
+    rows = [f"# collective={collective}", "collective,comm_size,msg_size,algorithm,segsize,time_us"]
+    for p in comm_sizes:
+        for m in msg_sizes:
+            fast, slow = (low, high) if m < switch else (high, low)
+            for alg, t in ((0, 30.0), (fast, 10.0), (slow, 20.0)):
+                rows.append(f"{collective},{p},{m},{alg},0,{t + m / 1000:.3f}")
+    pathlib.Path(path).write_text("\n".join(rows) + "\n")
+    return path

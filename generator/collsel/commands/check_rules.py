@@ -11,7 +11,8 @@ from collsel.core import csvfile, decision_map, method_text, penalty, sizes
 from collsel.core.algorithms import Method
 from collsel.errors import InputError, printable
 from collsel.sinks.emit.ompi_rules_reader import (COLLCOUNT, COLLECTIVE_IDS, COLLECTIVE_NAMES,
-                                                  JsonRulesFile, load_any, parse_version, summary)
+                                                  JsonRulesFile, load_any, parse_version,
+                                                  rule_size_of, summary)
 
 
 def register(sub):
@@ -28,7 +29,11 @@ def register(sub):
         "--ompi-version says; --query and --points then ask it for a communicator spread over "
         "several nodes with several ranks on some (neither single-node nor one-per-node). "
         "The answers name the method ('P=8 m=65536: binomial (alg 6, seg 0, fan 0)'); --ids "
-        "prints only 'algorithm segsize faninout', as `collsel query --ids` does.")
+        "prints only 'algorithm segsize faninout', as `collsel query --ids` does. M, and the "
+        "table's m, are collsel's m (one rank's block for alltoall, allgather, gather, scatter, "
+        "reduce_scatter_block): the file is matched at the size Open MPI's dynamic decision "
+        "computes from it (P · m for those five; for scan and exscan P, for alltoallv 0, "
+        "whatever the count), printed as '(rule size S)' where it differs.")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--ompi-version", default="4.1.4", metavar="X.Y.Z",
                    help="the Open MPI release whose reader to emulate (default 4.1.4, Debian "
@@ -114,7 +119,7 @@ def rules_choice(rules, coll_id, dmap):
     for i, p in enumerate(axes[0].values):
         for j, m in enumerate(axes[1].values):
             for k, zv in enumerate(ppn):
-                cells[i, j, k] = index.get(Method(*rules.lookup(coll_id, p, m, zv)[:3]), -1)
+                cells[i, j, k] = index.get(Method(*rules.decide(coll_id, p, m, zv)[:3]), -1)
     return cells if z is not None else cells[:, :, 0]
 
 
@@ -169,9 +174,11 @@ def run_check(args):
         out = []
         name = COLLECTIVE_NAMES[coll_id]
         for p, m in points:
-            method = Method(*rules.lookup(coll_id, p, m)[:3])
+            method = Method(*rules.decide(coll_id, p, m)[:3])
+            size = rule_size_of(coll_id, p, m)
+            at = f" (rule size {size})" if size != m else ""
             out.append(f"{method.algorithm} {method.segsize} {method.faninout}" if args.ids
-                       else f"P={p} m={m}: {method_text.method_text(name, method)} "
+                       else f"P={p} m={m}{at}: {method_text.method_text(name, method)} "
                        f"({method_text.method_ids(method)})")
         sys.stdout.write("\n".join(out) + ("\n" if out else ""))
     elif isinstance(rules, JsonRulesFile) and not args.table:

@@ -17,6 +17,13 @@ covers [COMSIZE_j, COMSIZE_{j+1} - 1] and nothing finer. `collsel emit` prints, 
 the share of the tree's grid points (measured P x measured m) where the written file, read back
 with Open MPI's own matching (`ompi_rules_check`), decides differently from the tree.
 
+Message size. Thresholds are written in the size Open MPI's dynamic decision matches, which for
+eight collectives is not the tree's m (core.rules_size): P · m (alltoall, allgather, gather,
+scatter, reduce_scatter_block) gets one block per communicator size up to the largest measured
+P, exact there (a chosen block converts at its median measured P); a size that ignores the count
+(scan, exscan, alltoallv) gets one rule per block, the method the tree picks at the most
+measured m, and a note saying where the tree's m split is lost.
+
 Defer. A tree leaf holding algorithm 0 (the MPI's own decision) is written as a rule with ALG 0
 (`MSGSIZE 0 0 0`, JSON `"alg": 0`). Open MPI 4.1 / 5.0's `*_intra_dec_dynamic` takes a rule only
 `if (alg)`: with 0 it runs the algorithm forced by `coll_tuned_<coll>_algorithm` if one is set, else
@@ -43,7 +50,7 @@ import json
 import numpy as np
 
 from collsel import __version__
-from collsel.core import values
+from collsel.core import rules_size, values
 from collsel.core.sizes import parse_size
 from collsel.core.tree import cells_of_values
 from collsel.errors import CollselError, InputError
@@ -98,29 +105,69 @@ def cell_decisions(loaded):
     return loaded.tree.method_grid(tuple(len(a.values) for a in loaded.axes))
 
 
-def _ladder(row, m_axis):
-    """[(first m of the run, method index)] for one row of m-cell decisions."""
+def _most_measured(row, m_axis):
+    """The method of `row` (m-cell decisions) at the most measured m values; ties: the one at the
+    smallest m."""
+    cells = [m_axis.cell_of(v) for v in m_axis.values]
+    totals = {}
+    for cell in cells:
+        totals[int(row[cell])] = totals.get(int(row[cell]), 0) + 1
+    return max(totals, key=totals.get)
+
+
+def _ladder(row, loaded, comm_size):
+    """[(first rule message size of the run, method index)] for one row of m-cell decisions, in
+    the size Open MPI's dynamic decision matches at `comm_size` (core.rules_size); one rule when
+    that size ignores the count. Thresholds past a long are dropped: no call reaches them."""
+    m_axis, collective = loaded.axes[1], loaded.collective
+    if rules_size.relation(collective) == rules_size.IGNORED:
+        return [(0, _most_measured(row, m_axis))]
     starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
-    return [(0 if k == 0 else int(m_axis.cuts[k - 1]), int(row[k])) for k in starts]
+    ladder = [(0 if k == 0 else rules_size.rule_msg_size(collective, comm_size,
+                                                          int(m_axis.cuts[k - 1])), int(row[k]))
+              for k in starts]
+    return [(m0, method) for m0, method in ladder if m0 <= MAX_LONG]
 
 
-def _merged(starts, rows, m_axis):
+def _per_comm_size(starts, rows, loaded):
+    """(starts, rows) with one block per integer P up to the largest measured P when the rule's
+    size scales with P (a block applies its thresholds to every P it covers); unchanged else."""
+    if rules_size.relation(loaded.collective) != rules_size.TIMES_P:
+        return starts, rows
+    last = int(max(loaded.axes[0].values))
+    bounds = list(starts[1:]) + [last + 1]
+    out_starts, out_rows = [], []
+    for start, end, row in zip(starts, bounds, rows):
+        for p in range(int(start), max(int(end), int(start) + 1)):
+            out_starts.append(p)
+            out_rows.append(row)
+    return out_starts, out_rows
+
+
+def _merged(starts, rows, loaded):
     """[(first P, ladder)] of exact blocks, neighbours with the same ladder merged."""
     blocks = []
-    for start, row in zip(starts, rows):
-        ladder = _ladder(np.asarray(row), m_axis)
+    for start, row in zip(*_per_comm_size(starts, rows, loaded)):
+        ladder = _ladder(np.asarray(row), loaded, start)
         if not blocks or blocks[-1][1] != ladder:
             blocks.append((start, ladder))
     return blocks
 
 
+def _middle_p(values, lo, hi):
+    """The P whose rule sizes a chosen block [lo, hi) converts thresholds at: the median measured
+    P inside it (the lower of two), else its start."""
+    inside = [int(v) for v in values if lo <= v < hi]
+    return inside[(len(inside) - 1) // 2] if inside else max(lo, 1)
+
+
 def blocks_of(loaded, comm_sizes=None, decisions=None):
     """[(first P of the block, ladder)], ascending, each ladder starting at m = 0, of the
     (P cell, m cell) `decisions` (default: the tree's, cell_decisions)."""
-    p_axis, m_axis = loaded.axes[:2]
+    p_axis = loaded.axes[0]
     decisions = cell_decisions(loaded) if decisions is None else decisions
     if comm_sizes is None:
-        return _merged([1] + [int(c) for c in p_axis.cuts], decisions, m_axis)
+        return _merged([1] + [int(c) for c in p_axis.cuts], decisions, loaded)
     else:
         starts = list(comm_sizes)
         values = np.asarray(p_axis.values, dtype=np.int64)
@@ -137,7 +184,11 @@ def blocks_of(loaded, comm_sizes=None, decisions=None):
             # majority per m column; ties go to the method the lowest P cell picks
             counts = (sub[:, None, :] == sub[None, :, :]).sum(axis=1)   # (cells, m)
             rows.append(sub[np.argmax(counts, axis=0), np.arange(sub.shape[1])])
-    return [(start, _ladder(np.asarray(row), m_axis)) for start, row in zip(starts, rows)]
+    # a block's thresholds hold for one P only: its median measured P (the first block also
+    # covers every P below its start)
+    return [(start, _ladder(np.asarray(row), loaded,
+                            _middle_p(p_axis.values, start if k else 0, hi)))
+            for k, (start, row, hi) in enumerate(zip(starts, rows, bounds))]
 
 
 def single_node_blocks(loaded, comm_sizes=None):
@@ -148,7 +199,7 @@ def single_node_blocks(loaded, comm_sizes=None):
     if comm_sizes is None:
         ranges = ompi_ppn.single_node_ranges(loaded)
         return _merged([start for start, _, _ in ranges],
-                       [grid[p, :, z] for _, p, z in ranges], loaded.axes[1])
+                       [grid[p, :, z] for _, p, z in ranges], loaded)
     z_cells = [loaded.axes[2].cell_of(p) for p in loaded.axes[0].values]
     return blocks_of(loaded, comm_sizes, grid[np.arange(len(z_cells)), :, z_cells])
 
@@ -168,6 +219,7 @@ def json_groups(loaded, comm_sizes=None):
 
 def _block_context(loaded, blocks, target, distribution=None):
     methods = text.methods(loaded, target)
+    size = "m" if rules_size.relation(loaded.collective) == rules_size.IDENTITY else "size"
     out = []
     for j, (start, ladder) in enumerate(blocks):
         start = int(start)
@@ -180,7 +232,8 @@ def _block_context(loaded, blocks, target, distribution=None):
             rules.append({"msg_min": m0, "msg_max": m1, "alg": meth["algorithm"],
                           "segsize": meth["segsize"], "faninout": meth["faninout"],
                           "name": meth["name"],
-                          "range": f"m {m0}..{m1}" if m1 is not None else f"m >= {m0}"})
+                          "range": f"{size} {m0}..{m1}" if m1 is not None
+                          else f"{size} >= {m0}"})
         out.append({"comm_min": start if j else 0, "comm_start": start, "comm_max": end,
                     "distribution": distribution,
                     "range": ("every P" if j == 0 and end is None else f"P <= {end}" if j == 0
@@ -206,6 +259,14 @@ def disagreement(loaded, decide):
 # coll_tuned_decision_dynamic.c; the same on main for JSON rules); tests/integration proves it.
 RULES_DEFER = ("rule algorithm 0: coll/tuned runs its fixed decision there "
                "(or coll_tuned_<coll>_algorithm if that forces one)")
+
+
+# The template's line per collective: what its MSGSIZE is (core.rules_size).
+SIZE_TEXT = {rules_size.IDENTITY: "",
+             rules_size.TIMES_P: ": MSGSIZE is P * m, the size Open MPI's dynamic decision "
+                                 "matches (m = one rank's block)",
+             rules_size.IGNORED: ": Open MPI's dynamic decision ignores the count: one rule "
+                                 "per block"}
 
 
 # What each format makes of a ppn tree (sinks.emit.ompi_ppn), for the notes.
@@ -236,7 +297,31 @@ def _notes(loaded, blocks, differ, total, ppn_rule):
                      f"{len(loaded.axes[0].values) * len(loaded.axes[1].values)} (P, m) cells; "
                      "the time this costs on measurements: collsel check-rules THIS_FILE "
                      "--table TABLE --z ppn")
-    return notes + text.defer_notes(loaded, "Open MPI", RULES_DEFER)
+    return notes + _size_notes(loaded, blocks) + text.defer_notes(loaded, "Open MPI",
+                                                                    RULES_DEFER)
+
+
+def _size_notes(loaded, blocks):
+    """What the rule's message size (core.rules_size) made of the tree's m axis."""
+    coll = loaded.collective
+    kind, source = rules_size.relation(coll), rules_size.SOURCE.get(coll)
+    if kind == rules_size.IDENTITY or source is None:
+        return []
+    where = (f"coll_tuned_decision_dynamic.c:{source.line_414} of Open MPI 4.1.4 "
+             f"({source.line_5010} of 5.0.10), `{source.text}`")
+    if kind == rules_size.TIMES_P:
+        return [f"{coll}: Open MPI matches rules at P · m ({where}): thresholds written as P · "
+                "the tree's m cut, one block per communicator size up to the largest measured "
+                f"P ({int(max(loaded.axes[0].values))}), exact there; a larger P takes that "
+                "last block's thresholds (and a block of --ompi-comm-sizes those of its median "
+                "measured P)"]
+    rows = cell_decisions(loaded)
+    varying = sum(len(set(rows[loaded.axes[0].cell_of(v)].tolist())) > 1
+                  for v in loaded.axes[0].values)
+    return [f"{coll}: Open MPI's dynamic decision does not read the count ({where}): one "
+            "rule per communicator-size block, the method the tree picks at the most measured "
+            f"m; not expressible: the tree's decision changes with m at {varying} of "
+            f"{len(loaded.axes[0].values)} measured P"]
 
 
 def _header(loaded_list, comm_sizes):
@@ -264,6 +349,7 @@ def _collectives(trees, comm_sizes, target, names=()):
         groups = (json_groups(t, comm_sizes) if target == "ompi-json"
                   else [(None, blocks_of(t, comm_sizes))])
         collectives.append({"name": t.collective, "id": check.COLLECTIVE_IDS[t.collective],
+                            "size_text": SIZE_TEXT[rules_size.relation(t.collective)],
                             "blocks": [b for dist, blocks in groups
                                        for b in _block_context(t, blocks, target, dist)],
                             "_blocks": [b for _, blocks in groups for b in blocks],
@@ -301,7 +387,7 @@ def emit_classic(trees, options):
         raise CollselError(f"internal error: the emitted rules file fails check-rules, line "
                            f"{line}: {message}")
     notes = [line for c in collectives for line in _notes(c["_tree"], c["_blocks"], *disagreement(
-        c["_tree"], lambda p, m, z=None, i=c["id"]: rules.lookup(i, p, m)[:3]), PPN_CLASSIC)]
+        c["_tree"], lambda p, m, z=None, i=c["id"]: rules.decide(i, p, m)[:3]), PPN_CLASSIC)]
     return Emitted({"rules.conf": rendered}, notes)
 
 
@@ -309,4 +395,5 @@ json_lookup = check.json_lookup     # one matcher: the reader's (Open MPI main's
 
 
 def _json_decider(document, collective):
-    return lambda p, m, z=None: json_lookup(document, collective, p, m, z)
+    rules = check.JsonRulesFile("<emitted>", document)
+    return lambda p, m, z=None: rules.decide(check.COLLECTIVE_IDS[collective], p, m, z)[:3]

@@ -41,7 +41,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from collsel.core import algorithms
+from collsel.core import algorithms, rules_size
 from collsel.errors import InputError
 
 # enum COLLTYPE in ompi/mca/coll/base/coll_base_functions.h (4.1, 5.0 and main)
@@ -163,6 +163,16 @@ class RulesFile:
             return (0, 0, 0, 0)
         rule = _last_at_most(best.rules, "msg_size", msg_size)
         return (rule.alg, rule.segsize, rule.faninout, rule.max_requests)
+
+    def decide(self, coll_id, comm_size, m, ppn=None):
+        """lookup() for a call whose collsel m (docs/guide/collectives.md) is `m`: at the size
+        Open MPI's dynamic decision computes for it (core.rules_size)."""
+        return self.lookup(coll_id, comm_size, rule_size_of(coll_id, comm_size, m), ppn)
+
+
+def rule_size_of(coll_id, comm_size, m):
+    """The rule message size Open MPI matches for collsel's (P, m) of collective `coll_id`."""
+    return rules_size.rule_msg_size(COLLECTIVE_NAMES[coll_id], comm_size, m)
 
 
 def _last_at_most(items, key, value):
@@ -522,6 +532,8 @@ class JsonRulesFile:
         alg, seg, fan = json_lookup(self.document, COLLECTIVE_NAMES[coll_id], comm_size,
                                     msg_size, ppn)
         return (alg, seg, fan, 0)
+
+    decide = RulesFile.decide
 
     def summary(self):
         return "; ".join(f"{name} (id {COLLECTIVE_IDS[name]}): {len(comms)} communicator "
