@@ -85,3 +85,11 @@ def test_segment_sizes_only_where_the_algorithm_segments():
     for coll in ("alltoall", "barrier", "scan", "reduce_scatter_block"):
         with pytest.raises(InputError, match=f"segmenting {coll} algorithms: none"):
             algorithms.check_segsize(coll, 1, 8192)
+
+
+def test_report_deploys_every_open_mpi_collective_through_the_rules_file():
+    from collsel.sinks.report.compute import deploy_steps
+    targets = lambda c, family: [s["target"] for s in deploy_steps(c, family, None)]
+    assert targets("alltoall", "openmpi") == ["ompi-rules", "c"]
+    assert targets("alltoall", "mpich") == ["c"]           # MPICH's file: bcast and reduce so far
+    assert targets("bcast", "openmpi") == ["ompi-rules", "blob", "c", "ompi-dec-fixed"]

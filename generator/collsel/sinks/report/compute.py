@@ -363,14 +363,16 @@ def deploy_steps(collective, family, z):
                               f"--out {file}",
                       "run": deploy_line(target, file, family)})
 
-    served = collective in ("bcast", "reduce")     # by the rules files and libcollsel
-    if served and z in (None, "ppn"):
-        if family == "mpich":
-            step("mpich-json", f"{out}/mpich_selection.json", "MPICH's collective selection "
-                 "file (no rebuild)")
-        else:
+    # Open MPI's rules file takes every coll/tuned collective (core.rules_size converts m);
+    # MPICH's selection file and libcollsel (the blob) serve bcast and reduce so far
+    served = collective in ("bcast", "reduce")
+    if z in (None, "ppn"):
+        if family != "mpich":
             step("ompi-rules", f"{out}/rules.conf", "Open MPI's coll/tuned dynamic rules file "
                  "(no rebuild)")
+        elif served:
+            step("mpich-json", f"{out}/mpich_selection.json", "MPICH's collective selection "
+                 "file (no rebuild)")
     if served:
         step("blob", f"{out}/{collective}.bin", "libcollsel, the PMPI library (no rebuild)")
     step("c", f"{out}/c", "a C decision function, for code that forces the MPI's algorithm")
