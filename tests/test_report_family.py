@@ -105,7 +105,7 @@ def test_warning_on_stdout(tmp_path, monkeypatch, capsys):
     (core.verdict stubbed to find every baseline worse-off, so every column warns)."""
     from collsel import cli
     from collsel.core import verdict
-    monkeypatch.setattr(verdict, "worse_than", lambda mine, others: [
+    monkeypatch.setattr(verdict, "worse_than", lambda mine, others, margins=None: [
         (name, -1.0) for name, mean in others.items() if name == "default" and mine is not None])
     out = tmp_path / "r"
     assert cli.main(["report", str(MPICH_TABLE), "--collective", "bcast", "--depths", "1",

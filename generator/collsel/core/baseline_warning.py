@@ -17,9 +17,11 @@ def _verdicts(block):
         if not f or f["tree"]["mean"] is None:
             continue
         on_default = f["tree"].get("on_default_cells") or f["tree"]
-        yield (f, bool(verdict.worse_than(on_default["mean"], {"default": f["default"]["mean"]})),
-               bool(verdict.worse_than(f["tree"]["mean"],
-                                       {"best fixed": f["best_fixed"]["mean"]})))
+        se = f["tree"].get("se_vs") or {}
+        yield (f, bool(verdict.worse_than(on_default["mean"], {"default": f["default"]["mean"]},
+                                          {"default": se.get("default")})),
+               bool(verdict.worse_than(f["tree"]["mean"], {"best fixed": f["best_fixed"]["mean"]},
+                                       {"best fixed": se.get("best_fixed")})))
 
 
 def beaten_by(block):

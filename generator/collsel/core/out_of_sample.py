@@ -209,15 +209,30 @@ def evaluate(folds, make_trees):
     best = cat([p[1] for p in parts])
     base = cat([p[2] for p in parts])
     n_trees = len(parts[0][0])
+    fixed = cat([p[3] for p in parts])
     trees = []
     for k in range(n_trees):
         chosen = cat([p[0][k] for p in parts])
         figures = _summary(chosen, best)
         figures["on_default_cells"] = _summary(np.where(np.isfinite(base), chosen, np.nan), best)
         figures["unmeasured_choices"] = int((np.isfinite(best) & ~np.isfinite(chosen)).sum())
+        figures["se_vs"] = {"default": _difference_se(chosen, base, best),
+                            "best_fixed": _difference_se(chosen, fixed, best)}
         trees.append(figures)
     return {"folds": len(parts), "trees": trees, "default": _summary(base, best),
-            "best_fixed": _summary(cat([p[3] for p in parts]), best)}
+            "best_fixed": _summary(fixed, best)}
+
+
+def _difference_se(chosen, other, best):
+    """Standard error (points) of the mean per-cell penalty difference between two choices, over
+    the cells where both are scored: how far apart two mean penalties must be before one choice
+    is worse rather than the same one measured with noise (core.verdict)."""
+    both = np.isfinite(chosen) & np.isfinite(other) & np.isfinite(best)
+    if both.sum() < 2:
+        return 0.0
+    diff = penalty.penalty_pct(chosen[both], best[both]) - penalty.penalty_pct(other[both],
+                                                                               best[both])
+    return float(diff.std(ddof=1) / np.sqrt(diff.size))
 
 
 def tree_figures(folds_by_kind, build):

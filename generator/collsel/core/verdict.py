@@ -7,10 +7,14 @@ line of configuration. Pure: figures in, findings out."""
 SAME = 1e-9
 
 
-def worse_than(tree_mean, baselines):
+def worse_than(tree_mean, baselines, margins=None):
     """[(name, their mean)] of the baselines ({name: mean penalty in % or None}) whose mean the
-    tree's mean penalty exceeds, in the given order; [] when the tree's mean is unknown."""
+    tree's mean penalty exceeds by more than the baseline's margin ({name: points}, default 0:
+    core.out_of_sample gives one standard error of the per-cell difference, so a tree is not
+    called worse for a gap the measurements' noise explains, the rule model selection uses), in
+    the given order; [] when the tree's mean is unknown."""
     if tree_mean is None:
         return []
+    margins = margins or {}
     return [(name, mean) for name, mean in baselines.items()
-            if mean is not None and tree_mean > mean + SAME]
+            if mean is not None and tree_mean > mean + max(SAME, margins.get(name) or 0)]

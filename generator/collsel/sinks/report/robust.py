@@ -16,7 +16,7 @@ CHOOSERS = (("recommended", "recommended tree (collsel build --recommend)"),
 
 
 def _figures(s):
-    return {k: s[k] for k in ("cells", "mean", "median", "max")}
+    return {k: s[k] for k in ("cells", "mean", "median", "max", "se_vs") if k in s}
 
 
 def _grid(array, fn):
@@ -110,7 +110,8 @@ def warnings(table):
             mine = rows[key]["cells"][k]
             theirs = {b: rows[b]["cells"][k] for b in BASELINES}
             found = verdict.worse_than(mine and mine["mean"], {
-                b: cell["mean"] if cell else None for b, cell in theirs.items()})
+                b: cell["mean"] if cell else None for b, cell in theirs.items()},
+                (mine or {}).get("se_vs"))
             out += [{"tree": key, "tree_name": name, "against": b, "against_name":
                      dict(CHOOSERS)[b], "column": column["label"], "tree_mean": mine["mean"],
                      "tree_cells": mine["cells"], "other_mean": mean,
