@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from collsel.core import algorithms
+from collsel.core import algorithms, sizes
 from collsel.errors import InputError
 from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.tune import layout, plan
@@ -59,15 +59,44 @@ def test_thinning_keeps_both_ends_and_widens():
     assert plan.thinned(sizes, 2) == (1, 4, 16, 32)
 
 
-def test_the_grid_fits_the_share_and_the_rest_is_refinement():
-    sizes = tuple(2**k for k in range(23))
-    wide = plan.fit("bcast", 30, 7, sizes, 3600, 3, "local", 0.03)
-    narrow = plan.fit("bcast", 30, 7, sizes, 600, 3, "local", 0.03)
-    assert wide.msg_sizes == sizes and len(narrow.msg_sizes) < len(sizes)
-    assert narrow.coarse_s <= plan.COARSE_SHARE * 600
-    assert narrow.coarse_s + narrow.refine_s == pytest.approx(600, abs=0.2)
-    with pytest.raises(plan.BudgetTooSmall):
-        plan.fit("bcast", 30, 7, sizes, 10, 3, "local", 0.03)
+def every_collective_plan(budget_s, comm_sizes=(2, 3, 4, 6, 8, 12, 16), shape_count=None):
+    from collsel.commands import sweep
+    from collsel.core import sizes
+    from collsel.sources.sweep import plan as sweep_plan
+    collectives = sweep.collectives("openmpi")
+    methods = {c: len(sweep_plan.plan_methods(c)) for c in collectives}
+    return plan.plan(collectives, methods, comm_sizes, shape_count or len(comm_sizes),
+                     sizes.default_msg_sizes(), budget_s, 3, "local", 0.03, f"{budget_s}s")
+
+
+def test_30_minutes_tune_every_collective_on_one_thinned_grid():
+    grids = {g.collective: g for g in every_collective_plan(1800)}
+    assert len(grids) == 14
+    coarse = sum(g.coarse_s for g in grids.values())
+    assert coarse <= plan.COARSE_SHARE * 1800
+    # P thinned too, the ends and interior P kept (leave-one-P-out); m 4x apart, ends kept
+    assert grids["bcast"].comm_sizes == (2, 4, 8, 16)
+    assert grids["bcast"].msg_sizes[:3] == (1, 4, 16) and grids["bcast"].msg_sizes[-1] == 4 << 20
+    assert grids["barrier"].msg_sizes == (0,) and grids["barrier"].comm_sizes == (2, 4, 8, 16)
+    # the budget split by need: bcast's 34 methods cost more than scan's 3
+    assert grids["bcast"].coarse_s > 5 * grids["scan"].coarse_s
+    assert grids["bcast"].refine_s > 5 * grids["scan"].refine_s
+    # allgatherv per method (MPI_T cannot force it per communicator), never refined
+    assert grids["allgatherv"].mode == "per-method" and grids["allgatherv"].refine_s == 0
+    assert {g.mode for c, g in grids.items() if c != "allgatherv"} == {"paired"}
+    assert coarse + sum(g.refine_s for g in grids.values()) == pytest.approx(1800, abs=1)
+
+
+def test_a_larger_budget_gives_a_finer_grid_and_p_never_drops_below_three():
+    wide = every_collective_plan(4 * 3600)[0]
+    assert wide.comm_sizes == (2, 3, 4, 6, 8, 12, 16) and len(wide.msg_sizes) == 44
+    coarsest = every_collective_plan(500)[0]
+    assert coarsest.comm_sizes == (2, 8, 16) and len(coarsest.msg_sizes) >= plan.MIN_SIZES
+    assert every_collective_plan(500, (2, 3))[0].comm_sizes == (2, 3)
+    assert every_collective_plan(500, (), 2)[0].comm_sizes == ()       # --nodes/--ppn: as given
+    with pytest.raises(InputError, match=r"--budget 60s: too small for 14 collective\(s\): "
+                                         r"their coarsest grids \(3 communicator sizes x 4 "):
+        every_collective_plan(60)
 
 
 def test_every_forceable_collective_has_its_rules_file_id():
@@ -86,9 +115,10 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0].startswith("collsel tune: 2 collectives (bcast, reduce), budget 20m "
-                               "(10 min each")
+                               "(coarse grids about ")
     rows = {line.split()[0]: line.split() for line in lines[3:5]}
-    assert set(rows) == {"bcast", "reduce"} and rows["bcast"][2] == "2"   # P values
+    assert set(rows) == {"bcast", "reduce"} and rows["bcast"][1:4] == ["paired", "34", "2"]
+    assert lines[5] == "bcast, reduce: P = 2,4; m = " + ",".join(map(str, sizes.default_msg_sizes()))
     assert lines[-1].startswith("estimated: coarse sweeps ")
     assert not out.exists()
 
@@ -98,14 +128,44 @@ def test_all_means_every_collective_the_benchmark_measures(tmp_path):
     r = collsel("tune", "--out", tmp_path / "t", "--dry-run", timeout=60)
     assert r.returncode == 0, r.stderr
     assert f"({', '.join(sweep.collectives('openmpi'))})" in r.stdout.splitlines()[0]
+    assert len(sweep.collectives("openmpi")) == 14
+
+
+def test_barrier_gets_no_sizes_and_allgatherv_is_measured_per_method(tmp_path):
+    # the preflight runs each sweep's own --dry-run: --msg-sizes for barrier would be refused
+    r = collsel("tune", "--out", tmp_path / "t", "--dry-run", "--budget", "10m", "--collectives",
+                "barrier,allgatherv,scan", "--comm-sizes", "2,3", "--msg-sizes", "8,64",
+                timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[3].split()[:2] == ["barrier", "paired"] and lines[3].split()[4] == "1"
+    assert lines[4].split()[:2] == ["allgatherv", "per-method"] and lines[4].split()[-2] == "-"
+    assert "allgatherv, scan: P = 2,3; m = 8,64" in lines and "barrier: P = 2,3; m = 0" in lines
+    assert not (tmp_path / "t").exists()
+
+
+def test_allgatherv_is_left_out_of_placed_tunes_with_the_reason(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost slots=4\n")
+    placed = ["--launcher", "hostfile", "--hostfile", hosts, "--nodes", "1", "--ppn", "2,4"]
+    r = collsel("tune", "--out", tmp_path / "t", "--dry-run", *placed, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "allgatherv" not in r.stdout.splitlines()[0]
+    assert ("left out: allgatherv: its per-method mode (Open MPI cannot force allgatherv per "
+            "communicator through MPI_T) runs --comm-sizes only") in r.stdout
+    line = one_error_line(collsel("tune", "--out", tmp_path / "t", "--collectives",
+                                  "allgatherv", *placed, timeout=60))
+    assert line.endswith("tune it in a separate run with --comm-sizes"), line
+    assert not (tmp_path / "t").exists()
 
 
 @pytest.mark.parametrize("extra, message", [
     (["--budget", "soon"], "--budget 'soon': expected a duration such as 30m"),
-    (["--budget", "1m"], "--budget 1m: too small for 3 collective(s)"),
+    (["--budget", "1m"], "--budget 1m: too small for 14 collective(s)"),
     (["--collectives", "bcast,frobnicate"], "--collectives: unknown collective 'frobnicate'"),
     (["--collectives", ","], "--collectives ',': empty"),
-    (["--collectives", "gather"], "--collectives gather: the sweep's benchmark"),
+    (["--collectives", "bcast,alltoallw"], "--collectives: unknown collective 'alltoallw' "
+                                           "(the sweep's benchmark, collsel_bench, measures"),
     (["--out=/proc/t"], "/proc"),
     (["--launches", "2"], "--launches"),
     (["--mpirun", "/nonexistent/mpirun"], "/nonexistent/mpirun"),
@@ -124,8 +184,9 @@ def test_launcher_options_pass_through_to_the_sweep(tmp_path):
                 "--comm-sizes", "2,4", timeout=60)
     assert r.returncode == 0, r.stderr
     assert "launcher hostfile" in r.stdout.splitlines()[0]
+    # --comm-sizes is each collective's grid (thinned by the plan), not a passed option
     assert r.stdout.splitlines()[1] == ("sweep options: --mpi=openmpi --launcher=hostfile "
-                                        f"--comm-sizes=2,4 --hostfile={hosts}")
+                                        f"--hostfile={hosts}")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
     line = one_error_line(collsel("tune", "--out", tmp_path / "s", "--launcher", "srun",
                                   timeout=60, env=env))
