@@ -230,8 +230,13 @@ def test_resume_needs_a_tune_and_takes_its_recorded_options(tmp_path):
 
 # --- with the fake benchmark under real mpirun ------------------------------------------------
 
+# the sized paired collectives, barrier (no size) and allgatherv (per method)
+KINDS = ["--collectives", "bcast,reduce,barrier,allgatherv"]
+
+
 def tune_args(out, bench, *extra):
-    return ["tune", "--out", str(out), "--bench", str(bench), "--budget", "5m", *GRID, *extra]
+    return ["tune", "--out", str(out), "--bench", str(bench), "--budget", "5m", *GRID, *KINDS,
+            *extra]
 
 
 # The fake's fastest method changes with the size: trees with several leaves, every cell
@@ -264,10 +269,13 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
     assert {f"{c}/tree/tree.json" for c in collectives} | {"rules.conf"} <= set(want)
     summary = r.stdout.splitlines()
     assert summary[0].split()[:5] == ["collective", "methods", "cells", "undecided", "leaves"]
-    for c, line in zip(collectives, summary[1:]):
+    rows = dict(zip(collectives, summary[1:]))
+    assert [row.split()[0] for row in rows.values()] == collectives
+    for c in ("bcast", "reduce"):
         # 2 P x 4 m, all decided; the fastest method changes with m: several leaves
-        assert line.split()[0] == c and line.split()[2:4] == ["8", "0"], line
-        assert int(line.split()[4]) > 1, line
+        assert rows[c].split()[2:4] == ["8", "0"] and int(rows[c].split()[4]) > 1, rows[c]
+    assert rows["barrier"].split()[2:4] == ["2", "0"], rows["barrier"]       # m = 0 only
+    assert rows["allgatherv"].split()[2:4] == ["8", "-"], rows["allgatherv"]  # per method
 
     out = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", *tune_args(out, bench)],
@@ -305,7 +313,8 @@ def test_real_benchmark_three_ranks_two_sizes_one_minute(tmp_path):
     out = tmp_path / "t"
     started = time.monotonic()
     r = run_tune(["tune", "--out", str(out), "--budget", "1m", "--comm-sizes", "3",
-                  "--msg-sizes", "8,64K", "--progress-interval", "1000"])
+                  "--msg-sizes", "8,64K", "--collectives", "alltoall,barrier",
+                  "--progress-interval", "1000"])
     # (beyond the cores the local launcher adds --oversubscribe and mpi_yield_when_idle itself)
     assert r.returncode == 0, r.stderr
     wall = time.monotonic() - started
@@ -316,7 +325,7 @@ def test_real_benchmark_three_ranks_two_sizes_one_minute(tmp_path):
     assert (out / layout.RULES).is_file()
     rows = r.stdout.splitlines()[1:1 + len(collectives)]
     assert [row.split()[0] for row in rows] == collectives
-    assert all(row.split()[2] == "2" for row in rows), rows        # P=3 x 2 sizes
+    assert [row.split()[2] for row in rows] == ["2", "1"], rows     # P=3 x 2 sizes; barrier
     # measuring within the budget (plus start-up and the reports' time)
     assert wall < 60 + 60 * len(collectives), wall
 
@@ -333,3 +342,24 @@ def test_mpich_tune_writes_the_selection_file_not_rules(tmp_path):
     selection = json.loads((out / layout.MPICH).read_text())
     assert any("collective=bcast" in key for key in selection)
     assert "MPICH's default (oos)" in r.stdout.splitlines()[0]
+
+
+@needs_mpirun
+@pytest.mark.slow
+def test_undecided_cells_of_a_table_are_those_the_refinement_counts(tmp_path):
+    """One rule: refine.undecided_in_table (tune's summary) finds the count the sweep's own
+    --refine records."""
+    from collsel.core import csvfile
+    from collsel.sources.sweep import refine
+    bench = write_fake_bench(tmp_path / "fake_bench.sh")
+    out = tmp_path / "b.csv"
+    r = run_tune(["sweep", "--collective", "bcast", "--out", str(out), "--bench", str(bench),
+                  "--comm-sizes", "2,3", "--algorithms", "linear,binomial:0", "--msg-sizes",
+                  "1,2", "--launches", "3", "--refine", "1", "--equivalence", "0",
+                  "--timeout", "60", "--progress-interval", "1000"], {"FAKE_BENCH_TIE": "1"})
+    assert r.returncode == 0, r.stderr
+    recorded = csvfile.read(str(out)).metadata["run.1.refine"]
+    found = refine.undecided_in_table(str(out))
+    count = sum(map(len, found.values()))
+    assert recorded.startswith(f"{4 - count}/4 cells decided, {count} undecided"), recorded
+    assert count > 0 and {shape.p for shape in found} <= {2, 3}

@@ -65,7 +65,7 @@ POST_S = 20     # a rough guess of build + emit + report per collective, for the
 
 # The sweep's options tune passes through as given: (flag, metavar, help).
 PASSED = (
-    ("--comm-sizes", "LIST", "P values (default 2,3,4,6,8,12,16)"),
+    ("--comm-sizes", "LIST", "P values the coarse grid thins (default 2,3,4,6,8,12,16)"),
     ("--msg-sizes", "LIST", "message sizes the coarse grid thins (default 1 B..4 MiB, powers "
                             "of two and midpoints)"),
     ("--nodes", "LIST", "with --ppn: node counts (replaces --comm-sizes)"),

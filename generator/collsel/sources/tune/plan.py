@@ -4,8 +4,8 @@ fitted with the sweep's own estimate (sources/sweep/estimate.py).
 The coarse grid. Every collective gets the same grid density, the finest step of LADDER whose
 coarse sweeps together fit COARSE_SHARE of --budget by the estimate. So the budget is split by
 need, not equally: a collective costs what its methods cost (launches x start-up + points x the
-time of a point), bcast with 34 methods eleven times what scan with 3 does. Each step thins one
-axis further, every given value kept at step 0:
+time of a point), bcast with 34 methods about eight times scan with 3 (the start-up per launch
+is the same for both). Each step thins one axis further, every given value kept at step 0:
   - message sizes first (the axis the trees cut most): at least 2, 4, 8, ... times apart
     (`thinned`), the smallest and the largest always kept, never fewer than MIN_SIZES;
   - P one step behind: at least 2, 4, ... times apart, the smallest and the largest kept, never
@@ -13,7 +13,7 @@ axis further, every given value kept at step 0:
     never holds out the end P: that would be extrapolation). The launches' start-up is per P, so
     thinning P saves more than its share of points. --nodes/--ppn shapes are kept as given.
   e.g. the defaults at 30m (14 collectives, local launcher): P 2,4,8,16 of 2,3,4,6,8,12,16 and
-  12 of the 44 sizes, about 11 min of coarse sweeps.
+  12 of the 44 sizes, about 12 min of coarse sweeps and 18 min for refinement.
 barrier has no message size: its one m is 0. The coarse launches stay COARSE_LAUNCHES = 3
 (commands/sweep: paired, 3 at least): with 2, the paired tie test's Student-t interval of the
 log-ratios has one degree of freedom (t = 12.7), so nearly every method stays tied with the best
@@ -31,7 +31,8 @@ Refinement: the rest of the budget. The plan shows each collective's part in pro
 coarse cost; at run time commands/tune gives each collective in turn a part of what the budget
 has really left (its wall time so far, read from the journals) in proportion to its undecided
 cells x methods (sources/sweep/refine.undecided_in_table), nothing to one whose cells are all
-decided. The plan is made once and recorded (tune.json), so a resumed tune runs the same grids.
+decided (a refinement resumed after a kill is shared by the counts its journal holds then).
+The plan is made once and recorded (tune.json), so a resumed tune runs the same grids.
 """
 import math
 import re
