@@ -99,6 +99,15 @@ def test_a_larger_budget_gives_a_finer_grid_and_p_never_drops_below_three():
         every_collective_plan(60)
 
 
+def test_refused_methods_are_those_whose_call_fails_somewhere_on_the_grid():
+    from collsel.core.algorithms import Method
+    methods = [Method(a, 0) for a in range(7)]
+    assert [x.algorithm for x, _ in plan.refused("allgatherv", methods, (2, 3), (8,),
+                                                  "openmpi")] == [5]
+    assert plan.refused("allgatherv", methods, (2,), (8,), "openmpi") == []
+    assert plan.refused("allgatherv", methods, (2, 3), (8,), "mpich") == []
+
+
 def test_every_forceable_collective_has_its_rules_file_id():
     # coll_base_functions.h's COLLTYPE ids, under the catalogue's names (reduce_scatter, ...)
     for collective in algorithms.TUNED_ALGORITHMS:
@@ -141,6 +150,11 @@ def test_barrier_gets_no_sizes_and_allgatherv_is_measured_per_method(tmp_path):
     assert lines[3].split()[:2] == ["barrier", "paired"] and lines[3].split()[4] == "1"
     assert lines[4].split()[:2] == ["allgatherv", "per-method"] and lines[4].split()[-2] == "-"
     assert "allgatherv, scan: P = 2,3; m = 8,64" in lines and "barrier: P = 2,3; m = 0" in lines
+    # two_proc refuses P != 2: a refused call would kill every per-method launch at P = 3
+    assert lines[4].split()[2] == "5"
+    assert ("left out: allgatherv's method 5:two_proc refused where P != 2 "
+            "(MPI_ERR_UNSUPPORTED_OPERATION) (ompi/mca/coll/base/coll_base_allgatherv.c:"
+            "510-512): the per-method mode cannot mark it unusable per cell") in lines
     assert not (tmp_path / "t").exists()
 
 

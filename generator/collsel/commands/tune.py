@@ -150,7 +150,7 @@ def run_tune(args):
         return 0
     layout.create(args.out, plan)
     for collective, why in plan["left_out"]:
-        print(f"collsel tune: left out: {collective}: its {why}", file=sys.stderr)
+        print(f"collsel tune: left out: {why}", file=sys.stderr)
     return _Stages(args.out, plan).run()
 
 
@@ -192,10 +192,21 @@ def _plan(args):
     launches = (tune_plan.COARSE_LAUNCHES if args.launches is None else values.integer(
         args.launches, "--launches", tune_plan.COARSE_LAUNCHES, launch_stats.LAUNCHES[1]))
     time_cap = values.number(args.time_cap or 0.03, "--time-cap", *bench.TIME_CAP_S)
-    methods = {c: len(sweep_plan.plan_methods(c, baseline=True, family=family))
-               for c in collectives}
+    methods, chosen = {}, {}
+    for c in collectives:
+        every = sweep_plan.plan_methods(c, baseline=True, family=family)
+        refused = (tune_plan.refused(c, every, comm_sizes, msg_sizes, family)
+                   if tune_plan.mode_of(c, family) == "per-method" else [])
+        for _, why in refused:
+            left_out.append([c, f"{c}'s method {why}: the per-method mode cannot mark it "
+                                "unusable per cell"])
+        kept = [x for x in every if x not in {x for x, _ in refused}]
+        methods[c] = len(kept)
+        if refused:
+            chosen[c] = ",".join(f"{x.algorithm}:{x.segsize}" for x in kept
+                                 if x.algorithm != algorithms.BASELINE_ALGORITHM)
     grids = tune_plan.plan(collectives, methods, comm_sizes, count, sorted(msg_sizes), budget_s,
-                           launches, launcher_name, time_cap, budget_text, family)
+                           launches, launcher_name, time_cap, budget_text, family, chosen)
     options = [f"--mpi={family}", f"--launcher={launcher_name}"]
     for flag, _, _ in PASSED:
         value = getattr(args, flag[2:].replace("-", "_"))
@@ -219,7 +230,7 @@ def _collectives(text, family, placed):
     if text is None or text.strip() == "all":
         every = sweep.collectives(family)
         return ([c for c in every if c not in apart],
-                [[c, tune_plan.MEASURED_APART] for c in every if c in apart])
+                [[c, f"{c}: its {tune_plan.MEASURED_APART}"] for c in every if c in apart])
     chosen = [c.strip() for c in text.split(",") if c.strip()]
     if not chosen:
         raise InputError(f"--collectives {text!r}: empty; 'all' or a comma list")
@@ -244,6 +255,8 @@ def _sweep_argv(out, plan, grid, refine_s=None):
             f"--launches={grid.launches}", f"--mode={grid.mode}"]
     if grid.comm_sizes:
         argv.append(f"--comm-sizes={','.join(map(str, grid.comm_sizes))}")
+    if grid.algorithms:
+        argv.append(f"--algorithms={grid.algorithms}")
     if grid.msg_sizes != (0,):          # barrier: no message size
         argv.append(f"--msg-sizes={','.join(map(str, grid.msg_sizes))}")
     if refine_s is not None:
@@ -291,7 +304,7 @@ def _plan_lines(plan, done=frozenset()):
         where = f"P = {','.join(map(str, comm_sizes))}; " if comm_sizes else ""
         lines.append(f"{', '.join(names)}: {where}m = {','.join(map(str, msg_sizes))}")
     for collective, why in plan.get("left_out", ()):
-        lines.append(f"left out: {collective}: its {why}")
+        lines.append(f"left out: {why}")
     lines.append(f"estimated: coarse sweeps {estimate.duration(coarse)} + refinement at most "
                  f"{estimate.duration(plan['budget_s'] - coarse)} (shared at run time by "
                  f"undecided cells x methods), then build, emit and report (about "

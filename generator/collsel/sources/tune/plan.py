@@ -25,7 +25,10 @@ How a collective is measured: paired (the sweep's default), but for PER_METHOD: 
 it per communicator (it exits 6, "forcing did not take"); allgatherv is measured with --mode
 per-method (one launch per method, forced by --mca), which has no tie test: it is not refined.
 The per-method mode runs --comm-sizes only: with --nodes/--ppn or --cluster it is left out, with
-the reason printed (MEASURED_APART).
+the reason printed (MEASURED_APART). Nor does it know "unusable at this cell" (a refused call
+kills the launch, a lost launch per size): a method Open MPI refuses at some (P, m) of the grid
+(core.fallbacks, the call fails: allgatherv's two_proc at P != 2) is left out of the per-method
+sweep, with the reason printed (`refused`).
 
 Refinement: the rest of the budget. The plan shows each collective's part in proportion to its
 coarse cost; at run time commands/tune gives each collective in turn a part of what the budget
@@ -38,6 +41,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, replace
 
+from collsel.core import algorithms, fallbacks
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.sweep import estimate
@@ -80,6 +84,7 @@ class Grid:
     mode: str                   # paired, or per-method (PER_METHOD: never refined)
     coarse_s: float             # the sweep's estimate of the coarse grid
     refine_s: float             # planned refinement: the rest, shared by coarse cost
+    algorithms: str = ""        # the sweep's --algorithms ("": all; `refused` left out)
 
     def to_json(self):
         return {**asdict(self), "comm_sizes": list(self.comm_sizes),
@@ -114,6 +119,25 @@ def mode_of(collective, family):
     return "per-method" if collective in PER_METHOD.get(family, ()) else "paired"
 
 
+def refused(collective, methods, comm_sizes, msg_sizes, family):
+    """[(method, why)] of the `methods` Open MPI refuses at some (P, m) of the grid (the call
+    fails: core.fallbacks entries that run nothing instead)."""
+    if family != "openmpi":
+        return []
+    found = []
+    for x in methods:
+        for p in comm_sizes:
+            entry = next((f for m in msg_sizes for f in
+                          [fallbacks.fallback(collective, x.algorithm, p, m, x.segsize)]
+                          if f is not None and f.runs is None), None)
+            if entry:
+                name = algorithms.algorithm_name(collective, x.algorithm, family)
+                found.append((x, f"{x.algorithm}:{name} refused where {entry.condition} "
+                                 f"({entry.source})"))
+                break
+    return found
+
+
 def coarse_estimate(shapes, sizes, methods, launches, launcher_name, time_cap, mode="paired"):
     """The estimated wall time of a coarse sweep: paired, one launch per shape and launch
     measuring every method; per-method, one per shape, method and launch."""
@@ -125,7 +149,7 @@ def coarse_estimate(shapes, sizes, methods, launches, launcher_name, time_cap, m
 
 
 def grids_at(step, collectives, methods_of, comm_sizes, shape_count, msg_sizes, launches,
-             launcher_name, time_cap, family):
+             launcher_name, time_cap, family, algorithms_of):
     """[Grid] of every collective at LADDER[step] (refine_s 0: `plan` shares it)."""
     p_octaves, m_octaves = LADDER[step]
     ps = _thinned_at_least(comm_sizes, p_octaves, MIN_COMM_SIZES) if comm_sizes else ()
@@ -138,21 +162,23 @@ def grids_at(step, collectives, methods_of, comm_sizes, shape_count, msg_sizes, 
         seconds = coarse_estimate(count, sizes, methods_of[c], launches, launcher_name,
                                   time_cap, mode)
         grids.append(Grid(c, ps, sizes, methods_of[c], count, launches, mode,
-                          round(seconds, 1), 0.0))
+                          round(seconds, 1), 0.0, algorithms_of.get(c, "")))
     return grids
 
 
 def plan(collectives, methods_of, comm_sizes, shape_count, msg_sizes, budget_s, launches,
-         launcher_name, time_cap, budget_text, family="openmpi"):
+         launcher_name, time_cap, budget_text, family="openmpi", algorithms_of=None):
     """[Grid] of every collective (in the given order): the finest LADDER step whose coarse
     sweeps fit COARSE_SHARE of the budget, the rest shared as planned refinement by coarse
     cost among the paired ones; one line naming what the budget needs when even the coarsest step does not fit.
-    `comm_sizes`: the ascending P values, or () with --nodes/--ppn (`shape_count` shapes)."""
+    `comm_sizes`: the ascending P values, or () with --nodes/--ppn (`shape_count` shapes);
+    `algorithms_of`: {collective: the sweep's --algorithms} where not all are measured."""
     allowed = COARSE_SHARE * budget_s
     seen, grids = set(), None
     for step in range(len(LADDER)):
         grids = grids_at(step, collectives, methods_of, tuple(comm_sizes), shape_count,
-                         tuple(msg_sizes), launches, launcher_name, time_cap, family)
+                         tuple(msg_sizes), launches, launcher_name, time_cap, family,
+                         algorithms_of or {})
         key = tuple((g.comm_sizes, g.msg_sizes) for g in grids)
         if key in seen:
             continue
