@@ -403,6 +403,11 @@ class _Stages:
         else:
             target, name, known = "mpich-json", layout.MPICH, mpich_json.MPICH_NAMES
         trees = [layout.tree_json(self.out, c) for c in self.plan["collectives"] if c in known]
+        outside = [c for c in self.plan["collectives"] if c not in known]
+        if outside:
+            self.progress(f"{name} holds {len(trees)} of the collectives; left out (emit "
+                          f"--target {target} maps none of their algorithms): "
+                          f"{', '.join(outside)}; their trees, blobs and reports are in {self.out}")
         if not trees:
             return
         with open(os.path.join(self.out, layout.DEPLOY_LOG), "w") as log:
