@@ -269,6 +269,17 @@ def _journal_meta(out, collective):
                         "a sweep journal").metadata
 
 
+def _coarse_seconds(out, grid):
+    """The wall time of a collective's coarse sweep: its planned launches' (the paired
+    journal's launch lines), or a per-method sweep's runs (its table's run.N.wall_s: its
+    journal has no launch lines)."""
+    if grid.mode == "paired":
+        return refine.planned_seconds(_journal_meta(out, grid.collective), grid.launches)
+    meta = csvfile.read(layout.table(out, grid.collective), "a sweep table").metadata
+    return sum(float(value) for key, value in meta.items()
+               if key.startswith("run.") and key.endswith(".wall_s"))
+
+
 def _preflight(plan):
     """Every sweep of the plan through the sweep's own checks (its --dry-run, output thrown
     away), before anything is written: a bad launcher option is refused now, not after an
@@ -364,11 +375,9 @@ class _Stages:
         if grid.mode != "paired":
             self.progress(f"{grid.collective}: measured per method, not refined")
             return
-        journals = [_journal_meta(self.out, g.collective) for g in self.grids]
-        used = sum(refine.planned_seconds(meta, g.launches)
-                   for meta, g in zip(journals, self.grids))
-        used += sum(refine.spent(meta, g.launches)[1]
-                    for meta, g in zip(journals[:index], self.grids[:index]))
+        used = sum(_coarse_seconds(self.out, g) for g in self.grids)
+        used += sum(refine.spent(_journal_meta(self.out, g.collective), g.launches)[1]
+                    for g in self.grids[:index] if g.mode == "paired")
         need = {g.collective: g.methods * sum(map(len, refine.undecided_in_table(
                     layout.table(self.out, g.collective)).values()))
                 for g in self.grids[index:] if g.mode == "paired"}
