@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from collsel.core import algorithms
+from collsel.core import algorithms, sizes
 from collsel.errors import InputError
 from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.tune import layout, plan
@@ -59,15 +59,63 @@ def test_thinning_keeps_both_ends_and_widens():
     assert plan.thinned(sizes, 2) == (1, 4, 16, 32)
 
 
-def test_the_grid_fits_the_share_and_the_rest_is_refinement():
-    sizes = tuple(2**k for k in range(23))
-    wide = plan.fit("bcast", 30, 7, sizes, 3600, 3, "local", 0.03)
-    narrow = plan.fit("bcast", 30, 7, sizes, 600, 3, "local", 0.03)
-    assert wide.msg_sizes == sizes and len(narrow.msg_sizes) < len(sizes)
-    assert narrow.coarse_s <= plan.COARSE_SHARE * 600
-    assert narrow.coarse_s + narrow.refine_s == pytest.approx(600, abs=0.2)
-    with pytest.raises(plan.BudgetTooSmall):
-        plan.fit("bcast", 30, 7, sizes, 10, 3, "local", 0.03)
+def every_collective_plan(budget_s, comm_sizes=(2, 3, 4, 6, 8, 12, 16), shape_count=None):
+    from collsel.commands import sweep
+    from collsel.core import sizes
+    from collsel.sources.sweep import plan as sweep_plan
+    collectives = sweep.collectives("openmpi")
+    methods = {c: len(sweep_plan.plan_methods(c)) for c in collectives}
+    return plan.plan(collectives, methods, comm_sizes, shape_count or len(comm_sizes),
+                     sizes.default_msg_sizes(), budget_s, 3, "local", 0.03, f"{budget_s}s")
+
+
+def test_30_minutes_tune_every_collective_on_one_thinned_grid():
+    grids = {g.collective: g for g in every_collective_plan(1800)}
+    assert len(grids) == 14
+    coarse = sum(g.coarse_s for g in grids.values())
+    assert coarse <= plan.COARSE_SHARE * 1800
+    # P thinned too, the ends and interior P kept (leave-one-P-out); m 4x apart, ends kept
+    assert grids["bcast"].comm_sizes == (2, 4, 8, 16)
+    assert grids["bcast"].msg_sizes[:3] == (1, 4, 16) and grids["bcast"].msg_sizes[-1] == 4 << 20
+    assert grids["barrier"].msg_sizes == (0,) and grids["barrier"].comm_sizes == (2, 4, 8, 16)
+    # the budget split by need: bcast's 34 methods cost more than scan's 3
+    assert grids["bcast"].coarse_s > 5 * grids["scan"].coarse_s
+    assert grids["bcast"].refine_s > 5 * grids["scan"].refine_s
+    # allgatherv per method (MPI_T cannot force it per communicator), never refined
+    assert grids["allgatherv"].mode == "per-method" and grids["allgatherv"].refine_s == 0
+    assert {g.mode for c, g in grids.items() if c != "allgatherv"} == {"paired"}
+    assert coarse + sum(g.refine_s for g in grids.values()) == pytest.approx(1800, abs=1)
+
+
+def test_a_larger_budget_gives_a_finer_grid_and_p_never_drops_below_three():
+    wide = every_collective_plan(4 * 3600)[0]
+    assert wide.comm_sizes == (2, 3, 4, 6, 8, 12, 16) and len(wide.msg_sizes) == 44
+    coarsest = every_collective_plan(500)[0]
+    assert coarsest.comm_sizes == (2, 8, 16) and len(coarsest.msg_sizes) >= plan.MIN_SIZES
+    assert every_collective_plan(500, (2, 3))[0].comm_sizes == (2, 3)
+    assert every_collective_plan(500, (), 2)[0].comm_sizes == ()       # --nodes/--ppn: as given
+    with pytest.raises(InputError, match=r"--budget 60s: too small for 14 collective\(s\): "
+                                         r"their coarsest grids \(3 communicator sizes x 4 "):
+        every_collective_plan(60)
+
+
+def test_refused_methods_are_those_whose_call_fails_somewhere_on_the_grid():
+    from collsel.core.algorithms import Method
+    methods = [Method(a, 0) for a in range(7)]
+    assert [x.algorithm for x, _ in plan.refused("allgatherv", methods, (2, 3), (8,),
+                                                  "openmpi")] == [5]
+    assert plan.refused("allgatherv", methods, (2,), (8,), "openmpi") == []
+    assert plan.refused("allgatherv", methods, (2, 3), (8,), "mpich") == []
+
+
+def test_a_per_method_sweeps_time_counts_against_the_budget(tmp_path):
+    # its journal has no launch lines: the table's run wall times are what it took
+    from collsel.commands import tune
+    (tmp_path / "allgatherv").mkdir()
+    (tmp_path / "allgatherv" / "table.csv").write_text(
+        "# run.1.wall_s=31.6\n# run.2.wall_s=2.4\ncollective,comm_size\n")
+    grid = plan.Grid("allgatherv", (2, 3), (8,), 5, 2, 3, "per-method", 30.0, 0.0)
+    assert tune._coarse_seconds(str(tmp_path), grid) == pytest.approx(34.0)
 
 
 def test_every_forceable_collective_has_its_rules_file_id():
@@ -86,9 +134,10 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0].startswith("collsel tune: 2 collectives (bcast, reduce), budget 20m "
-                               "(10 min each")
+                               "(coarse grids about ")
     rows = {line.split()[0]: line.split() for line in lines[3:5]}
-    assert set(rows) == {"bcast", "reduce"} and rows["bcast"][2] == "2"   # P values
+    assert set(rows) == {"bcast", "reduce"} and rows["bcast"][1:4] == ["paired", "34", "2"]
+    assert lines[5] == "bcast, reduce: P = 2,4; m = " + ",".join(map(str, sizes.default_msg_sizes()))
     assert lines[-1].startswith("estimated: coarse sweeps ")
     assert not out.exists()
 
@@ -98,14 +147,49 @@ def test_all_means_every_collective_the_benchmark_measures(tmp_path):
     r = collsel("tune", "--out", tmp_path / "t", "--dry-run", timeout=60)
     assert r.returncode == 0, r.stderr
     assert f"({', '.join(sweep.collectives('openmpi'))})" in r.stdout.splitlines()[0]
+    assert len(sweep.collectives("openmpi")) == 14
+
+
+def test_barrier_gets_no_sizes_and_allgatherv_is_measured_per_method(tmp_path):
+    # the preflight runs each sweep's own --dry-run: --msg-sizes for barrier would be refused
+    r = collsel("tune", "--out", tmp_path / "t", "--dry-run", "--budget", "10m", "--collectives",
+                "barrier,allgatherv,scan", "--comm-sizes", "2,3", "--msg-sizes", "8,64",
+                timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[3].split()[:2] == ["barrier", "paired"] and lines[3].split()[4] == "1"
+    assert lines[4].split()[:2] == ["allgatherv", "per-method"] and lines[4].split()[-2] == "-"
+    assert "allgatherv, scan: P = 2,3; m = 8,64" in lines and "barrier: P = 2,3; m = 0" in lines
+    # two_proc refuses P != 2: a refused call would kill every per-method launch at P = 3
+    assert lines[4].split()[2] == "5"
+    assert ("left out: allgatherv's method 5:two_proc refused where P != 2 "
+            "(MPI_ERR_UNSUPPORTED_OPERATION) (ompi/mca/coll/base/coll_base_allgatherv.c:"
+            "510-512): the per-method mode cannot mark it unusable per cell") in lines
+    assert not (tmp_path / "t").exists()
+
+
+def test_allgatherv_is_left_out_of_placed_tunes_with_the_reason(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost slots=4\n")
+    placed = ["--launcher", "hostfile", "--hostfile", hosts, "--nodes", "1", "--ppn", "2,4"]
+    r = collsel("tune", "--out", tmp_path / "t", "--dry-run", *placed, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "allgatherv" not in r.stdout.splitlines()[0]
+    assert ("left out: allgatherv: its per-method mode (Open MPI cannot force allgatherv per "
+            "communicator through MPI_T) runs --comm-sizes only") in r.stdout
+    line = one_error_line(collsel("tune", "--out", tmp_path / "t", "--collectives",
+                                  "allgatherv", *placed, timeout=60))
+    assert line.endswith("tune it in a separate run with --comm-sizes"), line
+    assert not (tmp_path / "t").exists()
 
 
 @pytest.mark.parametrize("extra, message", [
     (["--budget", "soon"], "--budget 'soon': expected a duration such as 30m"),
-    (["--budget", "1m"], "--budget 1m: too small for 3 collective(s)"),
+    (["--budget", "1m"], "--budget 1m: too small for 14 collective(s)"),
     (["--collectives", "bcast,frobnicate"], "--collectives: unknown collective 'frobnicate'"),
     (["--collectives", ","], "--collectives ',': empty"),
-    (["--collectives", "gather"], "--collectives gather: the sweep's benchmark"),
+    (["--collectives", "bcast,alltoallw"], "--collectives: unknown collective 'alltoallw' "
+                                           "(the sweep's benchmark, collsel_bench, measures"),
     (["--out=/proc/t"], "/proc"),
     (["--launches", "2"], "--launches"),
     (["--mpirun", "/nonexistent/mpirun"], "/nonexistent/mpirun"),
@@ -124,8 +208,9 @@ def test_launcher_options_pass_through_to_the_sweep(tmp_path):
                 "--comm-sizes", "2,4", timeout=60)
     assert r.returncode == 0, r.stderr
     assert "launcher hostfile" in r.stdout.splitlines()[0]
+    # --comm-sizes is each collective's grid (thinned by the plan), not a passed option
     assert r.stdout.splitlines()[1] == ("sweep options: --mpi=openmpi --launcher=hostfile "
-                                        f"--comm-sizes=2,4 --hostfile={hosts}")
+                                        f"--hostfile={hosts}")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
     line = one_error_line(collsel("tune", "--out", tmp_path / "s", "--launcher", "srun",
                                   timeout=60, env=env))
@@ -169,8 +254,13 @@ def test_resume_needs_a_tune_and_takes_its_recorded_options(tmp_path):
 
 # --- with the fake benchmark under real mpirun ------------------------------------------------
 
+# the sized paired collectives, barrier (no size) and allgatherv (per method)
+KINDS = ["--collectives", "bcast,reduce,barrier,allgatherv"]
+
+
 def tune_args(out, bench, *extra):
-    return ["tune", "--out", str(out), "--bench", str(bench), "--budget", "5m", *GRID, *extra]
+    return ["tune", "--out", str(out), "--bench", str(bench), "--budget", "5m", *GRID, *KINDS,
+            *extra]
 
 
 # The fake's fastest method changes with the size: trees with several leaves, every cell
@@ -203,10 +293,13 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
     assert {f"{c}/tree/tree.json" for c in collectives} | {"rules.conf"} <= set(want)
     summary = r.stdout.splitlines()
     assert summary[0].split()[:5] == ["collective", "methods", "cells", "undecided", "leaves"]
-    for c, line in zip(collectives, summary[1:]):
+    rows = dict(zip(collectives, summary[1:]))
+    assert [row.split()[0] for row in rows.values()] == collectives
+    for c in ("bcast", "reduce"):
         # 2 P x 4 m, all decided; the fastest method changes with m: several leaves
-        assert line.split()[0] == c and line.split()[2:4] == ["8", "0"], line
-        assert int(line.split()[4]) > 1, line
+        assert rows[c].split()[2:4] == ["8", "0"] and int(rows[c].split()[4]) > 1, rows[c]
+    assert rows["barrier"].split()[2:4] == ["2", "0"], rows["barrier"]       # m = 0 only
+    assert rows["allgatherv"].split()[2:4] == ["8", "-"], rows["allgatherv"]  # per method
 
     out = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", *tune_args(out, bench)],
@@ -244,7 +337,8 @@ def test_real_benchmark_three_ranks_two_sizes_one_minute(tmp_path):
     out = tmp_path / "t"
     started = time.monotonic()
     r = run_tune(["tune", "--out", str(out), "--budget", "1m", "--comm-sizes", "3",
-                  "--msg-sizes", "8,64K", "--progress-interval", "1000"])
+                  "--msg-sizes", "8,64K", "--collectives", "alltoall,barrier",
+                  "--progress-interval", "1000"])
     # (beyond the cores the local launcher adds --oversubscribe and mpi_yield_when_idle itself)
     assert r.returncode == 0, r.stderr
     wall = time.monotonic() - started
@@ -255,7 +349,7 @@ def test_real_benchmark_three_ranks_two_sizes_one_minute(tmp_path):
     assert (out / layout.RULES).is_file()
     rows = r.stdout.splitlines()[1:1 + len(collectives)]
     assert [row.split()[0] for row in rows] == collectives
-    assert all(row.split()[2] == "2" for row in rows), rows        # P=3 x 2 sizes
+    assert [row.split()[2] for row in rows] == ["2", "1"], rows     # P=3 x 2 sizes; barrier
     # measuring within the budget (plus start-up and the reports' time)
     assert wall < 60 + 60 * len(collectives), wall
 
@@ -266,9 +360,32 @@ def test_real_benchmark_three_ranks_two_sizes_one_minute(tmp_path):
 def test_mpich_tune_writes_the_selection_file_not_rules(tmp_path):
     bench = write_fake_bench(tmp_path / "fake_bench.sh")
     out = tmp_path / "t"
-    r = run_tune(tune_args(out, bench, "--mpi", "mpich"), {**CROSS, "FAKE_BENCH_FAMILY": "mpich"})
+    # (collsel knows MPICH algorithms of bcast and reduce only: the sweep measures those)
+    r = run_tune(tune_args(out, bench, "--mpi", "mpich", "--collectives", "bcast,reduce"),
+                 {**CROSS, "FAKE_BENCH_FAMILY": "mpich"})
     assert r.returncode == 0, r.stderr
     assert (out / layout.MPICH).is_file() and not (out / layout.RULES).exists()
     selection = json.loads((out / layout.MPICH).read_text())
     assert any("collective=bcast" in key for key in selection)
     assert "MPICH's default (oos)" in r.stdout.splitlines()[0]
+
+
+@needs_mpirun
+@pytest.mark.slow
+def test_undecided_cells_of_a_table_are_those_the_refinement_counts(tmp_path):
+    """One rule: refine.undecided_in_table (tune's summary) finds the count the sweep's own
+    --refine records."""
+    from collsel.core import csvfile
+    from collsel.sources.sweep import refine
+    bench = write_fake_bench(tmp_path / "fake_bench.sh")
+    out = tmp_path / "b.csv"
+    r = run_tune(["sweep", "--collective", "bcast", "--out", str(out), "--bench", str(bench),
+                  "--comm-sizes", "2,3", "--algorithms", "linear,binomial:0", "--msg-sizes",
+                  "1,2", "--launches", "3", "--refine", "1", "--equivalence", "0",
+                  "--timeout", "60", "--progress-interval", "1000"], {"FAKE_BENCH_TIE": "1"})
+    assert r.returncode == 0, r.stderr
+    recorded = csvfile.read(str(out)).metadata["run.1.refine"]
+    found = refine.undecided_in_table(str(out))
+    count = sum(map(len, found.values()))
+    assert recorded.startswith(f"{4 - count}/4 cells decided, {count} undecided"), recorded
+    assert count > 0 and {shape.p for shape in found} <= {2, 3}

@@ -25,12 +25,15 @@ COARSE, SHARE = tune_plan.COARSE_LAUNCHES, f"{tune_plan.COARSE_SHARE:.0%}"
 TUNE_HELP = f"""\
 Tune the collectives of this machine (or cluster allocation) in one go, within --budget:
 
-  1. a coarse paired sweep of every collective (all methods, every P, {COARSE} launches):
-     each collective gets an equal share of the budget, and its message sizes are thinned
-     (2, 4, 8, ... times apart) until the sweep's own estimate fits {SHARE} of the share;
+  1. a coarse paired sweep of every collective (all methods, {COARSE} launches), all on one grid:
+     message sizes thinned first (2, 4, 8, ... times apart, {tune_plan.MIN_SIZES} at least), then
+     P (2, 4, ... times apart; the smallest, the largest and one interior P at least) until
+     the sweep's own estimate of all of them fits {SHARE} of the budget, so each collective
+     costs what its methods cost; barrier has no message size (m = 0); Open MPI's allgatherv
+     is measured per method (MPI_T cannot force it per communicator) and not refined;
   2. refinement (`collsel sweep --refine`): more launches where cells are still undecided,
      until they are decided or the collective's part of what the budget has left is spent
-     (the budget less the coarse sweeps' and earlier refinements' wall time, shared equally);
+     (the budget less the wall time so far, shared by undecided cells x methods);
   3. per collective the recommended tree (`collsel build --recommend`), its blob and the report;
   4. one Open MPI rules file for every collective (MPICH: the selection JSON of those it maps).
 
@@ -62,7 +65,7 @@ POST_S = 20     # a rough guess of build + emit + report per collective, for the
 
 # The sweep's options tune passes through as given: (flag, metavar, help).
 PASSED = (
-    ("--comm-sizes", "LIST", "P values (default 2,3,4,6,8,12,16)"),
+    ("--comm-sizes", "LIST", "P values the coarse grid thins (default 2,3,4,6,8,12,16)"),
     ("--msg-sizes", "LIST", "message sizes the coarse grid thins (default 1 B..4 MiB, powers "
                             "of two and midpoints)"),
     ("--nodes", "LIST", "with --ppn: node counts (replaces --comm-sizes)"),
@@ -83,6 +86,7 @@ PASSED = (
 )
 
 FILES = ("--hostfile", "--bench", "--cluster")
+GRIDDED = ("--comm-sizes", "--msg-sizes")       # given per collective, thinned (the grids)
 
 
 def register(subparsers):
@@ -145,6 +149,8 @@ def run_tune(args):
         print("\n".join(_plan_lines(plan)))
         return 0
     layout.create(args.out, plan)
+    for collective, why in plan["left_out"]:
+        print(f"collsel tune: left out: {why}", file=sys.stderr)
     return _Stages(args.out, plan).run()
 
 
@@ -167,31 +173,44 @@ def _plan(args):
     """The whole plan, checked: collectives, budget, each collective's grid and budgets, and
     the sweep options every sweep of the tune gets."""
     family = args.mpi or "openmpi"
-    collectives = _collectives(args.collectives, family)
-    budget_text = args.budget or DEFAULT_BUDGET
-    budget_s = tune_plan.parse_budget(budget_text)
     launcher_name = args.launcher or ("hostfile" if args.cluster is not None or args.hostfile
                                       else "local")
+    placed = args.nodes is not None or args.ppn is not None or args.cluster is not None
+    collectives, left_out = _collectives(args.collectives, family, placed)
+    budget_text = args.budget or DEFAULT_BUDGET
+    budget_s = tune_plan.parse_budget(budget_text)
     if args.nodes is not None or args.ppn is not None:
         if args.nodes is None or args.ppn is None:
             raise InputError("--nodes and --ppn go together (nodes x ppn = P)")
-        count = len(shapes.explicit(args.nodes, args.ppn))
+        comm_sizes, count = (), len(shapes.explicit(args.nodes, args.ppn))
     else:
-        count = len(sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
-                    else sweep_plan.DEFAULT_COMM_SIZES)
+        comm_sizes = (sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
+                      else sweep_plan.DEFAULT_COMM_SIZES)
+        comm_sizes, count = sorted(comm_sizes), len(comm_sizes)
     msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE)
                  if args.msg_sizes else sizes.default_msg_sizes())
     launches = (tune_plan.COARSE_LAUNCHES if args.launches is None else values.integer(
         args.launches, "--launches", tune_plan.COARSE_LAUNCHES, launch_stats.LAUNCHES[1]))
     time_cap = values.number(args.time_cap or 0.03, "--time-cap", *bench.TIME_CAP_S)
-    methods = {c: len(sweep_plan.plan_methods(c, baseline=True, family=family))
-               for c in collectives}
-    grids = tune_plan.plan(collectives, methods, count, sorted(msg_sizes), budget_s, launches,
-                           launcher_name, time_cap, budget_text)
+    methods, chosen = {}, {}
+    for c in collectives:
+        every = sweep_plan.plan_methods(c, baseline=True, family=family)
+        refused = (tune_plan.refused(c, every, comm_sizes, msg_sizes, family)
+                   if tune_plan.mode_of(c, family) == "per-method" else [])
+        for _, why in refused:
+            left_out.append([c, f"{c}'s method {why}: the per-method mode cannot mark it "
+                                "unusable per cell"])
+        kept = [x for x in every if x not in {x for x, _ in refused}]
+        methods[c] = len(kept)
+        if refused:
+            chosen[c] = ",".join(f"{x.algorithm}:{x.segsize}" for x in kept
+                                 if x.algorithm != algorithms.BASELINE_ALGORITHM)
+    grids = tune_plan.plan(collectives, methods, comm_sizes, count, sorted(msg_sizes), budget_s,
+                           launches, launcher_name, time_cap, budget_text, family, chosen)
     options = [f"--mpi={family}", f"--launcher={launcher_name}"]
     for flag, _, _ in PASSED:
         value = getattr(args, flag[2:].replace("-", "_"))
-        if value is not None and flag != "--msg-sizes":
+        if value is not None and flag not in GRIDDED:
             # files as absolute paths: a resumed tune may start in another directory
             options.append(f"{flag}={os.path.abspath(value) if flag in FILES else value}")
     if args.progress_interval is not None:
@@ -199,12 +218,19 @@ def _plan(args):
     return {"machine": layout.machine(launcher_name), "command": shlex.join(
                 ["collsel", *sys.argv[1:]]), "mpi": family, "launcher": launcher_name,
             "budget": budget_text, "budget_s": budget_s, "collectives": collectives,
-            "sweep_options": options, "grids": [g.to_json() for g in grids]}
+            "left_out": left_out, "sweep_options": options,
+            "grids": [g.to_json() for g in grids]}
 
 
-def _collectives(text, family):
+def _collectives(text, family, placed):
+    """(the collectives to tune, [[collective, why it is left out]]): with --nodes/--ppn or
+    --cluster (`placed`) those only the per-method mode measures are left out of 'all', and
+    refused when listed."""
+    apart = [] if not placed else tune_plan.PER_METHOD.get(family, ())
     if text is None or text.strip() == "all":
-        return sweep.collectives(family)
+        every = sweep.collectives(family)
+        return ([c for c in every if c not in apart],
+                [[c, f"{c}: its {tune_plan.MEASURED_APART}"] for c in every if c in apart])
     chosen = [c.strip() for c in text.split(",") if c.strip()]
     if not chosen:
         raise InputError(f"--collectives {text!r}: empty; 'all' or a comma list")
@@ -213,7 +239,10 @@ def _collectives(text, family):
             sweep.check_collective(c, family)
         except InputError as e:
             raise InputError(str(e).replace("--collective", "--collectives", 1)) from None
-    return list(dict.fromkeys(chosen))
+        if c in apart:
+            raise InputError(f"--collectives {c}: its {tune_plan.MEASURED_APART}; tune it "
+                             "in a separate run with --comm-sizes")
+    return list(dict.fromkeys(chosen)), []
 
 
 def _grids(plan):
@@ -223,7 +252,13 @@ def _grids(plan):
 def _sweep_argv(out, plan, grid, refine_s=None):
     table = layout.table(out, grid.collective)
     argv = ["sweep", f"--collective={grid.collective}", f"--out={table}", *plan["sweep_options"],
-            f"--msg-sizes={','.join(map(str, grid.msg_sizes))}", f"--launches={grid.launches}"]
+            f"--launches={grid.launches}", f"--mode={grid.mode}"]
+    if grid.comm_sizes:
+        argv.append(f"--comm-sizes={','.join(map(str, grid.comm_sizes))}")
+    if grid.algorithms:
+        argv.append(f"--algorithms={grid.algorithms}")
+    if grid.msg_sizes != (0,):          # barrier: no message size
+        argv.append(f"--msg-sizes={','.join(map(str, grid.msg_sizes))}")
     if refine_s is not None:
         argv.append(f"--refine={refine_s:.0f}s")
     return argv + (["--resume"] if os.path.exists(table) else [])
@@ -232,6 +267,17 @@ def _sweep_argv(out, plan, grid, refine_s=None):
 def _journal_meta(out, collective):
     return csvfile.read(journal.journal_path(layout.table(out, collective)),
                         "a sweep journal").metadata
+
+
+def _coarse_seconds(out, grid):
+    """The wall time of a collective's coarse sweep: its planned launches' (the paired
+    journal's launch lines), or a per-method sweep's runs (its table's run.N.wall_s: its
+    journal has no launch lines)."""
+    if grid.mode == "paired":
+        return refine.planned_seconds(_journal_meta(out, grid.collective), grid.launches)
+    meta = csvfile.read(layout.table(out, grid.collective), "a sweep table").metadata
+    return sum(float(value) for key, value in meta.items()
+               if key.startswith("run.") and key.endswith(".wall_s"))
 
 
 def _preflight(plan):
@@ -246,26 +292,34 @@ def _preflight(plan):
 
 
 def _plan_lines(plan, done=frozenset()):
+    """The plan as `--dry-run` prints it: what each sweep runs, as `_sweep_argv` gives it."""
     grids = _grids(plan)
-    share = plan["budget_s"] / len(grids)
+    coarse = sum(g.coarse_s for g in grids)
     lines = [f"collsel tune: {len(grids)} collectives ({', '.join(plan['collectives'])}), "
-             f"budget {plan['budget']} ({estimate.duration(share)} each: the coarse grid "
-             f"within {tune_plan.COARSE_SHARE:.0%} of it, refinement the rest), "
-             f"{plan['mpi']}, launcher {plan['launcher']}, on {plan['machine']}",
+             f"budget {plan['budget']} (coarse grids about {estimate.duration(coarse)}, "
+             f"refinement the rest), {plan['mpi']}, launcher {plan['launcher']}, on "
+             f"{plan['machine']}",
              f"sweep options: {shlex.join(plan['sweep_options'])}",
-             f"{'collective':<22} {'methods':>7} {'P':>3} {'sizes':>5} {'launches':>8} "
-             f"{'coarse (est.)':>13} {'refine budget':>13}  done"]
+             f"{'collective':<22} {'mode':<10} {'methods':>7} {'P':>3} {'sizes':>5} "
+             f"{'launches':>8} {'coarse (est.)':>13} {'refine (plan)':>13}  done"]
     for g in grids:
         stages = [s.split(":")[1] for s in sorted(done) if s.startswith(g.collective + ":")]
-        lines.append(f"{g.collective:<22} {g.methods:>7} {g.shapes:>3} {len(g.msg_sizes):>5} "
-                     f"{g.launches:>8} {estimate.duration(g.coarse_s):>13} "
-                     f"{estimate.duration(g.refine_s):>13}  {','.join(stages) or '-'}")
-    for g in grids:
-        lines.append(f"{g.collective}: m = {','.join(map(str, g.msg_sizes))}")
-    coarse = sum(g.coarse_s for g in grids)
+        refine_text = estimate.duration(g.refine_s) if g.mode == "paired" else "-"
+        lines.append(f"{g.collective:<22} {g.mode:<10} {g.methods:>7} {g.shapes:>3} "
+                     f"{len(g.msg_sizes):>5} {g.launches:>8} {estimate.duration(g.coarse_s):>13} "
+                     f"{refine_text:>13}  {','.join(stages) or '-'}")
+    grid_texts = {(g.comm_sizes, g.msg_sizes) for g in grids}
+    for comm_sizes, msg_sizes in sorted(grid_texts, key=lambda x: -len(x[1])):
+        names = [g.collective for g in grids if (g.comm_sizes, g.msg_sizes) == (comm_sizes,
+                                                                                 msg_sizes)]
+        where = f"P = {','.join(map(str, comm_sizes))}; " if comm_sizes else ""
+        lines.append(f"{', '.join(names)}: {where}m = {','.join(map(str, msg_sizes))}")
+    for collective, why in plan.get("left_out", ()):
+        lines.append(f"left out: {why}")
     lines.append(f"estimated: coarse sweeps {estimate.duration(coarse)} + refinement at most "
-                 f"{estimate.duration(sum(g.refine_s for g in grids))}, then build, emit and "
-                 f"report (about {estimate.duration(POST_S * len(grids))})")
+                 f"{estimate.duration(plan['budget_s'] - coarse)} (shared at run time by "
+                 f"undecided cells x methods), then build, emit and report (about "
+                 f"{estimate.duration(POST_S * len(grids))})")
     return lines
 
 
@@ -312,21 +366,29 @@ class _Stages:
         call(sweep, _sweep_argv(self.out, self.plan, grid, refine_s))
 
     def refine(self, index):
-        """Refinement of collective `index` with what the budget has left, shared equally by it
-        and the collectives after it: the budget less the coarse launches' wall time and the
-        refinement of the collectives before it (all read from the sweeps' journals, so a
-        resumed tune computes the same); nothing when that is under a second (the summary's
-        undecided count is then unknown)."""
-        journals = [_journal_meta(self.out, g.collective) for g in self.grids]
-        used = sum(refine.planned_seconds(meta, g.launches)
-                   for meta, g in zip(journals, self.grids))
-        used += sum(refine.spent(meta, g.launches)[1]
-                    for meta, g in zip(journals[:index], self.grids[:index]))
-        left = (self.plan["budget_s"] - used) / (len(self.grids) - index)
+        """Refinement of collective `index`: what the budget has left (the budget less the
+        coarse launches' wall time and the refinement of the collectives before it, read from
+        the sweeps' journals), shared by it and the paired collectives after it in proportion
+        to their undecided cells x methods; nothing when its cells are all decided or its part
+        is under a second. A per-method sweep has no tie test: it is not refined."""
+        grid = self.grids[index]
+        if grid.mode != "paired":
+            self.progress(f"{grid.collective}: measured per method, not refined")
+            return
+        used = sum(_coarse_seconds(self.out, g) for g in self.grids)
+        used += sum(refine.spent(_journal_meta(self.out, g.collective), g.launches)[1]
+                    for g in self.grids[:index] if g.mode == "paired")
+        need = {g.collective: g.methods * sum(map(len, refine.undecided_in_table(
+                    layout.table(self.out, g.collective)).values()))
+                for g in self.grids[index:] if g.mode == "paired"}
+        if not need[grid.collective]:
+            self.progress(f"{grid.collective}: every cell decided, nothing to refine")
+            return
+        left = (self.plan["budget_s"] - used) * need[grid.collective] / sum(need.values())
         if left >= 1:
-            self.sweep(self.grids[index], left)
+            self.sweep(grid, left)
         else:
-            self.progress(f"{self.grids[index].collective}: no budget left to refine")
+            self.progress(f"{grid.collective}: no budget left to refine")
 
     def tree(self, collective):
         with open(layout.log(self.out, collective), "a") as log:
@@ -350,6 +412,11 @@ class _Stages:
         else:
             target, name, known = "mpich-json", layout.MPICH, mpich_json.MPICH_NAMES
         trees = [layout.tree_json(self.out, c) for c in self.plan["collectives"] if c in known]
+        outside = [c for c in self.plan["collectives"] if c not in known]
+        if outside:
+            self.progress(f"{name} holds {len(trees)} of the collectives; left out (emit "
+                          f"--target {target} maps none of their algorithms): "
+                          f"{', '.join(outside)}; their trees, blobs and reports are in {self.out}")
         if not trees:
             return
         with open(os.path.join(self.out, layout.DEPLOY_LOG), "w") as log:

@@ -1,15 +1,14 @@
 """collsel tune's summary table: per collective what was measured (the sweep's table), what is
-still undecided (the sweep's own `run.N.refine` record) and what the recommended tree gives
+still undecided (the sweep's own rule, sources/sweep/refine.undecided_in_table; '-' for a
+per-method sweep, which has no tie test) and what the recommended tree gives
 (build --recommend's stats.json: leaves, nested out-of-sample penalty beside the MPI's
 default's, on the same criterion)."""
 import json
 import os
-import re
 
 from collsel.core import csvfile, method_text
+from collsel.sources.sweep import refine
 from collsel.sources.tune import layout
-
-_UNDECIDED = re.compile(r"(\d+) undecided")
 
 
 def table(out, plan):
@@ -20,7 +19,7 @@ def table(out, plan):
     rows = [head]
     for grid in plan["grids"]:
         c = grid["collective"]
-        cells, undecided = _measured(layout.table(out, c))
+        cells, undecided = _measured(layout.table(out, c), grid.get("mode", "paired"))
         leaves, tree_pct, default_pct = _recommended(layout.stats_json(out, c))
         rows.append(f"{c:<22} {grid['methods']:>7} {cells:>6} {undecided:>9} {leaves:>6} "
                     f"{tree_pct:>10} {default_pct:>24}")
@@ -32,15 +31,14 @@ def table(out, plan):
                                                           for d in deployed) or "none")]) + "\n"
 
 
-def _measured(path):
-    """(cells (P, m) in the table, undecided cells after the last refinement or '?')."""
+def _measured(path, mode):
+    """(cells (P, m) in the table, its undecided cells or '-' when measured per method)."""
     doc = csvfile.read(path, "a sweep table")
     at = {name: doc.header.index(name) for name in ("comm_size", "msg_size")}
     cells = {(fields[at["comm_size"]], fields[at["msg_size"]]) for _, fields in doc.rows}
-    refined = [value for key, value in doc.metadata.items()
-               if key.startswith("run.") and key.endswith(".refine")]
-    found = _UNDECIDED.search(refined[-1]) if refined else None
-    return len(cells), found.group(1) if found else "?"     # ?: not refined, no budget left
+    if mode != "paired":
+        return len(cells), "-"
+    return len(cells), sum(map(len, refine.undecided_in_table(path).values()))
 
 
 def _recommended(path):

@@ -8,7 +8,13 @@ above --launches, their `wall_s`), so a resumed sweep continues the same budget.
 """
 import re
 
+from collsel.core import csvfile
+from collsel.core.algorithms import BASELINE_ALGORITHM, Method
 from collsel.errors import InputError
+from collsel.sources.sweep import journal, shapes
+from collsel.sources.sweep.paired_plan import PairedPlan
+from collsel.sources.sweep.plan import Config
+from collsel.sources.sweep.resume import parse_options
 
 _BUDGET = re.compile(r"(\d+(?:\.\d+)?)(s?)")
 
@@ -62,6 +68,41 @@ def undecided(plan):
         if not plan.decided(p, m):
             out.setdefault(p, []).append(m)
     return out
+
+
+def undecided_in_table(path):
+    """{shape: [sizes]} of the complete cells of a paired sweep's table on disk that are not
+    decided (`undecided`), judged from its journal with the --confidence and --equivalence its
+    last '# options=' line records: what --refine would launch next. collsel tune counts them
+    in its summary and shares its refinement by them."""
+    options = parse_options(csvfile.read(path, "a sweep table").metadata.get("options", ""))
+    collective, family = options["--collective"], options.get("--mpi", "openmpi")
+    if "--nodes" in options:
+        groups = shapes.explicit(options["--nodes"], options["--ppn"])
+    else:
+        groups = shapes.plain(_ints(options["--comm-sizes"]))
+    methods = [Method(*map(int, x.split(":"))) for x in options.get("--algorithms", "").split(",")
+               if x]
+    if not options.get("--no-baseline"):
+        methods.append(Method(BASELINE_ALGORITHM, 0))
+    levels = options["--load-levels"].split(",") if options.get("--load-levels") else None
+    cfg = Config(collective=collective, out=path, comm_sizes=sorted({g.p for g in groups}),
+                 msg_sizes=_ints(options["--msg-sizes"]), methods=sorted(methods),
+                 launcher=None, bench_path="", bench_args=[], silence_timeout=0,
+                 launches=int(options["--launches"]), mode="paired", family=family,
+                 seed=int(options.get("--seed", 1)),
+                 confidence=float(options.get("--confidence", 0.95)),
+                 equivalence=float(options.get("--equivalence", 5)) / 100,
+                 shapes=groups if "--nodes" in options else None, load_levels=levels)
+    journal_file = journal.journal_path(path)
+    header = csvfile.read(journal_file, "a sweep journal").header
+    meta, rows, _ = journal.load_existing(journal_file, header, collective, family=family,
+                                          launches=True)
+    return undecided(PairedPlan(cfg, rows, set(), meta))
+
+
+def _ints(text):
+    return sorted({int(x) for x in text.split(",") if x})
 
 
 def next_target(undecided_cells):

@@ -26,7 +26,7 @@ SUMMARY = "summary.txt"
 RULES = "rules.conf"
 MPICH = "mpich_selection.json"
 DEPLOY_LOG = "deploy.txt"
-FORMAT = 1
+FORMAT = 2           # 2: grids carry their P values and mode
 
 
 def table(out, collective):

@@ -1,27 +1,61 @@
-"""collsel tune's plan: the time budget, its split across the collectives, and each collective's
-coarse paired grid, fitted to its share with the sweep's own estimate (sources/sweep/estimate.py).
+"""collsel tune's plan: the time budget, each collective's coarse grid and how it is measured,
+fitted with the sweep's own estimate (sources/sweep/estimate.py).
 
-Each collective gets an equal share of --budget. Its coarse grid (every P, every method, the
-coarse launches) takes at most COARSE_SHARE of that share by the estimate: the message sizes
-are thinned to ever wider spacing (factors of 2, 4, 8, ... between kept sizes, the smallest
-and the largest always kept) until it fits; the rest of the share is the collective's planned
-refinement (`collsel sweep --refine Ns`, where cells are still undecided). At run time the
-refinement gets what the coarse sweeps really left (commands/tune.py, from the journals). The
-plan is made once and recorded (tune.json), so a resumed tune runs the same grids.
+The coarse grid. Every collective gets the same grid density, the finest step of LADDER whose
+coarse sweeps together fit COARSE_SHARE of --budget by the estimate. So the budget is split by
+need, not equally: a collective costs what its methods cost (launches x start-up + points x the
+time of a point), bcast with 34 methods about eight times scan with 3 (the start-up per launch
+is the same for both). Each step thins one axis further, every given value kept at step 0:
+  - message sizes first (the axis the trees cut most): at least 2, 4, 8, ... times apart
+    (`thinned`), the smallest and the largest always kept, never fewer than MIN_SIZES;
+  - P one step behind: at least 2, 4, ... times apart, the smallest and the largest kept, never
+    fewer than MIN_COMM_SIZES = 3, so an interior P remains for build's leave-one-P-out (it
+    never holds out the end P: that would be extrapolation). The launches' start-up is per P, so
+    thinning P saves more than its share of points. --nodes/--ppn shapes are kept as given.
+  e.g. the defaults at 30m (14 collectives, local launcher): P 2,4,8,16 of 2,3,4,6,8,12,16 and
+  12 of the 44 sizes, about 12 min of coarse sweeps and 18 min for refinement.
+barrier has no message size: its one m is 0. The coarse launches stay COARSE_LAUNCHES = 3
+(commands/sweep: paired, 3 at least): with 2, the paired tie test's Student-t interval of the
+log-ratios has one degree of freedom (t = 12.7), so nearly every method stays tied with the best
+and refinement would relaunch almost every cell; and the across-launch out-of-sample penalty
+would build on a single launch.
+
+How a collective is measured: paired (the sweep's default), but for PER_METHOD: Open MPI 4.1 and
+5.0 expose coll_tuned_allgatherv_algorithm read-only through MPI_T, so the benchmark cannot force
+it per communicator (it exits 6, "forcing did not take"); allgatherv is measured with --mode
+per-method (one launch per method, forced by --mca), which has no tie test: it is not refined.
+The per-method mode runs --comm-sizes only: with --nodes/--ppn or --cluster it is left out, with
+the reason printed (MEASURED_APART). Nor does it know "unusable at this cell" (a refused call
+kills the launch, a lost launch per size): a method Open MPI refuses at some (P, m) of the grid
+(core.fallbacks, the call fails: allgatherv's two_proc at P != 2) is left out of the per-method
+sweep, with the reason printed (`refused`).
+
+Refinement: the rest of the budget. The plan shows each collective's part in proportion to its
+coarse cost; at run time commands/tune gives each collective in turn a part of what the budget
+has really left (its wall time so far, read from the journals) in proportion to its undecided
+cells x methods (sources/sweep/refine.undecided_in_table), nothing to one whose cells are all
+decided (a refinement resumed after a kill is shared by the counts its journal holds then).
+The plan is made once and recorded (tune.json), so a resumed tune runs the same grids.
 """
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
+from collsel.core import algorithms, fallbacks
 from collsel.errors import InputError
+from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.sweep import estimate
 
 COARSE_SHARE = 0.6
-# Coarse launches per shape: the paired tie test needs 3 (commands/sweep: --launches).
 COARSE_LAUNCHES = 3
-# The spacings tried, in octaves between kept sizes (0: every size).
-SPACINGS = (0, 1, 2, 3, 4, 5, 6)
 MIN_SIZES = 4           # a coarser m axis than this has too little to decide on
+MIN_COMM_SIZES = 3      # the smallest and largest P and one interior P (leave-one-P-out)
+MAX_OCTAVES = 8
+# (P octaves, m octaves) of each step, finest first: m thinned first, P one step behind.
+LADDER = tuple(((step // 2), (step + 1) // 2) for step in range(2 * MAX_OCTAVES))
+PER_METHOD = {"openmpi": ("allgatherv",)}
+MEASURED_APART = ("per-method mode (Open MPI cannot force allgatherv per communicator through "
+                  "MPI_T) runs --comm-sizes only, not --nodes/--ppn or --cluster")
 MAX_BUDGET_S = 7 * 86400
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?:in)?)?(?:(\d+(?:\.\d+)?)s)?")
 
@@ -40,87 +74,131 @@ def parse_budget(text):
 
 @dataclass(frozen=True)
 class Grid:
-    """One collective's plan: its coarse grid and budgets (seconds)."""
+    """One collective's plan: its coarse grid, its mode and budgets (seconds)."""
     collective: str
+    comm_sizes: tuple           # the P values; () with --nodes/--ppn (the shapes as given)
     msg_sizes: tuple
     methods: int
     shapes: int                 # communicator sizes (nodes x ppn pairs) per round
     launches: int
+    mode: str                   # paired, or per-method (PER_METHOD: never refined)
     coarse_s: float             # the sweep's estimate of the coarse grid
-    refine_s: float             # the refinement budget: the rest of the share
+    refine_s: float             # planned refinement: the rest, shared by coarse cost
+    algorithms: str = ""        # the sweep's --algorithms ("": all; `refused` left out)
 
     def to_json(self):
-        return {**asdict(self), "msg_sizes": list(self.msg_sizes)}
+        return {**asdict(self), "comm_sizes": list(self.comm_sizes),
+                "msg_sizes": list(self.msg_sizes)}
 
     @classmethod
     def from_json(cls, data):
-        return cls(**{**data, "msg_sizes": tuple(data["msg_sizes"])})
+        return cls(**{**data, "comm_sizes": tuple(data["comm_sizes"]),
+                      "msg_sizes": tuple(data["msg_sizes"])})
 
 
-def thinned(sizes, octaves):
-    """The ascending `sizes` with at least 2^octaves between kept ones, from the smallest (0
+def thinned(values, octaves):
+    """The ascending `values` with at least 2^octaves between kept ones, from the smallest (0
     counts as 1), and the largest."""
-    kept = [sizes[0]]
-    for m in sizes[1:]:
+    kept = [values[0]]
+    for m in values[1:]:
         if math.log2(max(m, 1)) - math.log2(max(kept[-1], 1)) >= octaves:
             kept.append(m)
-    return tuple(kept if kept[-1] == sizes[-1] else kept + [sizes[-1]])
+    return tuple(kept if kept[-1] == values[-1] else kept + [values[-1]])
 
 
-def coarse_estimate(shapes, sizes, methods, launches, launcher_name, time_cap):
-    planned = [("", len(sizes) * methods)] * (shapes * launches)
+def _thinned_at_least(values, octaves, least):
+    """`thinned`, but never below `least` values (or below what was given)."""
+    for o in range(octaves, -1, -1):
+        kept = thinned(values, o)
+        if len(kept) >= min(least, len(values)):
+            return kept
+    return tuple(values)
+
+
+def mode_of(collective, family):
+    return "per-method" if collective in PER_METHOD.get(family, ()) else "paired"
+
+
+def refused(collective, methods, comm_sizes, msg_sizes, family):
+    """[(method, why)] of the `methods` Open MPI refuses at some (P, m) of the grid (the call
+    fails: core.fallbacks entries that run nothing instead)."""
+    if family != "openmpi":
+        return []
+    found = []
+    for x in methods:
+        for p in comm_sizes:
+            entry = next((f for m in msg_sizes for f in
+                          [fallbacks.fallback(collective, x.algorithm, p, m, x.segsize)]
+                          if f is not None and f.runs is None), None)
+            if entry:
+                name = algorithms.algorithm_name(collective, x.algorithm, family)
+                found.append((x, f"{x.algorithm}:{name} refused where {entry.condition} "
+                                 f"({entry.source})"))
+                break
+    return found
+
+
+def coarse_estimate(shapes, sizes, methods, launches, launcher_name, time_cap, mode="paired"):
+    """The estimated wall time of a coarse sweep: paired, one launch per shape and launch
+    measuring every method; per-method, one per shape, method and launch."""
+    if mode == "paired":
+        planned = [("", len(sizes) * methods)] * (shapes * launches)
+    else:
+        planned = [("", len(sizes))] * (shapes * methods * launches)
     return estimate.wall_seconds(planned, launcher_name, time_cap)
 
 
-def fit(collective, methods, shapes, msg_sizes, share_s, launches, launcher_name, time_cap):
-    """The Grid of `collective` within its share: the finest thinning of `msg_sizes` whose
-    estimate fits COARSE_SHARE x share; InputError (with the budget it would need) when even
-    the coarsest does not."""
-    allowed = COARSE_SHARE * share_s
-    tried = []
-    for octaves in SPACINGS:
-        sizes = thinned(msg_sizes, octaves)
-        if tried and sizes == tried[-1][0]:
-            continue
-        if tried and len(sizes) < MIN_SIZES:
-            break
-        tried.append((sizes, coarse_estimate(shapes, sizes, methods, launches,
-                                             launcher_name, time_cap)))
-        if tried[-1][1] <= allowed:
-            return Grid(collective, sizes, methods, shapes, launches,
-                        round(tried[-1][1], 1), round(share_s - tried[-1][1], 1))
-    sizes, seconds = tried[-1]
-    raise BudgetTooSmall(collective, len(sizes), seconds / COARSE_SHARE)
-
-
-class BudgetTooSmall(InputError):
-    def __init__(self, collective, sizes, share_needed_s):
-        self.collective, self.sizes, self.share_needed_s = collective, sizes, share_needed_s
-        super().__init__(collective)
-
-
-def plan(collectives, methods_of, shapes, msg_sizes, budget_s, launches, launcher_name,
-         time_cap, budget_text):
-    """[Grid] of every collective (in the given order), the budget split equally."""
-    share = budget_s / len(collectives)
-    grids, short = [], []
+def grids_at(step, collectives, methods_of, comm_sizes, shape_count, msg_sizes, launches,
+             launcher_name, time_cap, family, algorithms_of):
+    """[Grid] of every collective at LADDER[step] (refine_s 0: `plan` shares it)."""
+    p_octaves, m_octaves = LADDER[step]
+    ps = _thinned_at_least(comm_sizes, p_octaves, MIN_COMM_SIZES) if comm_sizes else ()
+    ms = _thinned_at_least(msg_sizes, m_octaves, MIN_SIZES)
+    grids = []
     for c in collectives:
-        try:
-            grids.append(fit(c, methods_of[c], shapes, msg_sizes, share, launches,
-                             launcher_name, time_cap))
-        except BudgetTooSmall as e:
-            short.append(e)
-    if short:
-        worst = max(short, key=lambda e: e.share_needed_s)
-        need = worst.share_needed_s * len(collectives)
-        raise InputError(
-            f"--budget {budget_text}: too small for {len(collectives)} collective(s): "
-            f"{worst.collective}'s coarsest grid ({shapes} communicator sizes x {worst.sizes} "
-            f"sizes x {methods_of[worst.collective]} methods x {launches} launches) needs "
-            f"about {estimate.duration(worst.share_needed_s)} of an equal share, "
-            f"{estimate.duration(need)} in all; give --budget {_minutes(need)} or more, "
-            "fewer --collectives, --comm-sizes or --msg-sizes, or a smaller --time-cap")
+        sizes = (0,) if c in bench.capabilities().sizeless else ms
+        count = len(ps) if ps else shape_count
+        mode = mode_of(c, family)
+        seconds = coarse_estimate(count, sizes, methods_of[c], launches, launcher_name,
+                                  time_cap, mode)
+        grids.append(Grid(c, ps, sizes, methods_of[c], count, launches, mode,
+                          round(seconds, 1), 0.0, algorithms_of.get(c, "")))
     return grids
+
+
+def plan(collectives, methods_of, comm_sizes, shape_count, msg_sizes, budget_s, launches,
+         launcher_name, time_cap, budget_text, family="openmpi", algorithms_of=None):
+    """[Grid] of every collective (in the given order): the finest LADDER step whose coarse
+    sweeps fit COARSE_SHARE of the budget, the rest shared as planned refinement by coarse
+    cost among the paired ones; one line naming what the budget needs when even the coarsest step does not fit.
+    `comm_sizes`: the ascending P values, or () with --nodes/--ppn (`shape_count` shapes);
+    `algorithms_of`: {collective: the sweep's --algorithms} where not all are measured."""
+    allowed = COARSE_SHARE * budget_s
+    seen, grids = set(), None
+    for step in range(len(LADDER)):
+        grids = grids_at(step, collectives, methods_of, tuple(comm_sizes), shape_count,
+                         tuple(msg_sizes), launches, launcher_name, time_cap, family,
+                         algorithms_of or {})
+        key = tuple((g.comm_sizes, g.msg_sizes) for g in grids)
+        if key in seen:
+            continue
+        seen.add(key)
+        coarse = sum(g.coarse_s for g in grids)
+        if coarse <= allowed:
+            paired = sum(g.coarse_s for g in grids if g.mode == "paired") or 1
+            rest = budget_s - coarse
+            return [replace(g, refine_s=round(rest * g.coarse_s / paired, 1))
+                    if g.mode == "paired" else g for g in grids]
+    need = sum(g.coarse_s for g in grids) / COARSE_SHARE
+    worst = max(grids, key=lambda g: g.coarse_s)
+    raise InputError(
+        f"--budget {budget_text}: too small for {len(collectives)} collective(s): their "
+        f"coarsest grids ({worst.shapes} communicator sizes x {len(worst.msg_sizes)} sizes x "
+        f"{launches} launches) take about {estimate.duration(sum(g.coarse_s for g in grids))} "
+        f"(the most: {worst.collective}, {worst.methods} methods {worst.mode}, "
+        f"{estimate.duration(worst.coarse_s)}), {COARSE_SHARE:.0%} of "
+        f"{estimate.duration(need)}; give --budget {_minutes(need)} or more, fewer "
+        "--collectives, --comm-sizes or --msg-sizes, or a smaller --time-cap")
 
 
 def _minutes(seconds):
