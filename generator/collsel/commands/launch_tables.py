@@ -6,6 +6,7 @@ mode and of older versions load alike (sweep.journal.load_existing insists on th
 exact header, which --resume needs and this does not). Launch k's table is the table whose
 time_us is launch k's median_us.
 """
+import functools
 import os
 
 import numpy as np
@@ -15,6 +16,7 @@ from collsel.core.table import FAMILY_KEY, PerfTable, Source
 from collsel.errors import InputError, located
 from collsel.sources.sweep import journal
 
+JOURNAL = "a sweep journal"
 MINIMAL = ("comm_size", "msg_size", "algorithm", "segsize", "launch", "median_us")
 
 
@@ -39,7 +41,7 @@ def read_launch_tables(path, collective, z=None):
     """{launch: PerfTable} of one collective from a journal (empty when it has none, or when
     a third axis `z` is asked for and the journal has no such column: its launches cannot be
     placed on the map's z)."""
-    doc = csvfile.read(path, "a sweep journal")
+    doc = _journal_document(path)
     header = doc.header or []
     missing = [c for c in MINIMAL if c not in header]
     if missing:
@@ -78,6 +80,19 @@ def read_launch_tables(path, collective, z=None):
             values.time_us(get("median_us"), "median_us", where),
             get(z).strip() if z is not None else "", where))
     return {k: _table(collective, r, source, family, z) for k, r in sorted(rows.items())}
+
+
+def _journal_document(path):
+    """The journal parsed once per process however many of its columns are asked for (a report
+    reads the launches, then probe_us and load_level: three passes over ~50k rows otherwise).
+    Keyed on the file's bytes (reading them is cheap; parsing is not), so a changed journal is
+    parsed again."""
+    return _parsed(str(path), csvfile.read_bytes(path, JOURNAL))
+
+
+@functools.lru_cache(maxsize=1)
+def _parsed(path, raw):
+    return csvfile.parse(path, csvfile.decode_lines(path, raw, JOURNAL))
 
 
 INTEGERS = {"comm_size": values.COMM_SIZE, "msg_size": values.MSG_SIZE,
