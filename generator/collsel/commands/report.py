@@ -122,10 +122,11 @@ def collective_report(args, measured, dmap, depths, thresholds, progress, worker
     mmap = None
     if args.model_tables:
         mmap = decision_map.build_map(model_table(args.model_tables, args.collective), args.z)
-    journal, launches = launch_tables.load(args)
+    with launch_tables.shared_parses():
+        journal, launches = launch_tables.load(args)
+        probe = probe_pairs(journal, args.collective)
     recommended = recommended_tree(dmap, measured, args, journal, launches)
     progress("recommended tree built and scored out of sample")
-    probe = probe_pairs(journal, args.collective)
     from collsel.sinks.report import compute, page   # matplotlib only when a report is made
     report = compute.compute(dmap, table.summary(measured), options, recommended, mmap,
                              progress, probe)
