@@ -7,6 +7,7 @@ exact header, which --resume needs and this does not). Launch k's table is the t
 time_us is launch k's median_us.
 """
 import contextlib
+import operator
 import os
 
 import numpy as np
@@ -125,19 +126,21 @@ def _plain_columns(rows, at, n_fields, collective, z, path):
     picked = [(n, f) for n, f in rows
               if "collective" not in at or f[at["collective"]] == collective]
     out = {"where": [f"{path}:{n}" for n, _ in picked]}
+    fields = [f for _, f in picked]
+    column = lambda name: list(map(operator.itemgetter(at[name]), fields))  # noqa: E731
     for name, (low, high) in INTEGERS.items():
         if name not in at:
             out[name] = np.zeros(len(picked), dtype=np.int64)
             continue
-        v = values.plain_integers([f[at[name]] for _, f in picked], low, high)
+        v = values.plain_integers(column(name), low, high)
         if v is None:
             return None
         out[name] = v
-    t = values.plain_times([f[at["median_us"]] for _, f in picked])
+    t = values.plain_times(column("median_us"))
     if t is None:
         return None
     out["median_us"] = t
-    out["z"] = np.array([f[at[z]].strip() for _, f in picked], dtype=object) if z else None
+    out["z"] = np.array([v.strip() for v in column(z)], dtype=object) if z else None
     return out
 
 
