@@ -125,7 +125,7 @@ def collective_report(args, measured, dmap, depths, thresholds, progress, worker
     with launch_tables.shared_parses():
         journal, launches = launch_tables.load(args)
         probe = probe_pairs(journal, args.collective)
-    recommended = recommended_tree(dmap, measured, args, journal, launches)
+    recommended = recommended_tree(dmap, measured, args, journal, launches, workers)
     progress("recommended tree built and scored out of sample")
     from collsel.sinks.report import compute, page   # matplotlib only when a report is made
     report = compute.compute(dmap, table.summary(measured), options, recommended, mmap,
@@ -229,7 +229,7 @@ def probe_pairs(journal, collective):
     return ProbePairs(journal, probe_latency.from_launch_tables(probed, levels=levels))
 
 
-def recommended_tree(dmap, measured, args, journal, launches):
+def recommended_tree(dmap, measured, args, journal, launches, workers=None):
     """The tree `collsel build --recommend` writes for these arguments (core.recommend, the one
     implementation; the same steps as commands/build.py), its command line and tree.json bytes,
     and its out-of-sample figures of every kind beside the MPI's default, the best fixed method
@@ -237,7 +237,7 @@ def recommended_tree(dmap, measured, args, journal, launches):
     options = tree.BuildOptions(args.split or "balanced", args.leaf or "majority").check()
     settings = map_settings(args)
     t, figures = recommend.recommend(dmap, measured, options, args.budget, launches, settings,
-                                     args.criterion)
+                                     args.criterion, workers)
     out = f"tree-{args.collective}"
     rebuild = recommend.fold_builder(dmap, options, figures)
     options = recommend.chosen_options(options, figures)

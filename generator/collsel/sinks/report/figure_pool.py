@@ -3,12 +3,10 @@ machines collsel runs on have at least two cores). The pool is started before th
 so the workers load matplotlib while the parent selects the recommended tree; the parent never
 imports matplotlib itself. Each figure group is drawn whole by one process, so the bytes are
 those a single process draws."""
-import contextlib
 import functools
-import multiprocessing
-import os
 
-WORKERS = 2
+from collsel.core import parallel
+
 PAGE_ORDER = ("maps", "robust", "penalty", "baselines", "tradeoff", "probe")
 # Groups in the order they are handed out: the slowest first, so the two processes finish
 # together (maps and penalty panels take about twice as long as the others).
@@ -20,15 +18,9 @@ def _start_worker():
     plots.warm_up()
 
 
-@contextlib.contextmanager
 def pool():
-    """A pool of WORKERS processes, or None on a machine with one core (figures then drawn in
-    this process)."""
-    if (os.cpu_count() or 1) < WORKERS:
-        yield None
-        return
-    with multiprocessing.get_context("fork").Pool(WORKERS, initializer=_start_worker) as workers:
-        yield workers
+    """core.parallel's pool, its workers loading matplotlib as they start (or None)."""
+    return parallel.pool(_start_worker)
 
 
 def _draw(report, group):
