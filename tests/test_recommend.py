@@ -216,3 +216,11 @@ def test_selection_with_two_workers_is_the_selection_of_one_process(tanjaderin, 
     assert pooled.chosen == alone.chosen and (pooled.score == alone.score).all()
     assert (pooled.se == alone.se).all() and pooled.nested == alone.nested
     assert pooled.nested_best == alone.nested_best and pooled.edge == alone.edge
+
+
+def test_one_core_allowed_means_no_worker_processes(monkeypatch):
+    """On one allowed core (a batch job's allocation) the work stays in this process."""
+    from collsel.core import parallel
+    monkeypatch.setattr(parallel, "_cores", lambda: 1)
+    with parallel.pool() as workers:
+        assert workers is None

@@ -13,8 +13,15 @@ WORKERS = 2
 def pool(initializer=None):
     """A pool of WORKERS processes, or None on a machine with fewer cores (the caller then
     computes in this process)."""
-    if (os.cpu_count() or 1) < WORKERS:
+    if _cores() < WORKERS:
         yield None
         return
     with multiprocessing.get_context("fork").Pool(WORKERS, initializer=initializer) as workers:
         yield workers
+
+
+def _cores():
+    """The cores this process may run on (a batch job's allocation, not the machine's)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
