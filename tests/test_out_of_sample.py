@@ -90,3 +90,26 @@ def test_journal_fast_path_reads_as_the_row_reader_and_leaves_errors_to_it(tmp_p
     journal.write_text("\n".join(lines[:3] + ["bcast,2,1,1,x,0,1,2.5"]) + "\n")
     with pytest.raises(InputError, match=r"t.csv.launches:4: segsize 'x' is not an integer"):
         launch_tables.read_launch_tables(str(journal), "bcast")
+
+
+def test_a_journal_is_parsed_once_within_shared_parses(tmp_path, monkeypatch):
+    """A report asks the journal for its launches, probe_us and load_level: one parse within
+    shared_parses(), a rewritten journal parsed again, and none kept outside the block."""
+    journal = tmp_path / "t.csv.launches"
+    lines = ["collective,comm_size,msg_size,algorithm,segsize,faninout,launch,median_us"]
+    lines += [f"bcast,{p},{m},1,0,0,{k},{1 + p + m + k}" for p in (2, 4) for m in (1, 64)
+              for k in (1, 2)]
+    journal.write_text("\n".join(lines) + "\n")
+    parses = []
+    real = launch_tables.csvfile.parse
+    monkeypatch.setattr(launch_tables.csvfile, "parse", lambda *a: parses.append(1) or real(*a))
+    with launch_tables.shared_parses():
+        first = launch_tables.read_launch_tables(str(journal), "bcast")
+        assert launch_tables.read_launch_tables(str(journal), "bcast", "probe_us") == {}
+        assert len(parses) == 1
+        journal.write_text("\n".join(lines).replace(",1,0,0,1,", ",1,0,0,3,") + "\n")
+        again = launch_tables.read_launch_tables(str(journal), "bcast")
+        assert len(parses) == 2 and sorted(first) == [1, 2] and sorted(again) == [2, 3]
+    launch_tables.read_launch_tables(str(journal), "bcast")
+    launch_tables.read_launch_tables(str(journal), "bcast")
+    assert len(parses) == 4

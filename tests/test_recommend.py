@@ -197,3 +197,30 @@ def test_report_takes_the_criterion(tmp_path, tanjaderin):
     assert "chosen by criterion leave-m-out" in r.stdout
     rec = json.loads((tmp_path / "r" / "report.json").read_text())["recommendation"]
     assert "--criterion m" in rec["build_command"] and "criterion leave-m-out" in rec["why"]
+
+
+def test_selection_with_two_workers_is_the_selection_of_one_process(tanjaderin, monkeypatch):
+    """core.parallel's two processes compute every fold's costs (none left to the parent) and
+    the selection, its figures and the edge experiment are those of one process."""
+    from collsel.core import candidates, parallel
+    dmap = decision_map.build_map(tables.read_table(tanjaderin["reduce"]).select("reduce"))
+    alone = model_selection.select(fold_maps.FoldGrid(dmap))
+    calls = []
+    real = candidates.Trained.costs
+    monkeypatch.setattr(candidates.Trained, "costs",
+                        lambda self, *a: calls.append(1) or real(self, *a))
+    with parallel.pool() as workers:
+        assert workers is not None                  # the test machines have two cores
+        pooled = model_selection.select(fold_maps.FoldGrid(dmap), "combined", workers)
+    assert calls == []                              # the workers' calls are not counted here
+    assert pooled.chosen == alone.chosen and (pooled.score == alone.score).all()
+    assert (pooled.se == alone.se).all() and pooled.nested == alone.nested
+    assert pooled.nested_best == alone.nested_best and pooled.edge == alone.edge
+
+
+def test_one_core_allowed_means_no_worker_processes(monkeypatch):
+    """On one allowed core (a batch job's allocation) the work stays in this process."""
+    from collsel.core import parallel
+    monkeypatch.setattr(parallel, "_cores", lambda: 1)
+    with parallel.pool() as workers:
+        assert workers is None

@@ -329,6 +329,35 @@ def _overlaps(fig):
     return found
 
 
+def test_figures_drawn_by_the_pool_are_the_serial_bytes(report):
+    """Two processes draw the figures (figure_pool), each group whole; the bytes, names and
+    page order are those one process draws."""
+    from collsel.sinks.report import figure_pool
+    rep = report["json"]
+    serial = figure_pool.render_all(rep)
+    with figure_pool.pool() as workers:
+        assert workers is not None                  # the test machines have two cores
+        pooled = figure_pool.render_all(rep, workers)
+    assert pooled == serial
+    assert [n for n, *_ in serial] == [f["name"] for f in rep["figures"]]
+
+
+def test_inner_panels_share_the_outer_tick_labels(report):
+    """Only the left column labels P and only the bottom panels label m: the panels of one
+    figure share their axes, and every text costs drawing time twice (PNG and SVG)."""
+    import matplotlib
+    from collsel.sinks.report import plots
+    rep = report["json"]
+    with matplotlib.rc_context(plots.RC):
+        _, fig, _ = plots.map_figures(rep, plots._Frame(rep))[0]
+    axes = fig.axes
+    assert len(axes) > plots.MAP_COLUMNS          # at least two rows of panels
+    shown = [(any(t.get_visible() for t in ax.get_xticklabels()),
+              any(t.get_visible() for t in ax.get_yticklabels())) for ax in axes]
+    n = len(axes)
+    assert shown == [(k + plots.MAP_COLUMNS >= n, k % plots.MAP_COLUMNS == 0) for k in range(n)]
+
+
 def test_tick_labels_do_not_overlap(report, monkeypatch):
     """Every map panel's tick labels, measured in the drawn figure; with the thinning switched
     off (every power of two labelled) the same check finds the "16K64K256K1M" overlap."""

@@ -4,8 +4,8 @@ import json
 import os
 import sys
 
-from collsel.core import (baseline_warning, method_text, out_of_sample, penalty, recommend,
-                          third_axis, tree, treefile, values)
+from collsel.core import (baseline_warning, method_text, out_of_sample, parallel, penalty,
+                          recommend, third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.emit import c_ladder as emit_c, targets
@@ -78,8 +78,9 @@ def run_build(args):
     folds = out_of_sample.all_folds(table, launches, settings, dmap=dmap)
     extra = {}
     if args.recommend:
-        t, figures = recommend.recommend(dmap, table, options, None, launches, settings,
-                                         args.criterion)
+        with parallel.pool() as workers:
+            t, figures = recommend.recommend(dmap, table, options, None, launches, settings,
+                                             args.criterion, workers)
         rebuild = recommend.fold_builder(dmap, options, figures)
         options = recommend.chosen_options(options, figures)
         extra["recommendation"] = {**figures, "command": recommend.build_command(

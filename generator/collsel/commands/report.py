@@ -99,18 +99,22 @@ def run_report(args):
         if not args.quiet:
             print(f"collsel report: {msg} ({time.monotonic() - start:.1f} s)", file=sys.stderr)
 
-    per_collective = overview_tables(args)
-    if per_collective:
-        return run_overview(args, per_collective, depths, thresholds, progress)
-    measured, dmap = load_table_and_map(args)      # sets args.collective when inferred
-    report, files, _ = collective_report(args, measured, dmap, depths, thresholds, progress)
+    from collsel.sinks.report import figure_pool
+    with figure_pool.pool() as workers:     # they start matplotlib while the tree is chosen
+        per_collective = overview_tables(args)
+        if per_collective:
+            return run_overview(args, per_collective, depths, thresholds, progress, workers)
+        measured, dmap = load_table_and_map(args)      # sets args.collective when inferred
+        report, files, _ = collective_report(args, measured, dmap, depths, thresholds,
+                                             progress, workers)
     write_directory(args.out, files, manifest=REPORT_MANIFEST)
     print_summary(args.out, report, files)
     return 0
 
 
-def collective_report(args, measured, dmap, depths, thresholds, progress):
-    """(report dict, {file name: bytes}, the recommendation's figures) of one collective."""
+def collective_report(args, measured, dmap, depths, thresholds, progress, workers=None):
+    """(report dict, {file name: bytes}, the recommendation's figures) of one collective, its
+    plots drawn by `workers` (figure_pool.pool()) when given."""
     options = ReportOptions(tuple(args.tables), args.collective, args.z, depths,
                             tuple(thresholds), args.budget, tuple(args.model_tables or ()),
                             args.split, args.leaf)
@@ -118,14 +122,15 @@ def collective_report(args, measured, dmap, depths, thresholds, progress):
     mmap = None
     if args.model_tables:
         mmap = decision_map.build_map(model_table(args.model_tables, args.collective), args.z)
-    journal, launches = launch_tables.load(args)
-    recommended = recommended_tree(dmap, measured, args, journal, launches)
+    with launch_tables.shared_parses():
+        journal, launches = launch_tables.load(args)
+        probe = probe_pairs(journal, args.collective)
+    recommended = recommended_tree(dmap, measured, args, journal, launches, workers)
     progress("recommended tree built and scored out of sample")
-    probe = probe_pairs(journal, args.collective)
     from collsel.sinks.report import compute, page   # matplotlib only when a report is made
     report = compute.compute(dmap, table.summary(measured), options, recommended, mmap,
                              progress, probe)
-    files = page.render_files(report, progress, recommended.tree_json)
+    files = page.render_files(report, progress, recommended.tree_json, workers)
     return report, files, recommended.figures
 
 
@@ -173,7 +178,7 @@ def overview_tables(args):
     return held
 
 
-def run_overview(args, per_collective, depths, thresholds, progress):
+def run_overview(args, per_collective, depths, thresholds, progress, workers=None):
     """Each collective's report in DIR/<collective>/ (as `--collective C` writes it, from the
     tables holding C and the journal beside a single one) and the overview in DIR/index.html."""
     from collsel.sinks.report import overview
@@ -182,7 +187,8 @@ def run_overview(args, per_collective, depths, thresholds, progress):
         one = argparse.Namespace(**{**vars(args), "collective": coll, "tables": paths})
         measured, dmap = load_table_and_map(one)
         report, files, figures = collective_report(
-            one, measured, dmap, depths, thresholds, lambda msg: progress(f"{coll}: {msg}"))
+            one, measured, dmap, depths, thresholds, lambda msg: progress(f"{coll}: {msg}"),
+            workers)
         parts.append(overview.CollectiveReport(f"{coll}/index.html", report, figures))
         written[coll] = (report, files)
     doc = overview.overview(parts)
@@ -223,7 +229,7 @@ def probe_pairs(journal, collective):
     return ProbePairs(journal, probe_latency.from_launch_tables(probed, levels=levels))
 
 
-def recommended_tree(dmap, measured, args, journal, launches):
+def recommended_tree(dmap, measured, args, journal, launches, workers=None):
     """The tree `collsel build --recommend` writes for these arguments (core.recommend, the one
     implementation; the same steps as commands/build.py), its command line and tree.json bytes,
     and its out-of-sample figures of every kind beside the MPI's default, the best fixed method
@@ -231,7 +237,7 @@ def recommended_tree(dmap, measured, args, journal, launches):
     options = tree.BuildOptions(args.split or "balanced", args.leaf or "majority").check()
     settings = map_settings(args)
     t, figures = recommend.recommend(dmap, measured, options, args.budget, launches, settings,
-                                     args.criterion)
+                                     args.criterion, workers)
     out = f"tree-{args.collective}"
     rebuild = recommend.fold_builder(dmap, options, figures)
     options = recommend.chosen_options(options, figures)

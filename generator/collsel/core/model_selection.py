@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from collsel.core import candidates as cands
+from collsel.core import candidates as cands, parallel
 from collsel.errors import InputError
 
 CAP = 100.0
@@ -75,10 +75,13 @@ class Study:
         `test_removal`."""
         key = (frozenset(train_removal), test_removal)
         if key not in self._costs:
-            if test_removal not in self._held:
-                self._held[test_removal] = self.grid.held_out(test_removal)
-            self._costs[key] = self.trained(train_removal).costs(self._held[test_removal])
+            self._costs[key] = self.trained(train_removal).costs(self.held(test_removal))
         return self._costs[key]
+
+    def held(self, removal):
+        if removal not in self._held:
+            self._held[removal] = self.grid.held_out(removal)
+        return self._held[removal]
 
 
 def kinds_for(criterion, grid):
@@ -141,17 +144,50 @@ def _figures(costs_list):
             "cells": cat.shape[-1]}
 
 
-def select(grid, criterion="combined"):
-    """The Selection for a core.fold_maps.FoldGrid, or None when no kind of fold exists."""
+def _asked(grid, folds):
+    """Every (train removal, test removal) select asks the study for: each fold, each inner
+    fold of each outer one (kinds of 3+ folds, as _nested) and the edge fold."""
+    keys = [(r, r) for k in folds for r in folds[k]]
+    keys += [(r + s, s) for k in folds if len(folds[k]) >= 3
+             for i, r in enumerate(folds[k]) for j, s in enumerate(folds[k]) if j != i]
+    edge = grid.edge_fold()
+    return keys + ([(edge, edge)] if edge is not None else [])
+
+
+def _costs_of(grid, candidates, keys):
+    study = Study(grid, candidates)
+    return [study.costs(train, test) for train, test in keys]
+
+
+def _costs_by_workers(study, folds, workers):
+    """The study's costs computed by two processes, each a half of the training sets (a
+    training set's trees are built once, whichever tests ask them)."""
+    by_train = {}
+    for train, test in _asked(study.grid, folds):
+        by_train.setdefault(frozenset(train), []).append((train, test))
+    groups = list(by_train.values())
+    parts = [[key for g in groups[w::parallel.WORKERS] for key in g]
+             for w in range(parallel.WORKERS)]
+    done = workers.starmap(_costs_of, [(study.grid, study.candidates, p) for p in parts])
+    for part, costs in zip(parts, done):
+        for (train, test), c in zip(part, costs):
+            study._costs[(frozenset(train), test)] = c
+
+
+def select(grid, criterion="combined", workers=None):
+    """The Selection for a core.fold_maps.FoldGrid, or None when no kind of fold exists; the
+    folds' costs computed by `workers` (core.parallel.pool()) when given."""
     candidates = cands.grid(grid.dmap)
     kinds = kinds_for(criterion, grid)
     if not kinds:
         return None
     study = Study(grid, candidates)
-    whole = study.trained(())
-    leaves = whole.leaves()
     trivial = [i for i, c in enumerate(candidates) if c.limit in ("defer", "fixed")]
     folds = {k: grid.folds(k) for k in kinds}
+    if workers is not None:
+        _costs_by_workers(study, folds, workers)
+    whole = study.trained(())
+    leaves = whole.leaves()
     outer = {k: [study.costs(r, r) for r in folds[k]] for k in kinds}
     chosen, info = choose({k: np.concatenate(outer[k], axis=1) for k in kinds}, leaves,
                           trivial)
@@ -203,7 +239,7 @@ def _edge(study, grid, chosen, candidates):
     if removal is None:
         return None
     costs = study.costs(removal, removal)
-    held = study._held[removal]
+    held = study.held(removal)
     default = held.default[np.isfinite(held.default)]
     out = {"comm_size": int(grid.dmap.axes[0].values[removal[0][1]]), "cells": len(held),
            "tree_capped": float(capped(costs[chosen])), "tree_mean": float(costs[chosen].mean()),

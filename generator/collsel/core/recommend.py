@@ -50,13 +50,13 @@ def recorded_options(options, t):
 
 
 def recommend(dmap, table, options, budget=None, launch_tables=None,
-              settings=out_of_sample.DEFAULT_SETTINGS, criterion="combined"):
+              settings=out_of_sample.DEFAULT_SETTINGS, criterion="combined", workers=None):
     """(TreeArrays, figures) of the recommended tree of `dmap` (built from `table` with
     `settings`, core.decision_map.MapSettings): the candidate core.model_selection chooses by
     cross-validation under `criterion`, with its nested out-of-sample figure (`budget` is
     no longer used: the one-standard-error rule replaced it). Without any fold the exact tree
-    of `options`."""
-    t, figures = recommendation.choose(dmap, launch_tables, settings, criterion)
+    of `options`. `workers` (core.parallel.pool()) share the folds' work when given."""
+    t, figures = recommendation.choose(dmap, launch_tables, settings, criterion, workers)
     figures["budget"] = None
     if t is None:
         figures["why"] = ("no out-of-sample data (fewer than 3 communicator sizes and 3 message "

@@ -20,10 +20,11 @@ def _row(sel, i):
                       for k, f in sel.per_kind.items()}}
 
 
-def choose(dmap, launch_tables, settings, criterion="combined"):
-    """(TreeArrays, figures) of the recommended tree, or (None, figures) without any fold."""
+def choose(dmap, launch_tables, settings, criterion="combined", workers=None):
+    """(TreeArrays, figures) of the recommended tree, or (None, figures) without any fold; the
+    folds computed by `workers` (core.parallel.pool()) when given."""
     grid = fold_maps.FoldGrid(dmap, launch_tables, settings)
-    sel = ms.select(grid, criterion)
+    sel = ms.select(grid, criterion, workers)
     if sel is None:
         return None, {"criterion": criterion, "kinds": [], "deferred": False,
                       "deferral_advised": False}

@@ -58,8 +58,11 @@ def plain_integers(texts, low, high):
     """The int64 array of texts that are all plain (ASCII digits, at most 18, surrounding
     spaces allowed) and in [low, high], else None: a reader's vectorised pass over thousands
     of rows, whose row-by-row reader (`integer`) then names the first bad field."""
-    text = [t.strip() for t in texts]
-    joined = "".join(text)
+    joined = "".join(texts)
+    text = texts
+    if not (joined.isascii() and joined.isdigit()):     # spaces to strip, or not plain
+        text = [t.strip() for t in texts]
+        joined = "".join(text)
     if text and not (joined.isascii() and joined.isdigit() and all(text)
                      and max(map(len, text)) <= 18):
         return None

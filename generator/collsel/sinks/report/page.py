@@ -5,7 +5,7 @@ import json
 from collsel.core import tree
 from collsel.errors import CollselError
 from collsel.sinks.emit import render
-from collsel.sinks.report import compute, plots
+from collsel.sinks.report import compute, figure_pool
 
 
 def dumps(report):
@@ -20,10 +20,11 @@ def dumps(report):
 RECOMMENDED_TREE = "recommended-tree.json"
 
 
-def render_files(report, progress=None, tree_json=None):
+def render_files(report, progress=None, tree_json=None, workers=None):
     """{file name: bytes} of a report dict: report.json, index.html, every plot as PNG+SVG, and
-    the recommended tree's tree.json (`tree_json`, as `collsel build --recommend` writes it)."""
-    figures = plots.render_all(json.loads(dumps(report)))
+    the recommended tree's tree.json (`tree_json`, as `collsel build --recommend` writes it);
+    the plots drawn by `workers` (figure_pool.pool()) when given."""
+    figures = figure_pool.render_all(json.loads(dumps(report)), workers)
     if progress:
         progress(f"{len(figures)} figures drawn")
     report = dict(report, figures=[{"name": n, "caption": c, "png": f"{n}.png", "svg": f"{n}.svg",

@@ -132,6 +132,9 @@ class _Frame:
         else:
             ax.yaxis.set_major_locator(MaxNLocator(nbins=7, integer=True))
         ax.set_title(title)
+        # Panels of one grid share their axes, so only the outer ones label them: fewer texts
+        # to lay out and draw twice (PNG and SVG), the largest part of a report's time.
+        ax.tick_params(labelbottom=xlabel, labelleft=ylabel)
         if xlabel:
             ax.set_xlabel("message size m (bytes, log scale)" + (", 0 at left" if self.has_zero
                                                                  else ""))
@@ -539,20 +542,38 @@ def probe_figures(report):
              "default where measured), coloured by the nominal load level")]
 
 
-def render_all(report):
-    """[(name, caption, png bytes, svg bytes)] of every figure."""
+def _group_figures(report, group):
+    frame = _Frame(report)
+    if group == "maps":
+        return map_figures(report, frame)
+    if group == "robust":
+        return robust_figures(report, frame)
+    if group == "penalty":
+        return penalty_figures(report, frame)
+    if group == "baselines":
+        return baseline_figures(report, frame)
+    if group == "tradeoff":
+        return [tradeoff_figure(report)]
+    return probe_figures(report)
+
+
+def render_group(report, group):
+    """[(name, caption, png bytes, svg bytes)] of the figures of one group (maps, robust,
+    penalty, baselines, tradeoff, probe), drawn whole by one process (sinks/report/figure_pool)."""
     out = []
     with matplotlib.rc_context():
         matplotlib.rcdefaults()
         matplotlib.rcParams.update(RC)
-        frame = _Frame(report)
-        figs = (map_figures(report, frame) + robust_figures(report, frame)
-                + penalty_figures(report, frame)
-                + baseline_figures(report, frame) + [tradeoff_figure(report)]
-                + probe_figures(report))
-        for name, fig, caption in figs:
+        for name, fig, caption in _group_figures(report, group):
             png, svg = io.BytesIO(), io.BytesIO()
             fig.savefig(png, format="png", metadata={"Software": None})
             fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
             out.append((name, caption, png.getvalue(), svg.getvalue()))
     return out
+
+
+def warm_up():
+    """Load what every figure needs (fonts, the Agg text cache) before the first one is drawn."""
+    fig = Figure(dpi=DPI)
+    FigureCanvasAgg(fig)
+    _text_px(fig, "0123456789")
