@@ -2,11 +2,11 @@
 still undecided (the sweep's own rule, sources/sweep/refine.undecided_in_table; '-' for a
 per-method sweep, which has no tie test) and what the recommended tree gives
 (build --recommend's stats.json: leaves, nested out-of-sample penalty beside the MPI's
-default's, on the same criterion)."""
+default's on the same folds: core.recommendation.baseline_on_nested_folds)."""
 import json
 import os
 
-from collsel.core import csvfile, method_text
+from collsel.core import csvfile, method_text, recommendation
 from collsel.sources.sweep import refine
 from collsel.sources.tune import layout
 
@@ -26,7 +26,8 @@ def table(out, plan):
     deployed = [name for name in (layout.RULES, layout.MPICH)
                 if os.path.exists(os.path.join(out, name))]
     note = ("out-of-sample (oos): mean penalty vs the best method, capped, nested cross-"
-            "validation on the recommendation's criterion (build --recommend's stats.json)")
+            "validation on the recommendation's criterion, the default on the same folds "
+            "(build --recommend's stats.json)")
     return "\n".join(rows + [note, "deploy: " + (", ".join(os.path.join(out, d)
                                                           for d in deployed) or "none")]) + "\n"
 
@@ -47,7 +48,7 @@ def _recommended(path):
     figures = stats.get("recommendation", {})
     criterion = figures.get("criterion", "combined")
     tree = figures.get("nested", {}).get(criterion, {}).get("capped")
-    default = figures.get("compared", {}).get("default", {}).get("criterion_capped")
+    default = recommendation.baseline_on_nested_folds(figures)
     return stats["leaves"], _percent(tree), _percent(default)
 
 

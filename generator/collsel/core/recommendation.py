@@ -55,6 +55,22 @@ def choose(dmap, launch_tables, settings, criterion="combined", workers=None):
     return t, figures
 
 
+def baseline_on_nested_folds(figures, name="default"):
+    """A compared baseline's capped figure on the folds the recommendation's nested figure was
+    scored on (stats.json's `recommendation`), or None. The nested combined figure averages
+    only the fold kinds that can be nested (no leave-one-P-out with 3 P, for instance), while
+    the baseline's criterion figure averages every kind: side by side, they must share kinds."""
+    row = (figures.get("compared") or {}).get(name)
+    nested = (figures.get("nested") or {}).get(figures.get("criterion", "combined"))
+    if not row or not nested:
+        return None
+    kinds = nested.get("kinds") or [figures.get("criterion")]
+    values = [((row.get("kinds") or {}).get(k) or {}).get("capped") for k in kinds]
+    if not values or any(v is None for v in values):
+        return None
+    return sum(values) / len(values)
+
+
 def _why(sel, chosen, label, nested, compared, family):
     best = sel.candidates[sel.best]
     the_default = default_name(family)
