@@ -129,17 +129,27 @@ def _ladder(row, loaded, comm_size):
     return [(m0, method) for m0, method in ladder if m0 <= MAX_LONG]
 
 
+# Exact per-P blocks up to this P: beyond it (a tree measured at thousands of ranks) one block per
+# P cell of the tree, converted at its first P, keeps the file (and the emitter's memory) bounded.
+EXACT_P_LIMIT = 1024
+
+
 def _per_comm_size(starts, rows, loaded):
-    """(starts, rows) with one block per integer P up to the largest measured P when the rule's
-    size scales with P (a block applies its thresholds to every P it covers); unchanged else."""
+    """(starts, rows) with one block per integer P up to the largest measured P (at most
+    EXACT_P_LIMIT) when the rule's size scales with P (a block applies its thresholds to every
+    P it covers); unchanged else."""
     if rules_size.relation(loaded.collective) != rules_size.TIMES_P:
         return starts, rows
-    last = int(max(loaded.axes[0].values))
+    last = min(int(max(loaded.axes[0].values)), EXACT_P_LIMIT)
     bounds = list(starts[1:]) + [last + 1]
     out_starts, out_rows = [], []
     for start, end, row in zip(starts, bounds, rows):
-        for p in range(int(start), max(int(end), int(start) + 1)):
+        exact_end = min(max(int(end), int(start) + 1), EXACT_P_LIMIT + 1)
+        for p in range(int(start), exact_end):
             out_starts.append(p)
+            out_rows.append(row)
+        if int(start) > EXACT_P_LIMIT or exact_end <= EXACT_P_LIMIT < int(end):
+            out_starts.append(max(int(start), EXACT_P_LIMIT + 1))
             out_rows.append(row)
     return out_starts, out_rows
 
@@ -312,9 +322,10 @@ def _size_notes(loaded, blocks):
     if kind == rules_size.TIMES_P:
         return [f"{coll}: Open MPI matches rules at P · m ({where}): thresholds written as P · "
                 "the tree's m cut, one block per communicator size up to the largest measured "
-                f"P ({int(max(loaded.axes[0].values))}), exact there; a larger P takes that "
-                "last block's thresholds (and a block of --ompi-comm-sizes those of its median "
-                "measured P)"]
+                f"P ({int(max(loaded.axes[0].values))}, at most {EXACT_P_LIMIT}), exact there; "
+                "a larger P takes that last block's thresholds, above "
+                f"{EXACT_P_LIMIT} one block per P cell of the tree converted at its first P "
+                "(and a block of --ompi-comm-sizes those of its median measured P)"]
     rows = cell_decisions(loaded)
     varying = sum(len(set(rows[loaded.axes[0].cell_of(v)].tolist())) > 1
                   for v in loaded.axes[0].values)
