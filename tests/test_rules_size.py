@@ -174,3 +174,19 @@ def test_check_rules_scores_a_table_at_its_own_m(tmp_path, capsys):
     assert status == 0, err
     assert "this file: penalty mean 0.00%, median 0.00%, max 0.00% on 12 cells; the best on " \
            "12" in text
+
+
+def test_a_tree_measured_at_many_ranks_keeps_the_file_bounded(tmp_path, capsys):
+    """P-scaled collectives get one exact block per P only up to EXACT_P_LIMIT; above it one
+    block per P cell of the tree (a tree measured at 100,000 ranks must not write 100,000
+    blocks), and the notes say where the file stops being exact."""
+    from collsel.sinks.emit import ompi_rules
+    tree = _tree(tmp_path, capsys, "alltoall", comm_sizes=(2, 4000, 100000))
+    out = tmp_path / "rules.conf"
+    status, said, err = run(capsys, "emit", "--target", "ompi-rules", tree, "--out", out)
+    assert status == 0, err
+    rules = check.read(str(out), out.read_bytes())
+    starts = [b.comm_size for b in rules.collectives[3].blocks]
+    assert len(starts) <= ompi_rules.EXACT_P_LIMIT + 2
+    assert starts[:3] == [1, 2, 3] and starts[-1] > ompi_rules.EXACT_P_LIMIT
+    assert f"at most {ompi_rules.EXACT_P_LIMIT}" in said

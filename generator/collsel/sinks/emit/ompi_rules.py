@@ -148,8 +148,8 @@ def _per_comm_size(starts, rows, loaded):
         for p in range(int(start), exact_end):
             out_starts.append(p)
             out_rows.append(row)
-        if int(start) > EXACT_P_LIMIT or exact_end <= EXACT_P_LIMIT < int(end):
-            out_starts.append(max(int(start), EXACT_P_LIMIT + 1))
+        if int(start) > EXACT_P_LIMIT:        # a P cell wholly above the exact range
+            out_starts.append(int(start))
             out_rows.append(row)
     return out_starts, out_rows
 
