@@ -419,7 +419,10 @@ def _count_panel(frame, fig, ax, grid, k, top, title, cmap_name, label):
     cmap = ListedColormap(colours)
     norm = BoundaryNorm([v - 0.5 for v in range(len(colours) + 1)], len(colours))
     mesh = frame.panel(ax, _slice(grid, k), cmap, norm, title)
-    ticks = sorted({0, 1, top} | set(range(0, top + 1, max(1, top // 6))))
+    step = max(1, top // 6)
+    # the regular ticks, less one too close to `top` for both labels to fit
+    ticks = sorted({0, 1, top} | {t for t in range(0, top + 1, step) if top - t >= step / 2
+                                  or t == top})
     bar = fig.colorbar(mesh, ax=ax, ticks=ticks, fraction=0.06, pad=0.03)
     bar.ax.set_yticklabels(["none" if t == 0 else str(t) for t in ticks])
     bar.set_label(label)
