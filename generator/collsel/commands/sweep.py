@@ -8,7 +8,7 @@ import sys
 from collsel.core import algorithms, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
-from collsel.sources.measure import benchmark_program as bench, launchers
+from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
 from collsel.sources.sweep import launch_stats, load, paired, plan, refine, run, shapes
 from collsel.sources.sweep.sbatch import sbatch_script
 
@@ -51,10 +51,15 @@ def register(subparsers):
     what = p.add_argument_group("what to measure")
     what.add_argument("--collective", required=True, metavar="NAME",
                       help=f"{' or '.join(collectives())} (the benchmark's collectives)")
-    what.add_argument("--mpi", default="openmpi", choices=algorithms.FAMILIES,
+    what.add_argument("--mpi", default="openmpi", choices=mpi_home.MPI_NAMES,
                       help="the MPI measured (default openmpi): its launcher, its mpicc, its "
                            "own algorithm names; mpich: --mode paired, --launcher local or "
                            "hostfile")
+    what.add_argument("--mpi-home", metavar="DIR",
+                      help="the --mpi installation's prefix (bin/mpicc, its launcher, for "
+                           "intel its environment), e.g. build/mpis/openmpi5 of make "
+                           "setup-mpis (default: Debian's Open MPI / MPICH; Intel MPI from "
+                           "I_MPI_ROOT or impi_info on PATH)")
     what.add_argument("--mode", default="paired", choices=("paired", "per-method"),
                       help="paired (default) or per-method (see above)")
     what.add_argument("--algorithms", metavar="LIST", help="ids or names, comma list; ALG:SEG pins a segment "
@@ -122,14 +127,14 @@ def register(subparsers):
     where.add_argument("--hostfile", metavar="FILE", help="hostfile for --launcher hostfile")
     where.add_argument("--map-by", default="core", metavar="X", help="mpirun --map-by for --launcher "
                        "hostfile (default core)")
-    where.add_argument("--mpirun", metavar="PROGRAM", help="launcher program (default mpirun.openmpi / "
-                       "mpirun.mpich when present, else mpirun; srun)")
+    where.add_argument("--mpirun", metavar="PROGRAM", help="launcher program (default --mpi-home's, else "
+                       "mpirun.openmpi / mpirun.mpich when present, else mpirun; srun)")
     where.add_argument("--launcher-args", default="", metavar="ARGS", help="extra launcher arguments, one "
                        "string")
     where.add_argument("--bench", metavar="PROGRAM", help="benchmark program (default: collsel_bench.c built "
                        "with --mpicc)")
-    where.add_argument("--mpicc", metavar="PROGRAM", help="compiler wrapper (default mpicc; mpicc.mpich under "
-                       "--mpi mpich)")
+    where.add_argument("--mpicc", metavar="PROGRAM", help="compiler wrapper (default --mpi-home's, else mpicc; "
+                       "mpicc.mpich under --mpi mpich)")
     where.add_argument("--timeout", default=120.0, metavar="S",
                        help="kill a launch silent this many seconds (default 120)")
     where.add_argument("--emit-sbatch", metavar="FILE",
@@ -195,7 +200,7 @@ def _check_numbers(args):
     args.equivalence = values.number(args.equivalence, "--equivalence", 0.0, 100.0) / 100.0
     args.refine_budget = refine.parse_budget(args.refine)
     if args.mode == "per-method":
-        for flag, given in (("--mpi mpich", args.mpi != "openmpi"),
+        for flag, given in ((f"--mpi {args.mpi}", args.mpi != "openmpi"),
                             ("--refine", args.refine is not None), ("--raw", args.raw),
                             ("--nodes/--ppn", args.nodes or args.ppn),
                             ("--cluster", args.cluster is not None),
@@ -267,6 +272,8 @@ def _canonical(args, cfg, launcher_name, program=("collsel",), cluster=None):
              "--min-reps", str(args.min_reps), "--max-reps", str(args.max_reps),
              "--warmup", str(args.warmup), "--timeout", str(args.timeout),
              "--launcher", launcher_name]
+    if args.mpi_home:
+        parts += ["--mpi-home", os.path.abspath(args.mpi_home)]
     if cluster is not None:
         parts += ["--cluster", cluster.state_dir]
     if cfg.mode == "paired":
@@ -295,7 +302,8 @@ def _canonical(args, cfg, launcher_name, program=("collsel",), cluster=None):
 
 def run_sweep(args):
     # Everything given is checked before anything is built, launched, read or written.
-    for flag in ("out", "emit_sbatch", "bench", "hostfile", "mpirun", "mpicc", "map_by",
+    for flag in ("out", "emit_sbatch", "bench", "hostfile", "mpirun", "mpicc", "mpi_home",
+                 "map_by",
                  "collective", "algorithms", "segsizes", "comm_sizes", "msg_sizes", "fault",
                  "raw", "refine", "nodes", "ppn", "cluster", "probe", "load_levels"):
         values.one_line(getattr(args, flag), "--" + flag.replace("_", "-"))
@@ -304,7 +312,9 @@ def run_sweep(args):
         values.output_file(args.raw, "--raw")
     if args.emit_sbatch is not None:
         values.output_file(args.emit_sbatch, "--emit-sbatch")
+    install = mpi_home.resolve(args.mpi, args.mpi_home)
     collective = check_collective(args.collective, args.mpi)
+    args.mpicc = args.mpicc or install.mpicc
     _check_numbers(args)
     methods = plan.plan_methods(collective, args.algorithms, args.segsizes,
                                 baseline=not args.no_baseline, family=args.mpi)
@@ -330,9 +340,10 @@ def run_sweep(args):
     if args.srun_mpi is not None and not (name == "srun" or sbatch):
         raise InputError(f"--srun-mpi {args.srun_mpi} is for --launcher srun (or "
                          f"--emit-sbatch), not --launcher {name}")
-    launcher = launchers.make("srun" if sbatch else name, args.mpirun, args.launcher_args,
-                              args.hostfile, args.map_by, for_script=sbatch, family=args.mpi,
-                              cluster=cluster, mpi_plugin=args.srun_mpi)
+    launcher = launchers.make("srun" if sbatch else name, args.mpirun or install.mpirun,
+                              args.launcher_args, args.hostfile, args.map_by,
+                              for_script=sbatch, family=args.mpi, cluster=cluster,
+                              mpi_plugin=args.srun_mpi, env=install.env)
     if not sbatch:
         launcher.check()
     for shape in groups or ():
@@ -347,7 +358,8 @@ def run_sweep(args):
     bench_args += _runtime(cluster, groups)
     # A batch script for a real cluster builds the benchmark where it runs; the emulated
     # cluster's nodes share this machine's files, so it is built now.
-    bench_path = _locate_bench(args, build=not (args.dry_run or (sbatch and cluster is None)))
+    bench_path = _locate_bench(args, install.env,
+                               build=not (args.dry_run or (sbatch and cluster is None)))
     if cluster is not None and launcher.name == "srun":
         _visible_on_the_nodes(args, bench_path, whole_sweep=sbatch)
     argv0 = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "collsel"
@@ -360,7 +372,7 @@ def run_sweep(args):
         command=shlex.join([argv0] + sys.argv[1:]),
         progress_interval=args.progress_interval, launches=args.launches, rel_ci=args.rel_ci,
         time_cap=args.time_cap,
-        mode=args.mode, family=args.mpi, seed=args.seed, refine=args.refine_budget,
+        mode=args.mode, family=args.mpi, mpi_home=install.home, seed=args.seed, refine=args.refine_budget,
         confidence=args.confidence, equivalence=args.equivalence, raw=args.raw,
         shapes=groups, links=cluster.describe() if cluster is not None else None,
         probe=args.probe, load_levels=args.load_levels,
@@ -395,6 +407,9 @@ def run_sweep(args):
 
 def check_collective(collective, family):
     """The --collective, if the benchmark runs it under `family`; one line otherwise."""
+    if family not in algorithms.FAMILIES:
+        raise InputError(f"--mpi {family}: collsel knows no {mpi_home.TITLE[family]} "
+                         "algorithms yet (core.algorithms has no catalogue of them)")
     known = collectives(family)
     if collective in known:
         return collective
@@ -519,7 +534,7 @@ def _visible_on_the_nodes(args, bench_path, whole_sweep):
                                  "cluster replaces by its own: use a directory outside /tmp")
 
 
-def _locate_bench(args, build):
-    """The benchmark binary, built with the --mpi family's compiler wrapper
-    (benchmark_program.MPICC) unless --mpicc names one."""
-    return bench.locate(args.bench, args.mpicc or bench.MPICC[args.mpi], build=build)
+def _locate_bench(args, env, build):
+    """The benchmark binary, built with --mpicc (the --mpi installation's compiler wrapper
+    unless given) in the installation's environment `env`."""
+    return bench.locate(args.bench, args.mpicc, build=build, env=env)

@@ -16,7 +16,7 @@ from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sinks.emit import mpich_json
 from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
-from collsel.sources.measure import benchmark_program as bench, launchers
+from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
 from collsel.sources.sweep import (estimate, journal, launch_stats, plan as sweep_plan, refine,
                                    shapes)
 from collsel.sources.tune import layout, plan as tune_plan
@@ -82,10 +82,11 @@ PASSED = (
     ("--launcher-args", "ARGS", "extra launcher arguments, one string"),
     ("--bench", "PROGRAM", "benchmark program (default: collsel_bench.c, built)"),
     ("--mpicc", "PROGRAM", "compiler wrapper of the benchmark"),
+    ("--mpi-home", "DIR", "the --mpi installation's prefix (e.g. build/mpis/openmpi5)"),
     ("--timeout", "S", "kill a launch silent this many seconds (default 120)"),
 )
 
-FILES = ("--hostfile", "--bench", "--cluster")
+FILES = ("--hostfile", "--bench", "--cluster", "--mpi-home")
 GRIDDED = ("--comm-sizes", "--msg-sizes")       # given per collective, thinned (the grids)
 
 
@@ -100,7 +101,7 @@ def register(subparsers):
                         "or a comma list")
     p.add_argument("--budget", metavar="DURATION",
                    help=f"measuring time: 90s, 30m, 2h, 1h30m (default {DEFAULT_BUDGET})")
-    p.add_argument("--mpi", choices=algorithms.FAMILIES, help="the MPI (default openmpi)")
+    p.add_argument("--mpi", choices=mpi_home.MPI_NAMES, help="the MPI (default openmpi)")
     p.add_argument("--launches", metavar="N", help="launches of the coarse grid per P "
                    f"(default {tune_plan.COARSE_LAUNCHES}; refinement adds more)")
     p.add_argument("--launcher", choices=launchers.LAUNCHERS,
@@ -409,8 +410,12 @@ class _Stages:
         collectives it maps."""
         if self.plan["mpi"] == "openmpi":
             target, name, known = "ompi-rules", layout.RULES, COLLECTIVE_IDS
-        else:
+        elif self.plan["mpi"] == "mpich":
             target, name, known = "mpich-json", layout.MPICH, mpich_json.MPICH_NAMES
+        else:
+            self.progress(f"no deployment file for --mpi {self.plan['mpi']}: its trees, blobs "
+                          f"and reports are in {self.out}")
+            return
         trees = [layout.tree_json(self.out, c) for c in self.plan["collectives"] if c in known]
         outside = [c for c in self.plan["collectives"] if c not in known]
         if outside:

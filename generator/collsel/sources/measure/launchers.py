@@ -184,6 +184,7 @@ class LocalLauncher(Launcher):
 class MpichLocalLauncher(LocalLauncher):
     """MPICH's hydra mpirun on this machine: bound to cores up to the core count, unbound
     beyond (hydra has no oversubscription flag and no yield-when-idle setting)."""
+    family_env = MPICH_ENV
 
     def _placement(self, nprocs):
         return [] if nprocs > self.ncores else ["-bind-to", "core", "-map-by", "core"]
@@ -194,7 +195,13 @@ class MpichLocalLauncher(LocalLauncher):
     def command(self, nprocs, mca, bench_argv, ppn=None):
         argv = [self.program, "-n", str(nprocs), *self._placement(nprocs), *self.extra,
                 *bench_argv]
-        return argv, {**self.env, **MPICH_ENV}
+        return argv, {**self.env, **self.family_env}
+
+
+class IntelLocalLauncher(MpichLocalLauncher):
+    """Intel MPI's hydra (mpiexec.hydra) on this machine, placed as MPICH's; MPICH's cvars are
+    not Intel's (its environment comes from mpi_home)."""
+    family_env = {}
 
 
 class HostfileLauncher(Launcher):
@@ -372,12 +379,19 @@ def allocation_hosts(env):
 
 
 def make(name, mpirun=None, extra_args="", hostfile=None, map_by="core", for_script=False,
-         family="openmpi", cluster=None, mpi_plugin=None):
+         family="openmpi", cluster=None, mpi_plugin=None, env=None):
     """The launcher `name`; on the emulated `cluster` (collsel.sources.cluster.Cluster) with its
     hostfile and launch environment, ranks unbound and yielding (SHARED_CORES_ENV). srun gets
-    `--mpi=` srun_mpi(mpi_plugin) (--srun-mpi, else the cluster's MpiDefault or pmix)."""
-    launcher = _make(name, mpirun, extra_args, hostfile, map_by, for_script, family, cluster,
-                     mpi_plugin)
+    `--mpi=` srun_mpi(mpi_plugin) (--srun-mpi, else the cluster's MpiDefault or pmix). `env`:
+    the MPI installation's environment (mpi_home), added to every launch's."""
+    if family == "intel":
+        if name != "local":
+            raise InputError(f"--mpi intel supports --launcher local (not '{name}')")
+        launcher = IntelLocalLauncher(mpirun or "mpiexec.hydra", extra_args)
+    else:
+        launcher = _make(name, mpirun, extra_args, hostfile, map_by, for_script, family,
+                         cluster, mpi_plugin)
+    launcher.env.update(env or {})
     launcher.shares_this_machine = cluster is not None
     return launcher
 

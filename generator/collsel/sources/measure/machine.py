@@ -1,6 +1,7 @@
 """Where and when a measurement ran: recorded with every sweep table and model-fit experiment
 file."""
 import datetime
+import os
 import platform
 import subprocess
 
@@ -30,17 +31,21 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
-def ompi_version():
+def ompi_version(mpi_home=None):
+    """`ompi_info --version`'s first line: the ompi_info of the Open MPI at mpi_home (a
+    --mpi-home prefix), else the one on PATH."""
+    program = os.path.join(mpi_home, "bin", "ompi_info") if mpi_home else "ompi_info"
     try:
-        out = subprocess.run(["ompi_info", "--version"], capture_output=True, text=True,
+        out = subprocess.run([program, "--version"], capture_output=True, text=True,
                              timeout=30).stdout
         return out.splitlines()[0].strip() if out.strip() else "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
 
-def machine_metadata():
-    """Host, cores, CPU, OS and Open MPI version, as metadata items."""
+def machine_metadata(mpi_home=None):
+    """Host, cores, CPU, OS and Open MPI version (of the Open MPI at mpi_home when given), as
+    metadata items."""
     return {"host": platform.node() or "unknown", "nproc": launchers.cores(),
             "cpu_model": cpu_model(), "os": f"{platform.system()} {platform.release()}",
-            "ompi_version": ompi_version()}
+            "ompi_version": ompi_version(mpi_home)}

@@ -130,6 +130,7 @@ class Config:
     time_cap: float = 0.03      # seconds of repetitions per point and launch (the estimate)
     mode: str = "per-method"    # or "paired" (sweep/paired.py)
     family: str = "openmpi"     # --mpi: which MPI, and how algorithms are named
+    mpi_home: str = None        # --mpi-home: the MPI's prefix (None: Debian's, on PATH)
     seed: int = 1               # paired: the launches' seeds derive from it
     refine: tuple = None        # paired: refine.parse_budget(--refine)
     confidence: float = 0.95    # paired: p_best a decided cell's best reaches

@@ -72,7 +72,7 @@ def header_metadata(cfg):
                     "algorithm 0), a baseline, not a candidate",
         "forcing": f"--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_{cfg.collective}"
                    f"_algorithm A --mca coll_tuned_{cfg.collective}_algorithm_segmentsize S",
-        **machine_metadata(),
+        **machine_metadata(cfg.mpi_home),
         "launcher": cfg.launcher.describe(),
         "mapping": grid["mapping"],
         "nodes": grid["nodes"],
