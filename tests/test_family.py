@@ -2,13 +2,15 @@
 names MPICH's own algorithms (`# algorithm_family=mpich`), the tree keeps that family, Open MPI's
 own files refuse it, and tables of two families never combine."""
 import json
+from types import SimpleNamespace
 
 import pytest
 
 from collsel import cli
 from collsel.core import algorithms, table, treefile
 from collsel.errors import InputError
-from collsel.sinks.emit.targets import OPEN_MPI_ONLY, TARGETS
+from collsel.sinks.emit.targets import (FAMILIES_OF, OPEN_MPI_ONLY, TARGETS, WRITES,
+                                        EmitOptions, emit)
 
 HEADER = "collective,comm_size,msg_size,algorithm,segsize,time_us"
 MPICH_BCAST = ("binomial", "scatter_recursive_doubling_allgather", "scatter_ring_allgather")
@@ -151,3 +153,15 @@ def test_neutral_targets_take_an_mpich_tree(mpich_tree, tmp_path, capsys, target
     assert out.exists()
     if target == "c":                  # comments name the methods in the tree's family
         assert "scatter_ring_allgather" in (out / "decision.c").read_text()
+
+
+@pytest.mark.parametrize("target", sorted(FAMILIES_OF))
+def test_an_mpi_file_refuses_a_tree_of_another_family(target):
+    """Every MPI-specific target refuses a tree of a family it does not write (Intel MPI's,
+    whose targets are its own), and names the targets that take it."""
+    tree = SimpleNamespace(family="intel", collective="bcast")
+    with pytest.raises(InputError) as refused:
+        emit(target, [tree], EmitOptions(tree_names=("t.json",)))
+    assert str(refused.value) == (
+        f"t.json: --target {target} writes {WRITES[target]}, but this tree's algorithms are "
+        "intel's (algorithm_family intel); use --target c, c-fast, blob or c-array")

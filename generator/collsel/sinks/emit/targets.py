@@ -6,8 +6,9 @@ plus notes the caller may print (what a format could not express, how much preci
 Targets know nothing about the command line: `collsel emit` builds the options from its flags.
 
 The Open MPI targets (OPEN_MPI_ONLY) write coll/tuned algorithm ids into Open MPI's own files and
-refuse a tree of MPICH's algorithms (algorithm_family mpich); mpich-json takes either family; the
-C, blob and array targets are family-neutral (they return the tree's ids to the caller).
+refuse a tree of another MPI's algorithms (algorithm_family mpich, intel); mpich-json takes Open
+MPI's and MPICH's (FAMILIES_OF); the C, blob and array targets are family-neutral (they return
+the tree's ids to the caller).
 Only the blob formats (HIERARCHICAL) can hold a hierarchical method (hier:G:INNER:OUTER, one id
 above every coll/tuned number): every other target refuses a tree whose leaves pick one, rather
 than write that id as if it were an Open MPI algorithm.
@@ -63,6 +64,12 @@ TARGETS = {
 
 
 OPEN_MPI_ONLY = frozenset({"ompi-dec-fixed", "ompi-rules", "ompi-json"})
+# The algorithm families of the trees an MPI's own file can be written from (mpich-json
+# translates Open MPI ids through its map); a target not named here takes any family.
+FAMILIES_OF = {**{t: frozenset({DEFAULT_FAMILY}) for t in OPEN_MPI_ONLY},
+               "mpich-json": frozenset({DEFAULT_FAMILY, "mpich"})}
+WRITES = {**{t: "Open MPI coll/tuned ids" for t in OPEN_MPI_ONLY},
+          "mpich-json": "MPICH algorithm names"}
 HIERARCHICAL = frozenset({"blob", "c-array"})   # blob format 2 records hier methods (libcollsel)
 
 
@@ -92,6 +99,18 @@ def hierarchical_leaf_error(target, name, loaded):
             f"hier:G:INNER:OUTER rows")
 
 
+def family_error(target, name, family):
+    """Refuses a tree of `family` for a target that writes another MPI's file, naming the
+    targets that take it."""
+    if family in FAMILIES_OF.get(target, (family,)):
+        return
+    own = [t for t, takes in FAMILIES_OF.items() if family in takes]
+    neutral = [t for t in TARGETS if t not in FAMILIES_OF]
+    raise InputError(f"{name}: --target {target} writes {WRITES[target]}, but this tree's "
+                     f"algorithms are {family}'s (algorithm_family {family}); use --target "
+                     f"{', '.join(own + neutral[:-1])} or {neutral[-1]}")
+
+
 def emit(target, trees, options=None):
     """Render `trees` for `target`; the module is imported only when its target is used."""
     if target not in TARGETS:
@@ -103,13 +122,8 @@ def emit(target, trees, options=None):
             error = hierarchical_leaf_error(target, name, loaded)
             if error:
                 raise InputError(error)
-    if target in OPEN_MPI_ONLY:
-        for name, loaded in zip(names, trees):
-            family = getattr(loaded, "family", DEFAULT_FAMILY)
-            if family != DEFAULT_FAMILY:
-                raise InputError(f"{name}: --target {target} writes Open MPI coll/tuned ids, but "
-                                 f"this tree's algorithms are {family}'s (algorithm_family "
-                                 f"{family}); use --target mpich-json, c, c-fast, blob or c-array")
+    for name, loaded in zip(names, trees):
+        family_error(target, name, getattr(loaded, "family", DEFAULT_FAMILY))
     module, function, _ = TARGETS[target]
     result = getattr(importlib.import_module(module), function)(trees, options)
     if not result.files:
