@@ -308,6 +308,20 @@ def test_base_is_read_from_the_installed_library(trees, tmp_path, monkeypatch):
     assert out.read_bytes() == ref.read_bytes()
 
 
+def test_mpich_5s_libmpi_is_found_after_libmpich(tmp_path):
+    """MPICH 5 installs libmpi.so.12 (no libmpich): found in a directory without libmpich,
+    libmpich first where both are; Open MPI's libmpi.so.40 is never taken."""
+    mpich5, both = tmp_path / "mpich5", tmp_path / "both"
+    for d in (mpich5, both):
+        d.mkdir()
+        fake_library(d / "libmpi.so.12.5.0", [BASE])
+        fake_library(d / "libmpi.so.40.30.0", [])
+    fake_library(both / "libmpich.so.12.2.2", [BASE])
+    assert mpich_base.find_library([str(mpich5)]) == str(mpich5 / "libmpi.so.12.5.0")
+    assert mpich_base.find_library([str(both), str(mpich5)]) == str(both / "libmpich.so.12.2.2")
+    assert mpich_base.selection_text(mpich_base.find_library([str(mpich5)])) is not None
+
+
 def test_library_without_a_selection_is_one_line(trees, tmp_path, monkeypatch):
     fake_library(tmp_path / "libmpich.so.12", [])
     monkeypatch.setattr(mpich_base, "library_dirs", lambda: [str(tmp_path)])

@@ -19,6 +19,9 @@ import sysconfig
 from collsel.errors import InputError
 
 LIBRARY = "libmpich.so"
+# MPICH 5 names its library libmpi.so.12 (Open MPI's is libmpi.so.40): looked for after
+# libmpich.so in each directory, e.g. LD_LIBRARY_PATH=build/mpis/mpich5/lib.
+LIBRARIES = (LIBRARY, "libmpi.so.12")
 # A NUL-terminated JSON object whose first key is a collective: the selection strings.
 _SELECTION = re.compile(rb'\{"collective=[^\x00]{1,4000000}\x00')
 _MPIR_LEAF = b'"algorithm=MPIR_'
@@ -37,11 +40,12 @@ def library_dirs():
 
 
 def find_library(dirs=None):
-    """The real file of the first libmpich.so* found, or None."""
+    """The real file of the first libmpich.so* (else libmpi.so.12*) found, or None."""
     for d in library_dirs() if dirs is None else dirs:
-        found = sorted(glob.glob(os.path.join(d, LIBRARY + "*")))
-        if found:
-            return os.path.realpath(found[0])
+        for name in LIBRARIES:
+            found = sorted(glob.glob(os.path.join(d, name + "*")))
+            if found:
+                return os.path.realpath(found[0])
     return None
 
 
