@@ -94,9 +94,11 @@ test-python: venv
 
 # The slow tests of tests/ (marked `slow`), then real MPI libraries end to end (Open MPI rules,
 # patched Open MPI, MPICH JSON, the emulated cluster, libcollsel, report in Chromium).
-integration: ompi-patched ompi-patched-ppn mpich-base
+integration: ompi-patched ompi-patched-ppn mpich-base mpich5-base
 	$(PYTHON) -m pytest -q -m slow tests
 	$(PYTHON) -m pytest -q tests/integration
+	COLLSEL_MPICH_HOME=$(CURDIR)/$(MPIS)/mpich5 COLLSEL_MPICH_BASE=$(CURDIR)/$(MPICH5_BASE) \
+	    $(PYTHON) -m pytest -q tests/integration/test_mpich_json_in_mpich.py
 
 # The main job, on the paired sweeps (every method of a P measured in the same launches, with
 # their journals TABLE.launches): per collective the recommended tree (build --recommend: its
@@ -200,6 +202,14 @@ mpich-base: $(MPICH_BASE)
 
 $(MPICH_BASE): generator/collsel/sources/measure/mpich_base.py
 	$(PYTHON) -m collsel.sources.measure.mpich_base $@
+
+# The same from MPICH 5.0.2's library (make setup-mpis), for the mpich-json proof under 5.0.2.
+MPICH5_BASE := $(BUILD)/mpich5/generic.json
+.PHONY: mpich5-base
+mpich5-base: $(MPICH5_BASE)
+
+$(MPICH5_BASE): generator/collsel/sources/measure/mpich_base.py $(MPIS)/mpich5/.pins
+	LD_LIBRARY_PATH=$(MPIS)/mpich5/lib $(PYTHON) -m collsel.sources.measure.mpich_base $@
 
 # --- analytical models (collsel model; issue 7) --------------------------------------------
 # model-validate: fit the models on this machine from the section-5 experiments (real Open MPI,

@@ -156,14 +156,18 @@ def _launch(probe, tmp_path, collective, mca, methods, sizes, nprocs):
     if methods is not None:
         cmd += ["--methods", ",".join(methods)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+    return done.returncode, done.stderr + done.stdout, read_probe(tmp_path)
+
+
+def read_probe(directory):
+    """[Call] summed over the ranks' probe.<pid> files in `directory`."""
     summed = defaultdict(int)
-    for path in tmp_path.glob("probe.*"):
+    for path in Path(directory).glob("probe.*"):
         for line in path.read_text().splitlines():
             comm, function, nested, nbytes, count = line.split()
             key = (int(comm), function.removeprefix("ompi_coll_base_"), nested == "1", int(nbytes))
             summed[key] += int(count)
-    return (done.returncode, done.stderr + done.stdout,
-            [Call(*key, n) for key, n in summed.items()])
+    return [Call(*key, n) for key, n in summed.items()]
 
 
 def outermost(calls, comm, nbytes=None):
