@@ -94,7 +94,7 @@ test-python: venv
 
 # The slow tests of tests/ (marked `slow`), then real MPI libraries end to end (Open MPI rules,
 # patched Open MPI, MPICH JSON, the emulated cluster, libcollsel, report in Chromium).
-integration: ompi-patched ompi-patched-ppn mpich-base mpich5-base
+integration: ompi-patched ompi-patched-ppn mpich-base setup-mpis mpich5-base
 	$(PYTHON) -m pytest -q -m slow tests
 	$(PYTHON) -m pytest -q tests/integration
 	COLLSEL_MPICH_HOME=$(CURDIR)/$(MPIS)/mpich5 COLLSEL_MPICH_BASE=$(CURDIR)/$(MPICH5_BASE) \
@@ -354,6 +354,24 @@ $(LIBCOLLSEL)/%/libcollsel.so: $(LIBCOLLSEL_DEPS)
 	@mkdir -p $(@D)
 	mpicc.$* $(CFLAGS) -fPIC -shared -fvisibility=hidden -Iinclude -Iruntime/libcollsel \
 	    $(LIBCOLLSEL_SRC) -o $@
+
+# The same against the MPIs of make setup-mpis, one build per MPI (their libmpi differ), and
+# mpich5-abi: MPICH 5's MPI-5 standard ABI compiler (mpicc_abi, linked to libmpi_abi.so). The
+# ABI's mpi.h names no implementation, and libcollsel picks its forcing at compile time
+# (force_mpich.c: MPICH_VERSION), so that build is told it forces MPICH's way; -Wl,-z,defs
+# makes a build without a forcing backend a link error, not a load-time one.
+LIBCOLLSEL_MPIS := openmpi5 mpich5 mpich5-abi
+MPICC_openmpi5 := $(MPIS)/openmpi5/bin/mpicc
+MPICC_mpich5 := $(MPIS)/mpich5/bin/mpicc
+MPICC_mpich5-abi := $(MPIS)/mpich5/bin/mpicc_abi -DMPICH_VERSION='"MPI ABI"'
+.PHONY: libcollsel-mpis
+libcollsel-mpis: $(foreach m,$(LIBCOLLSEL_MPIS),$(LIBCOLLSEL)/$(m)/libcollsel.so)
+
+$(foreach m,$(LIBCOLLSEL_MPIS),$(LIBCOLLSEL)/$(m)/libcollsel.so): $(LIBCOLLSEL)/%/libcollsel.so: \
+        $(LIBCOLLSEL_DEPS) | setup-mpis
+	@mkdir -p $(@D)
+	$(MPICC_$*) $(CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-z,defs -Iinclude \
+	    -Iruntime/libcollsel $(LIBCOLLSEL_SRC) -o $@
 
 # bench-libcollsel: MPI_Bcast of 1 byte with/without the library in one launch, the lookup
 # alone, memory per communicator (speed/libcollsel/bench.sh). measure-hier: hierarchical vs flat

@@ -74,8 +74,9 @@ def run(cmd, env=None, check=True):
     return done
 
 
-def launch(family, np, argv, env=None, preload=(), extra=(), check=True):
-    """One MPI launch; `env` and LD_PRELOAD reach the ranks only (-x, -genv). Each rank's stdout
+def launch(family, np, argv, env=None, preload=(), extra=(), check=True, mpirun=None):
+    """One MPI launch (by `mpirun`, default Debian's mpirun.<family>); `env` and LD_PRELOAD
+    reach the ranks only (-x, -genv). Each rank's stdout
     and stderr go to files (--output-filename, -outfile/-errfile-pattern), returned joined in
     rank order: forwarded through the launcher, the trace lines of several ranks can be cut and
     interleaved. The launcher's own output shows in the message of a failed launch."""
@@ -84,12 +85,13 @@ def launch(family, np, argv, env=None, preload=(), extra=(), check=True):
         env["LD_PRELOAD"] = ":".join(map(str, preload))
     output = pathlib.Path(tempfile.mkdtemp(prefix="launch-", dir=BIN))
     if family == "openmpi":
-        cmd = ["mpirun.openmpi", *OMPI_FLAGS, *extra, "--output-filename", output]
+        cmd = [mpirun or "mpirun.openmpi", *OMPI_FLAGS, *extra, "--output-filename",
+               output / "rank"]
         for k, v in env.items():
             cmd += ["-x", f"{k}={v}"]
         cmd += ["-np", str(np)]
     else:
-        cmd = ["mpirun.mpich", *extra, "-outfile-pattern", output / "stdout.%r",
+        cmd = [mpirun or "mpirun.mpich", *extra, "-outfile-pattern", output / "stdout.%r",
                "-errfile-pattern", output / "stderr.%r"]
         for k, v in env.items():
             cmd += ["-genv", k, str(v)]
@@ -97,9 +99,16 @@ def launch(family, np, argv, env=None, preload=(), extra=(), check=True):
     done = run([*cmd, *argv], check=False)
 
     def joined(stream):
-        files = {int(re.search(r"(\d+)", f.parent.name if family == "openmpi" else f.suffix)
-                     .group(1)): f
-                 for f in output.rglob(f"{stream}*") if f.is_file()}
+        # Open MPI 4.1: PREFIX/1/rank.R/stdout; 5.0: PREFIX.prterun-HOST-PID@1.R.out (.err);
+        # MPICH: stdout.R
+        files = {}
+        for f in output.rglob("*"):
+            five = re.search(r"@\d+\.(\d+)\.(out|err)$", f.name)
+            if five and {"out": "stdout", "err": "stderr"}[five.group(2)] == stream:
+                files[int(five.group(1))] = f
+            elif not five and f.name.startswith(stream) and f.is_file():
+                files[int(re.search(r"(\d+)", f.parent.name if family == "openmpi"
+                                    else f.suffix).group(1))] = f
         return "".join(files[r].read_text() for r in sorted(files))
 
     ranks = subprocess.CompletedProcess(done.args, done.returncode, joined("stdout"),
