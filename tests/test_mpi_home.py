@@ -10,7 +10,7 @@ import pytest
 
 from collsel.core import algorithms
 from collsel.errors import InputError
-from collsel.sources.measure import launchers, mpi_home
+from collsel.sources.measure import launchers, machine, mpi_home
 
 from helpers import write_fake_bench
 
@@ -132,3 +132,10 @@ def test_tune_passes_the_home_to_every_sweep(tmp_path):
     assert bad.returncode == 2
     assert "an installation of Open MPI, not MPICH" in bad.stderr
     assert bad.stderr.count("\n") == 1 and not (tmp_path / "tune").exists()
+
+
+def test_the_tables_open_mpi_version_is_the_homes(tmp_path):
+    """`# ompi_version=` comes from the prefix's ompi_info, not the one on PATH."""
+    home = prefix(tmp_path / "ompi5", "openmpi")
+    (home / "bin" / "ompi_info").write_text("#!/bin/sh\necho 'Open MPI v5.0.11'\n")
+    assert machine.machine_metadata(str(home))["ompi_version"] == "Open MPI v5.0.11"
