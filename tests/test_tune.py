@@ -389,3 +389,14 @@ def test_undecided_cells_of_a_table_are_those_the_refinement_counts(tmp_path):
     count = sum(map(len, found.values()))
     assert recorded.startswith(f"{4 - count}/4 cells decided, {count} undecided"), recorded
     assert count > 0 and {shape.p for shape in found} <= {2, 3}
+
+
+def test_summary_counts_cells_per_shape_on_a_placed_tune():
+    """On a --nodes/--ppn tune a cell is (nodes, ppn, m), as the refinement counts undecided
+    ones: the allocation's tune once printed 21 cells and 26 undecided for bcast (cells per P)."""
+    from collsel.commands import tune_summary
+    table = os.path.join(os.path.dirname(__file__), "..", "bench-data", "cluster-colls",
+                         "tune-salloc", "bcast", "table.csv")
+    cells, undecided = tune_summary._measured(table, "paired")
+    assert cells == 5 * 7          # shapes 1x2, 2x1, 2x2, 4x1, 4x2 by 7 sizes
+    assert 0 < undecided <= cells
