@@ -10,7 +10,7 @@ whether its result was right. With MPIR_CVAR_DEVICE_COLLECTIVES=none every call 
 MPIR's selection, which reads the file (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE). Shown:
   - at P = 2, 3, 4, for every measured m and both sides of each of the tree's m cuts, the
     traced algorithm is the file's decision (csel_walk below: MPICH's first-match walk, with the
-    message size csel compares: m, P x m or none, sinks/emit/mpich_csel.py), and that is the
+    message size csel compares: m, P x m or none, sinks/emit/mpich_csel.py; tests/mpich_walk.py), and that is the
     tree's own choice wherever the tree's algorithm needs no guard or the guard holds (a guard
     that fails runs MPICH's fallback, also traced); every result correct;
   - a pathological file (every allreduce leaf smp: a node-level reduce then bcast of the whole
@@ -23,6 +23,7 @@ import pathlib
 import re
 import statistics
 import subprocess
+import sys
 
 import pytest
 
@@ -30,6 +31,9 @@ from collsel.core import algorithms, treefile
 from collsel.core.flock import wait_exclusive
 from collsel.sinks.emit import mpich_csel, mpich_json
 from collsel.sources.measure import mpich_base
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from mpich_walk import csel_walk  # noqa: E402  (tests/mpich_walk.py)
 
 HERE = pathlib.Path(__file__).parent
 PROGRAM = HERE / "mpich_coll_trace.c"
@@ -108,47 +112,6 @@ def selection(tmp_path_factory, base):
                 base, "--out", out])
     print(done.stdout)
     return {"trees": trees, "file": out, "doc": json.loads(out.read_text())}
-
-
-def csel_walk(node, collective, p, m):
-    """MPICH 4.0.2's csel over one collective's subtree for this program's calls: 1-byte
-    elements, MPI_SUM (commutative, built in), not in place, one node (MPICH's hierarchy is a
-    parent communicator there, its ranks node-consecutive, as MPICH's own choices show), single
-    threaded. comm_size<N is `<` in the per-communicator prune and `<=` in the search."""
-    message = mpich_csel.MESSAGE[collective]
-    total = p * m if message and message[1] == mpich_csel.TIMES_P else m
-    pof2 = 1 << (p.bit_length() - 1)
-    searching = False
-    pruned = ("comm_type", "comm_size", "comm_hierarchy", "is_node_consecutive")
-    truth = {"comm_type=intra": True, "comm_type=inter": False, "comm_hierarchy=parent": True,
-             "is_node_consecutive=yes": True, "is_node_consecutive=no": False,
-             "is_multi_threaded=yes": False, "is_multi_threaded=no": True,
-             "is_commutative=yes": True, "is_commutative=no": False,
-             "is_op_built_in=yes": True, "is_op_built_in=no": False,
-             "is_sendbuf_inplace=yes": False, "is_sendbuf_inplace=no": True,
-             "is_block_regular=yes": m % p == 0, "is_block_regular=no": m % p != 0,
-             "comm_size=pow2": p == pof2, "count<pow2": m < pof2}
-    while True:
-        for key, child in node.items():
-            if key.startswith("algorithm="):
-                return key.split("=", 1)[1]
-            name = re.split("[<=]", key)[0]
-            searching = searching or name not in pruned
-            if key.endswith("=any"):
-                hit = True
-            elif key in truth:
-                hit = truth[key]
-            else:
-                op, value = re.fullmatch(r"\w+(<=|<)(\d+)", key).groups()
-                x = {"comm_size": p, "avg_msg_size": m, "total_msg_size": total,
-                     "count": m}[name]
-                le = op == "<=" or (name == "comm_size" and searching)
-                hit = x <= int(value) if le else x < int(value)
-            if hit:
-                node = child
-                break
-        else:
-            raise AssertionError(f"{collective} P={p} m={m}: no match in {list(node)}")
 
 
 def sizes(loaded):
