@@ -5,6 +5,7 @@ is tests/mpich_walk.py (MPICH's first-match csel semantics)."""
 import contextlib
 import io
 import json
+import pathlib
 import types
 
 import pytest
@@ -178,3 +179,16 @@ def test_a_collective_mpich_does_not_select_is_refused(tmp_path):
             tmp_path / "base.json", "--out", out)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert "no collective=scan to replace" in r.stderr and not out.exists()
+
+
+def test_build_of_a_native_mpich_table_with_an_unusable_method(tmp_path):
+    """A real MPICH allgather sweep (P = 2, 3, 4; recursive_doubling refused at P = 3, so no
+    method is measured in every cell): build says so instead of failing, and the tree emits."""
+    table = pathlib.Path(__file__).parent / "data" / "mpich" / "allgather-p234.csv"
+    assert "# unusable.3.1=8:3:0:0" in table.read_text()
+    r = run("build", table, "--collective", "allgather", "--out", tmp_path / "t")
+    assert r.returncode == 0, r.stderr
+    assert "no fixed method measured in every cell" in r.stdout + r.stderr
+    (tmp_path / "base.json").write_text(json.dumps(BASE))
+    assert run("emit", "--target", "mpich-json", tmp_path / "t" / "tree.json", "--mpich-base",
+               tmp_path / "base.json", "--out", tmp_path / "o.json").returncode == 0
