@@ -5,21 +5,23 @@ whole built-in tree: every collective MPICH may call (barrier and allreduce insi
 ...) must be present, or MPIR_Csel_search finds no algorithm and MPICH asserts. So the output
 is the installed version's default `maint/tuning/coll/mpir/generic.json` (compiled into libmpich,
 where `collsel emit` reads it: collsel.sources.measure.mpich_base; or `--mpich-base FILE`) with
-the `collective=bcast` and/or `collective=reduce` subtree replaced by the one generated from
-each tree.
+the `collective=C` subtree of each tree's collective (any of the 14) replaced by the one
+generated from it; every other collective keeps MPICH's own subtree.
 
 Generated subtree (MPICH CSEL semantics: sibling keys are an ordered first-match chain):
   collective=C
     comm_type=intra
       comm_size<=P1                     communicator size first, so MPICH prunes it once per
-        avg_msg_size<=M1   {leaf}       communicator; then the message size (type size * count,
-        ...                             the metric Open MPI and the tree use)
-        avg_msg_size=any   {leaf}       every numeric chain ends in =any
+        avg_msg_size<=M1   {leaf}       communicator; then the message size csel compares for C
+        ...                             (avg_msg_size or total_msg_size; none for barrier, scan,
+        avg_msg_size=any   {leaf}       exscan: sinks.emit.mpich_csel); every chain ends in =any
       ...
       comm_size=any        {...}
-    comm_type=inter                     copied from the base file
-Thresholds are the tree's integer cuts minus one (`<` becomes `<=`), merged where neighbouring
-cells map to the same MPICH algorithm; each must fit in a 32-bit int (MPICH parses N with atoi).
+    comm_type=inter                     copied from the base file (when it has one)
+Thresholds are the tree's integer cuts minus one (`<` becomes `<=`; P x cut - 1 where csel's
+size is P x m, in one comm_size block per P), merged where neighbouring cells map to the same
+MPICH algorithm; each must fit in a 32-bit int (MPICH parses N with atoi). A leaf whose
+algorithm MPICH restricts tests the condition first (mpich_csel.GUARDS).
 
 A tree whose third axis is `ppn` (collsel build --z ppn) puts processes per node between the two:
       comm_size<=P1
