@@ -180,3 +180,11 @@ def test_mpich_text_without_algorithm_variables_is_refused(tmp_path):
     assert done.stderr.strip() == (f"collsel: error: {saved}: no MPIR_CVAR_<COLL>_INTRA_ALGORITHM "
                                    "variables; give the output of collsel's mpi_t_cvars program "
                                    "(NAME<TAB>DESCRIPTION lines)")
+
+
+def test_mpich_without_its_compiler_wrapper_is_refused():
+    done = collsel("catalogue", "--mpi", "mpich", "--mpicc", "/nonexistent/mpicc.mpich")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == ("collsel: error: --mpicc: '/nonexistent/mpicc.mpich' not "
+                                   "found: install MPICH (Debian: libmpich-dev) or give its "
+                                   "compiler wrapper's path")

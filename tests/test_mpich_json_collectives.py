@@ -13,7 +13,7 @@ import pytest
 from collsel import cli
 from collsel.core import algorithms, treefile
 from collsel.sinks.emit import mpich_csel, mpich_json
-from mpich_walk import csel_walk
+from mpich_walk import csel_walk, mpich_table
 
 PS, MS = (2, 3, 4), (8, 4096, 262144)
 UNTUNED = ("gatherv", "scatterv", "alltoallw", "ibcast")
@@ -44,12 +44,7 @@ BASE = {**{f"collective={c}": own(c) for c in algorithms.MPICH_ALGORITHMS},
 
 
 def table(collective, best):
-    names = [n for a, n in algorithms.MPICH_ALGORITHMS[collective].items() if a]
-    ms = (0,) if collective == "barrier" else MS
-    rows = [f"{collective},{p},{m},{n},0,{10 if n == best(i, j, names) else 20}"
-            for i, p in enumerate(PS) for j, m in enumerate(ms) for n in names]
-    return ("# algorithm_family=mpich\ncollective,comm_size,msg_size,algorithm,segsize,time_us\n"
-            + "\n".join(rows) + "\n")
+    return mpich_table(collective, best, PS, MS)
 
 
 def rotating(i, j, names):

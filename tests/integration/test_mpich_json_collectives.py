@@ -33,7 +33,7 @@ from collsel.sinks.emit import mpich_csel, mpich_json
 from collsel.sources.measure import mpich_base
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from mpich_walk import csel_walk  # noqa: E402  (tests/mpich_walk.py)
+from mpich_walk import csel_walk, mpich_table  # noqa: E402  (tests/mpich_walk.py)
 
 HERE = pathlib.Path(__file__).parent
 PROGRAM = HERE / "mpich_coll_trace.c"
@@ -74,13 +74,7 @@ def trace(tmp_path_factory):
 
 
 def table(collective, best):
-    """An MPICH table where best(p index, m index) is fastest (10 us; the others 20 us)."""
-    names = [n for a, n in algorithms.MPICH_ALGORITHMS[collective].items() if a]
-    ms = (0,) if collective == "barrier" else M_VALUES
-    rows = [f"{collective},{p},{m},{name},0,{10 if name == best(i, j, names) else 20}"
-            for i, p in enumerate(PS) for j, m in enumerate(ms) for name in names]
-    return ("# algorithm_family=mpich\ncollective,comm_size,msg_size,algorithm,segsize,time_us\n"
-            + "\n".join(rows) + "\n")
+    return mpich_table(collective, best, PS, M_VALUES)
 
 
 def rotating(i, j, names):

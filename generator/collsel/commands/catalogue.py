@@ -28,30 +28,25 @@ def register(sub):
     p.set_defaults(run=run_catalogue)
 
 
-def _saved(path, what):
-    return "\n".join(csvfile.read_lines(path, what))
+def _text(args, what, where, read):
+    """(text, where it came from): --from-file's, else what read() returns."""
+    if args.from_file:
+        return "\n".join(csvfile.read_lines(args.from_file, what)), args.from_file
+    return read(), where
 
 
 def run_catalogue(args):
     if args.mpi == "mpich":
         return _run_mpich(args)
-    if args.from_file:
-        where = args.from_file
-        text = _saved(args.from_file, "ompi_info output")
-    else:
-        where = f"{args.ompi_info} {' '.join(ompi_info.ARGS)}"
-        text = ompi_info.coll_tuned_text(args.ompi_info)
+    text, where = _text(args, "ompi_info output", f"{args.ompi_info} {' '.join(ompi_info.ARGS)}",
+                        lambda: ompi_info.coll_tuned_text(args.ompi_info))
     cat = catalogue.parse_ompi_info(text, where)
     return _report(catalogue.compared(cat), catalogue.differences(cat), where, TUNED_ALGORITHMS)
 
 
 def _run_mpich(args):
-    if args.from_file:
-        where = args.from_file
-        text = _saved(args.from_file, "MPI_T control variable list")
-    else:
-        where = f"MPI_T of {args.mpicc}'s MPI"
-        text = mpich_cvars.algorithm_cvars_text(args.mpicc)
+    text, where = _text(args, "MPI_T control variable list", f"MPI_T of {args.mpicc}'s MPI",
+                        lambda: mpich_cvars.algorithm_cvars_text(args.mpicc))
     descriptions = catalogue.mpich_descriptions(text, where)
     tables = {**MPICH_ALGORITHMS, **MPICH_UNMEASURED}
     return _report(catalogue.mpich_compared(descriptions, tables),
