@@ -364,8 +364,9 @@ def _notes(loaded, blocks):
     coll, notes = loaded.collective, []
     message = mpich_csel.MESSAGE[coll]
     if message is None:
-        grid = loaded.tree.method_grid(tuple(len(a.values) for a in loaded.axes[:2]))
-        split = sum(len(set(row.tolist())) > 1 for row in grid) if grid.ndim == 2 else 0
+        grid = loaded.tree.method_grid(tuple(len(a.values) for a in loaded.axes))
+        rows = np.moveaxis(grid, 1, -1).reshape(-1, grid.shape[1])    # (P [x ppn], m)
+        split = sum(len(set(row.tolist())) > 1 for row in rows)
         notes.append(f"{coll}: MPICH's selection tests no message size for {coll} (csel.c "
                      f"defines neither avg_msg_size nor total_msg_size for it): one algorithm "
                      f"per communicator size, the tree's choice at the most measured m"
