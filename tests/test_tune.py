@@ -360,13 +360,15 @@ def test_real_benchmark_three_ranks_two_sizes_one_minute(tmp_path):
 def test_mpich_tune_writes_the_selection_file_not_rules(tmp_path):
     bench = write_fake_bench(tmp_path / "fake_bench.sh")
     out = tmp_path / "t"
-    # (collsel knows MPICH algorithms of bcast and reduce only: the sweep measures those)
-    r = run_tune(tune_args(out, bench, "--mpi", "mpich", "--collectives", "bcast,reduce"),
+    r = run_tune(tune_args(out, bench, "--mpi", "mpich", "--collectives",
+                           "bcast,reduce,allreduce,allgather"),
                  {**CROSS, "FAKE_BENCH_FAMILY": "mpich"})
     assert r.returncode == 0, r.stderr
     assert (out / layout.MPICH).is_file() and not (out / layout.RULES).exists()
     selection = json.loads((out / layout.MPICH).read_text())
-    assert any("collective=bcast" in key for key in selection)
+    for c in ("bcast", "reduce", "allreduce", "allgather"):    # generated: P blocks first
+        assert list(selection[f"collective={c}"]["comm_type=intra"])[0].startswith("comm_size")
+    assert "collective=gatherv" in selection                  # MPICH's own, kept
     assert "MPICH's default (oos)" in r.stdout.splitlines()[0]
 
 
