@@ -118,3 +118,73 @@ def test_an_unknown_ompi_info_is_refused():
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith(
         "collsel: error: --ompi-info: 'no-such-ompi_info' not found")
+
+
+# --- MPICH: MPIR_CVAR_<COLL>_INTRA_ALGORITHM through MPI_T -----------------------------------
+
+MPICH_SAVED = pathlib.Path(__file__).parent / "data" / "mpich" / "cvars-4.0.2.txt"
+MPICH_COMPARED = ("compared (MPICH, MPI_T): the entries of MPIR_CVAR_<COLL>_INTRA_ALGORITHM "
+                  "(75 in the table over 17 collectives, {entries} in the MPI over {colls}; "
+                  "nonblocking and neighbourhood collectives not compared)")
+
+
+def test_mpich_table_covers_the_14_collectives_and_the_three_csel_only_ones():
+    assert set(algorithms.MPICH_ALGORITHMS) == FOURTEEN
+    assert set(algorithms.MPICH_UNMEASURED) == {"alltoallw", "gatherv", "scatterv"}
+    for table in (algorithms.MPICH_ALGORITHMS, algorithms.MPICH_UNMEASURED):
+        assert all(algs[0] == "auto" for algs in table.values())
+
+
+def test_saved_mpich_402_mpi_t_output_agrees():
+    done = collsel("catalogue", "--mpi", "mpich", "--from-file", MPICH_SAVED)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        MPICH_COMPARED.format(entries=75, colls=17),
+        f"the table agrees with {MPICH_SAVED}: 17 collectives, 75 algorithm ids"]
+
+
+@pytest.mark.skipif(shutil.which("mpicc.mpich") is None, reason="no MPICH")
+def test_the_installed_mpich_agrees_through_mpi_t():
+    done = collsel("catalogue", "--mpi", "mpich")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == ("the table agrees with MPI_T of mpicc.mpich's MPI: "
+                                            "17 collectives, 75 algorithm ids")
+
+
+def test_mpich_extra_missing_and_renamed_algorithms_are_reported(tmp_path):
+    text = MPICH_SAVED.read_text()
+    edited = (text.replace("ring               - Force ring algorithm\n",
+                           "ring               - Force ring algorithmk_ring - Force k-ring\n", 1)
+              .replace("scattered                 - Force scattered algorithm\n", "\n", 1)
+              .replace("dissemination - Force", "disseminate - Force")
+              .replace("MPIR_CVAR_EXSCAN_INTRA_ALGORITHM\t", "MPIR_CVAR_EXSCANX_INTRA_ALGORITHM\t"))
+    saved = tmp_path / "cvars.txt"
+    saved.write_text(edited)
+    done = collsel("catalogue", "--mpi", "mpich", "--from-file", saved)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert "allgather: entry 5 of the MPI's description (ending '...Force ring algorithmk_ring') " \
+           "is not the table's 'nothing'" in lines
+    assert "alltoall: algorithm 5 (scattered) in the table, not in the MPI" in lines
+    assert any(x.startswith("barrier: entry 3 of the MPI's description") for x in lines)
+    assert "exscan: in the table, the MPI has no MPIR_CVAR_EXSCAN_INTRA_ALGORITHM" in lines
+    assert any(x.startswith("exscanx: the MPI has MPIR_CVAR_EXSCANX_INTRA_ALGORITHM")
+               for x in lines)
+
+
+def test_mpich_text_without_algorithm_variables_is_refused(tmp_path):
+    saved = tmp_path / "none.txt"
+    saved.write_text("MPIR_CVAR_ASYNC_PROGRESS\tnothing\n")
+    done = collsel("catalogue", "--mpi", "mpich", "--from-file", saved)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (f"collsel: error: {saved}: no MPIR_CVAR_<COLL>_INTRA_ALGORITHM "
+                                   "variables; give the output of collsel's mpi_t_cvars program "
+                                   "(NAME<TAB>DESCRIPTION lines)")
+
+
+def test_mpich_without_its_compiler_wrapper_is_refused():
+    done = collsel("catalogue", "--mpi", "mpich", "--mpicc", "/nonexistent/mpicc.mpich")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == ("collsel: error: --mpicc: '/nonexistent/mpicc.mpich' not "
+                                   "found: install MPICH (Debian: libmpich-dev) or give its "
+                                   "compiler wrapper's path")

@@ -38,7 +38,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from collsel import cli
 from collsel.core import algorithms, decision_map, rules_size, tree as treemod, treefile
 from collsel.errors import InputError
-from collsel.sinks.emit import ompi_rules, ompi_rules_reader
+from collsel.sinks.emit import mpich_csel, mpich_json, ompi_rules, ompi_rules_reader
 from collsel.sinks.emit.targets import EmitOptions, emit
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -372,13 +372,15 @@ def refusal(target, loaded):
         if loaded.axes[1].cuts and loaded.axes[1].cuts[-1] > 2**63 - 1:
             return "msg_size cut"
     if target == "mpich-json":
-        if coll not in ("bcast", "reduce"):
-            return "no MPICH JSON mapping"
         if not d2 and (loaded.axes[2].name != "ppn" or loaded.axes[2].kind != "linear"):
             return "MPICH's selection can test only processes per node"
         if not d2 and not all(2 <= c <= INT_MAX for c in loaded.axes[2].cuts):
             return "comm_avg_ppn<=N, N >= 1"
-        if any(c - 1 > INT_MAX for a in loaded.axes[:2] for c in a.cuts):
+        message = mpich_csel.MESSAGE[coll]
+        scale = min(int(max(loaded.axes[0].values)), mpich_json.EXACT_P_LIMIT) \
+            if message and message[1] == mpich_csel.TIMES_P else 1
+        if any(c - 1 > INT_MAX for c in loaded.axes[0].cuts) or (message and any(
+                scale * c - 1 > INT_MAX for c in loaded.axes[1].cuts)):
             return "32-bit int?"
     return None
 
@@ -491,19 +493,20 @@ def mpich_base():
     def entry(coll):
         return {"comm_type=intra": {"avg_msg_size=any": {f"algorithm=MPIR_{coll}_x": {}}},
                 "comm_type=inter": {f"algorithm=MPIR_{coll}_inter_y": {}}}
-    return {"collective=barrier": entry("Barrier"), "collective=bcast": entry("Bcast"),
-            "collective=reduce": entry("Reduce"), "odd \"key\\": {"a": [1, 2.5, None]}}
+    return {**{f"collective={c}": entry(c.capitalize()) for c in algorithms.MPICH_ALGORITHMS},
+            "odd \"key\\": {"a": [1, 2.5, None]}}
 
 
-def mpich_walk(node, p, m, ppn=None):
+def mpich_walk(node, p, m, ppn=None, total=None):
     """MPICH's first-match walk over the keys the generated subtree uses (comm_avg_ppn<=N on
-    nodes of `ppn` ranks each: P <= N x P / ppn)."""
+    nodes of `ppn` ranks each: P <= N x P / ppn; total_msg_size = `total`)."""
     while True:
         for key, child in node.items():
             if key.startswith("algorithm="):
                 return key.split("=", 1)[1]
             name, op, value = (key.partition("<=") if "<=" in key else key.partition("="))
-            x = {"comm_size": p, "avg_msg_size": m, "comm_type": None, "comm_avg_ppn": ppn}[name]
+            x = {"comm_size": p, "avg_msg_size": m, "comm_type": None, "comm_avg_ppn": ppn,
+                 "total_msg_size": total}[name]
             if value == "any" or (name == "comm_type" and value == "intra") or (
                     op == "<=" and x <= int(value)):
                 node = child
@@ -525,8 +528,21 @@ def check_mpich(loaded, points, want):
     assert list(document) == list(mpich_base())     # every base entry kept, in order
     assert document["odd \"key\\"] == mpich_base()["odd \"key\\"]
     tree = document[f"collective={loaded.collective}"]
-    got = [mpich_walk(tree, *point) for point in points]
-    assert_same(points, got, [f"MPIR_{coll}_alg{w.split()[0]}" for w in want], "mpich-json")
+    message = mpich_csel.MESSAGE[loaded.collective]
+    times_p = message is not None and message[1] == mpich_csel.TIMES_P
+    if times_p:     # exact up to the largest measured P, as the emitter's notes say
+        last = min(int(max(loaded.axes[0].values)), mpich_json.EXACT_P_LIMIT)
+        kept = [k for k, point in enumerate(points) if point[0] <= last]
+        points, want = [points[k] for k in kept], [want[k] for k in kept]
+    got = [mpich_walk(tree, p, m, *rest, total=p * m if times_p else m)
+           for p, m, *rest in points]
+    names = [f"MPIR_{coll}_alg{w.split()[0]}" for w in want]
+    if message is None:     # one method per P: one the tree picks at that P (and ppn)
+        for point, name in zip(points, got):
+            assert name in {n for q, n in zip(points, names)
+                            if q[0] == point[0] and q[2:] == point[2:]}, (point, name)
+        return
+    assert_same(points, got, names, "mpich-json")
 
 
 # --- the properties ------------------------------------------------------------------------------

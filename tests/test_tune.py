@@ -360,13 +360,15 @@ def test_real_benchmark_three_ranks_two_sizes_one_minute(tmp_path):
 def test_mpich_tune_writes_the_selection_file_not_rules(tmp_path):
     bench = write_fake_bench(tmp_path / "fake_bench.sh")
     out = tmp_path / "t"
-    # (collsel knows MPICH algorithms of bcast and reduce only: the sweep measures those)
-    r = run_tune(tune_args(out, bench, "--mpi", "mpich", "--collectives", "bcast,reduce"),
+    r = run_tune(tune_args(out, bench, "--mpi", "mpich", "--collectives",
+                           "bcast,reduce,allreduce,allgather"),
                  {**CROSS, "FAKE_BENCH_FAMILY": "mpich"})
     assert r.returncode == 0, r.stderr
     assert (out / layout.MPICH).is_file() and not (out / layout.RULES).exists()
     selection = json.loads((out / layout.MPICH).read_text())
-    assert any("collective=bcast" in key for key in selection)
+    for c in ("bcast", "reduce", "allreduce", "allgather"):    # generated: P blocks first
+        assert list(selection[f"collective={c}"]["comm_type=intra"])[0].startswith("comm_size")
+    assert "collective=gatherv" in selection                  # MPICH's own, kept
     assert "MPICH's default (oos)" in r.stdout.splitlines()[0]
 
 
@@ -389,3 +391,14 @@ def test_undecided_cells_of_a_table_are_those_the_refinement_counts(tmp_path):
     count = sum(map(len, found.values()))
     assert recorded.startswith(f"{4 - count}/4 cells decided, {count} undecided"), recorded
     assert count > 0 and {shape.p for shape in found} <= {2, 3}
+
+
+def test_summary_counts_cells_per_shape_on_a_placed_tune():
+    """On a --nodes/--ppn tune a cell is (nodes, ppn, m), as the refinement counts undecided
+    ones: the allocation's tune once printed 21 cells and 26 undecided for bcast (cells per P)."""
+    from collsel.commands import tune_summary
+    table = os.path.join(os.path.dirname(__file__), "..", "bench-data", "cluster-colls",
+                         "tune-salloc", "bcast", "table.csv")
+    cells, undecided = tune_summary._measured(table, "paired")
+    assert cells == 5 * 7          # shapes 1x2, 2x1, 2x2, 4x1, 4x2 by 7 sizes
+    assert 0 < undecided <= cells

@@ -166,7 +166,8 @@ def out_of_sample_line(block, family):
         parts.append(f"{f['label']} {f['tree']['mean']:.2f}% on {f['tree']['cells']} cells ("
                      + ("" if d is None else f"{method_text.default_name(family)} {d:.2f}% on "
                         f"{f['default']['cells']}, ")
-                     + f"best fixed method {b:.2f}%)")
+                     + (f"best fixed method {b:.2f}%)" if b is not None else
+                        "no fixed method measured in every cell)"))
     if block.get("launches") is None:
         parts.append("no launch data (only leave-one-out)")
     return "out-of-sample mean penalty: " + "; ".join(parts)

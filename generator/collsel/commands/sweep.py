@@ -25,8 +25,9 @@ replications: time_us is the mean of the launch medians, its CI across launches,
 `p_best` say which methods are indistinguishable from the best ('# tie_rule=' in the table).
 --mode per-method: one launch per (P, method), Open MPI only, kept to compare the two.
 
-Defaults: all algorithms of --mpi (MPICH: but smp, which needs several nodes); segment sizes
-0,1K,8K,32K,128K where an algorithm segments; P = 2,3,4,6,8,12,16; m = 1 B..4 MiB, powers of
+Defaults: all algorithms of --mpi (MPICH: but smp, which needs several nodes, and
+reduce_scatter's noncommutative, on which MPICH 4.0.2 asserts at a P no power of two); segment
+sizes 0,1K,8K,32K,128K where an algorithm segments; P = 2,3,4,6,8,12,16; m = 1 B..4 MiB, powers of
 two and their midpoints. --nodes/--ppn place ranks on several nodes (rows gain nodes, ppn; each
 launch's placement is checked); --cluster runs on the emulated cluster of `collsel cluster up`;
 --load-levels measures under background load (rows gain load_level, probe_us).

@@ -33,10 +33,13 @@ def table(out, plan):
 
 
 def _measured(path, mode):
-    """(cells (P, m) in the table, its undecided cells or '-' when measured per method)."""
+    """(cells in the table, its undecided cells or '-' when measured per method). A cell is a
+    (P, m) pair, or a (nodes, ppn, m) triple when the table has shapes, as the sweep counts
+    undecided ones (so both columns count the same thing)."""
     doc = csvfile.read(path, "a sweep table")
-    at = {name: doc.header.index(name) for name in ("comm_size", "msg_size")}
-    cells = {(fields[at["comm_size"]], fields[at["msg_size"]]) for _, fields in doc.rows}
+    keys = [k for k in ("comm_size", "nodes", "ppn", "msg_size") if k in doc.header]
+    at = [doc.header.index(k) for k in keys]
+    cells = {tuple(fields[i] for i in at) for _, fields in doc.rows}
     if mode != "paired":
         return len(cells), "-"
     return len(cells), sum(map(len, refine.undecided_in_table(path).values()))

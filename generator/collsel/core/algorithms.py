@@ -202,13 +202,40 @@ def _hier_from_text(collective, text, family):
 FAMILIES = ("openmpi", "mpich")
 DEFAULT_FAMILY = "openmpi"
 
-# MPICH 4.0.2 (Debian bookworm): the enum values of MPIR_CVAR_BCAST_INTRA_ALGORITHM and
-# MPIR_CVAR_REDUCE_INTRA_ALGORITHM (src/mpi/coll/cvars.txt; `tree` and `pipelined_tree` come
-# only in 4.1). Ids are ours, stable, in the cvar's order; the names are MPICH's.
+# MPICH 4.0.2 (Debian bookworm): the values of MPIR_CVAR_<COLL>_INTRA_ALGORITHM for the 14
+# collectives, as MPI_T describes them (MPICH 4.0 has no MPI_T enumeration for them: the values
+# are the "name - text" entries of the variable's description, in its order; src/mpi/coll/
+# cvars.txt). Ids are ours, stable, in the description's order, 0 = `auto` (MPICH's own
+# selection); the names are MPICH's, written by name into the variable by the benchmark.
+# `collsel catalogue --mpi mpich` checks them against the installed MPICH.
 MPICH_ALGORITHMS = {
+    "allgather": {0: "auto", 1: "brucks", 2: "nb", 3: "recursive_doubling", 4: "ring"},
+    "allgatherv": {0: "auto", 1: "brucks", 2: "nb", 3: "recursive_doubling", 4: "ring"},
+    "allreduce": {0: "auto", 1: "nb", 2: "smp", 3: "recursive_doubling",
+                  4: "reduce_scatter_allgather"},
+    "alltoall": {0: "auto", 1: "brucks", 2: "nb", 3: "pairwise", 4: "pairwise_sendrecv_replace",
+                 5: "scattered"},
+    "alltoallv": {0: "auto", 1: "nb", 2: "pairwise_sendrecv_replace", 3: "scattered"},
+    "barrier": {0: "auto", 1: "nb", 2: "smp", 3: "dissemination"},
     "bcast": {0: "auto", 1: "binomial", 2: "nb", 3: "smp",
               4: "scatter_recursive_doubling_allgather", 5: "scatter_ring_allgather"},
+    "exscan": {0: "auto", 1: "nb", 2: "recursive_doubling"},
+    "gather": {0: "auto", 1: "binomial", 2: "nb"},
     "reduce": {0: "auto", 1: "binomial", 2: "nb", 3: "smp", 4: "reduce_scatter_gather"},
+    "reduce_scatter": {0: "auto", 1: "nb", 2: "noncommutative", 3: "pairwise",
+                       4: "recursive_doubling", 5: "recursive_halving"},
+    "reduce_scatter_block": {0: "auto", 1: "noncommutative", 2: "recursive_doubling",
+                             3: "pairwise", 4: "recursive_halving", 5: "nb"},
+    "scan": {0: "auto", 1: "nb", 2: "smp", 3: "recursive_doubling"},
+    "scatter": {0: "auto", 1: "binomial", 2: "nb"},
+}
+# The collectives MPICH's selection (csel) also decides that collsel does not measure: their
+# CVARs, checked by `collsel catalogue --mpi mpich` too; an emitted JSON keeps MPICH's own
+# subtree for them.
+MPICH_UNMEASURED = {
+    "alltoallw": {0: "auto", 1: "nb", 2: "pairwise_sendrecv_replace", 3: "scattered"},
+    "gatherv": {0: "auto", 1: "linear", 2: "nb"},
+    "scatterv": {0: "auto", 1: "linear", 2: "nb"},
 }
 _BY_FAMILY = {"openmpi": ALGORITHMS, "mpich": MPICH_ALGORITHMS}
 

@@ -100,3 +100,74 @@ def differences(cat):
 
 def _listing(algs):
     return ", ".join(f"{k}:{v}" for k, v in sorted(algs.items()))
+
+
+# --- MPICH: MPIR_CVAR_<COLL>_INTRA_ALGORITHM, read through MPI_T ------------------------------
+
+# MPIR_CVAR_BCAST_INTRA_ALGORITHM<TAB>Variable to select bcast algorithmauto - Internal ...
+_MPICH_CVAR = re.compile(r"MPIR_CVAR_([A-Z_]+?)_INTRA_ALGORITHM\t(.*)")
+# nonblocking (I...) and neighbourhood variables, and the ch4 device's POSIX ones: not selected
+# by the MPIR-level selection file collsel emits
+_MPICH_SKIPPED = re.compile(r"I[A-Z]|NEIGHBOR_|INEIGHBOR_|[A-Z_]+_POSIX$")
+# An entry of the description: "name   - text"; MPI_T strips the newlines, so a name is glued to
+# the text before it ("...algorithmauto - Internal ...Treenb - Force ...").
+_ENTRY = re.compile(r" +- ")
+
+
+def mpich_descriptions(text, where):
+    """{collective: description} of the MPIR_CVAR_<COLL>_INTRA_ALGORITHM lines (blocking
+    collectives only); InputError when there is none."""
+    out = {}
+    for line in text.splitlines():
+        m = _MPICH_CVAR.fullmatch(line.strip("\n"))
+        if m and not _MPICH_SKIPPED.match(m[1]):
+            out[m[1].lower()] = m[2]
+    if not out:
+        raise InputError(f"{where}: no MPIR_CVAR_<COLL>_INTRA_ALGORITHM variables; give the "
+                         "output of collsel's mpi_t_cvars program (NAME<TAB>DESCRIPTION lines)")
+    return out
+
+
+def _described_names(description, ours):
+    """[(entry number, name or None, tail)] of a description: entry i's name is the table's
+    name i when the text before the i-th " - " ends with it, not after '_' (so `replace` is not
+    `pairwise_sendrecv_replace`; a letter may precede it: the names are glued to the text
+    before), else None with the text's tail to show."""
+    parts = _ENTRY.split(description)[:-1]      # the last part is the last entry's text only
+    out = []
+    for i, part in enumerate(parts):
+        name = ours.get(i)
+        ok = name is not None and part.endswith(name) and part[:-len(name)][-1:] != "_"
+        out.append((i, name if ok else None, part[-40:]))
+    return out
+
+
+def mpich_differences(descriptions, tables):
+    """One line per difference between MPICH's descriptions and `tables` ({collective: {id:
+    name}}, ids in the description's order), sorted by collective; [] when they agree."""
+    lines = []
+    for coll in sorted(set(descriptions) | set(tables)):
+        ours, desc = tables.get(coll), descriptions.get(coll)
+        if ours is None:
+            lines.append(f"{coll}: the MPI has MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM "
+                         f"({desc[:120]}...), the table lacks it")
+            continue
+        if desc is None:
+            lines.append(f"{coll}: in the table, the MPI has no "
+                         f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM")
+            continue
+        entries = _described_names(desc, ours)
+        for i, name, tail in entries:
+            if name is None:
+                lines.append(f"{coll}: entry {i} of the MPI's description (ending '...{tail}') "
+                             f"is not the table's {ours.get(i, 'nothing')!r}")
+        for i in sorted(set(ours) - {i for i, _, _ in entries}):
+            lines.append(f"{coll}: algorithm {i} ({ours[i]}) in the table, not in the MPI")
+    return lines
+
+
+def mpich_compared(descriptions, tables):
+    return (f"compared (MPICH, MPI_T): the entries of MPIR_CVAR_<COLL>_INTRA_ALGORITHM "
+            f"({_count(tables)} in the table over {len(tables)} collectives, "
+            f"{sum(len(_ENTRY.findall(d)) for d in descriptions.values())} in the MPI over "
+            f"{len(descriptions)}; nonblocking and neighbourhood collectives not compared)")

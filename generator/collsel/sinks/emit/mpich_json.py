@@ -5,21 +5,23 @@ whole built-in tree: every collective MPICH may call (barrier and allreduce insi
 ...) must be present, or MPIR_Csel_search finds no algorithm and MPICH asserts. So the output
 is the installed version's default `maint/tuning/coll/mpir/generic.json` (compiled into libmpich,
 where `collsel emit` reads it: collsel.sources.measure.mpich_base; or `--mpich-base FILE`) with
-the `collective=bcast` and/or `collective=reduce` subtree replaced by the one generated from
-each tree.
+the `collective=C` subtree of each tree's collective (any of the 14) replaced by the one
+generated from it; every other collective keeps MPICH's own subtree.
 
 Generated subtree (MPICH CSEL semantics: sibling keys are an ordered first-match chain):
   collective=C
     comm_type=intra
       comm_size<=P1                     communicator size first, so MPICH prunes it once per
-        avg_msg_size<=M1   {leaf}       communicator; then the message size (type size * count,
-        ...                             the metric Open MPI and the tree use)
-        avg_msg_size=any   {leaf}       every numeric chain ends in =any
+        avg_msg_size<=M1   {leaf}       communicator; then the message size csel compares for C
+        ...                             (avg_msg_size or total_msg_size; none for barrier, scan,
+        avg_msg_size=any   {leaf}       exscan: sinks.emit.mpich_csel); every chain ends in =any
       ...
       comm_size=any        {...}
-    comm_type=inter                     copied from the base file
-Thresholds are the tree's integer cuts minus one (`<` becomes `<=`), merged where neighbouring
-cells map to the same MPICH algorithm; each must fit in a 32-bit int (MPICH parses N with atoi).
+    comm_type=inter                     copied from the base file (when it has one)
+Thresholds are the tree's integer cuts minus one (`<` becomes `<=`; P x cut - 1 where csel's
+size is P x m, in one comm_size block per P), merged where neighbouring cells map to the same
+MPICH algorithm; each must fit in a 32-bit int (MPICH parses N with atoi). A leaf whose
+algorithm MPICH restricts tests the condition first (mpich_csel.GUARDS).
 
 A tree whose third axis is `ppn` (collsel build --z ppn) puts processes per node between the two:
       comm_size<=P1
@@ -59,19 +61,13 @@ import numpy as np
 
 from collsel.core import algorithms, jsonfile
 from collsel.errors import InputError
-from collsel.sinks.emit import render, text
+from collsel.sinks.emit import mpich_csel, render, text
 from collsel.sinks.emit.targets import Emitted
 
 INT32_MAX = 2**31 - 1
 
-# MPICH 4.0.x algorithm names (src/mpi/coll/src/csel_container.c of 4.0.2).
-MPICH_ALGORITHMS = {
-    "bcast": ("MPIR_Bcast_intra_binomial", "MPIR_Bcast_intra_scatter_recursive_doubling_allgather",
-              "MPIR_Bcast_intra_scatter_ring_allgather", "MPIR_Bcast_intra_smp",
-              "MPIR_Bcast_allcomm_nb"),
-    "reduce": ("MPIR_Reduce_intra_binomial", "MPIR_Reduce_intra_reduce_scatter_gather",
-               "MPIR_Reduce_intra_smp", "MPIR_Reduce_allcomm_nb"),
-}
+# MPICH 4.0.x algorithm functions per collective (src/mpi/coll/src/csel_container.c of 4.0.2).
+MPICH_ALGORITHMS = {c: mpich_csel.functions(c) for c in algorithms.MPICH_ALGORITHMS}
 
 # Open MPI coll/tuned algorithm id -> the MPICH 4.0 algorithm that implements the same method.
 # Only exact counterparts are listed:
@@ -82,19 +78,30 @@ MPICH_ALGORITHMS = {
 #   reduce 5 binomial               -> MPIR_Reduce_intra_binomial
 #   reduce 7 rabenseifner           -> MPIR_Reduce_intra_reduce_scatter_gather
 #            (reduce-scatter + gather; guarded as in MPICH's generic.json, see REDUCE_SCATTER_GATHER)
+#   allreduce 3 recursive_doubling, 6 rabenseifner (reduce-scatter + allgather);
+#   allgather 2 bruck, 3 recursive_doubling, 4 ring; allgatherv 2 bruck, 3 ring;
+#   barrier 4 bruck (dissemination); gather, scatter 2 binomial; scan, exscan 2 recursive_doubling;
+#   reduce_scatter 2 recursive_halving; reduce_scatter_block 2 recursive_doubling,
+#   3 recursive_halving.
 # No counterpart in MPICH 4.0: bcast 1 basic_linear, 2 chain, 3 pipeline, 4 split_binary_tree,
 # 5 binary_tree, 7 knomial (MPICH >= 4.1's MPIR_Bcast_intra_tree/pipelined_tree are not in 4.0);
-# reduce 1 linear, 2 chain, 3 pipeline, 4 binary, 6 in-order_binary.
-MPICH_NAMES = {
-    "bcast": {6: "MPIR_Bcast_intra_binomial",
-              8: "MPIR_Bcast_intra_scatter_recursive_doubling_allgather",
-              9: "MPIR_Bcast_intra_scatter_ring_allgather"},
-    "reduce": {5: "MPIR_Reduce_intra_binomial",
-               7: "MPIR_Reduce_intra_reduce_scatter_gather"},
+# reduce 1 linear, 2 chain, 3 pipeline, 4 binary, 6 in-order_binary; the others' remaining ids.
+_COUNTERPARTS = {
+    "bcast": {6: "binomial", 8: "scatter_recursive_doubling_allgather",
+              9: "scatter_ring_allgather"},
+    "reduce": {5: "binomial", 7: "reduce_scatter_gather"},
+    "allreduce": {3: "recursive_doubling", 6: "reduce_scatter_allgather"},
+    "allgather": {2: "brucks", 3: "recursive_doubling", 4: "ring"},
+    "allgatherv": {2: "brucks", 3: "ring"},
+    "barrier": {4: "dissemination"},
+    "gather": {2: "binomial"}, "scatter": {2: "binomial"},
+    "scan": {2: "recursive_doubling"}, "exscan": {2: "recursive_doubling"},
+    "reduce_scatter": {2: "recursive_halving"},
+    "reduce_scatter_block": {2: "recursive_doubling", 3: "recursive_halving"},
 }
+MPICH_NAMES = {c: {a: mpich_csel.function(c, n) for a, n in _COUNTERPARTS.get(c, {}).items()}
+               for c in algorithms.MPICH_ALGORITHMS}
 
-# MPIR_Reduce_intra_reduce_scatter_gather needs a built-in op and count >= the largest power of
-# two <= comm size; MPICH's own generic.json guards it like this, and so does the generated tree.
 REDUCE_SCATTER_GATHER = "MPIR_Reduce_intra_reduce_scatter_gather"
 
 # The leaf of a method that defers to MPICH (algorithm 0); no MPIR_ name, so it cannot collide.
@@ -106,16 +113,13 @@ DEFER = "auto"
 PPN = "ppn"
 PPN_ELSE = "comm_size=any"
 PPN_CUTS = "MPICH tests comm_avg_ppn<=N, N >= 1 (ppn values are positive)"
-
-
-def _short(full):
-    """'binomial' of 'MPIR_Bcast_intra_binomial', 'nb' of 'MPIR_Bcast_allcomm_nb'."""
-    return full.split("_", 3)[-1]
+# Exact per-P blocks up to this P for a size csel scales with P (as sinks.emit.ompi_rules).
+EXACT_P_LIMIT = 1024
 
 
 def valid_names(collective):
     """The MPICH algorithm names --mpich-map takes for a collective, as a message lists them."""
-    return (", ".join(_short(full) for full in MPICH_ALGORITHMS[collective])
+    return (", ".join(mpich_csel.short(full) for full in MPICH_ALGORITHMS[collective])
             + f", or a full MPIR_{collective.capitalize()}_... name")
 
 
@@ -125,7 +129,7 @@ def _full_name(collective, name, where):
                                      name):
         return name
     for full in known:
-        if _short(full) == name:
+        if mpich_csel.short(full) == name:
             return full
     raise InputError(f"{where}: unknown MPICH {collective} algorithm '{name}' (one of: "
                      f"{valid_names(collective)})")
@@ -148,17 +152,50 @@ def parse_map(flag, collectives):
     return out
 
 
-def _runs(items, cuts):
+def _runs(items, thresholds):
     """[(threshold, item)] of consecutive equal items merged, in first-match order: each run's
-    threshold is the cut above its last cell minus one (`<` becomes `<=`), the last run's None
-    (=any)."""
-    return [(int(cuts[i]) - 1 if i + 1 < len(items) else None, item)
+    threshold is the one of its last item (inclusive, `<=`), the last run's None (=any)."""
+    return [(thresholds[i] if i + 1 < len(items) else None, item)
             for i, item in enumerate(items) if i + 1 == len(items) or items[i + 1] != item]
 
 
+def _most_measured(row, m_axis):
+    """The leaf of `row` (m-cell leaves) at the most measured m values; ties: the smallest m's."""
+    cells = [m_axis.cell_of(v) for v in m_axis.values]
+    counts = {}
+    for cell in cells:
+        counts[row[cell]] = counts.get(row[cell], 0) + 1
+    return max(counts, key=counts.get)
+
+
+def _chain(row, loaded, m_cuts, p):
+    """[(size threshold or None, leaf)] of one row of m-cell leaves at communicator size p, in
+    the quantity csel compares (mpich_csel.MESSAGE); one entry where csel tests no size."""
+    message = mpich_csel.MESSAGE[loaded.collective]
+    if message is None:
+        return [(None, _most_measured(row, loaded.axes[1]))]
+    scale = p if message[1] == mpich_csel.TIMES_P else 1
+    return _runs(row, [scale * cut - 1 for cut in m_cuts])
+
+
+def _p_rows(loaded):
+    """[(largest P of the block, P the sizes are converted at, P cell)] in first-match order
+    (the last block's largest P None): one per P cell, or, where csel's size scales with P, one
+    per P up to the largest measured P (at most EXACT_P_LIMIT), the rest at that P."""
+    p_axis = loaded.axes[0]
+    p_cuts = text.cuts(p_axis, 2, INT32_MAX, "mpich-json")
+    message = mpich_csel.MESSAGE[loaded.collective]
+    if message is None or message[1] != mpich_csel.TIMES_P:
+        return [(p_cuts[i] - 1 if i < len(p_cuts) else None, None, i)
+                for i in range(len(p_cuts) + 1)]
+    last = min(int(max(p_axis.values)), EXACT_P_LIMIT)
+    rows = [(p, p, p_axis.cell_of(p)) for p in range(2, last)]
+    return rows + [(None, last, p_axis.cell_of(last))]
+
+
 def _blocks(loaded, names):
-    """[(P threshold, [(ppn threshold, [(m threshold, leaf name)])])] in first-match order; a
-    2-D tree, and a P block whose decision does not change with ppn, has the one ppn entry
+    """[(P threshold, [(ppn threshold, [(size threshold, leaf name)])])] in first-match order;
+    a 2-D tree, and a P block whose decision does not change with ppn, has the one ppn entry
     (None, chain)."""
     axes = loaded.axes
     methods = loaded.tree.method_grid(tuple(len(a.values) for a in axes))
@@ -170,10 +207,10 @@ def _blocks(loaded, names):
         leaves = leaves[:, :, None]
     m_cuts = text.cuts(axes[1], 1, 2**64 - 1, "mpich-json")
     ppn_cuts = text.cuts(axes[2], 2, INT32_MAX, "mpich-json", PPN_CUTS) if len(axes) == 3 else []
-    p_cuts = text.cuts(axes[0], 2, 2**31 - 1, "mpich-json")
-    blocks = _runs([_runs([_runs(leaves[i, :, k].tolist(), m_cuts)
-                           for k in range(leaves.shape[2])], ppn_cuts)
-                    for i in range(leaves.shape[0])], p_cuts)
+    rows = [(p_max, _runs([_chain(leaves[i, :, k].tolist(), loaded, m_cuts, p)
+                           for k in range(leaves.shape[2])], [c - 1 for c in ppn_cuts]))
+            for p_max, p, i in _p_rows(loaded)]
+    blocks = _runs([block for _, block in rows], [p_max for p_max, _ in rows])
     for p_max, ppn_blocks in blocks:
         for ppn_max, chain in ppn_blocks:
             for value in [p_max, ppn_max] + [m for m, _ in chain]:
@@ -213,8 +250,9 @@ def leaf_names(loaded, mapping, where):
     missing = sorted(used - set(names))
     if missing:
         listed = ", ".join(f"{a} ({algorithms.algorithm_name(coll, a)})" for a in missing)
-        example = ",".join(f"{a}={_short(MPICH_NAMES[coll][min(MPICH_NAMES[coll])])}"
-                           for a in missing)
+        usual = (MPICH_NAMES[coll][min(MPICH_NAMES[coll])] if MPICH_NAMES[coll]
+                 else MPICH_ALGORITHMS[coll][0])
+        example = ",".join(f"{a}={mpich_csel.short(usual)}" for a in missing)
         raise InputError(f"{where}: the tree's leaves use Open MPI {coll} algorithm(s) {listed}, "
                          f"which have no MPICH counterpart; say which MPICH algorithm runs "
                          f"instead with --mpich-map {coll}:ID=NAME,... (e.g. --mpich-map "
@@ -293,6 +331,88 @@ def _defer_subtree(intra, where):
     return out
 
 
+def _leaf(collective, name, own):
+    """The JSON object of a leaf: {"algorithm=F": {}}; MPICH's own decision `own` (the base
+    file's intra subtree, written {"comm_type=intra": own}: always true there) for DEFER; a
+    guarded algorithm (mpich_csel.GUARDS) tests its conditions first, each failing one leading
+    to the fallback. Built from the inside out, no recursion."""
+    if name == DEFER:
+        return {"comm_type=intra": own}
+    conditions, fallback = mpich_csel.guard(collective, name)
+    node = {f"algorithm={name}": {}}
+    for key, proceed in reversed(conditions):
+        other = own if fallback == mpich_csel.OWN_DECISION else {f"algorithm={fallback}": {}}
+        node = {key: node, "comm_type=intra": other} if proceed else \
+            {key: other, "comm_type=intra": node}
+    return node
+
+
+def _own_decision(value, where):
+    """(intra decision, inter branch or None) of a base collective: its comm_type=intra and
+    comm_type=inter subtrees, or the whole value where it has no comm_type (exscan: intra only)."""
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: not an object")
+    if "comm_type=intra" not in value:
+        if "comm_type=inter" in value:
+            raise InputError(f"{where}: a comm_type=inter branch and no comm_type=intra")
+        return value, None
+    return value["comm_type=intra"], value.get("comm_type=inter")
+
+
+def _notes(loaded, blocks):
+    """What the file cannot express of this tree, in words."""
+    coll, notes = loaded.collective, []
+    message = mpich_csel.MESSAGE[coll]
+    if message is None:
+        grid = loaded.tree.method_grid(tuple(len(a.values) for a in loaded.axes))
+        rows = np.moveaxis(grid, 1, -1).reshape(-1, grid.shape[1])    # (P [x ppn], m)
+        split = sum(len(set(row.tolist())) > 1 for row in rows)
+        notes.append(f"{coll}: MPICH's selection tests no message size for {coll} (csel.c "
+                     f"defines neither avg_msg_size nor total_msg_size for it): one algorithm "
+                     f"per communicator size, the tree's choice at the most measured m"
+                     + (f"; the tree's m split is lost in {split} P cell(s)" if split else ""))
+    elif message[1] == mpich_csel.TIMES_P:
+        last = min(int(max(loaded.axes[0].values)), EXACT_P_LIMIT)
+        notes.append(f"{coll}: m as {message[0]} = P x m (csel.c), one comm_size block per P "
+                     f"up to {last}, larger P converted at P = {last}")
+        if coll in ("gather", "scatter"):
+            notes.append(f"{coll}: csel.c's total_msg_size is count x P without the type size: "
+                         "exact for 1-byte types, as measured; other types compare elements")
+    guarded = sorted({mpich_csel.short(name) for _, ppn_blocks in blocks
+                      for _, chain in ppn_blocks for _, name in chain
+                      if mpich_csel.guard(coll, name)[0]})
+    if guarded:
+        notes.append(f"{coll}: {', '.join(guarded)} guarded by MPICH 4.0.2's conditions for it "
+                     "(calls that break them run MPICH's fallback)")
+    return notes
+
+
+def _generated(key, value, path, loaded, mapping, base_name):
+    """The template entry of a collective the tree decides, and its notes."""
+    intra, inter = _own_decision(value, f"{base_name}: {key}")
+    blocks = _blocks(loaded, leaf_names(loaded, mapping, path))
+    needs_own = any(name == DEFER or mpich_csel.guard(loaded.collective, name)[1]
+                    == mpich_csel.OWN_DECISION for _, ppn_blocks in blocks
+                    for _, chain in ppn_blocks for _, name in chain)
+    own = _defer_subtree(intra, f"{base_name}: {key}") if needs_own else None
+    leaves = {}
+    for _, ppn_blocks in blocks:
+        for _, chain in ppn_blocks:
+            for _, name in chain:
+                if name not in leaves:
+                    leaves[name] = _leaf(loaded.collective, name, own)
+    def dump(name, indent):
+        return _dump(leaves[name], indent)
+    notes = _notes(loaded, blocks)
+    if len(loaded.axes) == 3:
+        notes.append(f"{loaded.collective}: {PPN} as comm_avg_ppn<=N, which MPICH tests as "
+                     "P <= N x nodes (its node count of the communicator): with unequal "
+                     "ranks per node it takes the ppn of ceil(P / nodes)")
+    return {"key": key, "blocks": blocks, "dump": dump,
+            "message": (mpich_csel.MESSAGE[loaded.collective] or (None,))[0],
+            "inter": _dump(inter, 4) if inter is not None else None}, notes
+
+
 def emit(trees, options):
     if options.mpich_base is None:
         raise InputError("--target mpich-json needs MPICH's default selection: give "
@@ -302,8 +422,9 @@ def emit(trees, options):
     for path, loaded in zip(names, trees):
         text.collective(loaded, "mpich-json")
         if loaded.collective not in MPICH_NAMES:
-            raise InputError(f"{path}: no MPICH JSON mapping for {loaded.collective} "
-                             f"(bcast and reduce only)")
+            raise InputError(f"{path}: no MPICH JSON mapping for {loaded.collective} (MPICH's "
+                             f"selection collectives collsel measures: "
+                             f"{', '.join(sorted(MPICH_NAMES))})")
         _check_axes(loaded, path)
         if loaded.collective in by_collective:
             raise InputError(f"{path}: a second {loaded.collective} tree (one per collective)")
@@ -317,25 +438,12 @@ def emit(trees, options):
             entries.append({"key": key, "copied": _dump(value, 2)})
             continue
         path, loaded = by_collective.pop(collective)
-        inter = value.get("comm_type=inter") if isinstance(value, dict) else None
-        if inter is None:
-            raise InputError(f"{base_name}: {key} has no comm_type=inter branch to keep")
-        blocks = _blocks(loaded, leaf_names(loaded, mapping, path))
-        deferred = any(name == DEFER for _, ppn_blocks in blocks for _, chain in ppn_blocks
-                       for _, name in chain)
-        intra = _defer_subtree(value.get("comm_type=intra"), f"{base_name}: {key}") \
-            if deferred else None
-        entries.append({"key": key, "blocks": blocks, "inter": _dump(inter, 4),
-                        "deferred": _dump(intra, 0) if deferred else None})
-        if len(loaded.axes) == 3:
-            notes.append(f"{collective}: {PPN} as comm_avg_ppn<=N, which MPICH tests as "
-                         "P <= N x nodes (its node count of the communicator): with unequal "
-                         "ranks per node it takes the ppn of ceil(P / nodes)")
+        entry, entry_notes = _generated(key, value, path, loaded, mapping, base_name)
+        entries.append(entry)
+        notes += entry_notes
     if by_collective:
         missing = ", ".join(f"collective={c}" for c in sorted(by_collective))
         raise InputError(f"{base_name}: no {missing} to replace")
-    rendered = render("mpich_selection.json.j2", entries=entries, defer=DEFER,
-                      guarded=REDUCE_SCATTER_GATHER, fallback="MPIR_Reduce_intra_binomial",
-                      ppn_else=PPN_ELSE)
+    rendered = render("mpich_selection.json.j2", entries=entries, ppn_else=PPN_ELSE)
     json.loads(rendered)  # the template's output must be JSON; a failure here is a collsel bug
     return Emitted({"mpich_selection.json": rendered}, notes)

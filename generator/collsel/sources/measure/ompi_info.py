@@ -13,7 +13,13 @@ def coll_tuned_text(ompi_info="ompi_info"):
     if program is None:
         raise InputError(f"--ompi-info: '{ompi_info}' not found: install Open MPI (ompi_info "
                          "comes with openmpi-bin) or give its path")
-    cmd = [program, *ARGS]
+    return tool_output([program, *ARGS])
+
+
+def tool_output(cmd):
+    """The standard output of a tool that must succeed within two minutes; CollselError naming
+    the command and its last line of stderr otherwise."""
+    cmd = [str(c) for c in cmd]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as e:

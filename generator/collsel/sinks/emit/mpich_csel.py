@@ -1,0 +1,107 @@
+"""What MPICH 4.0.2's collective selection (csel) can test, per collective, for
+`collsel emit --target mpich-json`: the MPIR_ function of each MPICH algorithm name, the message
+quantity csel compares, and the conditions an algorithm needs beyond what the benchmark varied.
+
+Message size (src/mpi/coll/src/csel.c, get_avg_msgsize / get_total_msgsize). collsel's m is the
+quantity Open MPI's fixed decision computes (docs/guide/collectives.md; the benchmark's 1-byte
+elements and equal counts). csel compares, per collective:
+  avg_msg_size   = type size x count            bcast, reduce, allreduce; alltoall: one block
+                                                 (type size x sendcount)      -> m
+  total_msg_size = the sum over ranks            allgather, allgatherv, gather, scatter,
+                                                 reduce_scatter_block, alltoallv -> P x m;
+                                                 reduce_scatter (sum of recvcounts) -> m
+  nothing                                        barrier, scan, exscan (csel defines neither
+                                                 quantity for them: a test would assert)
+For gather and scatter csel multiplies the count by P without the type size, which equals the
+bytes for the benchmark's 1-byte elements only (a note says so).
+
+Guards. The benchmark measures each algorithm on a commutative built-in operation, without
+MPI_IN_PLACE, on one node, at the measured P; MPICH refuses (MPIR_CVAR_COLLECTIVE_FALLBACK) an
+algorithm whose condition a call breaks, but a selection file's choice is not checked: the
+algorithm runs and may be wrong. So a leaf of such an algorithm tests the condition first and
+otherwise runs FALLBACK (MPICH's own decision, the base file's subtree; for the two reduce-scatter
+based reductions the algorithm MPICH's own generic.json falls back to). The conditions are
+MPICH 4.0.2's fallback checks (src/mpi/coll/mpir_coll.c), written in csel's keys.
+"""
+from collsel.core import algorithms
+
+AVG, TOTAL = "avg_msg_size", "total_msg_size"
+IDENTITY, TIMES_P = "m", "P·m"
+
+# collective -> (the key csel compares, how it follows from m and P); None: csel tests no size
+MESSAGE = {
+    "bcast": (AVG, IDENTITY), "reduce": (AVG, IDENTITY), "allreduce": (AVG, IDENTITY),
+    "alltoall": (AVG, IDENTITY), "reduce_scatter": (TOTAL, IDENTITY),
+    "allgather": (TOTAL, TIMES_P), "allgatherv": (TOTAL, TIMES_P), "gather": (TOTAL, TIMES_P),
+    "scatter": (TOTAL, TIMES_P), "reduce_scatter_block": (TOTAL, TIMES_P),
+    "alltoallv": (TOTAL, TIMES_P),
+    "barrier": None, "scan": None, "exscan": None,
+}
+
+# a guard's fallback: MPICH's own decision of the collective (the base file's intra subtree)
+OWN_DECISION = "auto"
+
+_PARENT = ("comm_hierarchy=parent", True)
+_COMMUTATIVE = ("is_commutative=yes", True)
+_POW2 = ("comm_size=pow2", True)
+_NOT_IN_PLACE = ("is_sendbuf_inplace=no", True)
+_IN_PLACE = ("is_sendbuf_inplace=yes", True)
+_BUILT_IN_AND_COUNT = [("is_op_built_in=yes", True), ("count<pow2", False)]
+
+# (collective, MPICH name) -> ([(csel key, proceed when it holds)], fallback MPICH name or
+# OWN_DECISION); an algorithm absent here needs nothing.
+GUARDS = {
+    ("allreduce", "smp"): ([_COMMUTATIVE, _PARENT], OWN_DECISION),
+    ("allreduce", "reduce_scatter_allgather"): (_BUILT_IN_AND_COUNT, "recursive_doubling"),
+    ("reduce", "smp"): ([_COMMUTATIVE, _PARENT], OWN_DECISION),
+    ("reduce", "reduce_scatter_gather"): (_BUILT_IN_AND_COUNT, "binomial"),
+    ("bcast", "smp"): ([_PARENT], OWN_DECISION),
+    ("barrier", "smp"): ([_PARENT], OWN_DECISION),
+    # MPICH's own file takes scan smp on this alone: csel cannot test a scan's operation
+    ("scan", "smp"): ([("is_node_consecutive=yes", True)], OWN_DECISION),
+    ("allgather", "recursive_doubling"): ([_POW2], OWN_DECISION),
+    ("allgatherv", "recursive_doubling"): ([_POW2], OWN_DECISION),
+    **{("alltoall", a): ([_NOT_IN_PLACE], OWN_DECISION)
+       for a in ("brucks", "pairwise", "scattered")},
+    ("alltoall", "pairwise_sendrecv_replace"): ([_IN_PLACE], OWN_DECISION),
+    ("alltoallv", "scattered"): ([_NOT_IN_PLACE], OWN_DECISION),
+    ("alltoallv", "pairwise_sendrecv_replace"): ([_IN_PLACE], OWN_DECISION),
+    ("reduce_scatter", "noncommutative"): ([_POW2, ("is_block_regular=yes", True)],
+                                           OWN_DECISION),
+    ("reduce_scatter_block", "noncommutative"): ([_POW2], OWN_DECISION),
+    **{(c, a): ([_COMMUTATIVE], OWN_DECISION)
+       for c in ("reduce_scatter", "reduce_scatter_block")
+       for a in ("pairwise", "recursive_halving")},
+}
+
+
+def function(collective, name):
+    """The MPIR_ function of an MPICH algorithm name: MPIR_<Coll>_allcomm_nb for nb, else
+    MPIR_<Coll>_intra_<name> (csel_container.c of 4.0.2)."""
+    kind = "allcomm" if name == "nb" else "intra"
+    return f"MPIR_{collective.capitalize()}_{kind}_{name}"
+
+
+def functions(collective):
+    """Every MPIR_ function a leaf of the collective may name, in the catalogue's order."""
+    return tuple(function(collective, n) for a, n in
+                 algorithms.MPICH_ALGORITHMS[collective].items()
+                 if a != algorithms.BASELINE_ALGORITHM)
+
+
+def short(full):
+    """'binomial' of 'MPIR_Bcast_intra_binomial', 'nb' of 'MPIR_Bcast_allcomm_nb',
+    'noncommutative' of 'MPIR_Reduce_scatter_block_intra_noncommutative'."""
+    for kind in ("_intra_", "_allcomm_"):
+        if kind in full:
+            return full.split(kind, 1)[1]
+    return full
+
+
+def guard(collective, full):
+    """([(key, proceed when it holds)], fallback MPIR_ function or OWN_DECISION) of a leaf's
+    function; ([], None) when it needs no guard."""
+    conditions, fallback = GUARDS.get((collective, short(full)), ([], None))
+    if fallback not in (None, OWN_DECISION):
+        fallback = function(collective, fallback)
+    return conditions, fallback
