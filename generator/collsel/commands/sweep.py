@@ -23,7 +23,8 @@ the launcher's message.
 shuffled by the launch's seed, so the launch effect cancels; --launches such launches are the
 replications: time_us is the mean of the launch medians, its CI across launches, and `tied` /
 `p_best` say which methods are indistinguishable from the best ('# tie_rule=' in the table).
---mode per-method: one launch per (P, method), Open MPI only, kept to compare the two.
+--mode per-method: one launch per (P, method), Open MPI and Intel MPI (--mpi intel: the only
+mode, its presets are forced through I_MPI_ADJUST_<COLL> in each launch's environment).
 
 Defaults: all algorithms of --mpi (MPICH: but smp, which needs several nodes); segment sizes
 0,1K,8K,32K,128K where an algorithm segments; P = 2,3,4,6,8,12,16; m = 1 B..4 MiB, powers of
@@ -55,8 +56,9 @@ def register(subparsers):
                       help="the MPI measured (default openmpi): its launcher, its mpicc, its "
                            "own algorithm names; mpich: --mode paired, --launcher local or "
                            "hostfile")
-    what.add_argument("--mode", default="paired", choices=("paired", "per-method"),
-                      help="paired (default) or per-method (see above)")
+    what.add_argument("--mode", choices=("paired", "per-method"),
+                      help="paired (default) or per-method (see above; the default under "
+                           "--mpi intel)")
     what.add_argument("--algorithms", metavar="LIST", help="ids or names, comma list; ALG:SEG pins a segment "
                       "size; hier:G:INNER:OUTER adds a hierarchical method (Open MPI, paired; "
                       "G groups of consecutive ranks). Default: all but 0")
@@ -128,6 +130,10 @@ def register(subparsers):
                        "string")
     where.add_argument("--bench", metavar="PROGRAM", help="benchmark program (default: collsel_bench.c built "
                        "with --mpicc)")
+    where.add_argument("--mpi-home", metavar="DIR",
+                       help="the MPI's installation: DIR/bin/mpicc and DIR/bin/mpirun unless "
+                            "--mpicc/--mpirun say otherwise (needed by --mpi intel, e.g. "
+                            "build/mpis/intel)")
     where.add_argument("--mpicc", metavar="PROGRAM", help="compiler wrapper (default mpicc; mpicc.mpich under "
                        "--mpi mpich)")
     where.add_argument("--timeout", default=120.0, metavar="S",
@@ -187,6 +193,12 @@ SBATCH_TIME = re.compile(r"\d+(:\d{1,2}){0,2}|\d+-\d{1,2}(:\d{1,2}){0,2}")
 def _check_numbers(args):
     """Every numeric flag, checked and converted in place (core.values ranges; the benchmark's
     own option ranges from benchmark_program.py); one line naming the flag."""
+    if args.mode is None:
+        args.mode = "per-method" if args.mpi == "intel" else "paired"
+    if args.mpi == "intel" and args.mode == "paired":
+        raise InputError("--mpi intel --mode paired: Intel MPI reads I_MPI_ADJUST_* in MPI_Init "
+                         "only (its MPI_T cvars take no effect at run time); use --mode "
+                         "per-method")
     if args.launches is None:
         args.launches = 5 if args.mode == "paired" else 3
     args.launches = values.integer(args.launches, "--launches", *launch_stats.LAUNCHES)
@@ -195,14 +207,14 @@ def _check_numbers(args):
     args.equivalence = values.number(args.equivalence, "--equivalence", 0.0, 100.0) / 100.0
     args.refine_budget = refine.parse_budget(args.refine)
     if args.mode == "per-method":
-        for flag, given in (("--mpi mpich", args.mpi != "openmpi"),
+        for flag, given in (("--mpi mpich", args.mpi == "mpich"),
                             ("--refine", args.refine is not None), ("--raw", args.raw),
                             ("--nodes/--ppn", args.nodes or args.ppn),
                             ("--cluster", args.cluster is not None),
                             ("--probe", args.probe), ("--load-levels", args.load_levels)):
             if given:
                 raise InputError(f"{flag} needs --mode paired (the per-method mode measures "
-                                 "Open MPI only, one method per launch)")
+                                 "Open MPI and Intel MPI only, one method per launch)")
     args.load_levels = (load.parse_levels(args.load_levels) if args.load_levels is not None
                         else None)
     if args.load is not None and not args.load_levels:
@@ -282,6 +294,8 @@ def _canonical(args, cfg, launcher_name, program=("collsel",), cluster=None):
             parts += ["--load-levels", ",".join(args.load_levels), "--load", args.load]
     if args.no_baseline:
         parts.append("--no-baseline")
+    if args.mpi_home:
+        parts += ["--mpi-home", args.mpi_home]
     if launcher_name == "srun":
         parts += ["--srun-mpi", cfg.launcher.mpi_plugin]
     if args.launcher_args:
@@ -300,6 +314,7 @@ def run_sweep(args):
                  "raw", "refine", "nodes", "ppn", "cluster", "probe", "load_levels"):
         values.one_line(getattr(args, flag), "--" + flag.replace("_", "-"))
     values.output_file(args.out, "--out")
+    _mpi_home(args)
     if args.raw is not None:
         values.output_file(args.raw, "--raw")
     if args.emit_sbatch is not None:
@@ -406,6 +421,22 @@ def check_collective(collective, family):
         raise InputError(f"--collective {collective}: {measures} only ({collective} tables can "
                          "be read by collsel ingest)")
     raise InputError(f"--collective: unknown collective '{collective}' ({measures})")
+
+
+def _mpi_home(args):
+    """--mpi-home DIR: DIR/bin/mpicc and DIR/bin/mpirun where --mpicc/--mpirun are not given."""
+    if args.mpi_home is None:
+        return
+    values.one_line(args.mpi_home, "--mpi-home")
+    home = os.path.abspath(args.mpi_home)
+    for flag, name in (("mpicc", "mpicc"), ("mpirun", "mpirun")):
+        path = os.path.join(home, "bin", name)
+        if getattr(args, flag) is None:
+            if not os.access(path, os.X_OK):
+                raise InputError(f"--mpi-home {args.mpi_home}: no {path} (the MPI's "
+                                 f"installation directory, e.g. build/mpis/intel)")
+            setattr(args, flag, path)
+    args.mpi_home = home
 
 
 def _oversubscribed(launcher, groups):
@@ -522,4 +553,5 @@ def _visible_on_the_nodes(args, bench_path, whole_sweep):
 def _locate_bench(args, build):
     """The benchmark binary, built with the --mpi family's compiler wrapper
     (benchmark_program.MPICC) unless --mpicc names one."""
-    return bench.locate(args.bench, args.mpicc or bench.MPICC[args.mpi], build=build)
+    env = launchers.intel_env(args.mpi_home) if args.mpi == "intel" and args.mpi_home else None
+    return bench.locate(args.bench, args.mpicc or bench.MPICC[args.mpi], build=build, env=env)

@@ -59,10 +59,14 @@ TARGETS = {
                   "rules.json: Open MPI 6/main JSON rules file"),
     "mpich-json": ("collsel.sinks.emit.mpich_json", "emit",
                    "mpich_selection.json: MPICH 4.0 MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"),
+    "intel-env": ("collsel.sinks.emit.intel_env", "emit",
+                  "intel_env.sh: Intel MPI I_MPI_ADJUST_<COLL> settings (a tree of presets)"),
 }
 
 
 OPEN_MPI_ONLY = frozenset({"ompi-dec-fixed", "ompi-rules", "ompi-json"})
+# The family each family-bound target writes: a tree of another family's ids is refused.
+TARGET_FAMILY = {**{t: DEFAULT_FAMILY for t in OPEN_MPI_ONLY}, "intel-env": "intel"}
 HIERARCHICAL = frozenset({"blob", "c-array"})   # blob format 2 records hier methods (libcollsel)
 
 
@@ -92,6 +96,24 @@ def hierarchical_leaf_error(target, name, loaded):
             f"hier:G:INNER:OUTER rows")
 
 
+def family_error(target, name, family):
+    """The refusal of a tree whose algorithm ids are another family's than the target writes
+    (mpich-json translates Open MPI ids, never Intel presets), or None."""
+    wants = TARGET_FAMILY.get(target)
+    if target == "mpich-json" and family == "intel":
+        wants = "mpich"
+    if wants is None or family == wants:
+        return None
+    if wants == DEFAULT_FAMILY:
+        return (f"{name}: --target {target} writes Open MPI coll/tuned ids, but this tree's "
+                f"algorithms are {family}'s (algorithm_family {family}); use --target "
+                f"{'intel-env' if family == 'intel' else 'mpich-json'}, c, c-fast, blob or "
+                "c-array")
+    return (f"{name}: --target {target} writes {'Intel MPI presets' if wants == 'intel' else 'MPICH algorithms'}, but this "
+            f"tree's algorithms are {family}'s (algorithm_family {family}); build the tree from "
+            f"a table measured with --mpi {wants}")
+
+
 def emit(target, trees, options=None):
     """Render `trees` for `target`; the module is imported only when its target is used."""
     if target not in TARGETS:
@@ -103,13 +125,10 @@ def emit(target, trees, options=None):
             error = hierarchical_leaf_error(target, name, loaded)
             if error:
                 raise InputError(error)
-    if target in OPEN_MPI_ONLY:
-        for name, loaded in zip(names, trees):
-            family = getattr(loaded, "family", DEFAULT_FAMILY)
-            if family != DEFAULT_FAMILY:
-                raise InputError(f"{name}: --target {target} writes Open MPI coll/tuned ids, but "
-                                 f"this tree's algorithms are {family}'s (algorithm_family "
-                                 f"{family}); use --target mpich-json, c, c-fast, blob or c-array")
+    for name, loaded in zip(names, trees):
+        error = family_error(target, name, getattr(loaded, "family", DEFAULT_FAMILY))
+        if error:
+            raise InputError(error)
     module, function, _ = TARGETS[target]
     result = getattr(importlib.import_module(module), function)(trees, options)
     if not result.files:

@@ -51,7 +51,7 @@ def not_measured(key, value):
 # writable, reads back different, or coll_tuned_use_dynamic_rules off under Open MPI).
 EXIT_FORCING_FAILED = 6
 # The compiler wrapper of each MPI family on Debian (`mpicc` is the alternatives' default).
-MPICC = {"openmpi": "mpicc", "mpich": "mpicc.mpich"}
+MPICC = {"openmpi": "mpicc", "mpich": "mpicc.mpich", "intel": "mpicc"}   # intel: --mpi-home
 # The ranges of the benchmark's options, as collsel_bench.c checks them (parse_long/parse_double
 # calls in parse_options); the sweep and model fit check their flags against these through
 # core.values before anything runs.
@@ -166,8 +166,9 @@ def cached_binary(mpicc="mpicc"):
     return cache_dir() / f"collsel_bench-{digest[:16]}-{name[:40]}-{tag}"
 
 
-def locate(explicit=None, mpicc="mpicc", build=True):
-    """Path of the benchmark binary: `explicit` (--bench), $COLLSEL_BENCH, or the cached build."""
+def locate(explicit=None, mpicc="mpicc", build=True, env=None):
+    """Path of the benchmark binary: `explicit` (--bench), $COLLSEL_BENCH, or the cached build
+    (compiled with `env` added to the environment: Intel MPI's wrapper needs I_MPI_ROOT)."""
     path = explicit or os.environ.get("COLLSEL_BENCH")
     if path:
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
@@ -179,10 +180,10 @@ def locate(explicit=None, mpicc="mpicc", build=True):
                          "install?); reinstall collsel, or build it and pass --bench PATH")
     if target.is_file() or not build:
         return str(target)
-    return str(compile_bench(target, mpicc))
+    return str(compile_bench(target, mpicc, env))
 
 
-def compile_bench(target, mpicc="mpicc"):
+def compile_bench(target, mpicc="mpicc", env=None):
     compiler = shutil.which(mpicc)
     if compiler is None:
         package = "libmpich-dev" if "mpich" in os.path.basename(mpicc) else "libopenmpi-dev"
@@ -193,7 +194,8 @@ def compile_bench(target, mpicc="mpicc"):
     os.close(fd)
     cmd = [compiler, *CFLAGS, "-o", tmp, str(source_path()), "-lm"]
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                              env={**os.environ, **env} if env else None)
         if done.returncode != 0:
             raise CollselError(f"compiling the benchmark failed ({' '.join(cmd)}):\n"
                                + done.stderr.strip())
