@@ -8,9 +8,10 @@ Intel's own selection logic. Intel's documentation: "Presets are algorithmic der
 number of presets surpasses the number of algorithms."
 
 Names: `p<id>` for every preset; for bcast and allreduce the internal functions a preset ran
-on one node (libmpi.so's symbol table, traced with gdb breakpoints at P = 2 and 4, 64 KiB:
-docs/guide/intel-mpi.md) are appended, e.g. `p3_scatter_ring_allgather`. Collectives that
-have no traced names keep `p<id>`.
+on one node at P = 4, 64 KiB (libmpi.so's symbol table, traced with gdb breakpoints:
+docs/guide/intel-mpi.md) are appended, e.g. `p3_scatter_ring_allgather`, where they differ
+from what preset 0 runs (presets that fell back to Intel's auto selection there, and the other
+12 collectives, keep `p<id>`). A preset may run differently at another P or size.
 
 Parameters: the I_MPI_ADJUST_<COLL>_<PARAM> variables impi_info -e lists beside each preset
 variable (radix, segment size, ...); the sweep forces the preset only, Intel's defaults for the
@@ -36,11 +37,14 @@ _TRACED = {
               3: "scatter_ring_allgather", 4: "binomial", 5: "scatter_recursive_doubling_allgather",
               6: "scatter_ring_allgather", 7: "shumilin", 8: "knomial_tree", 9: "knomial_tree",
               10: "knomial_tree", 11: "knomial_tree", 12: "binomial_knomial_tree",
-              13: "binomial_knomial_tree", 14: "binomial_knomial_tree", 15: "shm",
-              16: "shm", 17: "shm", 18: "binomial_knomial_tree", 19: "binomial_knomial_tree",
+              13: "binomial_knomial_tree", 14: "binomial_knomial_tree", 18: "binomial_knomial_tree", 19: "binomial_knomial_tree",
               20: "binomial_knomial_tree", 21: "binomial_knomial_tree",
               22: "binomial_knomial_tree"},
-    "allreduce": {},
+    # 3, 5, 6: a reduce (its functions are inlined, untraced) and then this bcast
+    "allreduce": {2: "rabenseifner", 3: "reduce_bcast_scatter_allgather", 4: "rec_multiplying",
+                  5: "reduce_bcast_binomial", 6: "reduce_bcast_binomial", 7: "shumilin",
+                  8: "nb_ring", 13: "nreduce", 14: "ring", 15: "shumilin", 16: "shumilin",
+                  17: "shumilin"},
 }
 
 # impi_info -e: the I_MPI_ADJUST_<COLL>_<PARAM> parameters beside each preset variable.
