@@ -553,5 +553,7 @@ def _visible_on_the_nodes(args, bench_path, whole_sweep):
 def _locate_bench(args, build):
     """The benchmark binary, built with the --mpi family's compiler wrapper
     (benchmark_program.MPICC) unless --mpicc names one."""
-    env = launchers.intel_env(args.mpi_home) if args.mpi == "intel" and args.mpi_home else None
+    home = args.mpi_home or (args.mpicc and os.path.dirname(os.path.dirname(
+        os.path.abspath(args.mpicc))))
+    env = launchers.intel_env(home) if args.mpi == "intel" and home else None
     return bench.locate(args.bench, args.mpicc or bench.MPICC[args.mpi], build=build, env=env)
