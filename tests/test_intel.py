@@ -137,3 +137,10 @@ def test_sweep_intel_refusals(tmp_path, capsys, extra, message):
                          "--dry-run")
     assert status == 2 and err.count("\n") == 1 and message in err, err
     assert not out.exists()
+
+
+def test_tune_intel_is_refused_in_one_line(tmp_path, capsys):
+    status, _, err = run(capsys, "tune", "--mpi", "intel", "--collectives", "bcast",
+                         "--out", tmp_path / "t", "--dry-run")
+    assert status == 2 and err.count("\n") == 1 and "collsel tune --mpi intel: not yet" in err
+    assert not (tmp_path / "t").exists()

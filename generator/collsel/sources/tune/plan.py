@@ -41,7 +41,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, replace
 
-from collsel.core import algorithms, fallbacks, intel_algorithms
+from collsel.core import algorithms, fallbacks
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.sweep import estimate
@@ -53,8 +53,7 @@ MIN_COMM_SIZES = 3      # the smallest and largest P and one interior P (leave-o
 MAX_OCTAVES = 8
 # (P octaves, m octaves) of each step, finest first: m thinned first, P one step behind.
 LADDER = tuple(((step // 2), (step + 1) // 2) for step in range(2 * MAX_OCTAVES))
-PER_METHOD = {"openmpi": ("allgatherv",),
-              "intel": tuple(intel_algorithms.INTEL_ALGORITHMS)}   # forced in MPI_Init only
+PER_METHOD = {"openmpi": ("allgatherv",)}
 MEASURED_APART = ("per-method mode (Open MPI cannot force allgatherv per communicator through "
                   "MPI_T) runs --comm-sizes only, not --nodes/--ppn or --cluster")
 MAX_BUDGET_S = 7 * 86400
