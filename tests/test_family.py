@@ -145,7 +145,7 @@ def test_open_mpi_targets_refuse_an_mpich_tree(mpich_tree, tmp_path, capsys, tar
     assert "algorithm_family mpich" in err and not out.exists()
 
 
-@pytest.mark.parametrize("target", sorted(set(TARGETS) - OPEN_MPI_ONLY - {"mpich-json"}))
+@pytest.mark.parametrize("target", sorted(set(TARGETS) - set(FAMILIES_OF)))
 def test_neutral_targets_take_an_mpich_tree(mpich_tree, tmp_path, capsys, target):
     status, err = run(capsys, "emit", "--target", target, mpich_tree, "--out", tmp_path / "out")
     assert status == 0, err
@@ -155,7 +155,7 @@ def test_neutral_targets_take_an_mpich_tree(mpich_tree, tmp_path, capsys, target
         assert "scatter_ring_allgather" in (out / "decision.c").read_text()
 
 
-@pytest.mark.parametrize("target", sorted(FAMILIES_OF))
+@pytest.mark.parametrize("target", sorted(t for t in FAMILIES_OF if "intel" not in FAMILIES_OF[t]))
 def test_an_mpi_file_refuses_a_tree_of_another_family(target):
     """Every MPI-specific target refuses a tree of a family it does not write (Intel MPI's,
     whose targets are its own), and names the targets that take it."""
@@ -164,4 +164,4 @@ def test_an_mpi_file_refuses_a_tree_of_another_family(target):
         emit(target, [tree], EmitOptions(tree_names=("t.json",)))
     assert str(refused.value) == (
         f"t.json: --target {target} writes {WRITES[target]}, but this tree's algorithms are "
-        "intel's (algorithm_family intel); use --target c, c-fast, blob or c-array")
+        "intel's (algorithm_family intel); use --target intel-env, c, c-fast, blob or c-array")

@@ -63,7 +63,7 @@ def test_the_intel_launcher_is_hydra_with_the_installations_environment():
                               env={"I_MPI_ROOT": "/o"})
     argv, env = launcher.command(2, {}, ["bench"])
     assert argv[:3] == ["/o/bin/mpiexec.hydra", "-n", "2"]
-    assert env == {"I_MPI_ROOT": "/o"}          # no MPICH cvar
+    assert env == launchers.intel_env("/o")     # the installation's; no MPICH cvar
     _, env = launchers.make("local", "mpiexec", family="mpich", env={"A": "1"}).command(
         2, {}, ["bench"])
     assert env == {"A": "1", **launchers.MPICH_ENV}

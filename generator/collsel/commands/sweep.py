@@ -23,7 +23,8 @@ the launcher's message.
 shuffled by the launch's seed, so the launch effect cancels; --launches such launches are the
 replications: time_us is the mean of the launch medians, its CI across launches, and `tied` /
 `p_best` say which methods are indistinguishable from the best ('# tie_rule=' in the table).
---mode per-method: one launch per (P, method), Open MPI only, kept to compare the two.
+--mode per-method: one launch per (P, method), Open MPI and Intel MPI (--mpi intel: the only
+mode, its presets are forced through I_MPI_ADJUST_<COLL> in each launch's environment).
 
 Defaults: all algorithms of --mpi (MPICH: but smp, which needs several nodes, and
 reduce_scatter's noncommutative, on which MPICH 4.0.2 asserts at a P no power of two); segment
@@ -61,8 +62,9 @@ def register(subparsers):
                            "intel its environment), e.g. build/mpis/openmpi5 of make "
                            "setup-mpis (default: Debian's Open MPI / MPICH; Intel MPI from "
                            "I_MPI_ROOT or impi_info on PATH)")
-    what.add_argument("--mode", default="paired", choices=("paired", "per-method"),
-                      help="paired (default) or per-method (see above)")
+    what.add_argument("--mode", choices=("paired", "per-method"),
+                      help="paired (default) or per-method (see above; the default under "
+                           "--mpi intel)")
     what.add_argument("--algorithms", metavar="LIST", help="ids or names, comma list; ALG:SEG pins a segment "
                       "size; hier:G:INNER:OUTER adds a hierarchical method (Open MPI, paired; "
                       "G groups of consecutive ranks). Default: all but 0")
@@ -193,6 +195,12 @@ SBATCH_TIME = re.compile(r"\d+(:\d{1,2}){0,2}|\d+-\d{1,2}(:\d{1,2}){0,2}")
 def _check_numbers(args):
     """Every numeric flag, checked and converted in place (core.values ranges; the benchmark's
     own option ranges from benchmark_program.py); one line naming the flag."""
+    if args.mode is None:
+        args.mode = "per-method" if args.mpi == "intel" else "paired"
+    if args.mpi == "intel" and args.mode == "paired":
+        raise InputError("--mpi intel --mode paired: Intel MPI reads I_MPI_ADJUST_* in MPI_Init "
+                         "only (its MPI_T cvars take no effect at run time); use --mode "
+                         "per-method")
     if args.launches is None:
         args.launches = 5 if args.mode == "paired" else 3
     args.launches = values.integer(args.launches, "--launches", *launch_stats.LAUNCHES)
@@ -201,14 +209,14 @@ def _check_numbers(args):
     args.equivalence = values.number(args.equivalence, "--equivalence", 0.0, 100.0) / 100.0
     args.refine_budget = refine.parse_budget(args.refine)
     if args.mode == "per-method":
-        for flag, given in ((f"--mpi {args.mpi}", args.mpi != "openmpi"),
+        for flag, given in (("--mpi mpich", args.mpi == "mpich"),
                             ("--refine", args.refine is not None), ("--raw", args.raw),
                             ("--nodes/--ppn", args.nodes or args.ppn),
                             ("--cluster", args.cluster is not None),
                             ("--probe", args.probe), ("--load-levels", args.load_levels)):
             if given:
                 raise InputError(f"{flag} needs --mode paired (the per-method mode measures "
-                                 "Open MPI only, one method per launch)")
+                                 "Open MPI and Intel MPI only, one method per launch)")
     args.load_levels = (load.parse_levels(args.load_levels) if args.load_levels is not None
                         else None)
     if args.load is not None and not args.load_levels:
@@ -290,6 +298,8 @@ def _canonical(args, cfg, launcher_name, program=("collsel",), cluster=None):
             parts += ["--load-levels", ",".join(args.load_levels), "--load", args.load]
     if args.no_baseline:
         parts.append("--no-baseline")
+    if args.mpi_home:
+        parts += ["--mpi-home", args.mpi_home]
     if launcher_name == "srun":
         parts += ["--srun-mpi", cfg.launcher.mpi_plugin]
     if args.launcher_args:

@@ -174,6 +174,11 @@ def _plan(args):
     """The whole plan, checked: collectives, budget, each collective's grid and budgets, and
     the sweep options every sweep of the tune gets."""
     family = args.mpi or "openmpi"
+    if family == "intel":
+        raise InputError("collsel tune --mpi intel: not yet (an Intel tree has no blob family "
+                         "and --target intel-env carries trees of one axis only); measure with "
+                         "collsel sweep --mpi intel --mpi-home DIR, then build and emit "
+                         "--target intel-env")
     launcher_name = args.launcher or ("hostfile" if args.cluster is not None or args.hostfile
                                       else "local")
     placed = args.nodes is not None or args.ppn is not None or args.cluster is not None

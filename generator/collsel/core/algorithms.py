@@ -14,6 +14,7 @@ never a candidate.
 import re
 from dataclasses import dataclass
 
+from collsel.core.intel_algorithms import INTEL_ALGORITHMS
 from collsel.errors import InputError
 
 BASELINE_ALGORITHM = 0
@@ -199,7 +200,7 @@ def _hier_from_text(collective, text, family):
     return hier_id(collective, int(parts[1]), inner, outer)
 
 
-FAMILIES = ("openmpi", "mpich")
+FAMILIES = ("openmpi", "mpich", "intel")
 DEFAULT_FAMILY = "openmpi"
 
 # MPICH 4.0.2 (Debian bookworm): the values of MPIR_CVAR_<COLL>_INTRA_ALGORITHM for the 14
@@ -237,7 +238,8 @@ MPICH_UNMEASURED = {
     "gatherv": {0: "auto", 1: "linear", 2: "nb"},
     "scatterv": {0: "auto", 1: "linear", 2: "nb"},
 }
-_BY_FAMILY = {"openmpi": ALGORITHMS, "mpich": MPICH_ALGORITHMS}
+_BY_FAMILY = {"openmpi": ALGORITHMS, "mpich": MPICH_ALGORITHMS,
+              "intel": INTEL_ALGORITHMS}   # Intel MPI's presets: core.intel_algorithms
 
 
 def check_family(family):
@@ -248,7 +250,7 @@ def check_family(family):
 
 def _qualifier(family):
     """'' for the default family (messages as before families existed), else 'MPICH '."""
-    return "" if family == DEFAULT_FAMILY else "MPICH "
+    return {DEFAULT_FAMILY: "", "intel": "Intel MPI "}.get(family, "MPICH ")
 
 
 def registry(family=DEFAULT_FAMILY):

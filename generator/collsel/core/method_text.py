@@ -7,7 +7,7 @@ e.g. "binomial", "pipeline, 8 KiB segments", "chain, 1 KiB segments, 4 chains",
 """
 from collsel.core import algorithms
 
-MPI_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH"}
+MPI_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH", "intel": "Intel MPI"}
 
 # Algorithms whose faninout is a number of chains (core.algorithms.USES_FANINOUT: chain).
 _CHAINS = "chain"

@@ -60,6 +60,8 @@ TARGETS = {
                   "rules.json: Open MPI 6/main JSON rules file"),
     "mpich-json": ("collsel.sinks.emit.mpich_json", "emit",
                    "mpich_selection.json: MPICH 4.0 MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"),
+    "intel-env": ("collsel.sinks.emit.intel_env", "emit",
+                  "intel_env.sh: Intel MPI I_MPI_ADJUST_<COLL> settings (a tree of presets)"),
 }
 
 
@@ -67,9 +69,11 @@ OPEN_MPI_ONLY = frozenset({"ompi-dec-fixed", "ompi-rules", "ompi-json"})
 # The algorithm families of the trees an MPI's own file can be written from (mpich-json
 # translates Open MPI ids through its map); a target not named here takes any family.
 FAMILIES_OF = {**{t: frozenset({DEFAULT_FAMILY}) for t in OPEN_MPI_ONLY},
-               "mpich-json": frozenset({DEFAULT_FAMILY, "mpich"})}
+               "mpich-json": frozenset({DEFAULT_FAMILY, "mpich"}),
+               "intel-env": frozenset({"intel"})}
 WRITES = {**{t: "Open MPI coll/tuned ids" for t in OPEN_MPI_ONLY},
-          "mpich-json": "MPICH algorithm names"}
+          "mpich-json": "MPICH algorithm names",
+          "intel-env": "Intel MPI presets (I_MPI_ADJUST_<COLL>)"}
 HIERARCHICAL = frozenset({"blob", "c-array"})   # blob format 2 records hier methods (libcollsel)
 
 

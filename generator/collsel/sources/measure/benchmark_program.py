@@ -51,7 +51,7 @@ def not_measured(key, value):
 # writable, reads back different, or coll_tuned_use_dynamic_rules off under Open MPI).
 EXIT_FORCING_FAILED = 6
 # The compiler wrapper of each MPI family on Debian (`mpicc` is the alternatives' default).
-MPICC = {"openmpi": "mpicc", "mpich": "mpicc.mpich"}
+MPICC = {"openmpi": "mpicc", "mpich": "mpicc.mpich", "intel": "mpicc"}   # intel: --mpi-home
 # The ranges of the benchmark's options, as collsel_bench.c checks them (parse_long/parse_double
 # calls in parse_options); the sweep and model fit check their flags against these through
 # core.values before anything runs.

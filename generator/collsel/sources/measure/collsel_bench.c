@@ -134,6 +134,8 @@
 
 #if defined(OPEN_MPI)
 #define MPI_FAMILY "openmpi"
+#elif defined(I_MPI_VERSION)    /* Intel MPI defines MPICH_VERSION too */
+#define MPI_FAMILY "intel"
 #elif defined(MPICH_VERSION)
 #define MPI_FAMILY "mpich"
 #else

@@ -198,10 +198,35 @@ class MpichLocalLauncher(LocalLauncher):
         return argv, {**self.env, **self.family_env}
 
 
-class IntelLocalLauncher(MpichLocalLauncher):
-    """Intel MPI's hydra (mpiexec.hydra) on this machine, placed as MPICH's; MPICH's cvars are
-    not Intel's (its environment comes from mpi_home)."""
-    family_env = {}
+class IntelLocalLauncher(LocalLauncher):
+    """Intel MPI's hydra mpirun on this machine, shared memory only. The forcing settings are
+    environment variables (I_MPI_ADJUST_<COLL>=preset, read in MPI_Init: Intel MPI cannot be
+    forced per communicator) and the launch gets the installation's environment (intel_env)."""
+
+    def __init__(self, program, extra_args="", home=None):
+        super().__init__(program, extra_args)
+        self.env = intel_env(home or os.path.dirname(os.path.dirname(os.path.abspath(
+            shutil.which(program) or program))))
+
+    def mapping(self, nprocs, ppn=None):
+        # beyond the core count hydra's pinning would stack ranks: unpinned, and waiting ranks
+        # give up the core (I_MPI_WAIT_MODE) instead of polling it
+        pin = "pinned by hydra" if nprocs <= self.ncores else "I_MPI_PIN=0, I_MPI_WAIT_MODE=1"
+        return f"{pin} ({self.ncores} cores)"
+
+    def command(self, nprocs, mca, bench_argv, ppn=None):
+        argv = [self.program, "-n", str(nprocs), *self.extra, *bench_argv]
+        over = {"I_MPI_PIN": "0", "I_MPI_WAIT_MODE": "1"} if nprocs > self.ncores else {}
+        return argv, {**self.env, **over, **{k: str(v) for k, v in mca.items()}}
+
+
+def intel_env(home):
+    """The environment an Intel MPI installed under `home` (a PyPI impi-rt/impi-devel venv or
+    an oneAPI mpi/latest) runs with: its root, its libraries and libfabric providers, and the
+    shared-memory fabric (one node)."""
+    lib = os.path.join(home, "lib")
+    return {"I_MPI_ROOT": home, "LD_LIBRARY_PATH": lib, "FI_PROVIDER_PATH": lib,
+            "I_MPI_FABRICS": "shm"}
 
 
 class HostfileLauncher(Launcher):

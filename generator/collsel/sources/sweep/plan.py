@@ -2,7 +2,7 @@
 forcing each, the sweep's configuration, and the launches still to run."""
 from dataclasses import dataclass
 
-from collsel.core import algorithms, values
+from collsel.core import algorithms, intel_algorithms, values
 from collsel.core.algorithms import Method
 from collsel.core.sizes import parse_size, parse_size_list
 from collsel.errors import InputError
@@ -108,7 +108,12 @@ def check_benchmark_can(mode, methods, msg_sizes, max_reps, time_cap):
                          f"{bench.TIME_CAP_S[1]:g} s: lower --time-cap")
 
 
-def mca_settings(collective, method):
+def mca_settings(collective, method, family="openmpi"):
+    """What forces `method` in a per-method launch: Open MPI's MCA parameters, or Intel MPI's
+    I_MPI_ADJUST_<COLL> preset (none for 0: Intel's own selection, its tuning file included)."""
+    if family == "intel":
+        return ({} if method.algorithm == algorithms.BASELINE_ALGORITHM
+                else {intel_algorithms.forcing_variable(collective): method.algorithm})
     prefix = f"coll_tuned_{collective}_algorithm"
     return {"coll_tuned_use_dynamic_rules": 1, prefix: method.algorithm,
             prefix + "_segmentsize": method.segsize}

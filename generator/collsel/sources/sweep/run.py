@@ -13,6 +13,7 @@ import signal
 import time
 
 from collsel import __version__
+from collsel.core import intel_algorithms
 from collsel.errors import CollselError, InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, placement
 from collsel.sources.measure.machine import loadavg, machine_metadata, now_iso
@@ -55,7 +56,7 @@ def placement_metadata(cfg):
 
 def header_metadata(cfg):
     grid = grid_metadata(cfg)
-    return {
+    meta = {
         "source": "collsel sweep",
         "collsel_version": __version__,
         "collective": cfg.collective,
@@ -68,10 +69,7 @@ def header_metadata(cfg):
                             f"the point; ci_met: the CI across launches <= {cfg.rel_ci:g} x "
                             "time_us",
         "bench_options": " ".join(cfg.bench_args),
-        "baseline": "algorithm 0 rows = Open MPI's fixed decision (coll_tuned_use_dynamic_rules=1, "
-                    "algorithm 0), a baseline, not a candidate",
-        "forcing": f"--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_{cfg.collective}"
-                   f"_algorithm A --mca coll_tuned_{cfg.collective}_algorithm_segmentsize S",
+        **forcing_metadata(cfg),
         **machine_metadata(cfg.mpi_home),
         "launcher": cfg.launcher.describe(),
         "mapping": grid["mapping"],
@@ -86,6 +84,26 @@ def header_metadata(cfg):
         "methods": grid["methods"],
         "bench_source_sha256": bench.source_digest() or "unknown",
     }
+    if cfg.family == "intel":
+        meta.pop("ompi_version", None)          # the benchmark's mpi_library names the MPI
+    return meta
+
+
+def forcing_metadata(cfg):
+    """How a per-method launch forces its method, and what the baseline rows are."""
+    if cfg.family == "intel":
+        var = intel_algorithms.forcing_variable(cfg.collective)
+        return {"algorithm_family": "intel",
+                "baseline": f"algorithm 0 rows = Intel MPI's own selection ({var} unset: its "
+                            "tuning file), a baseline, not a candidate",
+                "forcing": f"{var}=A in the launch's environment, one launch per method: Intel "
+                           f"MPI reads it in MPI_Init only (its MPI_T cvar MPIR_CVAR_USE_"
+                           f"{cfg.collective.upper()} accepts a write at run time, which changes "
+                           "nothing), so it cannot be measured paired"}
+    return {"baseline": "algorithm 0 rows = Open MPI's fixed decision (coll_tuned_use_dynamic_"
+                        "rules=1, algorithm 0), a baseline, not a candidate",
+            "forcing": f"--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_{cfg.collective}"
+                       f"_algorithm A --mca coll_tuned_{cfg.collective}_algorithm_segmentsize S"}
 
 
 def sigterm_as_interrupt():
@@ -181,7 +199,7 @@ def dry_run(cfg):
     plan = _State(cfg).plan
     lines = [f"# note: {note}"] if note else []
     for p, r, method, sizes in plan.launches:
-        argv, env = cfg.launcher.command(p, mca_settings(cfg.collective, method),
+        argv, env = cfg.launcher.command(p, mca_settings(cfg.collective, method, cfg.family),
                                          _bench_argv(cfg, sizes))
         lines.append(launchers.render(argv, env))
     lines.append(f"# {len(plan.launches)} launches, {plan.left} of {plan.total} point "
@@ -240,13 +258,13 @@ def _run_locked(cfg, state, progress_stream):
         have_library = "mpi_library" in meta
         launched = 0
         for p, r, method, sizes in plan.launches:
-            label = f"P={p} {method.label(cfg.collective)} launch {r}/{cfg.launches}"
+            label = f"P={p} {method.label(cfg.collective, cfg.family)} launch {r}/{cfg.launches}"
             progress.label = label
             progress.show()
             todo = list(sizes)
             while todo:
-                argv, env = cfg.launcher.command(p, mca_settings(cfg.collective, method),
-                                                 _bench_argv(cfg, todo))
+                settings = mca_settings(cfg.collective, method, cfg.family)
+                argv, env = cfg.launcher.command(p, settings, _bench_argv(cfg, todo))
 
                 def on_point(fields, p=p, r=r, method=method):
                     key = (p, int(fields["msg_size"]), method.algorithm, method.segsize)

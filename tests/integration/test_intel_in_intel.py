@@ -1,0 +1,127 @@
+"""Intel MPI (the PyPI impi-devel/impi-rt venv, build/mpis/intel or $COLLSEL_INTEL_HOME) with
+`collsel emit --target intel-env`.
+
+Intel MPI's I_MPI_DEBUG prints the I_MPI_ADJUST_* settings it read, never the algorithm a call
+ran. libmpi.so keeps its symbol table, so the proof is a trace: the probe program runs under gdb
+with a breakpoint on every coll algorithm function of libmpi.so (MPIR_/MPIDI_ Bcast and
+Allreduce _intra_*), and the functions hit are the algorithm that ran. Shown here:
+  - bcast, a tree that changes with the message size (preset 1 below 23171 B, preset 3 above):
+    at P = 2, 3, 4 a 1 KiB bcast runs MPIR_Bcast_intra_binomial only and a 1 MiB bcast
+    MPIR_Bcast_intra_scatter_ring_allgather only;
+  - allreduce, a tree that changes with P (preset 5 at P = 2, 3, preset 3 at P = 4): preset 5
+    runs a binomial bcast (MPIR_Bcast_intra_binomial), preset 3 a scatter-recursive-doubling one;
+  - a pathological file (bcast preset 8, knomial tree, everywhere) is slower than Intel's
+    default at P = 2, 1 MiB (launches alternate, medians compared, a generous ratio).
+"""
+import os
+import pathlib
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+HOME = pathlib.Path(os.environ.get("COLLSEL_INTEL_HOME", REPO / "build" / "mpis" / "intel"))
+HEADER = "# algorithm_family=intel\ncollective,comm_size,msg_size,algorithm,segsize,time_us\n"
+TRACED = re.compile(r"^MPI(R|DI|DI_POSIX)_(Bcast|Allreduce)_intra_\w+(?<!_check)$")  # _check: a test
+
+
+def intel_env():
+    lib = str(HOME / "lib")
+    return {**os.environ, "I_MPI_ROOT": str(HOME), "LD_LIBRARY_PATH": lib,
+            "FI_PROVIDER_PATH": lib, "I_MPI_FABRICS": "shm",
+            "PATH": f"{HOME / 'bin'}:{os.environ['PATH']}"}
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory):
+    if not (HOME / "bin" / "mpicc").exists():
+        pytest.skip(f"no Intel MPI at {HOME} (python3 -m venv {HOME} && {HOME}/bin/pip install "
+                    "impi-devel==2021.18.1 impi-rt==2021.18.1)")
+    if not shutil.which("gdb"):
+        pytest.skip("the trace needs gdb")
+    where = tmp_path_factory.mktemp("intel")
+    exe = where / "intel_algorithm_trace"
+    subprocess.run([str(HOME / "bin" / "mpicc"), "-O2", "-o", str(exe),
+                    str(REPO / "tests" / "integration" / "intel_algorithm_trace.c")],
+                   check=True, env=intel_env(), timeout=120)
+    symbols = subprocess.run(["nm", str(HOME / "lib" / "libmpi.so")], capture_output=True,
+                             text=True, check=True).stdout.split("\n")
+    functions = sorted({s.split()[2] for s in symbols if len(s.split()) == 3
+                        and s.split()[1] in "tT" and TRACED.match(s.split()[2])})
+    assert "MPIR_Bcast_intra_binomial" in functions, "libmpi.so lost its symbol table"
+    script = ["set pagination off", "set breakpoint pending on", "set startup-with-shell off"]
+    for f in functions:
+        script += [f"break {f}", "commands", "silent", f'printf "COLLTRACE {f}\\n"',
+                   "continue", "end"]
+    (where / "trace.gdb").write_text("\n".join(script + ["run", "quit"]) + "\n")
+    return exe, where / "trace.gdb"
+
+
+def ran(probe, settings, p, collective, size):
+    """The set of traced algorithm functions an MPI_<collective> of `size` bytes ran at P."""
+    exe, script = probe
+    done = subprocess.run([str(HOME / "bin" / "mpirun"), "-n", str(p), "gdb", "-q", "-batch",
+                           "-x", str(script), "--args", str(exe), collective, str(size)],
+                          capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
+                          env={**intel_env(), **settings})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return {line.split()[1] for line in done.stdout.splitlines() if line.startswith("COLLTRACE ")}
+
+
+def emitted(tmp_path, collective, best):
+    """The settings of `collsel emit --target intel-env` of a tree built from a table where the
+    preset best(p, m) is twice as fast as the others (0, 1, 3, 5)."""
+    rows = [f"{collective},{p},{m},{alg},0,{(1 + m / 1024) * (1 if alg == best(p, m) else 2):g}"
+            for p in (2, 3, 4) for m in (1024, 8192, 65536, 1048576)
+            for alg in sorted({0, 1, 3, 5, best(p, m)})]
+    table = tmp_path / f"{collective}.csv"
+    table.write_text(HEADER + "\n".join(rows) + "\n")
+    collsel = [sys.executable, "-m", "collsel.cli"]
+    subprocess.run([*collsel, "build", str(table), "--collective", collective, "--out",
+                    str(tmp_path / collective)], check=True, capture_output=True, timeout=300)
+    out = tmp_path / f"{collective}.sh"
+    subprocess.run([*collsel, "emit", "--target", "intel-env",
+                    str(tmp_path / collective / "tree.json"), "--out", str(out)], check=True,
+                   capture_output=True, timeout=300)
+    return dict(re.findall(r'^export (\w+)="([^"]*)"$', out.read_text(), re.M))
+
+
+@pytest.mark.parametrize("p", [2, 3, 4])
+def test_bcast_by_message_size_runs_the_files_decision(probe, tmp_path, p):
+    settings = emitted(tmp_path, "bcast", lambda p, m: 1 if m < 65536 else 3)
+    assert settings == {"I_MPI_ADJUST_BCAST": "1:0-23170;3:23171-2147483647"}
+    assert ran(probe, settings, p, "bcast", 1024) == {"MPIR_Bcast_intra_binomial"}
+    assert ran(probe, settings, p, "bcast", 1048576) == {
+        "MPIR_Bcast_intra_scatter_ring_allgather"}
+
+
+def test_allreduce_by_communicator_size_runs_the_files_decision(probe, tmp_path):
+    settings = emitted(tmp_path, "allreduce", lambda p, m: 5 if p < 4 else 3)
+    assert settings == {
+        "I_MPI_ADJUST_ALLREDUCE": "5:0-2147483647@1-3;3:0-2147483647@4-2147483647"}
+    for p in (2, 3):
+        assert ran(probe, settings, p, "allreduce", 65536) == {"MPIR_Bcast_intra_binomial"}
+    assert ran(probe, settings, 4, "allreduce", 65536) == {
+        "MPIR_Bcast_intra_scatter_recursive_doubling_allgather"}
+
+
+def test_pathological_file_is_slower_than_intels_default(probe, tmp_path):
+    settings = emitted(tmp_path, "bcast", lambda p, m: 8)     # the knomial tree everywhere
+    assert settings == {"I_MPI_ADJUST_BCAST": "8:0-2147483647"}
+    exe, _ = probe
+    times = {"default": [], "pathological": []}
+    for _ in range(3):                          # alternate, so a load change hits both
+        for name, extra in (("default", {}), ("pathological", settings)):
+            done = subprocess.run([str(HOME / "bin" / "mpirun"), "-n", "2", str(exe), "bcast",
+                                   "1048576", "20"], capture_output=True, text=True,
+                                  timeout=300, stdin=subprocess.DEVNULL,
+                                  env={**intel_env(), **extra})
+            assert done.returncode == 0, done.stderr[-2000:]
+            times[name].append(float(re.search(r"seconds_per_call=(\S+)", done.stdout)[1]))
+    default, slow = (statistics.median(times[k]) for k in ("default", "pathological"))
+    print(f"bcast P=2 1 MiB: default {default * 1e6:.0f} us, pathological {slow * 1e6:.0f} us")
+    assert slow > 2 * default, times
