@@ -49,6 +49,7 @@ def choose(dmap, launch_tables, settings, criterion="combined", workers=None):
         "nested_best": {("combined" if k == "combined" else ms.KIND_KEYS[k]): v
                         for k, v in sel.nested_best.items()},
         "edge": sel.edge, "deferred": chosen.limit == "defer", "deferral_advised": False,
+        "fallback": sel.fallback,
     }
     figures["why"] = _why(sel, chosen, label, nested, compared, dmap.family)
     t = sel.trained.tree(sel.chosen)
@@ -82,6 +83,12 @@ def _why(sel, chosen, label, nested, compared, family):
             "fixed": "the best single fixed method: no tree beats it out of sample by more "
                      "than noise"}.get(chosen.limit, f"{chosen.label()}, "
                                                      f"{leaves_text(int(sel.leaves[sel.chosen]))}")
+    fall = sel.fallback
+    if fall is not None:       # the nested figure is the tree's, not this recommendation's
+        lead += (f" (nested, on the same held-out cells: {fall['capped']:.2f}% capped against "
+                 f"{fall['tree_capped']:.2f}% +- {fall['se']:.2f} for the tree "
+                 f"cross-validation chose, {fall['instead_of']})")
+        honest = ""
     parts = [f"{lead} ({honest}criterion {label}: {sel.score[sel.chosen]:.2f}% capped "
              f"(one-SE rule over {len(sel.candidates)} candidates; best {best.label()} "
              f"{sel.score[sel.best]:.2f}% +- {sel.se[sel.chosen]:.2f}))"]
