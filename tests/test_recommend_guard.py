@@ -55,3 +55,12 @@ def test_reduce_scatter_of_the_tune_vm_defers(tmp_path):
     fall = stats["recommendation"]["fallback"]
     assert fall["to"] == "default" and stats["recommendation"]["deferred"]
     assert fall["kinds"] == ["launches", "leave_one_m_out"] and stats["leaves"] == 1
+
+
+def test_the_figure_of_what_is_recommended():
+    """A tune summary shows the recommendation's figure: the default's when it gave way."""
+    from collsel.core.recommendation import recommended_on_nested_folds
+    nested = {"criterion": "combined", "nested": {"combined": {"capped": 10.37}}}
+    assert recommended_on_nested_folds(nested) == 10.37
+    assert recommended_on_nested_folds({**nested, "fallback": {"capped": 10.20}}) == 10.20
+    assert recommended_on_nested_folds({"criterion": "combined"}) is None

@@ -71,7 +71,7 @@ def row(name, collective, dmap, figures):
         return f"| {name} | {collective} | no folds |" + " |" * 11
     nested = figures["nested"].get("combined")
     fall = figures.get("fallback")
-    rec = (fall["capped"] if fall else nested["capped"]) if nested else None
+    rec = recommendation.recommended_on_nested_folds(figures)
     kinds = (nested or {}).get("kinds") or figures["kinds"]
     on_nested = {n: recommendation.baseline_on_nested_folds(figures, n) for n in COMPARED}
     best = figures["nested_best"].get("combined")

@@ -82,6 +82,17 @@ def baseline_on_nested_folds(figures, name="default"):
     return sum(values) / len(values)
 
 
+def recommended_on_nested_folds(figures):
+    """The capped figure, on the folds of the nested figure, of what stats.json's
+    `recommendation` recommends: the nested figure of the procedure, or, when it gave way to
+    the MPI's default or the best fixed method (`fallback`), that one's figure there; None
+    without a nested figure."""
+    if figures.get("fallback"):
+        return figures["fallback"]["capped"]
+    nested = (figures.get("nested") or {}).get(figures.get("criterion", "combined"))
+    return None if not nested else nested["capped"]
+
+
 def _why(sel, chosen, label, nested, compared, family):
     best = sel.candidates[sel.best]
     the_default = default_name(family)
