@@ -179,7 +179,10 @@ def main():
             if table.name == "trieste_bcast.csv":
                 trieste_bcast = table
             collective, dmap, figures = figures_of(table, collective or None, workers)
-            print(row(pathlib.Path(path).name, collective, dmap, figures), flush=True)
+            shown = pathlib.Path(path)
+            name = shown.name if shown.name.startswith(TRIESTE) else \
+                f"{shown.parent.name}/{shown.name}"
+            print(row(name, collective, dmap, figures), flush=True)
         if trieste_bcast is not None:
             constructed(trieste_bcast, args.before, directory)
 
