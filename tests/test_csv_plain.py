@@ -48,3 +48,18 @@ def test_a_command_imports_only_its_own_module():
     loaded = eval(r.stdout)
     assert "collsel.commands.build" in loaded and "collsel.commands.report" not in loaded
     assert "collsel.commands.sweep" not in loaded
+
+
+def test_build_does_not_load_jsonschema(tmp_path):
+    """The tree build has just made is not checked against the schema (test_schemas checks
+    built trees): loading jsonschema was a twentieth of `collsel build`."""
+    table = tmp_path / "t.csv"
+    table.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us\n"
+                     "bcast,2,1,1,0,1\nbcast,2,1,2,0,2\nbcast,4,1,1,0,3\nbcast,4,1,2,0,2\n")
+    code = ("import sys, collsel.cli as c; c.main(['build', sys.argv[1], '--collective', "
+            "'bcast', '--out', sys.argv[2]]); print('jsonschema' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code, str(table), str(tmp_path / "o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "False"
+    assert (tmp_path / "o" / "tree.json").exists()
