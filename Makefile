@@ -422,3 +422,15 @@ docs-reference:
 .PHONY: bench-recommend
 bench-recommend:
 	$(DOCS_PYTHON) speed/recommend/bench.py bench-data/paired/bcast-openmpi.csv bcast
+
+# Issue 30's Must-show table (speed/recommend/scoreboard.py): every shipped table's recommended
+# tree beside the MPI's default, the best fixed method, the exact and depth-3 trees and the best
+# candidate, the edge experiment, and the two constructed cases (a few minutes). BEFORE=DIR adds
+# the constructed cases' recommendation by an older checkout (git worktree add DIR 89ba5d5).
+SHARED_FIXTURES ?= $(firstword $(wildcard $(abspath ..)/shared/fixtures /work/shared/fixtures))
+SCOREBOARD_TABLES = $(wildcard bench-data/paired/*.csv bench-data/*-sweep.csv \
+	bench-data/cluster/*.csv bench-data/load/bcast-load.csv bench-data/lmo/bcast-sweep.csv \
+	bench-data/tune-vm/*.csv $(SHARED_FIXTURES)/datasets/trieste_tanjaderin_*_combined.csv)
+.PHONY: scoreboard
+scoreboard:
+	$(DOCS_PYTHON) speed/recommend/scoreboard.py $(SCOREBOARD_TABLES) $(if $(BEFORE),--before $(BEFORE))

@@ -84,3 +84,28 @@ def test_estimates_stay_within_the_methods_range(n_p, n_m, seed):
             assert est.min() >= col.min() * (1 - 1e-12) and est.max() <= col.max() * (1 + 1e-12)
         else:
             assert np.isnan(filled[..., j]).all()
+
+
+def test_lines_are_interpolated_at_once_as_np_interp_does_one_by_one():
+    """_along interpolates every line of every method in one pass (issue 30: `collsel build`
+    imputes ~50 training maps); its results equal np.interp's per line to the bit."""
+    def per_line(log_times, known, x, axis):
+        lt, kn = np.moveaxis(log_times, axis, -1), np.moveaxis(known, axis, -1)
+        out = np.full(lt.shape, np.nan)
+        flat_lt, flat_kn = lt.reshape(-1, lt.shape[-1]), kn.reshape(-1, kn.shape[-1])
+        flat_out = out.reshape(-1, out.shape[-1])
+        for line in np.flatnonzero(flat_kn.any(axis=1)):
+            k = flat_kn[line]
+            flat_out[line] = np.interp(x, x[k], flat_lt[line, k])
+        return np.moveaxis(out, -1, axis)
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        shape = tuple(rng.integers(1, 9, size=rng.integers(1, 4)))
+        known = rng.random(shape) < rng.random()
+        log_t = np.where(known, rng.normal(size=shape) * 5, 0.0)
+        for axis in range(len(shape)):
+            x = np.sort(rng.choice(np.log2(np.maximum(np.arange(64), 0.5)), size=shape[axis],
+                                   replace=False))
+            assert np.array_equal(imputation._along(log_t, known, x, axis),
+                                  per_line(log_t, known, x, axis), equal_nan=True)

@@ -3,9 +3,12 @@
 same table (reading its numeric columns with numpy.loadtxt and one reduction), so machines of
 different speed compare. The package's modules are compiled first, as pip installs them: with
 PYTHONDONTWRITEBYTECODE set (as on the machine of this project) every run would otherwise
-compile ~140 modules again (about 0.25 s of each figure)."""
+compile ~140 modules again (about 0.25 s of each figure). Beside each wall time, the CPU time
+(user + system) the command used: on a machine other jobs keep busy the wall time measures
+them too, the CPU time much less."""
 import compileall
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -19,10 +22,16 @@ TABLE = sys.argv[1] if len(sys.argv) > 1 else "bench-data/paired/bcast-openmpi.c
 COLLECTIVE = sys.argv[2] if len(sys.argv) > 2 else "bcast"
 
 
+def cpu_of_children():
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def wall(args):
-    start = time.perf_counter()
+    """(wall seconds, CPU seconds) of one run of a command."""
+    start, cpu = time.perf_counter(), cpu_of_children()
     subprocess.run(args, check=True, capture_output=True)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, cpu_of_children() - cpu
 
 
 def numpy_pass():
@@ -42,6 +51,12 @@ with tempfile.TemporaryDirectory() as out:
     rec = wall(base + ["--recommend", "--out", f"{out}/r"])
     report = wall([sys.executable, "-m", "collsel.cli", "report", TABLE, "--collective",
                    COLLECTIVE, "--quiet", "--out", f"{out}/p"])
-print(f"{TABLE}: one NumPy pass {one:.3f} s; collsel build {build:.2f} s ({build / one:.0f}x); "
-      f"build --recommend {rec:.2f} s ({rec / one:.0f}x); collsel report {report:.2f} s "
-      f"({report / one:.0f}x)")
+
+
+def figure(name, run):
+    return f"{name} {run[0]:.2f} s ({run[0] / one:.0f}x; CPU {run[1]:.2f} s)"
+
+
+print(f"{TABLE}: one NumPy pass {one:.3f} s; " + "; ".join(
+    figure(*x) for x in (("collsel build", build), ("build --recommend", rec),
+                         ("collsel report", report))))

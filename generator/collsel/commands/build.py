@@ -47,7 +47,7 @@ def render_files(dmap, t, options, prefix=None, extra_stats=None):
     left out (a hierarchical leaf, which C cannot run) or None."""
     stats = {**penalty.tree_stats(dmap, t), **(extra_stats or {})}
     document = treefile.tree_document(dmap, t, options)
-    loaded = treefile.LoadedTree(document, "tree.json")
+    loaded = treefile.LoadedTree(document, "tree.json", schema=False)   # made just now
     files = {"tree.json": treefile.dumps(document),
              "stats.json": json.dumps(stats, indent=1, sort_keys=True, allow_nan=False) + "\n"}
     no_c = targets.hierarchical_leaf_error("c", "tree.json", loaded)

@@ -7,7 +7,6 @@ exact header, which --resume needs and this does not). Launch k's table is the t
 time_us is launch k's median_us.
 """
 import contextlib
-import operator
 import os
 
 import numpy as np
@@ -56,12 +55,12 @@ def read_launch_tables(path, collective, z=None):
         raise located(path, None, f"# {FAMILY_KEY}={family[:40]!r}: unknown algorithm family "
                       f"(known: {', '.join(algorithms.FAMILIES)})")
     source = Source(str(path), doc.metadata)
-    fast = _plain_columns(doc.rows, at, len(header), collective, z, path)
+    fast = None if doc.columns is None else _plain_columns(doc, at, collective, z, path)
     if fast is not None:
         return {int(k): _table_of(collective, fast, fast["launch"] == k, source, family, z)
                 for k in np.unique(fast["launch"])}
     rows = {}
-    for lineno, fields in doc.rows:
+    for lineno, fields in doc.with_rows().rows:
         if len(fields) != len(header):
             raise located(path, lineno, f"{len(fields)} fields, header has {len(header)}")
         if "collective" in at and fields[at["collective"]] != collective:
@@ -106,7 +105,8 @@ def _journal_document(path):
     key = (str(path), raw)
     if _parsed is not None and key in _parsed:
         return _parsed[key]
-    doc = csvfile.parse(path, csvfile.decode_lines(path, raw, JOURNAL))
+    lines = csvfile.decode_lines(path, raw, JOURNAL)
+    doc = csvfile.parse_plain(path, lines) or csvfile.parse(path, lines)
     if _parsed is not None:
         _parsed[key] = doc
     return doc
@@ -117,20 +117,22 @@ INTEGERS = {"comm_size": values.COMM_SIZE, "msg_size": values.MSG_SIZE,
             "faninout": values.FANINOUT, "launch": (1, 10**6)}
 
 
-def _plain_columns(rows, at, n_fields, collective, z, path):
-    """The journal's columns as arrays when every field is plain (integers as ASCII digits in
-    range, times in range), else None: the row-by-row reader then names the first bad field.
-    A journal has tens of thousands of rows; this reads them in a few vectorised passes."""
-    if any(len(f) != n_fields for _, f in rows):
-        return None
-    picked = [(n, f) for n, f in rows
-              if "collective" not in at or f[at["collective"]] == collective]
-    out = {"where": [f"{path}:{n}" for n, _ in picked]}
-    fields = [f for _, f in picked]
-    column = lambda name: list(map(operator.itemgetter(at[name]), fields))  # noqa: E731
+def _plain_columns(doc, at, collective, z, path):
+    """The columns of a plain document (core.csvfile.parse_plain) as arrays when every field
+    is plain (integers as ASCII digits in range, times in range), else None: the row-by-row
+    reader then names the first bad field. A journal has tens of thousands of rows; this reads
+    them in a few vectorised passes."""
+    column = lambda name: doc.columns[at[name]]  # noqa: E731
+    lines = np.asarray(doc.column_lines)
+    picked = None
+    if "collective" in at and set(column("collective")) != {collective}:
+        picked = np.array(column("collective"), dtype=object) == collective
+        lines = lines[picked]
+        column = lambda name: np.array(doc.columns[at[name]], dtype=object)[picked].tolist()  # noqa: E731,E501
+    out = {"where": [f"{path}:{n}" for n in lines.tolist()]}
     for name, (low, high) in INTEGERS.items():
         if name not in at:
-            out[name] = np.zeros(len(picked), dtype=np.int64)
+            out[name] = np.zeros(lines.size, dtype=np.int64)
             continue
         v = values.plain_integers(column(name), low, high)
         if v is None:

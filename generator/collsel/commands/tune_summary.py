@@ -49,8 +49,7 @@ def _recommended(path):
     with open(path, encoding="utf-8") as f:
         stats = json.load(f)
     figures = stats.get("recommendation", {})
-    criterion = figures.get("criterion", "combined")
-    tree = figures.get("nested", {}).get(criterion, {}).get("capped")
+    tree = recommendation.recommended_on_nested_folds(figures)
     default = recommendation.baseline_on_nested_folds(figures)
     return stats["leaves"], _percent(tree), _percent(default)
 

@@ -76,15 +76,12 @@ class DecisionMap:
     best: np.ndarray      # int grid: fastest method (filled cells: nearest measured cell's)
     best_time: np.ndarray  # float grid, NaN where not measured
     baseline_time: np.ndarray  # float grid: Open MPI's own decision (algorithm 0), NaN if absent
-    filled_times: np.ndarray = None  # times with unmeasured pairs imputed (default: computed)
+    filled_times: np.ndarray = None  # times with unmeasured pairs imputed (None: see filled())
     tied: np.ndarray = None          # bool grid + (n_methods,): tie set (default: the best only)
     confidence: np.ndarray = None    # float grid: largest p_best, NaN when unknown
     family: str = "openmpi"          # whose algorithm ids the methods hold (the table's)
 
     def __post_init__(self):
-        if self.filled_times is None:
-            skip = () if self.defer_index is None else (self.defer_index,)
-            self.filled_times = imputation.impute(self.times, self.axes, skip)[0]
         if self.tied is None:
             self.tied = ties.tie_sets(self.times, self.best)
         if self.confidence is None:
@@ -94,10 +91,18 @@ class DecisionMap:
     def shape(self):
         return self.best.shape
 
+    def filled(self):
+        """filled_times, imputed on first use: most maps of out-of-sample folds are held-out
+        sets, which never need it (a fifth of `collsel build`)."""
+        if self.filled_times is None:
+            skip = () if self.defer_index is None else (self.defer_index,)
+            self.filled_times = imputation.impute(self.times, self.axes, skip)[0]
+        return self.filled_times
+
     @property
     def imputed(self):
         """Bool grid + (n_methods,): the time in filled_times is an estimate."""
-        return np.isfinite(self.filled_times) & ~np.isfinite(self.times)
+        return np.isfinite(self.filled()) & ~np.isfinite(self.times)
 
     @property
     def candidates(self):
@@ -108,8 +113,8 @@ class DecisionMap:
         """The time each method is scored at in each cell: measured, else imputed but never below
         the cell's best measured time (an estimate is not credited with beating a measurement);
         NaN on cells where nothing was measured, and for "defer" where the baseline was not."""
-        clipped = np.where(self.imputed, np.fmax(self.filled_times, self.best_time[..., None]),
-                           self.filled_times)
+        clipped = np.where(self.imputed, np.fmax(self.filled(), self.best_time[..., None]),
+                           self.filled())
         return np.where(self.measured[..., None], clipped, np.nan)
 
     @property
@@ -244,10 +249,8 @@ def from_times(collective, axes, methods, times, base, family="openmpi", toleran
     tie = ties.tie_sets(times, best, tied_column, ci, tolerance)
     if tied is not None:
         tie |= tied & np.isfinite(times)
-    skip = (methods.index(DEFER),) if DEFER in methods else ()
     return DecisionMap(collective, axes, methods, times, measured, best, best_time, base,
-                       imputation.impute(times, axes, skip)[0], tie,
-                       ties.confidence(p_best), family)
+                       None, tie, ties.confidence(p_best), family)
 
 
 def _row_values(table, name, rows, where, shape, low, high):

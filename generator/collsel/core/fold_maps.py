@@ -153,9 +153,11 @@ class FoldGrid:
                                        base[cut], dm.family, self.tolerance,
                                        tied=None if tied is None else tied[cut])
 
-    def held_out(self, removal):
+    def held_out(self, removal, excluding=()):
         """The held-out cells of a fold: a launch's own times, or the map's at the removed
-        indexes."""
+        indexes. `excluding`, an outer fold's removal: its cells are left out, and with a
+        launch held out there, the map's times are the other launches' mean (an inner fold of
+        a nested cross-validation sees nothing of the outer held-out data)."""
         dm = self.dmap
         launches = [k for kind, k in removal if kind == "launches"]
         if launches:
@@ -163,12 +165,17 @@ class FoldGrid:
             times, base = self.launch_times[i], self.launch_base[i]
             mask = np.ones(dm.shape, dtype=bool)
         else:
-            times, base = dm.times, dm.baseline_time
+            times, base = self._times({k for kind, k in excluding if kind == "launches"})
             mask = np.zeros(dm.shape, dtype=bool)
             for kind, k in removal:
                 index = [slice(None)] * len(dm.shape)
                 index[AXIS[kind]] = k
                 mask[tuple(index)] = True
+        for kind, k in excluding:
+            if kind in AXIS:
+                index = [slice(None)] * len(dm.shape)
+                index[AXIS[kind]] = k
+                mask[tuple(index)] = False
         cost, default, measured = _costs(np.where(mask[..., None], times, np.nan),
                                          np.where(mask, base, np.nan))
         cells = np.nonzero(np.isfinite(np.where(mask[..., None], times, np.nan)).any(axis=-1))

@@ -26,38 +26,53 @@ def axis_position(axis):
 
 
 def _along(log_times, known, x, axis):
-    """Stage 1/2: interpolate every line along `axis` that holds a measurement; NaN elsewhere."""
+    """Stage 1/2: interpolate every line along `axis` that holds a measurement; NaN elsewhere.
+    Every line at once (any other axes, the methods too), with np.interp's arithmetic, so its
+    results to the bit: between the nearest known points below and above, slope x (x - x
+    below) + value below; at a known point or beyond the ends, that point's or the end's."""
     lt = np.moveaxis(log_times, axis, -1)
     kn = np.moveaxis(known, axis, -1)
-    out = np.full(lt.shape, np.nan)
-    flat_lt, flat_kn = lt.reshape(-1, lt.shape[-1]), kn.reshape(-1, kn.shape[-1])
-    flat_out = out.reshape(-1, out.shape[-1])
-    for line in np.flatnonzero(flat_kn.any(axis=1)):
-        k = flat_kn[line]
-        flat_out[line] = np.interp(x, x[k], flat_lt[line, k])
+    n = lt.shape[-1]
+    index = np.broadcast_to(np.arange(n), kn.shape)
+    below = np.maximum.accumulate(np.where(kn, index, -1), axis=-1)
+    above = np.flip(np.minimum.accumulate(np.flip(np.where(kn, index, n), -1), axis=-1), -1)
+    first, last = above[..., :1], below[..., -1:]
+    lo = np.where(below < 0, first, below)
+    hi = np.where(above >= n, last, above)
+    lo, hi = np.where(lo >= n, 0, lo), np.where(hi < 0, 0, hi)       # lines with no point
+    y_lo, y_hi = (np.take_along_axis(lt, k, -1) for k in (lo, hi))
+    x_lo, x_hi = x[lo], x[hi]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = (y_hi - y_lo) / (x_hi - x_lo)
+        out = np.where(lo == hi, y_lo, slope * (x - x_lo) + y_lo)
+    out = np.where(kn.any(axis=-1, keepdims=True), out, np.nan)
     return np.moveaxis(out, -1, axis)
 
 
 def impute(times, axes, skip=()):
     """(filled times, imputed flags): `times` (grid + (n_methods,), NaN = unmeasured) with every
-    NaN of a method measured somewhere replaced by the module's rule."""
+    NaN of a method measured somewhere replaced by the module's rule. Stages 1 and 2 run for
+    every method at once (the methods are one more axis no line crosses)."""
     filled = np.array(times, dtype=float)
     n_axes = len(axes)
     positions = [axis_position(a) for a in axes]
-    for j in range(filled.shape[-1]):
-        known = np.isfinite(times[..., j])
-        if j in skip or not known.any() or known.all():
-            continue
-        log_t = np.log(np.where(known, times[..., j], 1.0))
-        estimate = np.full(known.shape, np.nan)
-        for axis in (1, 0) if n_axes >= 2 else (0,):
-            stage = _along(log_t, known, positions[axis], axis)
-            estimate = np.where(np.isnan(estimate), stage, estimate)
-        est = np.where(known, times[..., j], np.exp(estimate))
-        if np.isnan(est).any():
-            from scipy import ndimage   # imported here: SciPy costs every command ~1 s to load
-            nearest = ndimage.distance_transform_edt(~known, return_distances=False,
-                                                     return_indices=True)
-            est = np.where(np.isnan(est), times[..., j][tuple(nearest)], est)
-        filled[..., j] = est
+    known = np.isfinite(times)
+    some = known.reshape(-1, known.shape[-1]).any(axis=0)
+    every = known.reshape(-1, known.shape[-1]).all(axis=0)
+    todo = [j for j in range(filled.shape[-1]) if j not in skip and some[j] and not every[j]]
+    if not todo:
+        return filled, np.isfinite(filled) & ~np.isfinite(times)
+    kn, raw = known[..., todo], times[..., todo]
+    log_t = np.log(np.where(kn, raw, 1.0))
+    estimate = np.full(kn.shape, np.nan)
+    for axis in (1, 0) if n_axes >= 2 else (0,):
+        stage = _along(log_t, kn, positions[axis], axis)
+        estimate = np.where(np.isnan(estimate), stage, estimate)
+    est = np.where(kn, raw, np.exp(estimate))
+    for k in np.flatnonzero(np.isnan(est).reshape(-1, len(todo)).any(axis=0)):
+        from scipy import ndimage   # imported here: SciPy costs every command ~1 s to load
+        nearest = ndimage.distance_transform_edt(~kn[..., k], return_distances=False,
+                                                 return_indices=True)
+        est[..., k] = np.where(np.isnan(est[..., k]), raw[..., k][tuple(nearest)], est[..., k])
+    filled[..., todo] = est
     return filled, np.isfinite(filled) & ~np.isfinite(times)

@@ -20,11 +20,20 @@ def _row(sel, i):
                       for k, f in sel.per_kind.items()}}
 
 
-def choose(dmap, launch_tables, settings, criterion="combined", workers=None):
+# What the `nested` figure is (core.model_selection): with the combined criterion, each outer
+# fold's choice is made on inner folds of its own kind, while the shipped tree is chosen on all
+# kinds together; `nested_faithful` (when asked for: about three times the time, so not within
+# `build --recommend`'s 3 s) nests that choice as it is made.
+NESTING = "within each fold kind"
+FAITHFUL = "faithful: every outer fold chooses on the inner folds of every kind"
+
+
+def choose(dmap, launch_tables, settings, criterion="combined", workers=None, faithful=False):
     """(TreeArrays, figures) of the recommended tree, or (None, figures) without any fold; the
-    folds computed by `workers` (core.parallel.pool()) when given."""
+    folds computed by `workers` (core.parallel.pool()) when given; with `faithful`, also the
+    faithfully nested figure (core.model_selection.select)."""
     grid = fold_maps.FoldGrid(dmap, launch_tables, settings)
-    sel = ms.select(grid, criterion, workers)
+    sel = ms.select(grid, criterion, workers, faithful)
     if sel is None:
         return None, {"criterion": criterion, "kinds": [], "deferred": False,
                       "deferral_advised": False}
@@ -49,6 +58,8 @@ def choose(dmap, launch_tables, settings, criterion="combined", workers=None):
         "nested_best": {("combined" if k == "combined" else ms.KIND_KEYS[k]): v
                         for k, v in sel.nested_best.items()},
         "edge": sel.edge, "deferred": chosen.limit == "defer", "deferral_advised": False,
+        "fallback": sel.fallback,
+        "nesting": NESTING, "nested_faithful": sel.nested_faithful,
     }
     figures["why"] = _why(sel, chosen, label, nested, compared, dmap.family)
     t = sel.trained.tree(sel.chosen)
@@ -71,17 +82,37 @@ def baseline_on_nested_folds(figures, name="default"):
     return sum(values) / len(values)
 
 
+def recommended_on_nested_folds(figures):
+    """The capped figure, on the folds of the nested figure, of what stats.json's
+    `recommendation` recommends: the nested figure of the procedure, or, when it gave way to
+    the MPI's default or the best fixed method (`fallback`), that one's figure there; None
+    without a nested figure."""
+    if figures.get("fallback"):
+        return figures["fallback"]["capped"]
+    nested = (figures.get("nested") or {}).get(figures.get("criterion", "combined"))
+    return None if not nested else nested["capped"]
+
+
 def _why(sel, chosen, label, nested, compared, family):
     best = sel.candidates[sel.best]
     the_default = default_name(family)
     honest = ("" if nested is None else
-              f"nested out-of-sample {nested['capped']:.2f}% capped mean, {nested['mean']:.2f}% "
-              f"mean, {nested['max']:.2f}% max; ")
+              f"nested out-of-sample ({NESTING}) {nested['capped']:.2f}% capped mean, "
+              f"{nested['mean']:.2f}% mean, {nested['max']:.2f}% max; ")
+    faithful = (sel.nested_faithful or {}).get("combined")
+    if faithful and nested is not None:
+        honest += f"nested ({FAITHFUL}) {faithful['capped']:.2f}% capped; "
     lead = {"defer": f"defer to {mpi_name(family)} everywhere: no tree beats {the_default} "
                      "out of sample by more than noise",
             "fixed": "the best single fixed method: no tree beats it out of sample by more "
                      "than noise"}.get(chosen.limit, f"{chosen.label()}, "
                                                      f"{leaves_text(int(sel.leaves[sel.chosen]))}")
+    fall = sel.fallback
+    if fall is not None:       # the nested figure is the tree's, not this recommendation's
+        lead += (f" (nested, on the same held-out cells: {fall['capped']:.2f}% capped against "
+                 f"{fall['tree_capped']:.2f}% +- {fall['se']:.2f} for the tree "
+                 f"cross-validation chose, {fall['instead_of']})")
+        honest = ""
     parts = [f"{lead} ({honest}criterion {label}: {sel.score[sel.chosen]:.2f}% capped "
              f"(one-SE rule over {len(sel.candidates)} candidates; best {best.label()} "
              f"{sel.score[sel.best]:.2f}% +- {sel.se[sel.chosen]:.2f}))"]

@@ -144,20 +144,22 @@ def _msg_size(text, where):
                          "bytes in the msg_size column? wrong column or unit?") from None
 
 
-def _plain_rows(rows, index, n_fields, family):
-    """The typed columns when every row is plain (the right field count, numbers as
-    core.values.plain_integers/plain_times take them, each distinct collective, algorithm and
-    segment size accepted by _row's checks), else None: then _row reads row by row and names
-    the first bad field. Tables have 10^4-10^5 rows; this is a few vectorised passes."""
-    if not rows or any(len(f) != n_fields for _, f in rows):
+def _plain_rows(doc, index, family):
+    """The typed columns when the document is plain (core.csvfile.parse_plain) and so are its
+    fields (numbers as core.values.plain_integers/plain_times take them, each distinct
+    collective, algorithm and segment size accepted by _row's checks), else None: then _row
+    reads row by row and names the first bad field. Tables have 10^4-10^5 rows; this is a few
+    vectorised passes."""
+    if doc.columns is None:
         return None
-    column = lambda name: [f[index[name]] for _, f in rows]  # noqa: E731
+    column = lambda name: doc.columns[index[name]]  # noqa: E731
+    n_rows = len(doc.columns[0])
     cols = {"collective": [c.strip() for c in column("collective")]}
     for name, (low, high) in (("comm_size", values.COMM_SIZE),
                               ("msg_size", values.TABLE_MSG_SIZE),
                               ("segsize", values.SEGSIZE), ("faninout", values.FANINOUT)):
         if name == "faninout" and name not in index:
-            cols[name] = np.zeros(len(rows), dtype=np.int64)
+            cols[name] = np.zeros(n_rows, dtype=np.int64)
             continue
         cols[name] = values.plain_integers(column(name), low, high)
         if cols[name] is None:
@@ -195,7 +197,8 @@ def read_table(path, measured=False):
     """Read and validate one canonical CSV table: the rows decisions may use (core.fallbacks
     drops a forced Open MPI method where it silently ran another algorithm), or with `measured`
     every row, for what a sweep cost."""
-    doc = csvfile.read(path)
+    lines = csvfile.read_lines(path)
+    doc = csvfile.parse_plain(path, lines) or csvfile.parse(path, lines)
     source = Source(str(path), doc.metadata)
     family = doc.metadata.get(FAMILY_KEY, algorithms.DEFAULT_FAMILY).strip()
     if family not in algorithms.FAMILIES:
@@ -214,8 +217,9 @@ def read_table(path, measured=False):
     if dup:
         raise located(path, doc.header_line, f"column(s) {', '.join(dup)} appear twice")
     index = {h: i for i, h in enumerate(header)}
-    cols = _plain_rows(doc.rows, index, len(header), family)
+    cols = _plain_rows(doc, index, family)
     if cols is None:        # row by row: the first bad field is named
+        doc = doc.with_rows()
         cols = {k: [] for k in ROW_FIELDS}
         for lineno, fields in doc.rows:
             if [f.strip() for f in fields] == header:
@@ -226,9 +230,10 @@ def read_table(path, measured=False):
                 raise located(path, lineno, f"{len(fields)} fields, header has {len(header)}")
             for name, value in zip(ROW_FIELDS, _row(fields, index, path, lineno, family)):
                 cols[name].append(value)
-    extra = {h: [f[index[h]].strip() for _, f in doc.rows] for h in header
+    extra = {h: ([f.strip() for f in doc.columns[index[h]]] if doc.columns is not None
+                 else [f[index[h]].strip() for _, f in doc.rows]) for h in header
              if h not in ROW_FIELDS}
-    origin = [f"{path}:{lineno}" for lineno, _ in doc.rows]
+    origin = [f"{path}:{lineno}" for lineno in doc.row_lines()]
     if not origin:
         raise located(path, None, "no data rows after the header")
     table = PerfTable(
