@@ -28,6 +28,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "forcing"))
 from test_forcing import FUNCTIONS  # noqa: E402  (coll/tuned id -> coll/base function)
+from test_ompi_patched import query  # noqa: E402  (collsel query of build/ompi-patched/trees)
 
 PATCHED = REPO / "build" / "ompi-patched"
 PREFIX = PATCHED / "install"
@@ -105,15 +106,6 @@ def launch(mpirun, lib, exe, p, directory, mca=(), env=None):
     for index, (c, m) in enumerate(calls()):
         assert len(ran[index]) == 1, (p, c, m, ran[index])
     return r.stderr, {index: ran[index].pop() for index in range(len(calls()))}
-
-
-def query(collective, points):
-    text = "".join(f"{p} {m}\n" for p, m in points)
-    r = subprocess.run(["collsel", "query", str(tree(collective)), "--ids", "--points", "-"],
-                       input=text, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    lines = r.stdout.split("\n")[:len(points)]
-    return {pm: tuple(int(x) for x in line.split()[:3]) for pm, line in zip(points, lines)}
 
 
 def expected_decision(collective, p, decided):

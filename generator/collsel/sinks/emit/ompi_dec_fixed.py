@@ -47,11 +47,32 @@ if (MPI_IN_PLACE != sbuf) {
     ompi_datatype_type_size(rdtype, &dsize);
 }
 total_dsize = dsize * (ptrdiff_t)scount;"""
-VECTOR = """\
+
+
+def _one_type(dtype, count, cast="ptrdiff_t"):
+    """m = the size of `dtype` times `count` (cast as 4.1.4 casts it)."""
+    return f"""\
 size_t dsize;
 
-ompi_datatype_type_size(dtype, &dsize);
-total_dsize = dsize * (ptrdiff_t)count;"""
+ompi_datatype_type_size({dtype}, &dsize);
+total_dsize = dsize * ({cast}){count};"""
+
+
+def _by_root(at_root, root_side, other_side):
+    """m = one rank's block, read from (type, count) `root_side` where `at_root` holds."""
+    return f"""\
+size_t dsize;
+
+if ({at_root}) {{
+    ompi_datatype_type_size({root_side[0]}, &dsize);
+    total_dsize = dsize * (ptrdiff_t){root_side[1]};
+}} else {{
+    ompi_datatype_type_size({other_side[0]}, &dsize);
+    total_dsize = dsize * (ptrdiff_t){other_side[1]};
+}}"""
+
+
+VECTOR = _one_type("dtype", "count")
 
 
 @dataclass(frozen=True)
@@ -114,29 +135,17 @@ total_dsize /= ompi_comm_size(comm);    /* the mean block to one peer */""",
     "barrier": Spec(TAIL, "total_dsize = 0;    /* no m: the tree splits on P alone */",
                     "none (:464-510 reads P only)", ("alg", "faninout", "segsize")),
     "bcast": Spec((("void *", "buff"), ("int", "count"), (DTYPE, "datatype"), ("int", "root"))
-                  + TAIL, """\
-size_t dsize;
-
-ompi_datatype_type_size(datatype, &dsize);
-total_dsize = dsize * (unsigned long)count;""", ":521-522", ("alg", "faninout", "segsize")),
+                  + TAIL, _one_type("datatype", "count", "unsigned long"), ":521-522",
+                  ("alg", "faninout", "segsize")),
     "exscan": Spec(REDUCING + TAIL, VECTOR, "none (no fixed decision in 4.1.4)", ("alg",)),
-    "gather": Spec(ROOTED + TAIL, """\
-size_t dsize;
-
-if ((ompi_comm_rank(comm) == root) || (MPI_IN_PLACE == sbuf)) {
-    ompi_datatype_type_size(rdtype, &dsize);
-    total_dsize = dsize * (ptrdiff_t)rcount;
-} else {
-    ompi_datatype_type_size(sdtype, &dsize);
-    total_dsize = dsize * (ptrdiff_t)scount;
-}""", ":1396-1402", ("alg", "faninout", "segsize")),
+    "gather": Spec(ROOTED + TAIL,
+                   _by_root("(ompi_comm_rank(comm) == root) || (MPI_IN_PLACE == sbuf)",
+                            ("rdtype", "rcount"), ("sdtype", "scount")),
+                   ":1396-1402", ("alg", "faninout", "segsize")),
     "reduce": Spec(
         (("const void *", "sendbuf"), ("void *", "recvbuf"), ("int", "count"),
-         (DTYPE, "datatype"), (OP, "op"), ("int", "root")) + TAIL, """\
-size_t dsize;
-
-ompi_datatype_type_size(datatype, &dsize);
-total_dsize = dsize * (ptrdiff_t)count;""", ":676-677", ("alg", "faninout", "segsize", "0")),
+         (DTYPE, "datatype"), (OP, "op"), ("int", "root")) + TAIL,
+        _one_type("datatype", "count"), ":676-677", ("alg", "faninout", "segsize", "0")),
     "reduce_scatter": Spec(
         (("const void *", "sbuf"), ("void *", "rbuf"), ("const int *", "rcounts"),
          (DTYPE, "dtype"), (OP, "op")) + TAIL, """\
@@ -151,22 +160,13 @@ for (i = 0; i < ompi_comm_size(comm); i++) {
 total_dsize *= dsize;""", ":837-842", ("alg", "faninout", "segsize")),
     "reduce_scatter_block": Spec(
         (("const void *", "sbuf"), ("void *", "rbuf"), ("int", "rcount"), (DTYPE, "dtype"),
-         (OP, "op")) + TAIL, """\
-size_t dsize;
-
-ompi_datatype_type_size(dtype, &dsize);
-total_dsize = dsize * (ptrdiff_t)rcount;""", ":985-986", ("alg", "faninout", "segsize")),
+         (OP, "op")) + TAIL,
+        _one_type("dtype", "rcount"), ":985-986", ("alg", "faninout", "segsize")),
     "scan": Spec(REDUCING + TAIL, VECTOR, "none (no fixed decision in 4.1.4)", ("alg",)),
-    "scatter": Spec(ROOTED + TAIL, """\
-size_t dsize;
-
-if (ompi_comm_rank(comm) == root) {
-    ompi_datatype_type_size(sdtype, &dsize);
-    total_dsize = dsize * (ptrdiff_t)scount;
-} else {
-    ompi_datatype_type_size(rdtype, &dsize);
-    total_dsize = dsize * (ptrdiff_t)rcount;
-}""", ":1484-1489", ("alg", "faninout", "segsize")),
+    "scatter": Spec(ROOTED + TAIL,
+                    _by_root("ompi_comm_rank(comm) == root", ("sdtype", "scount"),
+                             ("rdtype", "rcount")),
+                    ":1484-1489", ("alg", "faninout", "segsize")),
 }
 
 # The algorithms 4.1.4 refuses at any P but 2 (the call fails: core.fallbacks): a tree that
