@@ -115,16 +115,32 @@ def expected_decision(collective, p, decided):
     return decided
 
 
-def traced_decisions(stderr, p):
-    """{rank: [(collective, m, (alg, segsize, faninout))]} in call order."""
-    out = defaultdict(list)
+def traced_decisions(stderr, p, order):
+    """({rank: [decision of call i]}, [(collective, m, decision)] of the nested calls).
+
+    Each rank's trace lines in order: the next line naming the next call's collective and m is
+    that call's; any other is a call a base algorithm made through the communicator's module
+    (allgather linear: gather + bcast; allreduce nonoverlapping: reduce + bcast; ...), which
+    the generated function decides too."""
+    lines = defaultdict(list)
     for line in stderr.splitlines():
         t = TRACE.match(line)
         if t:
             assert int(t.group(3)) == p, line
-            out[int(t.group(2))].append((t.group(1), int(t.group(4)),
-                                         tuple(int(x) for x in t.groups()[4:])))
-    return out
+            lines[int(t.group(2))].append((t.group(1), int(t.group(4)),
+                                           tuple(int(x) for x in t.groups()[4:])))
+    assert sorted(lines) == list(range(p)), sorted(lines)
+    outer, nested = {}, []
+    for rank, traced in lines.items():
+        mine = []
+        for c, m, decision in traced:
+            if len(mine) < len(order) and (c, m) == order[len(mine)]:
+                mine.append(decision)
+            else:
+                nested.append((c, m, decision))
+        assert len(mine) == len(order), (p, rank, order[len(mine)], "not traced")
+        outer[rank] = mine
+    return outer, nested
 
 
 def test_every_collective_decides_as_query_and_defers_to_debians_decision(patched_env,
@@ -134,20 +150,17 @@ def test_every_collective_decides_as_query_and_defers_to_debians_decision(patche
     debian_lib, debian_exe = compile_pair("mpicc", tmp_path / "debian")
     want = {c: query(c, [(p, m) for p in COMM_SIZES for m in sizes(c)]) for c in COLLECTIVES}
     order = calls()
-    totals = defaultdict(int)
+    totals, functions = defaultdict(int), set()
     for p in COMM_SIZES:
         stderr, patched = launch(PREFIX / "bin" / "mpirun", patched_lib, patched_exe, p,
                                  tmp_path / f"patched-{p}", ("-x", "COLLSEL_TRACE=1"),
                                  env=patched_env)
         _, debian = launch("mpirun", debian_lib, debian_exe, p, tmp_path / f"debian-{p}")
-        traced = traced_decisions(stderr, p)
-        assert sorted(traced) == list(range(p)), sorted(traced)
+        traced, nested = traced_decisions(stderr, p, order)
         deferred = []
-        for rank, decisions in traced.items():
-            assert [(c, m) for c, m, _ in decisions] == order, (p, rank)
         for index, (c, m) in enumerate(order):
             decision = expected_decision(c, p, want[c][(p, m)])
-            assert {traced[rank][index][2] for rank in range(p)} == {decision}, \
+            assert {traced[rank][index] for rank in range(p)} == {decision}, \
                 (p, c, m, [traced[rank][index] for rank in range(p)], want[c][(p, m)])
             alg = decision[0]
             ran = FUNCTIONS[c][alg].removeprefix("ompi_coll_base_") if alg else debian[index]
@@ -156,11 +169,19 @@ def test_every_collective_decides_as_query_and_defers_to_debians_decision(patche
             if alg == 0:
                 deferred.append(c)
                 totals["deferred"] += 1
-            totals[patched[index]] += 0
+            functions.add(patched[index])
+        for c in sorted({c for c, _, _ in nested}):
+            points = sorted({(p, m) for n, m, _ in nested if n == c})
+            decided = query(c, points)
+            for n, m, decision in nested:
+                if n == c:
+                    assert decision == expected_decision(c, p, decided[(p, m)]), (p, c, m)
+        totals["nested"] += len(nested)
         print(f"P={p}: {len(order)} calls, {len(deferred)} deferred to Open MPI's own "
               f"({len(set(deferred))} collectives), traced = query, functions = query's / "
-              f"Debian's where deferred, results right")
-    functions = [k for k in totals if k not in ("calls", "deferred")]
+              f"Debian's where deferred, results right; {len(nested)} nested calls (rank, call) "
+              f"traced = query")
     print(f"{totals['calls']} (P, collective, m) calls, {totals['deferred']} deferred, "
-          f"{len(functions)} distinct coll/base functions ran")
+          f"{len(functions)} distinct coll/base functions ran, {totals['nested']} nested "
+          f"decisions = query")
     assert totals["deferred"] >= 20 and len(functions) >= 30, dict(totals)
