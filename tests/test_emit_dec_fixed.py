@@ -156,3 +156,21 @@ def test_the_command_writes_an_allgatherv_function(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "defer to Open MPI's default on" in r.stderr + r.stdout
     assert "int ompi_coll_tuned_allgatherv_intra_dec_fixed(const void *sbuf" in out.read_text()
+
+
+def test_an_allreduce_tree_on_ppn_is_refused(tmp_path):
+    """The generated function counts a communicator's nodes with an allreduce on it: an
+    allreduce deciding on ppn would wait for itself."""
+    rows = ["collective,comm_size,msg_size,algorithm,segsize,time_us,ppn"]
+    rows += [f"allreduce,{p},{m},{a},0,{1 + a * (z == 1)},{z}"
+             for z in (1, 2) for p in (2, 4) for m in (1, 1024) for a in (1, 3)]
+    (tmp_path / "z.csv").write_text("\n".join(rows) + "\n")
+    r = collsel("build", tmp_path / "z.csv", "--collective", "allreduce", "--z", "ppn",
+                "--out", tmp_path / "zt")
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "out.c"
+    r = collsel("emit", "--target", "ompi-dec-fixed", tmp_path / "zt" / "tree.json", "--out", out)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith("collsel: error: --target ompi-dec-fixed: an allreduce tree "
+                               "cannot split on ppn")
+    assert not out.exists()
