@@ -1,7 +1,7 @@
 """Open MPI 4.1.4 built with the generated dec_fixed of all 14 collectives (`make ompi-patched`:
 trees of bench-data/tune-vm at depth 4), against `collsel query` and Debian's unpatched build.
 
-One launch per P (2, 3, 4) runs dec_fixed_all.c: every collective at every message size of its
+One launch per P (2, 3, 4, 8) runs dec_fixed_all.c: every collective at every message size of its
 tree's m axis (the measured sizes), each call on a communicator of its own, under
 tests/forcing/coll_probe.c (LD_PRELOAD: the coll/base function each communicator ran) with
 COLLSEL_TRACE set (the generated function's decision and m, per rank and call). Per call:
@@ -35,7 +35,7 @@ PREFIX = PATCHED / "install"
 HERE = pathlib.Path(__file__).resolve().parent
 PROBE = REPO / "tests" / "forcing" / "coll_probe.c"
 COLLECTIVES = sorted(FUNCTIONS)
-COMM_SIZES = (2, 3, 4)
+COMM_SIZES = (2, 3, 4, 8)
 TWO_PROCS = {"allgather": 6, "allgatherv": 5, "alltoall": 5, "barrier": 5}
 TRACE = re.compile(r"^collsel-trace (\w+) rank=(\d+) comm_size=(\d+) msg_size=(\d+) alg=(-?\d+) "
                    r"segsize=(-?\d+) faninout=(-?\d+)$")
