@@ -48,3 +48,8 @@ def test_ompi_rules_name_allreduce_by_its_open_mpi_id(tmp_path, allreduce_tree):
     assert collsel("emit", allreduce_tree, "--target", "ompi-rules", "--out", out).returncode == 0
     lines = [x.split("#")[0].strip() for x in out.read_text().splitlines()]
     assert [x for x in lines if x][:2] == ["1", "2"]   # one collective, ALLREDUCE = 2
+
+
+def test_build_writes_open_mpis_fixed_decision_for_allreduce(allreduce_tree):
+    text = (allreduce_tree.parent / "ompi_allreduce_intra_dec_fixed.c").read_text()
+    assert "int ompi_coll_tuned_allreduce_intra_dec_fixed(const void *sbuf" in text

@@ -16,7 +16,6 @@ COLLSEL_TRACE set (the generated function's decision and m, per rank and call). 
 Without the splice there is no trace and the test fails.
 """
 import json
-import os
 import pathlib
 import re
 import subprocess
@@ -28,7 +27,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "forcing"))
 from test_forcing import FUNCTIONS  # noqa: E402  (coll/tuned id -> coll/base function)
-from test_ompi_patched import query  # noqa: E402  (collsel query of build/ompi-patched/trees)
+from test_ompi_patched import build, query  # noqa: E402,F401  (build: the fixture)
 
 PATCHED = REPO / "build" / "ompi-patched"
 PREFIX = PATCHED / "install"
@@ -59,16 +58,13 @@ def calls():
 
 
 @pytest.fixture(scope="module")
-def patched_env():
-    if not (PATCHED / ".installed").exists():
-        pytest.fail("build/ompi-patched is not built: run `make ompi-patched` "
-                    "(make integration does)")
+def patched_env(build):
+    """test_ompi_patched's environment of the patched build, holding all 14 functions."""
     spliced = (PATCHED / "src/ompi/mca/coll/tuned/coll_tuned_decision_fixed.c").read_text()
     for c in COLLECTIVES:
         generated = (PATCHED / f"ompi_{c}_intra_dec_fixed.c").read_text().rstrip("\n")
         assert generated in spliced, f"the build does not hold the current {c} function"
-    return dict(os.environ, PATH=f"{PREFIX / 'bin'}:{os.environ['PATH']}",
-                LD_LIBRARY_PATH=str(PREFIX / "lib"), OPAL_PREFIX=str(PREFIX))
+    return build
 
 
 def compile_pair(mpicc, directory, env=None):
