@@ -153,25 +153,31 @@ clean:
 	rm -rf $(BUILD) $(OUT)
 
 # --- Integrate: patched Open MPI (issue 6 item 2) and MPICH's default selection JSON (item 3) ---
-# Trees from the real sweeps at a moderate depth -> Open MPI dec_fixed functions spliced into the
-# Debian source package of Open MPI 4.1, built and installed in build/ompi-patched/install.
+# Trees of all 14 collectives from the 30-minute tune (bench-data/tune-vm, P = 2, 4, 8, 16) at
+# depth 4 (exact on every measured cell, defer leaves included: the most decisions to check)
+# -> Open MPI dec_fixed functions spliced into the Debian source package of Open MPI 4.1, built
+# and installed in build/ompi-patched/install.
 OMPI_PATCHED := $(BUILD)/ompi-patched
 OMPI_PATCHED_DEPTH ?= 4
+OMPI_PATCHED_TABLES ?= bench-data/tune-vm
+OMPI_COLLECTIVES := allgather allgatherv allreduce alltoall alltoallv barrier bcast exscan gather \
+                    reduce reduce_scatter reduce_scatter_block scan scatter
+OMPI_SPLICE := mpi-builds/ompi-patched/splice.py mpi-builds/ompi-patched/tuned_sources.py \
+               mpi-builds/ompi-patched/scan_fixed.c
 .PHONY: ompi-patched mpich-base
 ompi-patched: $(OMPI_PATCHED)/.installed
 # Kept (make would delete them as intermediates): the tests query the trees the build holds.
 .PRECIOUS: $(OMPI_PATCHED)/trees/%/tree.json $(OMPI_PATCHED)/ompi_%_intra_dec_fixed.c
 
-$(OMPI_PATCHED)/trees/%/tree.json: bench-data/%-sweep.csv
+$(OMPI_PATCHED)/trees/%/tree.json: $(OMPI_PATCHED_TABLES)/%.csv
 	collsel build $< --collective $* --max-depth $(OMPI_PATCHED_DEPTH) --out $(@D)
 
 $(OMPI_PATCHED)/ompi_%_intra_dec_fixed.c: $(OMPI_PATCHED)/trees/%/tree.json templates/ompi_dec_fixed.c.j2
 	collsel emit --target ompi-dec-fixed $< --out $@
 
-$(OMPI_PATCHED)/.installed: $(OMPI_PATCHED)/ompi_bcast_intra_dec_fixed.c \
-                            $(OMPI_PATCHED)/ompi_reduce_intra_dec_fixed.c \
-                            mpi-builds/ompi-patched/build.sh mpi-builds/ompi-patched/splice.py
-	mpi-builds/ompi-patched/build.sh $(OMPI_PATCHED) $(filter %.c,$^)
+$(OMPI_PATCHED)/.installed: $(OMPI_COLLECTIVES:%=$(OMPI_PATCHED)/ompi_%_intra_dec_fixed.c) \
+                            mpi-builds/ompi-patched/build.sh $(OMPI_SPLICE)
+	mpi-builds/ompi-patched/build.sh $(OMPI_PATCHED) $(filter $(OMPI_PATCHED)/ompi_%,$^)
 
 # The ppn variant (issue 18): octrees over (P, m, ppn) from OMPI_PPN_TABLES (the nodes x ppn
 # sweeps measured on the emulated cluster, bench-data/cluster/), their dec_fixed functions spliced into a
@@ -192,7 +198,7 @@ $(OMPI_PPN)/ompi_%_intra_dec_fixed.c: $(OMPI_PPN)/trees/%/tree.json templates/om
 
 $(OMPI_PPN)/components/mca_coll_tuned.so: $(OMPI_PPN)/ompi_bcast_intra_dec_fixed.c \
         $(OMPI_PPN)/ompi_reduce_intra_dec_fixed.c $(OMPI_PATCHED)/.installed \
-        mpi-builds/ompi-patched/component.py mpi-builds/ompi-patched/splice.py
+        mpi-builds/ompi-patched/component.py $(OMPI_SPLICE)
 	$(PYTHON) mpi-builds/ompi-patched/component.py $(OMPI_PATCHED) $(OMPI_PPN) \
 	    ompi_coll_tuned_bcast_intra_dec_fixed=$(OMPI_PPN)/ompi_bcast_intra_dec_fixed.c \
 	    ompi_coll_tuned_reduce_intra_dec_fixed=$(OMPI_PPN)/ompi_reduce_intra_dec_fixed.c

@@ -1,6 +1,7 @@
 """Downstream of an allreduce table (the benchmark's third collective): build and the generic
-emit targets work; the targets that know only bcast and reduce (ompi-dec-fixed, mpich-json)
-refuse it with one line, exit status 2, and write nothing."""
+emit targets work (ompi-dec-fixed knows all 14 collectives: tests/test_emit_dec_fixed.py); the
+target that knows only bcast and reduce (mpich-json) refuses it with one line, exit status 2,
+and writes nothing."""
 import pytest
 
 from helpers import build, collsel
@@ -21,7 +22,8 @@ def allreduce_tree(tmp_path_factory):
 
 
 @pytest.mark.parametrize("target, made", [("c", "decision.c"), ("ompi-rules", None),
-                                          ("ompi-json", None), ("blob", None)])
+                                          ("ompi-json", None), ("blob", None),
+                                          ("ompi-dec-fixed", None)])
 def test_generic_targets_emit_allreduce(tmp_path, allreduce_tree, target, made):
     out = tmp_path / "out"
     r = collsel("emit", allreduce_tree, "--target", target, "--out", out)
@@ -30,7 +32,6 @@ def test_generic_targets_emit_allreduce(tmp_path, allreduce_tree, target, made):
 
 
 @pytest.mark.parametrize("target, message", [
-    ("ompi-dec-fixed", "collsel: error: no Open MPI dec_fixed target for allreduce"),
     # every collective has MPICH names now: Open MPI ids without a counterpart need --mpich-map
     ("mpich-json", "which have no MPICH counterpart; say which MPICH algorithm runs instead"),
 ])
@@ -48,3 +49,8 @@ def test_ompi_rules_name_allreduce_by_its_open_mpi_id(tmp_path, allreduce_tree):
     assert collsel("emit", allreduce_tree, "--target", "ompi-rules", "--out", out).returncode == 0
     lines = [x.split("#")[0].strip() for x in out.read_text().splitlines()]
     assert [x for x in lines if x][:2] == ["1", "2"]   # one collective, ALLREDUCE = 2
+
+
+def test_build_writes_open_mpis_fixed_decision_for_allreduce(allreduce_tree):
+    text = (allreduce_tree.parent / "ompi_allreduce_intra_dec_fixed.c").read_text()
+    assert "int ompi_coll_tuned_allreduce_intra_dec_fixed(const void *sbuf" in text

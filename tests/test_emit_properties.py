@@ -87,6 +87,25 @@ int ompi_datatype_type_size(struct ompi_datatype_t *t, size_t *s) { (void)t; *s 
 int ompi_comm_size(struct ompi_communicator_t *c) { (void)c; return 4; }
 int ompi_comm_rank(struct ompi_communicator_t *c) { (void)c; return 0; }
 int ompi_op_is_commute(struct ompi_op_t *o) { (void)o; return 1; }
+#define MPI_IN_PLACE ((void *) 1)
+int ompi_coll_tuned_allreduce_intra_do_this(const void *sb, void *rb, int n,
+    struct ompi_datatype_t *t, struct ompi_op_t *o, struct ompi_communicator_t *c,
+    mca_coll_base_module_t *m, int a, int f, int s)
+{ (void)sb; (void)rb; (void)n; (void)t; (void)o; (void)c; (void)m; return a + f + s; }
+int ompi_coll_tuned_gather_intra_do_this(const void *sb, int sn, struct ompi_datatype_t *st,
+    void *rb, int rn, struct ompi_datatype_t *rt, int r, struct ompi_communicator_t *c,
+    mca_coll_base_module_t *m, int a, int f, int s)
+{ (void)sb; (void)sn; (void)st; (void)rb; (void)rn; (void)rt; (void)r; (void)c; (void)m;
+  return a + f + s; }
+int collsel_ompi_original_allreduce_intra_dec_fixed(const void *sb, void *rb, int n,
+    struct ompi_datatype_t *t, struct ompi_op_t *o, struct ompi_communicator_t *c,
+    mca_coll_base_module_t *m)
+{ (void)sb; (void)rb; (void)n; (void)t; (void)o; (void)c; (void)m; return -1; }
+int collsel_ompi_original_gather_intra_dec_fixed(const void *sb, int sn,
+    struct ompi_datatype_t *st, void *rb, int rn, struct ompi_datatype_t *rt, int r,
+    struct ompi_communicator_t *c, mca_coll_base_module_t *m)
+{ (void)sb; (void)sn; (void)st; (void)rb; (void)rn; (void)rt; (void)r; (void)c; (void)m;
+  return -1; }
 int ompi_coll_tuned_bcast_intra_do_this(void *b, int n, struct ompi_datatype_t *t, int r,
     struct ompi_communicator_t *c, mca_coll_base_module_t *m, int a, int f, int s)
 { (void)b; (void)n; (void)t; (void)r; (void)c; (void)m; return a + f + s; }
@@ -359,10 +378,12 @@ def refusal(target, loaded):
     ppn = d2 or (loaded.axes[2].name == "ppn" and loaded.axes[2].kind != "category")
     if target == "c-fast" and not d2:
         return "2-axis"
-    if target == "ompi-dec-fixed" and coll not in ("bcast", "reduce"):
-        return "dec_fixed"
+    if target == "ompi-dec-fixed" and coll not in algorithms.TUNED_ALGORITHMS:
+        return "no Open MPI dec_fixed"
     if target in ("ompi-dec-fixed", "ompi-rules", "ompi-json") and not ppn:
         return "numeric 'ppn'"
+    if target == "ompi-dec-fixed" and coll == "allreduce" and not d2:
+        return "an allreduce tree cannot split on ppn"   # it counts nodes with an allreduce
     if target in ("blob", "c-array"):
         if any(m.algorithm > 0xFFFF or m.faninout > 0xFFFF for m in loaded.methods):
             return "out of range (u16, int, u16)"

@@ -1,7 +1,10 @@
 #!/bin/bash
 # Build Open MPI 4.1 (Debian source package, upstream tree without Debian's patches) with
-# ompi_coll_tuned_{bcast,reduce}_intra_dec_fixed replaced by collsel's generated functions.
-#   mpi-builds/ompi-patched/build.sh DIR BCAST_DEC_FIXED.c REDUCE_DEC_FIXED.c
+# ompi_coll_tuned_<coll>_intra_dec_fixed replaced by collsel's generated functions.
+#   mpi-builds/ompi-patched/build.sh DIR ompi_<coll>_intra_dec_fixed.c...
+# (`collsel emit --target ompi-dec-fixed` files, any of the 14 collectives; the name says which).
+# scan and exscan, which 4.1.4 leaves to coll/basic, get a fixed decision in coll/tuned first
+# (tuned_sources.py: the linear algorithm coll/basic runs), so that theirs can replace it.
 # DIR/src: unpacked source; DIR/obj: build tree; DIR/install: prefix (bin/mpicc, bin/mpirun).
 # Every stage is skipped when its stamp exists; a changed generated function only recompiles
 # coll_tuned_decision_fixed.c (the spliced file is rewritten only when its text changes).
@@ -9,7 +12,12 @@
 # environment variable COLLSEL_TRACE is set at run time.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$1; bcast=$2; reduce=$3
+dir=$1; shift
+replacements=()
+for file in "$@"; do
+  coll=$(basename "$file" .c); coll=${coll#ompi_}; coll=${coll%_intra_dec_fixed}
+  replacements+=("ompi_coll_tuned_${coll}_intra_dec_fixed=$file")
+done
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 log() { echo "ompi-patched: $*"; }
@@ -39,9 +47,8 @@ if [ ! -f "$dir/.configured" ]; then
 fi
 
 f="$dir/src/ompi/mca/coll/tuned/coll_tuned_decision_fixed.c"
-python3 "$here/splice.py" "$f.orig" "$f" \
-  ompi_coll_tuned_bcast_intra_dec_fixed="$bcast" \
-  ompi_coll_tuned_reduce_intra_dec_fixed="$reduce"
+python3 "$here/tuned_sources.py" "$dir/src"
+python3 "$here/splice.py" "$f.base" "$f" "${replacements[@]}"
 
 log "make install (log: $dir/obj/make.out)"
 (cd "$dir/obj" && nice -n 19 make -j2 install > make.out 2>&1) \

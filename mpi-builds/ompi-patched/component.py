@@ -4,8 +4,8 @@
     component.py PATCHED_DIR OUT_DIR NAME=FILE [NAME=FILE ...]
 
 PATCHED_DIR is what build.sh made (src/, obj/, install/). The original
-coll_tuned_decision_fixed.c (src/.../coll_tuned_decision_fixed.c.orig) is spliced with the
-given definitions (splice.py: NAME=FILE, e.g. ompi_coll_tuned_bcast_intra_dec_fixed=bcast.c)
+coll_tuned_decision_fixed.c (src/.../coll_tuned_decision_fixed.c.orig, with scan and exscan's
+decisions appended: tuned_sources.base_text) is spliced with the given definitions (splice.py: NAME=FILE, e.g. ompi_coll_tuned_bcast_intra_dec_fixed=bcast.c)
 into OUT_DIR/coll_tuned_decision_fixed.c, compiled with the exact command the build used for
 that file, and linked with the build's other coll/tuned objects by the build's own link command
 into OUT_DIR/components/mca_coll_tuned.so. Both commands come from obj/coll_tuned_commands.txt
@@ -27,6 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import splice  # noqa: E402
+import tuned_sources  # noqa: E402
 
 TUNED = "ompi/mca/coll/tuned"
 SOURCE = "coll_tuned_decision_fixed.c"
@@ -60,9 +61,9 @@ def _run(cmd, cwd, what):
 def build(patched, out, replacements):
     """OUT/components/mca_coll_tuned.so with `replacements` ({name: text}) spliced in."""
     patched, out = os.path.abspath(patched), os.path.abspath(out)
-    original = os.path.join(patched, "src", TUNED, SOURCE + ".orig")
-    with open(original) as f:
-        text = splice.splice(f.read(), replacements, where=original)
+    src = os.path.join(patched, "src")
+    text = splice.splice(tuned_sources.base_text(src), replacements,
+                         where=os.path.join(src, TUNED, SOURCE + ".base"))
     os.makedirs(os.path.join(out, "components"), exist_ok=True)
     spliced, obj = os.path.join(out, SOURCE), os.path.join(out, "coll_tuned_decision_fixed.o")
     with open(spliced, "w") as f:

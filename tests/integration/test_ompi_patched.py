@@ -68,7 +68,7 @@ def sizes(collective):
     import json
     unit = 1 if collective == "bcast" else 4
     cuts = [c for c in json.loads(tree(collective).read_text())["axes"][1]["cuts"]
-            if c > 2 * unit]                      # distinct after rounding to the unit
+            if c > unit]                          # distinct after rounding to the unit
     picks = [cuts[round(i * (len(cuts) - 1) / 9)] for i in range(10)]
     out = []
     for cut in picks:

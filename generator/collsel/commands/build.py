@@ -8,7 +8,7 @@ from collsel.core import (baseline_warning, method_text, out_of_sample, parallel
                           recommend, third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
-from collsel.sinks.emit import c_ladder as emit_c, targets
+from collsel.sinks.emit import c_ladder as emit_c, ompi_dec_fixed, targets
 from collsel.commands import launch_tables
 from collsel.commands.options import (add_criterion_option, add_table_options,
                                       add_tree_options, build_options, load_table_and_map,
@@ -20,8 +20,8 @@ def register(sub):
                        description="Build the decision map of one collective, encode it as a "
                        "quadtree (octree with --z) within the given limits (none = exact tree), "
                        "and write DIR/tree.json, DIR/stats.json (in-sample and out-of-sample "
-                       "penalties), DIR/decision.{c,h} and, for bcast/reduce, "
-                       "DIR/ompi_<collective>_intra_dec_fixed.c.")
+                       "penalties), DIR/decision.{c,h} and, for a collective of Open MPI's "
+                       "coll/tuned, DIR/ompi_<collective>_intra_dec_fixed.c.")
     add_table_options(p)
     add_tree_options(p)
     p.add_argument("--recommend", action="store_true",
@@ -54,9 +54,9 @@ def render_files(dmap, t, options, prefix=None, extra_stats=None):
     if no_c:
         return files, stats, no_c
     files.update(emit_c.emit_decision(loaded, prefix))
-    if dmap.collective in ("bcast", "reduce") and len(dmap.axes) == 2 \
+    if dmap.collective in ompi_dec_fixed.SPECS and len(dmap.axes) == 2 \
             and dmap.family == "openmpi":          # Open MPI's file: coll/tuned ids only
-        files.update(emit_c.emit_ompi_dec_fixed(loaded))
+        files.update(ompi_dec_fixed.emit(loaded))
     return files, stats, None
 
 

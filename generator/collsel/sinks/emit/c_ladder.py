@@ -1,26 +1,14 @@
-"""Targets `c` and `ompi-dec-fixed`: C decision functions as an if/else ladder (decision.h /
-decision.c, <prefix>_decide()) and Open MPI's *_intra_dec_fixed body (what `collsel build`
-writes too)."""
+"""Target `c`: C decision functions as an if/else ladder (decision.h / decision.c,
+<prefix>_decide(), what `collsel build` writes too), and the context every C ladder template
+renders (ompi_dec_fixed.py's too)."""
 from collsel import __version__
 from collsel.core import values, zbins
 from collsel.errors import InputError
-from collsel.sinks.emit import ompi_ppn, render, text
+from collsel.sinks.emit import render, text
 from collsel.sinks.emit.branches import flatten
 from collsel.sinks.emit.targets import Emitted, one_tree
 
 AXIS_VARS = ("comm_size", "msg_size", "z")
-
-# Open MPI 4.1 / 5.0 reduce ladder for non-commutative ops (coll_tuned_decision_fixed.c):
-# (comm_size below, [(msg_size below, algorithm)]); None = no bound.
-REDUCE_NONCOMMUTATIVE = (
-    (4, ((8, 6), (None, 1))),
-    (8, ((None, 1),)),
-    (16, ((1024, 6), (8192, 1), (16384, 6), (262144, 1), (None, 6))),
-    (128, ((None, 6),)),
-    (256, ((512, 6), (1024, 1), (None, 6))),
-    (None, ((None, 6),)),
-)
-
 
 def region_text(axes):
     """Describe a box of cells by the values it covers, e.g. 'P 4..6, m >= 2049' (cuts are
@@ -90,10 +78,8 @@ def decision_context(loaded, prefix, target="c"):
     }
 
 
-# What algorithm 0 (a leaf deferring to the MPI) means in each C target.
+# What algorithm 0 (a leaf deferring to the MPI) means in the C target.
 C_DEFER = "the decision function returns algorithm 0 = no override, the caller keeps the MPI's own"
-DEC_FIXED_DEFER = ("the generated dec_fixed calls Open MPI's original fixed decision "
-                   "(collsel_ompi_original_<coll>_intra_dec_fixed, kept by the splice)")
 
 
 def emit_decision(loaded, prefix=None):
@@ -104,25 +90,8 @@ def emit_decision(loaded, prefix=None):
             "decision.c": render("decision.c.j2", header="decision.h", **ctx)}
 
 
-def emit_ompi_dec_fixed(loaded):
-    """{'ompi_<coll>_intra_dec_fixed.c': ...}; bcast and reduce only; 2-D trees, or 3-D trees
-    whose third axis is ppn, which the function computes once per communicator (the template
-    says how)."""
-    if loaded.collective not in ("bcast", "reduce"):
-        raise InputError(f"no Open MPI dec_fixed target for {loaded.collective}")
-    ppn = ompi_ppn.ppn_axis(loaded, "ompi-dec-fixed") is not None
-    ctx = decision_context(loaded, None, "ompi-dec-fixed")
-    code = render("ompi_dec_fixed.c.j2", noncommutative=REDUCE_NONCOMMUTATIVE, ppn=ppn, **ctx)
-    return {f"ompi_{ctx['collective']}_intra_dec_fixed.c": code}
-
-
 def emit_decision_target(trees, options):
     loaded = one_tree(trees, "c")
     return Emitted(emit_decision(loaded, options.prefix),
                    text.defer_notes(loaded, "the MPI", C_DEFER))
 
-
-def emit_dec_fixed_target(trees, options):
-    loaded = one_tree(trees, "ompi-dec-fixed")
-    return Emitted(emit_ompi_dec_fixed(loaded),
-                   text.defer_notes(loaded, "Open MPI", DEC_FIXED_DEFER))

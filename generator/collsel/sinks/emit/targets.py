@@ -48,7 +48,7 @@ TARGETS = {
           "decision.c and decision.h: <prefix>_decide()"),
     "c-fast": ("collsel.sinks.emit.c_lookup", "emit",
                "decision.c/.h: the same <prefix>_decide(), by O(1) cell lookup + cell table"),
-    "ompi-dec-fixed": ("collsel.sinks.emit.c_ladder", "emit_dec_fixed_target",
+    "ompi-dec-fixed": ("collsel.sinks.emit.ompi_dec_fixed", "emit_target",
                        "ompi_<coll>_intra_dec_fixed.c: drop-in Open MPI 4.1 dec_fixed body"),
     "blob": ("collsel.sinks.emit.blob", "emit_blob",
              "tree.bin: binary tree for the C runtime (collsel_tree.h)"),
