@@ -141,3 +141,4 @@ def cluster_names_free():
         cluster_down()
         if was_up:
             cluster_up()
+

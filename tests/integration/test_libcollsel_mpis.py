@@ -4,7 +4,7 @@ ABI experiment: a build by MPICH 5's `mpicc_abi` (build/libcollsel/mpich5-abi, l
 libmpi_abi.so.1) with coll_check.c built the same way, run under MPICH 5's ABI library.
 
 The trees, the launch and the checks are test_libcollsel.py's (bench-data/paired/{bcast,
-reduce}-{openmpi,mpich}.csv at --max-depth 3): at P = 2, 3, 4, sizes on both sides of every
+reduce}-{openmpi,mpich}.csv at --max-depth 3): at P = 3, sizes on both sides of every
 rule boundary, every rank's COLLSEL_TRACE decision equals `collsel query`, the rules it
 resolves are the tree's, every result is correct; under Open MPI 5 also the coll/base function
 that ran (coll_algorithm_trace.c built against 5.0, LD_PRELOAD) is the decision's. MPICH 5's
@@ -15,12 +15,15 @@ import pathlib
 import pytest
 
 from coll_trace import FUNCTIONS, build as build_trace
-from test_libcollsel import (BIN, COLLECTIVES, COMM_SIZES, DYNAMIC_RULES, algorithms_of,
+from test_libcollsel import (BIN, COLLECTIVES, DYNAMIC_RULES, algorithms_of,
                              check_run, expected_rules, launch, run, straddling_sizes,
                              trees)  # noqa: F401 (trees: fixture)
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MPIS = REPO / "build" / "mpis"
+# One P that is no power of two: test_libcollsel.py covers P = 2, 3, 4 under Debian's MPIs with
+# the same code; here each newer MPI's build is shown to decide and compute right (CI time).
+COMM_SIZES = (3,)
 # build name -> (tree family, prefix, compiler, launcher)
 BUILDS = {"openmpi5": ("openmpi", MPIS / "openmpi5", "mpicc", "mpirun"),
           "mpich5": ("mpich", MPIS / "mpich5", "mpicc", "mpiexec"),
