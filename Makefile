@@ -325,6 +325,26 @@ $(LIBCOLLSEL)/%/libcollsel.so: $(LIBCOLLSEL_DEPS)
 	mpicc.$* $(CFLAGS) -fPIC -shared -fvisibility=hidden -Iinclude -Iruntime/libcollsel \
 	    $(LIBCOLLSEL_SRC) -o $@
 
+# coll/collsel: an Open MPI coll component for Debian's unmodified Open MPI 4.1.4, compiled
+# against that build's own configured headers (libopenmpi-dev installs them: Debian configures
+# --with-devel-headers, so opal_config.h is Debian's configure result) and linked against its
+# libmpi / libopen-pal. Load it: mpirun --mca mca_base_component_path
+# $(OMPI_COMPONENT)/components:$(OMPI_COMPONENT_DEBIAN_DIR) --mca coll_collsel_trees TREES ...
+OMPI_COMPONENT := $(BUILD)/ompi-component
+OMPI_COMPONENT_DEBIAN := /usr/lib/$(shell gcc -print-multiarch)/openmpi
+OMPI_COMPONENT_DEBIAN_DIR := $(OMPI_COMPONENT_DEBIAN)/lib/openmpi3
+OMPI_COMPONENT_SRC := $(wildcard runtime/ompi-component/*.c) runtime/collsel_tree.c
+.PHONY: ompi-component
+ompi-component: $(OMPI_COMPONENT)/components/mca_coll_collsel.so
+
+$(OMPI_COMPONENT)/components/mca_coll_collsel.so: $(OMPI_COMPONENT_SRC) \
+		runtime/ompi-component/coll_collsel.h include/collsel_tree.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -std=gnu99 -Wall -Wextra -Werror -fPIC -shared -DNDEBUG \
+	    -isystem $(OMPI_COMPONENT_DEBIAN)/include/openmpi -isystem $(OMPI_COMPONENT_DEBIAN)/include \
+	    -Iinclude -Iruntime -Iruntime/ompi-component $(OMPI_COMPONENT_SRC) -o $@ \
+	    -L$(OMPI_COMPONENT_DEBIAN)/lib -lmpi -lopen-pal
+
 # bench-libcollsel: MPI_Bcast of 1 byte with/without the library in one launch, the lookup
 # alone, memory per communicator (speed/libcollsel/bench.sh). measure-hier: hierarchical vs flat
 # reduce/bcast here and on the emulated cluster, libcollsel on the cluster (bench-data/hier/).
