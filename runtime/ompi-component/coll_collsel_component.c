@@ -61,7 +61,7 @@ int mca_coll_collsel_init_query(bool enable_progress_threads, bool enable_mpi_th
     if (NULL == c->trees_spec || '\0' == c->trees_spec[0])
         return OMPI_SUCCESS;
     if (mca_coll_collsel_trees_load(c->trees_spec, c->trees, msg, sizeof msg) != 0) {
-        fprintf(stderr, "coll/collsel: error: %s (the component is not used)\n", msg);
+        fprintf(stderr, "coll/collsel: error: %s; Open MPI decides every collective\n", msg);
         return OMPI_SUCCESS;
     }
     c->usable = 1;

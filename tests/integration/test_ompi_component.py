@@ -1,0 +1,189 @@
+"""coll/collsel (runtime/ompi-component, `make ompi-component`) loaded at run time into
+Debian's unmodified Open MPI 4.1.4 (`--mca mca_base_component_path`, `coll_collsel_trees`).
+
+The LD_PRELOAD probe tests/forcing/coll_probe.c records the coll/base function each call ran
+and the fixed decision's m; ompi_component_check.c checks the results. At P = 2, 3, 4 and five
+sizes, for trees of bcast, reduce and allreduce built from bench-data/tune-vm:
+- where the tree names an algorithm, the function that ran is that algorithm's (`collsel query`);
+- where it defers (algorithm 0), the function is the one the same launch without the component
+  runs (coll/tuned's fixed decision);
+- the results are correct; without the component the comparison fails;
+- a corrupt blob is reported on one line and the program runs Open MPI's own decisions.
+Overhead (printed, nothing asserted on times): 1-byte bcast and allreduce at P = 2, ns per call,
+plain and with coll/collsel; MPI_Comm_split + free x 1,000 with and without.
+"""
+import os
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO / "tests" / "forcing"))
+from test_forcing import FUNCTIONS  # noqa: E402  (coll/tuned id -> coll/base function)
+
+MPIRUN = shutil.which("mpirun.openmpi")
+DEBIAN = Path("/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3")
+pytestmark = pytest.mark.skipif(
+    MPIRUN is None or not (DEBIAN / "mca_coll_tuned.so").is_file()
+    or shutil.which("mpicc.openmpi") is None,
+    reason="Debian's Open MPI 4.1 (mpirun.openmpi, mpicc.openmpi, its components) needed")
+
+COLLECTIVES = ("bcast", "reduce", "allreduce")
+SIZES = (1, 64, 4096, 65536, 1048576)
+COMM_SIZES = (2, 3, 4)
+RUN = ["--allow-run-as-root", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1",
+       "--mca", "btl", "self,vader"]
+
+
+def run(cmd, **kw):
+    done = subprocess.run([str(a) for a in cmd], capture_output=True, text=True, timeout=300,
+                          **kw)
+    assert done.returncode == 0, f"{' '.join(map(str, cmd))}: {done.stderr[-2000:]}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def component():
+    """build/ompi-component/components (mca_coll_collsel.so), by `make ompi-component`."""
+    run(["make", "-s", "-C", REPO, "ompi-component"])
+    out = REPO / "build" / "ompi-component" / "components"
+    assert (out / "mca_coll_collsel.so").is_file()
+    return out
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory):
+    """(check program, probe library)."""
+    where = tmp_path_factory.mktemp("programs")
+    exe, probe = where / "ompi_component_check", where / "coll_probe.so"
+    run(["mpicc.openmpi", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror",
+         HERE / "ompi_component_check.c", "-o", exe])
+    flags = run(["mpicc.openmpi", "--showme:compile"]).stdout.split()
+    run(["cc", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror", *flags, "-o", probe,
+         REPO / "tests" / "forcing" / "coll_probe.c", "-ldl"])
+    return exe, probe
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory):
+    """{"dir": the blobs' directory, collective: its tree.json}, from bench-data/tune-vm."""
+    where = tmp_path_factory.mktemp("trees")
+    out = {"dir": where / "blobs"}
+    out["dir"].mkdir()
+    for c in COLLECTIVES:
+        run(["collsel", "build", REPO / "bench-data" / "tune-vm" / f"{c}.csv", "--collective", c,
+             "--max-depth", "3", "--out", where / c])
+        run(["collsel", "emit", "--target", "blob", where / c / "tree.json",
+             "--out", out["dir"] / f"{c}.bin"])
+        out[c] = where / c / "tree.json"
+    return out
+
+
+def query(tree_json, p, sizes):
+    """{m: algorithm id} of `collsel query --ids` at (p, m)."""
+    points = "".join(f"{p} {m}\n" for m in sizes)
+    done = run(["collsel", "query", tree_json, "--ids", "--points", "-"], input=points)
+    return {m: int(line.split()[0]) for m, line in zip(sizes, done.stdout.splitlines())}
+
+
+def with_component(component, trees_spec):
+    return ["--mca", "mca_base_component_path", f"{component}:{DEBIAN}",
+            "--mca", "coll_collsel_trees", str(trees_spec)]
+
+
+def launch(programs, np, argv, mca=(), probe_dir=None):
+    exe, probe = programs
+    cmd = ["timeout", "120", MPIRUN, *RUN, *mca, "-np", np]
+    if probe_dir is not None:
+        probe_dir.mkdir(parents=True, exist_ok=True)
+        cmd += ["-x", f"LD_PRELOAD={probe}", "-x", f"COLL_PROBE_DIR={probe_dir}"]
+    return subprocess.run([str(a) for a in [*cmd, exe, *argv]], capture_output=True, text=True,
+                          timeout=150)
+
+
+def traced(programs, collective, np, mca, probe_dir):
+    """({m: the set of outermost coll/base functions over ranks}, launch) of one checked run."""
+    done = launch(programs, np, ["check", collective, *SIZES], mca, probe_dir)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert done.stdout.splitlines() == [f"check {collective} m={m} ok" for m in SIZES]
+    ran = defaultdict(set)
+    for path in probe_dir.glob("probe.*"):
+        for line in path.read_text().splitlines():
+            comm, function, nested, nbytes, _ = line.split()
+            if comm == "-1" and nested == "0":
+                ran[int(nbytes)].add(function.removeprefix("ompi_coll_base_"))
+    return dict(ran), done
+
+
+def mismatches(collective, tree_json, np, ran, plain):
+    """What differs from the tree: a forced point that ran another function, a deferred one
+    that ran something else than coll/tuned's own decision (`plain`)."""
+    want = query(tree_json, np, SIZES)
+    out = []
+    for m, alg in want.items():
+        expected = {FUNCTIONS[collective][alg]} if alg else plain[m]
+        if ran.get(m) != expected:
+            out.append(f"P={np} m={m}: tree {alg}, wanted {sorted(expected)}, "
+                       f"ran {sorted(ran.get(m, ()))}")
+    return out, sum(1 for alg in want.values() if alg == 0)
+
+
+@pytest.mark.parametrize("collective", COLLECTIVES)
+def test_component_decides_as_collsel_query(collective, component, programs, trees, tmp_path):
+    report = []
+    for np in COMM_SIZES:
+        plain, _ = traced(programs, collective, np, (), tmp_path / f"plain{np}")
+        ran, _ = traced(programs, collective, np, with_component(component, trees["dir"]),
+                        tmp_path / f"collsel{np}")
+        wrong, deferred = mismatches(collective, trees[collective], np, ran, plain)
+        assert wrong == []
+        report.append(f"P={np}: {len(SIZES)} sizes as collsel query ({deferred} deferred, "
+                      f"ran coll/tuned's choice)")
+    print(f"{collective}: " + "; ".join(report))
+
+
+def test_without_the_component_the_check_fails(programs, trees, tmp_path):
+    """The same comparison on a launch without coll/collsel finds the tree's decisions unmet."""
+    plain, _ = traced(programs, "bcast", 4, (), tmp_path / "plain")
+    wrong, _ = mismatches("bcast", trees["bcast"], 4, plain, plain)
+    assert wrong, "coll/tuned alone happened to run every decision of the tree"
+    print("\n".join(wrong))
+
+
+def test_the_component_stays_out_without_trees(component, programs, tmp_path):
+    """Loaded but coll_collsel_trees unset: coll/tuned decides (same functions as plain)."""
+    plain, _ = traced(programs, "bcast", 2, (), tmp_path / "plain")
+    loaded, _ = traced(programs, "bcast", 2, ["--mca", "mca_base_component_path",
+                                              f"{component}:{DEBIAN}"], tmp_path / "loaded")
+    assert loaded == plain
+
+
+def test_a_corrupt_blob_is_reported_and_open_mpi_decides(component, programs, trees, tmp_path):
+    bad = tmp_path / "bcast.bin"
+    data = bytearray((trees["dir"] / "bcast.bin").read_bytes())
+    data[40] ^= 0xFF
+    bad.write_bytes(bytes(data))
+    plain, _ = traced(programs, "bcast", 2, (), tmp_path / "plain")
+    ran, done = traced(programs, "bcast", 2, with_component(component, bad), tmp_path / "bad")
+    lines = [line for line in done.stderr.splitlines() if line.startswith("coll/collsel")]
+    assert lines == [f"coll/collsel: error: {bad}: tree blob checksum mismatch (corrupted); "
+                     "Open MPI decides every collective"] * 2
+    assert ran == plain
+
+
+def test_overhead(component, programs, trees):
+    """Prints ns per call (1-byte bcast, allreduce at P = 2) and per MPI_Comm_split + free,
+    plain and with coll/collsel, alternating launches; asserts only that every launch ran."""
+    lines = []
+    for what in (["time", "bcast", 20000], ["time", "allreduce", 20000], ["split", 1000]):
+        for label, mca in (("plain", ()), ("coll/collsel", with_component(component,
+                                                                           trees["dir"]))):
+            done = launch(programs, 2, what, mca)
+            assert done.returncode == 0, done.stderr[-2000:]
+            lines.append(f"{label:13s} {done.stdout.strip()}")
+    print("\n".join(lines))
