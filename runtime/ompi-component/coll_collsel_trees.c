@@ -13,9 +13,13 @@
 
 static int collective_of(const collsel_tree *tree)
 {
+    const char *name = collsel_tree_collective(tree);
     int c;
+    /* the blob header holds 16 characters (docs/formats/blob.md, core/algorithms.BLOB_NAMES) */
+    if (0 == strcmp(name, "reduce_scat_blk"))
+        return CS_REDUCE_SCATTER_BLOCK;
     for (c = 0; c < CS_NCOLL; c++)
-        if (0 == strcmp(collsel_tree_collective(tree), mca_coll_collsel_names[c]))
+        if (0 == strcmp(name, mca_coll_collsel_names[c]))
             return c;
     return -1;
 }

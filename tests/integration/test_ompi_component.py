@@ -24,7 +24,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO / "tests" / "forcing"))
-from test_forcing import FUNCTIONS  # noqa: E402  (coll/tuned id -> coll/base function)
+# coll/tuned id -> coll/base function; the benchmark under the probe (one launch, its calls)
+from test_forcing import FUNCTIONS, PER_LAUNCH, TWO_PROCS, _launch as bench_launch  # noqa: E402
 
 MPIRUN = shutil.which("mpirun.openmpi")
 DEBIAN = Path("/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3")
@@ -34,6 +35,13 @@ pytestmark = pytest.mark.skipif(
     reason="Debian's Open MPI 4.1 (mpirun.openmpi, mpicc.openmpi, its components) needed")
 
 COLLECTIVES = ("bcast", "reduce", "allreduce")
+# The other 11, run by collsel's benchmark (its first call of each size checked byte for byte,
+# exit 5 when wrong) on its method-0:0 communicator (index 0; allgatherv, which paired mode
+# refuses, on MPI_COMM_WORLD, index -1). m as the benchmark's --sizes: barrier 0 only;
+# reduce_scatter m >= P. Where a tree names two_proc for P != 2 (P = 3 shares the P = 2 cell),
+# coll/collsel defers: the call would fail (MPI_ERR_UNSUPPORTED_OPERATION).
+BENCH_SIZES = {c: (1, 64, 4096, 65536) for c in FUNCTIONS if c not in COLLECTIVES}
+BENCH_SIZES.update(barrier=(0,), reduce_scatter=(64, 4096, 65536))
 SIZES = (1, 64, 4096, 65536, 1048576)
 COMM_SIZES = (2, 3, 4)
 RUN = ["--allow-run-as-root", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1",
@@ -75,7 +83,7 @@ def trees(tmp_path_factory):
     where = tmp_path_factory.mktemp("trees")
     out = {"dir": where / "blobs"}
     out["dir"].mkdir()
-    for c in COLLECTIVES:
+    for c in FUNCTIONS:
         run(["collsel", "build", REPO / "bench-data" / "tune-vm" / f"{c}.csv", "--collective", c,
              "--max-depth", "3", "--out", where / c])
         run(["collsel", "emit", "--target", "blob", where / c / "tree.json",
@@ -120,12 +128,14 @@ def traced(programs, collective, np, mca, probe_dir):
     return dict(ran), done
 
 
-def mismatches(collective, tree_json, np, ran, plain):
+def mismatches(collective, tree_json, np, ran, plain, sizes=SIZES):
     """What differs from the tree: a forced point that ran another function, a deferred one
     that ran something else than coll/tuned's own decision (`plain`)."""
-    want = query(tree_json, np, SIZES)
+    want = query(tree_json, np, sizes)
     out = []
     for m, alg in want.items():
+        if alg == TWO_PROCS.get(collective) and np != 2:
+            want[m] = alg = 0   # coll/collsel defers: two_proc would fail the call
         expected = {FUNCTIONS[collective][alg]} if alg else plain[m]
         if ran.get(m) != expected:
             out.append(f"P={np} m={m}: tree {alg}, wanted {sorted(expected)}, "
@@ -138,13 +148,52 @@ def test_component_decides_as_collsel_query(collective, component, programs, tre
     report = []
     for np in COMM_SIZES:
         plain, _ = traced(programs, collective, np, (), tmp_path / f"plain{np}")
-        ran, _ = traced(programs, collective, np, with_component(component, trees["dir"]),
-                        tmp_path / f"collsel{np}")
+        ran, done = traced(programs, collective, np, with_component(component, trees["dir"]),
+                           tmp_path / f"collsel{np}")
+        assert "coll/collsel" not in done.stderr, done.stderr   # every blob loaded
         wrong, deferred = mismatches(collective, trees[collective], np, ran, plain)
         assert wrong == []
         report.append(f"P={np}: {len(SIZES)} sizes as collsel query ({deferred} deferred, "
                       f"ran coll/tuned's choice)")
     print(f"{collective}: " + "; ".join(report))
+
+
+def bench_traced(programs, collective, np, mca, where):
+    """{m: outermost functions of the collective on the measured communicator} of one
+    benchmark launch (it exits non-zero on a wrong result)."""
+    probe = programs[1]
+    sizes = ",".join(map(str, BENCH_SIZES[collective]))
+    paired = collective not in PER_LAUNCH
+    status, output, calls = bench_launch(probe, where, collective, mca,
+                                         ["0:0"] if paired else None, sizes, np)
+    assert status == 0, output[-2000:]
+    assert "coll/collsel" not in output, output[-2000:]
+    assert "#@unusable" not in output, output[-2000:]   # a call failed
+    own = set(FUNCTIONS[collective].values())
+    ran = defaultdict(set)
+    for c in calls:
+        if c.comm == (0 if paired else -1) and not c.nested and c.function in own:
+            ran[c.bytes].add(c.function)
+    return dict(ran)
+
+
+@pytest.mark.parametrize("collective", sorted(BENCH_SIZES))
+def test_the_other_collectives_decide_as_collsel_query(collective, component, programs, trees,
+                                                       tmp_path):
+    sizes = BENCH_SIZES[collective]
+    mca = {"mca_base_component_path": f"{component}:{DEBIAN}",
+           "coll_collsel_trees": trees["dir"]}
+    report = []
+    for np in COMM_SIZES:
+        deferring = {0, TWO_PROCS.get(collective)} & set(query(trees[collective], np,
+                                                                sizes).values())
+        plain = bench_traced(programs, collective, np, {}, tmp_path / f"plain{np}") \
+            if deferring else {}
+        ran = bench_traced(programs, collective, np, mca, tmp_path / f"collsel{np}")
+        wrong, deferred = mismatches(collective, trees[collective], np, ran, plain, sizes)
+        assert wrong == []
+        report.append(f"P={np}: {len(sizes)} sizes, {deferred} deferred")
+    print(f"{collective}: as collsel query: " + "; ".join(report))
 
 
 def test_without_the_component_the_check_fails(programs, trees, tmp_path):
@@ -176,14 +225,30 @@ def test_a_corrupt_blob_is_reported_and_open_mpi_decides(component, programs, tr
     assert ran == plain
 
 
-def test_overhead(component, programs, trees):
-    """Prints ns per call (1-byte bcast, allreduce at P = 2) and per MPI_Comm_split + free,
-    plain and with coll/collsel, alternating launches; asserts only that every launch ran."""
+def test_overhead(component, programs, trees, tmp_path):
+    """Prints ns per call at P = 2 (1-byte bcast and allreduce) and per MPI_Comm_split + free,
+    plain and with coll/collsel, alternating launches, two rounds; asserts only that every
+    launch ran. "defer": tests/defer_tree.py's bcast tree, which defers at (2, 1): coll/collsel's
+    lookup and hand-over on top of coll/tuned's own call. The tune-vm allreduce tree picks
+    recursive_doubling at (2, 1), coll/tuned's own choice there: again the dispatch alone. The
+    tune-vm bcast tree picks another algorithm (pipeline, 1 KiB segments) at (2, 1)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    import defer_tree   # tests/defer_tree.py
+    defer_dir = tmp_path / "defer"
+    defer_dir.mkdir()
+    run(["collsel", "emit", "--target", "blob", defer_tree.write(tmp_path / "defer.json"),
+         "--out", defer_dir / "bcast.bin"])
+    assert query(tmp_path / "defer.json", 2, [1]) == {1: 0}
+    assert query(trees["allreduce"], 2, [1]) == {1: 3}
+    setups = {"plain": (), "coll/collsel defer": with_component(component, defer_dir),
+              "coll/collsel tune-vm": with_component(component, trees["dir"])}
     lines = []
     for what in (["time", "bcast", 20000], ["time", "allreduce", 20000], ["split", 1000]):
-        for label, mca in (("plain", ()), ("coll/collsel", with_component(component,
-                                                                           trees["dir"]))):
-            done = launch(programs, 2, what, mca)
-            assert done.returncode == 0, done.stderr[-2000:]
-            lines.append(f"{label:13s} {done.stdout.strip()}")
+        for rnd in (1, 2):
+            for label, mca in setups.items():
+                if what[1] == "allreduce" and label.endswith("defer"):
+                    continue   # the defer tree is a bcast tree: allreduce would be plain
+                done = launch(programs, 2, what, mca)
+                assert done.returncode == 0, done.stderr[-2000:]
+                lines.append(f"round {rnd} {label:21s} {done.stdout.strip()}")
     print("\n".join(lines))
