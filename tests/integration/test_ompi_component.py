@@ -66,15 +66,21 @@ def component():
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
-    """(check program, probe library)."""
+    """{"c": the check program, "fortran": its `use mpi` twin (None without gfortran),
+    "probe": the probe library}."""
     where = tmp_path_factory.mktemp("programs")
-    exe, probe = where / "ompi_component_check", where / "coll_probe.so"
+    out = {"c": where / "ompi_component_check", "probe": where / "coll_probe.so",
+           "fortran": None}
     run(["mpicc.openmpi", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror",
-         HERE / "ompi_component_check.c", "-o", exe])
+         HERE / "ompi_component_check.c", "-o", out["c"]])
+    if shutil.which("mpif90.openmpi") and shutil.which("gfortran"):
+        out["fortran"] = where / "ompi_component_check_f"
+        run(["mpif90.openmpi", "-O2", "-Wall", "-Werror", HERE / "ompi_component_check.f90",
+             "-o", out["fortran"]])
     flags = run(["mpicc.openmpi", "--showme:compile"]).stdout.split()
-    run(["cc", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror", *flags, "-o", probe,
-         REPO / "tests" / "forcing" / "coll_probe.c", "-ldl"])
-    return exe, probe
+    run(["cc", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror", *flags, "-o",
+         out["probe"], REPO / "tests" / "forcing" / "coll_probe.c", "-ldl"])
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -104,19 +110,19 @@ def with_component(component, trees_spec):
             "--mca", "coll_collsel_trees", str(trees_spec)]
 
 
-def launch(programs, np, argv, mca=(), probe_dir=None):
-    exe, probe = programs
+def launch(programs, np, argv, mca=(), probe_dir=None, language="c"):
+    exe = programs[language]
     cmd = ["timeout", "120", MPIRUN, *RUN, *mca, "-np", np]
     if probe_dir is not None:
         probe_dir.mkdir(parents=True, exist_ok=True)
-        cmd += ["-x", f"LD_PRELOAD={probe}", "-x", f"COLL_PROBE_DIR={probe_dir}"]
+        cmd += ["-x", f"LD_PRELOAD={programs['probe']}", "-x", f"COLL_PROBE_DIR={probe_dir}"]
     return subprocess.run([str(a) for a in [*cmd, exe, *argv]], capture_output=True, text=True,
                           timeout=150)
 
 
-def traced(programs, collective, np, mca, probe_dir):
+def traced(programs, collective, np, mca, probe_dir, language="c"):
     """({m: the set of outermost coll/base functions over ranks}, launch) of one checked run."""
-    done = launch(programs, np, ["check", collective, *SIZES], mca, probe_dir)
+    done = launch(programs, np, ["check", collective, *SIZES], mca, probe_dir, language)
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert done.stdout.splitlines() == [f"check {collective} m={m} ok" for m in SIZES]
     ran = defaultdict(set)
@@ -143,25 +149,31 @@ def mismatches(collective, tree_json, np, ran, plain, sizes=SIZES):
     return out, sum(1 for alg in want.values() if alg == 0)
 
 
+@pytest.mark.parametrize("language", ["c", "fortran"])
 @pytest.mark.parametrize("collective", COLLECTIVES)
-def test_component_decides_as_collsel_query(collective, component, programs, trees, tmp_path):
+def test_component_decides_as_collsel_query(collective, language, component, programs, trees,
+                                            tmp_path):
+    """The C program and its Fortran `use mpi` twin (whose MPI_Bcast Open MPI's Fortran
+    bindings hand to the C PMPI_ entry points, below any interposer, not below coll/collsel)."""
+    if programs[language] is None:
+        pytest.skip("gfortran / mpif90.openmpi missing")
     report = []
     for np in COMM_SIZES:
-        plain, _ = traced(programs, collective, np, (), tmp_path / f"plain{np}")
+        plain, _ = traced(programs, collective, np, (), tmp_path / f"plain{np}", language)
         ran, done = traced(programs, collective, np, with_component(component, trees["dir"]),
-                           tmp_path / f"collsel{np}")
+                           tmp_path / f"collsel{np}", language)
         assert "coll/collsel" not in done.stderr, done.stderr   # every blob loaded
         wrong, deferred = mismatches(collective, trees[collective], np, ran, plain)
         assert wrong == []
         report.append(f"P={np}: {len(SIZES)} sizes as collsel query ({deferred} deferred, "
                       f"ran coll/tuned's choice)")
-    print(f"{collective}: " + "; ".join(report))
+    print(f"{language} {collective}: " + "; ".join(report))
 
 
 def bench_traced(programs, collective, np, mca, where):
     """{m: outermost functions of the collective on the measured communicator} of one
     benchmark launch (it exits non-zero on a wrong result)."""
-    probe = programs[1]
+    probe = programs["probe"]
     sizes = ",".join(map(str, BENCH_SIZES[collective]))
     paired = collective not in PER_LAUNCH
     status, output, calls = bench_launch(probe, where, collective, mca,
