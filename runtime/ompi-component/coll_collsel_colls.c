@@ -38,6 +38,19 @@ static inline collsel_tree_choice decide(int coll, const mca_coll_base_module_t 
     return c;
 }
 
+/* The same for a reduction: a non-commutative operation defers (the measured trees are of
+ * MPI_SUM, and coll/tuned's fixed decision picks an order-keeping algorithm for it), as in
+ * libcollsel. PMPI_Op_commutative, not ompi/op/op.h's inline: Debian's development headers
+ * lack a header op.h includes (ompi/mpi/fortran/base/fint_2_int.h). */
+static inline collsel_tree_choice decide_op(int coll, const mca_coll_base_module_t *module,
+                                            uint64_t m, struct ompi_op_t *op)
+{
+    collsel_tree_choice deferred = {0, 0, 0};
+    int commutes = 0;
+    (void)PMPI_Op_commutative(op, &commutes);
+    return commutes ? decide(coll, module, m) : deferred;
+}
+
 static inline uint64_t bytes(const struct ompi_datatype_t *dtype, int count)
 {
     size_t dsize;
@@ -99,7 +112,7 @@ int mca_coll_collsel_allreduce(const void *sbuf, void *rbuf, int count,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    collsel_tree_choice c = decide(CS_ALLREDUCE, module, bytes(dtype, count));   /* :66-67 */
+    collsel_tree_choice c = decide_op(CS_ALLREDUCE, module, bytes(dtype, count), op);   /* :66-67 */
     switch (c.algorithm) {
     case 1: return ompi_coll_base_allreduce_intra_basic_linear(sbuf, rbuf, count, dtype, op, comm, module);
     case 2: return ompi_coll_base_allreduce_intra_nonoverlapping(sbuf, rbuf, count, dtype, op, comm, module);
@@ -222,7 +235,7 @@ int mca_coll_collsel_reduce(const void *sbuf, void *rbuf, int count,
                             struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    collsel_tree_choice c = decide(CS_REDUCE, module, bytes(dtype, count));   /* :676-677 */
+    collsel_tree_choice c = decide_op(CS_REDUCE, module, bytes(dtype, count), op);   /* :676-677 */
     uint32_t s = (uint32_t)c.segsize;
     switch (c.algorithm) {
     case 1: return ompi_coll_base_reduce_intra_basic_linear(sbuf, rbuf, count, dtype, op, root, comm, module);
@@ -249,7 +262,7 @@ int mca_coll_collsel_reduce_scatter(const void *sbuf, void *rbuf, const int *rco
     collsel_tree_choice c;
     for (i = 0; i < p; i++)
         total += bytes(dtype, rcounts[i]);
-    c = decide(CS_REDUCE_SCATTER, module, total);
+    c = decide_op(CS_REDUCE_SCATTER, module, total, op);
     switch (c.algorithm) {
     case 1: return ompi_coll_base_reduce_scatter_intra_nonoverlapping(sbuf, rbuf, rcounts, dtype, op, comm, module);
     case 2: return ompi_coll_base_reduce_scatter_intra_basic_recursivehalving(sbuf, rbuf, rcounts, dtype, op, comm, module);
@@ -266,7 +279,7 @@ int mca_coll_collsel_reduce_scatter_block(const void *sbuf, void *rbuf, int rcou
                                           struct ompi_communicator_t *comm,
                                           mca_coll_base_module_t *module)
 {
-    collsel_tree_choice c = decide(CS_REDUCE_SCATTER_BLOCK, module, bytes(dtype, rcount));   /* :985-986 */
+    collsel_tree_choice c = decide_op(CS_REDUCE_SCATTER_BLOCK, module, bytes(dtype, rcount), op);   /* :985-986 */
     switch (c.algorithm) {
     case 1: return ompi_coll_base_reduce_scatter_block_basic_linear(sbuf, rbuf, rcount, dtype, op, comm, module);
     case 2: return ompi_coll_base_reduce_scatter_block_intra_recursivedoubling(sbuf, rbuf, rcount, dtype, op, comm, module);

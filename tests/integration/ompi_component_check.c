@@ -6,7 +6,8 @@
  *   ompi_component_check split N   MPI_Comm_split + MPI_Comm_free N times:
  *       "split n=N ns=<per split and free>" on rank 0
  * COLL: bcast (MPI_BYTE, root 0), reduce (root 0) or allreduce (MPI_UNSIGNED_CHAR, MPI_SUM), as
- * collsel's benchmark calls them, so m is the count. The checks travel to rank 0 by
+ * collsel's benchmark calls them, so m is the count; allreduce_nc: allreduce with the same sum
+ * as a user operation created non-commutative. The checks travel to rank 0 by
  * MPI_Send/MPI_Recv: no collective of their own disturbs the trace. Exit 0 when all passed. */
 #include <mpi.h>
 #include <stdio.h>
@@ -29,6 +30,13 @@ static unsigned char summed(long i, int size)
     return (unsigned char)(s & 0xff);
 }
 
+static void sum_bytes(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    for (int i = 0; i < *len; i++)
+        ((unsigned char *)inout)[i] += ((unsigned char *)in)[i];
+}
+
 /* 1 when this rank's result of one call of `coll` on m bytes is right. */
 static int run_once(const char *coll, long m, int rank, int size)
 {
@@ -47,8 +55,13 @@ static int run_once(const char *coll, long m, int rank, int size)
         MPI_Reduce(in, out, (int)m, MPI_UNSIGNED_CHAR, MPI_SUM, 0, MPI_COMM_WORLD);
         for (i = 0; i < m && rank == 0; i++)
             ok &= out[i] == summed(i, size);
-    } else if (strcmp(coll, "allreduce") == 0) {
-        MPI_Allreduce(in, out, (int)m, MPI_UNSIGNED_CHAR, MPI_SUM, MPI_COMM_WORLD);
+    } else if (strcmp(coll, "allreduce") == 0 || strcmp(coll, "allreduce_nc") == 0) {
+        MPI_Op op = MPI_SUM;
+        if (strcmp(coll, "allreduce_nc") == 0)
+            MPI_Op_create(sum_bytes, 0, &op);
+        MPI_Allreduce(in, out, (int)m, MPI_UNSIGNED_CHAR, op, MPI_COMM_WORLD);
+        if (op != MPI_SUM)
+            MPI_Op_free(&op);
         for (i = 0; i < m; i++)
             ok &= out[i] == summed(i, size);
     } else {

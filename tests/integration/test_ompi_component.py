@@ -216,6 +216,18 @@ def test_without_the_component_the_check_fails(programs, trees, tmp_path):
     print("\n".join(wrong))
 
 
+def test_a_non_commutative_operation_defers(component, programs, trees, tmp_path):
+    """MPI_Allreduce with a user operation created non-commutative: coll/tuned's own choice at
+    every size (the tree's answers are for MPI_SUM), though the tree forces at P = 4."""
+    assert 0 not in query(trees["allreduce"], 4, SIZES).values()
+    plain, _ = traced(programs, "allreduce_nc", 4, (), tmp_path / "plain")
+    ran, _ = traced(programs, "allreduce_nc", 4, with_component(component, trees["dir"]),
+                    tmp_path / "collsel")
+    assert ran == plain
+    wrong, _ = mismatches("allreduce", trees["allreduce"], 4, ran, plain)
+    assert wrong, "coll/tuned's choice for the non-commutative op equals the tree's everywhere"
+
+
 def test_the_component_stays_out_without_trees(component, programs, tmp_path):
     """Loaded but coll_collsel_trees unset: coll/tuned decides (same functions as plain)."""
     plain, _ = traced(programs, "bcast", 2, (), tmp_path / "plain")
