@@ -43,6 +43,7 @@ OMPI_MODULE_DECLSPEC extern mca_coll_collsel_component_t mca_coll_collsel_compon
 typedef struct mca_coll_collsel_module_t {
     mca_coll_base_module_t super;
     mca_coll_base_comm_coll_t below;    /* the functions the component below us installed */
+    uint32_t retained;                  /* bit c: below's module of collective c retained */
     int32_t comm_size;
 } mca_coll_collsel_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_collsel_module_t);

@@ -32,16 +32,15 @@ static mca_coll_base_module_t **below_module(mca_coll_base_comm_coll_t *below, i
 static void module_construct(mca_coll_collsel_module_t *m)
 {
     memset(&m->below, 0, sizeof m->below);
+    m->retained = 0;
     m->comm_size = 0;
 }
 
 static void module_destruct(mca_coll_collsel_module_t *m)
 {
-    for (int c = 0; c < CS_NCOLL; c++) {
-        mca_coll_base_module_t **below = below_module(&m->below, c);
-        if (NULL != mca_coll_collsel_component.trees[c] && NULL != *below)
-            OBJ_RELEASE(*below);
-    }
+    for (int c = 0; c < CS_NCOLL; c++)
+        if (m->retained & (1u << c))
+            OBJ_RELEASE(*below_module(&m->below, c));
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_collsel_module_t, mca_coll_base_module_t, module_construct,
@@ -63,8 +62,10 @@ static int module_enable(mca_coll_base_module_t *module, struct ompi_communicato
             return OMPI_ERROR;
         }
     for (c = 0; c < CS_NCOLL; c++)
-        if (NULL != mca_coll_collsel_component.trees[c])
+        if (NULL != mca_coll_collsel_component.trees[c]) {
             OBJ_RETAIN(*below_module(&m->below, c));
+            m->retained |= 1u << c;
+        }
     m->super.base_data = OBJ_NEW(mca_coll_base_comm_t);
     return NULL == m->super.base_data ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
 }
