@@ -5,6 +5,9 @@
  *       "time COLL ns=<median per call>" on rank 0
  *   ompi_component_check split N   MPI_Comm_split + MPI_Comm_free N times:
  *       "split n=N ns=<per split and free>" on rank 0
+ *   ompi_component_check splitcall N   the same with one 1-byte MPI_Bcast on each new
+ *       communicator (what a library that sets a communicator up at its first call pays):
+ *       "splitcall n=N ns=<per split, bcast and free>" on rank 0
  * COLL: bcast (MPI_BYTE, root 0), reduce (root 0) or allreduce (MPI_UNSIGNED_CHAR, MPI_SUM), as
  * collsel's benchmark calls them, so m is the count; allreduce_nc: allreduce with the same sum
  * as a user operation created non-commutative. The checks travel to rank 0 by
@@ -112,7 +115,9 @@ static double median_ns(const char *what, long reps, int rank, int size)
                 MPI_Reduce(&byte, &out, 1, MPI_UNSIGNED_CHAR, MPI_MAX, 0, MPI_COMM_WORLD);
             else {
                 MPI_Comm c;
-                MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &c);
+                MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &c);   /* all of them, reordered */
+                if (strcmp(what, "splitcall") == 0)
+                    MPI_Bcast(&byte, 1, MPI_BYTE, 0, c);
                 MPI_Comm_free(&c);
             }
         }
@@ -140,14 +145,14 @@ int main(int argc, char **argv)
         double ns = median_ns(argv[2], atol(argv[3]), rank, size);
         if (rank == 0)
             printf("time %s ns=%.0f\n", argv[2], ns);
-    } else if (argc == 3 && strcmp(argv[1], "split") == 0) {
-        double ns = median_ns("split", atol(argv[2]) / 5, rank, size);
+    } else if (argc == 3 && (strcmp(argv[1], "split") == 0 || strcmp(argv[1], "splitcall") == 0)) {
+        double ns = median_ns(argv[1], atol(argv[2]) / 5, rank, size);
         if (rank == 0)
-            printf("split n=%ld ns=%.0f\n", atol(argv[2]), ns);
+            printf("%s n=%ld ns=%.0f\n", argv[1], atol(argv[2]), ns);
     } else {
         if (rank == 0)
             fprintf(stderr, "usage: ompi_component_check check COLL M... | time COLL REPS | "
-                    "split N\n");
+                    "split N | splitcall N\n");
         ok = 0;
     }
     fflush(stdout);

@@ -250,10 +250,12 @@ def test_a_corrupt_blob_is_reported_and_open_mpi_decides(component, programs, tr
 
 
 def test_overhead(component, programs, trees, tmp_path):
-    """Prints ns per call at P = 2 (1-byte bcast and allreduce) and per MPI_Comm_split + free,
-    plain and with coll/collsel, alternating launches, two rounds; asserts only that every
-    launch ran. "defer": tests/defer_tree.py's bcast tree, which defers at (2, 1): coll/collsel's
-    lookup and hand-over on top of coll/tuned's own call. The tune-vm allreduce tree picks
+    """Prints ns per call at P = 2 (1-byte bcast and allreduce), per MPI_Comm_split + free and
+    per split + one 1-byte bcast + free, plain, with coll/collsel and with libcollsel
+    (LD_PRELOAD, the same blobs: it serves bcast and reduce, passes allreduce through),
+    alternating launches, two rounds; asserts only that every launch ran. "defer":
+    tests/defer_tree.py's bcast tree, which defers at (2, 1): coll/collsel's lookup and
+    hand-over on top of coll/tuned's own call. The tune-vm allreduce tree picks
     recursive_doubling at (2, 1), coll/tuned's own choice there: again the dispatch alone. The
     tune-vm bcast tree picks another algorithm (pipeline, 1 KiB segments) at (2, 1)."""
     sys.path.insert(0, str(REPO / "tests"))
@@ -264,10 +266,18 @@ def test_overhead(component, programs, trees, tmp_path):
          "--out", defer_dir / "bcast.bin"])
     assert query(tmp_path / "defer.json", 2, [1]) == {1: 0}
     assert query(trees["allreduce"], 2, [1]) == {1: 3}
-    setups = {"plain": (), "coll/collsel defer": with_component(component, defer_dir),
-              "coll/collsel tune-vm": with_component(component, trees["dir"])}
+    run(["make", "-s", "-C", REPO, "build/libcollsel/openmpi/libcollsel.so"])
+    libcollsel = REPO / "build" / "libcollsel" / "openmpi" / "libcollsel.so"
+    setups = {
+        "plain": (),
+        "coll/collsel defer": with_component(component, defer_dir),
+        "coll/collsel tune-vm": with_component(component, trees["dir"]),
+        "libcollsel tune-vm": ["--mca", "coll_tuned_use_dynamic_rules", "1",
+                               "-x", f"LD_PRELOAD={libcollsel}",
+                               "-x", f"COLLSEL_TREES={trees['dir']}"]}
     lines = []
-    for what in (["time", "bcast", 20000], ["time", "allreduce", 20000], ["split", 1000]):
+    for what in (["time", "bcast", 20000], ["time", "allreduce", 20000], ["split", 1000],
+                 ["splitcall", 1000]):
         for rnd in (1, 2):
             for label, mca in setups.items():
                 if what[1] == "allreduce" and label.endswith("defer"):
