@@ -5,6 +5,9 @@
  *       "time COLL ns=<median per call>" on rank 0
  *   ompi_component_check split N   MPI_Comm_split + MPI_Comm_free N times:
  *       "split n=N ns=<per split and free>" on rank 0
+ *   ompi_component_check threads T   MPI_THREAD_MULTIPLE, T threads, each on its own duplicate of
+ *       MPI_COMM_WORLD, bcast, reduce and allreduce of 1 B to 64 KiB concurrently, 5 times,
+ *       checked: "threads T ok|FAIL provided=<level>" on rank 0
  *   ompi_component_check splitcall N   the same with one 1-byte MPI_Bcast on each new
  *       communicator (what a library that sets a communicator up at its first call pays):
  *       "splitcall n=N ns=<per split, bcast and free>" on rank 0
@@ -13,6 +16,7 @@
  * as a user operation created non-commutative. The checks travel to rank 0 by
  * MPI_Send/MPI_Recv: no collective of their own disturbs the trace. Exit 0 when all passed. */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +44,10 @@ static void sum_bytes(void *in, void *inout, int *len, MPI_Datatype *type)
         ((unsigned char *)inout)[i] += ((unsigned char *)in)[i];
 }
 
-/* 1 when this rank's result of one call of `coll` on m bytes is right. */
-static int run_once(const char *coll, long m, int rank, int size)
+/* 1 when this rank's result of one call of `coll` on m bytes on `comm` is right. */
+static int run_on(const char *coll, long m, int rank, int size, MPI_Comm comm)
 {
-    unsigned char *in = malloc((size_t)m + 1), *out = malloc((size_t)m + 1);
+    unsigned char *in = calloc((size_t)m + 1, 1), *out = calloc((size_t)m + 1, 1);
     int ok = 1;
     long i;
     for (i = 0; i < m; i++) {
@@ -51,18 +55,18 @@ static int run_once(const char *coll, long m, int rank, int size)
         out[i] = 0;
     }
     if (strcmp(coll, "bcast") == 0) {
-        MPI_Bcast(in, (int)m, MPI_BYTE, 0, MPI_COMM_WORLD);
+        MPI_Bcast(in, (int)m, MPI_BYTE, 0, comm);
         for (i = 0; i < m; i++)
             ok &= in[i] == pattern(i, 0);
     } else if (strcmp(coll, "reduce") == 0) {
-        MPI_Reduce(in, out, (int)m, MPI_UNSIGNED_CHAR, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Reduce(in, out, (int)m, MPI_UNSIGNED_CHAR, MPI_SUM, 0, comm);
         for (i = 0; i < m && rank == 0; i++)
             ok &= out[i] == summed(i, size);
     } else if (strcmp(coll, "allreduce") == 0 || strcmp(coll, "allreduce_nc") == 0) {
         MPI_Op op = MPI_SUM;
         if (strcmp(coll, "allreduce_nc") == 0)
             MPI_Op_create(sum_bytes, 0, &op);
-        MPI_Allreduce(in, out, (int)m, MPI_UNSIGNED_CHAR, op, MPI_COMM_WORLD);
+        MPI_Allreduce(in, out, (int)m, MPI_UNSIGNED_CHAR, op, comm);
         if (op != MPI_SUM)
             MPI_Op_free(&op);
         for (i = 0; i < m; i++)
@@ -73,6 +77,48 @@ static int run_once(const char *coll, long m, int rank, int size)
     }
     free(in);
     free(out);
+    return ok;
+}
+
+static int run_once(const char *coll, long m, int rank, int size)
+{
+    return run_on(coll, m, rank, size, MPI_COMM_WORLD);
+}
+
+struct job {
+    MPI_Comm comm;
+    int rank, size, ok;
+};
+
+static void *worker(void *arg)
+{
+    static const char *const colls[] = {"bcast", "reduce", "allreduce"};
+    static const long sizes[] = {1, 64, 4096, 65536};
+    struct job *j = arg;
+    for (int round = 0; round < 5; round++)
+        for (int c = 0; c < 3; c++)
+            for (int k = 0; k < 4; k++)
+                j->ok &= run_on(colls[c], sizes[k], j->rank, j->size, j->comm);
+    return NULL;
+}
+
+/* T threads at once, each on its own communicator; 1 when every result was right. */
+static int run_threads(int threads, int rank, int size)
+{
+    struct job jobs[16];
+    pthread_t ids[16];
+    int ok = 1, t;
+    for (t = 0; t < threads; t++) {
+        jobs[t] = (struct job){MPI_COMM_NULL, rank, size, 1};
+        MPI_Comm_dup(MPI_COMM_WORLD, &jobs[t].comm);
+    }
+    for (t = 0; t < threads; t++)
+        pthread_create(&ids[t], NULL, worker, &jobs[t]);
+    for (t = 0; t < threads; t++) {
+        pthread_join(ids[t], NULL);
+        ok &= jobs[t].ok;
+        MPI_Comm_free(&jobs[t].comm);
+    }
     return ok;
 }
 
@@ -129,8 +175,11 @@ static double median_ns(const char *what, long reps, int rank, int size)
 
 int main(int argc, char **argv)
 {
-    int rank, size, ok = 1;
-    MPI_Init(&argc, &argv);
+    int rank, size, ok = 1, provided = MPI_THREAD_SINGLE;
+    if (argc == 3 && strcmp(argv[1], "threads") == 0)
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc >= 3 && strcmp(argv[1], "check") == 0) {
@@ -141,6 +190,12 @@ int main(int argc, char **argv)
                 printf("check %s m=%ld %s\n", argv[2], m, good ? "ok" : "FAIL");
             ok &= good;
         }
+    } else if (argc == 3 && strcmp(argv[1], "threads") == 0) {
+        int threads = atoi(argv[2]) < 1 ? 1 : atoi(argv[2]) > 16 ? 16 : atoi(argv[2]);
+        ok = provided == MPI_THREAD_MULTIPLE
+             && all_ok(run_threads(threads, rank, size), rank, size);
+        if (rank == 0)
+            printf("threads %d %s provided=%d\n", threads, ok ? "ok" : "FAIL", provided);
     } else if (argc == 4 && strcmp(argv[1], "time") == 0) {
         double ns = median_ns(argv[2], atol(argv[3]), rank, size);
         if (rank == 0)
@@ -152,7 +207,7 @@ int main(int argc, char **argv)
     } else {
         if (rank == 0)
             fprintf(stderr, "usage: ompi_component_check check COLL M... | time COLL REPS | "
-                    "split N | splitcall N\n");
+                    "split N | splitcall N | threads T\n");
         ok = 0;
     }
     fflush(stdout);
