@@ -26,7 +26,8 @@ enum collsel_coll {
     CS_SCATTER, CS_NCOLL
 };
 extern const char *const mca_coll_collsel_names[CS_NCOLL];
-/* Largest coll/tuned algorithm id of each collective in Open MPI 4.1.4 (coll_tuned_<coll>_decision.c). */
+/* Largest coll/tuned algorithm id of each collective in Open MPI 4.1.4
+ * (coll_tuned_<coll>_decision.c). */
 extern const int32_t mca_coll_collsel_max_algorithm[CS_NCOLL];
 
 typedef struct mca_coll_collsel_component_t {

@@ -71,15 +71,21 @@ int mca_coll_collsel_allgather(const void *sbuf, int scount, struct ompi_datatyp
     collsel_tree_choice c = decide(CS_ALLGATHER, module,
                                    bytes(MPI_IN_PLACE != sbuf ? sdtype : rdtype, scount));
     switch (c.algorithm) {
-    case 1: return ompi_coll_base_allgather_intra_basic_linear(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
-    case 2: return ompi_coll_base_allgather_intra_bruck(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
-    case 3: return ompi_coll_base_allgather_intra_recursivedoubling(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
-    case 4: return ompi_coll_base_allgather_intra_ring(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
-    case 5: return ompi_coll_base_allgather_intra_neighborexchange(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
-    case 6: return ompi_coll_base_allgather_intra_two_procs(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
+    case 1: return ompi_coll_base_allgather_intra_basic_linear(sbuf, scount, sdtype, rbuf, rcount,
+        rdtype, comm, module);
+    case 2: return ompi_coll_base_allgather_intra_bruck(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+        comm, module);
+    case 3: return ompi_coll_base_allgather_intra_recursivedoubling(sbuf, scount, sdtype, rbuf,
+        rcount, rdtype, comm, module);
+    case 4: return ompi_coll_base_allgather_intra_ring(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+        comm, module);
+    case 5: return ompi_coll_base_allgather_intra_neighborexchange(sbuf, scount, sdtype, rbuf,
+        rcount, rdtype, comm, module);
+    case 6: return ompi_coll_base_allgather_intra_two_procs(sbuf, scount, sdtype, rbuf, rcount,
+        rdtype, comm, module);
     default:
-        return MODULE(module)->below.coll_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                                                    MODULE(module)->below.coll_allgather_module);
+        return MODULE(module)->below.coll_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+            comm, MODULE(module)->below.coll_allgather_module);
     }
 }
 
@@ -97,14 +103,19 @@ int mca_coll_collsel_allgatherv(const void *sbuf, int scount, struct ompi_dataty
         total += bytes(t, rcounts[i]);
     c = decide(CS_ALLGATHERV, module, total / (uint64_t)p);
     switch (c.algorithm) {
-    case 1: return ompi_coll_base_allgatherv_intra_basic_default(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, module);
-    case 2: return ompi_coll_base_allgatherv_intra_bruck(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, module);
-    case 3: return ompi_coll_base_allgatherv_intra_ring(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, module);
-    case 4: return ompi_coll_base_allgatherv_intra_neighborexchange(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, module);
-    case 5: return ompi_coll_base_allgatherv_intra_two_procs(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, module);
+    case 1: return ompi_coll_base_allgatherv_intra_basic_default(sbuf, scount, sdtype, rbuf,
+        rcounts, displs, rdtype, comm, module);
+    case 2: return ompi_coll_base_allgatherv_intra_bruck(sbuf, scount, sdtype, rbuf, rcounts,
+        displs, rdtype, comm, module);
+    case 3: return ompi_coll_base_allgatherv_intra_ring(sbuf, scount, sdtype, rbuf, rcounts, displs,
+        rdtype, comm, module);
+    case 4: return ompi_coll_base_allgatherv_intra_neighborexchange(sbuf, scount, sdtype, rbuf,
+        rcounts, displs, rdtype, comm, module);
+    case 5: return ompi_coll_base_allgatherv_intra_two_procs(sbuf, scount, sdtype, rbuf, rcounts,
+        displs, rdtype, comm, module);
     default:
-        return MODULE(module)->below.coll_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
-                                                     comm, MODULE(module)->below.coll_allgatherv_module);
+        return MODULE(module)->below.coll_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs,
+            rdtype, comm, MODULE(module)->below.coll_allgatherv_module);
     }
 }
 
@@ -114,12 +125,17 @@ int mca_coll_collsel_allreduce(const void *sbuf, void *rbuf, int count,
 {
     collsel_tree_choice c = decide_op(CS_ALLREDUCE, module, bytes(dtype, count), op);   /* :66-67 */
     switch (c.algorithm) {
-    case 1: return ompi_coll_base_allreduce_intra_basic_linear(sbuf, rbuf, count, dtype, op, comm, module);
-    case 2: return ompi_coll_base_allreduce_intra_nonoverlapping(sbuf, rbuf, count, dtype, op, comm, module);
-    case 3: return ompi_coll_base_allreduce_intra_recursivedoubling(sbuf, rbuf, count, dtype, op, comm, module);
+    case 1: return ompi_coll_base_allreduce_intra_basic_linear(sbuf, rbuf, count, dtype, op, comm,
+        module);
+    case 2: return ompi_coll_base_allreduce_intra_nonoverlapping(sbuf, rbuf, count, dtype, op, comm,
+        module);
+    case 3: return ompi_coll_base_allreduce_intra_recursivedoubling(sbuf, rbuf, count, dtype, op,
+        comm, module);
     case 4: return ompi_coll_base_allreduce_intra_ring(sbuf, rbuf, count, dtype, op, comm, module);
-    case 5: return ompi_coll_base_allreduce_intra_ring_segmented(sbuf, rbuf, count, dtype, op, comm, module, (uint32_t)c.segsize);
-    case 6: return ompi_coll_base_allreduce_intra_redscat_allgather(sbuf, rbuf, count, dtype, op, comm, module);
+    case 5: return ompi_coll_base_allreduce_intra_ring_segmented(sbuf, rbuf, count, dtype, op, comm,
+        module, (uint32_t)c.segsize);
+    case 6: return ompi_coll_base_allreduce_intra_redscat_allgather(sbuf, rbuf, count, dtype, op,
+        comm, module);
     default:
         return MODULE(module)->below.coll_allreduce(sbuf, rbuf, count, dtype, op, comm,
                                                     MODULE(module)->below.coll_allreduce_module);
@@ -134,11 +150,16 @@ int mca_coll_collsel_alltoall(const void *sbuf, int scount, struct ompi_datatype
     collsel_tree_choice c = decide(CS_ALLTOALL, module,
                                    bytes(MPI_IN_PLACE != sbuf ? sdtype : rdtype, scount));
     switch (c.algorithm) {
-    case 1: return ompi_coll_base_alltoall_intra_basic_linear(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
-    case 2: return ompi_coll_base_alltoall_intra_pairwise(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
-    case 3: return ompi_coll_base_alltoall_intra_bruck(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
-    case 4: return ompi_coll_base_alltoall_intra_linear_sync(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, TUNED_MAX_REQUESTS);
-    case 5: return ompi_coll_base_alltoall_intra_two_procs(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
+    case 1: return ompi_coll_base_alltoall_intra_basic_linear(sbuf, scount, sdtype, rbuf, rcount,
+        rdtype, comm, module);
+    case 2: return ompi_coll_base_alltoall_intra_pairwise(sbuf, scount, sdtype, rbuf, rcount,
+        rdtype, comm, module);
+    case 3: return ompi_coll_base_alltoall_intra_bruck(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+        comm, module);
+    case 4: return ompi_coll_base_alltoall_intra_linear_sync(sbuf, scount, sdtype, rbuf, rcount,
+        rdtype, comm, module, TUNED_MAX_REQUESTS);
+    case 5: return ompi_coll_base_alltoall_intra_two_procs(sbuf, scount, sdtype, rbuf, rcount,
+        rdtype, comm, module);
     default:
         return MODULE(module)->below.coll_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                                    MODULE(module)->below.coll_alltoall_module);
@@ -155,11 +176,13 @@ int mca_coll_collsel_alltoallv(const void *sbuf, const int *scounts, const int *
                                    MPI_IN_PLACE != sbuf ? bytes(sdtype, scounts[0])
                                                         : bytes(rdtype, rcounts[0]));
     switch (c.algorithm) {
-    case 1: return ompi_coll_base_alltoallv_intra_basic_linear(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps, rdtype, comm, module);
-    case 2: return ompi_coll_base_alltoallv_intra_pairwise(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps, rdtype, comm, module);
+    case 1: return ompi_coll_base_alltoallv_intra_basic_linear(sbuf, scounts, sdisps, sdtype, rbuf,
+        rcounts, rdisps, rdtype, comm, module);
+    case 2: return ompi_coll_base_alltoallv_intra_pairwise(sbuf, scounts, sdisps, sdtype, rbuf,
+        rcounts, rdisps, rdtype, comm, module);
     default:
-        return MODULE(module)->below.coll_alltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps,
-                                                    rdtype, comm, MODULE(module)->below.coll_alltoallv_module);
+        return MODULE(module)->below.coll_alltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts,
+            rdisps, rdtype, comm, MODULE(module)->below.coll_alltoallv_module);
     }
 }
 
@@ -185,14 +208,19 @@ int mca_coll_collsel_bcast(void *buf, int count, struct ompi_datatype_t *dtype, 
     uint32_t s = (uint32_t)c.segsize;
     switch (c.algorithm) {
     case 1: return ompi_coll_base_bcast_intra_basic_linear(buf, count, dtype, root, comm, module);
-    case 2: return ompi_coll_base_bcast_intra_chain(buf, count, dtype, root, comm, module, s, fanout(c.faninout));
+    case 2: return ompi_coll_base_bcast_intra_chain(buf, count, dtype, root, comm, module, s,
+        fanout(c.faninout));
     case 3: return ompi_coll_base_bcast_intra_pipeline(buf, count, dtype, root, comm, module, s);
-    case 4: return ompi_coll_base_bcast_intra_split_bintree(buf, count, dtype, root, comm, module, s);
+    case 4: return ompi_coll_base_bcast_intra_split_bintree(buf, count, dtype, root, comm, module,
+        s);
     case 5: return ompi_coll_base_bcast_intra_bintree(buf, count, dtype, root, comm, module, s);
     case 6: return ompi_coll_base_bcast_intra_binomial(buf, count, dtype, root, comm, module, s);
-    case 7: return ompi_coll_base_bcast_intra_knomial(buf, count, dtype, root, comm, module, s, TUNED_KNOMIAL_RADIX);
-    case 8: return ompi_coll_base_bcast_intra_scatter_allgather(buf, count, dtype, root, comm, module, s);
-    case 9: return ompi_coll_base_bcast_intra_scatter_allgather_ring(buf, count, dtype, root, comm, module, s);
+    case 7: return ompi_coll_base_bcast_intra_knomial(buf, count, dtype, root, comm, module, s,
+        TUNED_KNOMIAL_RADIX);
+    case 8: return ompi_coll_base_bcast_intra_scatter_allgather(buf, count, dtype, root, comm,
+        module, s);
+    case 9: return ompi_coll_base_bcast_intra_scatter_allgather_ring(buf, count, dtype, root, comm,
+        module, s);
     default:
         return MODULE(module)->below.coll_bcast(buf, count, dtype, root, comm,
                                                 MODULE(module)->below.coll_bcast_module);
@@ -206,7 +234,8 @@ int mca_coll_collsel_exscan(const void *sbuf, void *rbuf, int count,
     collsel_tree_choice c = decide(CS_EXSCAN, module, bytes(dtype, count));
     switch (c.algorithm) {
     case 1: return ompi_coll_base_exscan_intra_linear(sbuf, rbuf, count, dtype, op, comm, module);
-    case 2: return ompi_coll_base_exscan_intra_recursivedoubling(sbuf, rbuf, count, dtype, op, comm, module);
+    case 2: return ompi_coll_base_exscan_intra_recursivedoubling(sbuf, rbuf, count, dtype, op, comm,
+        module);
     default:
         return MODULE(module)->below.coll_exscan(sbuf, rbuf, count, dtype, op, comm,
                                                  MODULE(module)->below.coll_exscan_module);
@@ -222,12 +251,15 @@ int mca_coll_collsel_gather(const void *sbuf, int scount, struct ompi_datatype_t
     collsel_tree_choice c = decide(CS_GATHER, module,
                                    at_root ? bytes(rdtype, rcount) : bytes(sdtype, scount));
     switch (c.algorithm) {
-    case 1: return ompi_coll_base_gather_intra_basic_linear(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module);
-    case 2: return ompi_coll_base_gather_intra_binomial(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module);
-    case 3: return ompi_coll_base_gather_intra_linear_sync(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, c.segsize);
+    case 1: return ompi_coll_base_gather_intra_basic_linear(sbuf, scount, sdtype, rbuf, rcount,
+        rdtype, root, comm, module);
+    case 2: return ompi_coll_base_gather_intra_binomial(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+        root, comm, module);
+    case 3: return ompi_coll_base_gather_intra_linear_sync(sbuf, scount, sdtype, rbuf, rcount,
+        rdtype, root, comm, module, c.segsize);
     default:
-        return MODULE(module)->below.coll_gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
-                                                 MODULE(module)->below.coll_gather_module);
+        return MODULE(module)->below.coll_gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+            comm, MODULE(module)->below.coll_gather_module);
     }
 }
 
@@ -238,13 +270,20 @@ int mca_coll_collsel_reduce(const void *sbuf, void *rbuf, int count,
     collsel_tree_choice c = decide_op(CS_REDUCE, module, bytes(dtype, count), op);   /* :676-677 */
     uint32_t s = (uint32_t)c.segsize;
     switch (c.algorithm) {
-    case 1: return ompi_coll_base_reduce_intra_basic_linear(sbuf, rbuf, count, dtype, op, root, comm, module);
-    case 2: return ompi_coll_base_reduce_intra_chain(sbuf, rbuf, count, dtype, op, root, comm, module, s, fanout(c.faninout), TUNED_MAX_REQUESTS);
-    case 3: return ompi_coll_base_reduce_intra_pipeline(sbuf, rbuf, count, dtype, op, root, comm, module, s, TUNED_MAX_REQUESTS);
-    case 4: return ompi_coll_base_reduce_intra_binary(sbuf, rbuf, count, dtype, op, root, comm, module, s, TUNED_MAX_REQUESTS);
-    case 5: return ompi_coll_base_reduce_intra_binomial(sbuf, rbuf, count, dtype, op, root, comm, module, s, TUNED_MAX_REQUESTS);
-    case 6: return ompi_coll_base_reduce_intra_in_order_binary(sbuf, rbuf, count, dtype, op, root, comm, module, s, TUNED_MAX_REQUESTS);
-    case 7: return ompi_coll_base_reduce_intra_redscat_gather(sbuf, rbuf, count, dtype, op, root, comm, module);
+    case 1: return ompi_coll_base_reduce_intra_basic_linear(sbuf, rbuf, count, dtype, op, root,
+        comm, module);
+    case 2: return ompi_coll_base_reduce_intra_chain(sbuf, rbuf, count, dtype, op, root, comm,
+        module, s, fanout(c.faninout), TUNED_MAX_REQUESTS);
+    case 3: return ompi_coll_base_reduce_intra_pipeline(sbuf, rbuf, count, dtype, op, root, comm,
+        module, s, TUNED_MAX_REQUESTS);
+    case 4: return ompi_coll_base_reduce_intra_binary(sbuf, rbuf, count, dtype, op, root, comm,
+        module, s, TUNED_MAX_REQUESTS);
+    case 5: return ompi_coll_base_reduce_intra_binomial(sbuf, rbuf, count, dtype, op, root, comm,
+        module, s, TUNED_MAX_REQUESTS);
+    case 6: return ompi_coll_base_reduce_intra_in_order_binary(sbuf, rbuf, count, dtype, op, root,
+        comm, module, s, TUNED_MAX_REQUESTS);
+    case 7: return ompi_coll_base_reduce_intra_redscat_gather(sbuf, rbuf, count, dtype, op, root,
+        comm, module);
     default:
         return MODULE(module)->below.coll_reduce(sbuf, rbuf, count, dtype, op, root, comm,
                                                  MODULE(module)->below.coll_reduce_module);
@@ -264,13 +303,17 @@ int mca_coll_collsel_reduce_scatter(const void *sbuf, void *rbuf, const int *rco
         total += bytes(dtype, rcounts[i]);
     c = decide_op(CS_REDUCE_SCATTER, module, total, op);
     switch (c.algorithm) {
-    case 1: return ompi_coll_base_reduce_scatter_intra_nonoverlapping(sbuf, rbuf, rcounts, dtype, op, comm, module);
-    case 2: return ompi_coll_base_reduce_scatter_intra_basic_recursivehalving(sbuf, rbuf, rcounts, dtype, op, comm, module);
-    case 3: return ompi_coll_base_reduce_scatter_intra_ring(sbuf, rbuf, rcounts, dtype, op, comm, module);
-    case 4: return ompi_coll_base_reduce_scatter_intra_butterfly(sbuf, rbuf, rcounts, dtype, op, comm, module);
+    case 1: return ompi_coll_base_reduce_scatter_intra_nonoverlapping(sbuf, rbuf, rcounts, dtype,
+        op, comm, module);
+    case 2: return ompi_coll_base_reduce_scatter_intra_basic_recursivehalving(sbuf, rbuf, rcounts,
+        dtype, op, comm, module);
+    case 3: return ompi_coll_base_reduce_scatter_intra_ring(sbuf, rbuf, rcounts, dtype, op, comm,
+        module);
+    case 4: return ompi_coll_base_reduce_scatter_intra_butterfly(sbuf, rbuf, rcounts, dtype, op,
+        comm, module);
     default:
         return MODULE(module)->below.coll_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
-                                                         MODULE(module)->below.coll_reduce_scatter_module);
+            MODULE(module)->below.coll_reduce_scatter_module);
     }
 }
 
@@ -279,15 +322,20 @@ int mca_coll_collsel_reduce_scatter_block(const void *sbuf, void *rbuf, int rcou
                                           struct ompi_communicator_t *comm,
                                           mca_coll_base_module_t *module)
 {
-    collsel_tree_choice c = decide_op(CS_REDUCE_SCATTER_BLOCK, module, bytes(dtype, rcount), op);   /* :985-986 */
+    collsel_tree_choice c = decide_op(CS_REDUCE_SCATTER_BLOCK, module, bytes(dtype, rcount),
+        op);   /* :985-986 */
     switch (c.algorithm) {
-    case 1: return ompi_coll_base_reduce_scatter_block_basic_linear(sbuf, rbuf, rcount, dtype, op, comm, module);
-    case 2: return ompi_coll_base_reduce_scatter_block_intra_recursivedoubling(sbuf, rbuf, rcount, dtype, op, comm, module);
-    case 3: return ompi_coll_base_reduce_scatter_block_intra_recursivehalving(sbuf, rbuf, rcount, dtype, op, comm, module);
-    case 4: return ompi_coll_base_reduce_scatter_block_intra_butterfly(sbuf, rbuf, rcount, dtype, op, comm, module);
+    case 1: return ompi_coll_base_reduce_scatter_block_basic_linear(sbuf, rbuf, rcount, dtype, op,
+        comm, module);
+    case 2: return ompi_coll_base_reduce_scatter_block_intra_recursivedoubling(sbuf, rbuf, rcount,
+        dtype, op, comm, module);
+    case 3: return ompi_coll_base_reduce_scatter_block_intra_recursivehalving(sbuf, rbuf, rcount,
+        dtype, op, comm, module);
+    case 4: return ompi_coll_base_reduce_scatter_block_intra_butterfly(sbuf, rbuf, rcount, dtype,
+        op, comm, module);
     default:
-        return MODULE(module)->below.coll_reduce_scatter_block(
-            sbuf, rbuf, rcount, dtype, op, comm, MODULE(module)->below.coll_reduce_scatter_block_module);
+        return MODULE(module)->below.coll_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
+            MODULE(module)->below.coll_reduce_scatter_block_module);
     }
 }
 
@@ -298,7 +346,8 @@ int mca_coll_collsel_scan(const void *sbuf, void *rbuf, int count, struct ompi_d
     collsel_tree_choice c = decide(CS_SCAN, module, bytes(dtype, count));
     switch (c.algorithm) {
     case 1: return ompi_coll_base_scan_intra_linear(sbuf, rbuf, count, dtype, op, comm, module);
-    case 2: return ompi_coll_base_scan_intra_recursivedoubling(sbuf, rbuf, count, dtype, op, comm, module);
+    case 2: return ompi_coll_base_scan_intra_recursivedoubling(sbuf, rbuf, count, dtype, op, comm,
+        module);
     default:
         return MODULE(module)->below.coll_scan(sbuf, rbuf, count, dtype, op, comm,
                                                MODULE(module)->below.coll_scan_module);
@@ -314,11 +363,14 @@ int mca_coll_collsel_scatter(const void *sbuf, int scount, struct ompi_datatype_
     collsel_tree_choice c = decide(CS_SCATTER, module,
                                    at_root ? bytes(sdtype, scount) : bytes(rdtype, rcount));
     switch (c.algorithm) {
-    case 1: return ompi_coll_base_scatter_intra_basic_linear(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module);
-    case 2: return ompi_coll_base_scatter_intra_binomial(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module);
-    case 3: return ompi_coll_base_scatter_intra_linear_nb(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, TUNED_SCATTER_BLOCKING_SEND_RATIO);
+    case 1: return ompi_coll_base_scatter_intra_basic_linear(sbuf, scount, sdtype, rbuf, rcount,
+        rdtype, root, comm, module);
+    case 2: return ompi_coll_base_scatter_intra_binomial(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+        root, comm, module);
+    case 3: return ompi_coll_base_scatter_intra_linear_nb(sbuf, scount, sdtype, rbuf, rcount,
+        rdtype, root, comm, module, TUNED_SCATTER_BLOCKING_SEND_RATIO);
     default:
-        return MODULE(module)->below.coll_scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
-                                                  MODULE(module)->below.coll_scatter_module);
+        return MODULE(module)->below.coll_scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+            comm, MODULE(module)->below.coll_scatter_module);
     }
 }
