@@ -22,7 +22,7 @@ WHEEL_DIR := $(BUILD)/wheel
 HOST_PYTHON := $(shell $(PYTHON) -c 'import sys; print(getattr(sys, "_base_executable", sys.executable))')
 
 APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
-                build-essential clang libclang-rt-14-dev \
+                build-essential gfortran clang libclang-rt-14-dev \
                 dpkg-dev libhwloc-dev libevent-dev libpmix-dev \
                 slurmctld slurmd slurm-client munge iproute2 stress-ng iperf3 valgrind
 # collsel cluster runs its own munged (socket in its state directory) and slurmctld (port 6827),
@@ -382,6 +382,26 @@ $(foreach m,$(LIBCOLLSEL_MPIS),$(LIBCOLLSEL)/$(m)/libcollsel.so): $(LIBCOLLSEL)/
 	@mkdir -p $(@D)
 	$(MPICC_$*) $(CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-z,defs -Iinclude \
 	    -Iruntime/libcollsel $(LIBCOLLSEL_SRC) -o $@
+
+# coll/collsel: an Open MPI coll component for Debian's unmodified Open MPI 4.1.4, compiled
+# against that build's own configured headers (libopenmpi-dev installs them: Debian configures
+# --with-devel-headers, so opal_config.h is Debian's configure result) and linked against its
+# libmpi / libopen-pal. Load it: mpirun --mca mca_base_component_path
+# $(OMPI_COMPONENT)/components:$(OMPI_COMPONENT_DEBIAN_DIR) --mca coll_collsel_trees TREES ...
+OMPI_COMPONENT := $(BUILD)/ompi-component
+OMPI_COMPONENT_DEBIAN := /usr/lib/$(shell gcc -print-multiarch)/openmpi
+OMPI_COMPONENT_DEBIAN_DIR := $(OMPI_COMPONENT_DEBIAN)/lib/openmpi3
+OMPI_COMPONENT_SRC := $(wildcard runtime/ompi-component/*.c) runtime/collsel_tree.c
+.PHONY: ompi-component
+ompi-component: $(OMPI_COMPONENT)/components/mca_coll_collsel.so
+
+$(OMPI_COMPONENT)/components/mca_coll_collsel.so: $(OMPI_COMPONENT_SRC) \
+		runtime/ompi-component/coll_collsel.h include/collsel_tree.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -std=gnu99 -Wall -Wextra -Werror -fPIC -shared -DNDEBUG \
+	    -isystem $(OMPI_COMPONENT_DEBIAN)/include/openmpi -isystem $(OMPI_COMPONENT_DEBIAN)/include \
+	    -Iinclude -Iruntime -Iruntime/ompi-component $(OMPI_COMPONENT_SRC) -o $@ \
+	    -L$(OMPI_COMPONENT_DEBIAN)/lib -lmpi -lopen-pal
 
 # bench-libcollsel: MPI_Bcast of 1 byte with/without the library in one launch, the lookup
 # alone, memory per communicator (speed/libcollsel/bench.sh). measure-hier: hierarchical vs flat
