@@ -5,6 +5,7 @@
 
 #if defined(MPICH_VERSION)
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,9 +14,17 @@
  * the variable's value names. */
 #define MAX_IDS 8
 static const char *const names[LC_NCOLL][MAX_IDS] = {
-    /* bcast */ {"auto", "binomial", "nb", "smp", "scatter_recursive_doubling_allgather",
-                 "scatter_ring_allgather", NULL},
-    /* reduce */ {"auto", "binomial", "nb", "smp", "reduce_scatter_gather", NULL},
+    [LC_BCAST] = /* bcast */ {"auto", "binomial", "nb", "smp",
+                              "scatter_recursive_doubling_allgather", "scatter_ring_allgather",
+                              NULL},
+    [LC_REDUCE] = /* reduce */ {"auto", "binomial", "nb", "smp", "reduce_scatter_gather", NULL},
+};
+
+/* The reductions: MPICH's algorithms are not read here for operand order, so every forced
+ * method of theirs passes a non-commutative op to MPICH's own choice. */
+static const int reduction[LC_NCOLL] = {
+    [LC_REDUCE] = 1, [LC_ALLREDUCE] = 1, [LC_REDUCE_SCATTER] = 1,
+    [LC_REDUCE_SCATTER_BLOCK] = 1, [LC_SCAN] = 1, [LC_EXSCAN] = 1,
 };
 
 static struct lc_cvar var[LC_NCOLL];
@@ -61,15 +70,34 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, char *msg,
     return 0;
 }
 
+const char *lc_force_refusal(enum lc_coll coll)
+{
+    return names[coll][0] ? NULL : "no-mpich-names";
+}
+
+int lc_force_usable(enum lc_coll coll, const collsel_tree_choice *c, int comm_size)
+{
+    (void)coll, (void)c, (void)comm_size;
+    return 1;   /* MPICH falls back to its own choice itself */
+}
+
+int lc_force_needs_commutative(enum lc_coll coll, const collsel_tree_choice *c)
+{
+    return reduction[coll] && c->algorithm != 0;
+}
+
 int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)
 {
     int coll;
     for (coll = 0; coll < LC_NCOLL; coll++) {
         char name[80];
-        if (!trees->tree[coll])
+        size_t i;
+        if (!trees->tree[coll] || lc_force_refusal((enum lc_coll)coll))
             continue;
-        snprintf(name, sizeof name, "MPIR_CVAR_%s_INTRA_ALGORITHM",
-                 coll == LC_BCAST ? "BCAST" : "REDUCE");
+        /* MPIR_CVAR_<COLL>_INTRA_ALGORITHM, the collective's name in capitals */
+        snprintf(name, sizeof name, "MPIR_CVAR_%s_INTRA_ALGORITHM", lc_coll_names[coll]);
+        for (i = sizeof "MPIR_CVAR_" - 1; name[i]; i++)
+            name[i] = (char)toupper((unsigned char)name[i]);
         if (lc_cvar_open(name, &var[coll]) != 0) {
             snprintf(msg, msg_size, "MPICH has no control variable %s", name);
             return 1;
