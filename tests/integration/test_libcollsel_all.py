@@ -16,8 +16,8 @@
     passes as "no-mpich-names", the rest "no-tree"; results correct; MPI_Bcast_c /
     MPI_Allreduce_c (MPI 4) decide as MPI_Bcast / MPI_Allreduce.
 """
-import json
 import re
+import zlib
 from collections import defaultdict
 
 import pytest
@@ -147,7 +147,8 @@ def decided_as_query(family, trace, tree_of, seen_points):
         for (rank, p, m, choice, why), w in zip(calls, want):
             owed = refused(family, c, p, m, w)
             assert (choice, why) == ((None, owed) if owed else (w, None)), (c, rank, p, m, w)
-            passes[why] += why is not None
+            if why:
+                passes[why] += 1
             seen_points.add((c, p, m, w))
     return passes
 
@@ -240,16 +241,16 @@ def test_open_mpi_10000_communicators_leave_nothing(library, all_trees, program)
 @pytest.fixture(scope="module")
 def mpich_trees(trees):
     """The paired MPICH bcast and reduce trees and an MPICH-family allreduce tree (reduce's,
-    renamed): collsel has no MPICH allreduce names in force_mpich.c."""
+    renamed): force_mpich.c has no MPICH allreduce names."""
     directory = BIN / "trees-all" / "mpich"
     directory.mkdir(parents=True, exist_ok=True)
     for c in ("bcast", "reduce"):
         (directory / f"{c}.bin").write_bytes(trees["mpich"][c]["blob"].read_bytes())
-    document = json.loads(trees["mpich"]["reduce"]["json"].read_text())
-    document["collective"] = "allreduce"
-    (BIN / "allreduce-mpich.json").write_text(json.dumps(document))
-    run(["collsel", "emit", "--target", "blob", BIN / "allreduce-mpich.json", "--out",
-         directory / "allreduce.bin"])
+    # `collsel emit` knows no MPICH allreduce: reduce's blob with the header's name changed
+    data = bytearray(trees["mpich"]["reduce"]["blob"].read_bytes())
+    data[16:32] = b"allreduce".ljust(16, b"\0")
+    data[-4:] = zlib.crc32(bytes(data[:-4])).to_bytes(4, "little")
+    (directory / "allreduce.bin").write_bytes(bytes(data))
     return {"dir": directory, **{c: trees["mpich"][c] for c in ("bcast", "reduce")}}
 
 
