@@ -18,6 +18,26 @@ static const char *const names[LC_NCOLL][MAX_IDS] = {
                               "scatter_recursive_doubling_allgather", "scatter_ring_allgather",
                               NULL},
     [LC_REDUCE] = /* reduce */ {"auto", "binomial", "nb", "smp", "reduce_scatter_gather", NULL},
+    [LC_ALLREDUCE] = /* allreduce */ {"auto", "nb", "smp", "recursive_doubling",
+                                      "reduce_scatter_allgather", NULL},
+    [LC_ALLGATHER] = /* allgather */ {"auto", "brucks", "nb", "recursive_doubling", "ring",
+                                      NULL},
+    [LC_ALLGATHERV] = /* allgatherv */ {"auto", "brucks", "nb", "recursive_doubling", "ring",
+                                        NULL},
+    [LC_ALLTOALL] = /* alltoall */ {"auto", "brucks", "nb", "pairwise",
+                                    "pairwise_sendrecv_replace", "scattered", NULL},
+    [LC_ALLTOALLV] = /* alltoallv */ {"auto", "nb", "pairwise_sendrecv_replace", "scattered",
+                                      NULL},
+    [LC_BARRIER] = /* barrier */ {"auto", "nb", "smp", "dissemination", NULL},
+    [LC_EXSCAN] = /* exscan */ {"auto", "nb", "recursive_doubling", NULL},
+    [LC_GATHER] = /* gather */ {"auto", "binomial", "nb", NULL},
+    [LC_REDUCE_SCATTER] = /* reduce_scatter */ {"auto", "nb", "noncommutative", "pairwise",
+                                                "recursive_doubling", "recursive_halving", NULL},
+    [LC_REDUCE_SCATTER_BLOCK] = /* reduce_scatter_block */ {"auto", "noncommutative",
+                                                            "recursive_doubling", "pairwise",
+                                                            "recursive_halving", "nb", NULL},
+    [LC_SCAN] = /* scan */ {"auto", "nb", "smp", "recursive_doubling", NULL},
+    [LC_SCATTER] = /* scatter */ {"auto", "binomial", "nb", NULL},
 };
 
 /* The reductions: MPICH's algorithms are not read here for operand order, so every forced
@@ -75,15 +95,26 @@ const char *lc_force_refusal(enum lc_coll coll)
     return names[coll][0] ? NULL : "no-mpich-names";
 }
 
-int lc_force_usable(enum lc_coll coll, const collsel_tree_choice *c, int comm_size)
+/* MPICH 4.0.2 asserts (aborts) rather than falls back in its "noncommutative" reduce-scatter
+ * algorithms (reduce_scatter_intra_noncommutative.c:55 "pof2 == comm_size"): power-of-two
+ * communicators only, and for reduce_scatter equal counts ("block-regular"). */
+static int is_noncommutative_algorithm(enum lc_coll coll, const collsel_tree_choice *c)
 {
-    (void)coll, (void)c, (void)comm_size;
-    return 1;   /* MPICH falls back to its own choice itself */
+    return (coll == LC_REDUCE_SCATTER && c->algorithm == 2)
+           || (coll == LC_REDUCE_SCATTER_BLOCK && c->algorithm == 1);
 }
 
-int lc_force_needs_commutative(enum lc_coll coll, const collsel_tree_choice *c)
+int lc_force_usable(enum lc_coll coll, const collsel_tree_choice *c, int comm_size)
 {
-    return reduction[coll] && c->algorithm != 0;
+    return !is_noncommutative_algorithm(coll, c) || (comm_size & (comm_size - 1)) == 0;
+}
+
+unsigned lc_force_needs(enum lc_coll coll, const collsel_tree_choice *c)
+{
+    unsigned needs = reduction[coll] && c->algorithm != 0 ? LC_NEED_COMMUTATIVE : 0;
+    if (coll == LC_REDUCE_SCATTER && is_noncommutative_algorithm(coll, c))
+        needs |= LC_NEED_EQUAL_COUNTS;
+    return needs;
 }
 
 int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)

@@ -55,14 +55,14 @@ const char *lc_force_refusal(enum lc_coll coll)
     return refusal[coll];
 }
 
-int lc_force_needs_commutative(enum lc_coll coll, const collsel_tree_choice *c)
+unsigned lc_force_needs(enum lc_coll coll, const collsel_tree_choice *c)
 {
     int i;
     if (collsel_tree_hier(c, NULL, NULL, NULL))
-        return 1;   /* hier.c reduces inside the groups, then among the leaders */
+        return LC_NEED_COMMUTATIVE;   /* hier.c reduces inside the groups, then among leaders */
     for (i = 0; i < 6 && commutative_only[coll][i]; i++)
         if (commutative_only[coll][i] == c->algorithm)
-            return 1;
+            return LC_NEED_COMMUTATIVE;
     return 0;
 }
 

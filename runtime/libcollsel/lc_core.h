@@ -62,8 +62,8 @@ struct lc_trees {
 };
 
 /* Loads every blob `spec` names (a directory: its *.bin files; else a ':'-separated list of
- * files). 0 on success (blobs of collectives libcollsel does not know skipped); else 1 with one line
- * in msg naming the file and what is wrong, and nothing loaded. */
+ * files). 0 on success (blobs of collectives libcollsel does not know skipped); else 1 with one
+ * line in msg naming the file and what is wrong, and nothing loaded. */
 int lc_trees_load(const char *spec, struct lc_trees *trees, char *msg, size_t msg_size);
 
 void lc_trees_free(struct lc_trees *trees);

@@ -77,8 +77,11 @@ int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size);
  * word for the trace (Open MPI: "constant", 4.1's allgatherv algorithm variable; MPICH:
  * "no-mpich-names", a collective collsel has no MPICH algorithm names for): its calls pass. */
 const char *lc_force_refusal(enum lc_coll coll);
-/* 1 when the method c of coll needs a commutative op (a non-commutative call then passes). */
-int lc_force_needs_commutative(enum lc_coll coll, const collsel_tree_choice *c);
+/* What a method may need of a call; a call that lacks it passes (pass=noncommutative,
+ * pass=unequal-counts). */
+enum lc_need { LC_NEED_COMMUTATIVE = 1, LC_NEED_EQUAL_COUNTS = 2 };
+/* The needs (enum lc_need bits) of method c of coll. */
+unsigned lc_force_needs(enum lc_coll coll, const collsel_tree_choice *c);
 /* 0 when this MPI refuses the forced method c on comm_size ranks (the call would fail: Open MPI's
  * two_proc algorithms at P != 2, core/fallbacks.py); it then defers, traced as pass=unusable. */
 int lc_force_usable(enum lc_coll coll, const collsel_tree_choice *c, int comm_size);
