@@ -1,6 +1,7 @@
-/* MPICH 4.0: MPIR_CVAR_<COLL>_INTRA_ALGORITHM is read by every MPI_Bcast / MPI_Reduce, so a flat
- * method is that variable written right before the call and reset right after (the forcing of
- * collsel_bench.c's paired mode); no shadow communicator. Compiled to nothing under another MPI. */
+/* MPICH 4.0: MPIR_CVAR_<COLL>_INTRA_ALGORITHM is read by every call of its collective, so a
+ * flat method is that variable written right before the call and reset right after (the forcing
+ * of collsel_bench.c's paired mode); no shadow communicator. Compiled to nothing under another
+ * MPI. */
 #include "lc_mpi.h"
 
 #if defined(MPICH_VERSION)
