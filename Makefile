@@ -325,8 +325,8 @@ $(LIBCOLLSEL)/%/libcollsel.so: $(LIBCOLLSEL_DEPS)
 	mpicc.$* $(CFLAGS) -fPIC -shared -fvisibility=hidden -Iinclude -Iruntime/libcollsel \
 	    $(LIBCOLLSEL_SRC) -o $@
 
-# bench-libcollsel: 1-byte MPI_Bcast and MPI_Allreduce with/without the library in one launch,
-# the lookup alone, memory per communicator (speed/libcollsel/bench.sh). measure-hier: hierarchical vs flat
+# bench-libcollsel: MPI_Bcast of 1 byte with/without the library in one launch, the lookup
+# alone, memory per communicator (speed/libcollsel/bench.sh). measure-hier: hierarchical vs flat
 # reduce/bcast here and on the emulated cluster, libcollsel on the cluster (bench-data/hier/).
 .PHONY: bench-libcollsel measure-hier
 bench-libcollsel:
