@@ -2,8 +2,11 @@
  *
  *   LD_PRELOAD=libcollsel.so COLLSEL_TREES=DIR mpirun ... ./app
  *
- * libcollsel.so defines MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Bcast and MPI_Reduce and
- * forwards them to PMPI_*; built once per MPI (build/libcollsel/{openmpi,mpich}/libcollsel.so,
+ * libcollsel.so defines MPI_Init, MPI_Init_thread, MPI_Finalize and the 14 collectives coll/tuned
+ * can force (MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Allgather(v), MPI_Alltoall(v),
+ * MPI_Barrier, MPI_Exscan, MPI_Gather, MPI_Reduce_scatter(_block), MPI_Scan, MPI_Scatter; under
+ * an MPI-4 MPI also their MPI_<Coll>_c large-count variants, decided alike) and forwards them to
+ * PMPI_*; built once per MPI (build/libcollsel/{openmpi,mpich}/libcollsel.so,
  * `make libcollsel`): a library built for one MPI must not be loaded by the other.
  *
  * ------------------------------------------------------------------------------------------
@@ -11,19 +14,20 @@
  *
  * COLLSEL_TREES  A directory: every file in it whose name ends in ".bin"; or a ':'-separated
  *                list of files. Each is a blob of `collsel emit --target blob` (any name); the
- *                collective in its header says what it serves: at most one "bcast" and one
- *                "reduce" tree, blobs of other collectives are skipped. The tree's algorithm ids
+ *                collective in its header says what it serves: at most one tree per
+ *                collective ("reduce_scat_blk": reduce_scatter_block), blobs of other
+ *                collectives are skipped. The tree's algorithm ids
  *                must be the running MPI's family (Open MPI coll/tuned ids for the Open MPI
  *                build, MPICH ids, i.e. a tree built from a table with `# algorithm_family=mpich`,
  *                for the MPICH build): the blob does not say its family, so the library checks
  *                only that every method is one this MPI can force. A 3-axis tree's third axis is
  *                taken as ppn (`collsel build --z ppn`).
- * COLLSEL_TRACE  "1": one line on stderr per MPI_Bcast / MPI_Reduce (see Trace below).
+ * COLLSEL_TRACE  "1": one line on stderr per collective call (see Trace below).
  *
  * Anything wrong at MPI_Init (COLLSEL_TREES unset, a file missing or not a valid blob, two trees
  * of one collective, a method this MPI cannot force, Open MPI's coll_tuned_use_dynamic_rules
  * off, ranks holding different trees, MPI_THREAD_MULTIPLE): the lowest rank concerned prints
- * ONE line "libcollsel: ...; passing every MPI_Bcast and MPI_Reduce through" on stderr and the
+ * ONE line "libcollsel: ...; passing every collective through" on stderr and the
  * program runs with the MPI's own selection (collsel_pmpi_active() == 0): a tuning file must not
  * stop a job. All ranks agree on this at MPI_Init (reductions over MPI_COMM_WORLD, including the
  * CRC-32 of every tree), so they never decide differently. Later the library aborts only where a
@@ -31,13 +35,14 @@
  * a control variable that took at MPI_Init refusing a write.
  *
  * ------------------------------------------------------------------------------------------
- * Per call. A communicator's decisions are resolved at its first MPI_Bcast (MPI_Reduce) call, in
+ * Per call. A communicator's decisions are resolved at its first call of the collective, in
  * which all its ranks take part: the tree is asked for the communicator's size P (and, for a
  * 3-axis tree, ppn = P / nodes rounded down, nodes = leaders of MPI_Comm_split_type SHARED) at
  * every message-size cell, giving a short rule list "from m bytes on: method"; what its methods
  * need is made then and cached in a communicator attribute whose delete callback frees it with
  * the communicator (MPI_Finalize deletes MPI_COMM_WORLD's). A call then costs one attribute
- * lookup, one rule lookup (m = count x MPI_Type_size_x) and the call itself:
+ * lookup, one rule lookup (m in bytes as the tree's m axis means for the collective,
+ * docs/guide/libcollsel.md; bcast: count x MPI_Type_size_x) and the call itself:
  *   Open MPI  one shadow communicator per distinct forced method (MPI_Comm_create over the
  *             communicator's group, so no user attribute is copied), made right after the
  *             method was written into coll_tuned_<coll>_algorithm, _segmentsize, _tree_fanout
@@ -61,8 +66,11 @@
  *             communicator and count as shadows below.
  *   A format-2 blob names its algorithm family: a tree of the other MPI is refused at MPI_Init.
  * Passed through untouched (decided alike on every rank): inter-communicators, P = 1, a
- * collective without a tree, non-commutative reduce operations (MPI_Op_commutative), tree
- * leaves of algorithm 0 (defer to the MPI). MPI_IN_PLACE is served (it appears at the root
+ * collective without a tree, non-commutative ops (MPI_Op_commutative) where the decided
+ * algorithm needs commutativity, allgatherv and reduce_scatter with unequal counts, Open MPI
+ * 4.1's allgatherv (its algorithm variable is constant), a two_proc method at P != 2 (Open MPI
+ * fails it), a collective MPICH has no names for here, tree leaves of algorithm 0 (defer to the
+ * MPI). MPI_IN_PLACE is served (it appears at the root
  * only, so passing it through would split the ranks between two algorithms).
  *
  * Threads. MPI_THREAD_SINGLE, FUNNELED and SERIALIZED are served: the library's state changes
@@ -72,12 +80,13 @@
  * concurrent call on another communicator could run, or be created with, the wrong method.
  *
  * Trace (COLLSEL_TRACE=1), rank = rank in the communicator, ppn = - for 2-axis trees:
- *   collsel-trace <bcast|reduce> rank=R comm_size=P msg_size=M ppn=Z alg=A segsize=S faninout=F
- *   collsel-trace <bcast|reduce> rank=R comm_size=P msg_size=M pass=<reason>
- *     reasons: off (library inactive), no-tree, inter, size1, noncommutative, invalid (the MPI
+ *   collsel-trace <collective> rank=R comm_size=P msg_size=M ppn=Z alg=A segsize=S faninout=F
+ *   collsel-trace <collective> rank=R comm_size=P msg_size=M pass=<reason>
+ *     reasons: off (library inactive), no-tree, inter, size1, noncommutative, unequal-counts,
+ *     constant, unusable, no-mpich-names (docs/guide/libcollsel.md), invalid (the MPI
  *     refuses the communicator: the call reports it), unresolved (the communicator's first
  *     call could not make its methods on some rank)
- *   collsel-trace resolve <bcast|reduce> rank=R comm_size=P ppn=Z rules=FROM:A/S/F,...
+ *   collsel-trace resolve <collective> rank=R comm_size=P ppn=Z rules=FROM:A/S/F,...
  * alg=0 is a defer leaf: the call went to the MPI's own selection.
  * ------------------------------------------------------------------------------------------
  */

@@ -19,11 +19,13 @@ void lc_comm_counts(collsel_pmpi_counts *out)
 static int method_prepare(enum lc_coll coll, MPI_Comm comm, const collsel_tree_choice *choice,
                           struct lc_method *m)
 {
-    int rc, made = 0;
+    int rc, made = 0, size = 0;
     memset(m, 0, sizeof *m);
     m->choice = *choice;
     m->comm = comm;
-    m->kind = choice->algorithm == 0 ? LC_METHOD_DEFER : LC_METHOD_FLAT;
+    PMPI_Comm_size(comm, &size);
+    m->kind = choice->algorithm == 0 || !lc_force_usable(coll, choice, size) ? LC_METHOD_DEFER
+                                                                             : LC_METHOD_FLAT;
     if (collsel_tree_hier(choice, NULL, NULL, NULL)) {
         rc = lc_hier_prepare(coll, comm, m, &made);
         counts.shadows_live += made;

@@ -33,14 +33,14 @@ int lc_cvar_read(const struct lc_cvar *c, long long *v)
 
 int lc_cvar_open(const char *name, struct lc_cvar *c)
 {
-    int index = 0, count = 0, verbosity = 0, bind = 0, scope = 0;
+    int index = 0, count = 0, verbosity = 0, bind = 0;
     char vname[256];
     int vlen = sizeof vname, dlen = sizeof c->desc;
     snprintf(c->name, sizeof c->name, "%s", name);
     c->desc[0] = '\0';
     if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS
         || MPI_T_cvar_get_info(index, vname, &vlen, &verbosity, &c->type, &c->enumtype, c->desc,
-                               &dlen, &bind, &scope) != MPI_SUCCESS
+                               &dlen, &bind, &c->scope) != MPI_SUCCESS
         || bind != MPI_T_BIND_NO_OBJECT
         || MPI_T_cvar_handle_alloc(index, NULL, &c->handle, &count) != MPI_SUCCESS)
         return -1;

@@ -1,10 +1,12 @@
-/* MPICH 4.0: MPIR_CVAR_<COLL>_INTRA_ALGORITHM is read by every MPI_Bcast / MPI_Reduce, so a flat
- * method is that variable written right before the call and reset right after (the forcing of
- * collsel_bench.c's paired mode); no shadow communicator. Compiled to nothing under another MPI. */
+/* MPICH 4.0: MPIR_CVAR_<COLL>_INTRA_ALGORITHM is read by every call of its collective, so a
+ * flat method is that variable written right before the call and reset right after (the forcing
+ * of collsel_bench.c's paired mode); no shadow communicator. Compiled to nothing under another
+ * MPI. */
 #include "lc_mpi.h"
 
 #if defined(MPICH_VERSION)
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,9 +15,37 @@
  * the variable's value names. */
 #define MAX_IDS 8
 static const char *const names[LC_NCOLL][MAX_IDS] = {
-    /* bcast */ {"auto", "binomial", "nb", "smp", "scatter_recursive_doubling_allgather",
-                 "scatter_ring_allgather", NULL},
-    /* reduce */ {"auto", "binomial", "nb", "smp", "reduce_scatter_gather", NULL},
+    [LC_BCAST] = /* bcast */ {"auto", "binomial", "nb", "smp",
+                              "scatter_recursive_doubling_allgather", "scatter_ring_allgather",
+                              NULL},
+    [LC_REDUCE] = /* reduce */ {"auto", "binomial", "nb", "smp", "reduce_scatter_gather", NULL},
+    [LC_ALLREDUCE] = /* allreduce */ {"auto", "nb", "smp", "recursive_doubling",
+                                      "reduce_scatter_allgather", NULL},
+    [LC_ALLGATHER] = /* allgather */ {"auto", "brucks", "nb", "recursive_doubling", "ring",
+                                      NULL},
+    [LC_ALLGATHERV] = /* allgatherv */ {"auto", "brucks", "nb", "recursive_doubling", "ring",
+                                        NULL},
+    [LC_ALLTOALL] = /* alltoall */ {"auto", "brucks", "nb", "pairwise",
+                                    "pairwise_sendrecv_replace", "scattered", NULL},
+    [LC_ALLTOALLV] = /* alltoallv */ {"auto", "nb", "pairwise_sendrecv_replace", "scattered",
+                                      NULL},
+    [LC_BARRIER] = /* barrier */ {"auto", "nb", "smp", "dissemination", NULL},
+    [LC_EXSCAN] = /* exscan */ {"auto", "nb", "recursive_doubling", NULL},
+    [LC_GATHER] = /* gather */ {"auto", "binomial", "nb", NULL},
+    [LC_REDUCE_SCATTER] = /* reduce_scatter */ {"auto", "nb", "noncommutative", "pairwise",
+                                                "recursive_doubling", "recursive_halving", NULL},
+    [LC_REDUCE_SCATTER_BLOCK] = /* reduce_scatter_block */ {"auto", "noncommutative",
+                                                            "recursive_doubling", "pairwise",
+                                                            "recursive_halving", "nb", NULL},
+    [LC_SCAN] = /* scan */ {"auto", "nb", "smp", "recursive_doubling", NULL},
+    [LC_SCATTER] = /* scatter */ {"auto", "binomial", "nb", NULL},
+};
+
+/* The reductions: MPICH's algorithms are not read here for operand order, so every forced
+ * method of theirs passes a non-commutative op to MPICH's own choice. */
+static const int reduction[LC_NCOLL] = {
+    [LC_REDUCE] = 1, [LC_ALLREDUCE] = 1, [LC_REDUCE_SCATTER] = 1,
+    [LC_REDUCE_SCATTER_BLOCK] = 1, [LC_SCAN] = 1, [LC_EXSCAN] = 1,
 };
 
 static struct lc_cvar var[LC_NCOLL];
@@ -61,15 +91,45 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, char *msg,
     return 0;
 }
 
+const char *lc_force_refusal(enum lc_coll coll)
+{
+    return names[coll][0] ? NULL : "no-mpich-names";
+}
+
+/* MPICH 4.0.2 asserts (aborts) rather than falls back in its "noncommutative" reduce-scatter
+ * algorithms (reduce_scatter_intra_noncommutative.c:55 "pof2 == comm_size"): power-of-two
+ * communicators only, and for reduce_scatter equal counts ("block-regular"). */
+static int is_noncommutative_algorithm(enum lc_coll coll, const collsel_tree_choice *c)
+{
+    return (coll == LC_REDUCE_SCATTER && c->algorithm == 2)
+           || (coll == LC_REDUCE_SCATTER_BLOCK && c->algorithm == 1);
+}
+
+int lc_force_usable(enum lc_coll coll, const collsel_tree_choice *c, int comm_size)
+{
+    return !is_noncommutative_algorithm(coll, c) || (comm_size & (comm_size - 1)) == 0;
+}
+
+unsigned lc_force_needs(enum lc_coll coll, const collsel_tree_choice *c)
+{
+    unsigned needs = reduction[coll] && c->algorithm != 0 ? LC_NEED_COMMUTATIVE : 0;
+    if (coll == LC_REDUCE_SCATTER && is_noncommutative_algorithm(coll, c))
+        needs |= LC_NEED_EQUAL_COUNTS;
+    return needs;
+}
+
 int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)
 {
     int coll;
     for (coll = 0; coll < LC_NCOLL; coll++) {
         char name[80];
-        if (!trees->tree[coll])
+        size_t i;
+        if (!trees->tree[coll] || lc_force_refusal((enum lc_coll)coll))
             continue;
-        snprintf(name, sizeof name, "MPIR_CVAR_%s_INTRA_ALGORITHM",
-                 coll == LC_BCAST ? "BCAST" : "REDUCE");
+        /* MPIR_CVAR_<COLL>_INTRA_ALGORITHM, the collective's name in capitals */
+        snprintf(name, sizeof name, "MPIR_CVAR_%s_INTRA_ALGORITHM", lc_coll_names[coll]);
+        for (i = sizeof "MPIR_CVAR_" - 1; name[i]; i++)
+            name[i] = (char)toupper((unsigned char)name[i]);
         if (lc_cvar_open(name, &var[coll]) != 0) {
             snprintf(msg, msg_size, "MPICH has no control variable %s", name);
             return 1;

@@ -8,11 +8,63 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { V_ALGORITHM, V_SEGSIZE, V_CHAIN_FANOUT, V_TREE_FANOUT, N_VARS };
-static const char *const suffixes[N_VARS] = {"", "_segmentsize", "_chain_fanout",
-                                             "_tree_fanout"};
+/* What a method writes, as the benchmark does (collsel_bench_colls.c COLLS[]): the algorithm,
+ * its segment size and F into the fan variables (alltoall: max_requests, linear_sync's limit;
+ * the others: chain_fanout and tree_fanout). Only the algorithm variable exists for every
+ * collective (alltoallv, barrier, scan, exscan have no other). */
+enum { V_ALGORITHM, V_SEGSIZE, V_FAN_A, V_FAN_B, N_VARS };
 static struct lc_cvar vars[LC_NCOLL][N_VARS];
 static int have[LC_NCOLL][N_VARS];
+static const char *refusal[LC_NCOLL];
+
+static const char *suffix(enum lc_coll coll, int var)
+{
+    static const char *const plain[N_VARS] = {"", "_segmentsize", "_chain_fanout",
+                                              "_tree_fanout"};
+    static const char *const alltoall[N_VARS] = {"", "_segmentsize", "_max_requests", NULL};
+    return (coll == LC_ALLTOALL ? alltoall : plain)[var];
+}
+
+/* Algorithm ids whose coll/base function needs a commutative op (docs/guide/libcollsel.md):
+ * reduce all but linear (1) and in-order binary (6), which alone keep the operand order (4.1.4's
+ * fixed decision uses only them for non-commutative ops, ompi_coll_tuned_reduce_intra_dec_fixed);
+ * allreduce ring and segmented ring (coll_base_allreduce.c:288, :557) and rabenseifner (:988
+ * falls back); reduce_scatter recursive halving and ring (coll_base_reduce_scatter.c:129,
+ * :409); reduce_scatter_block recursive halving (coll_base_reduce_scatter_block.c:399, :420
+ * falls back). Scan and exscan algorithms take any op (coll_base_scan.c:134,
+ * coll_base_exscan.c:119). 0 ends a list. */
+static const int commutative_only[LC_NCOLL][6] = {
+    [LC_REDUCE] = {2, 3, 4, 5, 7},
+    [LC_ALLREDUCE] = {4, 5, 6},
+    [LC_REDUCE_SCATTER] = {2, 3},
+    [LC_REDUCE_SCATTER_BLOCK] = {3},
+};
+
+int lc_force_usable(enum lc_coll coll, const collsel_tree_choice *c, int comm_size)
+{
+    /* the two_proc algorithms, MPI_ERR_UNSUPPORTED_OPERATION at P != 2
+     * (coll_base_allgather.c:614-616, coll_base_allgatherv.c:510-512,
+     * coll_base_alltoall.c:540-542, coll_base_barrier.c:299-301) */
+    static const int two_proc[LC_NCOLL] = {
+        [LC_ALLGATHER] = 6, [LC_ALLGATHERV] = 5, [LC_ALLTOALL] = 5, [LC_BARRIER] = 5};
+    return !(two_proc[coll] && c->algorithm == two_proc[coll] && comm_size != 2);
+}
+
+const char *lc_force_refusal(enum lc_coll coll)
+{
+    return refusal[coll];
+}
+
+unsigned lc_force_needs(enum lc_coll coll, const collsel_tree_choice *c)
+{
+    int i;
+    if (collsel_tree_hier(c, NULL, NULL, NULL))
+        return LC_NEED_COMMUTATIVE;   /* hier.c reduces inside the groups, then among leaders */
+    for (i = 0; i < 6 && commutative_only[coll][i]; i++)
+        if (commutative_only[coll][i] == c->algorithm)
+            return LC_NEED_COMMUTATIVE;
+    return 0;
+}
 
 #define MAX_ALGORITHMS 64
 
@@ -35,8 +87,8 @@ static int apply(enum lc_coll coll, const collsel_tree_choice *c)
     int i;
     want[V_ALGORITHM] = c->algorithm;
     want[V_SEGSIZE] = c->segsize;
-    want[V_CHAIN_FANOUT] = c->faninout ? c->faninout : v[V_CHAIN_FANOUT].initial;
-    want[V_TREE_FANOUT] = c->faninout ? c->faninout : v[V_TREE_FANOUT].initial;
+    want[V_FAN_A] = c->faninout ? c->faninout : v[V_FAN_A].initial;
+    want[V_FAN_B] = c->faninout ? c->faninout : v[V_FAN_B].initial;
     for (i = 0; i < N_VARS; i++)
         if (have[coll][i] && lc_cvar_set(&v[i], want[i]) != 0)
             return i + 1;
@@ -52,15 +104,23 @@ static void reset(enum lc_coll coll)
             lc_cvar_set(&vars[coll][i], vars[coll][i].initial);
 }
 
+/* 0 with the variables this Open MPI has; refusal[coll] set when the algorithm's cannot be
+ * written (4.1 registers allgatherv's with scope constant, coll_tuned_allgatherv_decision.c:84) */
 static int open_vars(enum lc_coll coll, char *msg, size_t msg_size)
 {
     int i;
     for (i = 0; i < N_VARS; i++) {
         char name[80];
+        have[coll][i] = 0;
+        if (!suffix(coll, i))
+            continue;
         snprintf(name, sizeof name, "coll_tuned_%s_algorithm%s", lc_coll_names[coll],
-                 suffixes[i]);
+                 suffix(coll, i));
         have[coll][i] = lc_cvar_open(name, &vars[coll][i]) == 0;
-        if (!have[coll][i] && i <= V_SEGSIZE) {
+        if (have[coll][i] && i == V_ALGORITHM && (vars[coll][i].scope == MPI_T_SCOPE_CONSTANT
+                                                  || vars[coll][i].scope == MPI_T_SCOPE_READONLY))
+            refusal[coll] = "constant";
+        if (!have[coll][i] && i == V_ALGORITHM) {
             snprintf(msg, msg_size, "Open MPI has no control variable %s (coll/tuned not "
                      "loaded?)", name);
             return 1;
@@ -82,6 +142,11 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, int *force
         collsel_tree_method(tree, k, &method);
         levels[0] = method;
         if (collsel_tree_hier(&method, &groups, &levels[0].algorithm, &levels[1].algorithm)) {
+            if (coll != LC_BCAST && coll != LC_REDUCE) {
+                snprintf(msg, msg_size, "the %s tree has a hierarchical method: libcollsel "
+                         "runs those for bcast and reduce only", lc_coll_names[coll]);
+                return 1;
+            }
             levels[0].segsize = levels[0].faninout = levels[1].segsize = levels[1].faninout = 0;
             n_levels = 2;   /* each level a flat method of its own */
         }
@@ -91,6 +156,14 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, int *force
             if (c->algorithm == 0)
                 continue;
             *forced = 1;
+            if ((c->segsize && !have[coll][V_SEGSIZE])
+                || (c->faninout && !have[coll][V_FAN_A] && !have[coll][V_FAN_B])) {
+                snprintf(msg, msg_size, "the %s tree's method %ld/%ld/%ld sets a segment size "
+                         "or fan-out coll/tuned has no %s variable for", lc_coll_names[coll],
+                         (long)c->algorithm, (long)c->segsize, (long)c->faninout,
+                         lc_coll_names[coll]);
+                return 1;
+            }
             if (!is_known(known, n_known, c->algorithm)) {
                 snprintf(msg, msg_size, "the %s tree names algorithm %ld, which is no coll/tuned "
                          "%s algorithm (a tree of MPICH algorithms?)", lc_coll_names[coll],
@@ -115,11 +188,16 @@ int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)
     struct lc_cvar dynamic;
     long long on = 0;
     int coll, forced = 0;
-    for (coll = 0; coll < LC_NCOLL; coll++)
-        if (trees->tree[coll] && (open_vars((enum lc_coll)coll, msg, msg_size)
-                                  || check_methods((enum lc_coll)coll, trees->tree[coll],
-                                                   &forced, msg, msg_size)))
+    for (coll = 0; coll < LC_NCOLL; coll++) {
+        refusal[coll] = NULL;
+        if (!trees->tree[coll])
+            continue;
+        if (open_vars((enum lc_coll)coll, msg, msg_size))
             return 1;
+        if (!refusal[coll] && check_methods((enum lc_coll)coll, trees->tree[coll], &forced, msg,
+                                            msg_size))
+            return 1;
+    }
     if (forced && lc_cvar_open("coll_tuned_use_dynamic_rules", &dynamic) == 0) {
         on = dynamic.initial;
         lc_cvar_close(&dynamic);

@@ -9,8 +9,17 @@
 
 #include "collsel_tree.h"
 
-enum lc_coll { LC_BCAST = 0, LC_REDUCE = 1, LC_NCOLL = 2 };
-extern const char *const lc_coll_names[LC_NCOLL];   /* "bcast", "reduce": blob header names */
+/* The 14 collectives coll/tuned can force (docs/guide/collectives.md). */
+enum lc_coll {
+    LC_BCAST, LC_REDUCE, LC_ALLREDUCE, LC_ALLGATHER, LC_ALLGATHERV, LC_ALLTOALL, LC_ALLTOALLV,
+    LC_BARRIER, LC_EXSCAN, LC_GATHER, LC_REDUCE_SCATTER, LC_REDUCE_SCATTER_BLOCK, LC_SCAN,
+    LC_SCATTER, LC_NCOLL
+};
+/* collsel's names ("reduce_scatter_block"), as in coll_tuned_<name>_algorithm and the traces */
+extern const char *const lc_coll_names[LC_NCOLL];
+/* the names blob headers carry: 16 bytes at most ("reduce_scat_blk", core/algorithms.py
+ * BLOB_NAMES) */
+extern const char *const lc_coll_blob_names[LC_NCOLL];
 
 /* ---- rules.c ---- */
 
@@ -53,8 +62,8 @@ struct lc_trees {
 };
 
 /* Loads every blob `spec` names (a directory: its *.bin files; else a ':'-separated list of
- * files). 0 on success (collectives other than bcast and reduce skipped); else 1 with one line
- * in msg naming the file and what is wrong, and nothing loaded. */
+ * files). 0 on success (blobs of collectives libcollsel does not know skipped); else 1 with one
+ * line in msg naming the file and what is wrong, and nothing loaded. */
 int lc_trees_load(const char *spec, struct lc_trees *trees, char *msg, size_t msg_size);
 
 void lc_trees_free(struct lc_trees *trees);

@@ -22,6 +22,7 @@ struct lc_cvar {
     MPI_Datatype type;
     MPI_T_enum enumtype;
     long long initial;        /* its value when opened */
+    int scope;                /* MPI_T_SCOPE_*: MPI_T_SCOPE_CONSTANT cannot be written */
     char desc[2048];
 };
 
@@ -42,7 +43,8 @@ int lc_cvar_enum_values(const struct lc_cvar *c, long long *values, int capacity
 /* How a method of a communicator's rule list runs; pmpi.c's run_bcast / run_reduce are the one
  * place a call dispatches on the kind. */
 enum lc_method_kind {
-    LC_METHOD_DEFER = 0,   /* algorithm 0: the call goes to the user's communicator as it is */
+    LC_METHOD_DEFER = 0,   /* algorithm 0, or a method unusable at this size (lc_force_usable):
+                              the call goes to the user's communicator as it is */
     LC_METHOD_FLAT = 1,    /* one of the MPI's own algorithms, forced */
     LC_METHOD_HIER = 2     /* G groups of consecutive ranks, inner and outer level (hier.c) */
 };
@@ -71,6 +73,18 @@ struct lc_hier {
 /* At MPI_Init, after MPI_T_init_thread: 0 when every method of the loaded trees can be forced,
  * else 1 with one line in msg. Local (no communication). */
 int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size);
+/* NULL when this MPI forces the methods of coll's tree (after lc_force_init), else why not, one
+ * word for the trace (Open MPI: "constant", 4.1's allgatherv algorithm variable; MPICH:
+ * "no-mpich-names", a collective collsel has no MPICH algorithm names for): its calls pass. */
+const char *lc_force_refusal(enum lc_coll coll);
+/* What a method may need of a call; a call that lacks it passes (pass=noncommutative,
+ * pass=unequal-counts). */
+enum lc_need { LC_NEED_COMMUTATIVE = 1, LC_NEED_EQUAL_COUNTS = 2 };
+/* The needs (enum lc_need bits) of method c of coll. */
+unsigned lc_force_needs(enum lc_coll coll, const collsel_tree_choice *c);
+/* 0 when this MPI refuses the forced method c on comm_size ranks (the call would fail: Open MPI's
+ * two_proc algorithms at P != 2, core/fallbacks.py); it then defers, traced as pass=unusable. */
+int lc_force_usable(enum lc_coll coll, const collsel_tree_choice *c, int comm_size);
 /* What the flat method m->choice needs on the user's communicator comm (m->comm = comm and
  * m->owns_comm = 0 on entry). Open MPI: the shadow communicator (collective over comm); MPICH:
  * m->cvar_value. MPI_SUCCESS or an MPI error code. */

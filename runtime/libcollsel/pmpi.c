@@ -1,6 +1,7 @@
 /* The interposed MPI functions (include/collsel_pmpi.h): MPI_Init and MPI_Init_thread load the
- * trees and agree across ranks, MPI_Bcast and MPI_Reduce run each call on its method, and
- * MPI_Finalize frees what is left. Everything else of the program is untouched. */
+ * trees and agree across ranks, the 14 collectives (and MPI-4's large-count MPI_<Coll>_c) run
+ * each call on its method, and MPI_Finalize frees what is left. Everything else of the program
+ * is untouched. */
 #include "lc_mpi.h"
 
 #include <limits.h>
@@ -84,11 +85,10 @@ static int agree(int failed, const char *msg, int rank)
     for (c = 1; c <= LC_NCOLL; c++)
         same &= low[c] == high[c];
     if (high[0] && rank == first)
-        fprintf(stderr, "libcollsel: %s; passing every MPI_Bcast and MPI_Reduce through\n",
-                msg);
+        fprintf(stderr, "libcollsel: %s; passing every collective through\n", msg);
     else if (!high[0] && !same && rank == 0)
         fprintf(stderr, "libcollsel: the ranks loaded different trees (COLLSEL_TREES differs "
-                        "between nodes?); passing every MPI_Bcast and MPI_Reduce through\n");
+                        "between nodes?); passing every collective through\n");
     return !high[0] && same;
 }
 
@@ -139,7 +139,7 @@ LC_EXPORT int MPI_Finalize(void)
     return PMPI_Finalize();
 }
 
-/* ---- MPI_Bcast, MPI_Reduce ---- */
+/* ---- the collectives ---- */
 
 static void trace_pass(enum lc_coll coll, MPI_Comm comm, uint64_t bytes, const char *why)
 {
@@ -162,7 +162,8 @@ static void trace_decision(enum lc_coll coll, const struct lc_comm_state *s, uin
             (long)m->choice.faninout);
 }
 
-static uint64_t message_bytes(int count, MPI_Datatype type)
+/* count elements of type, in bytes: the m of the trees (docs/guide/collectives.md) */
+static uint64_t bytes_of(MPI_Count count, MPI_Datatype type)
 {
     MPI_Count size = 0;
     if (count <= 0 || PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size <= 0)
@@ -170,28 +171,41 @@ static uint64_t message_bytes(int count, MPI_Datatype type)
     return (uint64_t)count * (uint64_t)size;
 }
 
+/* LC_NEED_COMMUTATIVE when op is not commutative: what the call lacks */
+static unsigned op_lacks(MPI_Op op)
+{
+    int commutative = 1;
+    if (g.active && PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS)
+        commutative = 0;
+    return commutative ? 0 : LC_NEED_COMMUTATIVE;
+}
+
 /* The method of this call, or NULL to pass it through. Every input is the same on every rank
- * of comm (the communicator, the message's byte count, the op's commutativity), so the ranks
- * choose alike. */
+ * of comm (the communicator, the message's byte count, `lacks`: the enum lc_need bits the call
+ * cannot offer a method, `shape`: NULL, or why the call's counts are not the ones the tree was
+ * measured with), so the ranks choose alike. */
 static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t bytes,
-                                      int commutative)
+                                      unsigned lacks, const char *shape)
 {
     const collsel_tree *tree = g.trees.tree[coll];
-    struct lc_comm_state *s;
+    struct lc_comm_state *s = NULL;
     struct lc_coll_state *cs;
+    const struct lc_method *m;
     const char *why = NULL;
     if (!g.active)
         why = "off";
     else if (!tree)
         why = "no-tree";
+    else if (lc_force_refusal(coll))
+        why = lc_force_refusal(coll);
     else if (comm == MPI_COMM_NULL || !(s = lc_comm_state(comm)))
         why = "invalid";   /* the MPI reports it from the call itself */
     else if (s->inter)
         why = "inter";
     else if (s->size < 2)
         why = "size1";
-    else if (!commutative)
-        why = "noncommutative";
+    else if (shape)
+        why = shape;
     if (why) {
         if (g.trace)
             trace_pass(coll, comm, bytes, why);
@@ -205,69 +219,258 @@ static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t
             trace_pass(coll, comm, bytes, "unresolved");
         return NULL;
     }
-    {
-        const struct lc_method *m = &cs->methods[lc_rules_lookup(&cs->rules, bytes)];
+    m = &cs->methods[lc_rules_lookup(&cs->rules, bytes)];
+    lacks &= lc_force_needs(coll, &m->choice);
+    why = m->kind == LC_METHOD_DEFER && m->choice.algorithm != 0 ? "unusable"
+          : lacks & LC_NEED_COMMUTATIVE ? "noncommutative"
+          : lacks ? "unequal-counts" : NULL;
+    if (why) {
         if (g.trace)
-            trace_decision(coll, s, bytes, m);
-        return m;
+            trace_pass(coll, comm, bytes, why);
+        return NULL;
     }
+    if (g.trace)
+        trace_decision(coll, s, bytes, m);
+    return m;
 }
 
-/* The one place a call dispatches on the method's kind. */
-static int run_bcast(const struct lc_method *m, void *buf, int count, MPI_Datatype type,
-                     int root, MPI_Comm comm)
+/* A flat method's call runs on m->comm between lc_force_enter and lc_force_leave; a deferred
+ * one (or a passed call, m NULL) on the user's communicator. Hierarchical methods are bcast's
+ * and reduce's only (lc_force_init refuses them elsewhere): run_bcast, run_reduce. */
+static MPI_Comm enter(enum lc_coll coll, const struct lc_method *m, MPI_Comm comm)
 {
-    int rc;
-    switch (m ? m->kind : LC_METHOD_DEFER) {
-    case LC_METHOD_HIER:
-        return lc_hier_bcast(m, buf, count, type, root);
-    case LC_METHOD_FLAT:
-        lc_force_enter(LC_BCAST, m);
-        rc = PMPI_Bcast(buf, count, type, root, m->comm);
-        lc_force_leave(LC_BCAST, m);
-        return rc;
-    case LC_METHOD_DEFER:
-    default:
-        return PMPI_Bcast(buf, count, type, root, comm);
-    }
+    if (!m || m->kind != LC_METHOD_FLAT)
+        return comm;
+    lc_force_enter(coll, m);
+    return m->comm;
 }
 
-static int run_reduce(const struct lc_method *m, const void *sendbuf, void *recvbuf, int count,
-                      MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
+static int leave(enum lc_coll coll, const struct lc_method *m, int rc)
 {
-    int rc;
-    switch (m ? m->kind : LC_METHOD_DEFER) {
-    case LC_METHOD_HIER:
-        return lc_hier_reduce(m, sendbuf, recvbuf, count, type, op, root);
-    case LC_METHOD_FLAT:
-        lc_force_enter(LC_REDUCE, m);
-        rc = PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, m->comm);
-        lc_force_leave(LC_REDUCE, m);
-        return rc;
-    case LC_METHOD_DEFER:
-    default:
-        return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
-    }
+    if (m && m->kind == LC_METHOD_FLAT)
+        lc_force_leave(coll, m);
+    return rc;
 }
 
-LC_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+/* The largest count minus the smallest into `spread`: the trees were measured with equal
+ * counts (reduce_scatter: m / P each, one more for the first m mod P ranks). `counts` is the
+ * same on every rank of comm (MPI requires it of these collectives). */
+#define COUNT_SPREAD(counts, n, spread)                                                            \
+    do {                                                                                           \
+        MPI_Count low_ = (counts)[0], high_ = (counts)[0];                                         \
+        int i_;                                                                                    \
+        for (i_ = 1; i_ < (n); i_++) {                                                             \
+            low_ = (counts)[i_] < low_ ? (counts)[i_] : low_;                                      \
+            high_ = (counts)[i_] > high_ ? (counts)[i_] : high_;                                   \
+        }                                                                                          \
+        (spread) = high_ - low_;                                                                   \
+    } while (0)
+
+static int comm_size_of(MPI_Comm comm)
+{
+    int size = 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return 0;
+    return size;
+}
+
+static int is_root(MPI_Comm comm, int root)
+{
+    int rank = -1;
+    if (comm != MPI_COMM_NULL)
+        PMPI_Comm_rank(comm, &rank);
+    return rank == root;
+}
+
+/* Each collective is defined once, for int counts (MPI_<Coll>) and, where the MPI has them
+ * (MPI 4: MPICH 4.0), for MPI_Count counts and MPI_Aint displacements (MPI_<Coll>_c, what
+ * mpi4py calls): SUFFIX, COUNT, DISP. The first line of each: no library, no work. */
+#define LC_PLAIN(NAME, ...)                                                                        \
+    if (!g.active && !g.trace)                                                                     \
+        return NAME(__VA_ARGS__)
+
+#define DEFINE_BCAST(SUFFIX, COUNT)                                                                \
+    LC_EXPORT int MPI_Bcast##SUFFIX(void *buf, COUNT count, MPI_Datatype type, int root,           \
+                                    MPI_Comm comm)                                                 \
+    {                                                                                              \
+        const struct lc_method *m;                                                                 \
+        LC_PLAIN(PMPI_Bcast##SUFFIX, buf, count, type, root, comm);                                \
+        m = choose(LC_BCAST, comm, bytes_of(count, type), 0, NULL);                                \
+        if (m && m->kind == LC_METHOD_HIER && count <= INT_MAX)                                    \
+            return lc_hier_bcast(m, buf, (int)count, type, root);                                  \
+        return leave(LC_BCAST, m,                                                                  \
+                     PMPI_Bcast##SUFFIX(buf, count, type, root, enter(LC_BCAST, m, comm)));        \
+    }
+
+#define DEFINE_REDUCE(SUFFIX, COUNT)                                                               \
+    LC_EXPORT int MPI_Reduce##SUFFIX(const void *sendbuf, void *recvbuf, COUNT count,              \
+                                     MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)        \
+    {                                                                                              \
+        const struct lc_method *m;                                                                 \
+        LC_PLAIN(PMPI_Reduce##SUFFIX, sendbuf, recvbuf, count, type, op, root, comm);              \
+        m = choose(LC_REDUCE, comm, bytes_of(count, type), op_lacks(op), NULL);                    \
+        if (m && m->kind == LC_METHOD_HIER && count <= INT_MAX)                                    \
+            return lc_hier_reduce(m, sendbuf, recvbuf, (int)count, type, op, root);                \
+        return leave(LC_REDUCE, m, PMPI_Reduce##SUFFIX(sendbuf, recvbuf, count, type, op,          \
+                                                       root, enter(LC_REDUCE, m, comm)));          \
+    }
+
+/* allreduce, scan, exscan: one vector, m its bytes */
+#define DEFINE_VECTOR_REDUCTION(NAME, COLL, SUFFIX, COUNT)                                         \
+    LC_EXPORT int MPI_##NAME##SUFFIX(const void *sendbuf, void *recvbuf, COUNT count,              \
+                                     MPI_Datatype type, MPI_Op op, MPI_Comm comm)                  \
+    {                                                                                              \
+        const struct lc_method *m;                                                                 \
+        LC_PLAIN(PMPI_##NAME##SUFFIX, sendbuf, recvbuf, count, type, op, comm);                    \
+        m = choose(COLL, comm, bytes_of(count, type), op_lacks(op), NULL);                         \
+        return leave(COLL, m, PMPI_##NAME##SUFFIX(sendbuf, recvbuf, count, type, op,               \
+                                                  enter(COLL, m, comm)));                          \
+    }
+
+/* allgather, alltoall: m = one rank's block, the receive side's (valid on every rank, also
+ * with MPI_IN_PLACE) */
+#define DEFINE_BLOCK_EXCHANGE(NAME, COLL, SUFFIX, COUNT)                                           \
+    LC_EXPORT int MPI_##NAME##SUFFIX(const void *sendbuf, COUNT sendcount,                         \
+                                     MPI_Datatype sendtype, void *recvbuf, COUNT recvcount,        \
+                                     MPI_Datatype recvtype, MPI_Comm comm)                         \
+    {                                                                                              \
+        const struct lc_method *m;                                                                 \
+        LC_PLAIN(PMPI_##NAME##SUFFIX, sendbuf, sendcount, sendtype, recvbuf, recvcount,            \
+                 recvtype, comm);                                                                  \
+        m = choose(COLL, comm, bytes_of(recvcount, recvtype), 0, NULL);                            \
+        return leave(COLL, m, PMPI_##NAME##SUFFIX(sendbuf, sendcount, sendtype, recvbuf,           \
+                                                  recvcount, recvtype, enter(COLL, m, comm)));     \
+    }
+
+/* gather, scatter: m = one rank's block, the root's many-block side at the root (its other
+ * side may be MPI_IN_PLACE), the single block elsewhere */
+#define DEFINE_ROOTED_BLOCK(NAME, COLL, ROOT_SIDE, SUFFIX, COUNT)                                  \
+    LC_EXPORT int MPI_##NAME##SUFFIX(const void *sendbuf, COUNT sendcount,                         \
+                                     MPI_Datatype sendtype, void *recvbuf, COUNT recvcount,        \
+                                     MPI_Datatype recvtype, int root, MPI_Comm comm)               \
+    {                                                                                              \
+        const struct lc_method *m;                                                                 \
+        int at_root, recv_side;                                                                    \
+        LC_PLAIN(PMPI_##NAME##SUFFIX, sendbuf, sendcount, sendtype, recvbuf, recvcount,            \
+                 recvtype, root, comm);                                                            \
+        at_root = is_root(comm, root);                                                             \
+        recv_side = (ROOT_SIDE) == 'r' ? at_root : !at_root;                                       \
+        m = choose(COLL, comm, recv_side ? bytes_of(recvcount, recvtype)                           \
+                                         : bytes_of(sendcount, sendtype), 0, NULL);                \
+        return leave(COLL, m, PMPI_##NAME##SUFFIX(sendbuf, sendcount, sendtype, recvbuf,           \
+                                                  recvcount, recvtype, root,                       \
+                                                  enter(COLL, m, comm)));                          \
+    }
+
+/* allgatherv: m = the total over P (Open MPI's per_rank_dsize); unequal counts pass */
+#define DEFINE_ALLGATHERV(SUFFIX, COUNT, DISP)                                                     \
+    LC_EXPORT int MPI_Allgatherv##SUFFIX(const void *sendbuf, COUNT sendcount,                     \
+                                         MPI_Datatype sendtype, void *recvbuf,                     \
+                                         const COUNT recvcounts[], const DISP displs[],            \
+                                         MPI_Datatype recvtype, MPI_Comm comm)                     \
+    {                                                                                              \
+        const struct lc_method *m;                                                                 \
+        MPI_Count spread = 0;                                                                      \
+        int p;                                                                                     \
+        LC_PLAIN(PMPI_Allgatherv##SUFFIX, sendbuf, sendcount, sendtype, recvbuf, recvcounts,       \
+                 displs, recvtype, comm);                                                          \
+        p = comm_size_of(comm);                                                                    \
+        if (p > 0)                                                                                 \
+            COUNT_SPREAD(recvcounts, p, spread);                                                   \
+        m = choose(LC_ALLGATHERV, comm, p > 0 ? bytes_of(recvcounts[0], recvtype) : 0, 0,          \
+                   spread ? "unequal-counts" : NULL);                                              \
+        return leave(LC_ALLGATHERV, m,                                                             \
+                     PMPI_Allgatherv##SUFFIX(sendbuf, sendcount, sendtype, recvbuf,                \
+                                             recvcounts, displs, recvtype,                         \
+                                             enter(LC_ALLGATHERV, m, comm)));                      \
+    }
+
+/* alltoallv: its tree splits on P alone (m = 0, as Open MPI's decision), so any counts are
+ * decided alike on every rank: a rank sees only its own counts, and passing through where
+ * they are unequal would leave ranks of one call on different algorithms */
+#define DEFINE_ALLTOALLV(SUFFIX, COUNT, DISP)                                                      \
+    LC_EXPORT int MPI_Alltoallv##SUFFIX(const void *sendbuf, const COUNT sendcounts[],             \
+                                        const DISP sdispls[], MPI_Datatype sendtype,               \
+                                        void *recvbuf, const COUNT recvcounts[],                   \
+                                        const DISP rdispls[], MPI_Datatype recvtype,               \
+                                        MPI_Comm comm)                                             \
+    {                                                                                              \
+        const struct lc_method *m;                                                                 \
+        LC_PLAIN(PMPI_Alltoallv##SUFFIX, sendbuf, sendcounts, sdispls, sendtype, recvbuf,          \
+                 recvcounts, rdispls, recvtype, comm);                                             \
+        m = choose(LC_ALLTOALLV, comm, 0, 0, NULL);                                                \
+        return leave(LC_ALLTOALLV, m,                                                              \
+                     PMPI_Alltoallv##SUFFIX(sendbuf, sendcounts, sdispls, sendtype, recvbuf,       \
+                                            recvcounts, rdispls, recvtype,                         \
+                                            enter(LC_ALLTOALLV, m, comm)));                        \
+    }
+
+/* reduce_scatter: m = the sum of the counts; counts further apart than one pass, and unequal
+ * ones where the method needs equal counts (MPICH's noncommutative) */
+#define DEFINE_REDUCE_SCATTER(SUFFIX, COUNT)                                                       \
+    LC_EXPORT int MPI_Reduce_scatter##SUFFIX(const void *sendbuf, void *recvbuf,                   \
+                                             const COUNT recvcounts[], MPI_Datatype type,          \
+                                             MPI_Op op, MPI_Comm comm)                             \
+    {                                                                                              \
+        const struct lc_method *m;                                                                 \
+        MPI_Count total = 0, spread = 0;                                                           \
+        int p, i;                                                                                  \
+        LC_PLAIN(PMPI_Reduce_scatter##SUFFIX, sendbuf, recvbuf, recvcounts, type, op, comm);       \
+        p = comm_size_of(comm);                                                                    \
+        for (i = 0; i < p; i++)                                                                    \
+            total += recvcounts[i];                                                                \
+        if (p > 0)                                                                                 \
+            COUNT_SPREAD(recvcounts, p, spread);                                                   \
+        m = choose(LC_REDUCE_SCATTER, comm, bytes_of(total, type),                                 \
+                   op_lacks(op) | (spread ? LC_NEED_EQUAL_COUNTS : 0u),                            \
+                   spread > 1 ? "unequal-counts" : NULL);                                          \
+        return leave(LC_REDUCE_SCATTER, m,                                                         \
+                     PMPI_Reduce_scatter##SUFFIX(sendbuf, recvbuf, recvcounts, type, op,           \
+                                                 enter(LC_REDUCE_SCATTER, m, comm)));              \
+    }
+
+/* reduce_scatter_block: m = one rank's block */
+#define DEFINE_REDUCE_SCATTER_BLOCK(SUFFIX, COUNT)                                                 \
+    LC_EXPORT int MPI_Reduce_scatter_block##SUFFIX(const void *sendbuf, void *recvbuf,             \
+                                                   COUNT recvcount, MPI_Datatype type,             \
+                                                   MPI_Op op, MPI_Comm comm)                       \
+    {                                                                                              \
+        const struct lc_method *m;                                                                 \
+        LC_PLAIN(PMPI_Reduce_scatter_block##SUFFIX, sendbuf, recvbuf, recvcount, type, op,         \
+                 comm);                                                                            \
+        m = choose(LC_REDUCE_SCATTER_BLOCK, comm, bytes_of(recvcount, type),                       \
+                   op_lacks(op), NULL);                                                            \
+        return leave(LC_REDUCE_SCATTER_BLOCK, m,                                                   \
+                     PMPI_Reduce_scatter_block##SUFFIX(                                            \
+                         sendbuf, recvbuf, recvcount, type, op,                                    \
+                         enter(LC_REDUCE_SCATTER_BLOCK, m, comm)));                                \
+    }
+
+#define DEFINE_ALL(SUFFIX, COUNT, DISP)                                                            \
+    DEFINE_BCAST(SUFFIX, COUNT)                                                                    \
+    DEFINE_REDUCE(SUFFIX, COUNT)                                                                   \
+    DEFINE_VECTOR_REDUCTION(Allreduce, LC_ALLREDUCE, SUFFIX, COUNT)                                \
+    DEFINE_VECTOR_REDUCTION(Scan, LC_SCAN, SUFFIX, COUNT)                                          \
+    DEFINE_VECTOR_REDUCTION(Exscan, LC_EXSCAN, SUFFIX, COUNT)                                      \
+    DEFINE_BLOCK_EXCHANGE(Allgather, LC_ALLGATHER, SUFFIX, COUNT)                                  \
+    DEFINE_BLOCK_EXCHANGE(Alltoall, LC_ALLTOALL, SUFFIX, COUNT)                                    \
+    DEFINE_ROOTED_BLOCK(Gather, LC_GATHER, 'r', SUFFIX, COUNT)                                     \
+    DEFINE_ROOTED_BLOCK(Scatter, LC_SCATTER, 's', SUFFIX, COUNT)                                   \
+    DEFINE_ALLGATHERV(SUFFIX, COUNT, DISP)                                                         \
+    DEFINE_ALLTOALLV(SUFFIX, COUNT, DISP)                                                          \
+    DEFINE_REDUCE_SCATTER(SUFFIX, COUNT)                                                           \
+    DEFINE_REDUCE_SCATTER_BLOCK(SUFFIX, COUNT)
+
+DEFINE_ALL(, int, int)
+#if MPI_VERSION >= 4
+DEFINE_ALL(_c, MPI_Count, MPI_Aint)
+#endif
+
+/* barrier: no message (m = 0) */
+LC_EXPORT int MPI_Barrier(MPI_Comm comm)
 {
     const struct lc_method *m;
-    if (!g.active && !g.trace)
-        return PMPI_Bcast(buf, count, type, root, comm);
-    m = choose(LC_BCAST, comm, message_bytes(count, type), 1);
-    return run_bcast(m, buf, count, type, root, comm);
-}
-
-LC_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
-                         MPI_Op op, int root, MPI_Comm comm)
-{
-    int commutative = 1;
-    const struct lc_method *m;
-    if (!g.active && !g.trace)
-        return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
-    if (g.active && PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS)
-        commutative = 0;
-    m = choose(LC_REDUCE, comm, message_bytes(count, type), commutative);
-    return run_reduce(m, sendbuf, recvbuf, count, type, op, root, comm);
+    LC_PLAIN(PMPI_Barrier, comm);
+    m = choose(LC_BARRIER, comm, 0, 0, NULL);
+    return leave(LC_BARRIER, m, PMPI_Barrier(enter(LC_BARRIER, m, comm)));
 }

@@ -5,7 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const lc_coll_names[LC_NCOLL] = {"bcast", "reduce"};
+const char *const lc_coll_names[LC_NCOLL] = {
+    "bcast", "reduce", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv", "barrier",
+    "exscan", "gather", "reduce_scatter", "reduce_scatter_block", "scan", "scatter"};
+const char *const lc_coll_blob_names[LC_NCOLL] = {
+    "bcast", "reduce", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv", "barrier",
+    "exscan", "gather", "reduce_scatter", "reduce_scat_blk", "scan", "scatter"};
 
 static int same_choice(const collsel_tree_choice *a, const collsel_tree_choice *b)
 {

@@ -151,7 +151,7 @@ static int collective_index(const collsel_tree *tree)
 {
     int c;
     for (c = 0; c < LC_NCOLL; c++)
-        if (strcmp(collsel_tree_collective(tree), lc_coll_names[c]) == 0)
+        if (strcmp(collsel_tree_collective(tree), lc_coll_blob_names[c]) == 0)
             return c;
     return -1;
 }
@@ -206,8 +206,10 @@ int lc_trees_load(const char *spec, struct lc_trees *trees, char *msg, size_t ms
     for (i = 0; i < l.n && !failed; i++)
         failed = load_one(l.paths[i], trees, msg, msg_size);
     list_free(&l);
-    if (!failed && !trees->tree[LC_BCAST] && !trees->tree[LC_REDUCE]) {
-        snprintf(msg, msg_size, "%s: no bcast or reduce tree", spec);
+    for (i = 0; i < LC_NCOLL && !failed && !trees->tree[i]; i++)
+        ;
+    if (!failed && i == LC_NCOLL) {
+        snprintf(msg, msg_size, "%s: no tree of a collective libcollsel serves", spec);
         failed = 1;
     }
     if (failed)

@@ -1,22 +1,28 @@
-/* Cost of a tiny MPI_Bcast through an interposition library: in one launch, rounds of K
- * back-to-back calls of M bytes from rank 0 on MPI_COMM_WORLD, alternating MPI_Bcast (through
- * libcollsel when it is preloaded) and PMPI_Bcast (straight to the MPI, on the same
- * communicator), timed on rank 0 after a warm-up round of each; rank 0 prints the medians over
- * rounds of the time per call and their ratio:
- *   overhead m=M calls=K rounds=R mpi_ns=X pmpi_ns=Y ratio=X/Y
+/* Cost of a tiny MPI_Bcast (or MPI_Allreduce) through an interposition library: in one launch,
+ * rounds of K back-to-back calls of M bytes (bcast from rank 0; allreduce: MPI_SUM of unsigned
+ * chars) on MPI_COMM_WORLD, alternating MPI_<Coll> (through libcollsel when it is preloaded)
+ * and PMPI_<Coll> (straight to the MPI, on the same communicator), timed on rank 0 after a
+ * warm-up round of each; rank 0 prints the medians over rounds of the time per call and their
+ * ratio:
+ *   overhead coll=COLL m=M calls=K rounds=R mpi_ns=X pmpi_ns=Y ratio=X/Y
  * Where the library's tree defers (algorithm 0) both run the same algorithm on the same
  * communicator, so the difference is the interposition itself; without the library the ratio
  * is 1 up to noise. test_libcollsel.py prints it (nothing is asserted on times).
- * Usage: libcollsel_overhead [M [K [R]]], defaults 1 20000 9. */
+ * Usage: libcollsel_overhead [M [K [R [bcast|allreduce]]]], defaults 1 20000 9 bcast. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+static int allreduce;   /* else bcast */
 
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
+
+static char result[4096];
 
 static double round_ns(int direct, char *buf, int m, int calls)
 {
@@ -25,7 +31,11 @@ static double round_ns(int direct, char *buf, int m, int calls)
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     for (k = 0; k < calls; k++) {
-        if (direct)
+        if (allreduce && direct)
+            PMPI_Allreduce(buf, result, m, MPI_UNSIGNED_CHAR, MPI_SUM, MPI_COMM_WORLD);
+        else if (allreduce)
+            MPI_Allreduce(buf, result, m, MPI_UNSIGNED_CHAR, MPI_SUM, MPI_COMM_WORLD);
+        else if (direct)
             PMPI_Bcast(buf, m, MPI_BYTE, 0, MPI_COMM_WORLD);
         else
             MPI_Bcast(buf, m, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -43,6 +53,7 @@ int main(int argc, char **argv)
     m = argc > 1 ? atoi(argv[1]) : 1;
     calls = argc > 2 ? atoi(argv[2]) : 20000;
     rounds = argc > 3 ? atoi(argv[3]) : 9;
+    allreduce = argc > 4 && strcmp(argv[4], "allreduce") == 0;
     if (m < 0 || m > (int)sizeof buf || calls < 1 || rounds < 1)
         MPI_Abort(MPI_COMM_WORLD, 2);
     t[0] = malloc((size_t)rounds * sizeof *t[0]);
@@ -56,8 +67,9 @@ int main(int argc, char **argv)
     qsort(t[0], (size_t)rounds, sizeof *t[0], cmp_double);
     qsort(t[1], (size_t)rounds, sizeof *t[1], cmp_double);
     if (rank == 0)
-        printf("overhead m=%d calls=%d rounds=%d mpi_ns=%.1f pmpi_ns=%.1f ratio=%.3f\n", m, calls,
-               rounds, t[0][rounds / 2], t[1][rounds / 2], t[0][rounds / 2] / t[1][rounds / 2]);
+        printf("overhead coll=%s m=%d calls=%d rounds=%d mpi_ns=%.1f pmpi_ns=%.1f ratio=%.3f\n",
+               allreduce ? "allreduce" : "bcast", m, calls, rounds, t[0][rounds / 2],
+               t[1][rounds / 2], t[0][rounds / 2] / t[1][rounds / 2]);
     free(t[0]);
     free(t[1]);
     MPI_Finalize();
