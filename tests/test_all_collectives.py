@@ -87,9 +87,9 @@ def test_segment_sizes_only_where_the_algorithm_segments():
             algorithms.check_segsize(coll, 1, 8192)
 
 
-def test_report_deploys_every_open_mpi_collective_through_the_rules_file():
+def test_report_deploys_every_collective_through_every_target():
     from collsel.sinks.report.compute import deploy_steps
     targets = lambda c, family: [s["target"] for s in deploy_steps(c, family, None)]
-    assert targets("alltoall", "openmpi") == ["ompi-rules", "c"]
-    assert targets("alltoall", "mpich") == ["c"]           # MPICH's file: bcast and reduce so far
-    assert targets("bcast", "openmpi") == ["ompi-rules", "blob", "c", "ompi-dec-fixed"]
+    for coll in algorithms.ALGORITHMS:
+        assert targets(coll, "openmpi") == ["ompi-rules", "blob", "c", "ompi-dec-fixed"], coll
+        assert targets(coll, "mpich") == ["mpich-json", "blob", "c"], coll

@@ -363,20 +363,19 @@ def deploy_steps(collective, family, z):
                               f"--out {file}",
                       "run": deploy_line(target, file, family)})
 
-    # Open MPI's rules file takes every coll/tuned collective (core.rules_size converts m);
-    # MPICH's selection file and libcollsel (the blob) serve bcast and reduce so far
-    served = collective in ("bcast", "reduce")
+    # every target serves the 14 collectives: Open MPI's rules file (core.rules_size converts
+    # m), MPICH's selection file, libcollsel and coll/collsel (the blob), the patched dec_fixed
     if z in (None, "ppn"):
         if family != "mpich":
             step("ompi-rules", f"{out}/rules.conf", "Open MPI's coll/tuned dynamic rules file "
                  "(no rebuild)")
-        elif served:
+        else:
             step("mpich-json", f"{out}/mpich_selection.json", "MPICH's collective selection "
                  "file (no rebuild)")
-    if served:
-        step("blob", f"{out}/{collective}.bin", "libcollsel, the PMPI library (no rebuild)")
+    step("blob", f"{out}/{collective}.bin", "libcollsel, the PMPI library" + (
+        "" if family == "mpich" else ", or Open MPI's coll/collsel component") + " (no rebuild)")
     step("c", f"{out}/c", "a C decision function, for code that forces the MPI's algorithm")
-    if served and family != "mpich" and not z:
+    if family != "mpich" and not z:
         step("ompi-dec-fixed", f"{out}/ompi_{collective}_intra_dec_fixed.c",
              "Open MPI's fixed decision, compiled into a patched Open MPI")
     return steps
