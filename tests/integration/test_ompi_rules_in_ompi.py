@@ -186,10 +186,10 @@ def test_pathological_region_is_slower_in_real_open_mpi(files):
 # against Open MPI's default (algorithm 0): allreduce ring_segmented/1K 5827 µs vs 825 (7x),
 # alltoall bruck 5765 vs 1821 (3.2x), allgather basic_linear 3627 vs 1817 (2.0x).
 PATHOLOGICAL = {"allreduce": (5, 1024), "alltoall": (3, 0), "allgather": (1, 0)}
-# the ratio of the fastest launches each must show at least: well under the measured one (the
-# machine is shared: a busy core slows a launch, never speeds it, so the fastest of several
-# alternating launches is the steadiest figure; medians are printed beside)
-AT_LEAST = {"allreduce": 3.0, "alltoall": 1.6, "allgather": 1.3}
+# the ratio each must show at least, well under the measured one: the median over rounds of
+# bad / default, the two launched one after the other (the machine is shared, its load changes
+# within seconds: a pair sees the same load more often than two medians or minima do)
+AT_LEAST = {"allreduce": 2.0, "alltoall": 1.5, "allgather": 1.25}
 PATHOLOGICAL_ROUNDS = 5
 
 
@@ -219,16 +219,14 @@ def test_a_pathological_file_is_slower_than_the_default_for_three_collectives(
             for coll in PATHOLOGICAL:
                 times[coll, "default"].append(run_once(program, None, coll))
                 times[coll, "bad"].append(run_once(program, pathological_file, coll))
-    print(f"\nP={P} m={M} under real Open MPI, {PATHOLOGICAL_ROUNDS} alternating launches each "
-          "(µs; fastest launch, median launch):")
+    print(f"\nP={P} m={M} under real Open MPI, {PATHOLOGICAL_ROUNDS} rounds of default then "
+          f"{pathological_file.name} (µs per launch; median of the rounds' ratios):")
     slower = {}
     for coll, (alg, seg) in PATHOLOGICAL.items():
         default, bad = times[coll, "default"], times[coll, "bad"]
-        slower[coll] = min(bad) / min(default)
-        print(f"  {coll:9} default {min(default):7.0f} {statistics.median(default):7.0f}   "
-              f"{pathological_file.name} ({alg}:{seg}) {min(bad):7.0f} "
-              f"{statistics.median(bad):7.0f}   = {slower[coll]:.1f}x "
-              f"({statistics.median(bad) / statistics.median(default):.1f}x)")
+        slower[coll] = statistics.median(b / d for b, d in zip(bad, default))
+        print(f"  {coll:9} default {' '.join(f'{t:6.0f}' for t in default)}  |  {alg}:{seg} "
+              f"{' '.join(f'{t:6.0f}' for t in bad)}  = {slower[coll]:.1f}x")
     for coll, ratio in AT_LEAST.items():
         assert slower[coll] > ratio, (coll, slower)
 
