@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from collsel.core import fallbacks
+from collsel.core import fallbacks, rules_size
+from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.measure import benchmark_program as bench
 from helpers import switching_table
 from test_forcing import FUNCTIONS, outermost, read_probe
@@ -88,19 +89,20 @@ def tools(request, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def rules_file(tmp_path_factory):
-    """(the rules file of all 14 trees, {(collective, P): its rule per size})."""
+    """(the rules file of all 14 trees, {(collective, P): its rule per size}, {collective:
+    tree.json})."""
     d = tmp_path_factory.mktemp("rules5")
-    trees = []
+    trees = {}
     for coll, (low, high) in SWITCH.items():
         table = switching_table(d / f"{coll}.csv", coll, low, high,
                                 msg_sizes=(0,) if coll == "barrier" else (256, 512, 2048, 4096))
         _collsel("build", table, "--out", d / coll)
-        trees.append(d / coll / "tree.json")
-    _collsel("emit", "--target", "ompi-rules", *trees, "--out", d / "rules.conf")
+        trees[coll] = d / coll / "tree.json"
+    _collsel("emit", "--target", "ompi-rules", *trees.values(), "--out", d / "rules.conf")
     rules = {(c, p): {m: int(_collsel("check-rules", d / "rules.conf", "--collective", c,
                                       "--query", p, m, "--ids").split()[0]) for m in sizes_of(c)}
              for c in SWITCH for p in NPROCS}
-    return d / "rules.conf", rules
+    return d / "rules.conf", rules, trees
 
 
 def launch(tools, where, collective, mca, nprocs=4):
@@ -128,11 +130,27 @@ def test_the_methods_do_not_fall_back_here():
                     assert fallbacks.fallback(coll, alg, p, m) is None, (coll, alg, p, m)
 
 
+def test_check_rules_evaluates_every_collective_against_its_tree(rules_file):
+    """`check-rules FILE --tree ...`: a line per collective; the file decides as the tree on every
+    grid point but where Open MPI's rule ignores the count (one rule per block: LOW, the tree's
+    HIGH at m >= 2048 lost)."""
+    path, _, trees = rules_file
+    said = _collsel("check-rules", path, *(a for t in trees.values() for a in ("--tree", t)))
+    print("\n" + said)
+    lines = said.splitlines()[1:]    # after the summary line; in collective id order
+    order = sorted(SWITCH, key=COLLECTIVE_IDS.get)
+    assert [line.split(": ")[1].split()[0] for line in lines] == order
+    for coll, line in zip(order, lines):
+        grid = 3 if coll == "barrier" else 12
+        agree = 6 if rules_size.relation(coll) == rules_size.IGNORED else grid
+        assert f"the file decides as the tree on {agree} of {grid} grid points" in line, line
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("nprocs", NPROCS)
 @pytest.mark.parametrize("collective", sorted(SWITCH))
 def test_the_rules_file_takes_effect(tools, rules_file, tmp_path, collective, nprocs):
-    path, rules = rules_file
+    path, rules, _ = rules_file
     want = rules[collective, nprocs]
     low, high = SWITCH[collective]
     assert want[sizes_of(collective)[0]] == low
