@@ -130,6 +130,7 @@ def test_the_methods_do_not_fall_back_here():
                     assert fallbacks.fallback(coll, alg, p, m) is None, (coll, alg, p, m)
 
 
+@pytest.mark.slow    # the fixture's 42 collsel runs take ~40 s
 def test_check_rules_evaluates_every_collective_against_its_tree(rules_file):
     """`check-rules FILE --tree ...`: a line per collective; the file decides as the tree on every
     grid point but where Open MPI's rule ignores the count (one rule per block: LOW, the tree's
