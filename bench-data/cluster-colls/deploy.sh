@@ -20,7 +20,7 @@ OUT=$(mkdir -p "${1:-$HERE}" && cd "${1:-$HERE}" && pwd)
 SMALL=${SMALL:-0}
 CLUSTER_DIR=${COLLSEL_CLUSTER_DIR:-/var/lib/collsel/cluster}
 B=$REPO/build/cluster-deploy          # what the cluster's nodes must read (not /tmp)
-LIB=$REPO/build/libcollsel/openmpi/libcollsel.so
+LIB=${LIBCOLLSEL:-$REPO/build/libcollsel/openmpi/libcollsel.so}   # LIBCOLLSEL: another build
 COLLS=(allreduce alltoall)
 if [ "$SMALL" = 1 ]; then ROUNDS=1; REPS=5; else ROUNDS=3; REPS=21; fi
 RATE=1gbit
@@ -85,7 +85,8 @@ cluster_up=1
 CL_MPI=(timeout 600 mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1
         --bind-to none --host n1:2,n2:2,n3:2,n4:2 -np 8 --map-by ppr:2:node)
 RULES=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename "$B/rules.conf")
-PRELOAD=(-x LD_PRELOAD="$LIB" -x COLLSEL_TREES="$B/trees")
+# libcollsel forces through coll/tuned's variables: it passes everything through without this
+PRELOAD=(--mca coll_tuned_use_dynamic_rules 1 -x LD_PRELOAD="$LIB" -x COLLSEL_TREES="$B/trees")
 for c in "${COLLS[@]}"; do
     read -r -a sizes <<< "$(sizes_of "$HERE/$c-nodes-ppn.csv")"
     raw=$B/$c.raw
