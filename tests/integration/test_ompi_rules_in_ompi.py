@@ -12,6 +12,11 @@ method in one region. At P = 4, m = 1 MiB the benchmark program the sweep uses r
 in alternating rounds, each launch under `timeout` and the measurement lock. The bad file must
 be much slower than every other variant, medians compared. `check-rules --query` must say what
 each file picks there, and agree with `collsel query` on the tree.
+
+The same for allreduce, alltoall and allgather from the tune-vm tables (bench-data/tune-vm,
+measured on this machine): one rules file of the three pathological trees (a method the table
+measured much slower than Open MPI's default at P = 4, m = 1 MiB made to look fastest there for
+m >= 512 KiB), against Open MPI's default, alternating.
 """
 import contextlib
 import csv
@@ -45,8 +50,9 @@ def collsel(*args):
     return r.stdout
 
 
-def pathological_table(src, dst, comm_size):
-    """Copy of the table where chain/1K looks fastest at `comm_size` for m >= 512 KiB."""
+def pathological_table(src, dst, comm_size, alg=BAD_ALG, seg=BAD_SEG):
+    """Copy of the table where method alg/seg (chain/1K) looks fastest at `comm_size` for
+    m >= 512 KiB."""
     with open(src) as f, open(dst, "w") as out:
         lines = f.read().splitlines(keepends=True)
         header = None
@@ -60,7 +66,7 @@ def pathological_table(src, dst, comm_size):
                 continue
             row = dict(zip(header, next(csv.reader([line]))))
             if (int(row["comm_size"]) == comm_size and int(row["msg_size"]) >= 524288
-                    and int(row["algorithm"]) == BAD_ALG and int(row["segsize"]) == BAD_SEG):
+                    and int(row["algorithm"]) == alg and int(row["segsize"]) == seg):
                 row["time_us"] = "0.001"
                 line = ",".join(row[h] for h in header) + "\n"
             out.write(line)
@@ -109,20 +115,20 @@ def bench_program():
     return bench.locate()
 
 
-def run_once(program, rules):
+def run_once(program, rules, collective="bcast", size=M):
     cmd = ["timeout", "60", "mpirun", "--allow-run-as-root", "--oversubscribe",
            "--mca", "mpi_yield_when_idle", "1", "-np", str(P)]
     if rules is not None:
         cmd += ["--mca", "coll_tuned_use_dynamic_rules", "1",
                 "--mca", "coll_tuned_dynamic_rules_filename", str(rules)]
-    cmd += [program, "--collective", "bcast", "--sizes", str(M), "--time-cap", "0.2",
+    cmd += [program, "--collective", collective, "--sizes", str(size), "--time-cap", "0.2",
             "--max-reps", "200"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("OMPI_MCA_coll_tuned")}
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, f"{' '.join(cmd)}: {r.stderr[-2000:]}"
     rows = [line.split() for line in r.stdout.splitlines()
             if line.strip() and not line.startswith("#")]
-    assert len(rows) == 1 and int(rows[0][0]) == M, r.stdout
+    assert len(rows) == 1 and int(rows[0][0]) == size, r.stdout
     return float(rows[0][2])          # median_us
 
 
@@ -172,6 +178,57 @@ def test_pathological_region_is_slower_in_real_open_mpi(files):
         assert med["bad"] > 5 * med[name], (name, med)
     # every bad launch is slower than every good launch, not just the medians
     assert min(times["bad"]) > max(times["good"]), times
+
+
+# --- One pathological file for allreduce, alltoall and allgather (issue 29) -------------------
+
+# collective -> (bad algorithm, segsize), measured at P = 4, m = 1 MiB in bench-data/tune-vm
+# against Open MPI's default (algorithm 0): allreduce ring_segmented/1K 5827 µs vs 825 (7x),
+# alltoall bruck 5765 vs 1821 (3.2x), allgather basic_linear 3627 vs 1817 (2.0x).
+PATHOLOGICAL = {"allreduce": (5, 1024), "alltoall": (3, 0), "allgather": (1, 0)}
+# the ratio each must show at least, well under the measured one: the median over rounds of
+# bad / default, the two launched one after the other (the machine is shared, its load changes
+# within seconds: a pair sees the same load more often than two medians or minima do)
+AT_LEAST = {"allreduce": 2.0, "alltoall": 1.5, "allgather": 1.25}
+PATHOLOGICAL_ROUNDS = 5
+
+
+@pytest.fixture(scope="module")
+def pathological_file(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pathological")
+    trees = []
+    for coll, (alg, seg) in PATHOLOGICAL.items():
+        table = d / f"{coll}.csv"
+        pathological_table(REPO / "bench-data" / "tune-vm" / f"{coll}.csv", table, P, alg, seg)
+        collsel("build", table, "--collective", coll, "--max-depth", 4, "--out", d / coll)
+        trees.append(d / coll / "tree.json")
+    collsel("emit", "--target", "ompi-rules", *trees, "--out", d / "bad.conf")
+    return d / "bad.conf"
+
+
+def test_a_pathological_file_is_slower_than_the_default_for_three_collectives(
+        pathological_file):
+    for coll, (alg, seg) in PATHOLOGICAL.items():
+        picked = collsel("check-rules", pathological_file, "--collective", coll, "--ids",
+                         "--query", P, M).split()
+        assert picked == [str(alg), str(seg), "0"], (coll, picked)
+    program = bench_program()
+    times = {(c, v): [] for c in PATHOLOGICAL for v in ("default", "bad")}
+    with measurement_lock():
+        for _ in range(PATHOLOGICAL_ROUNDS):
+            for coll in PATHOLOGICAL:
+                times[coll, "default"].append(run_once(program, None, coll))
+                times[coll, "bad"].append(run_once(program, pathological_file, coll))
+    print(f"\nP={P} m={M} under real Open MPI, {PATHOLOGICAL_ROUNDS} rounds of default then "
+          f"{pathological_file.name} (µs per launch; median of the rounds' ratios):")
+    slower = {}
+    for coll, (alg, seg) in PATHOLOGICAL.items():
+        default, bad = times[coll, "default"], times[coll, "bad"]
+        slower[coll] = statistics.median(b / d for b, d in zip(bad, default))
+        print(f"  {coll:9} default {' '.join(f'{t:6.0f}' for t in default)}  |  {alg}:{seg} "
+              f"{' '.join(f'{t:6.0f}' for t in bad)}  = {slower[coll]:.1f}x")
+    for coll, ratio in AT_LEAST.items():
+        assert slower[coll] > ratio, (coll, slower)
 
 
 # --- Defer to the MPI (issue 17 item 4): rule algorithm 0 is Open MPI's fixed decision --------

@@ -1,15 +1,17 @@
 """`collsel check-rules FILE`: read an Open MPI classic rules file as Open MPI does (the reader is
 collsel.sinks.emit.ompi_rules_reader), report every trap, and optionally evaluate it: at given
-points (--query, --points) or on measurements (--table: the penalty of its decisions, scored by
-core.penalty as every other chooser is)."""
+points (--query, --points), against trees (--tree: per collective, where it decides otherwise
+than its tree, compared as `collsel emit` compares) or on measurements (--table: the penalty of
+its decisions, scored by core.penalty as every other chooser is)."""
 import sys
 
 import numpy as np
 
 from collsel.commands.options import read_tables, the_collective
-from collsel.core import csvfile, decision_map, method_text, penalty, sizes
+from collsel.core import csvfile, decision_map, method_text, penalty, sizes, treefile
 from collsel.core.algorithms import Method
 from collsel.errors import InputError, printable
+from collsel.sinks.emit import ompi_rules
 from collsel.sinks.emit.ompi_rules_reader import (COLLCOUNT, COLLECTIVE_IDS, COLLECTIVE_NAMES,
                                                   JsonRulesFile, load_any, parse_version,
                                                   rule_size_of, summary)
@@ -46,6 +48,12 @@ def register(sub):
     p.add_argument("--ids", action="store_true",
                    help="with --query/--points: print only 'algorithm segsize faninout' per "
                    "point, for scripts")
+    p.add_argument("--tree", action="append", metavar="TREE.json",
+                   help="compare the file with a tree (repeat, one per collective; e.g. the "
+                   "trees it was emitted from): per collective, on how many of the tree's grid "
+                   "points (measured P x measured m) the file decides what the tree decides, "
+                   "and the first point where it does not; the file's collectives without a "
+                   "tree are named")
     p.add_argument("--table", action="append", metavar="TABLE",
                    help="score the file on a performance table (repeat for several): for every "
                    "measured cell, penalty = time(the method the file picks) / time(the best "
@@ -157,6 +165,38 @@ def table_report(path, collective, coll_id, rules, dmap, tables):
     return lines
 
 
+def _point_text(point):
+    return " ".join(f"{axis}={int(v)}" for axis, v in zip(("P", "m", "ppn"), point))
+
+
+def tree_report(path, rules, trees, name_of):
+    """One line per tree (`name_of`: collective -> its file name): where the file decides as the
+    tree does (the emitter's comparison, ompi_rules.differences), and one naming the file's
+    collectives no tree was given for."""
+    lines = []
+    for t in trees:
+        coll_id = COLLECTIVE_IDS[t.collective]
+        differ, total = ompi_rules.differences(
+            t, lambda p, m, z=None, i=coll_id: rules.decide(i, p, m, z)[:3])
+        line = (f"{path}: {t.collective} ({name_of[t.collective]}): the file decides as the "
+                f"tree on {total - len(differ)} of {total} grid points")
+        if differ:
+            point, want, got = differ[0]
+            line += (f"; differs on {len(differ)} ({100.0 * len(differ) / total:.2f}%), first "
+                     f"at {_point_text(point)}: the file "
+                     f"{method_text.method_text(t.collective, Method(*got))} "
+                     f"({method_text.method_ids(Method(*got))}), the tree "
+                     f"{method_text.method_text(t.collective, want)} "
+                     f"({method_text.method_ids(want)})")
+        lines.append(line)
+    held = getattr(rules, "collectives", {})
+    untreed = [f"{COLLECTIVE_NAMES[i]} (id {i})" for i in sorted(held)
+               if COLLECTIVE_NAMES.get(i) not in name_of]
+    if untreed:
+        lines.append(f"{path}: no --tree for {', '.join(untreed)}, which the file holds")
+    return lines
+
+
 def run_check(args):
     version = parse_version(args.ompi_version)
     evaluate = bool(args.query or args.points)
@@ -165,6 +205,10 @@ def run_check(args):
         points = _points(args)
     if args.table or args.z:
         collective, table_id, dmap = _scored_table(args)
+    if args.tree:
+        loaded = [treefile.load(t) for t in args.tree]
+        names = {t.collective: n for t, n in zip(loaded, args.tree)}
+        trees = ompi_rules.check_trees(loaded, "ompi-rules", args.tree)
     rules = load_any(args.file, version)
     for line, message in rules.errors:
         print(printable(f"{args.file}:{line}: {message}"), file=sys.stderr)
@@ -187,4 +231,6 @@ def run_check(args):
     elif not rules.errors and not args.table:
         print(f"{args.file}: valid for Open MPI {'.'.join(map(str, version))} "
               f"(format version {rules.version}): {summary(rules)}")
+    if args.tree:
+        print("\n".join(printable(line) for line in tree_report(args.file, rules, trees, names)))
     return 2 if rules.errors else 0

@@ -74,7 +74,8 @@ def parse_comm_sizes(text):
     return tuple(sizes)
 
 
-def _check_trees(trees, target, names=()):
+def check_trees(trees, target, names=()):
+    """The trees (one per collective, each one Open MPI can take) in collective id order."""
     seen = {}
     names = list(names) or [f"tree {i + 1}" for i in range(len(trees))]
     for name, t in zip(names, trees):
@@ -252,16 +253,24 @@ def _block_context(loaded, blocks, target, distribution=None):
     return out
 
 
-def disagreement(loaded, decide):
-    """(points that differ, points) over the tree's grid (a ppn tree's where ppn <= P);
-    `decide(P, m[, ppn])` -> (alg, seg, fan)."""
+def differences(loaded, decide):
+    """([(point, the tree's Method, decide's (alg, seg, fan))] where they differ, number of
+    points) over the tree's grid (a ppn tree's where ppn <= P); `decide(P, m[, ppn])` -> (alg,
+    seg, fan)."""
     points = ompi_ppn.grid_points(loaded)
     if not points[0]:
-        return 0, 0
+        return [], 0
     want = [loaded.methods[i] for i in loaded.decide(points).tolist()]
-    differ = sum((w.algorithm, w.segsize, w.faninout) != tuple(decide(*point))
-                 for w, point in zip(want, zip(*points)))
+    got = [tuple(decide(*point)) for point in zip(*points)]
+    differ = [(point, w, g) for point, w, g in zip(zip(*points), want, got)
+              if (w.algorithm, w.segsize, w.faninout) != g]
     return differ, len(want)
+
+
+def disagreement(loaded, decide):
+    """(points that differ, points): differences() counted."""
+    differ, total = differences(loaded, decide)
+    return len(differ), total
 
 
 # Algorithm 0 in a rule: coll/tuned's *_dec_dynamic skips the rule (`if (alg)`), then runs the
@@ -354,7 +363,7 @@ def _header(loaded_list, comm_sizes):
 
 
 def _collectives(trees, comm_sizes, target, names=()):
-    loaded_list = _check_trees(trees, target, names)
+    loaded_list = check_trees(trees, target, names)
     collectives = []
     for t in loaded_list:
         groups = (json_groups(t, comm_sizes) if target == "ompi-json"
