@@ -198,7 +198,7 @@ def one_parser():
     """cli.main builds its argparse parser per call; here one serves every run."""
     parser = cli.parser()
     saved = cli.parser
-    cli.parser = lambda: parser
+    cli.parser = lambda argv=None: parser
     yield
     cli.parser = saved
     print("\nhostile tree.json corruptions, each refused by query and 8 targets: "

@@ -76,9 +76,8 @@ def launches(tools):
     # (the benchmark runs every collective collsel has Open MPI algorithms for: the list goes on)
     ({"--collective": "allgathr"}, "--collective: unknown collective 'allgathr' (the "
      "sweep's benchmark, collsel_bench, measures bcast and reduce and allreduce and "),
-    ({"--collective": "allreduce", "--mpi": "mpich"}, "--collective allreduce: with --mpi "
-     "mpich the sweep's benchmark, collsel_bench, measures bcast and reduce only (collsel "
-     "knows no mpich allreduce algorithms)"),
+    ({"--collective": "allreduce", "--mpi": "mpich"}, "--algorithms: unknown MPICH allreduce "
+     "algorithm 'linear' (known: auto, nb, smp, recursive_doubling, reduce_scatter_allgather)"),
     ({"--algorithms": "12"}, "--algorithms: bcast has no algorithm 12 (ids 0-9)"),
     ({"--mode": "per-method", "--algorithms": "hier:2:linear:linear"},
      "--algorithms: hierarchical method hier:2:1:1 needs --mode paired"),

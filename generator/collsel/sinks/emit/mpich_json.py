@@ -146,9 +146,20 @@ def parse_map(flag, collectives):
             raise InputError(f"{where}: expected [COLL:]ID=NAME, e.g. bcast:7=binomial")
         if scope and scope not in MPICH_NAMES:
             raise InputError(f"{where}: no MPICH mapping for collective '{scope}'")
-        for c in ([scope] if scope else collectives):
-            if c in out:
+        if scope:
+            if scope in out:
+                out[scope][int(ident)] = _full_name(scope, name.strip(), where)
+            continue
+        # unscoped: every collective that has an algorithm of that name (bcast's binomial is
+        # no allgather algorithm); one that none has is refused with the first one's message
+        refusals = []
+        for c in collectives:
+            try:
                 out[c][int(ident)] = _full_name(c, name.strip(), where)
+            except InputError as e:
+                refusals.append(e)
+        if len(refusals) == len(collectives) and refusals:
+            raise refusals[0]
     return out
 
 
@@ -356,7 +367,10 @@ def _own_decision(value, where):
         if "comm_type=inter" in value:
             raise InputError(f"{where}: a comm_type=inter branch and no comm_type=intra")
         return value, None
-    return value["comm_type=intra"], value.get("comm_type=inter")
+    if "comm_type=inter" not in value:      # MPICH's own file has both wherever it splits
+        raise InputError(f"{where}: has no comm_type=inter branch to keep (an "
+                         "intercommunicator call would match nothing): not MPICH's file?")
+    return value["comm_type=intra"], value["comm_type=inter"]
 
 
 def _notes(loaded, blocks):
