@@ -9,7 +9,6 @@ walked as csel walks it, the blob queried through the C runtime.
 """
 import json
 import subprocess
-import sys
 
 import pytest
 
@@ -21,7 +20,7 @@ from collsel.sinks.emit import ompi_rules, ompi_rules_reader, targets
 import defer_tree
 from helpers import CFLAGS, DRIVER
 from mpich_walk import csel_walk
-from test_emit_defer import SPLICE, STUB, query_tree, run, write  # noqa: F401 (a fixture)
+from test_emit_defer import query_tree, run, spliced_dec_fixed, write  # noqa: F401 (a fixture)
 from test_mpich_json import BASE
 
 ABOVE = 16
@@ -91,20 +90,7 @@ def test_c_returns_0_past_above(tree, target, tmp_path):
 
 
 def test_dec_fixed_calls_the_original_past_above(tree, tmp_path):
-    coll = tree.collective
-    result = emit("ompi-dec-fixed", tree)
-    (name, _), = result.files.items()
-    generated = write(result.files, tmp_path)
-    original = tmp_path / "coll_tuned_decision_fixed.c.orig"
-    original.write_text(STUB)
-    spliced = tmp_path / "coll_tuned_decision_fixed.c"
-    r = subprocess.run([sys.executable, str(SPLICE), str(original), str(spliced),
-                        f"ompi_coll_tuned_{coll}_intra_dec_fixed={generated / name}"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    exe = tmp_path / "dec_fixed"
-    subprocess.run(["gcc", *CFLAGS, "-Wno-unused-function", f"-DCOLL={int(coll == 'reduce')}",
-                    str(spliced), "-o", str(exe)], check=True)
+    exe = spliced_dec_fixed(emit("ompi-dec-fixed", tree), tree.collective, tmp_path)
     pts = [(p, m) for p, m in POINTS if m <= 2**31 - 1]
     assert run(exe, pts) == ["original" if w == "0 0 0" else w for w in want(tree, pts)]
 
