@@ -161,3 +161,10 @@ def test_build_beyond_option_and_the_recommendations_edge_decision(tmp_path, cap
         printed = capsys.readouterr().out
         assert json.loads((out / "tree.json").read_text()).get("beyond") == field
         assert ("beyond P=4: defer to the MPI's default" in printed) == bool(flag)
+    out = tmp_path / "r"
+    assert cli.main(["build", str(table), "--collective", "bcast", "--recommend", "--beyond",
+                     "defer", "--out", str(out)]) == 0
+    assert "beyond P=4: defer to the MPI's default (tree.json `beyond`, --beyond defer)" in \
+        capsys.readouterr().out
+    stats = json.loads((out / "stats.json").read_text())
+    assert "--recommend --criterion combined --beyond defer" in stats["recommendation"]["command"]

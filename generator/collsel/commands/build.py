@@ -91,7 +91,7 @@ def run_build(args):
         options = recommend.chosen_options(options, figures)
         extra["recommendation"] = {**figures, "command": recommend.build_command(
             args.tables, args.collective, options, None, settings,
-            journal if args.launches else None, args.out, args.criterion)}
+            journal if args.launches else None, args.out, args.criterion, args.beyond)}
         options = recommend.recorded_options(options, t)
     else:
         t = tree.build_tree(dmap, options)
