@@ -43,16 +43,17 @@
  * can check at run time that it was linked against the API it was compiled for
  * (collsel_tree_version() / 10000 == COLLSEL_TREE_VERSION_MAJOR). A new major version may
  * change or remove declarations; a minor version only adds. COLLSEL_TREE_FORMAT_VERSION is the
- * version of the blob format, independent of the API version: the loader accepts exactly that
- * format version and format 1, and rejects others with COLLSEL_TREE_EVERSION.
+ * newest version of the blob format, independent of the API version: the loader accepts formats
+ * 1 to that version, and rejects others with COLLSEL_TREE_EVERSION.
  *
  * ------------------------------------------------------------------------------------------
- * Blob format, version 2 (version 1 differs where marked [v1]; the emitter writes 2). All
- * integers little-endian, no padding, no alignment requirement.
+ * Blob format, version 2 (version 1 differs where marked [v1], version 3 where marked [v3]; the
+ * emitter writes 3 for a tree with tree.json's `beyond`, 2 otherwise). All integers
+ * little-endian, no padding, no alignment requirement.
  *
  *   offset  size      field
  *   0       4         magic "CSLT" (0x43 0x53 0x4C 0x54)
- *   4       1         format version = 2 [v1: 1]
+ *   4       1         format version = 2 [v1: 1] [v3: 3]
  *   5       1         A = number of axes: 2 (comm_size, msg_size) or 3 (+ z)
  *   6       1         split mode: 0 = balanced, 1 = replicate (see "Descent" below)
  *   7       1         W = bytes per node: 2 or 4
@@ -62,6 +63,9 @@
  *                     read as COLLSEL_TREE_FAMILY_UNKNOWN]
  *   15      1         reserved, 0
  *   16      16        collective name: 1-16 printable ASCII bytes (0x21-0x7E), NUL-padded
+ *   [v3: 32 4         u32 beyond_above, 1..2^31 - 2: every comm_size > beyond_above decides
+ *                     algorithm 0 (defer to the MPI; segsize, faninout 0); every later
+ *                     offset below moves by 4]
  *   32      4 * A     axis records, one per axis:
  *                       u8  kind: 0 = linear, 1 = log2, 2 = category
  *                       u8  reserved, 0
@@ -126,9 +130,11 @@ extern "C" {
     (COLLSEL_TREE_VERSION_MAJOR * 10000 + COLLSEL_TREE_VERSION_MINOR * 100                    \
      + COLLSEL_TREE_VERSION_PATCH)
 
-/* Version of the blob format this library writes and reads (byte 4 of a blob); format 1 is
- * read too (its methods are flat, its family unknown). */
-#define COLLSEL_TREE_FORMAT_VERSION 2
+/* Newest blob format this library reads (byte 4 of a blob); formats 1 (flat methods, family
+ * unknown) and 2 are read too. Format 3 is format 2 with a u32 beyond_above after the header:
+ * a tree that defers to the MPI (algorithm 0) at every comm_size > beyond_above (tree.json's
+ * `beyond`); collsel writes it only for such trees, format 2 otherwise. */
+#define COLLSEL_TREE_FORMAT_VERSION 3
 
 /* Algorithm families (blob byte 14; collsel_tree_family()). */
 #define COLLSEL_TREE_FAMILY_OPENMPI 0

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #define HEADER_SIZE 32u
+#define BEYOND_SIZE 4u       /* format 3: u32 beyond_above after the 32-byte header */
 #define AXIS_RECORD 4u
 #define METHOD_SIZE_V1 8u    /* u16 algorithm, u16 faninout, u32 segsize */
 #define METHOD_SIZE_V2 12u   /* + u16 groups, u8 inner, u8 outer */
@@ -58,9 +59,11 @@ struct collsel_tree {
     unsigned char split_mode;
     unsigned char width;
     unsigned char owned;   /* allocated by collsel_tree_load_file */
-    unsigned char format;  /* blob format version, 1 or 2 */
+    unsigned char format;  /* blob format version, 1, 2 or 3 */
     unsigned char family;  /* COLLSEL_TREE_FAMILY_* (format 1: unknown) */
     uint32_t method_size;  /* bytes per method record, by format */
+    uint32_t header_size;  /* HEADER_SIZE, + BEYOND_SIZE in format 3 */
+    uint32_t beyond_above; /* format 3: comm_size > it defers (algorithm 0); 0: none */
     char name[17];
 };
 
@@ -162,18 +165,23 @@ static collsel_tree_error check_header(const unsigned char *b, size_t size,
                                                        : COLLSEL_TREE_ETRUNCATED;
     if (memcmp(b, "CSLT", 4) != 0)
         return COLLSEL_TREE_EMAGIC;
-    if (b[4] != 1 && b[4] != COLLSEL_TREE_FORMAT_VERSION)
+    if (b[4] < 1 || b[4] > COLLSEL_TREE_FORMAT_VERSION)
         return COLLSEL_TREE_EVERSION;
     t->format = b[4];
     t->method_size = t->format == 1 ? METHOD_SIZE_V1 : METHOD_SIZE_V2;
-    if (size < HEADER_SIZE)
+    t->header_size = HEADER_SIZE + (t->format == 3 ? BEYOND_SIZE : 0u);
+    if (size < t->header_size)
         return COLLSEL_TREE_ETRUNCATED;
+    /* format 3: the largest comm_size the tree decides at, 1..INT32_MAX - 1 */
+    t->beyond_above = t->format == 3 ? rd32(b + HEADER_SIZE) : 0u;
+    if (t->format == 3 && (t->beyond_above < 1 || t->beyond_above >= (uint32_t)INT32_MAX))
+        return COLLSEL_TREE_EHEADER;
     t->n_axes = b[5];
     t->split_mode = b[6];
     t->width = b[7];
     t->n_nodes = rd32(b + 8);
     t->n_methods = rd16(b + 12);
-    /* format 1: bytes 14-15 reserved; format 2: byte 14 the family, byte 15 reserved */
+    /* format 1: bytes 14-15 reserved; formats 2, 3: byte 14 the family, byte 15 reserved */
     t->family = t->format == 1 ? COLLSEL_TREE_FAMILY_UNKNOWN : b[14];
     if ((t->n_axes != 2 && t->n_axes != 3) || t->split_mode > SPLIT_REPLICATE
         || (t->width != 2 && t->width != 4) || b[15] != 0
@@ -195,7 +203,7 @@ static collsel_tree_error check_header(const unsigned char *b, size_t size,
     if (t->name[0] == 0)
         return COLLSEL_TREE_EHEADER;
 
-    pos = HEADER_SIZE;
+    pos = t->header_size;
     if (size < pos + AXIS_RECORD * t->n_axes)
         return COLLSEL_TREE_ETRUNCATED;
     for (i = 0; i < t->n_axes; i++) {
@@ -250,7 +258,7 @@ static int check_method(const struct collsel_tree *t, const unsigned char *m)
 
 static collsel_tree_error check_cuts(struct collsel_tree *t, const unsigned char *b)
 {
-    size_t pos = HEADER_SIZE + AXIS_RECORD * (size_t)t->n_axes;
+    size_t pos = t->header_size + AXIS_RECORD * (size_t)t->n_axes;
     int i;
     uint32_t k;
     for (i = 0; i < t->n_axes; i++) {
@@ -756,6 +764,15 @@ static uint32_t cell_z(const struct collsel_tree *t, int64_t z)
     return cell_s64(t->cuts[2], t->n_cells[2] - 1, z);
 }
 
+/* Past the blob's beyond_above (format 3): 1 after setting the defer choice (algorithm 0). */
+static int beyond(const struct collsel_tree *t, int32_t comm_size, collsel_tree_choice *choice)
+{
+    if (!t->beyond_above || (uint32_t)comm_size <= t->beyond_above)
+        return 0;
+    choice->algorithm = choice->segsize = choice->faninout = 0;
+    return 1;
+}
+
 collsel_tree_error collsel_tree_decide(const collsel_tree *tree, int32_t comm_size,
                                        uint64_t msg_size, collsel_tree_choice *choice)
 {
@@ -764,6 +781,8 @@ collsel_tree_error collsel_tree_decide(const collsel_tree *tree, int32_t comm_si
         return COLLSEL_TREE_EINVAL;
     if (tree->n_axes != 2)
         return COLLSEL_TREE_EDIMS;
+    if (beyond(tree, comm_size, choice))
+        return COLLSEL_TREE_OK;
     c0 = cell_p(tree, (uint32_t)comm_size);
     c1 = cell_m(tree, msg_size);
     if (tree->has_table)
@@ -779,6 +798,8 @@ collsel_tree_error collsel_tree_decide3(const collsel_tree *tree, int32_t comm_s
         return COLLSEL_TREE_EINVAL;
     if (tree->n_axes != 3)
         return COLLSEL_TREE_EDIMS;
+    if (beyond(tree, comm_size, choice))
+        return COLLSEL_TREE_OK;
     c[0] = cell_p(tree, (uint32_t)comm_size);
     c[1] = cell_m(tree, msg_size);
     c[2] = cell_z(tree, z);
@@ -797,6 +818,10 @@ collsel_tree_error collsel_tree_internal_decide(const collsel_tree *tree,
     if (path == COLLSEL_TREE_PATH_PUBLIC)
         return tree->n_axes == 2 ? collsel_tree_decide(tree, comm_size, msg_size, choice)
                                  : collsel_tree_decide3(tree, comm_size, msg_size, z, choice);
+    if (path != COLLSEL_TREE_PATH_DESCENT && path != COLLSEL_TREE_PATH_GENERIC)
+        return COLLSEL_TREE_EINVAL;
+    if (beyond(tree, comm_size, choice))
+        return COLLSEL_TREE_OK;
     c[0] = cell_p(tree, (uint32_t)comm_size);
     c[1] = cell_m(tree, msg_size);
     c[2] = tree->n_axes == 3 ? cell_z(tree, z) : 0;

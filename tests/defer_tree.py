@@ -7,6 +7,8 @@ Axes: P in {2, 4, 8, 16} (cuts 3, 6, 12), m in {1, 4, ..., 4^10} (cuts 2, 8, ...
 balanced split at P cell 2 (P >= 6) and m cell 6 (m >= 2048) into four leaves:
     P <= 5, m < 2048: defer        P <= 5, m >= 2048: FORCED[collective][0]
     P >= 6, m < 2048: FORCED[...][1]  P >= 6, m >= 2048: defer
+With `beyond` (an int, tree.json's `beyond.above`), every P > beyond defers too: the tree's
+choice at P = beyond is FORCED[...][1] for m < 2048, at beyond + 1 the defer.
 """
 import json
 
@@ -26,10 +28,10 @@ def _cuts(values, log2):
     return [(a + b + 1) // 2 for a, b in zip(values, values[1:])]
 
 
-def document(collective="bcast"):
+def document(collective="bcast", beyond=None):
     low_p, high_p = FORCED[collective]
     methods = [(0, 0, 0), (low_p, 0, 0), (high_p, 0, 0)]
-    return {
+    return {**({} if beyond is None else {"beyond": {"above": beyond, "method": "defer"}}),
         "format": "collsel-tree", "version": 1, "collective": collective,
         "build": {"split": "balanced", "leaf": "majority", "max_depth": 1, "threshold": None},
         "axes": [{"name": "comm_size", "kind": "linear", "values": P_VALUES,
@@ -46,13 +48,15 @@ def document(collective="bcast"):
     }
 
 
-def write(path, collective="bcast"):
-    path.write_text(json.dumps(document(collective)))
+def write(path, collective="bcast", beyond=None):
+    path.write_text(json.dumps(document(collective, beyond)))
     return path
 
 
-def expected(collective, p, m):
+def expected(collective, p, m, beyond=None):
     """(algorithm, segsize, faninout) the tree decides at (P, m); algorithm 0 = defer."""
+    if beyond is not None and p > beyond:
+        return (0, 0, 0)
     low_p, high_p = FORCED[collective]
     high_m = m >= M_SPLIT
     if p < P_SPLIT:

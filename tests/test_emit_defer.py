@@ -150,10 +150,9 @@ int main(void)
 """
 
 
-def test_dec_fixed_calls_open_mpis_original_where_it_defers(tree, tmp_path):
-    coll = tree.collective
-    result = emit("ompi-dec-fixed", tree)
-    (name, code), = result.files.items()
+def spliced_dec_fixed(result, coll, tmp_path):
+    """The emitted dec_fixed spliced into STUB by splice.py and compiled: the program."""
+    (name, _), = result.files.items()
     generated = write(result.files, tmp_path)
     original = tmp_path / "coll_tuned_decision_fixed.c.orig"
     original.write_text(STUB)
@@ -165,6 +164,14 @@ def test_dec_fixed_calls_open_mpis_original_where_it_defers(tree, tmp_path):
     exe = tmp_path / "dec_fixed"
     subprocess.run(["gcc", *CFLAGS, "-Wno-unused-function", f"-DCOLL={int(coll == 'reduce')}",
                     str(spliced), "-o", str(exe)], check=True)
+    return exe
+
+
+def test_dec_fixed_calls_open_mpis_original_where_it_defers(tree, tmp_path):
+    coll = tree.collective
+    result = emit("ompi-dec-fixed", tree)
+    (_, code), = result.files.items()
+    exe = spliced_dec_fixed(result, coll, tmp_path)
     pts = points(tree, int_count=True)
     want = ["original" if w == "0 0 0" else w for w in expected(tree, pts)]
     assert run(exe, pts) == want

@@ -17,6 +17,8 @@ format (predicted here, independently) or emits files that
   read back with Open MPI's reader (ompi_rules_reader, which must report no error), the JSON
   rules file (ompi_rules.json_lookup) and the MPICH file (a first-match walk over a small
   synthetic base, every Open MPI id mapped to its own MPICH name).
+Half the trees carry tree.json's `beyond` (above = the largest P + a drawn offset, when it fits
+below 2^31 - 1): every target must then decide the tree's choice at above and defer past it.
 
 Compiling dominates the time: each example compiles up to 4 programs, so the example counts are
 small (EXAMPLES_2D, EXAMPLES_3D; COLLSEL_EMIT_EXAMPLES=N searches longer).
@@ -308,10 +310,14 @@ OPTIONS = st.builds(
     st.one_of(st.none(), st.floats(1, 100, allow_nan=False)))
 
 
-def build_tree_file(dmap, options, directory):
-    """tree.json of the map as `collsel build` writes it, and the tree loaded back from it."""
+def build_tree_file(dmap, options, directory, beyond=None):
+    """tree.json of the map as `collsel build` writes it, and the tree loaded back from it;
+    `beyond` (an offset past the largest P, or None) adds tree.json's `beyond` when it fits."""
     t = treemod.build_tree(dmap, options)
-    document = treefile.tree_document(dmap, t, options)
+    above = None if beyond is None else int(dmap.axes[0].values[-1]) + beyond
+    document = treefile.tree_document(
+        dmap, t, options, treefile.Beyond(above) if above is not None and above < INT_MAX
+        else None)
     path = directory / "tree.json"
     path.write_text(treefile.dumps(document))
     return path, treefile.load(path)
@@ -331,6 +337,8 @@ def axis_points(axis, low, high):
 def points_of(loaded):
     bounds = [(1, INT_MAX), (0, SIZE_MAX), (-I64, I64 - 1)]
     per_axis = [axis_points(a, *b) for a, b in zip(loaded.axes, bounds)]
+    if loaded.beyond is not None:     # the tree's choice at above, the defer past it
+        per_axis[0] = sorted(set(per_axis[0]) | {loaded.beyond.above, loaded.beyond.above + 1})
     grids = np.meshgrid(*[np.arange(len(v)) for v in per_axis], indexing="ij")
     return [tuple(per_axis[d][i] for d, i in enumerate(idx))
             for idx in zip(*(g.ravel().tolist() for g in grids))]
@@ -557,7 +565,10 @@ def check_mpich(loaded, points, want):
         points, want = [points[k] for k in kept], [want[k] for k in kept]
     got = [mpich_walk(tree, p, m, *rest, total=p * m if times_p else m)
            for p, m, *rest in points]
-    names = [f"MPIR_{coll}_alg{w.split()[0]}" for w in want]
+    # past tree.json's `beyond`, MPICH's own decision (the base's), whatever --mpich-map says
+    above = loaded.beyond.above if loaded.beyond is not None else INT_MAX
+    names = [f"MPIR_{coll}_x" if point[0] > above else f"MPIR_{coll}_alg{w.split()[0]}"
+             for point, w in zip(points, want)]
     if message is None:     # one method per P: one the tree picks at that P (and ppn)
         for point, name in zip(points, got):
             assert name in {n for q, n in zip(points, names)
@@ -571,15 +582,18 @@ def check_mpich(loaded, points, want):
 PREFIX = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True)
 # c-array names that cannot clash with the driver's own identifiers
 ARRAY_NAME = st.one_of(st.none(), st.from_regex(r"tree_[A-Za-z0-9_]{0,20}", fullmatch=True))
+# tree.json's `beyond`: none, or above = the largest P + this offset
+BEYOND = st.one_of(st.none(), st.integers(0, 3), st.integers(0, INT_MAX))
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                       HealthCheck.too_slow,
                                                       HealthCheck.data_too_large])
 
 
-def check_every_target(dmap, options, prefix, width, array_name, workdir, blob_runner):
+def check_every_target(dmap, options, prefix, width, array_name, workdir, blob_runner,
+                       beyond=None):
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         d = pathlib.Path(tmp)
-        path, loaded = build_tree_file(dmap, options, d)
+        path, loaded = build_tree_file(dmap, options, d, beyond)
         points = points_of(loaded)
         want = query(path, loaded, points)
         check_c("c", loaded, d, points, want, prefix)
@@ -592,19 +606,19 @@ def check_every_target(dmap, options, prefix, width, array_name, workdir, blob_r
 
 @settings(max_examples=EXAMPLES_2D, **SETTINGS)
 @given(dmap=decision_maps(three_d=False), options=OPTIONS, prefix=PREFIX,
-       width=st.sampled_from([None, 4]), array_name=ARRAY_NAME)
+       width=st.sampled_from([None, 4]), array_name=ARRAY_NAME, beyond=BEYOND)
 @pytest.mark.slow
 def test_every_target_on_random_2d_trees(dmap, options, prefix, width, array_name, workdir,
-                                         blob_runner):
-    check_every_target(dmap, options, prefix, width, array_name, workdir, blob_runner)
+                                         blob_runner, beyond):
+    check_every_target(dmap, options, prefix, width, array_name, workdir, blob_runner, beyond)
 
 
 @settings(max_examples=EXAMPLES_3D, **SETTINGS)
 @given(dmap=decision_maps(three_d=True), options=OPTIONS, prefix=PREFIX,
-       width=st.sampled_from([None, 4]), array_name=ARRAY_NAME)
+       width=st.sampled_from([None, 4]), array_name=ARRAY_NAME, beyond=BEYOND)
 def test_every_target_on_random_3d_trees(dmap, options, prefix, width, array_name, workdir,
-                                         blob_runner):
-    check_every_target(dmap, options, prefix, width, array_name, workdir, blob_runner)
+                                         blob_runner, beyond):
+    check_every_target(dmap, options, prefix, width, array_name, workdir, blob_runner, beyond)
 
 
 @settings(max_examples=500, deadline=None)

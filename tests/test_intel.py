@@ -1,5 +1,6 @@
 """Intel MPI as a family: its preset catalogue, per-method forcing through I_MPI_ADJUST_<COLL>,
 and --target intel-env (what Intel MPI 2021.18.1 can carry: message ranges, or P ranges)."""
+import json
 import os
 
 import pytest
@@ -71,6 +72,28 @@ def test_intel_env_by_communicator_size(tmp_path, capsys):
     assert status == 0, err
     assert 'export I_MPI_ADJUST_ALLREDUCE="1:0-2147483647@1-3;3:0-2147483647@4-2147483647"' \
         in out.read_text()
+
+
+def test_intel_env_beyond_ends_the_p_ranges_at_above(tmp_path, capsys):
+    """tree.json's `beyond`: no range past the largest measured P (4), so Intel MPI decides at
+    P = 5; a tree that changes with the size cannot carry it and is refused in one line."""
+    path = tree(tmp_path, capsys, lambda p, m: 1 if p < 4 else 3, "allreduce")
+    doc = json.loads(path.read_text())
+    path.write_text(json.dumps({**doc, "beyond": {"above": 4, "method": "defer"}}))
+    out = tmp_path / "env.sh"
+    status, printed, err = run(capsys, "emit", "--target", "intel-env", path, "--out", out)
+    assert status == 0, err
+    assert 'export I_MPI_ADJUST_ALLREDUCE="1:0-2147483647@1-3;3:0-2147483647@4-4"' \
+        in out.read_text()
+    assert "no range past P = 4 (tree.json `beyond`)" in printed + err
+    (tmp_path / "m").mkdir()
+    by_size = tree(tmp_path / "m", capsys, lambda p, m: 1 if m < 65536 else 3)
+    doc = json.loads(by_size.read_text())
+    by_size.write_text(json.dumps({**doc, "beyond": {"above": 4, "method": "defer"}}))
+    status, _, err = run(capsys, "emit", "--target", "intel-env", by_size, "--out",
+                         tmp_path / "m.sh")
+    assert status == 2 and err.count("\n") == 1 and "--beyond keep" in err, err
+    assert not (tmp_path / "m.sh").exists()
 
 
 def test_intel_env_refuses_a_tree_of_p_and_m(tmp_path, capsys):

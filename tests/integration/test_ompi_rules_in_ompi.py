@@ -273,3 +273,32 @@ def test_rule_algorithm_0_runs_open_mpis_fixed_decision(collective, tmp_path):
     # the defer points meet several fixed-decision algorithms; the file changes some others
     assert deferred >= 10 and len(fixed_algorithms) >= 3 and forced >= 3, (
         deferred, fixed_algorithms, forced)
+
+
+def test_beyond_block_runs_open_mpis_fixed_decision(tmp_path):
+    """tree.json's `beyond` in a real Open MPI 4.1: a bcast tree over P 2, 4 (the hand-made
+    tree of tests/defer_tree.py on two P values) with beyond {"above": 4}: at P = 4 the rules
+    file forces binomial where the tree picks it (m < 2048), at P = 5 the last block's
+    algorithm 0 runs what Open MPI runs with no rules file (its fixed decision)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    import defer_tree   # tests/defer_tree.py
+    from coll_trace import FUNCTIONS, build, run
+    doc = defer_tree.document("bcast", beyond=4)
+    doc["axes"][0].update(values=[2, 4], labels=["2", "4"], cuts=[3])
+    doc["nodes"]["split"][0][0] = 1             # P cell 1: P >= 3
+    tree = tmp_path / "tree.json"
+    tree.write_text(__import__("json").dumps(doc))
+    rules = tmp_path / "rules.conf"
+    collsel("emit", tree, "--target", "ompi-rules", "--out", rules)
+    assert "5 1  # P >= 5: 1 message rule(s)" in rules.read_text()
+    lib, exe = build("mpicc", tmp_path)
+    sizes = (1, 100, 1000)
+    with_rules = ("--mca", "coll_tuned_use_dynamic_rules", "1",
+                  "--mca", "coll_tuned_dynamic_rules_filename", str(rules))
+    at_above, _ = run("mpirun", lib, exe, "bcast", 4, sizes, with_rules)
+    past, _ = run("mpirun", lib, exe, "bcast", 5, sizes, with_rules)
+    fixed, _ = run("mpirun", lib, exe, "bcast", 5, sizes,
+                   ("--mca", "coll_tuned_use_dynamic_rules", "0"))
+    print(f"beyond: P=4 rules {at_above}; P=5 rules {past}, fixed {fixed}")
+    assert all(at_above[m] == FUNCTIONS["bcast"][6] for m in sizes), at_above
+    assert past == fixed and any(fixed[m] != FUNCTIONS["bcast"][6] for m in sizes), (past, fixed)

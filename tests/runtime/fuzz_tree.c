@@ -32,9 +32,14 @@ static void query_point(const collsel_tree *t, int32_t p, uint64_t m, int64_t z)
     collsel_tree_choice c, first = {0, 0, 0};
     size_t i;
     for (i = 0; i < sizeof paths / sizeof *paths; i++) {
-        if (collsel_tree_internal_decide(t, paths[i], p, m, z, &c) != COLLSEL_TREE_OK
-            || c.algorithm < 0 || c.algorithm > 65535 || c.segsize < 0 || c.faninout < 0
-            || c.faninout > 65535)
+        int hier;
+        if (collsel_tree_internal_decide(t, paths[i], p, m, z, &c) != COLLSEL_TREE_OK)
+            abort();
+        /* a flat algorithm is a u16; a hierarchical one (format 2) HIER_BASE + G*100 + i*10 + o */
+        hier = c.algorithm >= COLLSEL_TREE_HIER_BASE
+               && c.algorithm <= COLLSEL_TREE_HIER_BASE + COLLSEL_TREE_HIER_MAX_GROUPS * 100 + 99;
+        if (c.algorithm < 0 || (c.algorithm > 65535 && !hier) || c.segsize < 0
+            || c.faninout < 0 || c.faninout > 65535)
             abort();
         if (i == 0)
             first = c;

@@ -1,7 +1,7 @@
 """Reference cases for the C runtime tests (tests/runtime/test_runtime.cpp).
 
 For several trees (2-D and 3-D, both split modes, both leaf rules, depth and threshold limits,
-and a hand-made tree deferring to the MPI: algorithm 0) writes into OUT/<case>/: tree.bin (`collsel emit --target blob`), points.txt (every grid value,
+a hand-made tree deferring to the MPI: algorithm 0, and trees with tree.json's `beyond`) writes into OUT/<case>/: tree.bin (`collsel emit --target blob`), points.txt (every grid value,
 cut and cut-1, extremes and 100,000 random points, as tests/test_decision_c.py picks them) and
 expected.txt (`collsel query --points` on the same tree.json). OUT/cases.txt lists the cases.
 Usage: PYTHONPATH=tests python3 tests/runtime/make_cases.py OUT
@@ -20,6 +20,7 @@ import defer_tree  # noqa: E402  (tests/ is on PYTHONPATH)
 from helpers import query_points, synthetic_3d, tanjaderin_table  # noqa: E402
 
 N_RANDOM = 100_000
+BEYOND_ABOVE = 16     # the hand-made tree's largest P (tests/defer_tree.py)
 SWEEP = {c: REPO / "bench-data" / f"{c}-sweep.csv" for c in ("bcast", "reduce")}
 
 
@@ -63,12 +64,18 @@ def main(out):
         ("z-cat-depth2", "z-cat", "bcast", ["--z", "ppn", "--max-depth", "2"], []),
         # hand-made (tests/defer_tree.py): leaves deferring to the MPI hold algorithm 0
         ("defer-handmade", None, "bcast", [], []),
+        # tree.json's `beyond` (format 3 blobs): every P past the largest measured one defers
+        ("beyond-handmade", None, "bcast", [], []),
+        ("bcast-beyond", "bcast", "bcast", ["--beyond", "defer"], []),
+        ("z-num-beyond-w4", "z-num", "bcast", ["--z", "ppn", "--beyond", "defer"],
+         ["--node-width", "4"]),
     ]
     for name, table, coll, build_opts, emit_opts in cases:
         d = out / name
         if table is None:
             d.mkdir(parents=True, exist_ok=True)
-            defer_tree.write(d / "tree.json", coll)
+            defer_tree.write(d / "tree.json", coll,
+                             BEYOND_ABOVE if name.startswith("beyond") else None)
         else:
             collsel("build", tables[table], "--collective", coll, "--out", d, *build_opts)
         collsel("emit", d / "tree.json", "--target", "blob", "--out", d / "tree.bin", *emit_opts)

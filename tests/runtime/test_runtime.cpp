@@ -193,6 +193,36 @@ TEST_CASE("a leaf deferring to the MPI answers algorithm 0: no override")
     collsel_tree_free(t);
 }
 
+TEST_CASE("beyond_above (format 3): the tree's choice up to it, algorithm 0 past it")
+{
+    // tests/defer_tree.py with beyond 16: P 6..16, m < 2048 is binomial (6); P > 16 defers.
+    Bytes blob = read_file(blob_path("beyond-handmade"));
+    REQUIRE(blob[4] == 3);
+    Loaded t(blob.data(), blob.size());
+    REQUIRE(t.err == COLLSEL_TREE_OK);
+    const struct { int32_t p; uint64_t m; int32_t alg; } want[] = {
+        {16, 0, 6}, {16, 2047, 6}, {17, 0, 0}, {17, 2047, 0}, {INT32_MAX, 0, 0}, {5, 2048, 1}};
+    for (const auto &w : want) {
+        INFO("P=" << w.p << " m=" << w.m);
+        for (collsel_tree_path path : {COLLSEL_TREE_PATH_PUBLIC, COLLSEL_TREE_PATH_DESCENT,
+                                       COLLSEL_TREE_PATH_GENERIC}) {
+            collsel_tree_choice c = {-1, -1, -1};
+            REQUIRE(collsel_tree_internal_decide(t.tree, path, w.p, w.m, 0, &c)
+                    == COLLSEL_TREE_OK);
+            CHECK(c.algorithm == w.alg);
+            CHECK(c.segsize == 0);
+            CHECK(c.faninout == 0);
+        }
+    }
+    // beyond_above 0 or 2^31 - 1 is no valid header
+    for (uint32_t above : {0u, (uint32_t)INT32_MAX}) {
+        Bytes b = blob;
+        memcpy(&b[32], &above, 4);
+        reseal(b);
+        CHECK(Loaded(b.data(), b.size()).err == COLLSEL_TREE_EHEADER);
+    }
+}
+
 TEST_CASE("category z beyond either end takes the edge category")
 {
     for (const std::string &name : cases()) {
@@ -233,7 +263,7 @@ static_assert(std::is_same<decltype(&collsel_tree_load_buffer),
               "collsel_tree_load_buffer signature");
 static_assert(std::is_same<decltype(collsel_tree_choice::segsize), int32_t>::value,
               "collsel_tree_choice fields are int32_t");
-static_assert(COLLSEL_TREE_FORMAT_VERSION == 2, "blob format version");
+static_assert(COLLSEL_TREE_FORMAT_VERSION == 3, "blob format version");
 
 TEST_CASE("versions")
 {
@@ -243,9 +273,10 @@ TEST_CASE("versions")
                                       + COLLSEL_TREE_VERSION_PATCH);
     CHECK(collsel_tree_version() == (uint32_t)COLLSEL_TREE_VERSION);
     CHECK(collsel_tree_version() / 10000 == COLLSEL_TREE_VERSION_MAJOR);
-    // every reference blob says format version 2 at byte 4
+    // every reference blob says format version 2 at byte 4, 3 with tree.json's `beyond`
     for (const std::string &name : cases())
-        CHECK(read_file(blob_path(name))[4] == COLLSEL_TREE_FORMAT_VERSION);
+        CHECK(read_file(blob_path(name))[4] == (name.find("beyond") != std::string::npos
+                                                   ? COLLSEL_TREE_FORMAT_VERSION : 2));
 }
 
 TEST_CASE("API errors")
@@ -338,7 +369,7 @@ TEST_CASE("hand-made bad blobs give the specific error")
     REQUIRE(load_err(good) == COLLSEL_TREE_OK);
     Bytes b;
     b = good; b[0] = 'X';                       CHECK(load_err(b) == COLLSEL_TREE_EMAGIC);
-    b = good; b[4] = 3;                         CHECK(load_err(b) == COLLSEL_TREE_EVERSION);
+    b = good; b[4] = 4;                         CHECK(load_err(b) == COLLSEL_TREE_EVERSION);
     b = good; b[4] = 0;                         CHECK(load_err(b) == COLLSEL_TREE_EVERSION);
     b = good; b[5] = 4;                         CHECK(load_err(b) == COLLSEL_TREE_EHEADER);
     b = good; b[6] = 2;                         CHECK(load_err(b) == COLLSEL_TREE_EHEADER);

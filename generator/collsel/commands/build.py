@@ -4,8 +4,8 @@ import json
 import os
 import sys
 
-from collsel.core import (baseline_warning, method_text, out_of_sample, parallel, penalty,
-                          recommend, third_axis, tree, treefile, values)
+from collsel.core import (baseline_warning, method_text, model_selection, out_of_sample,
+                          parallel, penalty, recommend, third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.emit import c_ladder as emit_c, ompi_dec_fixed, targets
@@ -36,17 +36,23 @@ def register(sub):
     p.add_argument("--budget", metavar="PCT",
                    help="deprecated and ignored: --recommend now uses the one-standard-error "
                         "rule")
+    p.add_argument("--beyond", choices=BEYOND_CHOICES,
+                   help="beyond the largest measured P: defer to the MPI's default there "
+                        "(tree.json's `beyond`, honoured by query, every emit target and the "
+                        "runtime) or keep the edge decision (default: what --recommend's edge "
+                        "folds decide; without --recommend, keep)")
     launch_tables.add_launches_option(p)
     p.add_argument("--prefix", help="C function prefix (default collsel_<collective>)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.set_defaults(run=run_build)
 
 
-def render_files(dmap, t, options, prefix=None, extra_stats=None):
-    """Every output of `collsel build` for tree `t`, rendered in memory, and why the C files are
-    left out (a hierarchical leaf, which C cannot run) or None."""
+def render_files(dmap, t, options, prefix=None, extra_stats=None, beyond=None):
+    """Every output of `collsel build` for tree `t` (`beyond`: a treefile.Beyond or None),
+    rendered in memory, and why the C files are left out (a hierarchical leaf, which C cannot
+    run) or None."""
     stats = {**penalty.tree_stats(dmap, t), **(extra_stats or {})}
-    document = treefile.tree_document(dmap, t, options)
+    document = treefile.tree_document(dmap, t, options, beyond)
     loaded = treefile.LoadedTree(document, "tree.json", schema=False)   # made just now
     files = {"tree.json": treefile.dumps(document),
              "stats.json": json.dumps(stats, indent=1, sort_keys=True, allow_nan=False) + "\n"}
@@ -85,7 +91,7 @@ def run_build(args):
         options = recommend.chosen_options(options, figures)
         extra["recommendation"] = {**figures, "command": recommend.build_command(
             args.tables, args.collective, options, None, settings,
-            journal if args.launches else None, args.out, args.criterion)}
+            journal if args.launches else None, args.out, args.criterion, args.beyond)}
         options = recommend.recorded_options(options, t)
     else:
         t = tree.build_tree(dmap, options)
@@ -97,7 +103,9 @@ def run_build(args):
     if args.z:
         extra["third_axis"] = third_axis_block(table, dmap, launches, settings,
                                                build_options(args))
-    files, stats, no_c = render_files(dmap, t, options, args.prefix, extra)
+    decision = beyond_decision(args.beyond, extra.get("recommendation"))
+    files, stats, no_c = render_files(dmap, t, options, args.prefix, extra,
+                                      treefile.beyond_of(dmap, decision))
     write_directory(args.out, files)
     if no_c:
         for stale in ("decision.c", "decision.h", f"ompi_{dmap.collective}_intra_dec_fixed.c"):
@@ -118,10 +126,25 @@ def run_build(args):
         MAX_METHODS_SHOWN))
     if args.recommend:
         print(f"recommended: {stats['recommendation']['why']}")
+    if decision == "defer":
+        print(f"beyond P={dmap.axes[0].values[-1]}: defer to the MPI's default (tree.json "
+              f"`beyond`, {'--beyond defer' if args.beyond else 'the edge folds decided'})")
     sys.stdout.flush()      # the warnings follow the summary they are about
     for warning in stats["warnings"]:
         print(f"collsel: warning: {args.out}: {warning}", file=sys.stderr)
     return 0
+
+
+BEYOND_CHOICES = ("defer", "keep")
+
+
+def beyond_decision(given, recommendation):
+    """"defer" or "keep" beyond the largest measured P: --beyond when given, else the
+    recommendation's edge decision (stats.json `recommendation.edge.beyond`), else keep."""
+    if given is not None:
+        return given
+    edge = (recommendation or {}).get("edge") or {}
+    return "defer" if edge.get("beyond") == model_selection.EDGE_DEFER else "keep"
 
 
 # Methods `build` names in its summary line (the rest are counted; stats.json lists them all).

@@ -325,6 +325,11 @@ def _nested(study, folds, outer, leaves, trivial, se_rule):
             "picked": [study.candidates[c].label() for c in picked], "costs": cat}
 
 
+# The edge decision that defers beyond the measured P (`collsel build` then writes tree.json's
+# `beyond`).
+EDGE_DEFER = "defer beyond the measured P"
+
+
 def _edge(study, grid, chosen, candidates):
     """The largest P held out: the chosen candidate built without it and asked there (the edge
     decision extended beyond the measured range) against deferring to the MPI there."""
@@ -344,7 +349,7 @@ def _edge(study, grid, chosen, candidates):
     out["beyond"] = ("no default measured at the edge" if not on.any() else
                      "defer (the recommendation defers everywhere)"
                      if candidates[chosen].limit == "defer" else
-                     "defer beyond the measured P" if capped(held.default[on])
+                     EDGE_DEFER if capped(held.default[on])
                      < capped(costs[chosen][on]) else "keep the edge decision")
     return out
 

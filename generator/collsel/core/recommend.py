@@ -27,11 +27,13 @@ def fold_builder(dmap, options, figures):
 
 def build_command(tables, collective, options, budget=None,
                   settings=out_of_sample.DEFAULT_SETTINGS, launches=None, out="DIR",
-                  criterion="combined"):
-    """The `collsel build` command line that writes this recommendation."""
+                  criterion="combined", beyond=None):
+    """The `collsel build` command line that writes this recommendation (`beyond`: the
+    --beyond given, if any)."""
     words = ["collsel", "build", *map(str, tables), "--collective", collective, "--recommend",
              "--criterion", criterion]
     words += settings.flags()
+    words += ["--beyond", beyond] if beyond else []
     words += ["--launches", str(launches)] if launches else []
     return shlex.join(words + ["--out", str(out)])
 

@@ -3,10 +3,13 @@
 It holds the axes (measured values and integer cuts), the method table and the TreeArrays
 columns, and nothing from the benchmark table. Written deterministically (same tree, same bytes).
 `algorithm_family` says whose algorithm ids the methods hold (core.algorithms: openmpi or mpich);
-a file without it (written before families existed) is openmpi.
+a file without it (written before families existed) is openmpi. An optional `beyond` says what
+the tree decides past the measured P: {"above": P, "method": "defer"} defers to the MPI's own
+decision (algorithm 0) wherever comm_size > P (Beyond; absent, the edge decision holds).
 """
 import json
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,8 +22,26 @@ FORMAT = "collsel-tree"
 VERSION = 1
 
 
-def tree_document(dmap, tree, options):
-    return {
+@dataclass(frozen=True)
+class Beyond:
+    """tree.json's `beyond`: comm_size > above defers to the MPI's default (method "defer",
+    the only one: "keep the edge decision" is a tree without `beyond`)."""
+    above: int
+    method: str = "defer"
+
+    def as_dict(self):
+        return {"above": self.above, "method": self.method}
+
+
+def beyond_of(dmap, decision):
+    """The Beyond of a tree built on `dmap` for the decision "defer" (above its largest
+    measured P), None for "keep"."""
+    return Beyond(int(dmap.axes[0].values[-1])) if decision == "defer" else None
+
+
+def tree_document(dmap, tree, options, beyond=None):
+    """The tree.json document; `beyond` (a Beyond or None) adds the optional field."""
+    document = {
         "format": FORMAT,
         "version": VERSION,
         "collective": dmap.collective,
@@ -36,6 +57,9 @@ def tree_document(dmap, tree, options):
                   "method": tree.method.tolist(),
                   "depth": tree.depth.tolist()},
     }
+    if beyond is not None:
+        document["beyond"] = beyond.as_dict()
+    return document
 
 
 def dumps(document):
@@ -85,10 +109,38 @@ class LoadedTree:
                                np.array(nodes["method"], dtype=np.int32),
                                np.array(nodes["depth"], dtype=np.int32), self.family)
         _check_nodes(self.tree, self.axes, self.methods, self.build, path)
+        self.beyond = _beyond(document, self.axes[0], path)
+        if self.beyond is not None and decision_map.DEFER not in self.methods:
+            # the decision beyond `above` needs an index: an extra method no leaf holds
+            self.methods.append(decision_map.DEFER)
+            self.method_names.append(algorithms.describe(self.collective, decision_map.DEFER,
+                                                         self.family))
+
+    @property
+    def defer_index(self):
+        """Index of "defer to the MPI" (algorithm 0) among the methods, None if absent."""
+        return (self.methods.index(decision_map.DEFER) if decision_map.DEFER in self.methods
+                else None)
 
     def decide(self, values):
-        """(method index array) for query values, one array per axis."""
-        return self.tree.method[self.tree.leaf_of_cells(cells_of_values(self.axes, values))]
+        """(method index array) for query values, one array per axis; comm_size > beyond's
+        `above` takes the defer method."""
+        chosen = self.tree.method[self.tree.leaf_of_cells(cells_of_values(self.axes, values))]
+        if self.beyond is None:
+            return chosen
+        return np.where(np.asarray(values[0]) > self.beyond.above, self.defer_index, chosen)
+
+
+def _beyond(document, p_axis, path):
+    """The document's Beyond or None; `above` below the largest measured P is refused (the
+    grid would decide two ways)."""
+    if "beyond" not in document:
+        return None
+    beyond = Beyond(document["beyond"]["above"], document["beyond"]["method"])
+    if beyond.above < p_axis.values[-1]:
+        raise InputError(f"{path}: beyond.above: {beyond.above} is below the largest measured "
+                         f"comm_size ({p_axis.values[-1]}); give at least it, or drop `beyond`")
+    return beyond
 
 
 def _check_header(document, path):

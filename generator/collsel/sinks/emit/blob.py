@@ -1,4 +1,5 @@
-"""Binary tree blob (format version 2: hierarchical methods and the algorithm family) for the C runtime, and the same bytes as a C array.
+"""Binary tree blob (format version 2: hierarchical methods and the algorithm family; 3: also
+tree.json's `beyond`) for the C runtime, and the same bytes as a C array.
 
 The byte layout is documented in include/collsel_tree.h (the C runtime's public header) and in
 docs/formats/blob.md. Split positions are not stored: the runtime derives each node's split from
@@ -24,6 +25,7 @@ from collsel.sinks.emit.targets import Emitted, one_tree
 
 MAGIC = b"CSLT"
 VERSION = 2
+BEYOND_VERSION = 3     # VERSION + u32 beyond_above after the header (tree.json `beyond`)
 FAMILIES = {"openmpi": 0, "mpich": 1}      # byte 14: the runtime refuses another MPI's tree
 KINDS = {"linear": 0, "log2": 1, "category": 2}
 SPLIT_MODES = {"balanced": 0, "replicate": 1}
@@ -106,8 +108,12 @@ def encode(loaded, node_width=None):
     family = getattr(loaded, "family", algorithms.DEFAULT_FAMILY)
     if family not in FAMILIES:
         _fail(f"unknown algorithm family {family!r}")
-    head = MAGIC + struct.pack("<BBBBIHBB16s", VERSION, len(axes), SPLIT_MODES[mode], width, n,
-                               m, FAMILIES[family], 0, name.encode("ascii"))
+    beyond = getattr(loaded, "beyond", None)
+    head = MAGIC + struct.pack("<BBBBIHBB16s", VERSION if beyond is None else BEYOND_VERSION,
+                               len(axes), SPLIT_MODES[mode], width, n, m, FAMILIES[family], 0,
+                               name.encode("ascii"))
+    if beyond is not None:
+        head += struct.pack("<I", beyond.above)
     body = head + records + cuts + _methods_bytes(methods, family) + nodes
     return body + struct.pack("<I", zlib.crc32(body))
 

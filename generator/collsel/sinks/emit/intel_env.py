@@ -11,7 +11,9 @@ So a tree whose choice depends on the message size only is written as message ra
 choice depends on P only as `0-MAX@p-q` ranges; a tree whose choice changes with both is refused
 (one line naming a P where the message ranges would be lost). The last range of each axis is
 open-ended (up to MAX_BYTES / MAX_RANKS), so a size or P beyond the measured grid takes the
-choice of the largest one measured.
+choice of the largest one measured; a tree with `beyond` (tree.json) has its last P range end at
+`above` (`@p-above`), so a larger P matches no range and Intel MPI decides itself (a tree whose
+choice changes with the size cannot be written so, and is refused).
 
 A deferring leaf (algorithm 0) is written as preset 0, which is Intel's basic selection logic,
 not its tuning file (a note says where).
@@ -59,12 +61,19 @@ def _setting(path, loaded):
                        "Intel MPI parses message sizes as C ints")
     by_size = (presets == presets[:1, :]).all()
     by_ranks = (presets == presets[:, :1]).all()
-    if by_size:
+    beyond = loaded.beyond is not None
+    top = loaded.beyond.above if beyond else MAX_RANKS
+    if by_size and not beyond:
         ranges = [f"{p}:{lo}-{hi}" for lo, hi, p in _runs(presets[0].tolist(), m_cuts,
                                                           MAX_BYTES)]
-    elif by_ranks:
+    elif by_ranks:     # with `beyond`, no range past above: Intel's own selection there
         ranges = [f"{p}:0-{MAX_BYTES}@{max(lo, 1)}-{hi}"
-                  for lo, hi, p in _runs(presets[:, 0].tolist(), p_cuts, MAX_RANKS)]
+                  for lo, hi, p in _runs(presets[:, 0].tolist(), p_cuts, top)]
+    elif by_size:
+        raise InputError(f"{path}: this {coll} tree's choice changes with the message size "
+                         "and it defers beyond the measured P (tree.json `beyond`): Intel MPI "
+                         "drops the message ranges under a communicator-size range, so "
+                         "--target intel-env cannot carry both (build it with --beyond keep)")
     else:
         row = int(np.nonzero((presets != presets[:, :1]).any(axis=1))[0][0])
         p = loaded.axes[0].values[row]
@@ -79,7 +88,10 @@ def _setting(path, loaded):
         notes.append(f"{coll}: the tree defers somewhere; written as preset 0, Intel's basic "
                      f"selection logic (not its tuning file, which an unset "
                      f"{intel_algorithms.forcing_variable(coll)} would use)")
-    if not by_size:
+    if beyond:
+        notes.append(f"{coll}: no range past P = {loaded.beyond.above} (tree.json `beyond`): "
+                     "Intel MPI's own selection decides at a larger P")
+    if not by_size or beyond:
         notes.append(f"{coll}: one preset per communicator-size range (Intel MPI drops message "
                      "ranges under @P)")
     return intel_algorithms.forcing_variable(coll), ";".join(ranges), notes

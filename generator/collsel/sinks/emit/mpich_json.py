@@ -52,7 +52,9 @@ file's `comm_type=intra` subtree of that collective, spliced under the leaf's co
 `"comm_type=intra": {...}` (always true there). MPIR_Csel_search evaluates every node type the
 base subtree uses (comm_hierarchy, comm_size=pow2, ...); only `comm_size<N` means `<=` in the
 search but `<` in the per-communicator prune that evaluates it in the base file, so the splice
-writes it `comm_size<=N-1`, which both read as MPICH does at the top of its own file.
+writes it `comm_size<=N-1`, which both read as MPICH does at the top of its own file. A tree
+with `beyond` (tree.json) ends its blocks at `comm_size<=above`, then `comm_size=any` holds
+MPICH's own decision the same way: every larger P goes to MPICH's subtree.
 """
 import json
 import re
@@ -221,7 +223,8 @@ def _blocks(loaded, names):
     rows = [(p_max, _runs([_chain(leaves[i, :, k].tolist(), loaded, m_cuts, p)
                            for k in range(leaves.shape[2])], [c - 1 for c in ppn_cuts]))
             for p_max, p, i in _p_rows(loaded)]
-    blocks = _runs([block for _, block in rows], [p_max for p_max, _ in rows])
+    blocks = _with_beyond(loaded, _runs([block for _, block in rows],
+                                        [p_max for p_max, _ in rows]))
     for p_max, ppn_blocks in blocks:
         for ppn_max, chain in ppn_blocks:
             for value in [p_max, ppn_max] + [m for m, _ in chain]:
@@ -229,6 +232,16 @@ def _blocks(loaded, names):
                     raise InputError(f"{loaded.collective} tree: threshold {value} does not fit "
                                      f"in a 32-bit int (MPICH reads thresholds with atoi)")
     return blocks
+
+
+def _with_beyond(loaded, blocks):
+    """`blocks` with tree.json's `beyond`: the last block ends at comm_size<=above and a
+    comm_size=any block after it holds MPICH's own decision (DEFER) at every ppn and size."""
+    if loaded.beyond is None:
+        return blocks
+    above = loaded.beyond.above
+    kept = [b for b in blocks[:-1] if b[0] < above]
+    return kept + [(above, blocks[-1][1]), (None, [(None, [(None, DEFER)])])]
 
 
 def _check_axes(loaded, path):

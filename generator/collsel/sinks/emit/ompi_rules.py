@@ -31,7 +31,9 @@ Defer. A tree leaf holding algorithm 0 (the MPI's own decision) is written as a 
 4.1.4 by tests/integration/test_ompi_rules_in_ompi.py, which traces the coll/base algorithm each call
 ran). Open MPI main / 6 keeps the same `if (alg)` fall-through after its JSON reader, and 0 is
 the "ignore" value of the algorithm enum, so `"alg": 0` means the same there (read from the
-source, not run: no Open MPI 6 here). `collsel emit` notes the grid cells that defer.
+source, not run: no Open MPI 6 here). `collsel emit` notes the grid cells that defer. A tree
+with `beyond` (tree.json) gets a last communicator-size block from above + 1 with one ALG 0
+rule: every larger P takes Open MPI's own decision.
 
 Third axis. A tree whose third axis is ppn (processes per node; any other third axis is
 refused) is written as sinks.emit.ompi_ppn says: the classic file gets one method per (P, m),
@@ -228,6 +230,17 @@ def json_groups(loaded, comm_sizes=None):
             (None, blocks_of(loaded, comm_sizes, rest))]
 
 
+def with_beyond(loaded, blocks):
+    """`blocks` with tree.json's `beyond`: a last block from above + 1 whose one rule is
+    algorithm 0 (Open MPI's fixed decision, as a deferring leaf); blocks starting past above
+    (--ompi-comm-sizes) are dropped."""
+    if loaded.beyond is None:
+        return blocks
+    above = loaded.beyond.above
+    return ([b for k, b in enumerate(blocks) if k == 0 or b[0] <= above]
+            + [(above + 1, [(0, loaded.defer_index)])])
+
+
 def _block_context(loaded, blocks, target, distribution=None):
     methods = text.methods(loaded, target)
     size = "m" if rules_size.relation(loaded.collective) == rules_size.IDENTITY else "size"
@@ -366,8 +379,9 @@ def _collectives(trees, comm_sizes, target, names=()):
     loaded_list = check_trees(trees, target, names)
     collectives = []
     for t in loaded_list:
-        groups = (json_groups(t, comm_sizes) if target == "ompi-json"
-                  else [(None, blocks_of(t, comm_sizes))])
+        groups = [(dist, with_beyond(t, blocks)) for dist, blocks in (
+            json_groups(t, comm_sizes) if target == "ompi-json"
+            else [(None, blocks_of(t, comm_sizes))])]
         collectives.append({"name": t.collective, "id": check.COLLECTIVE_IDS[t.collective],
                             "size_text": SIZE_TEXT[rules_size.relation(t.collective)],
                             "blocks": [b for dist, blocks in groups

@@ -74,13 +74,16 @@ def defer_cells(loaded):
 
 
 def defer_notes(loaded, mpi, meaning):
-    """[one line] naming the defer region of a tree and what the target makes of it; [] when the
-    tree never defers. `mpi` names the MPI ("Open MPI"), `meaning` what algorithm 0 becomes."""
+    """[one line each] naming the defer region of a tree (grid cells, and beyond the measured P
+    with tree.json's `beyond`) and what the target makes of it; [] when the tree never defers.
+    `mpi` names the MPI ("Open MPI"), `meaning` what algorithm 0 becomes."""
     n, total = defer_cells(loaded)
-    if not n:
-        return []
-    return [f"{loaded.collective}: defer to {mpi}'s default on {n} of {total} grid cells "
-            f"({100.0 * n / total:.1f}%): {meaning}"]
+    notes = [] if not n else [f"{loaded.collective}: defer to {mpi}'s default on {n} of {total} "
+                              f"grid cells ({100.0 * n / total:.1f}%): {meaning}"]
+    if loaded.beyond is not None:
+        notes.append(f"{loaded.collective}: defer to {mpi}'s default beyond the measured P, at "
+                     f"comm_size > {loaded.beyond.above} (tree.json `beyond`): {meaning}")
+    return notes
 
 
 def cuts(axis, low, high, target, why=""):
