@@ -113,6 +113,10 @@ int lc_level_bcast(const struct lc_method *m, void *buf, int count, MPI_Datatype
 int lc_level_reduce(const struct lc_method *m, const void *sendbuf, void *recvbuf, int count,
                     MPI_Datatype type, MPI_Op op, int root);
 
+/* ---- pmpi.c, for fortran.c: the Fortran bindings that go below MPI_Init / MPI_Finalize ---- */
+void lc_pmpi_started(int rc);   /* after the MPI's own init returned rc: the library starts */
+void lc_pmpi_finishing(void);   /* before the MPI's own finalize: the library stops */
+
 /* ---- comm.c: state cached on a communicator ---- */
 struct lc_coll_state {
     int resolved;            /* 0: not yet; 1: rules and methods below; -1: pass through (the

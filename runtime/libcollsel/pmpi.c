@@ -115,13 +115,24 @@ static void setup(int provided)
         shutdown_library();
 }
 
-LC_EXPORT int MPI_Init(int *argc, char ***argv)
+void lc_pmpi_started(int rc)
 {
-    int rc = PMPI_Init(argc, argv), provided = MPI_THREAD_SINGLE;
+    int provided = MPI_THREAD_SINGLE;
     if (rc == MPI_SUCCESS) {
         PMPI_Query_thread(&provided);
         setup(provided);
     }
+}
+
+void lc_pmpi_finishing(void)
+{
+    shutdown_library();
+}
+
+LC_EXPORT int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    lc_pmpi_started(rc);
     return rc;
 }
 

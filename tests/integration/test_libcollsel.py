@@ -59,6 +59,7 @@ PASS = re.compile(r"^collsel-trace (bcast|reduce) rank=(-?\d+) comm_size=(-?\d+)
                   r"msg_size=(\d+) pass=(\S+)$")
 RESOLVE = re.compile(r"^collsel-trace resolve (bcast|reduce) rank=(\d+) comm_size=(\d+) "
                      r"ppn=(\S+) rules=(\S+)$")
+STARTS = ("MPI_Finalize", "MPI_Init", "MPI_Init_thread")
 PASSING = "; passing every collective through"
 # MPI_<Coll> of the 14 collectives; MPICH 4.0 (MPI 4) also has MPI_<Coll>_c but for barrier
 INTERPOSED = ("MPI_Allgather", "MPI_Allgatherv", "MPI_Allreduce", "MPI_Alltoall", "MPI_Alltoallv",
@@ -180,8 +181,15 @@ def library():
         exported = run(["nm", "-D", "--defined-only", path]).stdout.split()
         mine = sorted(s for s in exported if s.startswith(("MPI_", "collsel_")))
         large = [s + "_c" for s in INTERPOSED if s != "MPI_Barrier"] if f == "mpich" else []
-        assert mine == sorted([*INTERPOSED, *large, "MPI_Finalize", "MPI_Init", "MPI_Init_thread",
-                               "collsel_pmpi_active", "collsel_pmpi_counts_get"]), (f, mine)
+        # Open MPI's Fortran bindings (fortran.c): MPI_BCAST, mpi_bcast, mpi_bcast_, ...
+        upper = [s.upper() for s in (*INTERPOSED, *STARTS)] if f == "openmpi" else []
+        assert mine == sorted([*INTERPOSED, *large, *STARTS, *upper, "collsel_pmpi_active",
+                               "collsel_pmpi_counts_get"]), (f, mine)
+        fortran = sorted(s for s in exported if s.startswith("mpi_"))
+        spellings = [s.lower() + end for s in (*INTERPOSED, *STARTS) for end in ("", "_", "__")]
+        assert fortran == sorted([*(spellings if f == "openmpi" else []),
+                                  *[s.lower() + "_f08_" for s in (*INTERPOSED, *STARTS)
+                                    if f == "openmpi" or s in STARTS]]), (f, fortran)
         assert not [s for s in exported if s.startswith(("lc_", "collsel_tree"))], (f, exported)
     return out
 
