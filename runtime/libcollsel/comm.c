@@ -1,14 +1,22 @@
 /* State cached on a communicator: per collective its rule list and what each method needs,
  * resolved at the collective's first call; freed by the attribute's delete callback when the
  * communicator is freed. */
+#define _POSIX_C_SOURCE 200809L   /* nanosleep */
+
 #include "lc_mpi.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int keyval = MPI_KEYVAL_INVALID;
-static collsel_pmpi_counts counts;
+static collsel_pmpi_counts counts;   /* updated by COUNT: threads free communicators too */
+static int multiple;                 /* MPI_THREAD_MULTIPLE: shadows made one at a time */
+static pthread_mutex_t making = PTHREAD_MUTEX_INITIALIZER;
+
+#define COUNT(field, delta) __atomic_fetch_add(&counts.field, (int64_t)(delta), __ATOMIC_RELAXED)
 
 void lc_comm_counts(collsel_pmpi_counts *out)
 {
@@ -28,30 +36,30 @@ static int method_prepare(enum lc_coll coll, MPI_Comm comm, const collsel_tree_c
                                                                              : LC_METHOD_FLAT;
     if (collsel_tree_hier(choice, NULL, NULL, NULL)) {
         rc = lc_hier_prepare(coll, comm, m, &made);
-        counts.shadows_live += made;
-        counts.shadows_made += made;
+        COUNT(shadows_live, made);
+        COUNT(shadows_made, made);
         if (m->hier)
-            counts.state_bytes += (int64_t)sizeof *m->hier;
+            COUNT(state_bytes, sizeof *m->hier);
         return rc;
     }
     if (m->kind == LC_METHOD_DEFER)
         return MPI_SUCCESS;
     rc = lc_force_prepare(coll, comm, m);
     if (m->owns_comm)
-        counts.shadows_live++, counts.shadows_made++;
+        COUNT(shadows_live, 1), COUNT(shadows_made, 1);
     return rc;
 }
 
 static void method_release(struct lc_method *m)
 {
     if (m->hier) {
-        counts.state_bytes -= (int64_t)sizeof *m->hier;
-        counts.shadows_live -= lc_hier_release(m);
+        COUNT(state_bytes, -(int64_t)sizeof *m->hier);
+        COUNT(shadows_live, -lc_hier_release(m));
     }
     if (m->owns_comm) {
         PMPI_Comm_free(&m->comm);
         m->owns_comm = 0;
-        counts.shadows_live--;
+        COUNT(shadows_live, -1);
     }
 }
 
@@ -62,9 +70,9 @@ static void coll_release(struct lc_coll_state *cs)
         for (k = 0; k < cs->rules.n_choices; k++)
             method_release(&cs->methods[k]);
         free(cs->methods);
-        counts.state_bytes -= (int64_t)(cs->rules.n_choices * sizeof *cs->methods);
+        COUNT(state_bytes, -(int64_t)(cs->rules.n_choices * sizeof *cs->methods));
     }
-    counts.state_bytes -= (int64_t)cs->rules.bytes;
+    COUNT(state_bytes, -(int64_t)cs->rules.bytes);
     lc_rules_free(&cs->rules);
     cs->methods = NULL;
 }
@@ -77,14 +85,15 @@ static int delete_state(MPI_Comm comm, int key, void *attribute, void *extra)
     for (c = 0; c < LC_NCOLL; c++)
         coll_release(&s->coll[c]);
     free(s);
-    counts.states_live--;
-    counts.state_bytes -= (int64_t)sizeof *s;
+    COUNT(states_live, -1);
+    COUNT(state_bytes, -(int64_t)sizeof *s);
     return MPI_SUCCESS;
 }
 
-int lc_comm_init(void)
+int lc_comm_init(int thread_multiple)
 {
     memset(&counts, 0, sizeof counts);
+    multiple = thread_multiple;
     return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &keyval, NULL);
 }
 
@@ -127,8 +136,8 @@ struct lc_comm_state *lc_comm_state(MPI_Comm comm)
         free(s);
         return NULL;
     }
-    counts.states_live++;
-    counts.state_bytes += (int64_t)sizeof *s;
+    COUNT(states_live, 1);
+    COUNT(state_bytes, sizeof *s);
     return s;
 }
 
@@ -147,6 +156,37 @@ static int processes_per_node(MPI_Comm comm, int size, int32_t *ppn)
     rc = PMPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, comm);
     *ppn = nodes > 0 ? size / nodes : size;
     return rc;
+}
+
+/* Under MPI_THREAD_MULTIPLE, making a shadow writes process-global MPI_T variables another
+ * thread's shadow (or communicator) would copy, so one thread of a process makes shadows at a
+ * time. A lock held across the collective making would deadlock: rank 0's thread A holds it
+ * making comm1's shadows and waits for rank 1's thread A, which waits for the lock rank 1's
+ * thread B holds making comm2's, waiting for rank 0's B. So every rank of comm only tries the
+ * lock; they go on when all of them hold it, else those that do release it, back off a random
+ * while (the ranks' threads fall out of step) and try again. */
+static void making_begin(MPI_Comm comm)
+{
+    unsigned seed = (unsigned)(uintptr_t)&comm, limit_us = 2;
+    int held, all = 0;
+    while (multiple) {
+        held = pthread_mutex_trylock(&making) == 0;
+        if (PMPI_Allreduce(&held, &all, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && all)
+            return;
+        if (held)
+            pthread_mutex_unlock(&making);
+        {
+            struct timespec pause = {0, 1000L * (long)(1 + rand_r(&seed) % limit_us)};
+            nanosleep(&pause, NULL);
+        }
+        limit_us = limit_us < 1000 ? 2 * limit_us : limit_us;
+    }
+}
+
+static void making_end(void)
+{
+    if (multiple)
+        pthread_mutex_unlock(&making);
 }
 
 void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
@@ -168,9 +208,11 @@ void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
         lc_rules_free(&cs->rules);
         return;
     }
-    counts.state_bytes += (int64_t)(cs->rules.bytes + cs->rules.n_choices * sizeof *cs->methods);
+    COUNT(state_bytes, cs->rules.bytes + cs->rules.n_choices * sizeof *cs->methods);
+    making_begin(comm);
     for (k = 0; k < cs->rules.n_choices && rc == MPI_SUCCESS; k++)
         rc = method_prepare(coll, comm, &cs->rules.choices[k], &cs->methods[k]);
+    making_end();
     if (rc != MPI_SUCCESS) {
         coll_release(cs);
         cs->resolved = -1;

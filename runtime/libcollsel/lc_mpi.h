@@ -132,7 +132,9 @@ struct lc_comm_state {
     struct lc_coll_state coll[LC_NCOLL];
 };
 
-int lc_comm_init(void);        /* the attribute key; MPI_SUCCESS or an error code */
+/* The attribute key; MPI_SUCCESS or an error code. thread_multiple: shadows are made one
+ * communicator at a time (deadlock-free: comm.c making_begin). */
+int lc_comm_init(int thread_multiple);
 void lc_comm_finalize(void);   /* MPI_COMM_WORLD's and MPI_COMM_SELF's state, the key */
 /* The state of comm, attached on first use (local); NULL when the MPI refuses the communicator
  * (the call passed through reports it). Out of memory aborts: one rank passing through while the

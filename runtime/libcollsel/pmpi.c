@@ -40,9 +40,9 @@ static int setup_local(int provided, char *msg, size_t msg_size)
         snprintf(msg, msg_size, "COLLSEL_TREES is not set");
         return 1;
     }
-    if (provided == MPI_THREAD_MULTIPLE) {
-        snprintf(msg, msg_size, "MPI_THREAD_MULTIPLE: forcing an algorithm is process-global "
-                 "state another thread's call would see");
+    if (provided == MPI_THREAD_MULTIPLE && LC_FAMILY == COLLSEL_TREE_FAMILY_MPICH) {
+        snprintf(msg, msg_size, "MPI_THREAD_MULTIPLE under MPICH: the algorithm variable "
+                 "written for each call is process-global, another thread's call would see it");
         return 1;
     }
     if (lc_trees_load(spec, &g.trees, msg, msg_size))
@@ -64,7 +64,7 @@ static int setup_local(int provided, char *msg, size_t msg_size)
     g.mpit = 1;
     if (lc_force_init(&g.trees, msg, msg_size))
         return 1;
-    if (lc_comm_init() != MPI_SUCCESS) {
+    if (lc_comm_init(provided == MPI_THREAD_MULTIPLE) != MPI_SUCCESS) {
         snprintf(msg, msg_size, "cannot create a communicator attribute key");
         return 1;
     }
