@@ -1,6 +1,7 @@
-/* State cached on a communicator: per collective its rule list and what each method needs,
- * resolved at the collective's first call; freed by the attribute's delete callback when the
- * communicator is freed. */
+/* State cached on a communicator: per collective its rule list, resolved at the collective's
+ * first call, and what each method needs (a shadow communicator, hierarchical groups), made at
+ * the method's first use; freed by the attribute's delete callback when the communicator is
+ * freed. */
 #define _POSIX_C_SOURCE 200809L   /* nanosleep */
 
 #include "lc_mpi.h"
@@ -23,18 +24,24 @@ void lc_comm_counts(collsel_pmpi_counts *out)
     *out = counts;
 }
 
-/* The method of one choice. Communicators it makes count as shadows. */
-static int method_prepare(enum lc_coll coll, MPI_Comm comm, const collsel_tree_choice *choice,
-                          struct lc_method *m)
+/* What method k of a rule list is (local): flat, deferred or hierarchical; nothing made yet. */
+static void method_describe(enum lc_coll coll, int32_t size, const collsel_tree_choice *choice,
+                            struct lc_method *m, MPI_Comm comm)
 {
-    int rc, made = 0, size = 0;
     memset(m, 0, sizeof *m);
     m->choice = *choice;
     m->comm = comm;
-    PMPI_Comm_size(comm, &size);
     m->kind = choice->algorithm == 0 || !lc_force_usable(coll, choice, size) ? LC_METHOD_DEFER
                                                                              : LC_METHOD_FLAT;
-    if (collsel_tree_hier(choice, NULL, NULL, NULL)) {
+    m->ready = m->kind == LC_METHOD_DEFER && !collsel_tree_hier(choice, NULL, NULL, NULL);
+}
+
+/* What the method needs made, at its first use (collective over comm: every rank of comm
+ * chooses the same method for the same call). Communicators it makes count as shadows. */
+static int method_make(enum lc_coll coll, MPI_Comm comm, struct lc_method *m)
+{
+    int rc, made = 0;
+    if (collsel_tree_hier(&m->choice, NULL, NULL, NULL)) {
         rc = lc_hier_prepare(coll, comm, m, &made);
         COUNT(shadows_live, made);
         COUNT(shadows_made, made);
@@ -42,8 +49,6 @@ static int method_prepare(enum lc_coll coll, MPI_Comm comm, const collsel_tree_c
             COUNT(state_bytes, sizeof *m->hier);
         return rc;
     }
-    if (m->kind == LC_METHOD_DEFER)
-        return MPI_SUCCESS;
     rc = lc_force_prepare(coll, comm, m);
     if (m->owns_comm)
         COUNT(shadows_live, 1), COUNT(shadows_made, 1);
@@ -193,7 +198,7 @@ void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
                      const collsel_tree *tree, int trace)
 {
     struct lc_coll_state *cs = &s->coll[coll];
-    int rc = MPI_SUCCESS, failed, any_failed = 1;
+    int failed, any_failed = 1;
     uint32_t k;
     cs->resolved = -1;
     if (collsel_tree_axes(tree) == 3 && processes_per_node(comm, s->size, &cs->ppn))
@@ -209,15 +214,8 @@ void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
         return;
     }
     COUNT(state_bytes, cs->rules.bytes + cs->rules.n_choices * sizeof *cs->methods);
-    making_begin(comm);
-    for (k = 0; k < cs->rules.n_choices && rc == MPI_SUCCESS; k++)
-        rc = method_prepare(coll, comm, &cs->rules.choices[k], &cs->methods[k]);
-    making_end();
-    if (rc != MPI_SUCCESS) {
-        coll_release(cs);
-        cs->resolved = -1;
-        return;
-    }
+    for (k = 0; k < cs->rules.n_choices; k++)
+        method_describe(coll, s->size, &cs->rules.choices[k], &cs->methods[k], comm);
     cs->resolved = 1;
     if (trace) {
         char rules[1024], ppn[16] = "-";
@@ -227,4 +225,18 @@ void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
         fprintf(stderr, "collsel-trace resolve %s rank=%ld comm_size=%ld ppn=%s rules=%s\n",
                 lc_coll_names[coll], (long)s->rank, (long)s->size, ppn, rules);
     }
+}
+
+int lc_comm_make(MPI_Comm comm, enum lc_coll coll, struct lc_method *m)
+{
+    int rc;
+    making_begin(comm);
+    rc = method_make(coll, comm, m);
+    making_end();
+    if (rc != MPI_SUCCESS) {   /* what was made is freed with the communicator */
+        m->ready = -1;
+        return 0;
+    }
+    m->ready = 1;
+    return 1;
 }

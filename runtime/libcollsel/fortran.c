@@ -7,7 +7,7 @@
  *    and libmpi_usempif08.so's mpi_bcast_f08_ (which `use mpi_f08` reaches with the same
  *    arguments: a handle is one INTEGER, a buffer its address, ierror optional) convert the
  *    handles and the Fortran MPI_IN_PLACE / MPI_BOTTOM and hand on to pmpi.c's MPI_<Coll>.
- *    MPICH's bindings call MPI_<Coll> themselves (`use mpi_f08`'s through MPI_<Coll>_c too). */
+ *    MPICH's bindings call MPI_<Coll> themselves. */
 #include "lc_mpi.h"
 
 #include <dlfcn.h>
@@ -107,6 +107,8 @@ extern int mpi_fortran_bottom_ __attribute__((weak));
 
 static void *buf_f2c(void *buf)
 {
+    if (!buf)   /* the weak sentinels resolve to NULL in an MPI without them */
+        return buf;
     return buf == (void *)&mpi_fortran_in_place_ ? MPI_IN_PLACE
            : buf == (void *)&mpi_fortran_bottom_ ? MPI_BOTTOM
                                                  : buf;

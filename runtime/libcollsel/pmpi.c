@@ -201,7 +201,7 @@ static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t
     const collsel_tree *tree = g.trees.tree[coll];
     struct lc_comm_state *s = NULL;
     struct lc_coll_state *cs;
-    const struct lc_method *m;
+    struct lc_method *m;
     const char *why = NULL;
     if (!g.active)
         why = "off";
@@ -231,6 +231,13 @@ static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t
         return NULL;
     }
     m = &cs->methods[lc_rules_lookup(&cs->rules, bytes)];
+    if (m->ready == 0)   /* its first use: make it (the same call on every rank of comm) */
+        lc_comm_make(comm, coll, m);
+    if (m->ready < 0) {
+        if (g.trace)
+            trace_pass(coll, comm, bytes, "unresolved");
+        return NULL;
+    }
     lacks &= lc_force_needs(coll, &m->choice);
     why = m->kind == LC_METHOD_DEFER && m->choice.algorithm != 0 ? "unusable"
           : lacks & LC_NEED_COMMUTATIVE ? "noncommutative"

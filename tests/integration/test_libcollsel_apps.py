@@ -1,7 +1,7 @@
 """libcollsel in every application (issue 32 items 1 and 2): unmodified Fortran programs, a
 threaded C program and mpi4py, under Open MPI 4.1 and MPICH 4.0.
 
-  - Fortran (libcollsel_fortran.F90 as `use mpi` and as `use mpi_f08`), P = 3: bcast, reduce,
+  - Fortran (coll_check_fortran.F90 as `use mpi` and as `use mpi_f08`), P = 3: bcast, reduce,
     allreduce (also MPI_IN_PLACE), allgather, alltoall at m on both sides of the trees' rule
     boundaries: every rank's traced decision equals `collsel query`, results correct; under Open
     MPI the coll/base function that ran (tests/forcing/coll_probe.c) is the decided one's. Open
@@ -16,6 +16,7 @@ threaded C program and mpi4py, under Open MPI 4.1 and MPICH 4.0.
     MPI4PY_RC_THREAD_LEVEL=serialized decides as `collsel query`. Results correct throughout.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,7 +35,7 @@ P = 3
 
 @pytest.fixture(scope="module")
 def fortran():
-    """{(family, binding): program}: libcollsel_fortran.F90 by mpif90.<family>; MPICH's `use
+    """{(family, binding): program}: coll_check_fortran.F90 by mpif90.<family>; MPICH's `use
     mpi` has no ignore-TKR interfaces, so gfortran needs -fallow-argument-mismatch there."""
     if not shutil.which("gfortran"):
         pytest.skip("gfortran missing (make setup installs it)")
@@ -42,11 +43,11 @@ def fortran():
     out = {}
     for family in ("openmpi", "mpich"):
         for binding in ("mpi", "mpi_f08"):
-            exe = out[family, binding] = BIN / f"libcollsel_fortran-{family}-{binding}"
+            exe = out[family, binding] = BIN / f"coll_check_fortran-{family}-{binding}"
             flags = ["-DF08"] if binding == "mpi_f08" else []
             flags += (["-fallow-argument-mismatch", "-w"] if (family, binding) == ("mpich", "mpi")
                       else ["-Wall", "-Werror"])
-            run([f"mpif90.{family}", "-O2", *flags, HERE / "libcollsel_fortran.F90", "-o", exe])
+            run([f"mpif90.{family}", "-O2", *flags, HERE / "coll_check_fortran.F90", "-o", exe])
     return out
 
 
@@ -67,7 +68,8 @@ def test_fortran_decides_as_query(family, binding, library, all_trees, mpich_tre
         preload, extra = (library[family], probe), DYNAMIC_RULES
     done = launch(family, P, argv, env, preload, extra)
     calls = sum(len(ms) for ms in sizes.values()) + 1
-    checks_ok(done.stdout, calls)
+    found = re.findall(r"^check (\w+) m=(\d+) (ok|FAIL)$", done.stdout, re.M)
+    assert len(found) == calls and all(r == "ok" for *_, r in found), done.stdout
     trace = traced(done.stderr)
     assert len(trace) == P * calls, (len(trace), P * calls, done.stderr[-2000:])
     seen = set()

@@ -1,17 +1,18 @@
-! An unmodified Fortran program for libcollsel: `use mpi` as it is, `use mpi_f08` when compiled
-! with -DF08 (the calls read the same in both).
-!   libcollsel_fortran COLL M [COLL M ...]
-! COLL: bcast (MPI_BYTE, root 0), reduce (MPI_INTEGER1, MPI_SUM, root 0), allreduce (the same),
-! allreduce_in_place (MPI_IN_PLACE), allgather, alltoall (MPI_BYTE, M bytes per rank's block).
-! Rank 0 prints "check COLL m=M fortran ok|FAIL" per call; the flags travel by MPI_Send/MPI_Recv.
-program libcollsel_fortran
+! An unmodified Fortran program that checks collectives, for libcollsel and coll/collsel: `use
+! mpi` as it is, `use mpi_f08` when compiled with -DF08 (the calls read the same in both).
+!   coll_check_fortran [check] COLL M [M ...] [COLL M [M ...] ...]
+! A word names the collective of the sizes after it ("check" is skipped): bcast (MPI_BYTE, root
+! 0), reduce (MPI_INTEGER1, MPI_SUM, root 0), allreduce (the same), allreduce_in_place
+! (MPI_IN_PLACE), allgather, alltoall (MPI_BYTE, M bytes per rank's block). Rank 0 prints
+! "check COLL m=M ok|FAIL" per call; the flags travel by MPI_Send/MPI_Recv.
+program coll_check_fortran
 #ifdef F08
   use mpi_f08
 #else
   use mpi
 #endif
   implicit none
-  integer :: ierr, rank, nprocs, a, m, i, q, r, good, other
+  integer :: ierr, rank, nprocs, a, m, i, q, r, good, other, status
   integer(kind=1), allocatable :: inb(:), outb(:)
   character(len=32) :: coll, arg
   logical :: all_good
@@ -20,10 +21,14 @@ program libcollsel_fortran
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
   all_good = .true.
-  do a = 1, command_argument_count() - 1, 2
-    call get_command_argument(a, coll)
-    call get_command_argument(a + 1, arg)
-    read (arg, *) m
+  coll = ''
+  do a = 1, command_argument_count()
+    call get_command_argument(a, arg)
+    read (arg, *, iostat=status) m
+    if (status /= 0) then
+      if (trim(arg) /= 'check') coll = arg
+      cycle
+    end if
     allocate (inb(max(m, 1) * nprocs), outb(max(m, 1) * nprocs))
     do i = 1, m * nprocs
       inb(i) = int(pattern(i, rank), kind=1)
@@ -80,9 +85,9 @@ program libcollsel_fortran
         good = min(good, other)
       end do
       if (good == 1) then
-        write (*, '(a,a,a,i0,a)') 'check ', trim(coll), ' m=', m, ' fortran ok'
+        write (*, '(a,a,a,i0,a)') 'check ', trim(coll), ' m=', m, ' ok'
       else
-        write (*, '(a,a,a,i0,a)') 'check ', trim(coll), ' m=', m, ' fortran FAIL'
+        write (*, '(a,a,a,i0,a)') 'check ', trim(coll), ' m=', m, ' FAIL'
       end if
     end if
     all_good = all_good .and. good == 1
@@ -107,4 +112,4 @@ contains
       summed = summed + pattern(i, q)
     end do
   end function summed
-end program libcollsel_fortran
+end program coll_check_fortran
