@@ -56,6 +56,8 @@ struct lc_method {
     int owns_comm;           /* comm is a shadow to free with the user's communicator */
     long long cvar_value;    /* MPICH: MPIR_CVAR_<COLL>_INTRA_ALGORITHM for this method */
     struct lc_hier *hier;    /* LC_METHOD_HIER: its communicators and levels (hier.c) */
+    int ready;               /* 1: usable (made, or nothing to make); 0: not made yet (made at
+                                its first use, lc_comm_make); -1: making it failed: calls pass */
 };
 
 /* A hierarchical method on a communicator of P ranks: G' = min(G, P) groups, rank r in group
@@ -113,6 +115,10 @@ int lc_level_bcast(const struct lc_method *m, void *buf, int count, MPI_Datatype
 int lc_level_reduce(const struct lc_method *m, const void *sendbuf, void *recvbuf, int count,
                     MPI_Datatype type, MPI_Op op, int root);
 
+/* ---- pmpi.c, for fortran.c: the Fortran bindings that go below MPI_Init / MPI_Finalize ---- */
+void lc_pmpi_started(int rc);   /* after the MPI's own init returned rc: the library starts */
+void lc_pmpi_finishing(void);   /* before the MPI's own finalize: the library stops */
+
 /* ---- comm.c: state cached on a communicator ---- */
 struct lc_coll_state {
     int resolved;            /* 0: not yet; 1: rules and methods below; -1: pass through (the
@@ -128,15 +134,21 @@ struct lc_comm_state {
     struct lc_coll_state coll[LC_NCOLL];
 };
 
-int lc_comm_init(void);        /* the attribute key; MPI_SUCCESS or an error code */
+/* The attribute key; MPI_SUCCESS or an error code. thread_multiple: shadows are made one
+ * communicator at a time (deadlock-free: comm.c making_begin). */
+int lc_comm_init(int thread_multiple);
 void lc_comm_finalize(void);   /* MPI_COMM_WORLD's and MPI_COMM_SELF's state, the key */
 /* The state of comm, attached on first use (local); NULL when the MPI refuses the communicator
  * (the call passed through reports it). Out of memory aborts: one rank passing through while the
  * others force would leave them on different algorithms. */
 struct lc_comm_state *lc_comm_state(MPI_Comm comm);
-/* Rules and methods of one collective (sets s->coll[coll].resolved); collective over comm. */
+/* Rules and methods of one collective (sets s->coll[coll].resolved); collective over comm.
+ * The methods are described, not made (m->ready 0 where something is to be made). */
 void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
                      const collsel_tree *tree, int trace);
+/* Makes method m of comm's rule list for coll at its first use (collective over comm); 1 when
+ * it is ready, 0 when making it failed (m->ready -1). */
+int lc_comm_make(MPI_Comm comm, enum lc_coll coll, struct lc_method *m);
 void lc_comm_counts(collsel_pmpi_counts *counts);
 
 #endif

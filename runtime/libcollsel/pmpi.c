@@ -40,9 +40,9 @@ static int setup_local(int provided, char *msg, size_t msg_size)
         snprintf(msg, msg_size, "COLLSEL_TREES is not set");
         return 1;
     }
-    if (provided == MPI_THREAD_MULTIPLE) {
-        snprintf(msg, msg_size, "MPI_THREAD_MULTIPLE: forcing an algorithm is process-global "
-                 "state another thread's call would see");
+    if (provided == MPI_THREAD_MULTIPLE && LC_FAMILY == COLLSEL_TREE_FAMILY_MPICH) {
+        snprintf(msg, msg_size, "MPI_THREAD_MULTIPLE under MPICH: the algorithm variable "
+                 "written for each call is process-global, another thread's call would see it");
         return 1;
     }
     if (lc_trees_load(spec, &g.trees, msg, msg_size))
@@ -64,7 +64,7 @@ static int setup_local(int provided, char *msg, size_t msg_size)
     g.mpit = 1;
     if (lc_force_init(&g.trees, msg, msg_size))
         return 1;
-    if (lc_comm_init() != MPI_SUCCESS) {
+    if (lc_comm_init(provided == MPI_THREAD_MULTIPLE) != MPI_SUCCESS) {
         snprintf(msg, msg_size, "cannot create a communicator attribute key");
         return 1;
     }
@@ -115,13 +115,24 @@ static void setup(int provided)
         shutdown_library();
 }
 
-LC_EXPORT int MPI_Init(int *argc, char ***argv)
+void lc_pmpi_started(int rc)
 {
-    int rc = PMPI_Init(argc, argv), provided = MPI_THREAD_SINGLE;
+    int provided = MPI_THREAD_SINGLE;
     if (rc == MPI_SUCCESS) {
         PMPI_Query_thread(&provided);
         setup(provided);
     }
+}
+
+void lc_pmpi_finishing(void)
+{
+    shutdown_library();
+}
+
+LC_EXPORT int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    lc_pmpi_started(rc);
     return rc;
 }
 
@@ -190,7 +201,7 @@ static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t
     const collsel_tree *tree = g.trees.tree[coll];
     struct lc_comm_state *s = NULL;
     struct lc_coll_state *cs;
-    const struct lc_method *m;
+    struct lc_method *m;
     const char *why = NULL;
     if (!g.active)
         why = "off";
@@ -220,6 +231,13 @@ static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t
         return NULL;
     }
     m = &cs->methods[lc_rules_lookup(&cs->rules, bytes)];
+    if (m->ready == 0)   /* its first use: make it (the same call on every rank of comm) */
+        lc_comm_make(comm, coll, m);
+    if (m->ready < 0) {
+        if (g.trace)
+            trace_pass(coll, comm, bytes, "unresolved");
+        return NULL;
+    }
     lacks &= lc_force_needs(coll, &m->choice);
     why = m->kind == LC_METHOD_DEFER && m->choice.algorithm != 0 ? "unusable"
           : lacks & LC_NEED_COMMUTATIVE ? "noncommutative"

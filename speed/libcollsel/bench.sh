@@ -10,7 +10,10 @@
 #   4. MPI_Allreduce of 1 byte through the library and PMPI_Allreduce on the same communicator
 #      in one launch, with the tree of bench-data/tune-vm/allreduce.csv (at P = 2 and 1 byte it
 #      forces recursive_doubling on its shadow communicator, which Open MPI's own decision also
-#      runs there: the difference is the library's cost), and without the library.
+#      runs there: the difference is the library's cost), and without the library;
+#   5. making communicators: MPI_Comm_split x 1,000 (comm_split.c), alone and with a first
+#      1-int bcast and reduce on each, with the paired bcast + reduce trees and without the
+#      library.
 # Usage: speed/libcollsel/bench.sh [BUILD_DIR]   (default build/libcollsel-bench)
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,6 +25,7 @@ LIB=$REPO/build/libcollsel/openmpi/libcollsel.so
 FLAGS=(-O2 -std=c99 -Wall -Wextra -Werror)
 mpicc.openmpi "${FLAGS[@]}" "$REPO/tests/integration/libcollsel_overhead.c" -o "$B/overhead"
 mpicc.openmpi "${FLAGS[@]}" -I"$REPO/include" "$HERE/comm_memory.c" -o "$B/comm_memory" -ldl
+mpicc.openmpi "${FLAGS[@]}" "$HERE/comm_split.c" -o "$B/comm_split"
 gcc "${FLAGS[@]}" -I"$REPO/include" -I"$REPO/runtime/libcollsel" "$HERE/lookup.c" \
     "$REPO/runtime/libcollsel/rules.c" "$REPO/runtime/collsel_tree.c" -o "$B/lookup"
 python3 "$HERE/make_tree.py" defer bcast "$B/defer/bcast.json"
@@ -46,3 +50,6 @@ done
 echo "# 4. MPI_Allreduce, 1 byte, P=2: through libcollsel (mpi_ns, tune-vm tree: $(printf '2 1\n' | collsel query "$B/build-allreduce/tree.json" --points - | head -1)) vs PMPI_Allreduce (pmpi_ns), one launch"
 echo "with library:    $("${MPI[@]}" -np 2 -x LD_PRELOAD="$LIB" -x COLLSEL_TREES="$B/tune-vm" "$B/overhead" 1 20000 9 allreduce)"
 echo "without library: $("${MPI[@]}" -np 2 "$B/overhead" 1 20000 9 allreduce)"
+echo "# 5. MPI_Comm_split x 1000, P=2, per communicator (paired bcast + reduce trees)"
+echo "with library:    $("${MPI[@]}" -np 2 -x LD_PRELOAD="$LIB" -x COLLSEL_TREES="$B/paired" "$B/comm_split" 1000)"
+echo "without library: $("${MPI[@]}" -np 2 "$B/comm_split" 1000)"

@@ -19,11 +19,13 @@
  * (:1258-1262); alltoallv (P only, :418-451), scan and exscan (no fixed decision in 4.1.4)
  * record dsize * count of rank 0's block; barrier records 0.
  * At exit each process writes "comm_index function depth bytes calls" lines to
- * $COLL_PROBE_DIR/probe.<pid>.
+ * $COLL_PROBE_DIR/probe.<pid>. Threads (MPI_THREAD_MULTIPLE) may call: the tables are
+ * guarded by a mutex, the depth is per thread.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +39,8 @@ static void *dup_comms[MAX_COMMS];
 static int ndups;
 static struct row { int comm; const char *fn; int nested; long bytes; long calls; } rows[MAX_ROWS];
 static int nrows;
-static int depth;   /* probed functions active on this (single-threaded) process */
+static __thread int depth;   /* probed functions active on this thread */
+static pthread_mutex_t tables = PTHREAD_MUTEX_INITIALIZER;
 
 static void *forward(const char *name)
 {
@@ -49,7 +52,7 @@ static void *forward(const char *name)
     return f;
 }
 
-static void record(const char *fn, void *comm, long bytes)
+static void record_locked(const char *fn, void *comm, long bytes)
 {
     int index = -1;
     for (int i = 0; i < ndups; i++)
@@ -64,6 +67,13 @@ static void record(const char *fn, void *comm, long bytes)
         }
     if (nrows < MAX_ROWS)
         rows[nrows++] = (struct row){index, fn, nested, bytes, 1};
+}
+
+static void record(const char *fn, void *comm, long bytes)
+{
+    pthread_mutex_lock(&tables);
+    record_locked(fn, comm, bytes);
+    pthread_mutex_unlock(&tables);
 }
 
 /* Open MPI's MPI_Datatype and MPI_Comm are the ompi_*_t pointers the base functions take. */
@@ -104,8 +114,10 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     if (!next)
         *(void **)&next = forward("MPI_Comm_dup");
     int rc = next(comm, newcomm);
+    pthread_mutex_lock(&tables);
     if (rc == MPI_SUCCESS && ndups < MAX_COMMS)
         dup_comms[ndups++] = (void *)*newcomm;
+    pthread_mutex_unlock(&tables);
     return rc;
 }
 

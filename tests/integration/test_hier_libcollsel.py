@@ -84,9 +84,11 @@ def test_roots_types_ops_and_communicators_freed(setup):
     assert len(cases) == 19 and all(r == "ok" for _, r in cases), done.stdout
     counts = counts_of(done.stdout)
     before, after = counts["before"], counts["after"]
-    # per communicator of P = 5: for each collective a group and a leader communicator and a
-    # linear shadow of each (ranks outside the leaders have 3, leaders 4)
-    assert int(after["shadows_made"]) - int(before["shadows_made"]) >= 1000 * 2 * 3
+    # per communicator of P = 5, its one bcast and one reduce each make the method they use, at
+    # its first use: a hierarchical one a group and a leader communicator and a linear shadow of
+    # each (4 on a leader such as rank 0), a flat one its shadow, a deferred one nothing
+    made = int(after["shadows_made"]) - int(before["shadows_made"])
+    assert 0 < made <= 1000 * 2 * 4, made
     assert (after["shadows_live"], after["states_live"], after["state_bytes"]) == \
         (before["shadows_live"], before["states_live"], before["state_bytes"]), counts
 

@@ -233,13 +233,9 @@ def test_open_mpi_10000_communicators_leave_nothing(library, all_trees, program)
     checks_ok(done.stdout, p)
     counts = counts_of(done.stdout)
     before, after = counts["before"], counts["after"]
-    per = {}   # shadows one communicator makes for collective c at P: its usable forced methods
-    for c in COLLECTIVES:
-        rules = expected_rules(all_trees[c], p)
-        per[c] = 0 if c in CONSTANT["openmpi"] else len(
-            {a for _, a in rules if a[0] and not refused("openmpi", c, p, 0, a)})
-    made = sum(per[COLLECTIVES[i % len(COLLECTIVES)]] for i in range(comms))
-    assert int(after["shadows_made"]) - int(before["shadows_made"]) == made
+    # a method's shadow is made at its first use: each communicator's one call makes at most one
+    made = int(after["shadows_made"]) - int(before["shadows_made"])
+    assert 0 < made <= comms, made
     for key in ("shadows_live", "states_live", "state_bytes"):
         assert after[key] == before[key], counts
     print(f"openmpi: {comms} communicators (the 14 collectives in turn) made, used, freed; "

@@ -75,7 +75,7 @@ def programs(tmp_path_factory):
          HERE / "ompi_component_check.c", "-o", out["c"]])
     if shutil.which("mpif90.openmpi") and shutil.which("gfortran"):
         out["fortran"] = where / "ompi_component_check_f"
-        run(["mpif90.openmpi", "-O2", "-Wall", "-Werror", HERE / "ompi_component_check.f90",
+        run(["mpif90.openmpi", "-O2", "-Wall", "-Werror", HERE / "coll_check_fortran.F90",
              "-o", out["fortran"]])
     flags = run(["mpicc.openmpi", "--showme:compile"]).stdout.split()
     run(["cc", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror", *flags, "-o",

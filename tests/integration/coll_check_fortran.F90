@@ -1,26 +1,36 @@
-! The Fortran (`use mpi`) twin of ompi_component_check.c's check mode, for coll/collsel:
-!   ompi_component_check_f check COLL M [M ...]
-! COLL bcast (MPI_BYTE, root 0), reduce (root 0) or allreduce (MPI_INTEGER1, MPI_SUM): m is the
-! count. "check COLL m=M ok|FAIL" per size on rank 0; the flags travel by MPI_Send/MPI_Recv.
-program ompi_component_check_f
+! An unmodified Fortran program that checks collectives, for libcollsel and coll/collsel: `use
+! mpi` as it is, `use mpi_f08` when compiled with -DF08 (the calls read the same in both).
+!   coll_check_fortran [check] COLL M [M ...] [COLL M [M ...] ...]
+! A word names the collective of the sizes after it ("check" is skipped): bcast (MPI_BYTE, root
+! 0), reduce (MPI_INTEGER1, MPI_SUM, root 0), allreduce (the same), allreduce_in_place
+! (MPI_IN_PLACE), allgather, alltoall (MPI_BYTE, M bytes per rank's block). Rank 0 prints
+! "check COLL m=M ok|FAIL" per call; the flags travel by MPI_Send/MPI_Recv.
+program coll_check_fortran
+#ifdef F08
+  use mpi_f08
+#else
   use mpi
+#endif
   implicit none
-  integer :: ierr, rank, nprocs, a, m, i, r, good, other
+  integer :: ierr, rank, nprocs, a, m, i, q, r, good, other, status
   integer(kind=1), allocatable :: inb(:), outb(:)
-  character(len=32) :: mode, coll, arg
+  character(len=32) :: coll, arg
   logical :: all_good
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
-  call get_command_argument(1, mode)
-  call get_command_argument(2, coll)
   all_good = .true.
-  do a = 3, command_argument_count()
+  coll = ''
+  do a = 1, command_argument_count()
     call get_command_argument(a, arg)
-    read (arg, *) m
-    allocate (inb(max(m, 1)), outb(max(m, 1)))
-    do i = 1, m
+    read (arg, *, iostat=status) m
+    if (status /= 0) then
+      if (trim(arg) /= 'check') coll = arg
+      cycle
+    end if
+    allocate (inb(max(m, 1) * nprocs), outb(max(m, 1) * nprocs))
+    do i = 1, m * nprocs
       inb(i) = int(pattern(i, rank), kind=1)
       outb(i) = 0
     end do
@@ -43,9 +53,30 @@ program ompi_component_check_f
       do i = 1, m
         if (outb(i) /= summed(i)) good = 0
       end do
+    case ('allreduce_in_place')
+      call MPI_Allreduce(MPI_IN_PLACE, inb, m, MPI_INTEGER1, MPI_SUM, MPI_COMM_WORLD, ierr)
+      do i = 1, m
+        if (inb(i) /= summed(i)) good = 0
+      end do
+    case ('allgather')
+      call MPI_Allgather(inb, m, MPI_BYTE, outb, m, MPI_BYTE, MPI_COMM_WORLD, ierr)
+      do q = 0, nprocs - 1
+        do i = 1, m
+          if (outb(q * m + i) /= pattern(i, q)) good = 0
+        end do
+      end do
+    case ('alltoall')
+      ! rank q's block for this rank is pattern(rank * m + i, q)
+      call MPI_Alltoall(inb, m, MPI_BYTE, outb, m, MPI_BYTE, MPI_COMM_WORLD, ierr)
+      do q = 0, nprocs - 1
+        do i = 1, m
+          if (outb(q * m + i) /= pattern(rank * m + i, q)) good = 0
+        end do
+      end do
     case default
       call MPI_Abort(MPI_COMM_WORLD, 2, ierr)
     end select
+    if (ierr /= MPI_SUCCESS) good = 0
     if (rank /= 0) then
       call MPI_Send(good, 1, MPI_INTEGER, 0, 7, MPI_COMM_WORLD, ierr)
     else
@@ -62,7 +93,6 @@ program ompi_component_check_f
     all_good = all_good .and. good == 1
     deallocate (inb, outb)
   end do
-  if (trim(mode) /= 'check') all_good = .false.
   call MPI_Finalize(ierr)
   if (.not. all_good) stop 1
 
@@ -82,4 +112,4 @@ contains
       summed = summed + pattern(i, q)
     end do
   end function summed
-end program ompi_component_check_f
+end program coll_check_fortran
