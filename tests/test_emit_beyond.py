@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from collsel import cli
-from collsel.commands.build import beyond_decision
+from collsel.core.recommendation import beyond_decision
 from collsel.core import model_selection, treefile
 from collsel.sinks.emit import ompi_rules, ompi_rules_reader, targets
 

@@ -4,8 +4,8 @@ import json
 import os
 import sys
 
-from collsel.core import (baseline_warning, method_text, model_selection, out_of_sample,
-                          parallel, penalty, recommend, third_axis, tree, treefile, values)
+from collsel.core import (baseline_warning, method_text, out_of_sample, parallel, penalty,
+                          recommend, recommendation, third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.emit import c_ladder as emit_c, ompi_dec_fixed, targets
@@ -103,7 +103,7 @@ def run_build(args):
     if args.z:
         extra["third_axis"] = third_axis_block(table, dmap, launches, settings,
                                                build_options(args))
-    decision = beyond_decision(args.beyond, extra.get("recommendation"))
+    decision = recommendation.beyond_decision(args.beyond, extra.get("recommendation"))
     files, stats, no_c = render_files(dmap, t, options, args.prefix, extra,
                                       treefile.beyond_of(dmap, decision))
     write_directory(args.out, files)
@@ -136,15 +136,6 @@ def run_build(args):
 
 
 BEYOND_CHOICES = ("defer", "keep")
-
-
-def beyond_decision(given, recommendation):
-    """"defer" or "keep" beyond the largest measured P: --beyond when given, else the
-    recommendation's edge decision (stats.json `recommendation.edge.beyond`), else keep."""
-    if given is not None:
-        return given
-    edge = (recommendation or {}).get("edge") or {}
-    return "defer" if edge.get("beyond") == model_selection.EDGE_DEFER else "keep"
 
 
 # Methods `build` names in its summary line (the rest are counted; stats.json lists them all).

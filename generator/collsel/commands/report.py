@@ -13,7 +13,7 @@ from collsel.commands.options import (add_criterion_option, add_table_options, l
                                       map_settings, percent, read_tables)
 from collsel.commands.stats import depths_option, thresholds_option
 from collsel.core import (algorithms, decision_map, out_of_sample, probe_latency, recommend,
-                          table, tree, treefile, values)
+                          recommendation, table, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.report.compute import (MAX_THRESHOLDS, ProbePairs, Recommended, ReportOptions,
@@ -245,7 +245,8 @@ def recommended_tree(dmap, measured, args, journal, launches, workers=None):
                                       settings, journal if args.launches else None, out,
                                       args.criterion)
     recorded = recommend.recorded_options(options, t)
-    tree_json = treefile.dumps(treefile.tree_document(dmap, t, recorded)).encode("utf-8")
+    beyond = treefile.beyond_of(dmap, recommendation.beyond_decision(None, figures))
+    tree_json = treefile.dumps(treefile.tree_document(dmap, t, recorded, beyond)).encode("utf-8")
     folds = out_of_sample.all_folds(measured, launches, settings, dmap=dmap)
     rec = out_of_sample.tree_figures(folds, rebuild)
     exact = out_of_sample.tree_figures(folds, lambda m: tree.build_tree(m, options))

@@ -125,3 +125,13 @@ def _why(sel, chosen, label, nested, compared, family):
                      f"{edge['tree_capped']:.2f}%, {the_default} {edge['default_capped']:.2f}% "
                      f"capped: {edge['beyond']}")
     return "; ".join(parts)
+
+
+def beyond_decision(given, figures):
+    """"defer" or "keep" beyond the largest measured P: `given` (--beyond) when set, else the
+    recommendation's edge decision (`figures`: stats.json's `recommendation`, its
+    `edge.beyond`), else keep. build and report both write tree.json by it."""
+    if given is not None:
+        return given
+    edge = (figures or {}).get("edge") or {}
+    return "defer" if edge.get("beyond") == ms.EDGE_DEFER else "keep"
