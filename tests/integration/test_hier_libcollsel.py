@@ -102,6 +102,7 @@ def test_mpich_refuses_an_open_mpi_tree_by_its_family(setup):
                      "serves MPICH" + PASSING], done.stderr
 
 
+@pytest.mark.timing
 def test_pathological_tree_timed(setup):
     """Printed: the pathological decision against the MPI's default (no library) at P = 4."""
     out = []

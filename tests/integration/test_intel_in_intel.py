@@ -109,6 +109,7 @@ def test_allreduce_by_communicator_size_runs_the_files_decision(probe, tmp_path)
         "MPIR_Bcast_intra_scatter_recursive_doubling_allgather"}
 
 
+@pytest.mark.timing
 def test_pathological_file_is_slower_than_intels_default(probe, tmp_path):
     settings = emitted(tmp_path, "bcast", lambda p, m: 8)     # the knomial tree everywhere
     assert settings == {"I_MPI_ADJUST_BCAST": "8:0-2147483647"}

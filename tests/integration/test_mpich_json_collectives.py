@@ -152,6 +152,7 @@ def test_mpich_runs_the_files_decision(trace, selection, collective):
           f"guard's fallback: " + "; ".join(seen))
 
 
+@pytest.mark.timing
 def test_pathological_json_is_slower_for_allreduce(trace, base, tmp_path):
     def fixed(name):
         return lambda i, j, names: name

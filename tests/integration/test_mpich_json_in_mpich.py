@@ -215,6 +215,7 @@ def test_mpich_selects_from_the_file(files):
         assert r.returncode == 0 and "check reduce m=64 ok" in r.stdout, r.stderr[-2000:]
 
 
+@pytest.mark.timing
 def test_pathological_json_is_slower(files):
     good = files["generated-choice"]
     assert good != BAD and files["pathological-choice"] == BAD

@@ -157,6 +157,7 @@ def measurement_lock():
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+@pytest.mark.timing
 def test_pathological_region_is_slower_in_real_open_mpi(files):
     program = bench_program()
     variants = {"good": files["good"], "bad": files["bad"], "elsewhere": files["elsewhere"],
@@ -206,6 +207,7 @@ def pathological_file(tmp_path_factory):
     return d / "bad.conf"
 
 
+@pytest.mark.timing
 def test_a_pathological_file_is_slower_than_the_default_for_three_collectives(
         pathological_file):
     for coll, (alg, seg) in PATHOLOGICAL.items():
