@@ -88,19 +88,19 @@ test: test-python test-runtime
 
 # The Python suite with the venv's python from the top of the checkout (which does not put
 # generator/ on sys.path); tests/test_installed.py checks that collsel comes from the venv.
-# The tests in TEST_WORKERS processes (pytest-xdist), a test file per worker (tests/conftest.py
-# groups the files that share the emulated cluster or build/libcollsel): the suite is
+# The fast and the slow tests in TEST_WORKERS processes (pytest-xdist), a test file per worker: the suite is
 # mostly Python and small launches, so 2 workers on 2 cores take ~40 % less wall time.
 TEST_WORKERS ?= 2
 test-python: venv
 	PATH="$(VENV_BIN):$$PATH" COLLSEL_EXPECT_INSTALLED=1 \
-	    $(VENV_BIN)/python -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadgroup tests
+	    $(VENV_BIN)/python -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile tests
 
 # The slow tests of tests/ (marked `slow`), then real MPI libraries end to end (Open MPI rules,
 # patched Open MPI, MPICH JSON, the emulated cluster, libcollsel, report in Chromium).
 integration: ompi-patched ompi-patched-ppn mpich-base setup-mpis mpich5-base
-	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "slow and not timing" tests
-	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not timing" tests/integration
+	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "slow and not timing" tests
+	@# one process: the emulated cluster's tests of several files share one machine-wide lock
+	$(PYTHON) -m pytest -q -m "not timing" tests/integration
 	@# tests that compare run times run alone: a second worker beside them would skew the times
 	$(PYTHON) -m pytest -q -m timing tests/integration
 	COLLSEL_MPICH_HOME=$(CURDIR)/$(MPIS)/mpich5 COLLSEL_MPICH_BASE=$(CURDIR)/$(MPICH5_BASE) \

@@ -35,20 +35,3 @@ def tanjaderin(tmp_path_factory):
     d = tmp_path_factory.mktemp("tanjaderin")
     return {c: tanjaderin_table(c, d) for c in TANJADERIN}
 
-
-def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (`make test`, `make integration`: -n 2 --dist loadgroup) a test file
-    runs on one worker, as with --dist loadfile, with two exceptions that put several files on
-    one worker: every test that uses the emulated cluster or is in a file named for it (its
-    names are fixed, and a second worker would wait for the first one's whole session on
-    SESSION_LOCK), and the libcollsel files (they run `make libcollsel` into the same
-    build/libcollsel and share build/libcollsel-test)."""
-    for item in items:
-        path = item.nodeid.split("::")[0]
-        if "cluster" in getattr(item, "fixturenames", ()) or "cluster" in os.path.basename(path):
-            group = "cluster"
-        elif "libcollsel" in os.path.basename(path):
-            group = "libcollsel"
-        else:
-            group = path
-        item.add_marker(pytest.mark.xdist_group(group))
