@@ -125,4 +125,6 @@ def test_pathological_file_is_slower_than_intels_default(probe, tmp_path):
             times[name].append(float(re.search(r"seconds_per_call=(\S+)", done.stdout)[1]))
     default, slow = (statistics.median(times[k]) for k in ("default", "pathological"))
     print(f"bcast P=2 1 MiB: default {default * 1e6:.0f} us, pathological {slow * 1e6:.0f} us")
-    assert slow > 2 * default, times
+    # idle here (2026-11-26, the test alone): 570-580 us against 346-371 us, 1.6x; busier
+    # machines showed 7-36x (the default tree suffers less from time-sharing)
+    assert slow > 1.25 * default, times
