@@ -412,9 +412,14 @@ $(OMPI_COMPONENT)/components/mca_coll_collsel.so: $(OMPI_COMPONENT_SRC) \
 # bench-libcollsel: MPI_Bcast of 1 byte with/without the library in one launch, the lookup
 # alone, memory per communicator (speed/libcollsel/bench.sh). measure-hier: hierarchical vs flat
 # reduce/bcast here and on the emulated cluster, libcollsel on the cluster (bench-data/hier/).
-.PHONY: bench-libcollsel measure-hier
+.PHONY: bench-libcollsel bench-overhead measure-hier
 bench-libcollsel:
 	speed/libcollsel/bench.sh
+# bench-overhead: plain Open MPI, libcollsel and coll/collsel side by side in one run (P = 2:
+# 1-byte bcast/allreduce ns per call, MPI_Comm_split x 1,000), rounds alternated
+# (speed/overhead/bench.sh).
+bench-overhead:
+	speed/overhead/bench.sh
 measure-hier:
 	bench-data/hier/measure.sh
 

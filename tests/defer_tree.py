@@ -18,8 +18,8 @@ P_VALUES = [2, 4, 8, 16]
 M_VALUES = [4**k for k in range(11)]
 P_SPLIT, M_SPLIT = 6, 2048         # the first P and m of the upper halves
 # Open MPI ids of the two forced leaves: bcast linear (1), binomial (6); reduce linear (1),
-# binomial (5).
-FORCED = {"bcast": (1, 6), "reduce": (1, 5)}
+# binomial (5); allreduce basic linear (1), recursive doubling (3).
+FORCED = {"bcast": (1, 6), "reduce": (1, 5), "allreduce": (1, 3)}
 
 
 def _cuts(values, log2):

@@ -5,7 +5,7 @@
   patho  P <= 5, m >= 2048: bcast pipeline / reduce chain with 64-byte segments (pathological
          at large m: thousands of segments), to show that a decision takes effect
   hier   P <= 5, m >= 2048: hier:2:linear:linear (2 groups, linear at both levels)
-Usage: python3 make_tree.py {defer|patho|hier} {bcast|reduce} OUT.json"""
+Usage: python3 make_tree.py {defer|patho|hier} {bcast|reduce|allreduce (defer only)} OUT.json"""
 import json
 import pathlib
 import sys
