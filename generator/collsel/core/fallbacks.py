@@ -114,8 +114,8 @@ REFUSALS = tuple(f for f in FALLBACKS if f.runs is None)
 def refusal(collective, algorithm, nprocs, m=0, segsize=0):
     """The entry under which the forced call of this method fails at P ranks (and m bytes), or
     None where it runs: then a deployed decision names the method, else it defers."""
-    return next((f for f in REFUSALS if f.collective == collective and f.algorithm == algorithm
-                 and f.applies(nprocs, m, segsize)), None)
+    entry = refusable(collective, algorithm)
+    return entry if entry is not None and entry.applies(nprocs, m, segsize) else None
 
 
 def refused(collective, algorithms, nprocs, m=0, segsize=0):
@@ -141,5 +141,5 @@ def refusable(collective, algorithm):
 def refusal_edges(collective, algorithms):
     """The P values at which the rule's answer may change for these methods, ascending: where a
     block of communicator sizes must split so that each block is refused or run throughout."""
-    return sorted({p for a in algorithms for f in [refusable(collective, a)] if f is not None
-                   for p in f.runs_only})
+    entries = [refusable(collective, a) for a in algorithms]
+    return sorted({p for f in entries if f is not None for p in f.runs_only})
