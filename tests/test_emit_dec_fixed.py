@@ -111,9 +111,13 @@ def test_collectives_without_an_operation_never_read_one(collective):
 @pytest.mark.parametrize("collective, two", [("allgather", 6), ("allgatherv", 5),
                                              ("alltoall", 5), ("barrier", 5)])
 def test_two_proc_defers_at_any_p_but_2_when_the_tree_picks_it(collective, two):
-    guard = f"if (alg == {two} && ompi_comm_size(comm) != 2) {{"
-    assert guard in emitted(collective, (1, two))
-    assert "ompi_comm_size(comm) != 2" not in emitted(collective, (1, 2))
+    """The leaf tests P before naming two_proc (the ladder every C target shares); 0 defers to
+    Open MPI's original fixed decision."""
+    code = emitted(collective, (1, two))
+    guard = code.index("if (comm_size != 2) {")
+    assert code[guard:].split("\n")[1].strip() == "*segsize = 0; *faninout = 0; return 0;"
+    assert f"return {two};" in code[guard:].split("\n")[3]
+    assert "comm_size != 2" not in emitted(collective, (1, 2))
 
 
 @pytest.mark.parametrize("collective, quantity", [

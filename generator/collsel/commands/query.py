@@ -1,7 +1,7 @@
 """`collsel query`: the decision of a tree.json for given points."""
 import sys
 
-from collsel.core import csvfile, method_text, sizes, treefile, values
+from collsel.core import csvfile, fallbacks, method_text, sizes, treefile, values
 from collsel.errors import InputError
 
 
@@ -71,6 +71,15 @@ def _point_text(loaded, point):
     return text
 
 
+def _refusal_text(loaded, leaf, point):
+    """' (two_proc fails at P = 3: P != 2 ...)': why the point defers where the tree's leaf names a
+    method the MPI refuses there (core.fallbacks.refusal)."""
+    method = loaded.methods[leaf]
+    entry = fallbacks.refusal(loaded.collective, method.algorithm, point[0], point[1])
+    return (f" ({method_text.method_text(loaded.collective, method, loaded.family)} fails at "
+            f"P = {point[0]}: {entry.condition}, {entry.source.rsplit('/', 1)[-1]})")
+
+
 def run_query(args):
     if args.points is not None and (args.comm_size, args.msg_size, args.z) != (None,) * 3:
         given = [f for f, v in (("--comm-size", args.comm_size), ("--msg-size", args.msg_size),
@@ -86,7 +95,9 @@ def run_query(args):
     else:
         names = [f"{method_text.method_text(loaded.collective, m, loaded.family)} "
                  f"({method_text.method_ids(m)})" for m in loaded.methods]
+        leaves = loaded.decide(columns, refusals=False).tolist()
         out = [f"{_point_text(loaded, point)}: {names[i]}"
-               for point, i in zip(zip(*columns), choice)]
+               + (_refusal_text(loaded, leaf, point) if leaf != i else "")
+               for point, i, leaf in zip(zip(*columns), choice, leaves)]
     sys.stdout.write("\n".join(out) + ("\n" if out else ""))
     return 0

@@ -6,6 +6,8 @@ columns, and nothing from the benchmark table. Written deterministically (same t
 a file without it (written before families existed) is openmpi. An optional `beyond` says what
 the tree decides past the measured P: {"above": P, "method": "defer"} defers to the MPI's own
 decision (algorithm 0) wherever comm_size > P (Beyond; absent, the edge decision holds).
+A method Open MPI refuses at a P (two_proc at P != 2, core.fallbacks.refused) defers there too:
+LoadedTree.decide applies both, and every emitter writes what it decides.
 """
 import json
 import re
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collsel.core import algorithms, decision_map, jsonfile, schemas
+from collsel.core import algorithms, decision_map, fallbacks, jsonfile, schemas
 from collsel.errors import InputError
 from collsel.core.tree import (LEAF, UNDEFINED, TreeArrays, cells_of_values,
                                replicated_boundary, replicated_size, split_point)
@@ -110,8 +112,9 @@ class LoadedTree:
                                np.array(nodes["depth"], dtype=np.int32), self.family)
         _check_nodes(self.tree, self.axes, self.methods, self.build, path)
         self.beyond = _beyond(document, self.axes[0], path)
-        if self.beyond is not None and decision_map.DEFER not in self.methods:
-            # the decision beyond `above` needs an index: an extra method no leaf holds
+        if (self.beyond is not None or self.refusable) and decision_map.DEFER not in self.methods:
+            # the decision beyond `above` (or where the MPI refuses a method) needs an index:
+            # an extra method no leaf holds
             self.methods.append(decision_map.DEFER)
             self.method_names.append(algorithms.describe(self.collective, decision_map.DEFER,
                                                          self.family))
@@ -122,13 +125,26 @@ class LoadedTree:
         return (self.methods.index(decision_map.DEFER) if decision_map.DEFER in self.methods
                 else None)
 
-    def decide(self, values):
+    @property
+    def refusable(self):
+        """True when a method of the tree fails at some P (core.fallbacks.refusal: Open MPI's
+        two_proc algorithms at P != 2), so the tree defers there."""
+        return self.family == algorithms.DEFAULT_FAMILY and any(
+            fallbacks.refusable(self.collective, m.algorithm) for m in self.methods)
+
+    def decide(self, values, refusals=True):
         """(method index array) for query values, one array per axis; comm_size > beyond's
-        `above` takes the defer method."""
+        `above` takes the defer method, and so does a method the MPI refuses at that P
+        (core.fallbacks.refused; `refusals` False: the tree's leaves as they are)."""
         chosen = self.tree.method[self.tree.leaf_of_cells(cells_of_values(self.axes, values))]
-        if self.beyond is None:
-            return chosen
-        return np.where(np.asarray(values[0]) > self.beyond.above, self.defer_index, chosen)
+        if self.beyond is not None:
+            chosen = np.where(np.asarray(values[0]) > self.beyond.above, self.defer_index, chosen)
+        if refusals and self.refusable:
+            ids = np.array([m.algorithm for m in self.methods], dtype=np.int64)[chosen]
+            m = values[1] if len(values) > 1 else 0
+            chosen = np.where(fallbacks.refused(self.collective, ids, values[0], m),
+                              self.defer_index, chosen)
+        return chosen
 
 
 def _beyond(document, p_axis, path):

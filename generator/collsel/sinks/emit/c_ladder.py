@@ -2,7 +2,7 @@
 <prefix>_decide(), what `collsel build` writes too), and the context every C ladder template
 renders (ompi_dec_fixed.py's too)."""
 from collsel import __version__
-from collsel.core import values, zbins
+from collsel.core import algorithms, fallbacks, values, zbins
 from collsel.errors import InputError
 from collsel.sinks.emit import render, text
 from collsel.sinks.emit.branches import flatten
@@ -44,6 +44,20 @@ def _summary(build):
     return ", ".join([f"{build['split']} split", f"{build['leaf']} leaves"] + limits)
 
 
+def _refused_if(loaded, algorithm):
+    """(C condition on comm_size, comment) under which Open MPI fails the forced call of this
+    method (core.fallbacks: two_proc at P != 2), where the decision defers instead; (None, None)
+    for a method it never refuses (or a tree of another MPI's ids)."""
+    entry = fallbacks.refusable(loaded.collective, algorithm) if getattr(
+        loaded, "family", algorithms.DEFAULT_FAMILY) == algorithms.DEFAULT_FAMILY else None
+    if entry is None:
+        return None, None
+    lo, hi = entry.runs_only
+    condition = (f"comm_size != {lo}" if hi == lo + 1
+                 else f"comm_size < {lo} || comm_size >= {hi}")
+    return condition, f"Open MPI fails it at {entry.condition}: defer to the MPI"
+
+
 def decision_context(loaded, prefix, target="c"):
     """The template context of the C targets: every number a checked int or a literal made from
     one, identifiers checked, method names derived (sinks.emit.text)."""
@@ -54,6 +68,8 @@ def decision_context(loaded, prefix, target="c"):
         raise InputError(f"--target {target}: {len(axes)} axes (2 or 3)")
     literals = text.c_axis_cuts(axes, target)
     methods = text.methods(loaded, target)
+    for m in methods:
+        m["refused_if"], m["refusal"] = _refused_if(loaded, m["algorithm"])
     n_axes = len(axes)
     params = ["int comm_size", "size_t msg_size"] + (["int64_t z"] if n_axes == 3 else [])
     name = f"{prefix}_decide" + ("3" if n_axes == 3 else "")

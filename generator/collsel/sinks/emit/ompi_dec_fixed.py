@@ -18,10 +18,12 @@ allows, but alltoallv's with unequal counts: ranks may then choose differently, 
 alltoallv algorithms tolerate (linear and pairwise both exchange exactly one message per ordered
 pair of ranks, zero bytes included, with tag MCA_COLL_BASE_TAG_ALLTOALLV,
 coll_base_alltoallv.c:173-316).
+
+A leaf whose method 4.1.4 refuses at some P (two_proc, any P but 2: core.fallbacks) tests P
+first and defers there, in the ladder every C target shares (c_ladder, templates/_branches.c.j2).
 """
 from dataclasses import dataclass
 
-from collsel.core import fallbacks
 from collsel.errors import InputError
 from collsel.sinks.emit import ompi_ppn, render, text
 from collsel.sinks.emit.c_ladder import decision_context
@@ -169,11 +171,6 @@ total_dsize *= dsize;""", ":837-842", ("alg", "faninout", "segsize")),
                     ":1484-1489", ("alg", "faninout", "segsize")),
 }
 
-# The algorithms 4.1.4 refuses at any P but 2 (the call fails: core.fallbacks): a tree that
-# picks one at another P (one it was not measured at) defers there instead.
-TWO_PROCS = {f.collective: f.algorithm for f in fallbacks.FALLBACKS
-             if f.runs is None and f.condition.startswith("P != 2")}
-
 # Open MPI 4.1 / 5.0 reduce ladder for non-commutative ops (coll_tuned_decision_fixed.c):
 # (comm_size below, [(msg_size below, algorithm)]); None = no bound.
 REDUCE_NONCOMMUTATIVE = (
@@ -194,12 +191,6 @@ def spec(collective, target="ompi-dec-fixed"):
     return SPECS[collective]
 
 
-def _two_procs_picked(collective, methods):
-    """The collective's two_proc id when a method of the tree runs it, else None."""
-    two = TWO_PROCS.get(collective)
-    return two if any(m["algorithm"] == two for m in methods) else None
-
-
 def emit(loaded):
     """{'ompi_<coll>_intra_dec_fixed.c': ...}: 2-D trees, or 3-D trees whose third axis is ppn,
     which the function computes once per communicator (the template says how)."""
@@ -214,8 +205,7 @@ def emit(loaded):
     code = render("ompi_dec_fixed.c.j2", ppn=ppn, noncommutative=REDUCE_NONCOMMUTATIVE,
                   params=s.params, args=", ".join(names), m_code=s.m_code,
                   m_source=text.c_comment(s.m_source), has_op=s.has_op,
-                  do_this_args=", ".join(names + list(s.do_this_tail)),
-                  two_procs=_two_procs_picked(loaded.collective, ctx["methods"]), **ctx)
+                  do_this_args=", ".join(names + list(s.do_this_tail)), **ctx)
     return {f"ompi_{ctx['collective']}_intra_dec_fixed.c": code}
 
 

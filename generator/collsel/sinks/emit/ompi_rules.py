@@ -35,6 +35,12 @@ source, not run: no Open MPI 6 here). `collsel emit` notes the grid cells that d
 with `beyond` (tree.json) gets a last communicator-size block from above + 1 with one ALG 0
 rule: every larger P takes Open MPI's own decision.
 
+Refused methods. Open MPI 4.1.4's two_proc algorithms fail the call at any P but 2
+(core.fallbacks.refused); a tree measured at P = 2, 4, 8 spans P = 3 with its P = 2 cell and may
+pick one there. The blocks are split where such a method starts or stops running (at P = 2 and
+3), and the rule is ALG 0 wherever the method fails: P = 2 keeps two_proc, P >= 3 defers, as
+`collsel query` decides.
+
 Third axis. A tree whose third axis is ppn (processes per node; any other third axis is
 refused) is written as sinks.emit.ompi_ppn says: the classic file gets one method per (P, m),
 the projection over the tree's ppn values; the JSON file has "single-node" and "one-per-node"
@@ -52,7 +58,7 @@ import json
 import numpy as np
 
 from collsel import __version__
-from collsel.core import rules_size, values
+from collsel.core import fallbacks, rules_size, values
 from collsel.core.sizes import parse_size
 from collsel.core.tree import cells_of_values
 from collsel.errors import CollselError, InputError
@@ -230,6 +236,33 @@ def json_groups(loaded, comm_sizes=None):
             (None, blocks_of(loaded, comm_sizes, rest))]
 
 
+def _runs_merged(ladder):
+    """`ladder` with neighbouring rules of the same method merged into the first."""
+    return [(m0, i) for k, (m0, i) in enumerate(ladder) if k == 0 or ladder[k - 1][1] != i]
+
+
+def with_refusals(loaded, blocks):
+    """`blocks` split at the P where one of their methods starts or stops failing (core.fallbacks:
+    two_proc runs at P = 2 only, a refusal reads P alone), each block's refused rules written as
+    algorithm 0 (Open MPI's fixed decision, as a deferring leaf): a P cell 2..3 choosing
+    two_proc becomes a block P 2..2 keeping it and one from P = 3 deferring."""
+    if not loaded.refusable:
+        return blocks
+    ids = [m.algorithm for m in loaded.methods]
+    edges = fallbacks.refusal_edges(loaded.collective,
+                                    {ids[i] for _, ladder in blocks for _, i in ladder})
+    out = []
+    for k, (start, ladder) in enumerate(blocks):
+        end = blocks[k + 1][0] if k + 1 < len(blocks) else None
+        for p in [start] + [e for e in edges if start < e and (end is None or e < end)]:
+            refused = fallbacks.refused(loaded.collective, [ids[i] for _, i in ladder], p)
+            guarded = _runs_merged([(m0, loaded.defer_index if r else i)
+                                    for (m0, i), r in zip(ladder, refused.tolist())])
+            if not out or out[-1][1] != guarded:
+                out.append((p, guarded))
+    return out
+
+
 def with_beyond(loaded, blocks):
     """`blocks` with tree.json's `beyond`: a last block from above + 1 whose one rule is
     algorithm 0 (Open MPI's fixed decision, as a deferring leaf); blocks starting past above
@@ -379,7 +412,7 @@ def _collectives(trees, comm_sizes, target, names=()):
     loaded_list = check_trees(trees, target, names)
     collectives = []
     for t in loaded_list:
-        groups = [(dist, with_beyond(t, blocks)) for dist, blocks in (
+        groups = [(dist, with_beyond(t, with_refusals(t, blocks))) for dist, blocks in (
             json_groups(t, comm_sizes) if target == "ompi-json"
             else [(None, blocks_of(t, comm_sizes))])]
         collectives.append({"name": t.collective, "id": check.COLLECTIVE_IDS[t.collective],

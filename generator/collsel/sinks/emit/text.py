@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from collsel.core import algorithms, values
+from collsel.core import algorithms, fallbacks, values
 from collsel.core.treefile import COLLECTIVE_NAME
 from collsel.errors import InputError
 
@@ -83,7 +83,23 @@ def defer_notes(loaded, mpi, meaning):
     if loaded.beyond is not None:
         notes.append(f"{loaded.collective}: defer to {mpi}'s default beyond the measured P, at "
                      f"comm_size > {loaded.beyond.above} (tree.json `beyond`): {meaning}")
-    return notes
+    return notes + refusal_notes(loaded, meaning)
+
+
+def refusal_notes(loaded, meaning):
+    """[one line per method of the tree Open MPI refuses at some P] (core.fallbacks: two_proc at
+    P != 2): the decision defers there, as `collsel query` does."""
+    if not getattr(loaded, "refusable", False):
+        return []
+    picked = set(loaded.tree.method[loaded.tree.is_leaf()].tolist())
+    out = []
+    for i in sorted(picked):
+        entry = fallbacks.refusable(loaded.collective, loaded.methods[i].algorithm)
+        if entry is not None:
+            out.append(f"{loaded.collective}: {loaded.method_names[i]} (alg {entry.algorithm}) "
+                       f"defers where Open MPI fails it, at {entry.condition} "
+                       f"({entry.source}): {meaning}")
+    return out
 
 
 def cuts(axis, low, high, target, why=""):

@@ -1,0 +1,64 @@
+/* For tests/integration/test_two_proc_rules_in_ompi.py: MPI_Alltoall and MPI_Allgather of m bytes
+ * per rank (MPI_BYTE) for each m given, every result checked; rank 0 prints
+ * "check <collective> m=<m> ok" per call. The default error handler aborts on a failed call
+ * (two_proc at P != 2: MPI_ERR_UNSUPPORTED_OPERATION), so the exit status says whether each ran. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static unsigned char byte_of(int from, int to, long k)
+{
+    return (unsigned char)((from * 31 + to * 7 + k) & 0xff);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, i;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (i = 1; i < argc; i++) {
+        long m = atol(argv[i]), k;
+        int j, bad = 0, any_bad = 0;
+        unsigned char *send = malloc((size_t)(m * size) + 1);
+        unsigned char *recv = malloc((size_t)(m * size) + 1);
+
+        if (send == NULL || recv == NULL) {
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        for (j = 0; j < size; j++) {
+            for (k = 0; k < m; k++) {
+                send[j * m + k] = byte_of(rank, j, k);
+            }
+        }
+        MPI_Alltoall(send, (int)m, MPI_BYTE, recv, (int)m, MPI_BYTE, MPI_COMM_WORLD);
+        for (j = 0; j < size; j++) {
+            for (k = 0; k < m; k++) {
+                bad |= recv[j * m + k] != byte_of(j, rank, k);
+            }
+        }
+        MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (rank == 0 && !any_bad) {
+            printf("check alltoall m=%ld ok\n", m);
+        }
+        for (k = 0; k < m; k++) {
+            send[k] = byte_of(rank, 0, k);
+        }
+        MPI_Allgather(send, (int)m, MPI_BYTE, recv, (int)m, MPI_BYTE, MPI_COMM_WORLD);
+        bad = 0;
+        for (j = 0; j < size; j++) {
+            for (k = 0; k < m; k++) {
+                bad |= recv[j * m + k] != byte_of(j, 0, k);
+            }
+        }
+        MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (rank == 0 && !any_bad) {
+            printf("check allgather m=%ld ok\n", m);
+        }
+        free(send);
+        free(recv);
+    }
+    MPI_Finalize();
+    return 0;
+}
