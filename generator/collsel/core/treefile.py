@@ -125,10 +125,15 @@ class LoadedTree:
     def decide(self, values):
         """(method index array) for query values, one array per axis; comm_size > beyond's
         `above` takes the defer method."""
-        chosen = self.tree.method[self.tree.leaf_of_cells(cells_of_values(self.axes, values))]
+        return self.decide_cells(cells_of_values(self.axes, values), values[0])
+
+    def decide_cells(self, cells, comm_size):
+        """decide() for query values already placed on the tree's axes (`cells`, as
+        core.tree.cells_of_values gives them) with their communicator sizes (for `beyond`)."""
+        chosen = self.tree.method[self.tree.leaf_of_cells(cells)]
         if self.beyond is None:
             return chosen
-        return np.where(np.asarray(values[0]) > self.beyond.above, self.defer_index, chosen)
+        return np.where(np.asarray(comm_size) > self.beyond.above, self.defer_index, chosen)
 
 
 def _beyond(document, p_axis, path):
