@@ -171,8 +171,6 @@ def run_tree(args):
         raise InputError("--tree scores a deployed tree; --fresh and --probe-cost-us score the "
                          "trees compare builds itself: give one or the other")
     loaded = treefile.load(args.tree)
-    if args.collective is None:
-        args.collective = loaded.collective
     tests = select_each(args)
     for test in tests:
         deployed.check_tree_fits(loaded, args.tree, test)

@@ -21,8 +21,8 @@ def check_tree_fits(loaded, tree_path, table):
     collective = table.collective[0] if len(table) else None
     if (loaded.collective, loaded.family) != (collective, table.family):
         files = ", ".join(s.path for s in table.sources)
-        raise InputError(f"{tree_path}: a {loaded.family} {loaded.collective} tree, but {files} "
-                         f"holds {table.family} {collective}: score a tree on fresh tables of "
+        raise InputError(f"{tree_path}: the tree decides {loaded.family} {loaded.collective}, but "
+                         f"{files} holds {table.family} {collective}: score a tree on fresh tables of "
                          "its own MPI family and collective")
 
 
