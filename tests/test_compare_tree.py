@@ -96,3 +96,16 @@ def test_refusals(tmp_path):
     assert "give NAME=TABLE" in refused("--tree", tree, fresh, "--peer", str(no_baseline))
     assert "--peer needs --tree" in refused(fresh, fresh, "--peer", f"x={fresh}")
     assert "give one or the other" in refused("--tree", tree, fresh, "--fresh")
+
+
+def test_the_exact_tree_scores_as_compare_a_b(tmp_path):
+    # the exact tree of A asked at B's cells decides A's best per cell: compare A B's figures
+    a_times = grid(slow={(2, 1, 1): 25.0, (4, 1, 0): 8.0})
+    tree = tree_of(tmp_path, "a", a_times)
+    a = tmp_path / "a.csv"
+    b = write(tmp_path / "b.csv", grid(slow={(2, 1, 6): 11.0, (4, 1, 0): 14.0, (4, 1024, 1): 30.0}))
+    r = collsel("compare", a, b, "--collective", "bcast", "--format", "json")
+    a_on_b = json.loads(r.stdout)["A->B"]["tree"]
+    mine = scored(tree, b)["tree"]
+    assert mine["mean"] > 0 and {k: mine[k] for k in ("cells", "mean", "median", "max")} == \
+        approx({k: a_on_b[k] for k in ("cells", "mean", "median", "max")})

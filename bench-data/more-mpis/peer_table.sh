@@ -1,7 +1,7 @@
 #!/bin/sh
 # The peer table of issue 31 (docs/guide/more-mpis.md, "The peer table"): per MPI and
-# collective, the tree collsel would deploy, built from the training table beside this script,
-# scored with `collsel compare --tree` on the fresh table (another seed), beside the MPI's
+# collective, the tree collsel would deploy (and the exact tree), built from the training table
+# beside this script, scored with `collsel compare --tree` on the fresh table (another seed), beside the MPI's
 # default and, for Intel MPI, its own tuner (mpitune_fast's file, measured as algorithm 0 in
 # <coll>-intel-autotuned-fresh.csv). Tuning wall times: the sweeps' and mpitune_fast's from
 # PROVENANCE.md, plus the build time measured here. Then the noise floor: `collsel compare
@@ -36,12 +36,13 @@ print("no cell scored | 0" if f["mean"] is None else
       "%.1f / %.1f / %.1f %% | %d" % (f["mean"], f["median"], f["max"], f["cells"]))' "$1"
 }
 
-# build OUT TABLE COLL [build flags]: collsel's recommended tree; prints the seconds it took
+# build OUT TABLE COLL [build flags]: a tree (--recommend: the recommended one); prints the
+# seconds it took
 build() {
     out=$1 table=$2 coll=$3
     shift 3
     t0=$(now)
-    "$collsel" build "$table" --collective "$coll" --recommend "$@" --out "$out" \
+    "$collsel" build "$table" --collective "$coll" "$@" --out "$out" \
         >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
     since "$t0"
 }
@@ -59,7 +60,8 @@ rows() {
     train="$here/$coll-$mpi.csv" fresh="$here/$coll-$mpi-fresh.csv"
     sweep=$(wall "/$coll-$mpi.csv\`")
     dir="$work/$mpi-$coll"
-    secs=$(build "$dir" "$train" "$coll")
+    secs=$(build "$dir" "$train" "$coll" --recommend)
+    exact_secs=$(build "$dir-exact" "$train" "$coll")
     case $mpi in
         openmpi5) target=ompi-rules name="Open MPI 5.0.11" ;;
         mpich5) target=mpich-json name="MPICH 5.0.2" ;;
@@ -81,7 +83,7 @@ rows() {
         for f in "$coll-$mpi.csv" "$coll-$mpi.csv.launches"; do
             awk -F, -v p="$tuned_p" '/^#/ || $1 == "collective" || $2 == p' "$here/$f" >"$p4/$f"
         done
-        secs_p4=$(build "$p4/tree" "$p4/$coll-$mpi.csv" "$coll")
+        secs_p4=$(build "$p4/tree" "$p4/$coll-$mpi.csv" "$coll" --recommend)
         still=$(deploys "$p4/tree/tree.json" "$target")
         [ -z "$still" ] || { echo "$coll: $target refuses the P=$tuned_p tree too: $still" >&2; exit 1; }
         # shellcheck disable=SC2086
@@ -90,6 +92,9 @@ rows() {
         echo "| $name | $coll | collsel, recommended P x m tree (not deployable: $target refuses it¹) | $(add "$sweep" "$secs") s ($sweep + $secs) | $(figures tree <"$work/rec.json") |"
         json="$work/p4.json"
     fi
+    "$collsel" compare --tree "$dir-exact/tree.json" "$fresh" --format json >"$work/exact.json"
+    refused=$(deploys "$dir-exact/tree.json" "$target")
+    echo "| $name | $coll | collsel, exact tree (${refused:+not deployable: }$target${refused:+ refuses it¹}) | $(add "$sweep" "$exact_secs") s ($sweep + $exact_secs) | $(figures tree <"$work/exact.json") |"
     echo "| $name | $coll | $name's default | 0 s | $(figures default <"$json") |"
     if [ "$mpi" = intel ]; then
         echo "| $name | $coll | Intel's tuner (mpitune_fast, its file) | $(wall mpitune_fast) s (bcast and allreduce together, P=$tuned_p) | $(figures peer:mpitune <"$json") |"
