@@ -109,3 +109,19 @@ def test_the_exact_tree_scores_as_compare_a_b(tmp_path):
     mine = scored(tree, b)["tree"]
     assert mine["mean"] > 0 and {k: mine[k] for k in ("cells", "mean", "median", "max")} == \
         approx({k: a_on_b[k] for k in ("cells", "mean", "median", "max")})
+
+
+def test_a_third_axis_must_match(tmp_path):
+    table = tmp_path / "z.csv"
+    with open(table, "w") as f:
+        f.write("collective,comm_size,msg_size,algorithm,segsize,ppn,time_us\n")
+        f.writelines(f"bcast,{p},{m},{a},0,{z},{t}\n" for (p, m, a), t in sorted(grid().items())
+                     for z in (1, 2))
+    r = collsel("build", table, "--z", "ppn", "--out", tmp_path / "oct")
+    assert r.returncode == 0, r.stderr
+    tree = tmp_path / "oct" / "tree.json"
+    assert scored(tree, table, "--z", "ppn")["tree"]["cells"] == 8
+    err = refused("--tree", tree, table)
+    assert "the tree decides on comm_size, msg_size, ppn" in err and "give --z ppn" in err
+    flat = tree_of(tmp_path, "flat", grid())
+    assert "drop --z" in refused("--tree", flat, table, "--z", "ppn")

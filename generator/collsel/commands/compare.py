@@ -175,7 +175,7 @@ def run_tree(args):
     for test in tests:
         deployed.check_tree_fits(loaded, args.tree, test)
     peers = _peers(args)
-    result = deployed.score_deployed(loaded, tests, map_settings(args), peers)
+    result = deployed.score_deployed(loaded, args.tree, tests, map_settings(args), peers)
     if args.format == "json":
         sys.stdout.write(json.dumps({"tree": args.tree, "tables": list(args.tables), **result},
                                     indent=1, allow_nan=False) + "\n")

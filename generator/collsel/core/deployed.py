@@ -26,6 +26,15 @@ def check_tree_fits(loaded, tree_path, table):
                          "its own MPI family and collective")
 
 
+def check_axes_fit(loaded, tree_path, test):
+    """Refuse a fresh map whose axes are not the tree's (a third axis given or missing)."""
+    have, want = [a.name for a in test.axes], [a.name for a in loaded.axes]
+    if have != want:
+        fix = f"give --z {want[2]}" if len(want) == 3 else "drop --z"
+        raise InputError(f"{tree_path}: the tree decides on {', '.join(want)}, the fresh tables "
+                         f"are mapped on {', '.join(have)}: {fix}")
+
+
 def baseline_rows(table, collective, path):
     """The algorithm-0 rows of a peer table's collective; refused when there are none."""
     rows = table.take((table.collective == collective)
@@ -48,7 +57,7 @@ def peer_times(rows, test, z_column=None):
     return np.where(np.isinf(grid), np.nan, grid)
 
 
-def score_deployed(loaded, fresh_tables, settings, peers=None):
+def score_deployed(loaded, tree_path, fresh_tables, settings, peers=None):
     """{"tree", "default", "peers": {name: figures}}: penalty figures (cells, mean, median,
     max) pooled over the measured cells of every fresh table; `peers` {name: algorithm-0
     rows}. The tree's figures also count `unscored_choices` (a method its fresh cell lacks)."""
@@ -56,6 +65,7 @@ def score_deployed(loaded, fresh_tables, settings, peers=None):
     parts = {"tree": [], "default": [], "best": [], **{("peer", n): [] for n in peers}}
     for table in fresh_tables:
         test = settings.build(table)
+        check_axes_fit(loaded, tree_path, test)
         chosen, best, base, flat = out_of_sample.deployed_times(loaded, test)
         parts["tree"].append(chosen)
         parts["best"].append(best)
