@@ -5,8 +5,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from collsel.commands.options import add_table_options, map_settings, select_each
-from collsel.core import out_of_sample, penalty, third_axis, tree
+from collsel.commands.options import add_table_options, map_settings, read_tables, select_each
+from collsel.core import deployed, out_of_sample, penalty, third_axis, tree, treefile
 from collsel.core.method_text import default_name
 from collsel.errors import InputError
 
@@ -20,7 +20,8 @@ def register(sub):
                     "tell from its best: its tied or ci_halfwidth_us columns, --tolerance), and "
                     "the MPI's default on the same cells of B; then the same from B to A. Two "
                     "sweeps of one grid made one after the other show how much of a decision is "
-                    "measurement noise. Tables: A B (exactly two).")
+                    "measurement noise. Tables: A B (exactly two); with --tree, FRESH tables "
+                    "(one or more) a deployed tree is scored on.")
     add_table_options(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--fresh", action="store_true",
@@ -37,6 +38,18 @@ def register(sub):
                         "both score, in µs, from the fresh tables' own times) and the number "
                         "of calls one probe must decide to pay for itself (cost / saving; "
                         "never when nothing is saved)")
+    p.add_argument("--tree", metavar="TREE.json",
+                   help="FRESH [FRESH ...]: score this deployed tree (collsel build's tree.json) "
+                        "on fresh runs instead: its decision in each measured cell of the FRESH "
+                        "tables (asked by value as collsel query asks it: its cuts, its "
+                        "`beyond`; defer = the fresh algorithm-0 time) against the cell's best "
+                        "measured method, pooled over the tables: penalty mean, median, max "
+                        "and cells, beside the MPI's default on the same cells")
+    p.add_argument("--peer", action="append", default=[], metavar="NAME=TABLE",
+                   help="with --tree, repeatable: another selection scored on the same cells, "
+                        "a table whose algorithm-0 rows are that selection's times on the "
+                        "fresh grid (e.g. a sweep of algorithm 0 under Intel MPI's tuning "
+                        "file); scored against the FRESH tables' best, so it can be negative")
     p.set_defaults(run=run_compare)
 
 
@@ -139,7 +152,51 @@ def _line(name, f):
             f"{f['max']:.2f}% on {f['cells']} cells")
 
 
+def _peers(args):
+    """{NAME: algorithm-0 rows} of the --peer NAME=TABLE options, each checked."""
+    out = {}
+    for text in args.peer:
+        name, sep, path = text.partition("=")
+        if not sep or not name or not path:
+            raise InputError(f"--peer {text}: give NAME=TABLE (e.g. "
+                             "mpitune=allreduce-intel-autotuned-fresh.csv)")
+        if name in out:
+            raise InputError(f"--peer {text}: the name {name} is given twice")
+        out[name] = deployed.baseline_rows(read_tables([path]), args.collective, path)
+    return out
+
+
+def run_tree(args):
+    if args.fresh or args.probe_cost_us is not None:
+        raise InputError("--tree scores a deployed tree; --fresh and --probe-cost-us score the "
+                         "trees compare builds itself: give one or the other")
+    loaded = treefile.load(args.tree)
+    tests = select_each(args)
+    for test in tests:
+        deployed.check_tree_fits(loaded, args.tree, test)
+    peers = _peers(args)
+    result = deployed.score_deployed(loaded, args.tree, tests, map_settings(args), peers)
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"tree": args.tree, "tables": list(args.tables), **result},
+                                    indent=1, allow_nan=False) + "\n")
+        return 0
+    sys.stdout.write(f"{args.tree} ({loaded.collective}) scored on {len(tests)} fresh "
+                     "table(s), against each cell's best measured method:\n")
+    sys.stdout.write(_line("the tree", result["tree"]) + "\n")
+    if result["tree"]["unscored_choices"]:
+        sys.stdout.write(f"  ({result['tree']['unscored_choices']} cell(s) unscored: the "
+                         "tree's method was not measured there)\n")
+    sys.stdout.write(_line(default_name(loaded.family), result["default"]) + "\n")
+    for name, figures in result["peers"].items():
+        sys.stdout.write(_line(f"peer {name}", figures) + "\n")
+    return 0
+
+
 def run_compare(args):
+    if args.tree is not None:
+        return run_tree(args)
+    if args.peer:
+        raise InputError("--peer needs --tree (a peer is scored beside a deployed tree)")
     if args.fresh:
         return run_fresh(args)
     if args.probe_cost_us is not None:

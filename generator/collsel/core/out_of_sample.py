@@ -160,15 +160,36 @@ def fold_times(fold, trees):
     test = fold.test
     cells, flat, placed, lookup = _held_out(fold)
     times = test.times.reshape(-1, len(test.methods))[flat]
-
-    def time_of(test_method):
-        got = times[np.arange(flat.size), np.maximum(test_method, 0)]
-        return np.where(test_method >= 0, got, np.nan)
-
+    time_of = lambda test_method: _time_of(times, test_method)  # noqa: E731
     chosen = [time_of(_choices(t, cells, placed, lookup)) for t in trees]
     fixed = int(np.argmin(cell_costs(fold.train).mean(axis=0)))
     return (chosen, test.best_time.reshape(-1)[flat], test.baseline_time.reshape(-1)[flat],
             time_of(np.where(placed, lookup[fixed], -1)))
+
+
+def _time_of(times, test_method):
+    """Per held-out cell (a row of `times`), the time of the held-out map's method given by
+    index; NaN where the index is -1."""
+    got = times[np.arange(len(times)), np.maximum(test_method, 0)]
+    return np.where(test_method >= 0, got, np.nan)
+
+
+def deployed_times(loaded, test):
+    """A deployed tree (core.treefile.LoadedTree) asked at the measured cells of map `test` by
+    value, as `collsel query` asks it (its cuts, `beyond` and the refusals): the time of its decision, "defer"
+    at test's algorithm-0 time, then the best and the default's times, as fold_times gives them,
+    and the cells' flat indexes."""
+    fold = Fold("deployed", loaded, test)
+    cells, flat, placed, lookup = _held_out(fold)
+    at = np.unravel_index(flat, test.shape)
+    decided = loaded.decide_cells(cells, np.asarray(test.axes[0].values)[at[0]],
+                                  np.asarray(test.axes[1].values)[at[1]])
+    times = test.times.reshape(-1, len(test.methods))[flat]
+    base = test.baseline_time.reshape(-1)[flat]
+    chosen = _time_of(times, np.where(placed, lookup[decided], -1))
+    if loaded.defer_index is not None:
+        chosen = np.where(placed & (decided == loaded.defer_index), base, chosen)
+    return chosen, test.best_time.reshape(-1)[flat], base, flat
 
 
 def cross_table(fold, t):

@@ -136,13 +136,19 @@ class LoadedTree:
         """(method index array) for query values, one array per axis; comm_size > beyond's
         `above` takes the defer method, and so does a method the MPI refuses at that P
         (core.fallbacks.refused; `refusals` False: the tree's leaves as they are)."""
-        chosen = self.tree.method[self.tree.leaf_of_cells(cells_of_values(self.axes, values))]
+        return self.decide_cells(cells_of_values(self.axes, values), values[0],
+                                 values[1] if len(values) > 1 else 0, refusals)
+
+    def decide_cells(self, cells, comm_size, msg_size=0, refusals=True):
+        """decide() for query values already placed on the tree's axes (`cells`, as
+        core.tree.cells_of_values gives them) with their communicator and message sizes (for
+        `beyond` and the refusals)."""
+        chosen = self.tree.method[self.tree.leaf_of_cells(cells)]
         if self.beyond is not None:
-            chosen = np.where(np.asarray(values[0]) > self.beyond.above, self.defer_index, chosen)
+            chosen = np.where(np.asarray(comm_size) > self.beyond.above, self.defer_index, chosen)
         if refusals and self.refusable:
             ids = np.array([m.algorithm for m in self.methods], dtype=np.int64)[chosen]
-            m = values[1] if len(values) > 1 else 0
-            chosen = np.where(fallbacks.refused(self.collective, ids, values[0], m),
+            chosen = np.where(fallbacks.refused(self.collective, ids, comm_size, msg_size),
                               self.defer_index, chosen)
         return chosen
 
