@@ -9,9 +9,13 @@ sizes, for trees of bcast, reduce and allreduce built from bench-data/tune-vm:
   runs (coll/tuned's fixed decision);
 - the results are correct; without the component the comparison fails;
 - a corrupt blob is reported on one line and the program runs Open MPI's own decisions.
+The same holds for the other 11 collectives (collsel's benchmark under the probe) and for the
+mpi4py program libcollsel is tested with (libcollsel_mpi4py.py: bcast, reduce, allreduce,
+allgather, alltoall), at mpi4py's default thread level, MPI_THREAD_MULTIPLE.
 Overhead (printed, nothing asserted on times): 1-byte bcast and allreduce at P = 2, ns per call,
 plain and with coll/collsel; MPI_Comm_split + free x 1,000 with and without.
 """
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -44,6 +48,10 @@ BENCH_SIZES = {c: (1, 64, 4096, 65536) for c in FUNCTIONS if c not in COLLECTIVE
 BENCH_SIZES.update(barrier=(0,), reduce_scatter=(64, 4096, 65536))
 SIZES = (1, 64, 4096, 65536, 1048576)
 COMM_SIZES = (2, 3, 4)
+MPI4PY_PROGRAM = HERE / "libcollsel_mpi4py.py"
+MPI4PY_SIZES = {c: SIZES if c in COLLECTIVES else BENCH_SIZES[c]
+                for c in ("bcast", "reduce", "allreduce", "allgather", "alltoall")}
+COLLECTIVE_OF = {f: c for c, functions in FUNCTIONS.items() for f in functions.values()}
 RUN = ["--allow-run-as-root", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1",
        "--mca", "btl", "self,vader"]
 
@@ -67,10 +75,12 @@ def component():
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
     """{"c": the check program, "fortran": its `use mpi` twin (None without gfortran),
+    "python": the interpreter that runs MPI4PY_PROGRAM (None without mpi4py, a [test] extra),
     "probe": the probe library}."""
     where = tmp_path_factory.mktemp("programs")
     out = {"c": where / "ompi_component_check", "probe": where / "coll_probe.so",
-           "fortran": None}
+           "fortran": None,
+           "python": sys.executable if importlib.util.find_spec("mpi4py") else None}
     run(["mpicc.openmpi", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pthread",
          HERE / "ompi_component_check.c", "-o", out["c"]])
     if shutil.which("mpif90.openmpi") and shutil.which("gfortran"):
@@ -120,17 +130,26 @@ def launch(programs, np, argv, mca=(), probe_dir=None, language="c"):
                           timeout=150)
 
 
+def outermost_calls(probe_dir):
+    """{(coll/base function, m)} of the outermost calls on MPI_COMM_WORLD over all ranks (the
+    probe numbers the communicators a program dups; mpi4py's object collectives run on one)."""
+    calls = set()
+    for path in probe_dir.glob("probe.*"):
+        for line in path.read_text().splitlines():
+            comm, function, nested, nbytes, _ = line.split()
+            if comm == "-1" and nested == "0":
+                calls.add((function.removeprefix("ompi_coll_base_"), int(nbytes)))
+    return calls
+
+
 def traced(programs, collective, np, mca, probe_dir, language="c"):
     """({m: the set of outermost coll/base functions over ranks}, launch) of one checked run."""
     done = launch(programs, np, ["check", collective, *SIZES], mca, probe_dir, language)
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert done.stdout.splitlines() == [f"check {collective} m={m} ok" for m in SIZES]
     ran = defaultdict(set)
-    for path in probe_dir.glob("probe.*"):
-        for line in path.read_text().splitlines():
-            comm, function, nested, nbytes, _ = line.split()
-            if comm == "-1" and nested == "0":
-                ran[int(nbytes)].add(function.removeprefix("ompi_coll_base_"))
+    for function, m in outermost_calls(probe_dir):
+        ran[m].add(function)
     return dict(ran), done
 
 
@@ -168,6 +187,44 @@ def test_component_decides_as_collsel_query(collective, language, component, pro
         report.append(f"P={np}: {len(SIZES)} sizes as collsel query ({deferred} deferred, "
                       f"ran coll/tuned's choice)")
     print(f"{language} {collective}: " + "; ".join(report))
+
+
+def mpi4py_traced(programs, np, mca, probe_dir):
+    """({collective: {m: outermost functions}}, launch) of one run of MPI4PY_PROGRAM at
+    mpi4py's default thread level (asserted: MPI_THREAD_MULTIPLE), every result checked."""
+    argv = [MPI4PY_PROGRAM] + [a for c, ms in MPI4PY_SIZES.items() for m in ms for a in (c, m)]
+    done = launch(programs, np, argv, mca, probe_dir, "python")
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["provided=multiple"] + [
+        f"check {c} m={m} mpi4py ok" for c, ms in MPI4PY_SIZES.items() for m in ms]
+    ran = defaultdict(lambda: defaultdict(set))
+    for function, m in outermost_calls(probe_dir):
+        ran[COLLECTIVE_OF[function]][m].add(function)
+    return ran, done
+
+
+def test_mpi4py_decides_as_collsel_query(component, programs, trees, tmp_path):
+    """The mpi4py program, unmodified, at its default MPI_THREAD_MULTIPLE: coll/collsel
+    decides there too (Open MPI hands it every communicator whatever the thread level)."""
+    if programs["python"] is None:
+        pytest.skip("mpi4py is not installed in this venv (pip install -e '.[test]')")
+    report, changed_total = [], 0
+    for np in COMM_SIZES:
+        plain, _ = mpi4py_traced(programs, np, (), tmp_path / f"plain{np}")
+        ran, done = mpi4py_traced(programs, np, with_component(component, trees["dir"]),
+                                  tmp_path / f"collsel{np}")
+        assert "coll/collsel" not in done.stderr, done.stderr
+        counts = []
+        for c, sizes in MPI4PY_SIZES.items():
+            wrong, deferred = mismatches(c, trees[c], np, ran[c], plain[c], sizes)
+            assert wrong == [], c
+            changed = sum(1 for m in sizes if ran[c][m] != plain[c][m])
+            counts.append(f"{c} {len(sizes) - deferred}+{deferred} ({changed} changed)")
+            changed_total += changed
+        report.append(f"P={np}: " + ", ".join(counts))
+    assert changed_total, "the trees' decisions equal Open MPI's own at every point"
+    print("mpi4py, provided=multiple, forced+deferred sizes as collsel query (sizes where "
+          "the function differs from a launch without coll/collsel): " + "; ".join(report))
 
 
 def bench_traced(programs, collective, np, mca, where):

@@ -115,9 +115,11 @@ def bench_program():
     return bench.locate()
 
 
-def run_once(program, rules, collective="bcast", size=M):
-    cmd = ["timeout", "60", "mpirun", "--allow-run-as-root", "--oversubscribe",
-           "--mca", "mpi_yield_when_idle", "1", "-np", str(P)]
+def run_once(program, rules, collective="bcast", size=M, mpirun="mpirun", nprocs=P,
+             spread=("--oversubscribe", "--mca", "mpi_yield_when_idle", "1")):
+    """The median µs of one benchmark launch; `spread`: the launch options for more ranks than
+    cores (empty for a launch that fits the cores: steadier)."""
+    cmd = ["timeout", "60", mpirun, "--allow-run-as-root", *spread, "-np", str(nprocs)]
     if rules is not None:
         cmd += ["--mca", "coll_tuned_use_dynamic_rules", "1",
                 "--mca", "coll_tuned_dynamic_rules_filename", str(rules)]
@@ -194,41 +196,58 @@ AT_LEAST = {"allreduce": 2.0, "alltoall": 1.5, "allgather": 1.25}
 PATHOLOGICAL_ROUNDS = 5
 
 
-@pytest.fixture(scope="module")
-def pathological_file(tmp_path_factory):
-    d = tmp_path_factory.mktemp("pathological")
+def write_pathological_file(d, picks, comm_size):
+    """One rules file of the tune-vm trees of `picks` ({collective: (bad algorithm, segsize)}),
+    each made from a table where the bad method looks fastest at `comm_size` from 512 KiB; its
+    picks at (comm_size, M) checked."""
     trees = []
-    for coll, (alg, seg) in PATHOLOGICAL.items():
+    for coll, (alg, seg) in picks.items():
         table = d / f"{coll}.csv"
-        pathological_table(REPO / "bench-data" / "tune-vm" / f"{coll}.csv", table, P, alg, seg)
+        pathological_table(REPO / "bench-data" / "tune-vm" / f"{coll}.csv", table, comm_size,
+                           alg, seg)
         collsel("build", table, "--collective", coll, "--max-depth", 4, "--out", d / coll)
         trees.append(d / coll / "tree.json")
     collsel("emit", "--target", "ompi-rules", *trees, "--out", d / "bad.conf")
+    for coll, (alg, seg) in picks.items():
+        picked = collsel("check-rules", d / "bad.conf", "--collective", coll, "--ids",
+                         "--query", comm_size, M).split()
+        assert picked == [str(alg), str(seg), "0"], (coll, picked)
     return d / "bad.conf"
+
+
+def default_against_bad(program, bad_file, picks, rounds, title, **launch):
+    """{collective: median over `rounds` of bad / default}: per round and collective a launch
+    without the file then one with it (run_once's `launch` options), under the measurement
+    lock; prints every launch's µs."""
+    times = {(c, v): [] for c in picks for v in ("default", "bad")}
+    with measurement_lock():
+        for _ in range(rounds):
+            for coll in picks:
+                times[coll, "default"].append(run_once(program, None, coll, **launch))
+                times[coll, "bad"].append(run_once(program, bad_file, coll, **launch))
+    print(f"\n{title}, {rounds} rounds of default then {bad_file.name} (µs per launch; median "
+          f"of the rounds' ratios):")
+    slower = {}
+    for coll, (alg, seg) in picks.items():
+        default, bad = times[coll, "default"], times[coll, "bad"]
+        slower[coll] = statistics.median(b / d for b, d in zip(bad, default))
+        print(f"  {coll:9} default {' '.join(f'{t:6.0f}' for t in default)} (median "
+              f"{statistics.median(default):.0f})  |  {alg}:{seg} "
+              f"{' '.join(f'{t:6.0f}' for t in bad)} (median {statistics.median(bad):.0f})  "
+              f"= {slower[coll]:.1f}x")
+    return slower
+
+
+@pytest.fixture(scope="module")
+def pathological_file(tmp_path_factory):
+    return write_pathological_file(tmp_path_factory.mktemp("pathological"), PATHOLOGICAL, P)
 
 
 @pytest.mark.timing
 def test_a_pathological_file_is_slower_than_the_default_for_three_collectives(
         pathological_file):
-    for coll, (alg, seg) in PATHOLOGICAL.items():
-        picked = collsel("check-rules", pathological_file, "--collective", coll, "--ids",
-                         "--query", P, M).split()
-        assert picked == [str(alg), str(seg), "0"], (coll, picked)
-    program = bench_program()
-    times = {(c, v): [] for c in PATHOLOGICAL for v in ("default", "bad")}
-    with measurement_lock():
-        for _ in range(PATHOLOGICAL_ROUNDS):
-            for coll in PATHOLOGICAL:
-                times[coll, "default"].append(run_once(program, None, coll))
-                times[coll, "bad"].append(run_once(program, pathological_file, coll))
-    print(f"\nP={P} m={M} under real Open MPI, {PATHOLOGICAL_ROUNDS} rounds of default then "
-          f"{pathological_file.name} (µs per launch; median of the rounds' ratios):")
-    slower = {}
-    for coll, (alg, seg) in PATHOLOGICAL.items():
-        default, bad = times[coll, "default"], times[coll, "bad"]
-        slower[coll] = statistics.median(b / d for b, d in zip(bad, default))
-        print(f"  {coll:9} default {' '.join(f'{t:6.0f}' for t in default)}  |  {alg}:{seg} "
-              f"{' '.join(f'{t:6.0f}' for t in bad)}  = {slower[coll]:.1f}x")
+    slower = default_against_bad(bench_program(), pathological_file, PATHOLOGICAL,
+                                 PATHOLOGICAL_ROUNDS, f"P={P} m={M} under real Open MPI")
     for coll, ratio in AT_LEAST.items():
         assert slower[coll] > ratio, (coll, slower)
 
