@@ -357,18 +357,31 @@ def test_mpich_collectives_decide_as_query(p, library, mpich_trees, program):
           f"MPI_Bcast_c / MPI_Allreduce_c, inter), each call as owed: {dict(outcomes)}")
 
 
-def test_mpich_allreduce_overhead(library, mpich_trees):
+def test_mpich_allreduce_overhead(library, mpich_trees, tmp_path):
     """Prints (asserts nothing on times) ns per 1-byte MPI_Allreduce at P = 2 through libcollsel
     under MPICH against PMPI_Allreduce in the same launch (libcollsel_overhead.c): with the
     MPICH allreduce tree (at P = 2, 1 byte it forces an algorithm: the variable written before
-    the call and reset after), and without the library (the same two paths: noise)."""
+    the call and reset after), with tests/defer_tree.py's tree (it defers there: the
+    interposition alone), and without the library (the same two paths: noise)."""
+    import json
+    sys.path.insert(0, str(REPO / "tests"))
+    import defer_tree   # tests/defer_tree.py
+    document = defer_tree.document("allreduce")
+    for method in document["methods"][1:]:   # MPICH ids: recursive_doubling in both forced leaves
+        method.update(algorithm=3, name="recursive_doubling")
+    (tmp_path / "tree.json").write_text(json.dumps(document))
+    (tmp_path / "defer").mkdir()
+    run(["collsel", "emit", "--target", "blob", tmp_path / "tree.json", "--out",
+         tmp_path / "defer" / "allreduce.bin"])
     exe = BIN / "libcollsel_overhead-mpich-allreduce"
     run(["mpicc.mpich", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror",
          HERE / "libcollsel_overhead.c", "-o", exe])
     (choice,) = query(mpich_trees["allreduce"]["json"], [(2, 1)])
     out = []
-    for what, env, preload in ((f"tree alg={choice[0]}", {"COLLSEL_TREES": mpich_trees["dir"]},
-                                (library["mpich"],)), ("no library", {}, ())):
-        done = launch("mpich", 2, [exe, 1, 20000, 9, "allreduce"], env, preload)
+    for what, trees_dir in ((f"MPICH tune's tree, alg={choice[0]}", mpich_trees["dir"]),
+                            ("defer tree", tmp_path / "defer"), ("no library", None)):
+        env = {"COLLSEL_TREES": trees_dir} if trees_dir else {}
+        done = launch("mpich", 2, [exe, 1, 20000, 9, "allreduce"], env,
+                      (library["mpich"],) if trees_dir else ())
         out.append(f"mpich m=1 {what}: {done.stdout.strip()}")
     print("\n".join(out))
