@@ -31,22 +31,40 @@ LC_EXPORT void collsel_pmpi_counts_get(collsel_pmpi_counts *counts)
 
 /* ---- MPI_Init: load, check, agree ---- */
 
-/* Everything one rank can find wrong, in order; 0 or 1 with msg. */
+/* setup_local's verdicts: fine, wrong (msg says what; agree() adds the consequence), or a
+ * refusal whose msg is the whole sentence */
+enum { SETUP_OK, SETUP_FAILED, SETUP_FAILED_SAID };
+
+/* COLLSEL_SERIAL_COLLECTIVES=1: the user's word that no two threads of a process are ever
+ * inside collectives at once (a Python program calling MPI from one thread), which makes
+ * MPICH's process-global algorithm variable safe to write per call at MPI_THREAD_MULTIPLE. */
+static int serial_collectives(void)
+{
+    const char *word = getenv("COLLSEL_SERIAL_COLLECTIVES");
+    return word && strcmp(word, "1") == 0;
+}
+
+/* Everything one rank can find wrong, in order; SETUP_OK, or a failure with msg. */
 static int setup_local(int provided, char *msg, size_t msg_size)
 {
     const char *spec = getenv("COLLSEL_TREES");
     int level, c;
     if (!spec || !*spec) {
         snprintf(msg, msg_size, "COLLSEL_TREES is not set");
-        return 1;
+        return SETUP_FAILED;
     }
-    if (provided == MPI_THREAD_MULTIPLE && LC_FAMILY == COLLSEL_TREE_FAMILY_MPICH) {
-        snprintf(msg, msg_size, "MPI_THREAD_MULTIPLE under MPICH: the algorithm variable "
-                 "written for each call is process-global, another thread's call would see it");
-        return 1;
+    /* MPIR_CVAR_<COLL>_INTRA_ALGORITHM, written around each call, is read by every thread's
+     * collectives and by MPICH's internal ones: another thread's call at the same time could
+     * run a different algorithm than its peers on other ranks */
+    if (provided == MPI_THREAD_MULTIPLE && LC_FAMILY == COLLSEL_TREE_FAMILY_MPICH
+        && !serial_collectives()) {
+        snprintf(msg, msg_size, "MPICH at MPI_THREAD_MULTIPLE: every collective passes through "
+                 "to MPICH's own choice; set COLLSEL_SERIAL_COLLECTIVES=1 if no two threads run "
+                 "collectives at once");
+        return SETUP_FAILED_SAID;
     }
     if (lc_trees_load(spec, &g.trees, msg, msg_size))
-        return 1;
+        return SETUP_FAILED;
     for (c = 0; c < LC_NCOLL; c++) {   /* format 2 says whose algorithm ids the tree holds */
         int family = g.trees.tree[c] ? collsel_tree_family(g.trees.tree[c])
                                      : COLLSEL_TREE_FAMILY_UNKNOWN;
@@ -54,21 +72,21 @@ static int setup_local(int provided, char *msg, size_t msg_size)
             snprintf(msg, msg_size, "the %s tree holds %s algorithm ids, this library serves %s",
                      lc_coll_names[c], family == COLLSEL_TREE_FAMILY_MPICH ? "MPICH" : "Open MPI",
                      LC_FAMILY == COLLSEL_TREE_FAMILY_MPICH ? "MPICH" : "Open MPI");
-            return 1;
+            return SETUP_FAILED;
         }
     }
     if (MPI_T_init_thread(provided, &level) != MPI_SUCCESS) {
         snprintf(msg, msg_size, "MPI_T_init_thread failed");
-        return 1;
+        return SETUP_FAILED;
     }
     g.mpit = 1;
     if (lc_force_init(&g.trees, msg, msg_size))
-        return 1;
+        return SETUP_FAILED;
     if (lc_comm_init(provided == MPI_THREAD_MULTIPLE) != MPI_SUCCESS) {
         snprintf(msg, msg_size, "cannot create a communicator attribute key");
-        return 1;
+        return SETUP_FAILED;
     }
-    return 0;
+    return SETUP_OK;
 }
 
 /* All ranks serve, or none: every rank's verdict and trees (CRC-32, -1 for none) compared. */
@@ -85,7 +103,8 @@ static int agree(int failed, const char *msg, int rank)
     for (c = 1; c <= LC_NCOLL; c++)
         same &= low[c] == high[c];
     if (high[0] && rank == first)
-        fprintf(stderr, "libcollsel: %s; passing every collective through\n", msg);
+        fprintf(stderr, "libcollsel: %s%s\n", msg,
+                failed == SETUP_FAILED_SAID ? "" : "; passing every collective through");
     else if (!high[0] && !same && rank == 0)
         fprintf(stderr, "libcollsel: the ranks loaded different trees (COLLSEL_TREES differs "
                         "between nodes?); passing every collective through\n");

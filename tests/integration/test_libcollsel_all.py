@@ -11,20 +11,23 @@
   - Variants (P = 3, 4): roots P-1, MPI_INT, MPI_IN_PLACE, a non-commutative op, unequal
     counts, an inter-communicator: results correct, passes only for the documented reasons.
   - 10,000 communicators, each used by one collective and freed: no state or shadow left.
-  - MPICH 4.0: bcast and reduce (trees of the paired MPICH sweeps) and six more collectives
-    given reduce's MPICH tree decide as `collsel query` (MPIR_CVAR_<COLL>_INTRA_ALGORITHM by
-    force_mpich.c's names); the rest pass ("no-tree"); results correct; MPI_Bcast_c /
-    MPI_Allreduce_c (MPI 4) decide as MPI_Bcast / MPI_Allreduce.
+  - MPICH 4.0, P = 2, 3, 4: the exact tree of each of the 14 tables of the MPICH tune
+    (bench-data/more-mpis/tune-mpich/<coll>/table.csv): every collective decides as `collsel
+    query` on every rank, m on both sides of every rule boundary (MPIR_CVAR_<COLL>_INTRA_
+    ALGORITHM by force_mpich.c's names); results correct. The variants (roots, MPI_INT,
+    MPI_IN_PLACE, a non-commutative op, unequal counts, MPI_Bcast_c / MPI_Allreduce_c, an
+    inter-communicator), call by call: decided as the tree, or passed with the reason owed
+    (a non-commutative op where the tree forces a reduction's algorithm: "noncommutative").
+    The per-call cost of a 1-byte allreduce at P = 2 against PMPI_Allreduce is printed.
 """
 import re
-import zlib
 from collections import defaultdict
 
 import pytest
 
 from collsel.core import fallbacks, treefile
 from test_libcollsel import (BIN, DYNAMIC_RULES, HERE, REPO, counts_of, expected_rules, launch,
-                             library, query, run, trees)
+                             library, query, run)
 
 COLLECTIVES = ("bcast", "reduce", "allreduce", "allgather", "allgatherv", "alltoall",
                "alltoallv", "barrier", "exscan", "gather", "reduce_scatter",
@@ -76,9 +79,9 @@ def refused(family, collective, p, m, choice):
     return "unusable" if entry and entry.runs is None else None
 
 
-def boundary_sizes(tree, p, collective):
+def boundary_sizes(tree, p, collective, max_m=MAX_M, most=8):
     """m on both sides of every rule boundary of the tree at P and inside each rule, at most
-    MAX_M bytes, at most 8; m = 0 for barrier."""
+    max_m bytes, the `most` smallest (None: all); m = 0 for barrier."""
     if collective == "barrier":
         return [0]
     rules = expected_rules(tree, p)
@@ -87,8 +90,8 @@ def boundary_sizes(tree, p, collective):
         out |= {m - 1, m}
     for (a, _), (b, _) in zip(rules, rules[1:] + [(2 * rules[-1][0] + 64, None)]):
         out.add((a + b) // 2)
-    sizes = sorted(m for m in out if 0 < m <= MAX_M)
-    return sizes[:8]
+    sizes = sorted(m for m in out if 0 < m <= max_m)
+    return sizes[:most]
 
 
 @pytest.fixture(scope="module")
@@ -242,35 +245,90 @@ def test_open_mpi_10000_communicators_leave_nothing(library, all_trees, program)
           f"{made} shadow communicators made and freed; live after: {after}")
 
 
-# collectives given the paired MPICH reduce tree under their own name (its ids 0-4 are MPICH
-# algorithms of each: force_mpich.c)
-RENAMED = ("allreduce", "allgather", "allgatherv", "alltoall", "reduce_scatter",
-           "reduce_scatter_block")
+# ---- MPICH 4.0 -----------------------------------------------------------------------------
+
+MPICH_TUNE = REPO / "bench-data" / "more-mpis" / "tune-mpich"   # collsel tune --mpi mpich, P 2-4
+_mpich_built = {}   # the session's one build per collective (test_libcollsel_apps.py shares it)
 
 
 @pytest.fixture(scope="module")
-def mpich_trees(trees):
-    """The paired MPICH bcast and reduce trees, and reduce's blob renamed to each of RENAMED
-    (`collsel emit` refuses an MPICH tree of a collective collsel has no MPICH sweep of)."""
-    directory = BIN / "trees-all" / "mpich"
-    directory.mkdir(parents=True, exist_ok=True)
-    for c in ("bcast", "reduce"):
-        (directory / f"{c}.bin").write_bytes(trees["mpich"][c]["blob"].read_bytes())
-    for c in RENAMED:
-        data = bytearray(trees["mpich"]["reduce"]["blob"].read_bytes())
-        data[16:32] = c.replace("reduce_scatter_block", "reduce_scat_blk").encode().ljust(16, b"\0")
-        data[-4:] = zlib.crc32(bytes(data[:-4])).to_bytes(4, "little")
-        (directory / f"{c}.bin").write_bytes(bytes(data))
-    return {"dir": directory, **{c: trees["mpich"][c] for c in ("bcast", "reduce")},
-            **{c: trees["mpich"]["reduce"] for c in RENAMED}}
+def mpich_trees(tmp_path_factory):
+    """{collective: {json, blob, cuts}} and "dir": the exact tree (no --recommend, no depth
+    limit: most recommended trees of a 6-minute tune are one leaf) of each MPICH 4.0 table of
+    bench-data/more-mpis/tune-mpich, emitted as blobs into the session's tmp dir."""
+    if not _mpich_built:
+        base = tmp_path_factory.mktemp("mpich-trees")
+        directory = base / "blobs"
+        directory.mkdir()
+        for c in COLLECTIVES:
+            work = base / c
+            run(["collsel", "build", MPICH_TUNE / c / "table.csv", "--collective", c,
+                 "--out", work])
+            run(["collsel", "emit", "--target", "blob", work / "tree.json", "--out",
+                 directory / f"{c}.bin"])
+            loaded = treefile.load(work / "tree.json")
+            assert loaded.family == "mpich", (c, loaded.family)
+            _mpich_built[c] = {"json": work / "tree.json", "blob": directory / f"{c}.bin",
+                               "cuts": list(loaded.axes[1].cuts)}
+        _mpich_built["dir"] = directory
+    return _mpich_built
+
+
+def spread(collective, p, n, variant):
+    """The largest count minus the smallest of a v-collective's call in libcollsel_all.c's
+    cases: reduce_scatter's total n split as the benchmark does (n / P, one more for the first
+    n mod P), "uneven" adds 2 x rank to each count; 0 for the other collectives."""
+    if collective not in ("allgatherv", "reduce_scatter"):
+        return 0
+    base = ([n // p + (d < n % p) for d in range(p)] if collective == "reduce_scatter"
+            else [n] * p)
+    counts = [b + (2 * d if "uneven" in variant else 0) for d, b in enumerate(base)]
+    return max(counts) - min(counts)
+
+
+def variant_outcomes(stdout, stderr, p, tree_of):
+    """The "cases" program under MPICH, call by call: each rank's traced calls of a collective
+    in order are its check lines of that collective in order (every rank prints the same
+    checks, stdout joined in rank order). Each call's trace must be what libcollsel owes that
+    variant at the tree's choice `collsel query` gives at (P, m), in pmpi.c's order: counts
+    further apart than the measured ones pass ("unequal-counts"), a pof2-only method at another
+    P passes ("unusable"), a non-commutative op passes where the tree forces an MPICH method
+    ("noncommutative": MPICH's reduction algorithms are not read for operand order,
+    force_mpich.c), reduce_scatter's noncommutative method passes counts one apart
+    ("unequal-counts"), and the rest decide as the tree. Returns {outcome: calls}."""
+    checks = CHECK.findall(stdout)
+    per_rank = len(checks) // p
+    variants = defaultdict(list)   # collective -> variants in call order (rank 0's, = every rank's)
+    for c, n, variant, _ in checks[:per_rank]:
+        if variant != "inter":   # traced with the rank in the group: counted apart
+            variants[c].append((int(n), variant))
+    calls = defaultdict(list)      # (collective, rank) -> traced calls in order
+    outcomes = defaultdict(int)
+    for c, rank, pp, m, choice, why in traced(stderr):
+        if why == "inter":
+            outcomes["pass=inter"] += 1
+        else:
+            calls[c, rank].append((pp, m, choice, why))
+    for (c, rank), made in sorted(calls.items()):
+        assert len(made) == len(variants[c]), (c, rank, len(made), variants[c])
+        want = query(tree_of[c]["json"], [(pp, m) for pp, m, _, _ in made])
+        for (n, variant), (pp, m, choice, why), w in zip(variants[c], made, want):
+            owed = ("unequal-counts" if spread(c, pp, n, variant) > (c == "reduce_scatter")
+                    else refused("mpich", c, pp, m, w)
+                    or ("noncommutative" if "noncommutative" in variant and w[0] else None)
+                    or ("unequal-counts" if spread(c, pp, n, variant)
+                        and MPICH_POF2_ONLY.get(c) == w[0] else None))
+            assert (choice, why) == ((None, owed) if owed else (w, None)), \
+                (c, rank, pp, m, variant, w, choice, why)
+            outcomes[f"pass={owed}" if owed else "decided"] += 1
+    return outcomes
 
 
 @pytest.mark.parametrize("p", (2, 3, 4))
 def test_mpich_collectives_decide_as_query(p, library, mpich_trees, program):
-    served = ("bcast", "reduce", *RENAMED)
-    sizes = {c: boundary_sizes(mpich_trees[c], p, c) if c in served else [1, 4096]
+    # every boundary of the MPICH trees (the largest cut: 2 MiB + 1)
+    sizes = {c: boundary_sizes(mpich_trees[c], p, c, max_m=4 << 20, most=None)
              for c in COLLECTIVES}
-    sizes["barrier"] = [0]
     argv = [program["mpich"], "sizes", *(f"{c}:{','.join(map(str, ms))}"
                                          for c, ms in sizes.items())]
     env = {"COLLSEL_TREES": mpich_trees["dir"], "COLLSEL_TRACE": "1"}
@@ -278,16 +336,52 @@ def test_mpich_collectives_decide_as_query(p, library, mpich_trees, program):
     calls = sum(len(ms) for ms in sizes.values())
     checks_ok(done.stdout, p * calls)
     trace = traced(done.stderr)
-    assert len(trace) == p * calls
-    passes = decided_as_query("mpich", trace, mpich_trees, set())
-    assert {c for c, *_, choice, why in trace if choice} == set(served)
-    passes.pop("unusable", None)
-    passes.pop("unequal-counts", None)   # reduce_scatter noncommutative, m mod P != 0
-    assert passes == {"no-tree": p * sum(len(sizes[c]) for c in COLLECTIVES if c not in served)}
+    assert len(trace) == p * calls, (len(trace), p * calls)
+    seen = set()
+    passes = decided_as_query("mpich", trace, mpich_trees, seen)
+    # every collective force_mpich.c names is interposed and decides on every rank
+    assert {c for c, *_, choice, why in trace if choice} == set(COLLECTIVES)
+    # a pof2-only method at another P, or reduce_scatter's noncommutative one at counts m mod P
+    # apart: the only passes of plain calls (decided_as_query checked each reason)
+    assert set(passes) <= {"unusable", "unequal-counts"}, passes
+    forced = sum(1 for *_, w in seen if w[0])
     cases = launch("mpich", p, [program["mpich"], "cases", 5], env, (library["mpich"],))
     found = checks_ok(cases.stdout, p * 68)
-    variants = decided_as_query("mpich", traced(cases.stderr), mpich_trees, set())
+    outcomes = variant_outcomes(cases.stdout, cases.stderr, p, mpich_trees)
+    assert outcomes["pass=inter"] == 2 * p, outcomes   # allreduce, bcast
     assert sum(1 for v in found if v[2] == "large-count") == 2 * p
-    print(f"mpich P={p}: {calls} calls x {p} ranks: {', '.join(served)} decided as collsel query "
-          f"(the others: {dict(passes)}); {len(found)} variant checks ok (MPI_Bcast_c, "
-          f"MPI_Allreduce_c among them), passed {dict(variants)}")
+    print(f"mpich P={p}: {calls} calls x {p} ranks decided as collsel query, all "
+          f"{len(COLLECTIVES)} collectives ({len(seen)} distinct points, {forced} of them a "
+          f"forced MPICH algorithm), passed {dict(passes)}, results correct; {len(found)} "
+          f"variant checks ok (roots, MPI_INT, MPI_IN_PLACE, non-commutative, uneven, "
+          f"MPI_Bcast_c / MPI_Allreduce_c, inter), each call as owed: {dict(outcomes)}")
+
+
+def test_mpich_allreduce_overhead(library, mpich_trees, tmp_path):
+    """Prints (asserts nothing on times) ns per 1-byte MPI_Allreduce at P = 2 through libcollsel
+    under MPICH against PMPI_Allreduce in the same launch (libcollsel_overhead.c): with the
+    MPICH allreduce tree (at P = 2, 1 byte it forces an algorithm: the variable written before
+    the call and reset after), with tests/defer_tree.py's tree (it defers there: the
+    interposition alone), and without the library (the same two paths: noise)."""
+    import json
+    sys.path.insert(0, str(REPO / "tests"))
+    import defer_tree   # tests/defer_tree.py
+    document = defer_tree.document("allreduce")
+    for method in document["methods"][1:]:   # MPICH ids: recursive_doubling in both forced leaves
+        method.update(algorithm=3, name="recursive_doubling")
+    (tmp_path / "tree.json").write_text(json.dumps(document))
+    (tmp_path / "defer").mkdir()
+    run(["collsel", "emit", "--target", "blob", tmp_path / "tree.json", "--out",
+         tmp_path / "defer" / "allreduce.bin"])
+    exe = BIN / "libcollsel_overhead-mpich-allreduce"
+    run(["mpicc.mpich", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror",
+         HERE / "libcollsel_overhead.c", "-o", exe])
+    (choice,) = query(mpich_trees["allreduce"]["json"], [(2, 1)])
+    out = []
+    for what, trees_dir in ((f"MPICH tune's tree, alg={choice[0]}", mpich_trees["dir"]),
+                            ("defer tree", tmp_path / "defer"), ("no library", None)):
+        env = {"COLLSEL_TREES": trees_dir} if trees_dir else {}
+        done = launch("mpich", 2, [exe, 1, 20000, 9, "allreduce"], env,
+                      (library["mpich"],) if trees_dir else ())
+        out.append(f"mpich m=1 {what}: {done.stdout.strip()}")
+    print("\n".join(out))
