@@ -46,7 +46,7 @@ def _p_ranges(path, loaded):
         more = int(deferring.sum()) - 1
         raise InputError(
             f"{path}: this {coll} tree defers to Intel MPI's default at P = "
-            f"{loaded.axes[0].values[row]:g}, m = {loaded.axes[1].values[col]:g} B"
+            f"{loaded.axes[0].values[row]:g}, m = {int(loaded.axes[1].values[col])} B"
             f"{f' (and {more} more cells)' if more else ''}; Intel MPI's JSON tuning file "
             "cannot defer one range (preset 0 runs its basic selection logic, not its tuning), "
             "so --target intel-json cannot carry it (rebuild with --no-defer, or use --target "
