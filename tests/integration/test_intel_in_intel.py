@@ -118,14 +118,15 @@ def test_allreduce_by_communicator_size_runs_the_files_decision(probe, tmp_path)
 
 
 def median_seconds(probe, variants, reps=3):
-    """{name: median seconds per call} of a P = 2, 1 MiB bcast under each {name: settings},
-    launches alternated so that a change of load hits every variant."""
+    """({name: median seconds per call}, {name: [seconds per call]}) of a P = 2, 1 MiB bcast
+    under each {name: settings}, 100 calls a launch (20 were too few to be steady on a loaded
+    machine), launches alternated so that a change of load hits every variant."""
     exe, _ = probe
     times = {name: [] for name in variants}
     for _ in range(reps):
         for name, extra in variants.items():
             done = subprocess.run([str(HOME / "bin" / "mpirun"), "-n", "2", str(exe), "bcast",
-                                   "1048576", "20"], capture_output=True, text=True,
+                                   "1048576", "100"], capture_output=True, text=True,
                                   timeout=300, stdin=subprocess.DEVNULL,
                                   env={**intel_env(), **extra})
             assert done.returncode == 0, done.stderr[-2000:]
