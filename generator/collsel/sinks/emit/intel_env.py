@@ -88,8 +88,9 @@ def _setting(path, loaded):
                          f"message size (at P = {p:g} it changes with the size); Intel MPI "
                          f"keeps one preset per communicator-size range of "
                          f"{intel_algorithms.forcing_variable(coll)} and drops the message "
-                         "ranges under it, so --target intel-env cannot carry it (build a "
-                         "tree for one P, or one that depends on P only)")
+                         "ranges under it, so --target intel-env cannot carry it (use "
+                         "--target intel-json, or build a tree for one P, or one that depends "
+                         "on P only)")
     notes = []
     if (presets == algorithms.BASELINE_ALGORITHM).any():
         notes.append(f"{coll}: the tree defers somewhere; written as preset 0, Intel's basic "
