@@ -61,7 +61,7 @@ how() {
     if [ "$mpi" = intel ]; then
         json_refused=$(deploys "$1" intel-json)
         [ -z "$json_refused" ] && { echo "intel-json"; return; }
-        echo "not deployable: $target refuses it¹, intel-json too: $json_refused"
+        echo "not deployable: $target refuses it¹, intel-json too: ${json_refused%%;*}"
         return
     fi
     echo "not deployable: $target refuses it¹"
