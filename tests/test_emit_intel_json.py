@@ -5,7 +5,7 @@ import json
 from collsel.core import intel_algorithms
 from test_intel import run, tree
 
-EMPTY = "ppn=-1"
+ANY_PPN = "ppn=-1"
 
 
 def emit(capsys, tmp_path, *trees, name="tuning.json"):
@@ -41,7 +41,7 @@ def test_a_tree_of_p_and_m_keeps_both_axes(tmp_path, capsys):
     path = tree(tmp_path, capsys, lambda p, m: 1 if (p < 4) == (m < 65536) else 3)
     status, notes, out = emit(capsys, tmp_path, path)
     assert status == 0, notes
-    assert json.loads(out.read_text()) == {"coll=Bcast": {EMPTY: ranges(
+    assert json.loads(out.read_text()) == {"coll=Bcast": {ANY_PPN: ranges(
         (3, [(23170, "BCAST=1"), (-1, "BCAST=3")]),
         (-1, [(23170, "BCAST=3"), (-1, "BCAST=1")]))}}
     # the bounds are the tree's cuts: what query decides on each side of them
@@ -58,8 +58,8 @@ def test_one_axis_trees_and_several_collectives_in_one_file(tmp_path, capsys):
     status, notes, out = emit(capsys, tmp_path, bcast, allreduce)
     assert status == 0, notes
     assert json.loads(out.read_text()) == {
-        "coll=Bcast": {EMPTY: ranges((-1, [(23170, "BCAST=1"), (-1, "BCAST=3")]))},
-        "coll=Allreduce": {EMPTY: ranges((3, [(-1, "ALLREDUCE=1")]),
+        "coll=Bcast": {ANY_PPN: ranges((-1, [(23170, "BCAST=1"), (-1, "BCAST=3")]))},
+        "coll=Allreduce": {ANY_PPN: ranges((3, [(-1, "ALLREDUCE=1")]),
                                          (-1, [(-1, "ALLREDUCE=3")]))}}
     err = refused(capsys, tmp_path, bcast, allreduce, bcast)
     assert "a second bcast tree (one per collective)" in err
@@ -105,7 +105,7 @@ def test_beyond_keeps_the_last_p_range_open(tmp_path, capsys):
     path.write_text(json.dumps({**doc, "beyond": {"above": 4, "method": "defer"}}))
     status, notes, out = emit(capsys, tmp_path, path)
     assert status == 0, notes
-    assert "comm_size=-1" in json.loads(out.read_text())["coll=Bcast"][EMPTY]
+    assert "comm_size=-1" in json.loads(out.read_text())["coll=Bcast"][ANY_PPN]
     assert "cannot defer past P = 4 (tree.json `beyond`)" in notes
 
 
