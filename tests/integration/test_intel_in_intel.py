@@ -117,13 +117,14 @@ def test_allreduce_by_communicator_size_runs_the_files_decision(probe, tmp_path)
         "MPIR_Bcast_intra_scatter_recursive_doubling_allgather"}
 
 
-def median_seconds(probe, variants, reps=3):
+def median_seconds(probe, variants, launches=5):
     """({name: median seconds per call}, {name: [seconds per call]}) of a P = 2, 1 MiB bcast
-    under each {name: settings}, 100 calls a launch (20 were too few to be steady on a loaded
-    machine), launches alternated so that a change of load hits every variant."""
+    under each {name: settings}: 100 calls a launch and 5 launches each (20 calls and 3 launches
+    were too few to be steady on a loaded machine), alternated so that a change of load hits
+    every variant."""
     exe, _ = probe
     times = {name: [] for name in variants}
-    for _ in range(reps):
+    for _ in range(launches):
         for name, extra in variants.items():
             done = subprocess.run([str(HOME / "bin" / "mpirun"), "-n", "2", str(exe), "bcast",
                                    "1048576", "100"], capture_output=True, text=True,
