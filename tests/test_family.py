@@ -164,4 +164,5 @@ def test_an_mpi_file_refuses_a_tree_of_another_family(target):
         emit(target, [tree], EmitOptions(tree_names=("t.json",)))
     assert str(refused.value) == (
         f"t.json: --target {target} writes {WRITES[target]}, but this tree's algorithms are "
-        "intel's (algorithm_family intel); use --target intel-env, c, c-fast, blob or c-array")
+        "intel's (algorithm_family intel); use --target intel-env, intel-json, c, c-fast, blob or "
+        "c-array")

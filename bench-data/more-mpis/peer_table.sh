@@ -54,6 +54,19 @@ deploys() {
     sed 's/^collsel: error: [^:]*: //' "$work/emit.err"
 }
 
+# how TREE: the target that deploys a tree of the current MPI ($target, or for Intel MPI
+# intel-json, which takes trees of P x m), or "not deployable: ..."
+how() {
+    [ -z "$(deploys "$1" "$target")" ] && { echo "$target"; return; }
+    if [ "$mpi" = intel ]; then
+        json_refused=$(deploys "$1" intel-json)
+        [ -z "$json_refused" ] && { echo "intel-json"; return; }
+        echo "not deployable: $target refuses it¹, intel-json too: ${json_refused%%;*}"
+        return
+    fi
+    echo "not deployable: $target refuses it¹"
+}
+
 # rows MPI COLL: the table rows of one MPI and collective
 rows() {
     mpi=$1 coll=$2
@@ -89,12 +102,11 @@ rows() {
         # shellcheck disable=SC2086
         "$collsel" compare --tree "$p4/tree/tree.json" "$fresh" $peers --format json >"$work/p4.json"
         echo "| $name | $coll | collsel, P=$tuned_p tree on m ($target) | $(add "$sweep" "$secs_p4") s ($sweep + $secs_p4) | $(figures tree <"$work/p4.json") |"
-        echo "| $name | $coll | collsel, recommended P x m tree (not deployable: $target refuses it¹) | $(add "$sweep" "$secs") s ($sweep + $secs) | $(figures tree <"$work/rec.json") |"
+        echo "| $name | $coll | collsel, recommended P x m tree ($(how "$dir/tree.json")) | $(add "$sweep" "$secs") s ($sweep + $secs) | $(figures tree <"$work/rec.json") |"
         json="$work/p4.json"
     fi
     "$collsel" compare --tree "$dir-exact/tree.json" "$fresh" --format json >"$work/exact.json"
-    refused=$(deploys "$dir-exact/tree.json" "$target")
-    echo "| $name | $coll | collsel, exact tree (${refused:+not deployable: }$target${refused:+ refuses it¹}) | $(add "$sweep" "$exact_secs") s ($sweep + $exact_secs) | $(figures tree <"$work/exact.json") |"
+    echo "| $name | $coll | collsel, exact tree ($(how "$dir-exact/tree.json")) | $(add "$sweep" "$exact_secs") s ($sweep + $exact_secs) | $(figures tree <"$work/exact.json") |"
     echo "| $name | $coll | $name's default | 0 s | $(figures default <"$json") |"
     if [ "$mpi" = intel ]; then
         echo "| $name | $coll | Intel's tuner (mpitune_fast, its file) | $(wall mpitune_fast) s (bcast and allreduce together, P=$tuned_p) | $(figures peer:mpitune <"$json") |"
@@ -110,7 +122,8 @@ for mpi in openmpi5 mpich5 intel; do
 done
 echo
 echo "¹ Intel MPI keeps one preset per communicator-size range and drops the message ranges"
-echo "under it (docs/guide/intel-mpi.md), so intel-env takes trees on one axis only."
+echo "under it (docs/guide/intel-mpi.md), so intel-env takes trees on one axis only; Intel's"
+echo "JSON tuning file (intel-json) takes trees of P x m, but not one that defers in some cells."
 echo "Open MPI 5's han is no row: on one node coll/han disqualifies itself (docs/guide/more-mpis.md),"
 echo "so tuned's decision (the default row) is what runs."
 echo

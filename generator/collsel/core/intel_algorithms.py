@@ -22,6 +22,11 @@ MPIR_CVAR_USE_<COLL> (a string, MPI_T_cvar_write accepts it and reads it back), 
 only takes effect when read in MPI_Init: written at run time it changes nothing, on
 MPI_COMM_WORLD or a communicator created afterwards (traced). So a preset is forced per launch,
 through the environment (FORCING_VARIABLE), never paired.
+
+Tuning file: I_MPI_TUNING=<file.json> names a collective `coll=<MPI function name>` (Bcast,
+Reduce_scatter_block; case matters, an unknown name is ignored silently) and a preset
+`<COLL>=<id>`; all 14 names were checked (an out-of-range preset under each makes Intel MPI
+print "Incorrect algorithm: <COLL>=99", under an unknown name nothing).
 """
 
 # impi_info -v I_MPI_ADJUST_<COLL>: the largest preset id (0 = Intel's own selection).
@@ -113,3 +118,8 @@ INTEL_ALGORITHMS = {c: {p: _name(c, p) for p in range(top + 1)} for c, top in _P
 def forcing_variable(collective):
     """The environment variable that forces a preset of `collective`, read in MPI_Init."""
     return f"I_MPI_ADJUST_{collective.upper()}"
+
+
+def tuning_file_keys(collective):
+    """(the `coll=` key, the leaf name) of `collective` in Intel MPI's JSON tuning file."""
+    return f"coll={collective.capitalize()}", collective.upper()

@@ -29,8 +29,8 @@ MAX_BYTES = 2**31 - 1     # Intel parses the bounds as C ints
 MAX_RANKS = 2**31 - 1
 
 
-def _runs(row, cuts, top):
-    """[(low, high, preset)] of a row of presets along an axis: equal neighbours merged, each
+def runs(row, cuts, top):
+    """[(low, high, preset)] of a row of presets (or of any comparable items) along an axis: equal neighbours merged, each
     range from its first cell's lower cut to its last cell's upper cut - 1, the last open."""
     bounds = [0, *cuts]
     out = []
@@ -43,32 +43,39 @@ def _runs(row, cuts, top):
             for a, b, p in out]
 
 
-def _setting(path, loaded):
-    """(variable, value text, notes) of one tree."""
-    coll = text.collective(loaded, "intel-env")
+def preset_grid(path, loaded, target):
+    """(collective, presets[P row, m column], P cuts, m cuts) of a comm_size x msg_size tree
+    of Intel presets, every id and cut checked for what Intel MPI parses."""
+    coll = text.collective(loaded, target)
     if coll not in intel_algorithms.INTEL_ALGORITHMS:
         raise InputError(f"{path}: Intel MPI has no I_MPI_ADJUST_ variable for {coll}")
     names = [a.name for a in loaded.axes]
     if names != ["comm_size", "msg_size"]:
-        raise InputError(f"{path}: --target intel-env takes a comm_size x msg_size tree "
+        raise InputError(f"{path}: --target {target} takes a comm_size x msg_size tree "
                          f"(this one's axes: {', '.join(names)})")
     grid = loaded.tree.method_grid(tuple(len(a.values) for a in loaded.axes))
-    presets = np.array([m["algorithm"] for m in text.methods(loaded, "intel-env")])[grid]
+    presets = np.array([m["algorithm"] for m in text.methods(loaded, target)])[grid]
     for preset in np.unique(presets).tolist():
         algorithms.algorithm_name(coll, preset, "intel")   # refuses an id Intel does not have
-    p_cuts = text.cuts(loaded.axes[0], 1, MAX_RANKS, "intel-env")
-    m_cuts = text.cuts(loaded.axes[1], 1, MAX_BYTES, "intel-env",
+    p_cuts = text.cuts(loaded.axes[0], 1, MAX_RANKS, target)
+    m_cuts = text.cuts(loaded.axes[1], 1, MAX_BYTES, target,
                        "Intel MPI parses message sizes as C ints")
+    return coll, presets, p_cuts, m_cuts
+
+
+def _setting(path, loaded):
+    """(variable, value text, notes) of one tree."""
+    coll, presets, p_cuts, m_cuts = preset_grid(path, loaded, "intel-env")
     by_size = (presets == presets[:1, :]).all()
     by_ranks = (presets == presets[:, :1]).all()
     beyond = loaded.beyond is not None
     top = loaded.beyond.above if beyond else MAX_RANKS
     if by_size and not beyond:
-        ranges = [f"{p}:{lo}-{hi}" for lo, hi, p in _runs(presets[0].tolist(), m_cuts,
+        ranges = [f"{p}:{lo}-{hi}" for lo, hi, p in runs(presets[0].tolist(), m_cuts,
                                                           MAX_BYTES)]
     elif by_ranks:     # with `beyond`, no range past above: Intel's own selection there
         ranges = [f"{p}:0-{MAX_BYTES}@{max(lo, 1)}-{hi}"
-                  for lo, hi, p in _runs(presets[:, 0].tolist(), p_cuts, top)]
+                  for lo, hi, p in runs(presets[:, 0].tolist(), p_cuts, top)]
     elif by_size:
         raise InputError(f"{path}: this {coll} tree's choice changes with the message size "
                          "and it defers beyond the measured P (tree.json `beyond`): Intel MPI "
@@ -81,8 +88,9 @@ def _setting(path, loaded):
                          f"message size (at P = {p:g} it changes with the size); Intel MPI "
                          f"keeps one preset per communicator-size range of "
                          f"{intel_algorithms.forcing_variable(coll)} and drops the message "
-                         "ranges under it, so --target intel-env cannot carry it (build a "
-                         "tree for one P, or one that depends on P only)")
+                         "ranges under it, so --target intel-env cannot carry it (use "
+                         "--target intel-json, or build a tree for one P, or one that depends "
+                         "on P only)")
     notes = []
     if (presets == algorithms.BASELINE_ALGORITHM).any():
         notes.append(f"{coll}: the tree defers somewhere; written as preset 0, Intel's basic "

@@ -62,6 +62,8 @@ TARGETS = {
                    "mpich_selection.json: MPICH 4.0 MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"),
     "intel-env": ("collsel.sinks.emit.intel_env", "emit",
                   "intel_env.sh: Intel MPI I_MPI_ADJUST_<COLL> settings (a tree of presets)"),
+    "intel-json": ("collsel.sinks.emit.intel_json", "emit",
+                   "intel_tuning.json: Intel MPI I_MPI_TUNING JSON file (presets on P x m)"),
 }
 
 
@@ -70,10 +72,11 @@ OPEN_MPI_ONLY = frozenset({"ompi-dec-fixed", "ompi-rules", "ompi-json"})
 # translates Open MPI ids through its map); a target not named here takes any family.
 FAMILIES_OF = {**{t: frozenset({DEFAULT_FAMILY}) for t in OPEN_MPI_ONLY},
                "mpich-json": frozenset({DEFAULT_FAMILY, "mpich"}),
-               "intel-env": frozenset({"intel"})}
+               "intel-env": frozenset({"intel"}), "intel-json": frozenset({"intel"})}
 WRITES = {**{t: "Open MPI coll/tuned ids" for t in OPEN_MPI_ONLY},
           "mpich-json": "MPICH algorithm names",
-          "intel-env": "Intel MPI presets (I_MPI_ADJUST_<COLL>)"}
+          "intel-env": "Intel MPI presets (I_MPI_ADJUST_<COLL>)",
+          "intel-json": "Intel MPI presets (an I_MPI_TUNING file)"}
 HIERARCHICAL = frozenset({"blob", "c-array"})   # blob format 2 records hier methods (libcollsel)
 
 
