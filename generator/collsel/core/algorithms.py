@@ -245,6 +245,8 @@ MPICH_VERSIONS = {
                   "scatter_ring_allgather", "pipelined_tree", "tree"),
     },
 }
+# The version each release's names were read from (MPI_T of the installed MPICH).
+MPICH_READ_FROM = {"4.0": "4.0.2", "5.0": "5.0.2"}
 # The release whose names a sweep or a base file uses when nothing tells it (Debian's MPICH).
 MPICH_DEFAULT_VERSION = "4.0"
 
