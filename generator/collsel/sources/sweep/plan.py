@@ -21,10 +21,11 @@ MPICH_NOT_BY_DEFAULT = ("smp",)
 # comm_size, reduce_scatter_intra_noncommutative.c:55) at a P that is no power of two instead of
 # refusing, which aborts the whole launch; it is meant for non-commutative operations, and the
 # benchmark measures MPI_SUM.
-# MPICH 5.0's allreduce `reduce_scatter_allgather` cannot be forced for a whole process: MPI_Init's
-# own small allreduce (count < pof2) breaks its condition, so every launch fails in MPI_Init under
-# MPIR_CVAR_COLLECTIVE_FALLBACK=error ("User set collective algorithm is not usable", P = 2, 3,
-# 4) and segfaults without it (docs/guide/more-mpis.md). Allreduce `ccl` hands the call to a GPU
+# MPICH 5.0.2's allreduce `reduce_scatter_allgather`, forced before each call (the benchmark's
+# way), segfaults at P = 2, m = 8 B even under MPIR_CVAR_COLLECTIVE_FALLBACK=error, killing the
+# whole paired launch (docs/guide/more-mpis.md); forced for the whole process it fails MPI_Init's
+# own small allreduce ("User set collective algorithm is not usable", P = 2, 3, 4, both sizes
+# tried). Allreduce `ccl` hands the call to a GPU
 # collective library (NCCL/RCCL); a build without one (build/mpis/mpich5) runs MPICH's plain
 # fallback under that name, unreported even under FALLBACK=error: no measurement of `ccl`.
 MPICH_NOT_BY_DEFAULT_IN = {
