@@ -177,24 +177,24 @@ def emit(tmp_path, trees, release):
     return done, out, path
 
 
-def test_a_50_algorithm_on_a_40_base_is_refused(tmp_path):
+def test_the_base_files_release_is_read_from_its_leaves():
     assert mpich_csel.base_release(json.dumps(base("4.0"))) == "4.0"
     assert mpich_csel.base_release(json.dumps(base("5.0"))) == "5.0"
-    tree = build(tmp_path, "allreduce", "ring", "5.0")
-    done, out, path = emit(tmp_path, [tree], "4.0")
-    assert done.returncode == 2 and not out.exists()
-    assert done.stderr == (f"collsel: error: {tree}: the tree's allreduce leaves use ring, which "
-                           f"MPICH 4.0.2 (the base file {path}) lacks; pass --mpich-base "
-                           "build/mpich5/generic.json (make mpich5-base: MPICH 5.0's selection)\n")
 
 
-def test_a_40_only_algorithm_on_a_50_base_is_refused(tmp_path):
-    tree = build(tmp_path, "barrier", "dissemination", "4.0")
-    done, out, path = emit(tmp_path, [tree], "5.0")
+@pytest.mark.parametrize("coll,best,tree_release,base_release,hint", [
+    ("allreduce", "ring", "5.0", "4.0",
+     "pass --mpich-base build/mpich5/generic.json (make mpich5-base: MPICH 5.0's selection)"),
+    ("barrier", "dissemination", "4.0", "5.0", "give the base file of MPICH 4.0"),
+])
+def test_an_algorithm_the_bases_release_lacks_is_refused(tmp_path, coll, best, tree_release,
+                                                         base_release, hint):
+    tree = build(tmp_path, coll, best, tree_release)
+    done, out, path = emit(tmp_path, [tree], base_release)
     assert done.returncode == 2 and not out.exists()
-    assert done.stderr == (f"collsel: error: {tree}: the tree's barrier leaves use dissemination, "
-                           f"which MPICH 5.0.2 (the base file {path}) lacks; give the base file "
-                           "of MPICH 4.0\n")
+    assert done.stderr == (f"collsel: error: {tree}: the tree's {coll} leaves use {best}, which "
+                           f"MPICH {algorithms.MPICH_READ_FROM[base_release]} (the base file "
+                           f"{path}) lacks; {hint}\n")
 
 
 def test_50_leaves_carry_mpichs_default_parameters_and_guards(tmp_path):
