@@ -58,10 +58,12 @@ def csel_walk(node, collective, p, m, commutative=True, built_in=True, in_place=
             raise AssertionError(f"{collective} P={p} m={m}: no match in {list(node)}")
 
 
-def mpich_table(collective, best, ps, ms):
-    """A `# algorithm_family=mpich` table of MPICH's algorithms where best(P index, m index,
-    names) is the fastest (10 us; every other 20 us); barrier at m = 0 only."""
-    names = [n for a, n in algorithms.MPICH_ALGORITHMS[collective].items() if a]
+def mpich_table(collective, best, ps, ms, release=None):
+    """A `# algorithm_family=mpich` table of MPICH's algorithms (those of `release`, e.g. "4.0",
+    when given) where best(P index, m index, names) is the fastest (10 us; every other 20 us);
+    barrier at m = 0 only."""
+    names = [n for a, n in algorithms.MPICH_ALGORITHMS[collective].items() if a
+             and (release is None or n in algorithms.MPICH_VERSIONS[release][collective])]
     ms = (0,) if collective == "barrier" else ms
     rows = [f"{collective},{p},{m},{n},0,{10 if n == best(i, j, names) else 20}"
             for i, p in enumerate(ps) for j, m in enumerate(ms) for n in names]

@@ -140,15 +140,25 @@ def test_saved_mpich_402_mpi_t_output_agrees():
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         MPICH_COMPARED.format(entries=75, colls=17),
-        f"the table agrees with {MPICH_SAVED}: 17 collectives, 75 algorithm ids"]
+        f"the table of MPICH 4.0.2 agrees with {MPICH_SAVED}: 17 collectives, 75 algorithm ids"]
+
+
+def test_saved_mpich_502_mpi_t_output_agrees_with_its_release():
+    """MPICH 5.0.2's names (build/mpis/mpich5) are compared with 5.0's list, the closest."""
+    saved = MPICH_SAVED.with_name("cvars-5.0.2.txt")
+    done = collsel("catalogue", "--mpi", "mpich", "--from-file", saved)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        MPICH_COMPARED.format(entries=88, colls=17).replace("75 in the table", "88 in the table"),
+        f"the table of MPICH 5.0.2 agrees with {saved}: 17 collectives, 88 algorithm ids"]
 
 
 @pytest.mark.skipif(shutil.which("mpicc.mpich") is None, reason="no MPICH")
 def test_the_installed_mpich_agrees_through_mpi_t():
     done = collsel("catalogue", "--mpi", "mpich")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[-1] == ("the table agrees with MPI_T of mpicc.mpich's MPI: "
-                                            "17 collectives, 75 algorithm ids")
+    assert done.stdout.splitlines()[-1] == ("the table of MPICH 4.0.2 agrees with MPI_T of "
+                                            "mpicc.mpich's MPI: 17 collectives, 75 algorithm ids")
 
 
 def test_mpich_extra_missing_and_renamed_algorithms_are_reported(tmp_path):

@@ -76,7 +76,7 @@ def test_mixed_families_refused(tmp_path, capsys):
 
 @pytest.mark.parametrize("row, message", [
     ("bcast,2,8,chain,0,1", "h.csv:3: unknown MPICH bcast algorithm 'chain'"),
-    ("bcast,2,8,9,0,1", "h.csv:3: bcast has no MPICH algorithm 9 (ids 0-5)"),
+    ("bcast,2,8,9,0,1", "h.csv:3: bcast has no MPICH algorithm 9 (ids 0-7)"),
     ("reduce,2,8,scatter_ring_allgather,0,1", "h.csv:3: unknown MPICH reduce algorithm"),
 ])
 def test_unknown_mpich_algorithm_is_one_located_line(tmp_path, capsys, row, message):
@@ -124,11 +124,11 @@ def test_old_tree_without_family_loads_as_openmpi(tmp_path, capsys):
 
 def test_schema_checks_ids_of_the_family(mpich_tree, tmp_path):
     doc = json.loads(mpich_tree.read_text())
-    doc["methods"][0]["algorithm"] = 6          # an Open MPI bcast id, no MPICH one
+    doc["methods"][0]["algorithm"] = 8          # an Open MPI bcast id, no MPICH one
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
-    with pytest.raises(InputError, match=r"methods\[0\].algorithm: 6 is not one of "
-                                         r"\[0, 1, 2, 3, 4, 5\]"):
+    with pytest.raises(InputError, match=r"methods\[0\].algorithm: 8 is not one of "
+                                         r"\[0, 1, 2, 3, 4, 5, 6, 7\]"):
         treefile.load(bad)
     doc["algorithm_family"] = "intelmpi"
     bad.write_text(json.dumps(doc))

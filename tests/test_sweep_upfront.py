@@ -77,7 +77,8 @@ def launches(tools):
     ({"--collective": "allgathr"}, "--collective: unknown collective 'allgathr' (the "
      "sweep's benchmark, collsel_bench, measures bcast and reduce and allreduce and "),
     ({"--collective": "allreduce", "--mpi": "mpich"}, "--algorithms: unknown MPICH allreduce "
-     "algorithm 'linear' (known: auto, nb, smp, recursive_doubling, reduce_scatter_allgather)"),
+     "algorithm 'linear' (known: auto, nb, smp, recursive_doubling, reduce_scatter_allgather, "
+     "recursive_multiplying, tree, recexch, ring, k_reduce_scatter_allgather, ccl)"),
     ({"--algorithms": "12"}, "--algorithms: bcast has no algorithm 12 (ids 0-9)"),
     ({"--mode": "per-method", "--algorithms": "hier:2:linear:linear"},
      "--algorithms: hierarchical method hier:2:1:1 needs --mode paired"),

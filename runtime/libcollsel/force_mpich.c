@@ -1,4 +1,4 @@
-/* MPICH 4.0: MPIR_CVAR_<COLL>_INTRA_ALGORITHM is read by every call of its collective, so a
+/* MPICH 4.0 / 5.0: MPIR_CVAR_<COLL>_INTRA_ALGORITHM is read by every call of its collective, so a
  * flat method is that variable written right before the call and reset right after (the forcing
  * of collsel_bench.c's paired mode); no shadow communicator. Compiled to nothing under another
  * MPI. */
@@ -12,24 +12,29 @@
 
 /* MPICH algorithm ids (collsel's, stable; generator/collsel/core/algorithms.py
  * MPICH_ALGORITHMS, which tests/integration/test_libcollsel.py compares with this table) ->
- * the variable's value names. */
-#define MAX_IDS 8
+ * the variable's value names: MPICH 4.0.2's, then the names 5.0 adds. A name the running MPICH
+ * lacks (5.0's on 4.0, barrier dissemination on 5.0) is looked up by name at MPI_Init, found
+ * missing, and its method passes the call to MPICH's own choice (traced pass=unusable). */
+#define MAX_IDS 12
 static const char *const names[LC_NCOLL][MAX_IDS] = {
     [LC_BCAST] = /* bcast */ {"auto", "binomial", "nb", "smp",
                               "scatter_recursive_doubling_allgather", "scatter_ring_allgather",
-                              NULL},
+                              "pipelined_tree", "tree", NULL},
     [LC_REDUCE] = /* reduce */ {"auto", "binomial", "nb", "smp", "reduce_scatter_gather", NULL},
     [LC_ALLREDUCE] = /* allreduce */ {"auto", "nb", "smp", "recursive_doubling",
-                                      "reduce_scatter_allgather", NULL},
-    [LC_ALLGATHER] = /* allgather */ {"auto", "brucks", "nb", "recursive_doubling", "ring",
+                                      "reduce_scatter_allgather", "recursive_multiplying", "tree",
+                                      "recexch", "ring", "k_reduce_scatter_allgather", "ccl",
                                       NULL},
+    [LC_ALLGATHER] = /* allgather */ {"auto", "brucks", "nb", "recursive_doubling", "ring",
+                                      "k_brucks", "recexch_doubling", "recexch_halving", NULL},
     [LC_ALLGATHERV] = /* allgatherv */ {"auto", "brucks", "nb", "recursive_doubling", "ring",
                                         NULL},
     [LC_ALLTOALL] = /* alltoall */ {"auto", "brucks", "nb", "pairwise",
-                                    "pairwise_sendrecv_replace", "scattered", NULL},
+                                    "pairwise_sendrecv_replace", "scattered", "k_brucks", NULL},
     [LC_ALLTOALLV] = /* alltoallv */ {"auto", "nb", "pairwise_sendrecv_replace", "scattered",
                                       NULL},
-    [LC_BARRIER] = /* barrier */ {"auto", "nb", "smp", "dissemination", NULL},
+    [LC_BARRIER] = /* barrier */ {"auto", "nb", "smp", "dissemination", "k_dissemination",
+                                  "recexch", NULL},
     [LC_EXSCAN] = /* exscan */ {"auto", "nb", "recursive_doubling", NULL},
     [LC_GATHER] = /* gather */ {"auto", "binomial", "nb", NULL},
     [LC_REDUCE_SCATTER] = /* reduce_scatter */ {"auto", "nb", "noncommutative", "pairwise",
@@ -51,6 +56,7 @@ static const int reduction[LC_NCOLL] = {
 static struct lc_cvar var[LC_NCOLL];
 static int have[LC_NCOLL];
 static long long value_of[LC_NCOLL][MAX_IDS];
+static int absent[LC_NCOLL][MAX_IDS];   /* the running MPICH has no value of that name */
 
 static int id_count(enum lc_coll coll)
 {
@@ -60,8 +66,8 @@ static int id_count(enum lc_coll coll)
     return n;
 }
 
-/* Every method of the tree: an MPICH id without segment size or fan-out whose value name the
- * variable knows and which it takes. */
+/* Every method of the tree: an MPICH id without segment size or fan-out whose value, when the
+ * variable knows its name, it takes (a name it does not know marks the method absent). */
 static int check_methods(enum lc_coll coll, const collsel_tree *tree, char *msg,
                          size_t msg_size)
 {
@@ -79,8 +85,11 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, char *msg,
         if (c.algorithm == 0)
             continue;
         if (lc_cvar_named_value(&var[coll], names[coll][c.algorithm],
-                                &value_of[coll][c.algorithm]) != 0
-            || lc_cvar_set(&var[coll], value_of[coll][c.algorithm]) != 0) {
+                                &value_of[coll][c.algorithm]) != 0) {
+            absent[coll][c.algorithm] = 1;
+            continue;
+        }
+        if (lc_cvar_set(&var[coll], value_of[coll][c.algorithm]) != 0) {
             snprintf(msg, msg_size, "cannot set %s=%s through MPI_T", var[coll].name,
                      names[coll][c.algorithm]);
             lc_cvar_set(&var[coll], var[coll].initial);
@@ -107,6 +116,8 @@ static int is_noncommutative_algorithm(enum lc_coll coll, const collsel_tree_cho
 
 int lc_force_usable(enum lc_coll coll, const collsel_tree_choice *c, int comm_size)
 {
+    if (c->algorithm >= 0 && c->algorithm < MAX_IDS && absent[coll][c->algorithm])
+        return 0;
     return !is_noncommutative_algorithm(coll, c) || (comm_size & (comm_size - 1)) == 0;
 }
 

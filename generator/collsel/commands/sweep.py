@@ -328,7 +328,9 @@ def run_sweep(args):
     args.mpicc = args.mpicc or install.mpicc
     _check_numbers(args)
     methods = plan.plan_methods(collective, args.algorithms, args.segsizes,
-                                baseline=not args.no_baseline, family=args.mpi)
+                                baseline=not args.no_baseline, family=args.mpi,
+                                mpich_version=(mpi_home.mpich_version(install)
+                                               if args.mpi == "mpich" else None))
     groups = _shapes(args)
     comm_sizes = sorted({s.p for s in groups}) if groups else (
         sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes

@@ -203,33 +203,102 @@ def _hier_from_text(collective, text, family):
 FAMILIES = ("openmpi", "mpich", "intel")
 DEFAULT_FAMILY = "openmpi"
 
-# MPICH 4.0.2 (Debian bookworm): the values of MPIR_CVAR_<COLL>_INTRA_ALGORITHM for the 14
-# collectives, as MPI_T describes them (MPICH 4.0 has no MPI_T enumeration for them: the values
-# are the "name - text" entries of the variable's description, in its order; src/mpi/coll/
-# cvars.txt). Ids are ours, stable, in the description's order, 0 = `auto` (MPICH's own
-# selection); the names are MPICH's, written by name into the variable by the benchmark.
-# `collsel catalogue --mpi mpich` checks them against the installed MPICH.
-MPICH_ALGORITHMS = {
-    "allgather": {0: "auto", 1: "brucks", 2: "nb", 3: "recursive_doubling", 4: "ring"},
-    "allgatherv": {0: "auto", 1: "brucks", 2: "nb", 3: "recursive_doubling", 4: "ring"},
-    "allreduce": {0: "auto", 1: "nb", 2: "smp", 3: "recursive_doubling",
-                  4: "reduce_scatter_allgather"},
-    "alltoall": {0: "auto", 1: "brucks", 2: "nb", 3: "pairwise", 4: "pairwise_sendrecv_replace",
-                 5: "scattered"},
-    "alltoallv": {0: "auto", 1: "nb", 2: "pairwise_sendrecv_replace", 3: "scattered"},
-    "barrier": {0: "auto", 1: "nb", 2: "smp", 3: "dissemination"},
-    "bcast": {0: "auto", 1: "binomial", 2: "nb", 3: "smp",
-              4: "scatter_recursive_doubling_allgather", 5: "scatter_ring_allgather"},
-    "exscan": {0: "auto", 1: "nb", 2: "recursive_doubling"},
-    "gather": {0: "auto", 1: "binomial", 2: "nb"},
-    "reduce": {0: "auto", 1: "binomial", 2: "nb", 3: "smp", 4: "reduce_scatter_gather"},
-    "reduce_scatter": {0: "auto", 1: "nb", 2: "noncommutative", 3: "pairwise",
-                       4: "recursive_doubling", 5: "recursive_halving"},
-    "reduce_scatter_block": {0: "auto", 1: "noncommutative", 2: "recursive_doubling",
-                             3: "pairwise", 4: "recursive_halving", 5: "nb"},
-    "scan": {0: "auto", 1: "nb", 2: "smp", 3: "recursive_doubling"},
-    "scatter": {0: "auto", 1: "binomial", 2: "nb"},
+# Which MPICH release has which algorithm names: the values of MPIR_CVAR_<COLL>_INTRA_ALGORITHM
+# for the 14 collectives, as MPI_T describes them, in the description's order (MPICH has no MPI_T
+# enumeration for them: the values are the "name - text" entries of the variable's description;
+# src/mpi/coll/cvars.txt). 4.0: 4.0.2 (Debian bookworm); 5.0: 5.0.2 (build/mpis/mpich5), which
+# adds radix-k and recursive-exchange algorithms and drops barrier `dissemination` (its
+# k_dissemination replaces it). `collsel catalogue --mpi mpich` checks them against the
+# installed MPICH. The one table of names: the ids below follow from it.
+_MPICH_40 = {
+    "allgather": ("auto", "brucks", "nb", "recursive_doubling", "ring"),
+    "allgatherv": ("auto", "brucks", "nb", "recursive_doubling", "ring"),
+    "allreduce": ("auto", "nb", "smp", "recursive_doubling", "reduce_scatter_allgather"),
+    "alltoall": ("auto", "brucks", "nb", "pairwise", "pairwise_sendrecv_replace", "scattered"),
+    "alltoallv": ("auto", "nb", "pairwise_sendrecv_replace", "scattered"),
+    "barrier": ("auto", "nb", "smp", "dissemination"),
+    "bcast": ("auto", "binomial", "nb", "smp", "scatter_recursive_doubling_allgather",
+              "scatter_ring_allgather"),
+    "exscan": ("auto", "nb", "recursive_doubling"),
+    "gather": ("auto", "binomial", "nb"),
+    "reduce": ("auto", "binomial", "nb", "smp", "reduce_scatter_gather"),
+    "reduce_scatter": ("auto", "nb", "noncommutative", "pairwise", "recursive_doubling",
+                       "recursive_halving"),
+    "reduce_scatter_block": ("auto", "noncommutative", "recursive_doubling", "pairwise",
+                             "recursive_halving", "nb"),
+    "scan": ("auto", "nb", "smp", "recursive_doubling"),
+    "scatter": ("auto", "binomial", "nb"),
 }
+MPICH_VERSIONS = {
+    "4.0": _MPICH_40,
+    "5.0": {
+        **_MPICH_40,
+        "allgather": ("auto", "brucks", "k_brucks", "nb", "recursive_doubling", "ring",
+                      "recexch_doubling", "recexch_halving"),
+        "allreduce": ("auto", "nb", "smp", "recursive_doubling", "recursive_multiplying",
+                      "reduce_scatter_allgather", "tree", "recexch", "ring",
+                      "k_reduce_scatter_allgather", "ccl"),
+        "alltoall": ("auto", "brucks", "k_brucks", "nb", "pairwise",
+                     "pairwise_sendrecv_replace", "scattered"),
+        "barrier": ("auto", "nb", "smp", "k_dissemination", "recexch"),
+        "bcast": ("auto", "binomial", "nb", "smp", "scatter_recursive_doubling_allgather",
+                  "scatter_ring_allgather", "pipelined_tree", "tree"),
+    },
+}
+# The version each release's names were read from (MPI_T of the installed MPICH).
+MPICH_READ_FROM = {"4.0": "4.0.2", "5.0": "5.0.2"}
+# The release whose names a sweep or a base file uses when nothing tells it (Debian's MPICH).
+MPICH_DEFAULT_VERSION = "4.0"
+
+
+def _mpich_ids(versions):
+    """{collective: {id: name}}: ours, stable: 0 = `auto` (MPICH's own selection), then 4.0's
+    names in its description's order, then each later release's new names appended in its
+    order, so a tree on disk keeps its meaning (a name a release drops keeps its id)."""
+    out = {}
+    for names in versions.values():
+        for coll, listed in names.items():
+            ids = out.setdefault(coll, {})
+            for name in listed:
+                if name not in ids.values():
+                    ids[len(ids)] = name
+    return out
+
+
+# Ids per collective, as above; the names are MPICH's, written by name into the variable by
+# the benchmark.
+MPICH_ALGORITHMS = _mpich_ids(MPICH_VERSIONS)
+def mpich_release(version):
+    """The MPICH_VERSIONS key of an MPICH version ('5.0.2', or mpichversion's text): the newest
+    listed release not newer than it (4.1 takes 4.0's names); MPICH_DEFAULT_VERSION for None or
+    text with no version in it."""
+    m = re.search(r"(\d+)\.(\d+)", version or "")
+    if m is None:
+        return MPICH_DEFAULT_VERSION
+    wanted = (int(m[1]), int(m[2]))
+    known = sorted(tuple(map(int, k.split("."))) for k in MPICH_VERSIONS)
+    fit = [k for k in known if k <= wanted] or known[:1]
+    return "%d.%d" % fit[-1]
+
+
+def mpich_ids_of(collective, version):
+    """The ids of `collective`'s algorithms the MPICH release of `version` has, ascending."""
+    names = MPICH_VERSIONS[mpich_release(version)][collective]
+    return sorted(a for a, n in MPICH_ALGORITHMS[collective].items() if n in names)
+
+
+def check_mpich_has(collective, alg, version, where):
+    """`alg`, refused (InputError, one line naming the version) when the MPICH of `version`
+    has no such algorithm: forcing its name would fail MPICH's CVAR parsing, and a selection
+    file naming it would be refused or misread."""
+    if alg not in mpich_ids_of(collective, version):
+        release = mpich_release(version)
+        names = ", ".join(MPICH_VERSIONS[release][collective])
+        raise InputError(f"{where}: MPICH {version or release} has no {collective} algorithm "
+                         f"'{MPICH_ALGORITHMS[collective][alg]}' (MPICH {release}'s: {names})")
+    return alg
+
+
 # The collectives MPICH's selection (csel) also decides that collsel does not measure: their
 # CVARs, checked by `collsel catalogue --mpi mpich` too; an emitted JSON keeps MPICH's own
 # subtree for them.

@@ -106,9 +106,9 @@ def _listing(algs):
 
 # MPIR_CVAR_BCAST_INTRA_ALGORITHM<TAB>Variable to select bcast algorithmauto - Internal ...
 _MPICH_CVAR = re.compile(r"MPIR_CVAR_([A-Z_]+?)_INTRA_ALGORITHM\t(.*)")
-# nonblocking (I...) and neighbourhood variables, and the ch4 device's POSIX ones: not selected
-# by the MPIR-level selection file collsel emits
-_MPICH_SKIPPED = re.compile(r"I[A-Z]|NEIGHBOR_|INEIGHBOR_|[A-Z_]+_POSIX$")
+# nonblocking (I...) and neighbourhood variables, and the ch4 device's POSIX and OFI (5.0) ones:
+# not selected by the MPIR-level selection file collsel emits
+_MPICH_SKIPPED = re.compile(r"I[A-Z]|NEIGHBOR_|INEIGHBOR_|[A-Z_]+_(POSIX|OFI)$")
 # An entry of the description: "name   - text"; MPI_T strips the newlines, so a name is glued to
 # the text before it ("...algorithmauto - Internal ...Treenb - Force ...").
 _ENTRY = re.compile(r" +- ")

@@ -1,6 +1,7 @@
-"""What MPICH 4.0.2's collective selection (csel) can test, per collective, for
+"""What MPICH's collective selection (csel, 4.0.2 and 5.0.2) can test, per collective, for
 `collsel emit --target mpich-json`: the MPIR_ function of each MPICH algorithm name, the message
-quantity csel compares, and the conditions an algorithm needs beyond what the benchmark varied.
+quantity csel compares, the conditions an algorithm needs beyond what the benchmark varied, the
+parameters a leaf must give, and which MPICH release a base file is.
 
 Message size (src/mpi/coll/src/csel.c, get_avg_msgsize / get_total_msgsize). collsel's m is the
 quantity Open MPI's fixed decision computes (docs/guide/collectives.md; the benchmark's 1-byte
@@ -21,8 +22,22 @@ algorithm whose condition a call breaks, but a selection file's choice is not ch
 algorithm runs and may be wrong. So a leaf of such an algorithm tests the condition first and
 otherwise runs FALLBACK (MPICH's own decision, the base file's subtree; for the two reduce-scatter
 based reductions the algorithm MPICH's own generic.json falls back to). The conditions are
-MPICH 4.0.2's fallback checks (src/mpi/coll/mpir_coll.c), written in csel's keys.
+MPICH 4.0.2's fallback checks (src/mpi/coll/mpir_coll.c) and, for the algorithms 5.0 adds, the
+`restrictions` of 5.0's src/mpi/coll/coll_algorithms.txt (read at v5.0.1, whose names are
+5.0.2's), written in csel's keys.
+
+Parameters. 5.0's csel container reads a parameterised algorithm's settings (radix k, tree type,
+...) from the keys below its leaf and leaves absent ones uninitialised (csel_container.c of
+5.0.1: MPL_malloc, set only from the keys), so each such leaf names them all: MPICH's defaults,
+the CVAR defaults a forced run (the benchmark's) uses; MPICH's own generic.json writes its
+k_dissemination leaf the same way ("k=2").
+
+Release. A base file's MPICH release is the newest one (algorithms.MPICH_VERSIONS) some of whose
+own algorithms (no earlier release has them) the file names: 5.0.2's generic.json names
+k_dissemination, 4.0.2's none of 5.0's additions.
 """
+import re
+
 from collsel.core import algorithms
 
 AVG, TOTAL = "avg_msg_size", "total_msg_size"
@@ -69,9 +84,39 @@ GUARDS = {
     ("reduce_scatter", "noncommutative"): ([_POW2, ("is_block_regular=yes", True)],
                                            OWN_DECISION),
     ("reduce_scatter_block", "noncommutative"): ([_POW2], OWN_DECISION),
+    # MPICH 5.0 (coll_algorithms.txt restrictions)
+    **{("allreduce", a): ([_COMMUTATIVE], OWN_DECISION)
+       for a in ("recursive_multiplying", "ring", "k_reduce_scatter_allgather")},
+    ("alltoall", "k_brucks"): ([_NOT_IN_PLACE], OWN_DECISION),
     **{(c, a): ([_COMMUTATIVE], OWN_DECISION)
        for c in ("reduce_scatter", "reduce_scatter_block")
        for a in ("pairwise", "recursive_halving")},
+}
+
+
+# (collective, MPICH name) -> the parameter keys its leaf holds (MPICH 5.0's CVAR defaults:
+# MPIR_CVAR_<COLL>_..._KVAL 2, *_SINGLE_PHASE_RECV false, ALLREDUCE_TREE_TYPE knomial_1 with
+# chunk size and buffer per child 0, BCAST_TREE_TYPE kary, IS_NON_BLOCKING true, pipeline chunk
+# 8192, RECV_PRE_POST false, the topology-aware trees' weights 200/2800/1900/1600).
+_RECEXCH = ("k=2", "single_phase_recv=0")
+_TOPOLOGY = ("topo_overhead=200", "topo_diff_groups=2800", "topo_diff_switches=1900",
+             "topo_same_switches=1600")
+PARAMETERS = {
+    ("allgather", "k_brucks"): ("k=2",),
+    ("allgather", "recexch_doubling"): _RECEXCH,
+    ("allgather", "recexch_halving"): _RECEXCH,
+    ("allreduce", "recursive_multiplying"): ("k=2",),
+    ("allreduce", "tree"): ("tree_type=knomial_1", "k=2", "chunk_size=0", "buffer_per_child=0",
+                            *_TOPOLOGY),
+    ("allreduce", "recexch"): _RECEXCH,
+    ("allreduce", "k_reduce_scatter_allgather"): _RECEXCH,
+    ("allreduce", "ccl"): ("ccl=auto",),
+    ("alltoall", "k_brucks"): ("k=2",),
+    ("barrier", "k_dissemination"): ("k=2",),
+    ("barrier", "recexch"): _RECEXCH,
+    ("bcast", "tree"): ("tree_type=kary", "k=2", "is_non_blocking=1", *_TOPOLOGY),
+    ("bcast", "pipelined_tree"): ("tree_type=kary", "k=2", "is_non_blocking=1",
+                                  "chunk_size=8192", "recv_pre_posted=0"),
 }
 
 
@@ -96,6 +141,25 @@ def short(full):
         if kind in full:
             return full.split(kind, 1)[1]
     return full
+
+
+def parameters(collective, full):
+    """The parameter keys a leaf of the function holds (PARAMETERS; () for none)."""
+    return PARAMETERS.get((collective, short(full)), ())
+
+
+def base_release(text):
+    """The MPICH release (algorithms.MPICH_VERSIONS key) of a base file's JSON text (see the
+    module docstring)."""
+    named = set(re.findall(r"algorithm=MPIR_([A-Z][a-z_]*?)_(?:intra|allcomm)_(\w+)", text))
+    release, seen = algorithms.MPICH_DEFAULT_VERSION, {}
+    for version, names in algorithms.MPICH_VERSIONS.items():
+        for coll, listed in names.items():
+            new = set(listed) - seen.setdefault(coll, set())
+            if any((coll.capitalize(), n) in named for n in new) and seen[coll]:
+                release = version
+            seen[coll] |= new
+    return release
 
 
 def guard(collective, full):

@@ -1,4 +1,4 @@
-"""Target `mpich-json`: a complete MPICH 4.x MPIR-level collective selection file.
+"""Target `mpich-json`: a complete MPICH 4.x / 5.x MPIR-level collective selection file.
 
 MPICH reads it through MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE, and a user file REPLACES the
 whole built-in tree: every collective MPICH may call (barrier and allreduce inside MPI_Init,
@@ -38,7 +38,9 @@ The base file's `comm_hierarchy=parent` (SMP-aware, multi-node) branches are not
 replaced collective (the tree was measured without them), except inside a deferring leaf (below).
 
 Algorithms: a tree built from an MPICH table (algorithm_family mpich) names MPICH's own
-algorithms; each leaf is the MPIR_... function of that name (MPICH_ALGORITHMS), no translation.
+algorithms; each leaf is the MPIR_... function of that name (MPICH_ALGORITHMS), no translation,
+with the parameters MPICH 5.0 reads below it (mpich_csel.PARAMETERS). A leaf naming an algorithm
+the base file's MPICH release lacks (a 5.0 name on 4.0.2's base) is refused in one line.
 A tree of Open MPI ids maps them to MPICH names through the explicit table MPICH_NAMES below;
 segment size and fan-in/out have no MPICH 4.0 counterpart and are dropped. An Open MPI id that a
 leaf uses and the table lacks is an error (listing the valid MPICH names) unless `--mpich-map
@@ -363,7 +365,7 @@ def _leaf(collective, name, own):
     if name == DEFER:
         return {"comm_type=intra": own}
     conditions, fallback = mpich_csel.guard(collective, name)
-    node = {f"algorithm={name}": {}}
+    node = {f"algorithm={name}": {key: {} for key in mpich_csel.parameters(collective, name)}}
     for key, proceed in reversed(conditions):
         other = own if fallback == mpich_csel.OWN_DECISION else {f"algorithm={fallback}": {}}
         node = {key: node, "comm_type=intra": other} if proceed else \
@@ -386,7 +388,7 @@ def _own_decision(value, where):
     return value["comm_type=intra"], value["comm_type=inter"]
 
 
-def _notes(loaded, blocks):
+def _notes(loaded, blocks, release):
     """What the file cannot express of this tree, in words."""
     coll, notes = loaded.collective, []
     message = mpich_csel.MESSAGE[coll]
@@ -409,15 +411,35 @@ def _notes(loaded, blocks):
                       for _, chain in ppn_blocks for _, name in chain
                       if mpich_csel.guard(coll, name)[0]})
     if guarded:
-        notes.append(f"{coll}: {', '.join(guarded)} guarded by MPICH 4.0.2's conditions for it "
+        notes.append(f"{coll}: {', '.join(guarded)} guarded by MPICH "
+                     f"{algorithms.MPICH_READ_FROM[release]}'s conditions for it "
                      "(calls that break them run MPICH's fallback)")
     return notes
 
 
-def _generated(key, value, path, loaded, mapping, base_name):
+def _check_release(collective, blocks, release, path, base_name):
+    """Refuse (one line) a leaf naming an MPICH algorithm the base file's release lacks: MPICH
+    would reject the file, or, for a name a later release dropped, run what it no longer lists."""
+    has = algorithms.MPICH_VERSIONS[release][collective]
+    known = set(algorithms.MPICH_ALGORITHMS[collective].values())
+    lacking = sorted({mpich_csel.short(name) for _, ppn_blocks in blocks
+                      for _, chain in ppn_blocks for _, name in chain
+                      if name != DEFER and mpich_csel.short(name) in known - set(has)})
+    if lacking:
+        owner = [v for v, names in algorithms.MPICH_VERSIONS.items()
+                 if lacking[0] in names[collective]]
+        hint = (" pass --mpich-base build/mpich5/generic.json (make mpich5-base: MPICH 5.0's "
+                "selection)" if "5.0" in owner else f" give the base file of MPICH {owner[0]}")
+        raise InputError(f"{path}: the tree's {collective} leaves use {', '.join(lacking)}, "
+                         f"which MPICH {algorithms.MPICH_READ_FROM[release]} (the base file "
+                         f"{base_name}) lacks;{hint}")
+
+
+def _generated(key, value, path, loaded, mapping, base_name, release):
     """The template entry of a collective the tree decides, and its notes."""
     intra, inter = _own_decision(value, f"{base_name}: {key}")
     blocks = _blocks(loaded, leaf_names(loaded, mapping, path))
+    _check_release(loaded.collective, blocks, release, path, base_name)
     needs_own = any(name == DEFER or mpich_csel.guard(loaded.collective, name)[1]
                     == mpich_csel.OWN_DECISION for _, ppn_blocks in blocks
                     for _, chain in ppn_blocks for _, name in chain)
@@ -430,7 +452,7 @@ def _generated(key, value, path, loaded, mapping, base_name):
                     leaves[name] = _leaf(loaded.collective, name, own)
     def dump(name, indent):
         return _dump(leaves[name], indent)
-    notes = _notes(loaded, blocks)
+    notes = _notes(loaded, blocks, release)
     if len(loaded.axes) == 3:
         notes.append(f"{loaded.collective}: {PPN} as comm_avg_ppn<=N, which MPICH tests as "
                      "P <= N x nodes (its node count of the communicator): with unequal "
@@ -458,6 +480,7 @@ def emit(trees, options):
         by_collective[loaded.collective] = (path, loaded)
     mapping = {c: (options.mpich_map or {}).get(c, {}) for c in by_collective}
     base, base_name = options.mpich_base, options.mpich_base_name
+    release = mpich_csel.base_release(json.dumps(base))
     entries, notes = [], []
     for key, value in base.items():
         collective = key.split("=", 1)[1] if key.startswith("collective=") else None
@@ -465,7 +488,7 @@ def emit(trees, options):
             entries.append({"key": key, "copied": _dump(value, 2)})
             continue
         path, loaded = by_collective.pop(collective)
-        entry, entry_notes = _generated(key, value, path, loaded, mapping, base_name)
+        entry, entry_notes = _generated(key, value, path, loaded, mapping, base_name, release)
         entries.append(entry)
         notes += entry_notes
     if by_collective:

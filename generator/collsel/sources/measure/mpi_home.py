@@ -11,7 +11,9 @@ LD_LIBRARY_PATH (Debian's MPICH also has a libmpi.so.12), and the shared-memory 
 machine without a network provider (I_MPI_FABRICS=shm).
 """
 import os
+import re
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 
 from collsel.errors import InputError
@@ -98,3 +100,18 @@ def _environment(family, home, environ):
         libs.append(environ["LD_LIBRARY_PATH"])
     return {"I_MPI_ROOT": home, "I_MPI_FABRICS": environ.get("I_MPI_FABRICS", "shm"),
             "LD_LIBRARY_PATH": os.pathsep.join(libs)}
+
+
+def mpich_version(install):
+    """The MPICH version `mpichversion` of the installation prints (e.g. '5.0.2'; Debian's on
+    PATH without a home), which decides the algorithm names a sweep may force
+    (core.algorithms.MPICH_VERSIONS); None when it cannot tell (then MPICH 4.0's names)."""
+    program = (os.path.join(install.home, "bin", MARKERS["mpich"]) if install.home
+               else shutil.which(MARKERS["mpich"]))
+    try:
+        done = subprocess.run([program or MARKERS["mpich"], "-v"], capture_output=True,
+                              text=True, timeout=60, env={**os.environ, **install.env})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"Version:\s*(\d+\.\d+[.\w]*)", done.stdout)
+    return found[1] if done.returncode == 0 and found else None

@@ -21,16 +21,38 @@ MPICH_NOT_BY_DEFAULT = ("smp",)
 # comm_size, reduce_scatter_intra_noncommutative.c:55) at a P that is no power of two instead of
 # refusing, which aborts the whole launch; it is meant for non-commutative operations, and the
 # benchmark measures MPI_SUM.
-MPICH_NOT_BY_DEFAULT_IN = {"reduce_scatter": ("noncommutative",)}
+# MPICH 5.0.2's allreduce `reduce_scatter_allgather`, forced before each call (the benchmark's
+# way), segfaults at P = 2, m = 8 B even under MPIR_CVAR_COLLECTIVE_FALLBACK=error, killing the
+# whole paired launch (docs/guide/more-mpis.md); forced for the whole process it fails MPI_Init's
+# own small allreduce ("User set collective algorithm is not usable", P = 2, 3, 4, both sizes
+# tried). Allreduce `ccl` hands the call to a GPU
+# collective library (NCCL/RCCL); a build without one (build/mpis/mpich5) runs MPICH's plain
+# fallback under that name, unreported even under FALLBACK=error: no measurement of `ccl`.
+MPICH_NOT_BY_DEFAULT_IN = {
+    "4.0": {"reduce_scatter": ("noncommutative",)},
+    "5.0": {"reduce_scatter": ("noncommutative",),
+            "allreduce": ("reduce_scatter_allgather", "ccl")},
+}
+
+
+def mpich_defaults(collective, mpich_version=None):
+    """The ids a sweep of the MPICH of `mpich_version` measures by default: the algorithms that
+    release has, but `auto` and the ones left out above."""
+    release = algorithms.mpich_release(mpich_version)
+    left_out = MPICH_NOT_BY_DEFAULT + MPICH_NOT_BY_DEFAULT_IN[release].get(collective, ())
+    names = algorithms.MPICH_ALGORITHMS[collective]
+    return [a for a in algorithms.mpich_ids_of(collective, mpich_version)
+            if a != algorithms.BASELINE_ALGORITHM and names[a] not in left_out]
 
 
 def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=True,
-                 family="openmpi"):
+                 family="openmpi", mpich_version=None):
     """Methods to measure. Segmenting algorithms get every segment size; the others get 0.
     `ALG:SEG` pins one segment size. Asking for a segment size on an algorithm that ignores it
     is an error rather than a silently repeated measurement. `hier:G:INNER:OUTER` adds a
     hierarchical method (core.algorithms.hier_id; unsegmented). MPICH: its own algorithms (none
-    segments), all but MPICH_NOT_BY_DEFAULT by default."""
+    segments), those of the release `mpich_version` names (None: MPICH 4.0), by default all but
+    the ones left out above (mpich_defaults); a name that release lacks is refused."""
     segsizes = (parse_size_list(segsizes_text, "--segsizes", *values.SEGSIZE,
                                 name="segment size") if segsizes_text
                 else list(DEFAULT_SEGSIZES))
@@ -40,10 +62,9 @@ def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=
         if not items:
             raise InputError("--algorithms: empty list")
     else:
-        names = algorithms.registry(family)[collective]
-        items = [str(a) for a in sorted(names) if a != 0
-                 and not (family == "mpich" and names[a] in MPICH_NOT_BY_DEFAULT
-                          + MPICH_NOT_BY_DEFAULT_IN.get(collective, ()))]
+        ids = (mpich_defaults(collective, mpich_version) if family == "mpich"
+               else sorted(algorithms.registry(family)[collective]))
+        items = [str(a) for a in ids if a != algorithms.BASELINE_ALGORITHM]
     for item in items:
         if item.lower().startswith("hier:"):   # hier:G:INNER:OUTER (core.algorithms.HIER_BASE)
             try:
@@ -54,6 +75,8 @@ def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=
         name, _, seg = item.partition(":")
         try:
             alg = algorithms.algorithm_id(collective, name, family)
+            if family == "mpich":
+                algorithms.check_mpich_has(collective, alg, mpich_version, f"'{name}'")
         except InputError as e:
             raise InputError(f"--algorithms: {e}") from None
         label = (f"{collective} algorithm {alg} "
