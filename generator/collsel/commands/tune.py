@@ -199,8 +199,11 @@ def _plan(args):
         args.launches, "--launches", tune_plan.COARSE_LAUNCHES, launch_stats.LAUNCHES[1]))
     time_cap = values.number(args.time_cap or 0.03, "--time-cap", *bench.TIME_CAP_S)
     methods, chosen = {}, {}
+    # the sweeps offer the running MPICH's names (5.0 has more than 4.0): plan with the same
+    version = (mpi_home.mpich_version(mpi_home.resolve(family, args.mpi_home))
+               if family == "mpich" else None)
     for c in collectives:
-        every = sweep_plan.plan_methods(c, baseline=True, family=family)
+        every = sweep_plan.plan_methods(c, baseline=True, family=family, mpich_version=version)
         refused = (tune_plan.refused(c, every, comm_sizes, msg_sizes, family)
                    if tune_plan.mode_of(c, family) == "per-method" else [])
         for _, why in refused:
