@@ -16,6 +16,7 @@ enum { V_ALGORITHM, V_SEGSIZE, V_FAN_A, V_FAN_B, N_VARS };
 static struct lc_cvar vars[LC_NCOLL][N_VARS];
 static int have[LC_NCOLL][N_VARS];
 static const char *refusal[LC_NCOLL];
+static const collsel_tree *tree_of[LC_NCOLL];   /* the loaded trees (pmpi.c's, till finalize) */
 
 static const char *suffix(enum lc_coll coll, int var)
 {
@@ -42,12 +43,7 @@ static const int commutative_only[LC_NCOLL][6] = {
 
 int lc_force_usable(enum lc_coll coll, const collsel_tree_choice *c, int comm_size)
 {
-    /* the two_proc algorithms, MPI_ERR_UNSUPPORTED_OPERATION at P != 2
-     * (coll_base_allgather.c:614-616, coll_base_allgatherv.c:510-512,
-     * coll_base_alltoall.c:540-542, coll_base_barrier.c:299-301) */
-    static const int two_proc[LC_NCOLL] = {
-        [LC_ALLGATHER] = 6, [LC_ALLGATHERV] = 5, [LC_ALLTOALL] = 5, [LC_BARRIER] = 5};
-    return !(two_proc[coll] && c->algorithm == two_proc[coll] && comm_size != 2);
+    return !collsel_tree_refused(tree_of[coll], c->algorithm, comm_size);
 }
 
 const char *lc_force_refusal(enum lc_coll coll)
@@ -190,6 +186,7 @@ int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)
     int coll, forced = 0;
     for (coll = 0; coll < LC_NCOLL; coll++) {
         refusal[coll] = NULL;
+        tree_of[coll] = trees->tree[coll];
         if (!trees->tree[coll])
             continue;
         if (open_vars((enum lc_coll)coll, msg, msg_size))

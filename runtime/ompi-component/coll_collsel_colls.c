@@ -19,23 +19,17 @@
 
 #define MODULE(module) ((mca_coll_collsel_module_t *)(module))
 
-/* The id of each collective's two_proc algorithm (0: none), which fails on any P but 2
- * (MPI_ERR_UNSUPPORTED_OPERATION, core/fallbacks.py): a tree measured at P = 2 and 4 can name it
- * for P = 3, which shares the P = 2 cell. */
-static const int32_t two_procs[CS_NCOLL] = {
-    [CS_ALLGATHER] = 6, [CS_ALLGATHERV] = 5, [CS_ALLTOALL] = 5, [CS_BARRIER] = 5};
-
-/* The tree's choice at (P, m); two_proc on P != 2 defers instead of failing the call. */
+/* The tree's choice at (P, m); a method Open MPI refuses at P (two_proc on P != 2,
+ * collsel_tree_refused) defers instead of failing the call. */
 static inline collsel_tree_choice decide(int coll, const mca_coll_base_module_t *module,
                                          uint64_t m)
 {
+    const collsel_tree *tree = mca_coll_collsel_component.trees[coll];
     int32_t p = ((const mca_coll_collsel_module_t *)module)->comm_size;
-    collsel_tree_choice c;
+    collsel_tree_choice c, deferred = {0, 0, 0};
     /* cannot fail: the tree has 2 axes and comm_size >= 2 (checked at load and at comm_query) */
-    (void)collsel_tree_decide(mca_coll_collsel_component.trees[coll], p, m, &c);
-    if (c.algorithm == two_procs[coll] && p != 2)
-        c.algorithm = 0;
-    return c;
+    (void)collsel_tree_decide(tree, p, m, &c);
+    return collsel_tree_refused(tree, c.algorithm, p) ? deferred : c;
 }
 
 /* The same for a reduction: a non-commutative operation defers (the measured trees are of
