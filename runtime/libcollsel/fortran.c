@@ -1,8 +1,9 @@
 /* The Fortran bindings (mpif.h, `use mpi`, `use mpi_f08`) where they go below the interposed C
  * functions, in every spelling a Fortran program calls:
  *  - MPI_Init, MPI_Init_thread, MPI_Finalize (Open MPI 4.1: every binding calls PMPI_Init etc.;
- *    MPICH 4.0: `use mpi_f08`'s do): the MPI's own binding runs (dlsym RTLD_NEXT, so what it
- *    sets up for Fortran stays), then the library starts as after MPI_Init (lc_pmpi_started).
+ *    MPICH 4.0: `use mpi_f08`'s do): MPI_T starts first as before MPI_Init (lc_mpit_before_init),
+ *    the MPI's own binding runs (dlsym RTLD_NEXT, so what it sets up for Fortran stays), then
+ *    the library starts as after MPI_Init (lc_pmpi_started).
  *  - Open MPI's 14 collectives: libmpi_mpifh.so's MPI_BCAST, mpi_bcast, mpi_bcast_, mpi_bcast__
  *    and libmpi_usempif08.so's mpi_bcast_f08_ (which `use mpi_f08` reaches with the same
  *    arguments: a handle is one INTEGER, a buffer its address, ierror optional) convert the
@@ -43,6 +44,7 @@ typedef void lc_init_thread_fn(MPI_Fint *required, MPI_Fint *provided, MPI_Fint 
         lc_status_fn *real;                                                                        \
         MPI_Fint rc = MPI_SUCCESS;                                                                 \
         *(void **)&real = next(symbol);                                                            \
+        lc_mpit_before_init(MPI_THREAD_SINGLE);                                                    \
         real(&rc);                                                                                 \
         lc_pmpi_started(rc);                                                                       \
         done(ierr, rc);                                                                            \
@@ -55,6 +57,7 @@ typedef void lc_init_thread_fn(MPI_Fint *required, MPI_Fint *provided, MPI_Fint 
         lc_init_thread_fn *real;                                                                   \
         MPI_Fint rc = MPI_SUCCESS;                                                                 \
         *(void **)&real = next(symbol);                                                            \
+        lc_mpit_before_init((int)*required);                                                       \
         real(required, provided, &rc);                                                             \
         lc_pmpi_started(rc);                                                                       \
         done(ierr, rc);                                                                            \

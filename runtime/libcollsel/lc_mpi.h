@@ -116,6 +116,7 @@ int lc_level_reduce(const struct lc_method *m, const void *sendbuf, void *recvbu
                     MPI_Datatype type, MPI_Op op, int root);
 
 /* ---- pmpi.c, for fortran.c: the Fortran bindings that go below MPI_Init / MPI_Finalize ---- */
+void lc_mpit_before_init(int required); /* before the MPI's own init (Open MPI: MPI_T) */
 void lc_pmpi_started(int rc);   /* after the MPI's own init returned rc: the library starts */
 void lc_pmpi_finishing(void);   /* before the MPI's own finalize: the library stops */
 

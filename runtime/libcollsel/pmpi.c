@@ -141,7 +141,7 @@ void lc_pmpi_started(int rc)
         PMPI_Query_thread(&provided);
         setup(provided);
     } else {
-        shutdown_library();   /* MPI_T, if mpit_before_init started it */
+        shutdown_library();   /* MPI_T, if lc_mpit_before_init started it */
     }
 }
 
@@ -154,9 +154,9 @@ void lc_pmpi_finishing(void)
  * that leaves every later collective of the launch slower (P = 8 oversubscribed on one node,
  * allreduce 1 B - 4 KiB: 1.23-1.53x, whether or not libcollsel decides it), done before it
  * costs nothing (0.88-0.94x, noise). So the library starts MPI_T before the MPI when it may
- * serve (setup_local keeps it, shutdown_library ends it). MPICH: at setup, as before; so do
- * the Fortran bindings (fortran.c). */
-static void mpit_before_init(int required)
+ * serve (setup_local keeps it, shutdown_library ends it), in the C and the Fortran bindings
+ * (fortran.c). MPICH: at setup, as before. */
+void lc_mpit_before_init(int required)
 {
 #if defined(OPEN_MPI)
     const char *spec = getenv("COLLSEL_TREES");
@@ -171,7 +171,7 @@ static void mpit_before_init(int required)
 LC_EXPORT int MPI_Init(int *argc, char ***argv)
 {
     int rc;
-    mpit_before_init(MPI_THREAD_SINGLE);
+    lc_mpit_before_init(MPI_THREAD_SINGLE);
     rc = PMPI_Init(argc, argv);
     lc_pmpi_started(rc);
     return rc;
@@ -180,7 +180,7 @@ LC_EXPORT int MPI_Init(int *argc, char ***argv)
 LC_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc;
-    mpit_before_init(required);
+    lc_mpit_before_init(required);
     rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
         setup(*provided);
