@@ -12,13 +12,16 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 collsel=${COLLSEL:-collsel}
+mpich5_base=${MPICH5_BASE:-$here/../../build/mpich5/generic.json}
+[ -f "$mpich5_base" ] || { echo "peer_table.sh: no MPICH 5 base at $mpich5_base: run make mpich5-base (or set MPICH5_BASE)" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 tuned_p=4     # the one P mpitune_fast tuned at (-n 1 -ppn 4)
 
-# wall TEXT: the wall time (s) PROVENANCE.md records for the command containing TEXT
+# wall TEXT: the wall time (s) PROVENANCE.md records for the command containing TEXT (the
+# last such command: measure-mpich5.sh's sweeps replaced measure.sh's MPICH 5 tables)
 wall() {
-    grep -F -- "$1" "$here/PROVENANCE.md" | sed -n 's/.*wall \([0-9.]*\) s.*/\1/p' | head -n 1
+    grep -F -- "$1" "$here/PROVENANCE.md" | sed -n 's/.*wall \([0-9.]*\) s.*/\1/p' | tail -n 1
 }
 
 now() { date +%s.%N; }
@@ -49,7 +52,8 @@ build() {
 
 # deploys TREE TARGET: empty when `collsel emit` takes the tree, else its one-line refusal
 deploys() {
-    "$collsel" emit "$1" --target "$2" --out "$work/emitted" >/dev/null 2>"$work/emit.err" \
+    # shellcheck disable=SC2086
+    "$collsel" emit "$1" --target "$2" $base --out "$work/emitted" >/dev/null 2>"$work/emit.err" \
         && return 0
     sed 's/^collsel: error: [^:]*: //' "$work/emit.err"
 }
@@ -75,9 +79,12 @@ rows() {
     dir="$work/$mpi-$coll"
     secs=$(build "$dir" "$train" "$coll" --recommend)
     exact_secs=$(build "$dir-exact" "$train" "$coll")
+    base=
     case $mpi in
         openmpi5) target=ompi-rules name="Open MPI 5.0.11" ;;
-        mpich5) target=mpich-json name="MPICH 5.0.2" ;;
+        mpich5) target=mpich-json name="MPICH 5.0.2"
+                # 5.0.2's selection: its trees may name algorithms 4.0.2 lacks
+                base="--mpich-base $mpich5_base" ;;
         intel) target=intel-env name="Intel MPI 2021.18.1" ;;
     esac
     refused=$(deploys "$dir/tree.json" "$target")
