@@ -37,11 +37,8 @@ PROV=$OUT/deploy.PROVENANCE.md
     echo "- SMALL=$SMALL; cluster 4 nodes x 2 at $RATE; $ROUNDS round(s) of default, rules, libcollsel; coll_time median of $REPS calls"
     echo; echo "Commands (load average and wall time of each):"
 } > "$PROV"
-run() {
-    local t0 load; t0=$(date +%s); load=$(cut -d' ' -f1-3 /proc/loadavg)
-    "$@"
-    echo "- \`$*\`: start $(date -u -d @"$t0" +%H:%M:%SZ), load $load, wall $(( $(date +%s) - t0 )) s" >> "$PROV"
-}
+# shellcheck source=../provenance.sh
+. "$REPO/bench-data/provenance.sh"
 
 # The sizes each sweep measured at P = 8 (SMALL: the largest two).
 sizes_of() {

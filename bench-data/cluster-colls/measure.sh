@@ -27,11 +27,8 @@ PROV=$OUT/PROVENANCE.md
     echo "- SMALL=$SMALL; cluster 4 nodes at 1gbit; sizes $SIZES; $LAUNCHES launches; tune budget $BUDGET"
     echo; echo "Commands (load average and wall time of each):"
 } > "$PROV"
-run() {
-    local t0 load; t0=$(date +%s); load=$(cut -d' ' -f1-3 /proc/loadavg)
-    "$@"
-    echo "- \`$*\`: start $(date -u -d @"$t0" +%H:%M:%SZ), load $load, wall $(( $(date +%s) - t0 )) s" >> "$PROV"
-}
+# shellcheck source=../provenance.sh
+. "$REPO/bench-data/provenance.sh"
 run collsel cluster up --nodes 4 --rate 1gbit
 for c in "${COLLS[@]}"; do
     run collsel sweep --collective "$c" --cluster --nodes 1,2,4 --ppn 1,2 --msg-sizes "$SIZES" \

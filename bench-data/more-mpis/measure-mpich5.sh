@@ -13,11 +13,8 @@ PROV=$OUT/PROVENANCE.md
     echo "## measure-mpich5.sh: MPICH 5.0.2 with its own algorithms (replaces the *-mpich5*.csv above)"
     echo "- commit: $(git -C "$REPO" rev-parse HEAD)"
 } >> "$PROV"
-run() {
-    local t0 load; t0=$(date +%s); load=$(cut -d' ' -f1-3 /proc/loadavg)
-    "$@"
-    echo "- \`$*\`: start $(date -u -d @"$t0" +%H:%M:%SZ), load $load, wall $(( $(date +%s) - t0 )) s" >> "$PROV"
-}
+# shellcheck source=../provenance.sh
+. "$REPO/bench-data/provenance.sh"
 for c in bcast allreduce; do
     sweep=(collsel sweep --mpi mpich --mpi-home "$REPO/build/mpis/mpich5" --collective "$c"
            --comm-sizes 2,3,4 --msg-sizes 8,512,4K,32K,256K,1M --force)

@@ -25,11 +25,8 @@ PROV=$OUT/PROVENANCE.md
     echo "- MPIs: $(cat "$MPIS"/openmpi5/.pins) / $(cat "$MPIS"/mpich5/.pins) / $(cat "$MPIS"/intel/.pins); Debian's MPICH $(mpichversion | sed -n 's/MPICH Version: *//p')"
     echo; echo "Commands (load average and wall time of each):"
 } > "$PROV"
-run() {
-    local t0 load; t0=$(date +%s); load=$(cut -d' ' -f1-3 /proc/loadavg)
-    "$@"
-    echo "- \`$*\`: start $(date -u -d @"$t0" +%H:%M:%SZ), load $load, wall $(( $(date +%s) - t0 )) s" >> "$PROV"
-}
+# shellcheck source=../provenance.sh
+. "$REPO/bench-data/provenance.sh"
 declare -A HOME_OF=([openmpi5]=openmpi [mpich5]=mpich [intel]=intel)
 for home in openmpi5 mpich5 intel; do
     for c in bcast allreduce; do
