@@ -145,6 +145,7 @@ def test_cost_over_1000_calls(probe_check, np):
     assert len(calls) == 1000
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(shutil.which("stress-ng") is None, reason="stress-ng needed (make setup)")
 def test_the_figure_rises_under_local_load(probe_check):
     """P = 2, the sweep's own load generator (stress-cpu) off and at high (2 x the cores' worth
@@ -153,11 +154,14 @@ def test_the_figure_rises_under_local_load(probe_check):
     median barely moves; 300 exchanges (~3 ms) are, so this test probes with 300."""
     from collsel.sources.sweep import load
     generator = load.make("stress-cpu")
-    medians = {}
-    for level in ("off", "high"):
-        with generator.running(level):
-            calls, _ = parse_calls(launch(probe_check, 2, "calls", 100, 300, 1e6, "max"), 2)
-        medians[level] = statistics.median(float.fromhex(c[0][0]) for c in calls)
-    print(f"\nprobe median figure P=2, 300 exchanges: off {medians['off']:.2f} us, high "
-          f"{medians['high']:.2f} us")
+    rounds = {"off": [], "high": []}
+    for _ in range(3):              # alternated: one launch can miss the load (CI saw 3.4 vs 3.7)
+        for level in rounds:
+            with generator.running(level):
+                calls, _ = parse_calls(launch(probe_check, 2, "calls", 100, 300, 1e6, "max"), 2)
+            rounds[level].append(statistics.median(float.fromhex(c[0][0]) for c in calls))
+    medians = {level: statistics.median(v) for level, v in rounds.items()}
+    print(f"\nprobe median figure P=2, 300 exchanges, 3 alternated rounds: off "
+          f"{medians['off']:.2f} us {[round(x, 2) for x in rounds['off']]}, high "
+          f"{medians['high']:.2f} us {[round(x, 2) for x in rounds['high']]}")
     assert medians["high"] > medians["off"]
