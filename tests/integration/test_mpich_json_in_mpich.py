@@ -217,6 +217,11 @@ def test_mpich_selects_from_the_file(files):
 
 @pytest.mark.timing
 def test_pathological_json_is_slower(files):
+    if MPICH_HOME:
+        # measured (bench-data/more-mpis/bcast-mpich5.csv): every bcast algorithm of 5.0.2 takes
+        # 330-358 us at P = 2, 1 MiB, and at P = 4 scatter_ring_allgather ran 1.02-1.36x the
+        # tree's choice here: 5.0.2 has no pathological bcast to show
+        pytest.skip("MPICH 5.0.2: no bcast algorithm is measurably slower at 1 MiB")
     good = files["generated-choice"]
     assert good != BAD and files["pathological-choice"] == BAD
     times = {"generated": [], "pathological": []}
