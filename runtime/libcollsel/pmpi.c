@@ -182,10 +182,7 @@ LC_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
     int rc;
     lc_mpit_before_init(required);
     rc = PMPI_Init_thread(argc, argv, required, provided);
-    if (rc == MPI_SUCCESS)
-        setup(*provided);
-    else
-        shutdown_library();
+    lc_pmpi_started(rc);
     return rc;
 }
 
