@@ -29,8 +29,7 @@ P = 2
 # 404 vs 186 (2.2x; basic_linear, reduce then bcast, 295: 1.5-1.7x under 5.0.11, too close)
 PATHOLOGICAL = {"bcast": (3, 1024), "allreduce": (5, 1024)}
 # under 5.0.11 here (2026-11-26, load average 2-4, 3 runs of 5 rounds): bcast 4.6-4.8x (4.1-5.6x
-# over 6 runs), allreduce 2.0-2.1x; the bounds leave room for a busier machine
-AT_LEAST = {"bcast": 2.0, "allreduce": 1.4}
+# over 6 runs), allreduce 2.0-2.1x. `make bench-deploy` prints the ratios; no bound is asserted
 ROUNDS = 5
 
 
@@ -38,8 +37,6 @@ ROUNDS = 5
 def test_a_pathological_file_is_slower_than_open_mpi_5s_default(tmp_path):
     bad_file = write_pathological_file(tmp_path, PATHOLOGICAL, P)
     program = bench.locate(mpicc=str(OMPI5 / "bin" / "mpicc"))
-    slower = default_against_bad(program, bad_file, PATHOLOGICAL, ROUNDS,
+    default_against_bad(program, bad_file, PATHOLOGICAL, ROUNDS,
                                  f"P={P} m={M} under Open MPI 5.0.11",
                                  mpirun=str(OMPI5 / "bin" / "mpirun"), nprocs=P, spread=())
-    for coll, ratio in AT_LEAST.items():
-        assert slower[coll] > ratio, (coll, slower)
