@@ -25,6 +25,7 @@ COMMAND_MODULES = {
     "hier": "collsel.commands.hier",            # hierarchical vs flat methods
     "catalogue": "collsel.commands.catalogue",  # the algorithm table vs ompi_info
     "tune": "collsel.commands.tune",            # every collective within a budget, resumable
+    "evaluate": "collsel.commands.evaluate",    # held-out evaluation of build configurations
 }
 
 DESCRIPTION = """\

@@ -4,8 +4,8 @@ import json
 import os
 import sys
 
-from collsel.core import (baseline_warning, method_text, out_of_sample, parallel, penalty,
-                          recommend, recommendation, third_axis, tree, treefile, values)
+from collsel.core import (baseline_warning, build_config, method_text, out_of_sample, parallel,
+                          penalty, recommend, third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.emit import c_ladder as emit_c, ompi_dec_fixed, targets
@@ -83,19 +83,18 @@ def run_build(args):
     journal, launches = launch_tables.load(args)
     folds = out_of_sample.all_folds(table, launches, settings, dmap=dmap)
     extra = {}
+    config = build_config.Config(args.out, options, settings, args.recommend, args.criterion,
+                                 args.beyond)
+    with (parallel.pool() if args.recommend else contextlib.nullcontext()) as workers:
+        built = build_config.build(table, config, dmap, launches, workers)
+    t = built.tree
+    rebuild = recommend.fold_builder(dmap, options, built.figures)
     if args.recommend:
-        with parallel.pool() as workers:
-            t, figures = recommend.recommend(dmap, table, options, None, launches, settings,
-                                             args.criterion, workers)
-        rebuild = recommend.fold_builder(dmap, options, figures)
-        options = recommend.chosen_options(options, figures)
-        extra["recommendation"] = {**figures, "command": recommend.build_command(
-            args.tables, args.collective, options, None, settings,
-            journal if args.launches else None, args.out, args.criterion, args.beyond)}
-        options = recommend.recorded_options(options, t)
-    else:
-        t = tree.build_tree(dmap, options)
-        rebuild = lambda m: tree.build_tree(m, options)  # noqa: E731
+        extra["recommendation"] = {**built.figures, "command": recommend.build_command(
+            args.tables, args.collective, recommend.chosen_options(options, built.figures),
+            None, settings, journal if args.launches else None, args.out, args.criterion,
+            args.beyond)}
+    options = built.options
     extra["out_of_sample"] = {**out_of_sample.tree_figures(folds, rebuild),
                               "launch_journal": journal}
     extra["leaf_methods"] = leaf_methods(dmap, t)
@@ -103,7 +102,7 @@ def run_build(args):
     if args.z:
         extra["third_axis"] = third_axis_block(table, dmap, launches, settings,
                                                build_options(args))
-    decision = recommendation.beyond_decision(args.beyond, extra.get("recommendation"))
+    decision = built.beyond
     files, stats, no_c = render_files(dmap, t, options, args.prefix, extra,
                                       treefile.beyond_of(dmap, decision))
     write_directory(args.out, files)

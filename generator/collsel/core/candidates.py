@@ -171,7 +171,7 @@ class Trained:
                 self.groups.setdefault(c.variant, []).append(i)
         self._variants = {}
         base = maps[True]
-        self.fixed = int(np.argmin(pruning.cell_costs(base).mean(axis=0)))
+        self.fixed = pruning.best_fixed(base)
 
     def variant(self, key):
         if key not in self._variants:
@@ -193,8 +193,11 @@ class Trained:
         return out
 
     def costs(self, held):
-        """(candidates, cells) penalty % of every candidate at the held-out cells."""
-        return held.cost[np.arange(len(held))[None, :], self.choices(held)]
+        """(candidates, cells) penalty % of every candidate at the held-out cells: WORST where
+        its choice was not measured (core.cell_cost), and that mask."""
+        choices = self.choices(held)
+        rows = np.arange(len(held))[None, :]
+        return held.cost[rows, choices], held.unscorable[rows, choices]
 
     def leaves(self):
         out = np.ones(len(self.candidates), dtype=np.int64)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collsel.core import algorithms, imputation, ties, values, zbins
+from collsel.core import algorithms, cell_cost, imputation, ties, values, zbins
 from collsel.core.algorithms import Method, describe
 from collsel.errors import InputError
 
@@ -116,6 +116,17 @@ class DecisionMap:
         clipped = np.where(self.imputed, np.fmax(self.filled(), self.best_time[..., None]),
                            self.filled())
         return np.where(self.measured[..., None], clipped, np.nan)
+
+    @property
+    def reference_time(self):
+        """Float grid: the time penalties are relative to (core.cell_cost: the fastest forced
+        method measured in the cell), NaN where no forced method was measured."""
+        return cell_cost.reference_time(self.times, self.defer_index)
+
+    @property
+    def has_default(self):
+        """The MPI's default (algorithm 0) was measured somewhere on this map."""
+        return bool(np.isfinite(self.baseline_time).any())
 
     @property
     def defer_index(self):

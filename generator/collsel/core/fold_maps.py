@@ -1,12 +1,19 @@
-"""Out-of-sample folds as slices of one map, for choosing a tree (core.model_selection).
+"""Out-of-sample folds as slices of one map, for choosing a tree (core.model_selection) and for
+the printed out-of-sample figures (core.out_of_sample).
 
 The table's map (P x m [x z] x methods) and every launch's times on the same grid are made once.
 A training set is the map without some P or m indexes, or the mean of some launches (as the
 sweep combines them), assembled by core.decision_map.from_times: no table is rebuilt, so the
 many training sets of cross-validation within cross-validation cost a slice each. A held-out
-set is a cost matrix: the penalty (%) of every method in every held-out measured cell, a method
-not measured there costing the cell's worst measured penalty (never free, as core.pruning's
-cell_costs), and the MPI's default's penalty beside it.
+set is a cost matrix by core.cell_cost, the one rule `collsel evaluate` scores by: the penalty
+(%) of every method in every held-out cell against the fastest forced method measured there,
+on the cells where the MPI's default was measured (when the table has a default at all), a
+method not measured there costing the cell's worst measured penalty for selection (WORST) and
+flagged `unscorable` for the figures (UNSCORABLE).
+
+The folds are the protocol's (docs/guide/evaluate.md): one per interior value of P or m (the
+smallest and largest are never held out: that is extrapolation), an evenly spaced subset of at
+most MAX_FOLDS of them when there are more, always with the second and the second-to-last.
 
 A removal is a tuple of (kind, key) pairs: ("launches", k) drops launch k, ("P", i) and
 ("m", i) drop an index of that axis. The methods keep their indexes in every training map
@@ -16,35 +23,50 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collsel.core import decision_map, zbins
+from collsel.core import cell_cost, decision_map, zbins
 from collsel.core.algorithms import BASELINE_ALGORITHM
 from collsel.core.decision_map import DEFER
 from collsel.core.tree import cells_of_values
 
 AXIS = {"P": 0, "m": 1}
-GROUPS = 4      # at most this many folds per P or m kind: interior values interleaved into
-# groups (every g-th value), so each held-out value keeps measured neighbours; 6 P groups were
-# tried and judged worse by nested cross-validation on the Trieste tables
+MAX_FOLDS = 8      # held-out values per kind at most (evenly spaced): the protocol's subset
+
+
+def held_out_positions(count, scorable=None, limit=MAX_FOLDS):
+    """Which of `count` sorted values are held out one at a time: every interior one (with
+    `scorable`, a bool per value, only those where some held-out cell would count), or an
+    evenly spaced subset of `limit` of them always holding the first and the last."""
+    interior = np.arange(1, count - 1)
+    if scorable is not None:
+        interior = interior[np.asarray(scorable, bool)[interior]]
+    if interior.size <= limit:
+        return interior.tolist()
+    picks = np.round(np.linspace(0, interior.size - 1, limit)).astype(int)
+    return interior[np.unique(picks)].tolist()
 
 
 @dataclass
 class HeldOut:
     query: list            # per axis, the held-out cells' values
-    cost: np.ndarray       # (cells, methods) penalty %, unmeasured: the cell's worst
+    cost: np.ndarray       # (cells, methods) penalty %, unmeasured: the cell's worst (WORST)
     default: np.ndarray    # (cells,) penalty % of the MPI's default, NaN where not measured
+    unscorable: np.ndarray  # (cells, methods) the method was not measured there (UNSCORABLE)
 
     def __len__(self):
         return self.cost.shape[0]
 
 
-def _costs(times, base):
-    """(cells, methods) penalties of measured cells, the default's, and the measured mask."""
-    measured = np.isfinite(times).any(axis=-1)
-    times, base = times[measured], base[measured]
-    best = np.min(np.where(np.isfinite(times), times, np.inf), axis=1, keepdims=True)
-    pen = 100.0 * (times / best - 1.0)
-    worst = np.max(np.where(np.isfinite(pen), pen, -np.inf), axis=1, keepdims=True)
-    return np.where(np.isfinite(pen), pen, worst), 100.0 * (base / best[:, 0] - 1.0), measured
+def _costs(times, base, defer_index, has_default):
+    """The held-out costs of the cells a figure counts (core.cell_cost.scored_cells, with a
+    reference): (cells, methods) WORST costs, the default's penalty, the unscorable mask, and
+    the grid mask of those cells."""
+    reference = cell_cost.reference_time(times, defer_index)
+    keep = cell_cost.scored_cells(np.isfinite(times).any(axis=-1), base, has_default) \
+        & np.isfinite(reference)
+    raw = cell_cost.method_costs(times[keep], defer_index, cell_cost.UNSCORABLE)
+    cost = cell_cost.method_costs(times[keep], defer_index, cell_cost.WORST)
+    default = cell_cost.penalty_pct(base[keep], reference[keep])
+    return cost, default, ~np.isfinite(raw), keep
 
 
 class FoldGrid:
@@ -53,6 +75,7 @@ class FoldGrid:
     def __init__(self, dmap, launch_tables=None, settings=decision_map.MapSettings()):
         self.dmap, self.tolerance = dmap, settings.tolerance
         self.defer = DEFER in dmap.methods
+        self.has_default = dmap.has_default     # the whole table's: scored_cells of every fold
         self.launch_ids, self.launch_times, self.launch_base = [], None, None
         if launch_tables and len(launch_tables) >= 2 and not (settings.z and
                                                               zbins.binned(settings.z)):
@@ -86,19 +109,22 @@ class FoldGrid:
                 np.stack(bases)
 
     # --- folds -------------------------------------------------------------------------
-    def folds(self, kind, groups=None):
-        """The removals of one kind's folds: one per launch; for P and m, the interior values
-        with candidates (the smallest and largest are never held out: that is extrapolation),
-        interleaved into at most `groups` groups (every g-th value) so each held-out value
-        keeps its measured neighbours."""
+    def folds(self, kind, limit=MAX_FOLDS):
+        """The removals of one kind's folds: one per launch; for P and m, one per held-out value
+        (held_out_positions of the values with candidates: at most `limit`)."""
         if kind == "launches":
             return [(("launches", k),) for k in self.launch_ids]
         axis = AXIS[kind]
         cand = self.dmap.times[..., :len(self.dmap.methods) - self.defer]
         other = tuple(d for d in range(cand.ndim) if d != axis)
-        present = np.flatnonzero(np.isfinite(cand).any(axis=other))[1:-1]
-        n = min(GROUPS if groups is None else groups, present.size)
-        return [tuple((kind, int(i)) for i in present[g::n]) for g in range(n)]
+        present = np.flatnonzero(np.isfinite(cand).any(axis=other))
+        scorable = None
+        if self.has_default:
+            counted = np.isfinite(self.dmap.baseline_time) & np.isfinite(cand).any(axis=-1)
+            scorable = counted.any(axis=tuple(d for d in range(counted.ndim) if d != axis))
+            scorable = scorable[present]
+        return [((kind, int(present[i])),)
+                for i in held_out_positions(present.size, scorable, limit)]
 
     def edge_fold(self):
         """The removal of the largest P with candidates (asked from a map built without it)."""
@@ -176,12 +202,13 @@ class FoldGrid:
                 index = [slice(None)] * len(dm.shape)
                 index[AXIS[kind]] = k
                 mask[tuple(index)] = False
-        cost, default, measured = _costs(np.where(mask[..., None], times, np.nan),
-                                         np.where(mask, base, np.nan))
-        cells = np.nonzero(np.isfinite(np.where(mask[..., None], times, np.nan)).any(axis=-1))
+        cost, default, unscorable, kept = _costs(np.where(mask[..., None], times, np.nan),
+                                                 np.where(mask, base, np.nan), dm.defer_index,
+                                                 self.has_default)
+        cells = np.nonzero(kept)
         query = [np.asarray(a.values, dtype=np.uint64 if a.kind == decision_map.LOG2
                             else np.int64)[c] for a, c in zip(dm.axes, cells)]
-        return HeldOut(query, cost, default)
+        return HeldOut(query, cost, default, unscorable)
 
 
 def _mean(stack):

@@ -4,26 +4,29 @@ A fold is (training table, held-out table). Three kinds:
 - across launches: build on the mean of k-1 launches' per-launch tables (as the sweep combines
   them), score on the held-out launch's own times; one fold per launch;
 - leave-one-P-out: build without the rows of one P, ask the tree at that P; one fold per
-  interior P (the smallest and largest P are not held out: that would be extrapolation);
-- leave-one-m-out: the same for each interior message size.
+  held-out P (core.fold_maps.held_out_positions: interior P only, the smallest and largest are
+  not held out: that would be extrapolation);
+- leave-one-m-out: the same for message sizes.
 
 The tree is asked at the held-out cells by value, through its cuts (core.tree.cells_of_values
 and TreeArrays.leaf_of_cells, as `collsel query` and the emitted code decide). A choice is scored
-by core.penalty against the held-out cell's best measured candidate. Beside the tree, on the same
-folds: Open MPI's default (the held-out algorithm-0 rows; nothing is built) and the best single
-fixed method chosen on the training data (least mean penalty, a method not measured in a
-training cell costing that cell's worst penalty: core.pruning.cell_costs).
+by core.cell_cost, the protocol `collsel evaluate` scores by: against the fastest forced method
+measured at the held-out cell, "defer" at the default's time, on the cells where the default was
+measured when the table has one. Beside the tree, on the same folds: the MPI's default (the
+held-out algorithm-0 rows; nothing is built) and the best single fixed method chosen on the
+training data (core.pruning.best_fixed).
 
 Every figure is pooled over the scored (cell, fold) pairs and carries their count (`cells`); a
-choice not measured in its held-out cell is not scored and is counted in `unmeasured_choices`.
+choice not measured in its held-out cell is unscorable (core.cell_cost.UNSCORABLE): not scored,
+counted in `unmeasured_choices`.
 """
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from collsel.core import algorithms, decision_map, penalty, table as tables, third_axis
-from collsel.core.fold_maps import FoldGrid
-from collsel.core.pruning import cell_costs
+from collsel.core import algorithms, cell_cost, decision_map, penalty, table as tables, third_axis
+from collsel.core.fold_maps import FoldGrid, held_out_positions
+from collsel.core.pruning import best_fixed
 from collsel.core.tree import cells_of_values
 
 DEFAULT_SETTINGS = decision_map.MapSettings()
@@ -37,6 +40,7 @@ class Fold:
     name: str
     train: object      # DecisionMap
     test: object       # DecisionMap
+    has_default: bool = True   # the whole table has a default: only its cells count
 
 
 def mean_table(parts):
@@ -64,7 +68,7 @@ def _concatenate(parts):
                             sum((p.origin for p in parts), []), parts[0].sources)
 
 
-def _fold(name, train, test, settings, pool=False):
+def _fold(name, train, test, settings, pool=False, has_default=True):
     """A fold's two maps, or None when either side has no candidate to build or score. With
     `pool`, the training map is the z-oblivious one (core.third_axis.pooled over settings.z,
     2-D) and is asked at the held-out cells' (P, m) whatever their z."""
@@ -73,19 +77,23 @@ def _fold(name, train, test, settings, pool=False):
         return None
     if pool:
         return Fold(name, replace(settings, z=None).build(third_axis.pooled(train, settings.z)),
-                    settings.build(test))
-    return Fold(name, settings.build(train), settings.build(test))
+                    settings.build(test), has_default)
+    return Fold(name, settings.build(train), settings.build(test), has_default)
 
 
 def leave_one_out_folds(table, column, settings=DEFAULT_SETTINGS, pool=False):
-    """One fold per interior value of `column` (comm_size or msg_size) among the candidates.
-    The smallest and largest values are never held out: a tree built without them would be
-    asked beyond its data, which measures extrapolation, not how well it generalises between
-    measured points."""
+    """One fold per held-out value of `column` (comm_size or msg_size) among the candidates
+    (core.fold_maps.held_out_positions: interior values only; a tree built without the smallest
+    or largest would be asked beyond its data, which measures extrapolation, not how well it
+    generalises between measured points)."""
     values = getattr(table, column)
-    held = sorted(set(values[table.algorithm != algorithms.BASELINE_ALGORITHM].tolist()))[1:-1]
+    base = table.algorithm == algorithms.BASELINE_ALGORITHM
+    known = sorted(set(values[~base].tolist()))
+    has_default = bool(base.any())
+    scorable = np.isin(known, values[base]) if has_default else None
+    held = [known[i] for i in held_out_positions(len(known), scorable)]
     folds = (_fold(f"{column}={v}", table.take(values != v), table.take(values == v), settings,
-                   pool) for v in held)
+                   pool, has_default) for v in held)
     return [f for f in folds if f is not None]
 
 
@@ -93,8 +101,11 @@ def launch_folds(launch_tables, settings=DEFAULT_SETTINGS, pool=False):
     """One fold per launch: trained on the mean of the others, scored on it."""
     if len(launch_tables) < 2:
         return []
+    has_default = any(bool((t.algorithm == algorithms.BASELINE_ALGORITHM).any())
+                      for t in launch_tables.values())
     folds = (_fold(f"launch={k}", mean_table([t for j, t in sorted(launch_tables.items())
-                                               if j != k]), launch_tables[k], settings, pool)
+                                               if j != k]), launch_tables[k], settings, pool,
+                   has_default)
              for k in sorted(launch_tables))
     return [f for f in folds if f is not None]
 
@@ -109,10 +120,11 @@ def all_folds(table, launch_tables=None, settings=DEFAULT_SETTINGS, pool=False, 
         out = {}
         for kind, key in (("launches", "launches"), ("leave_one_P_out", "P"),
                           ("leave_one_m_out", "m")):
-            removals = grid.folds(key, groups=10**9)
+            removals = grid.folds(key)
             out[kind] = [Fold(f"{names[key]}=" + ",".join(
                 str(k if key == "launches" else dmap.axes[0 if key == "P" else 1].values[k])
-                for _, k in r), grid.training(r), grid.held_map(r)) for r in removals]
+                for _, k in r), grid.training(r), grid.held_map(r), grid.has_default)
+                for r in removals]
         return out
     return {"launches": launch_folds(launch_tables or {}, settings, pool),
             "leave_one_P_out": leave_one_out_folds(table, "comm_size", settings, pool),
@@ -155,16 +167,26 @@ def _choices(t, cells, placed, lookup):
 
 
 def fold_times(fold, trees):
-    """On a fold's measured held-out cells: the time of each tree's choice (list of arrays),
-    the best candidate's, Open MPI's default's and the training set's best fixed method's."""
+    """On a fold's held-out cells: the time of each tree's choice (list of arrays), the
+    reference (core.cell_cost: the fastest forced method; NaN on the cells a figure does not
+    count, so penalty.score skips them), the MPI's default's and the training set's best fixed
+    method's."""
     test = fold.test
     cells, flat, placed, lookup = _held_out(fold)
     times = test.times.reshape(-1, len(test.methods))[flat]
     time_of = lambda test_method: _time_of(times, test_method)  # noqa: E731
     chosen = [time_of(_choices(t, cells, placed, lookup)) for t in trees]
-    fixed = int(np.argmin(cell_costs(fold.train).mean(axis=0)))
-    return (chosen, test.best_time.reshape(-1)[flat], test.baseline_time.reshape(-1)[flat],
+    fixed = best_fixed(fold.train)
+    base = test.baseline_time.reshape(-1)[flat]
+    return (chosen, _counted_reference(times, base, test.defer_index, fold.has_default), base,
             time_of(np.where(placed, lookup[fixed], -1)))
+
+
+def _counted_reference(times, base, defer_index, has_default):
+    """The reference time of each held-out cell, NaN where the cell does not count
+    (core.cell_cost.scored_cells)."""
+    reference = cell_cost.reference_time(times, defer_index)
+    return np.where(cell_cost.scored_cells(True, base, has_default), reference, np.nan)
 
 
 def _time_of(times, test_method):
@@ -189,7 +211,7 @@ def deployed_times(loaded, test):
     chosen = _time_of(times, np.where(placed, lookup[decided], -1))
     if loaded.defer_index is not None:
         chosen = np.where(placed & (decided == loaded.defer_index), base, chosen)
-    return chosen, test.best_time.reshape(-1)[flat], base, flat
+    return chosen, _counted_reference(times, base, test.defer_index, test.has_default), base, flat
 
 
 def cross_table(fold, t):
@@ -202,7 +224,8 @@ def cross_table(fold, t):
     times = test.times.reshape(-1, len(test.methods))[flat]
     rows = np.arange(flat.size)
     chosen = np.where(idx >= 0, times[rows, np.maximum(idx, 0)], np.nan)
-    best = test.best_time.reshape(-1)[flat]
+    best = _counted_reference(times, test.baseline_time.reshape(-1)[flat], test.defer_index,
+                              test.has_default)
     tied = test.tied.reshape(-1, len(test.methods))[flat][rows, np.maximum(idx, 0)] & (idx >= 0)
     figures = _summary(chosen, best)
     figures["in_tie_set"] = int(tied[np.isfinite(chosen) & np.isfinite(best)].sum())

@@ -1,37 +1,33 @@
-"""Scoring a choice of methods against the best measured one: the one scoring rule of collsel.
+"""Statistics of a choice of methods, scored by core.cell_cost (the one rule: penalty against
+the fastest forced method measured at the cell, "defer" at the default's time).
 
-Penalty of a cell = time(chosen method) / time(best method) - 1, in percent, over the cells where
-both times exist. Every chooser is scored by `score`: a tree (through its cell grid), Open MPI's
-own decision (the algorithm-0 rows), a model's choice, or the best of another launch.
+Every chooser is scored by `score`: a tree (through its cell grid), the MPI's own decision (the
+algorithm-0 rows), a model's choice, or the best of another launch.
 
-For trees (paper tables 1-2) every measured cell is scored: a cell whose chosen method was not
-measured there is scored at the method's imputed time (DecisionMap.scored_times, core.imputation)
-and counted in `imputed_choices` (and, as before, `unmeasured_choices`); `partial_cells` counts the
-measured cells with fewer than all methods measured, and `unscored_cells` the measured cells no
-time exists for (only "defer" where the baseline is missing can cause one), so no cell is dropped
-silently. Cells where nothing was measured never count. Mean depth weights every grid cell
-equally (a uniform distribution over the measured grid).
+For trees on their own map (in sample; paper tables 1-2) every measured cell with a reference
+is scored, a choice not measured there at its imputed time (core.cell_cost.IMPUTED) and counted
+in `imputed_choices` (and `unmeasured_choices`); `partial_cells` counts the measured cells with
+fewer than all methods measured, and `unscored_cells` the measured cells no time exists for
+("defer" where the default is missing, or a cell where only the default was measured). Cells
+where nothing was measured never count. Mean depth weights every grid cell equally (a uniform
+distribution over the measured grid).
 """
 import numpy as np
 
+from collsel.core.cell_cost import penalty_pct
 from collsel.core.tree import LEAF
 
 WITHIN = 5.0     # percent: "close enough to the best" for the within-5 % counts
 
 
-def penalty_pct(chosen_time, best_time):
-    """Penalty in percent per cell; NaN where either time is missing."""
-    chosen_time, best_time = np.asarray(chosen_time, float), np.asarray(best_time, float)
-    return 100.0 * (chosen_time / best_time - 1.0)
-
-
-def score(chosen_time, best_time):
-    """Statistics of the penalties of a choice, over the cells where both times are finite:
+def score(chosen_time, reference):
+    """Statistics of the penalties of a choice against the reference times
+    (core.cell_cost.reference_time), over the cells where both times are finite:
     cells, min, max, mean, median (percent; None without cells), picks_best, within_5pct."""
-    chosen_time, best_time = np.asarray(chosen_time, float), np.asarray(best_time, float)
-    scored = np.isfinite(chosen_time) & np.isfinite(best_time)
-    pen = penalty_pct(chosen_time[scored], best_time[scored])
-    picks_best = int((chosen_time[scored] == best_time[scored]).sum())
+    chosen_time, reference = np.asarray(chosen_time, float), np.asarray(reference, float)
+    scored = np.isfinite(chosen_time) & np.isfinite(reference)
+    pen = penalty_pct(chosen_time[scored], reference[scored])
+    picks_best = int((chosen_time[scored] <= reference[scored]).sum())
     out = {"cells": int(pen.size), "picks_best": picks_best,
            "within_5pct": int((pen <= WITHIN).sum())}
     if pen.size == 0:
@@ -69,7 +65,8 @@ def tree_stats(dmap, tree, max_penalty=None):
     scored = scored_time(dmap, choice)
     measured = dmap.measured
     leaves = tree.first_child == LEAF
-    overall = score(scored, dmap.best_time)
+    reference = dmap.reference_time
+    overall = score(scored, reference)
     stats = {
         "max_depth": int(tree.depth[leaves].max()),
         "min_depth": int(tree.depth[leaves].min()),
@@ -80,13 +77,14 @@ def tree_stats(dmap, tree, max_penalty=None):
         "nodes": int(tree.node_count),
         "unmeasured_choices": int((measured & ~np.isfinite(times)).sum()),
         "imputed_choices": int((measured & ~np.isfinite(times) & np.isfinite(scored)).sum()),
-        "unscored_cells": int((measured & ~np.isfinite(scored)).sum()),
+        "unscored_cells": int((measured & ~(np.isfinite(scored)
+                                                  & np.isfinite(reference))).sum()),
         "partial_cells": int((measured & (dmap.candidates < len(dmap.methods))).sum()),
         "measured_cells": int(measured.sum()),
         "filled_cells": int((~measured).sum()),
     }
     if max_penalty is not None:
-        over = measured & (np.nan_to_num(penalty_pct(scored, dmap.best_time)) > max_penalty)
+        over = measured & (np.nan_to_num(penalty_pct(scored, reference)) > max_penalty)
         stats["cells_over_cap"] = int(over.sum())
         stats["leaves_over_cap"] = int(np.unique(tree.leaf_grid(dmap.shape)[over]).size)
     stats.update(baseline_stats(dmap))
@@ -94,9 +92,9 @@ def tree_stats(dmap, tree, max_penalty=None):
 
 
 def baseline_stats(dmap):
-    """Penalty of Open MPI's own decision (algorithm-0 rows) on the measured cells that have one;
+    """Penalty of the MPI's own decision (algorithm-0 rows) on the measured cells that have one;
     `baseline_missing_cells` counts the measured cells without one."""
     base = np.where(dmap.measured, dmap.baseline_time, np.nan)
-    s = score(base, dmap.best_time)
+    s = score(base, dmap.reference_time)
     return {"baseline_cells": s["cells"], **prefixed(s, "baseline_penalty"),
             "baseline_missing_cells": int((dmap.measured & ~np.isfinite(base)).sum())}

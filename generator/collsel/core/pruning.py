@@ -16,30 +16,38 @@ with max depth d has, at every node of depth d, the method the leaf rule gives t
 its nodes of depth <= d are the full tree's (breadth-first numbering; checked). So the path
 needs depth+1 builds through the public builder and stays right whatever the leaf rule is.
 
-A choice never measured in a cell costs that cell's worst measured penalty (it is never free).
+Cells are scored by core.cell_cost; a choice never measured in a cell costs that cell's worst
+measured penalty (WORST: it is never free).
 Level passes over the node arrays; nothing recurses.
 """
 from dataclasses import dataclass
 
 import numpy as np
 
+from collsel.core import cell_cost
 from collsel.core.tree import LEAF, UNDEFINED, TreeArrays
 
 TIE = 1e-12        # alphas this close are one step (floating-point sums of the same penalties)
 
 
 def cell_costs(dmap):
-    """Penalty (%) of every method in every measured cell, shape (cells, methods), cells in
-    row-major grid order; a method not measured in a cell costs the cell's worst measured
-    penalty; unmeasured (filled) cells cost 0 for every method."""
-    times = dmap.times.reshape(-1, len(dmap.methods))
-    best = dmap.best_time.reshape(-1, 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pen = 100.0 * (times / best - 1.0)
-    finite = np.isfinite(pen)
-    worst = np.max(np.where(finite, pen, -np.inf), axis=1, keepdims=True)
-    worst = np.where(np.isfinite(worst), worst, 0.0)
-    return np.where(finite, pen, worst)
+    """Penalty (%) of every method in every cell, shape (cells, methods), cells in row-major
+    grid order, by core.cell_cost (a method not measured in a cell costs the cell's worst
+    measured penalty: WORST); cells without a reference (nothing forced measured) cost 0 for
+    every method."""
+    costs = cell_cost.method_costs(dmap.times, dmap.defer_index, cell_cost.WORST)
+    costs = costs.reshape(-1, len(dmap.methods))
+    return np.where(np.isfinite(costs), costs, 0.0)
+
+
+def best_fixed(dmap):
+    """Index of the best single fixed method of a map: the forced method (never "defer") of
+    least mean cell_costs over its cells (the protocol's "best fixed method", chosen on the
+    training data only)."""
+    mean = cell_costs(dmap).mean(axis=0)
+    if dmap.defer_index is not None and len(dmap.methods) > 1:
+        mean[dmap.defer_index] = np.inf
+    return int(np.argmin(mean))
 
 
 def parents(t):

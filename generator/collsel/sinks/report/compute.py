@@ -246,7 +246,7 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
         return penalty.chosen_time(dmap, choice)
 
     def panel_penalties(choice):
-        return _panel_penalties(np.where(measured, chosen_time(choice), np.nan), dmap.best_time)
+        return _panel_penalties(np.where(measured, chosen_time(choice), np.nan), dmap.reference_time)
 
     def leaf_grid(i):
         return _grid(leaf_ids[i], int)
@@ -265,10 +265,10 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
         base_time = np.where(has, dmap.baseline_time, np.nan)
         entry = {"name": f"{mpi}'s own decision (algorithm 0 rows)",
                  "short": f"{mpi}'s own decision",
-                 **_panel_penalties(base_time, dmap.best_time),
-                 **_summary(base_time, dmap.best_time)}
+                 **_panel_penalties(base_time, dmap.reference_time),
+                 **_summary(base_time, dmap.reference_time)}
         if rec is not None:
-            entry["tree_same_cells"] = _summary(np.where(has, rec_time, np.nan), dmap.best_time)
+            entry["tree_same_cells"] = _summary(np.where(has, rec_time, np.nan), dmap.reference_time)
             entry["losses"] = _losses(dmap, np.where(has, rec_time, np.nan), dmap.baseline_time,
                                       rec_choice, None if dmap.defer_index is None else
                                       np.full(shape, dmap.defer_index))
@@ -287,11 +287,11 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
                  "short": "model-based choice",
                  "sources": list(options.model_tables),
                  "unmeasured_choices": int((measured & ~scored).sum()),
-                 **_panel_penalties(model_time, dmap.best_time),
-                 **_summary(model_time, dmap.best_time)}
+                 **_panel_penalties(model_time, dmap.reference_time),
+                 **_summary(model_time, dmap.reference_time)}
         if rec is not None:
             entry["tree_same_cells"] = _summary(np.where(scored, rec_time, np.nan),
-                                                dmap.best_time)
+                                                dmap.reference_time)
             entry["losses"] = _losses(dmap, np.where(scored, rec_time, np.nan), mtime, rec_choice,
                                       np.maximum(mchoice, 0), mname)
         baselines["model"] = entry

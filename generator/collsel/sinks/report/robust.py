@@ -51,15 +51,15 @@ def cell_maps(dmap):
 
 
 def in_sample(dmap, rec_choice):
-    """The four choosers scored on the map they were chosen on."""
-    best = dmap.best_time
+    """The four choosers scored on the map they were chosen on (core.cell_cost's reference)."""
+    best = dmap.reference_time
     measured = dmap.measured
 
     def scored(choice):
         t = penalty.chosen_time(dmap, choice)
         return _figures(penalty.score(np.where(measured, t, np.nan), best))
 
-    fixed = int(np.argmin(pruning.cell_costs(dmap).mean(axis=0)))
+    fixed = pruning.best_fixed(dmap)
     return {"recommended": scored(rec_choice),
             "default": _figures(penalty.score(np.where(measured, dmap.baseline_time, np.nan),
                                               best)),

@@ -1,0 +1,52 @@
+"""One build configuration, and the tree it makes from a table: the one path from a table to a
+deployable tree that `collsel build` and `collsel evaluate` (core.held_out) share, so what is
+evaluated is what is built.
+
+A Config is what `collsel build`'s flags say: the map settings (core.decision_map.MapSettings),
+the tree options, `--recommend` with its criterion, and `--beyond`.
+"""
+from dataclasses import dataclass
+
+from collsel.core import decision_map, recommend, recommendation, tree, treefile
+
+
+@dataclass(frozen=True)
+class Config:
+    label: str
+    options: tree.BuildOptions
+    settings: decision_map.MapSettings = decision_map.MapSettings()
+    recommend: bool = False
+    criterion: str = "combined"
+    beyond: str = None
+
+
+@dataclass
+class Built:
+    dmap: object            # DecisionMap
+    tree: object            # TreeArrays
+    options: object         # the BuildOptions tree.json records
+    figures: dict           # the recommendation's figures ({} without --recommend)
+    beyond: str             # "defer" or "keep" beyond the largest measured P
+
+    def document(self):
+        return treefile.tree_document(self.dmap, self.tree, self.options,
+                                      treefile.beyond_of(self.dmap, self.beyond))
+
+    def loaded(self):
+        """The tree as `collsel query` reads it back (its cuts, `beyond`, the refusals)."""
+        return treefile.LoadedTree(self.document(), "tree.json", schema=False)
+
+
+def build(table, config, dmap=None, launch_tables=None, workers=None):
+    """The Built tree of `table` (one collective) under `config`; `dmap`: its map, when made
+    already; `launch_tables` and `workers` as core.recommend.recommend takes them."""
+    dmap = config.settings.build(table) if dmap is None else dmap
+    options, figures = config.options, {}
+    if config.recommend:
+        t, figures = recommend.recommend(dmap, table, options, None, launch_tables,
+                                         config.settings, config.criterion, workers)
+        options = recommend.recorded_options(recommend.chosen_options(options, figures), t)
+    else:
+        t = tree.build_tree(dmap, options)
+    return Built(dmap, t, options, figures,
+                 recommendation.beyond_decision(config.beyond, figures or None))
