@@ -52,6 +52,23 @@ def register(subparsers):
     p.add_argument("--carry", metavar="COLUMN[,NAME=COLUMN...]",
                    help="with --map: keep these CSV columns in the table as text (named NAME, "
                    "else as in the CSV); rows differing in one are different points")
+    p.add_argument("--where", metavar="COLUMN=VALUE[,...]",
+                   help="with --map: keep only the rows whose columns hold these values (e.g. "
+                   "Allocation=core: one table per mapping); the others are counted in the "
+                   "metadata")
+    p.add_argument("--relabel", metavar="LABEL=ALGORITHM[,...]",
+                   help="what the dataset's own algorithm labels (a --map column's values, a "
+                   "--pattern's {algorithm}) mean, e.g. 1=1,2=3,3=5 for files algo1..algo3 "
+                   "that ran ids 1, 3, 5; labels not listed are read as they are")
+    p.add_argument("--columns", metavar="NAME[,...]",
+                   help="with --map: the column names of a file without a header line (every "
+                   "line is then a row)")
+    p.add_argument("--whitespace", action="store_true",
+                   help="with --map: fields separated by blanks (spaces, tabs), not commas")
+    p.add_argument("--skip-malformed", dest="skip_malformed", action="store_true",
+                   help="with --map: skip a line with the wrong number of fields or an empty "
+                   "mapped value (a stray host name, a missing measurement), warning with its "
+                   "FILE:LINE, instead of refusing the file")
     p.add_argument("--collective", help="collective measured (or the one to keep)")
     p.add_argument("--comm-size", dest="comm_size", metavar="P", help="communicator size")
     p.add_argument("--algorithm", help="Open MPI algorithm id or name (0/ignore = default)")
@@ -95,7 +112,9 @@ def options(args):
                          partial=args.partial, collective=args.collective,
                          comm_size=args.comm_size, algorithm=args.algorithm,
                          segsize=args.segsize, faninout=args.faninout, ppn=args.ppn,
-                         nodes=args.nodes, pattern=args.pattern, carry=args.carry)
+                         nodes=args.nodes, pattern=args.pattern, carry=args.carry,
+                         where=args.where, relabel=args.relabel, columns=args.columns,
+                         whitespace=args.whitespace, skip_malformed=args.skip_malformed)
 
 
 def run(args):
@@ -111,10 +130,21 @@ def run(args):
         csvmap.parse_map(args.map)
     elif args.format == "csv":
         csvmap.parse(None, [], options(args))      # the error naming --map
+    for flag, given_, does in (("--carry", args.carry, "keeps columns of"),
+                               ("--where", args.where, "chooses rows of"),
+                               ("--columns", args.columns, "names the columns of"),
+                               ("--whitespace", args.whitespace, "splits the lines of"),
+                               ("--skip-malformed", args.skip_malformed, "skips lines of")):
+        if given_ not in (None, False) and args.map is None:
+            raise InputError(f"{flag} {does} a CSV read with --map; give --map")
     if args.carry is not None:
-        if args.map is None:
-            raise InputError("--carry keeps columns of a CSV read with --map; give --map")
         csvmap.parse_carry(args.carry)
+    if args.where is not None:
+        csvmap.parse_where(args.where)
+    if args.columns is not None:
+        csvmap.parse_columns(args.columns)
+    if args.relabel is not None:
+        common.parse_relabel(args.relabel)
     _check_flags(args)
     opts = options(args)
     pattern = given.compile_pattern(args.pattern) if args.pattern else None
@@ -124,6 +154,9 @@ def run(args):
         lines = read_lines(path)
         fmt = detect(path, lines, args.format, bool(args.map))
         parsed = PARSERS[fmt].parse(path, lines, opts)
+        for lineno, why in parsed.malformed:
+            print(f"collsel: warning: {printable(path)}:{lineno}: skipped: {printable(why)} "
+                  "(--skip-malformed)", file=sys.stderr)
         supplied = given.for_file(path, opts, pattern, manifest)
         mine, needs = assemble.rows(path, parsed, supplied, lenient=args.check)
         source = {"file": path, "format": fmt, "statistic": parsed.statistic,
@@ -136,9 +169,10 @@ def run(args):
         rows += mine
     output.check_columns(rows)
     # In --check, rows still missing a value cannot be compared yet.
-    merged = output.merge_duplicates([r for r in rows if None not in (r[k] for k in output.KEY)],
-                                     args.duplicates) + [
+    complete = [r for r in rows if None not in (r[k] for k in output.KEY)]
+    merged = output.merge_duplicates(complete, args.duplicates) + [
         r for r in rows if None in (r[k] for k in output.KEY)]
+    merge_note = output.duplicates_note(len(complete), merged, args.duplicates)
     warning = statistic.mismatch_warning([(s["file"], s["statistic"]) for s in sources])
     if warning:
         print(f"collsel: warning: {printable(warning)}", file=sys.stderr)
@@ -149,7 +183,7 @@ def run(args):
             print(_summary("total", merged))
         return 0
     final = output.finish(merged)
-    write_file(args.out, table.render_table(final, output.metadata(sources, final)))
+    write_file(args.out, table.render_table(final, output.metadata(sources, final, merge_note)))
     print(_summary(f"wrote {args.out}", final))
     return 0
 
