@@ -26,12 +26,20 @@ examples:
   collsel ingest nodes-ppn.csv --collective bcast --segsize 0 --duplicates mean \\
       --map comm_size=P,msg_size=bytes,algorithm=alg,time_us='t(us)',nodes=N,ppn=PPN \\
       --carry network=Fabric --out bcast.csv
+  collsel ingest bcast_complete.csv --collective bcast --segsize 0 --where Allocation=core \
+      --map comm_size=Processes,msg_size=MessageSize,algorithm=Algorithm,time_us='Avg Latency(us)' \
+      --out bcast-core.csv
 
 Where the ranks ran: ppn and nodes become integer columns of the table (ppn is the third axis
 of `collsel build --z ppn`), from a CSV's columns (--map ppn=COLUMN,nodes=COLUMN) or per file
 (--ppn/--nodes, a --pattern with {ppn}/{nodes}, a --manifest column). Any other CSV column is
 kept as text with --carry. Every such column names the point like P and m do: --duplicates
 never merges rows that differ in one, and every input must give the same ones.
+
+Other people's datasets: --where keeps the rows of one mapping (or collective), --relabel
+translates the dataset's algorithm labels, --columns/--whitespace read headerless blank-separated
+text, --skip-malformed skips a stray line with a FILE:LINE warning, --duplicates median merges a
+repeated sweep; a --map without msg_size reads barrier results (m = 0).
 """
 
 
