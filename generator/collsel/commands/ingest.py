@@ -157,14 +157,14 @@ def run(args):
     opts = options(args)
     pattern = given.compile_pattern(args.pattern) if args.pattern else None
     manifest = given.read_manifest(args.manifest) if args.manifest else None
-    rows, sources, reports = [], [], []
+    rows, sources, reports, skipped = [], [], [], []
     for path in args.files:
         lines = read_lines(path)
         fmt = detect(path, lines, args.format, bool(args.map))
         parsed = PARSERS[fmt].parse(path, lines, opts)
-        for lineno, why in parsed.malformed:
-            print(f"collsel: warning: {printable(path)}:{lineno}: skipped: {printable(why)} "
-                  "(--skip-malformed)", file=sys.stderr)
+        # said once the run succeeded: a refused run's stderr is its one error line
+        skipped += [f"collsel: warning: {printable(path)}:{lineno}: skipped: {printable(why)} "
+                    "(--skip-malformed)" for lineno, why in parsed.malformed]
         supplied = given.for_file(path, opts, pattern, manifest)
         mine, needs = assemble.rows(path, parsed, supplied, lenient=args.check)
         source = {"file": path, "format": fmt, "statistic": parsed.statistic,
@@ -185,6 +185,7 @@ def run(args):
     if warning:
         print(f"collsel: warning: {printable(warning)}", file=sys.stderr)
     if args.check:
+        _warn(skipped)
         for report in reports:
             print(_report(*report))
         if len(reports) > 1:
@@ -192,8 +193,14 @@ def run(args):
         return 0
     final = output.finish(merged)
     write_file(args.out, table.render_table(final, output.metadata(sources, final, merge_note)))
+    _warn(skipped)
     print(_summary(f"wrote {args.out}", final))
     return 0
+
+
+def _warn(lines):
+    for line in lines:
+        print(line, file=sys.stderr)
 
 
 def _check_flags(args):

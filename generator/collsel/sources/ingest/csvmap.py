@@ -68,7 +68,7 @@ def _pairs(flag, text, what):
         if not sep or not key or not value:
             raise InputError(f"{flag}: '{printable(part[:40])}' is not {what}")
         if key in pairs:
-            raise InputError(f"{flag}: {key} given twice")
+            raise InputError(f"{flag}: {printable(key[:40])} given twice")
         pairs[key] = value
     return pairs
 
@@ -86,7 +86,7 @@ def parse_columns(text):
         raise InputError(f"--columns '{printable(text[:80])}': an empty column name")
     twice = sorted({c for c in names if names.count(c) > 1})
     if twice:
-        raise InputError(f"--columns: {', '.join(twice)} given twice")
+        raise InputError(f"--columns: {printable(', '.join(twice)[:80])} given twice")
     return names
 
 
@@ -169,9 +169,14 @@ def parse(path, lines, opts):
         point.columns.update(_carried(path, lineno, fields, carry_index))
         points.append(point)
     if not points and where_index and left_out:
-        found = "; ".join(", ".join(f"{c}={v}" for c, v in zip(where, values))
+        found = "; ".join(", ".join(f"{c}={v[:40]}" for c, v in zip(where, values))
                           for values in sorted(seen)[:8])
-        raise located(path, None, f"no row has {opts.where} (--where); the rows hold {found}")
+        raise located(path, None, f"no row has {printable(opts.where[:80])} (--where); the rows "
+                      f"hold {printable(found)}")
+    if not points and malformed:
+        line, why = malformed[0]
+        raise located(path, None, f"every row was skipped (--skip-malformed): {len(malformed)} "
+                      f"malformed line(s), the first line {line}: {why}")
     if not points:
         raise located(path, hline, "no data rows after the header (truncated?)")
     unit = "" if "time_us" not in factors else f" ({mapping['time_us']})"
