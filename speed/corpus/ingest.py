@@ -203,15 +203,14 @@ def shell(argv, n_files):
 
 
 def run_ingest(argv):
-    """Run one command through collsel.cli; its 'wrote ...' line is kept for the log, its
-    warnings go to stderr as they come. A failure raises RecipeError with collsel's line."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    """Run one command through collsel.cli. Its 'wrote ...' line is dropped (the summary says
+    more); its warnings and its error line go to stderr. A failure raises RecipeError."""
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         status = cli.main(argv)
     sys.stderr.write(err.getvalue())
     if status != 0:
         raise RecipeError(f"collsel {' '.join(argv[:2])} ... failed (status {status})")
-    return out.getvalue()
 
 
 # --- the summary ---------------------------------------------------------------------------
