@@ -467,6 +467,15 @@ docs-reference:
 bench-recommend:
 	$(DOCS_PYTHON) speed/recommend/bench.py bench-data/paired/bcast-openmpi.csv bcast
 
+# The public per-algorithm datasets of other clusters ($(SHARED)/corpus, read in place, never
+# copied) as canonical tables in build/corpus/, one `collsel ingest` per dataset x collective x
+# partition or mapping (recipe: speed/corpus/ingest.py), with COMMANDS.txt and SUMMARY.txt.
+# SHARED is relative to the repository, as CI clones it beside shared/.
+SHARED ?= ../shared
+.PHONY: corpus
+corpus:
+	$(DOCS_PYTHON) speed/corpus/ingest.py --corpus $(SHARED)/corpus --out $(BUILD)/corpus
+
 # Issue 30's Must-show table (speed/recommend/scoreboard.py): every shipped table's recommended
 # tree beside the MPI's default, the best fixed method, the exact and depth-3 trees and the best
 # candidate, the edge experiment, and the two constructed cases (a few minutes). BEFORE=DIR adds

@@ -26,12 +26,20 @@ examples:
   collsel ingest nodes-ppn.csv --collective bcast --segsize 0 --duplicates mean \\
       --map comm_size=P,msg_size=bytes,algorithm=alg,time_us='t(us)',nodes=N,ppn=PPN \\
       --carry network=Fabric --out bcast.csv
+  collsel ingest bcast_complete.csv --collective bcast --segsize 0 --where Allocation=core \
+      --map comm_size=Processes,msg_size=MessageSize,algorithm=Algorithm,time_us='Avg Latency(us)' \
+      --out bcast-core.csv
 
 Where the ranks ran: ppn and nodes become integer columns of the table (ppn is the third axis
 of `collsel build --z ppn`), from a CSV's columns (--map ppn=COLUMN,nodes=COLUMN) or per file
 (--ppn/--nodes, a --pattern with {ppn}/{nodes}, a --manifest column). Any other CSV column is
 kept as text with --carry. Every such column names the point like P and m do: --duplicates
 never merges rows that differ in one, and every input must give the same ones.
+
+Other people's datasets: --where keeps the rows of one mapping (or collective), --relabel
+translates the dataset's algorithm labels, --columns/--whitespace read headerless blank-separated
+text, --skip-malformed skips a stray line with a FILE:LINE warning, --duplicates median merges a
+repeated sweep; a --map without msg_size reads barrier results (m = 0).
 """
 
 
@@ -52,6 +60,23 @@ def register(subparsers):
     p.add_argument("--carry", metavar="COLUMN[,NAME=COLUMN...]",
                    help="with --map: keep these CSV columns in the table as text (named NAME, "
                    "else as in the CSV); rows differing in one are different points")
+    p.add_argument("--where", metavar="COLUMN=VALUE[,...]",
+                   help="with --map: keep only the rows whose columns hold these values (e.g. "
+                   "Allocation=core: one table per mapping); the others are counted in the "
+                   "metadata")
+    p.add_argument("--relabel", metavar="LABEL=ALGORITHM[,...]",
+                   help="what the dataset's own algorithm labels (a --map column's values, a "
+                   "--pattern's {algorithm}) mean, e.g. 1=1,2=3,3=5 for files algo1..algo3 "
+                   "that ran ids 1, 3, 5; labels not listed are read as they are")
+    p.add_argument("--columns", metavar="NAME[,...]",
+                   help="with --map: the column names of a file without a header line (every "
+                   "line is then a row)")
+    p.add_argument("--whitespace", action="store_true",
+                   help="with --map: fields separated by blanks (spaces, tabs), not commas")
+    p.add_argument("--skip-malformed", dest="skip_malformed", action="store_true",
+                   help="with --map: skip a line with the wrong number of fields or an empty "
+                   "mapped value (a stray host name, a missing measurement), warning with its "
+                   "FILE:LINE, instead of refusing the file")
     p.add_argument("--collective", help="collective measured (or the one to keep)")
     p.add_argument("--comm-size", dest="comm_size", metavar="P", help="communicator size")
     p.add_argument("--algorithm", help="Open MPI algorithm id or name (0/ignore = default)")
@@ -95,7 +120,9 @@ def options(args):
                          partial=args.partial, collective=args.collective,
                          comm_size=args.comm_size, algorithm=args.algorithm,
                          segsize=args.segsize, faninout=args.faninout, ppn=args.ppn,
-                         nodes=args.nodes, pattern=args.pattern, carry=args.carry)
+                         nodes=args.nodes, pattern=args.pattern, carry=args.carry,
+                         where=args.where, relabel=args.relabel, columns=args.columns,
+                         whitespace=args.whitespace, skip_malformed=args.skip_malformed)
 
 
 def run(args):
@@ -111,19 +138,33 @@ def run(args):
         csvmap.parse_map(args.map)
     elif args.format == "csv":
         csvmap.parse(None, [], options(args))      # the error naming --map
+    for flag, given_, does in (("--carry", args.carry, "keeps columns of"),
+                               ("--where", args.where, "chooses rows of"),
+                               ("--columns", args.columns, "names the columns of"),
+                               ("--whitespace", args.whitespace, "splits the lines of"),
+                               ("--skip-malformed", args.skip_malformed, "skips lines of")):
+        if given_ not in (None, False) and args.map is None:
+            raise InputError(f"{flag} {does} a CSV read with --map; give --map")
     if args.carry is not None:
-        if args.map is None:
-            raise InputError("--carry keeps columns of a CSV read with --map; give --map")
         csvmap.parse_carry(args.carry)
+    if args.where is not None:
+        csvmap.parse_where(args.where)
+    if args.columns is not None:
+        csvmap.parse_columns(args.columns)
+    if args.relabel is not None:
+        common.parse_relabel(args.relabel)
     _check_flags(args)
     opts = options(args)
     pattern = given.compile_pattern(args.pattern) if args.pattern else None
     manifest = given.read_manifest(args.manifest) if args.manifest else None
-    rows, sources, reports = [], [], []
+    rows, sources, reports, skipped = [], [], [], []
     for path in args.files:
         lines = read_lines(path)
         fmt = detect(path, lines, args.format, bool(args.map))
         parsed = PARSERS[fmt].parse(path, lines, opts)
+        # said once the run succeeded: a refused run's stderr is its one error line
+        skipped += [f"collsel: warning: {printable(path)}:{lineno}: skipped: {printable(why)} "
+                    "(--skip-malformed)" for lineno, why in parsed.malformed]
         supplied = given.for_file(path, opts, pattern, manifest)
         mine, needs = assemble.rows(path, parsed, supplied, lenient=args.check)
         source = {"file": path, "format": fmt, "statistic": parsed.statistic,
@@ -136,22 +177,30 @@ def run(args):
         rows += mine
     output.check_columns(rows)
     # In --check, rows still missing a value cannot be compared yet.
-    merged = output.merge_duplicates([r for r in rows if None not in (r[k] for k in output.KEY)],
-                                     args.duplicates) + [
+    complete = [r for r in rows if None not in (r[k] for k in output.KEY)]
+    merged = output.merge_duplicates(complete, args.duplicates) + [
         r for r in rows if None in (r[k] for k in output.KEY)]
+    merge_note = output.duplicates_note(len(complete), merged, args.duplicates)
     warning = statistic.mismatch_warning([(s["file"], s["statistic"]) for s in sources])
     if warning:
         print(f"collsel: warning: {printable(warning)}", file=sys.stderr)
     if args.check:
+        _warn(skipped)
         for report in reports:
             print(_report(*report))
         if len(reports) > 1:
             print(_summary("total", merged))
         return 0
     final = output.finish(merged)
-    write_file(args.out, table.render_table(final, output.metadata(sources, final)))
+    write_file(args.out, table.render_table(final, output.metadata(sources, final, merge_note)))
+    _warn(skipped)
     print(_summary(f"wrote {args.out}", final))
     return 0
+
+
+def _warn(lines):
+    for line in lines:
+        print(line, file=sys.stderr)
 
 
 def _check_flags(args):

@@ -120,9 +120,16 @@ def metadata_item(text):
     return (meta.group(1), meta.group(2).strip()) if meta else None
 
 
-def parse(path, lines):
-    """A CsvDocument from text lines (comments, metadata, header, rows)."""
+def parse(path, lines, header=None, whitespace=False):
+    """A CsvDocument from text lines (comments, metadata, header, rows).
+
+    `header`: the column names of a file that prints none (other tools' result files), so
+    that every line that is not a comment is a row. `whitespace`: fields are separated by runs
+    of blanks (spaces, tabs) instead of commas, with no quoting (the plain text that
+    `printf("%d %d %f\\n")` writes); leading and trailing blanks separate nothing."""
     doc = CsvDocument(str(path))
+    if header is not None:
+        doc.header = list(header)
     for lineno, text in enumerate(lines, 1):
         if not text.strip():
             continue
@@ -131,10 +138,13 @@ def parse(path, lines):
             if item:
                 doc.metadata[item[0]] = item[1]
             continue
-        # a line without quotes or NUL (and within the field limit) is its commas' fields:
-        # the csv module's answer, without a reader per line (tables have 10^4-10^5 lines)
-        fields = (text.split(",") if '"' not in text and "\0" not in text
-                  and len(text) <= FIELD_LIMIT else split_row(text, path, lineno))
+        if whitespace:
+            fields = text.split()
+        else:
+            # a line without quotes or NUL (and within the field limit) is its commas' fields:
+            # the csv module's answer, without a reader per line (tables have 10^4-10^5 lines)
+            fields = (text.split(",") if '"' not in text and "\0" not in text
+                      and len(text) <= FIELD_LIMIT else split_row(text, path, lineno))
         if doc.header is None:
             doc.header, doc.header_line = [h.strip() for h in fields], lineno
         else:

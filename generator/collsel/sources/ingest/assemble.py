@@ -10,7 +10,7 @@ from collsel.core.sizes import parse_size
 from collsel.errors import InputError, located
 from collsel.sources.ingest import msgsize
 from collsel.sources.ingest.common import printable
-from collsel.sources.ingest.csvmap import LAYOUT
+from collsel.sources.ingest.csvmap import LAYOUT, NO_SIZE_COLUMN
 from collsel.sources.ingest.given import how_to_supply
 
 
@@ -68,7 +68,10 @@ def select_collective(path, parsed, given, lenient=False):
 def rows(path, parsed, given, lenient=False):
     """Table rows (dicts) for one file; in lenient mode (--check) missing values stay None
     and the keys that would be needed are returned."""
-    points, _ = select_collective(path, parsed, given, lenient)
+    points, colls = select_collective(path, parsed, given, lenient)
+    if parsed.info.get("msg_size_is") == NO_SIZE_COLUMN and set(colls) - {"barrier", "?"}:
+        raise located(path, None, f"--map has no msg_size, but {'/'.join(colls)} has message "
+                      "sizes (only barrier has none); map msg_size=COLUMN")
     bounds = {"comm_size": (1, table.MAX_COMM_SIZE), "segsize": (0, 2**31 - 1),
               "faninout": (0, 2**31 - 1), **{k: (1, table.MAX_COMM_SIZE) for k in LAYOUT}}
     file_value = {key: _resolve(path, key, given[key], _int(*bounds[key], key)) for key in bounds}

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from collsel.core import csvfile, table, values
 from collsel.core.statistic import kind
-from collsel.errors import located
+from collsel.errors import InputError, located
 
 # Times accepted, in µs: core.values' range (a femtosecond to a day). Anything outside is a unit
 # or parsing mistake, and the bounds keep every ratio later steps form finite.
@@ -48,6 +48,8 @@ class Parsed:
     detail: str                     # the same in words (metadata statistic_detail)
     info: dict = field(default_factory=dict)     # file facts worth keeping (tool version, ...)
     skipped: list = field(default_factory=list)  # blocks read but not collectives we know
+    # (line, why) of each line --skip-malformed left out: the command warns about each
+    malformed: list = field(default_factory=list)
 
 
 # OSU and IMB both report, per message size, statistics over ranks of each rank's mean time
@@ -158,6 +160,21 @@ def check_order(path, line, low, mid, high, names):
     if not (low <= mid + slack and mid <= high + slack):
         raise located(path, line, f"{names[0]} {low:g} <= {names[1]} {mid:g} <= {names[2]} "
                       f"{high:g} does not hold: columns out of order?")
+
+
+def parse_relabel(text):
+    """--relabel 'ring=double_ring,2=3' -> {'ring': 'double_ring', '2': '3'}: what a dataset's
+    own algorithm labels mean (a file named algo2 that ran Open MPI's algorithm 3). The targets
+    are checked as algorithm ids once the collective is known."""
+    labels = {}
+    for part in text.split(","):
+        label, sep, target = (s.strip() for s in part.partition("="))
+        if not sep or not label or not target:
+            raise InputError(f"--relabel: '{_short(part)}' is not LABEL=ALGORITHM")
+        if label in labels:
+            raise InputError(f"--relabel: label '{_short(label)}' given twice")
+        labels[label] = target
+    return labels
 
 
 def collective_name(call):

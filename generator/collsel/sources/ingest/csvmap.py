@@ -12,12 +12,19 @@ Columns beyond the canonical ones are kept two ways: the process layout, `ppn=CO
 named column as text with `--carry COLUMN[,NAME=COLUMN...]` (NAME: the table's column name, the
 CSV's by default). A carried column is part of what names a point, like P and m: two rows that
 differ in one are two points, never duplicates.
+
+Other people's result files (docs/guide/ingest-datasets.md) need a few more things: rows chosen
+by a column's value (`--where Allocation=core`: one table per mapping, or only the rows of the
+collective asked for), the dataset's own algorithm labels translated (`--relabel`), a file
+without a header (`--columns`) or with blank-separated fields (`--whitespace`), lines of the
+wrong shape skipped and reported instead of refused (`--skip-malformed`), and no size column at
+all (barrier: m = 0).
 """
 import re
 
 from collsel.core import csvfile, statistic, table
 from collsel.errors import InputError, located
-from collsel.sources.ingest.common import Parsed, Point, parse_float, parse_int, parse_time, printable, unit_factor
+from collsel.sources.ingest.common import Parsed, Point, parse_float, parse_int, parse_relabel, parse_time, printable, unit_factor
 
 # Where the ranks ran: integer columns a mapped CSV may carry (core.table keeps them as extra
 # columns; `collsel build --z ppn` reads ppn as the third axis).
@@ -42,10 +49,45 @@ def parse_map(text):
             raise InputError(f"--map: {target} mapped twice ('{mapping[target]}' and "
                              f"'{column}')")
         mapping[target] = column
-    for need in ("msg_size", "time_us"):
-        if need not in mapping:
-            raise InputError(f"--map needs {need}=COLUMN")
+    # msg_size may be left out: a barrier's results have no size (m = 0, as OSU's barrier)
+    if "time_us" not in mapping:
+        raise InputError("--map needs time_us=COLUMN")
     return mapping
+
+
+# What a table made without a size column says of m (its metadata `source.N.msg_size_is`);
+# assemble refuses it for any collective but barrier.
+NO_SIZE_COLUMN = "no size column (barrier: m = 0)"
+
+
+def _pairs(flag, text, what):
+    """'A=x,B=y' -> {'A': 'x', 'B': 'y'} for a flag of COLUMN=VALUE pairs."""
+    pairs = {}
+    for part in text.split(","):
+        key, sep, value = (s.strip() for s in part.partition("="))
+        if not sep or not key or not value:
+            raise InputError(f"{flag}: '{printable(part[:40])}' is not {what}")
+        if key in pairs:
+            raise InputError(f"{flag}: {printable(key[:40])} given twice")
+        pairs[key] = value
+    return pairs
+
+
+def parse_where(text):
+    """--where 'Allocation=core,Type=Broadcast' -> {'Allocation': 'core', 'Type': 'Broadcast'}:
+    the rows kept are those whose columns hold exactly these values."""
+    return _pairs("--where", text, "COLUMN=VALUE")
+
+
+def parse_columns(text):
+    """--columns 'P,bytes,alg,t' -> the header of a file that prints none."""
+    names = [c.strip() for c in text.split(",")]
+    if not all(names):
+        raise InputError(f"--columns '{printable(text[:80])}': an empty column name")
+    twice = sorted({c for c in names if names.count(c) > 1})
+    if twice:
+        raise InputError(f"--columns: {printable(', '.join(twice)[:80])} given twice")
+    return names
 
 
 # A carried column's name in the table: a plain identifier, so it reads back as a header field.
@@ -84,33 +126,77 @@ def parse(path, lines, opts):
                          "time_us='Latency(us)'")
     mapping = parse_map(opts.map)
     carried = parse_carry(opts.carry) if opts.carry else {}
-    doc = csvfile.parse(path, lines)
+    where = parse_where(opts.where) if opts.where else {}
+    relabel = parse_relabel(opts.relabel) if opts.relabel else {}
+    doc = csvfile.parse(path, lines, parse_columns(opts.columns) if opts.columns else None,
+                        opts.whitespace)
     if doc.header is None:
         raise located(path, len(lines), "no header line")
     header, hline = doc.header, doc.header_line
     index = _index(path, hline, header, mapping)
     carry_index = _carry_index(path, hline, header, carried)
+    where_index = _where_index(path, hline, header, where)
     factors = {t: _factor(path, hline, mapping[t], opts) for t in TIMES if t in mapping}
-    points = []
+    points, malformed, seen, left_out = [], [], set(), 0
     for lineno, fields in doc.rows:
-        if [f.strip() for f in fields] == header:
-            raise located(path, lineno, f"the header again (first at line {hline}): two files "
-                          "pasted together? Give them as separate inputs")
-        if len(fields) != len(header):
-            raise located(path, lineno, f"{len(fields)} fields, the header has {len(header)}: "
-                          "truncated line?")
         fields = [f.strip() for f in fields]
+        if fields == header:
+            again = f"first at line {hline}" if hline else "given as --columns"
+            raise located(path, lineno, f"the header again ({again}): two files pasted "
+                          "together? Give them as separate inputs")
+        n = len(fields)
+        problem = (f"{n} field{'s' if n != 1 else ''}, the header has {len(header)}"
+                   if n != len(header) else None)
+        if problem is None and where_index:
+            chosen = tuple(fields[i] for i in where_index)
+            if chosen != tuple(where_index.values()):
+                seen.add(chosen)
+                left_out += 1
+                continue
+        if problem is None:
+            problem = next((f"empty {t} value" for t, i in index.items() if not fields[i]),
+                           None)
+        if problem is not None:
+            if not opts.skip_malformed:
+                guess = ": truncated line?" if n != len(header) else ""
+                raise located(path, lineno, f"{problem}{guess} (--skip-malformed skips and "
+                              "reports such lines)")
+            malformed.append((lineno, problem))
+            continue
         point = _row(path, lineno, fields, index, factors)
+        if point.algorithm is not None:
+            point.algorithm = relabel.get(point.algorithm, point.algorithm)
         point.columns.update(_carried(path, lineno, fields, carry_index))
         points.append(point)
+    if not points and where_index and left_out:
+        found = "; ".join(", ".join(f"{c}={v[:40]}" for c, v in zip(where, values))
+                          for values in sorted(seen)[:8])
+        raise located(path, None, f"no row has {printable(opts.where[:80])} (--where); the rows "
+                      f"hold {printable(found)}")
+    if not points and malformed:
+        line, why = malformed[0]
+        raise located(path, None, f"every row was skipped (--skip-malformed): {len(malformed)} "
+                      f"malformed line(s), the first line {line}: {why}")
     if not points:
         raise located(path, hline, "no data rows after the header (truncated?)")
     unit = "" if "time_us" not in factors else f" ({mapping['time_us']})"
     ranks = opts.ranks()
     given = f"given as --kind {opts.kind}" if opts.kind else "not given (--kind)"
-    info = {"map": opts.map, **({"carry": opts.carry} if opts.carry else {})}
+    info = {"map": opts.map, **{k: getattr(opts, k) for k in ("carry", "where", "relabel",
+                                                             "columns") if getattr(opts, k)}}
+    if opts.whitespace:
+        info["fields"] = "separated by blanks (--whitespace)"
+    if left_out:
+        info["rows_not_selected"] = f"{left_out} (--where {opts.where})"
+    if malformed:
+        info["malformed_lines_skipped"] = (f"{len(malformed)} (lines "
+                                           f"{', '.join(str(n) for n, _ in malformed[:20])}"
+                                           f"{', ...' if len(malformed) > 20 else ''})")
+    if "msg_size" not in mapping:
+        info["msg_size_is"] = NO_SIZE_COLUMN
     return Parsed("csv", points, statistic.kind(ranks, statistic.PART, statistic.PART),
-                  f"CSV column '{mapping['time_us']}'{unit}, statistic kind {given}", info)
+                  f"CSV column '{mapping['time_us']}'{unit}, statistic kind {given}", info,
+                  malformed=malformed)
 
 
 def _index(path, lineno, header, mapping):
@@ -120,11 +206,20 @@ def _index(path, lineno, header, mapping):
             raise located(path, lineno, f"--map {target}={column}: no column '{column}' in the "
                           f"header (columns: {', '.join(header)})")
         index[target] = header.index(column)
-    size_unit = _UNIT.search(mapping["msg_size"])
+    size_unit = _UNIT.search(mapping.get("msg_size", ""))
     if size_unit and size_unit.group(1).lower() not in ("b", "bytes", "byte"):
         raise located(path, lineno, f"column '{mapping['msg_size']}' is in "
                       f"{size_unit.group(1)}, not bytes")
     return index
+
+
+def _where_index(path, lineno, header, where):
+    """{index in the CSV: value} of the --where columns."""
+    for column in where:
+        if column not in header:
+            raise located(path, lineno, f"--where {column}=...: no column '{column}' in the "
+                          f"header (columns: {', '.join(header)})")
+    return {header.index(column): value for column, value in where.items()}
 
 
 def _carry_index(path, lineno, header, carried):
@@ -168,10 +263,8 @@ def _factor(path, lineno, column, opts):
 
 
 def _row(path, lineno, fields, index, factors):
+    """The point of one row whose mapped fields are all present (parse checked)."""
     get = lambda t: fields[index[t]] if t in index else None  # noqa: E731
-    for target, i in index.items():
-        if not fields[i]:
-            raise located(path, lineno, f"empty {target} value")
     stats = {t: parse_time(get(t), path, lineno, t, factors[t])
              for t in TIMES[1:] if t in index and t != "stdev_us"}
     if "stdev_us" in index:
@@ -184,7 +277,8 @@ def _row(path, lineno, fields, index, factors):
     opt_int = lambda t, low, high: (parse_int(get(t), path, lineno, t, low, high)  # noqa: E731
                                     if t in index else None)
     layout = {t: opt_int(t, 1, table.MAX_COMM_SIZE) for t in LAYOUT if t in index}
-    return Point(lineno, parse_int(get("msg_size"), path, lineno, "msg_size"),
+    size = parse_int(get("msg_size"), path, lineno, "msg_size") if "msg_size" in index else 0
+    return Point(lineno, size,
                  parse_time(get("time_us"), path, lineno, "time_us", factors["time_us"]), stats,
                  comm_size=opt_int("comm_size", 1, 2**31 - 1), collective=get("collective"),
                  algorithm=get("algorithm"), segsize=opt_int("segsize", 0, 2**31 - 1),

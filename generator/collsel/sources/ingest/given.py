@@ -8,7 +8,7 @@ import re
 
 from collsel.core import csvfile
 from collsel.errors import InputError, located
-from collsel.sources.ingest.common import check_regular
+from collsel.sources.ingest.common import check_regular, parse_relabel
 
 # ppn and nodes: where the ranks ran (table columns of the same names; `build --z ppn`).
 KEYS = ("collective", "comm_size", "algorithm", "segsize", "faninout", "ppn", "nodes")
@@ -80,8 +80,13 @@ def for_file(path, opts, pattern, manifest):
         m = pattern.search(target)
         if not m:
             raise located(path, None, f"file name does not match --pattern '{opts.pattern}'")
+        # a file name's {algorithm} is the dataset's own label, as a column's value is
+        relabel = parse_relabel(opts.relabel) if opts.relabel else {}
         for key, value in m.groupdict().items():
-            found[key].append((value, f"--pattern {opts.pattern}"))
+            where = f"--pattern {opts.pattern}"
+            if key == "algorithm" and value in relabel:
+                value, where = relabel[value], f"{where} and --relabel {value}={relabel[value]}"
+            found[key].append((value, where))
     if manifest is not None:
         entry = manifest.get(os.path.normpath(os.path.abspath(path)))
         if entry is None:

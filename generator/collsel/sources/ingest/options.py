@@ -27,6 +27,12 @@ class IngestOptions:
     nodes: str = None
     pattern: str = None         # the --pattern text ({algorithm} ... fields)
     carry: str = None           # a mapped CSV's extra columns kept as text, COLUMN[,NAME=COLUMN]
+    # Other people's result files (docs/guide/ingest-datasets.md):
+    where: str = None           # a mapped CSV's rows to keep, COLUMN=VALUE[,...]
+    relabel: str = None         # what a dataset's algorithm labels mean, LABEL=ALGORITHM[,...]
+    columns: str = None         # the header a headerless file lacks, NAME[,...]
+    whitespace: bool = False    # fields separated by blanks, not commas
+    skip_malformed: bool = False    # skip (and report) lines of the wrong shape
 
     def ranks(self):
         """The ranks part --kind gives, or `?`."""

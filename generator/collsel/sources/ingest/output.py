@@ -9,7 +9,7 @@ KEY = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout"
 TIME_FIELDS = ("time_us", "mean_us", "median_us", "min_us", "max_us", "stdev_us")
 # What a row holds besides what names its point: the times, their spread, where it was read.
 MEASURED = frozenset(TIME_FIELDS + table.STAT_COLUMNS + ("origin",))
-DUPLICATE_POLICIES = ("error", "mean", "min", "first")
+DUPLICATE_POLICIES = ("error", "mean", "median", "min", "first")
 
 
 def carried(row):
@@ -56,19 +56,31 @@ def merge_duplicates(rows, policy):
             out.append(min(group, key=lambda r: r["time_us"]))
             continue
         merged = {k: v for k, v in group[0].items() if k not in MEASURED or k == "origin"}
-        merged["time_us"] = stats_lib.fmean(r["time_us"] for r in group)
+        # median: repeated runs of one point where a few are disturbed (another job, one
+        # iteration per row) are read as their typical run, not pulled up by the outliers
+        merge = stats_lib.median if policy == "median" else stats_lib.fmean
+        merged["time_us"] = merge(r["time_us"] for r in group)
         if all("n" in r for r in group):
             merged["n"] = sum(r["n"] for r in group)
         out.append(merged)   # the spread columns of different runs do not combine
     return out
 
 
-def metadata(sources, out_rows):
+def duplicates_note(rows_in, merged, policy):
+    """What --duplicates did, for the table's metadata; None when no point was measured twice."""
+    if len(merged) >= rows_in:
+        return None
+    return f"{policy}: {rows_in} rows read, {len(merged)} points"
+
+
+def metadata(sources, out_rows, duplicates=None):
     meta = {"source": "collsel ingest",
             "statistic": statistic.combined(s["statistic"] for s in sources)}
     for i, s in enumerate(sources, 1):
         for key, value in s.items():
             meta[f"source.{i}.{key}"] = " ".join(str(value).split())   # one line each
+    if duplicates:
+        meta["duplicates"] = duplicates
     meta["rows"] = len(out_rows)
     return meta
 
