@@ -145,9 +145,10 @@ def _param_files(launcher, env):
     files = [Path(env.get("HOME", "~")).expanduser() / ".openmpi" / "mca-params.conf"]
     found = shutil.which(launcher, path=env.get("PATH"))
     if found:
-        files.append(Path(os.path.realpath(found)).parents[1] / "etc"
-                     / "openmpi-mca-params.conf")
-    files.append(Path("/etc/openmpi/openmpi-mca-params.conf"))
+        prefix = Path(os.path.realpath(found)).parents[1]
+        # a distribution's Open MPI under /usr keeps it in /etc/openmpi (Debian, Ubuntu)
+        files.append(Path("/etc/openmpi/openmpi-mca-params.conf") if prefix == Path("/usr")
+                     else prefix / "etc" / "openmpi-mca-params.conf")
     return [f for f in dict.fromkeys(files) if f.is_file()]
 
 
