@@ -182,7 +182,8 @@ def command_problems(top, args, synopsis):
         return [] if not rest or rest[0] in ("-h", "--help", "--version") else \
             [f"collsel: no sub-command in {' '.join(args)!r}"]
     problems = []
-    for token in rest:
+    # after a bare `--` the words are not collsel's (`collsel verify ... -- mpirun --mca ...`)
+    for token in rest[:rest.index("--")] if "--" in rest else rest:
         name = token.strip("[]").split("=")[0]
         if name.startswith("--") and name != "--" and name not in parser._option_string_actions:
             problems.append(f"collsel {' '.join(path)}: no option {name}")

@@ -52,16 +52,17 @@ def test_a_subprocess_imports_the_same_package(tmp_path):
 
 
 def test_package_data_is_beside_the_package():
-    """Templates, presets, benchmark source and schemas are found where collsel is (a wheel's
+    """Templates, presets, the benchmark and probe sources and schemas are found where collsel is (a wheel's
     site-packages or the checkout alike), through importlib.resources."""
     from importlib import resources
 
     from collsel.core import schemas
-    from collsel.sources.measure import benchmark_program
+    from collsel.sources.measure import benchmark_program, coll_probe
     from collsel.sources.models import params
 
     package = pathlib.Path(collsel.__file__).resolve().parent
-    found = [benchmark_program.source_path(), *map(params.preset_path, params.PRESETS)]
+    found = [benchmark_program.source_path(), coll_probe.source_path(),
+             *map(params.preset_path, params.PRESETS)]
     found += [pathlib.Path(schemas.__file__).parent / f for f in schemas.FILES.values()]
     for path in found:
         assert path.is_file() and _inside(path, package), path

@@ -19,6 +19,7 @@ COMMAND_MODULES = {
     "ingest": "collsel.commands.ingest",
     "emit": "collsel.commands.emit",
     "check-rules": "collsel.commands.check_rules",
+    "verify": "collsel.commands.verify",        # did the MPI run what the file says
     "report": "collsel.commands.report",
     "model": "collsel.commands.model",          # model fit/predict/validate/paper
     "cluster": "collsel.commands.cluster",      # cluster up/down/status

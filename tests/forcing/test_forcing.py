@@ -3,7 +3,7 @@ coll/tuned can force, observed from inside the library; that the benchmark's m i
 coll/tuned's fixed decision computes; and that core.fallbacks predicts Open MPI's silent
 fallbacks.
 
-tests/forcing/coll_probe.c, preloaded into every rank, counts the calls of Open MPI's base
+collsel_coll_probe.c (the probe `collsel verify` runs, package data beside the benchmark), preloaded into every rank, counts the calls of Open MPI's base
 algorithm functions per communicator (named by --methods position), with the bytes the fixed
 decision computes for the call and whether the call was nested in another probed function (a
 fallback or a composite). `forcing_failures` is the one checker: the outermost function of
@@ -18,54 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from collsel.core import fallbacks
+from collsel.core import algorithms, fallbacks
 from collsel.sources.measure import benchmark_program as bench
 
 pytestmark = pytest.mark.skipif(
     shutil.which("mpirun") is None or shutil.which("mpicc") is None or shutil.which("cc") is None
     or not bench.source_path().is_file(), reason="Open MPI (mpirun, mpicc) and cc needed")
 
-# coll/tuned algorithm id -> the base function it calls, after "ompi_coll_base_"
-# (ompi_coll_tuned_<coll>_intra_do_this in coll_tuned_<coll>_decision.c of Open MPI 4.1.4;
-# scan and exscan: do_this maps 0 to 1, coll_tuned_scan_decision.c:99-100).
-FUNCTIONS = {
-    "allgather": {1: "allgather_intra_basic_linear", 2: "allgather_intra_bruck",
-                  3: "allgather_intra_recursivedoubling", 4: "allgather_intra_ring",
-                  5: "allgather_intra_neighborexchange", 6: "allgather_intra_two_procs"},
-    "allgatherv": {1: "allgatherv_intra_basic_default", 2: "allgatherv_intra_bruck",
-                   3: "allgatherv_intra_ring", 4: "allgatherv_intra_neighborexchange",
-                   5: "allgatherv_intra_two_procs"},
-    "allreduce": {1: "allreduce_intra_basic_linear", 2: "allreduce_intra_nonoverlapping",
-                  3: "allreduce_intra_recursivedoubling", 4: "allreduce_intra_ring",
-                  5: "allreduce_intra_ring_segmented", 6: "allreduce_intra_redscat_allgather"},
-    "alltoall": {1: "alltoall_intra_basic_linear", 2: "alltoall_intra_pairwise",
-                 3: "alltoall_intra_bruck", 4: "alltoall_intra_linear_sync",
-                 5: "alltoall_intra_two_procs"},
-    "alltoallv": {1: "alltoallv_intra_basic_linear", 2: "alltoallv_intra_pairwise"},
-    "barrier": {1: "barrier_intra_basic_linear", 2: "barrier_intra_doublering",
-                3: "barrier_intra_recursivedoubling", 4: "barrier_intra_bruck",
-                5: "barrier_intra_two_procs", 6: "barrier_intra_tree"},
-    "bcast": {1: "bcast_intra_basic_linear", 2: "bcast_intra_chain", 3: "bcast_intra_pipeline",
-              4: "bcast_intra_split_bintree", 5: "bcast_intra_bintree",
-              6: "bcast_intra_binomial", 7: "bcast_intra_knomial",
-              8: "bcast_intra_scatter_allgather", 9: "bcast_intra_scatter_allgather_ring"},
-    "exscan": {1: "exscan_intra_linear", 2: "exscan_intra_recursivedoubling"},
-    "gather": {1: "gather_intra_basic_linear", 2: "gather_intra_binomial",
-               3: "gather_intra_linear_sync"},
-    "reduce": {1: "reduce_intra_basic_linear", 2: "reduce_intra_chain", 3: "reduce_intra_pipeline",
-               4: "reduce_intra_binary", 5: "reduce_intra_binomial",
-               6: "reduce_intra_in_order_binary", 7: "reduce_intra_redscat_gather"},
-    "reduce_scatter": {1: "reduce_scatter_intra_nonoverlapping",
-                       2: "reduce_scatter_intra_basic_recursivehalving",
-                       3: "reduce_scatter_intra_ring", 4: "reduce_scatter_intra_butterfly"},
-    "reduce_scatter_block": {1: "reduce_scatter_block_basic_linear",
-                             2: "reduce_scatter_block_intra_recursivedoubling",
-                             3: "reduce_scatter_block_intra_recursivehalving",
-                             4: "reduce_scatter_block_intra_butterfly"},
-    "scan": {1: "scan_intra_linear", 2: "scan_intra_recursivedoubling"},
-    "scatter": {1: "scatter_intra_basic_linear", 2: "scatter_intra_binomial",
-                3: "scatter_intra_linear_nb"},
-}
+# coll/tuned algorithm id -> the base function it calls (core.algorithms, which collsel verify
+# reads the probe with).
+FUNCTIONS = algorithms.OMPI_BASE_FUNCTIONS
 # Methods proven at -np 4: every algorithm with its parameters, except two_procs, which refuses
 # any P but 2 (core.fallbacks) and is proven at -np 2 by test_the_fallback_table_matches_the_library.
 SEGMENTED = {"bcast": {2: "2:0:2", 3: "3:1024", 6: "6:1024"}, "reduce": {2: "2:1024:2", 3: "3:1024"},
@@ -79,7 +41,7 @@ METHODS = {
 NPROCS = 4
 # Two sizes m per collective, straddling a threshold of its fixed decision at P = 4
 # (ompi/mca/coll/tuned/coll_tuned_decision_fixed.c of 4.1.4), and the algorithm it picks at
-# each. The quantity compared is the decision's own (coll_probe.c names the lines).
+# each. The quantity compared is the decision's own (collsel_coll_probe.c names the lines).
 DECIDED = {
     "allgather": ({64: 3, 8192: 3}, ":1120-1121 P < 32: recursive_doubling at every m"),
     "allgatherv": ({128: 1, 1024: 4}, ":1281-1285 per-rank < 256: default, < 4096: neighbor"),
@@ -119,7 +81,7 @@ def probe(tmp_path_factory):
     include = subprocess.run(["mpicc", "--showme:compile"], capture_output=True, text=True)
     cmd = ["cc", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror",
            *include.stdout.split(), "-o", str(out),
-           str(Path(__file__).with_name("coll_probe.c")), "-ldl"]
+           str(bench.source_path().with_name("collsel_coll_probe.c")), "-ldl"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return out

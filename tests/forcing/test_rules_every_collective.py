@@ -5,7 +5,7 @@ effect, per collective.
 Per collective, a table in which method LOW is fastest below 1024 bytes and HIGH from 2048 (at
 P = 2, 4, 8), its exact tree, and one classic rules file for all 14. At P = 4 and 3 the
 benchmark, built with the MPI's mpicc, runs m = 512 and 2048 on MPI_COMM_WORLD under the file
-(one launch per collective, P and MPI), and the LD_PRELOAD probe (coll_probe.c built against the MPI's mpi.h,
+(one launch per collective, P and MPI), and the LD_PRELOAD probe (collsel_coll_probe.c built against the MPI's mpi.h,
 as test_forcing.py) sees the function the file's rule names (`collsel check-rules --query`,
 Open MPI's reading of the file) on both sides of the cut. 4.1 loads coll/tuned as
 mca_coll_tuned.so; 5.0 builds it into libmpi.so.40, whose calls of the ompi_coll_base_*
@@ -25,6 +25,8 @@ from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.measure import benchmark_program as bench
 from helpers import switching_table
 from test_forcing import FUNCTIONS, outermost, read_probe
+
+PROBE_SOURCE = bench.source_path().with_name("collsel_coll_probe.c")
 
 OMPI5 = Path(os.environ.get("COLLSEL_OMPI5_HOME",
                             Path(__file__).resolve().parents[2] / "build" / "mpis" / "openmpi5"))
@@ -81,7 +83,7 @@ def tools(request, tmp_path_factory):
                              text=True, timeout=60).stdout.split()
     probe = d / "coll_probe.so"
     done = subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror",
-                           *include, "-o", probe, Path(__file__).with_name("coll_probe.c"),
+                           *include, "-o", probe, PROBE_SOURCE,
                            "-ldl"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return request.param, probe, bench.locate(mpicc=str(home / "bin" / "mpicc"))

@@ -5,7 +5,7 @@ matches rules at P · m (core.rules_size: alltoall, allgather, gather).
 Per collective, a table in which method LOW is fastest below 1024 bytes (collsel's m: one rank's
 block) and HIGH from 2048, at P = 2, 4, 8; its exact tree; one rules file for all three. At P = 4
 the benchmark (no --methods: MPI_COMM_WORLD under coll/tuned's dynamic rules) runs m = 512 and
-2048, and the LD_PRELOAD probe (coll_probe.c, as test_forcing.py) sees the tree's method on each
+2048, and the LD_PRELOAD probe (collsel_coll_probe.c, as test_forcing.py) sees the tree's method on each
 side. The thresholds matter: a file holding the tree's m cut unconverted would run HIGH at 512
 too (Open MPI matches 4 · 512 = 2048 bytes). LOW and HIGH differ from what the fixed decision
 picks at P = 4 on both sides, so the fixed decision cannot pass for the file."""

@@ -1,5 +1,5 @@
 /* dec_fixed_all: one call of each given collective at each given message size m, each on a
- * communicator of its own (MPI_Comm_dup, in argument order: tests/forcing/coll_probe.c names
+ * communicator of its own (MPI_Comm_dup, in argument order: collsel_coll_probe.c names
  * communicators by that order), with 1-byte elements (MPI_BYTE; MPI_UNSIGNED_CHAR and MPI_SUM
  * for the reductions), root 0 and equal counts, so that the quantity
  * Open MPI's fixed decision computes is m (docs/guide/collectives.md, "What m means"):

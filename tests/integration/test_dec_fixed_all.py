@@ -3,7 +3,7 @@ trees of bench-data/tune-vm at depth 4), against `collsel query` and Debian's un
 
 One launch per P (2, 3, 4, 8) runs dec_fixed_all.c: every collective at every message size of its
 tree's m axis (the measured sizes), each call on a communicator of its own, under
-tests/forcing/coll_probe.c (LD_PRELOAD: the coll/base function each communicator ran) with
+collsel_coll_probe.c (LD_PRELOAD: the coll/base function each communicator ran) with
 COLLSEL_TRACE set (the generated function's decision and m, per rank and call). Per call:
 - the traced m is the call's m (the quantity 4.1.4's fixed decision computes) and the traced
   decision (algorithm, segsize, faninout) is `collsel query`'s on the spliced tree, on every
@@ -32,7 +32,7 @@ from test_ompi_patched import build, query  # noqa: E402,F401  (build: the fixtu
 PATCHED = REPO / "build" / "ompi-patched"
 PREFIX = PATCHED / "install"
 HERE = pathlib.Path(__file__).resolve().parent
-PROBE = REPO / "tests" / "forcing" / "coll_probe.c"
+PROBE = REPO / "generator" / "collsel" / "sources" / "measure" / "collsel_coll_probe.c"
 COLLECTIVES = sorted(FUNCTIONS)
 COMM_SIZES = (2, 3, 4, 8)
 TWO_PROCS = {"allgather": 6, "allgatherv": 5, "alltoall": 5, "barrier": 5}

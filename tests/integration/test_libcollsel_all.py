@@ -3,7 +3,7 @@
 
   - Open MPI 4.1.4, P = 2, 3, 4, trees of bench-data/tune-vm/<coll>.csv (--max-depth 3): every
     rank's traced decision of every call equals `collsel query` at (P, m), m on both sides of
-    every rule boundary; the coll/base function that ran (tests/forcing/coll_probe.c, LD_PRELOAD)
+    every rule boundary; the coll/base function that ran (collsel_coll_probe.c, LD_PRELOAD)
     is the decided algorithm's; every result is correct. Calls the library must not force are
     passed and say why: allgatherv (4.1 registers its algorithm variable constant: MPI_T cannot
     force it), a two_proc method the tree names at P != 2 (core/fallbacks.py: the call would
@@ -125,11 +125,11 @@ def program():
 
 @pytest.fixture(scope="module")
 def probe():
-    """tests/forcing/coll_probe.c: which coll/base function each call ran, and its bytes."""
+    """collsel_coll_probe.c: which coll/base function each call ran, and its bytes."""
     out = BIN / "coll_probe.so"
     include = run(["mpicc.openmpi", "--showme:compile"]).stdout.split()
     run(["cc", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror", *include, "-o", out,
-         REPO / "tests" / "forcing" / "coll_probe.c", "-ldl"])
+         REPO / "generator" / "collsel" / "sources" / "measure" / "collsel_coll_probe.c", "-ldl"])
     return out
 
 

@@ -4,7 +4,7 @@ threaded C program and mpi4py, under Open MPI 4.1 and MPICH 4.0.
   - Fortran (coll_check_fortran.F90 as `use mpi` and as `use mpi_f08`), P = 3: bcast, reduce,
     allreduce (also MPI_IN_PLACE), allgather, alltoall at m on both sides of the trees' rule
     boundaries: every rank's traced decision equals `collsel query`, results correct; under Open
-    MPI the coll/base function that ran (tests/forcing/coll_probe.c) is the decided one's. Open
+    MPI the coll/base function that ran (collsel_coll_probe.c) is the decided one's. Open
     MPI's bindings call PMPI_* themselves: runtime/libcollsel/fortran.c interposes them.
   - MPI_THREAD_MULTIPLE under Open MPI (libcollsel_threads.c: 3 threads per rank, each on its
     own communicator, bcast, reduce and allreduce at once), P = 3: every decision equals

@@ -1,7 +1,7 @@
 """coll/collsel (runtime/ompi-component, `make ompi-component`) loaded at run time into
 Debian's unmodified Open MPI 4.1.4 (`--mca mca_base_component_path`, `coll_collsel_trees`).
 
-The LD_PRELOAD probe tests/forcing/coll_probe.c records the coll/base function each call ran
+The LD_PRELOAD probe collsel_coll_probe.c records the coll/base function each call ran
 and the fixed decision's m; ompi_component_check.c checks the results. At P = 2, 3, 4 and five
 sizes, for trees of bcast, reduce and allreduce built from bench-data/tune-vm:
 - where the tree names an algorithm, the function that ran is that algorithm's (`collsel query`);
@@ -89,7 +89,7 @@ def programs(tmp_path_factory):
              "-o", out["fortran"]])
     flags = run(["mpicc.openmpi", "--showme:compile"]).stdout.split()
     run(["cc", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror", *flags, "-o",
-         out["probe"], REPO / "tests" / "forcing" / "coll_probe.c", "-ldl"])
+         out["probe"], REPO / "generator" / "collsel" / "sources" / "measure" / "collsel_coll_probe.c", "-ldl"])
     return out
 
 

@@ -72,6 +72,49 @@ TUNED_PARAMETERS = {
     "scatter": frozenset({"count", "segmentsize", "tree_fanout", "chain_fanout", "max_requests"}),
 }
 
+# coll/tuned algorithm id -> the coll/base function it calls, after "ompi_coll_base_"
+# (ompi_coll_tuned_<coll>_intra_do_this in coll_tuned_<coll>_decision.c of Open MPI 4.1.4;
+# scan and exscan: do_this maps 0 to 1, coll_tuned_scan_decision.c:99-100). The LD_PRELOAD probe
+# (sources/measure/collsel_coll_probe.c) sees these functions run: `collsel verify` and the
+# forcing tests name the algorithm that ran by them.
+OMPI_BASE_FUNCTIONS = {
+    "allgather": {1: "allgather_intra_basic_linear", 2: "allgather_intra_bruck",
+                  3: "allgather_intra_recursivedoubling", 4: "allgather_intra_ring",
+                  5: "allgather_intra_neighborexchange", 6: "allgather_intra_two_procs"},
+    "allgatherv": {1: "allgatherv_intra_basic_default", 2: "allgatherv_intra_bruck",
+                   3: "allgatherv_intra_ring", 4: "allgatherv_intra_neighborexchange",
+                   5: "allgatherv_intra_two_procs"},
+    "allreduce": {1: "allreduce_intra_basic_linear", 2: "allreduce_intra_nonoverlapping",
+                  3: "allreduce_intra_recursivedoubling", 4: "allreduce_intra_ring",
+                  5: "allreduce_intra_ring_segmented", 6: "allreduce_intra_redscat_allgather"},
+    "alltoall": {1: "alltoall_intra_basic_linear", 2: "alltoall_intra_pairwise",
+                 3: "alltoall_intra_bruck", 4: "alltoall_intra_linear_sync",
+                 5: "alltoall_intra_two_procs"},
+    "alltoallv": {1: "alltoallv_intra_basic_linear", 2: "alltoallv_intra_pairwise"},
+    "barrier": {1: "barrier_intra_basic_linear", 2: "barrier_intra_doublering",
+                3: "barrier_intra_recursivedoubling", 4: "barrier_intra_bruck",
+                5: "barrier_intra_two_procs", 6: "barrier_intra_tree"},
+    "bcast": {1: "bcast_intra_basic_linear", 2: "bcast_intra_chain", 3: "bcast_intra_pipeline",
+              4: "bcast_intra_split_bintree", 5: "bcast_intra_bintree",
+              6: "bcast_intra_binomial", 7: "bcast_intra_knomial",
+              8: "bcast_intra_scatter_allgather", 9: "bcast_intra_scatter_allgather_ring"},
+    "exscan": {1: "exscan_intra_linear", 2: "exscan_intra_recursivedoubling"},
+    "gather": {1: "gather_intra_basic_linear", 2: "gather_intra_binomial",
+               3: "gather_intra_linear_sync"},
+    "reduce": {1: "reduce_intra_basic_linear", 2: "reduce_intra_chain", 3: "reduce_intra_pipeline",
+               4: "reduce_intra_binary", 5: "reduce_intra_binomial",
+               6: "reduce_intra_in_order_binary", 7: "reduce_intra_redscat_gather"},
+    "reduce_scatter": {1: "reduce_scatter_intra_nonoverlapping",
+                       2: "reduce_scatter_intra_basic_recursivehalving",
+                       3: "reduce_scatter_intra_ring", 4: "reduce_scatter_intra_butterfly"},
+    "reduce_scatter_block": {1: "reduce_scatter_block_basic_linear",
+                             2: "reduce_scatter_block_intra_recursivedoubling",
+                             3: "reduce_scatter_block_intra_recursivehalving",
+                             4: "reduce_scatter_block_intra_butterfly"},
+    "scan": {1: "scan_intra_linear", 2: "scan_intra_recursivedoubling"},
+    "scatter": {1: "scatter_intra_basic_linear", 2: "scatter_intra_binomial",
+                3: "scatter_intra_linear_nb"},
+}
 # The collectives collsel handles (tables, trees, emitters, report, query): all 14. Which of them
 # the benchmark measures, ingest reads and the models predict is each of those steps' own list.
 ALGORITHMS = TUNED_ALGORITHMS

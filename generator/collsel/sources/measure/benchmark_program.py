@@ -159,11 +159,17 @@ def cached_binary(mpicc="mpicc"):
     digest = source_digest()
     if digest is None:
         return None
+    return cached_path("collsel_bench", digest, mpicc)
+
+
+def cached_path(stem, digest, mpicc="mpicc", suffix=""):
+    """cache_dir()/<stem>-<digest>[-<wrapper>-<tag>]<suffix>: one file per source version and
+    compiler wrapper (the benchmark, the coll/base probe of `collsel verify`)."""
     if mpicc == "mpicc":
-        return cache_dir() / f"collsel_bench-{digest[:16]}"
+        return cache_dir() / f"{stem}-{digest[:16]}{suffix}"
     tag = hashlib.sha256(mpicc.encode()).hexdigest()[:8]
     name = "".join(c if c.isalnum() or c in "._-" else "_" for c in os.path.basename(mpicc))
-    return cache_dir() / f"collsel_bench-{digest[:16]}-{name[:40]}-{tag}"
+    return cache_dir() / f"{stem}-{digest[:16]}-{name[:40]}-{tag}{suffix}"
 
 
 def locate(explicit=None, mpicc="mpicc", build=True, env=None):
@@ -184,6 +190,13 @@ def locate(explicit=None, mpicc="mpicc", build=True, env=None):
 
 
 def compile_bench(target, mpicc="mpicc", env=None):
+    return compile_cached(target, [*CFLAGS, str(source_path()), "-lm"], "the benchmark", mpicc,
+                          env)
+
+
+def compile_cached(target, arguments, what, mpicc="mpicc", env=None):
+    """`mpicc ARGUMENTS -o TARGET`, written atomically (concurrent runs never see a half-written
+    file); `what` names the product in errors."""
     compiler = shutil.which(mpicc)
     if compiler is None:
         package = "libmpich-dev" if "mpich" in os.path.basename(mpicc) else "libopenmpi-dev"
@@ -192,12 +205,12 @@ def compile_bench(target, mpicc="mpicc", env=None):
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".build-")
     os.close(fd)
-    cmd = [compiler, *CFLAGS, "-o", tmp, str(source_path()), "-lm"]
+    cmd = [compiler, *arguments, "-o", tmp]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
                               env={**os.environ, **(env or {})})
         if done.returncode != 0:
-            raise CollselError(f"compiling the benchmark failed ({' '.join(cmd)}):\n"
+            raise CollselError(f"compiling {what} failed ({' '.join(cmd)}):\n"
                                + done.stderr.strip())
         os.chmod(tmp, 0o755)
         os.replace(tmp, target)

@@ -1,0 +1,179 @@
+"""`collsel verify --rules FILE -- LAUNCH...`: run the user's program under the coll/base probe
+(sources/measure/coll_probe.py) and print, per call site, the algorithm Open MPI ran beside the
+one the rules file says (read by the reader `collsel check-rules` uses), then why they differ
+when the launch's reports can tell (core/verify.py judges)."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from collsel.core import verify
+from collsel.core.algorithms import Method
+from collsel.errors import InputError, printable
+from collsel.sinks.emit.ompi_rules_reader import (COLLECTIVE_IDS, parse_version, read,
+                                                  rule_size_of)
+from collsel.sources.measure import coll_probe
+
+DEFAULT_OMPI = "4.1.4"
+
+
+def register(sub):
+    p = sub.add_parser(
+        "verify", help="run a program under a probe: did Open MPI run what the rules file says?",
+        description="Run LAUNCH (the command that starts your MPI program, e.g. `mpirun -n 4 "
+        "./app` with the --mca flags you deploy the file with) with an LD_PRELOAD probe in "
+        "every rank (C source shipped with collsel, compiled with the launcher's mpicc on "
+        "first use into ~/.cache/collsel). The probe records, per call, the coll/base "
+        "algorithm Open MPI ran, the communicator size P and the message size m its decision "
+        "computes, and at MPI_Init / MPI_Finalize whether coll/tuned read the rules file and "
+        "with which settings; it only forwards calls, so the algorithms that run are the "
+        "ones that run without it. Prints one line per call site (collective, P, m, and the "
+        "rule size Open MPI matches where it differs): what ran, what the file says, same / "
+        "DIFFERS / not compared (the file leaves the point to Open MPI's fixed decision); then "
+        "why "
+        "the file was not in use when the reports tell (dynamic rules off, file not found, "
+        "relative path, rejected by Open MPI, another file deployed). Exit 0 when every call "
+        "site ran what the file says, 1 when any differs or the file was not in use (or the "
+        "program failed), 2 for bad input. The program's own output passes through first.")
+    p.add_argument("--rules", metavar="FILE", required=True,
+                   help="the Open MPI coll/tuned rules file the launch deploys "
+                   "(collsel emit --target ompi-rules)")
+    p.add_argument("--ompi-version", metavar="X.Y.Z",
+                   help="the Open MPI release whose rules reader to emulate (default: the one "
+                   "the ranks report, else 4.1.4)")
+    p.add_argument("--mpicc", metavar="MPICC",
+                   help="the compiler wrapper to build the probe with (default: the one of the "
+                   "launcher: mpicc beside a launcher given by path, mpicc.openmpi for "
+                   "mpirun.openmpi, else mpicc)")
+    p.add_argument("--probe-dir", metavar="DIR",
+                   help="where the ranks write their reports (default: a new directory under "
+                   "the system's temporary directory, removed afterwards); on several nodes "
+                   "it must be on a file system every node shares")
+    p.add_argument("launch", nargs=argparse.REMAINDER, metavar="-- LAUNCH...",
+                   help="the launch command, after --")
+    p.set_defaults(run=run_verify)
+
+
+def _launch_words(args):
+    words = list(args.launch)
+    if words and words[0] == "--":
+        words = words[1:]
+    if not words:
+        raise InputError("no LAUNCH: give the command that starts your program after --, e.g. "
+                         "`collsel verify --rules rules.conf -- mpirun -n 4 ./app`")
+    return words
+
+
+def _read_rules_bytes(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise InputError(f"--rules {path}: cannot read: {e.strerror}") from None
+
+
+def _reader_version(args, reports, notes):
+    """The Open MPI release whose reader decides what the file says."""
+    if args.ompi_version:
+        return parse_version(args.ompi_version)
+    running = coll_probe.library_version(reports)
+    if running:
+        try:
+            return parse_version(running)
+        except InputError:
+            notes.append(f"the ranks run Open MPI {running}, whose rules reader collsel does not "
+                         f"emulate: the file is read as Open MPI {DEFAULT_OMPI} reads it")
+    return parse_version(DEFAULT_OMPI)
+
+
+def expectation(rules):
+    """expect(collective, P, m) -> core.verify.Expected: what the rules file makes Open MPI run
+    (RulesFile.decide: the reader's own matching, at the rule size of the collective)."""
+    def expect(collective, comm_size, m):
+        coll_id = COLLECTIVE_IDS[collective]
+        alg, seg, fan, _ = rules.decide(coll_id, comm_size, m)
+        note = ""
+        if rules.rejected:
+            note = "Open MPI ignores the whole file"
+        elif coll_id not in rules.collectives:
+            note = f"no {collective} rules in it"
+        return verify.Expected(Method(alg, seg, fan), rule_size_of(coll_id, comm_size, m), note)
+    return expect
+
+
+def run_verify(args):
+    words = _launch_words(args)
+    data = _read_rules_bytes(args.rules)
+    if args.ompi_version:
+        parse_version(args.ompi_version)          # refused before anything runs
+    at = coll_probe.launcher_index(words)
+    family = coll_probe.launcher_family(words[at])
+    if family != "openmpi":
+        raise InputError(f"LAUNCH: '{words[at]}' is not Open MPI's launcher"
+                         f"{' (it is ' + family + ')' if family else ''}: --rules files are "
+                         "read by Open MPI's coll/tuned; start the program with Open MPI's "
+                         "mpirun")
+    probe = coll_probe.library(args.mpicc or coll_probe.mpicc_for(words[at]))
+    made = args.probe_dir is None
+    directory = tempfile.mkdtemp(prefix="collsel-verify-") if made else args.probe_dir
+    if not made:
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"--probe-dir {directory}: cannot create it: {e.strerror}") \
+                from None
+        directory = os.path.abspath(directory)
+        stale = [n for n in os.listdir(directory) if n.startswith(("sites.", "probe."))]
+        if stale:
+            raise InputError(f"--probe-dir {directory}: holds reports of an earlier run "
+                             f"({stale[0]}, ...): give an empty directory")
+    try:
+        argv = coll_probe.with_probe(words, probe, directory)
+        sys.stdout.flush()
+        try:
+            status = subprocess.run(argv).returncode
+        except OSError as e:
+            raise InputError(f"LAUNCH: cannot run '{argv[0]}': {e.strerror}") from None
+        reports = coll_probe.read_reports(directory)
+    finally:
+        if made:
+            shutil.rmtree(directory, ignore_errors=True)
+    return report(args, words, data, reports, status)
+
+
+def report(args, words, data, reports, status):
+    """Print the verdict of one launch; the exit status."""
+    notes = []
+    rules = read(args.rules, data, _reader_version(args, reports, notes))
+    origins = {name: coll_probe.mca_origin(words, name)
+               for name in (verify.DYNAMIC_RULES, verify.RULES_FILENAME)}
+    problems, found = verify.diagnose_rules(reports, args.rules, coll_probe.fnv1a(data),
+                                            origins)
+    notes += found
+    if rules.rejected:
+        line, message = next((e for e in rules.errors if "ignores the whole file" in e[1]),
+                             rules.errors[0])
+        problems.insert(0, f"{args.rules}:{line}: {message} (collsel check-rules "
+                        f"{args.rules} lists every problem)")
+    elif rules.errors:
+        notes.append(f"{args.rules}: collsel check-rules finds {len(rules.errors)} problem(s) "
+                     f"Open MPI passes silently, first line {rules.errors[0][0]}: "
+                     f"{rules.errors[0][1]}")
+    if status != 0:
+        problems.insert(0, f"the launch exited with status {status}"
+                        + (" (timeout's: the program ran too long)" if status == 124 else ""))
+    verdict = verify.verify(reports, expectation(rules), problems, notes)
+    ranks = sorted({r.rank for r in reports})
+    print(f"collsel verify: {len(reports)} rank report(s), "
+          f"{reports[0].library.split(',')[0] if reports else 'no MPI seen'}; "
+          f"rules file {args.rules}")
+    for line in verdict.lines:
+        print(printable(line))
+    for line in verdict.problems:
+        print(printable(f"why: {line}"))
+    for line in verdict.notes:
+        print(printable(f"note: {line}"))
+    print(verify.summary(verdict) + (f" ({len(ranks)} ranks)" if ranks else ""))
+    return 0 if verdict.ok else 1
