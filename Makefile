@@ -476,6 +476,16 @@ SHARED ?= ../shared
 corpus:
 	$(DOCS_PYTHON) speed/corpus/ingest.py --corpus $(SHARED)/corpus --out $(BUILD)/corpus
 
+# Every corpus table scored by `collsel evaluate` (interior leave-one-P-out, leave-one-m-out,
+# edge; CORPUS_FOLDS held-out values each): the recommended tree beside the default, the best
+# fixed method, exact and depth 2/3/4 penalty trees, build --recommend's printed figure beside
+# the direct one, and the count of tables meeting each target (build/corpus-scoreboard/).
+CORPUS_FOLDS ?= 4
+.PHONY: corpus-scoreboard
+corpus-scoreboard: corpus
+	$(DOCS_PYTHON) speed/corpus/scoreboard.py --max-folds $(CORPUS_FOLDS) \
+	    --out $(BUILD)/corpus-scoreboard $(sort $(wildcard $(BUILD)/corpus/*.csv))
+
 # Issue 30's Must-show table (speed/recommend/scoreboard.py): every shipped table's recommended
 # tree beside the MPI's default, the best fixed method, the exact and depth-3 trees and the best
 # candidate, the edge experiment, and the two constructed cases (a few minutes). BEFORE=DIR adds
