@@ -129,7 +129,7 @@ unsigned lc_force_needs(enum lc_coll coll, const collsel_tree_choice *c)
     return needs;
 }
 
-int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)
+int lc_force_init(const collsel_treeset *trees, char *msg, size_t msg_size)
 {
     int coll;
     for (coll = 0; coll < LC_NCOLL; coll++) {

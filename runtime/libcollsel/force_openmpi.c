@@ -179,7 +179,7 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, int *force
     return 0;
 }
 
-int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)
+int lc_force_init(const collsel_treeset *trees, char *msg, size_t msg_size)
 {
     struct lc_cvar dynamic;
     long long on = 0;

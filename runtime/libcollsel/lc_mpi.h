@@ -74,7 +74,7 @@ struct lc_hier {
 
 /* At MPI_Init, after MPI_T_init_thread: 0 when every method of the loaded trees can be forced,
  * else 1 with one line in msg. Local (no communication). */
-int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size);
+int lc_force_init(const collsel_treeset *trees, char *msg, size_t msg_size);
 /* NULL when this MPI forces the methods of coll's tree (after lc_force_init), else why not, one
  * word for the trace (Open MPI: "constant", 4.1's allgatherv algorithm variable; MPICH:
  * "no-mpich-names", a collective collsel has no MPICH algorithm names for): its calls pass. */
