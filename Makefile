@@ -363,9 +363,9 @@ bench-runtime: $(BENCH_RT)/bench_runtime $(BENCH_RT)/bcast/tree.bin
 # Only MPI_*, collsel_pmpi_* are exported (-fvisibility=hidden). Contract: include/collsel_pmpi.h.
 LIBCOLLSEL := $(BUILD)/libcollsel
 LIBCOLLSEL_SRC := $(wildcard runtime/libcollsel/*.c) runtime/collsel_tree.c \
-                  runtime/collsel_treeset.c
+                  runtime/collsel_treeset.c runtime/collsel_cvar.c
 LIBCOLLSEL_DEPS := $(LIBCOLLSEL_SRC) $(wildcard runtime/libcollsel/*.h) include/collsel_tree.h \
-                   runtime/collsel_treeset.h include/collsel_pmpi.h
+                   runtime/collsel_treeset.h runtime/collsel_cvar.h include/collsel_pmpi.h
 .PHONY: libcollsel
 libcollsel: $(LIBCOLLSEL)/openmpi/libcollsel.so $(LIBCOLLSEL)/mpich/libcollsel.so
 

@@ -258,7 +258,8 @@ def mpich_traced():
     run(["gcc", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", *include, "-I", REPO / "include",
          "-I", REPO / "runtime", "-I", REPO / "runtime" / "libcollsel", "-o", exe,
          HERE / "coll_check.c", *sorted((REPO / "runtime" / "libcollsel").glob("*.c")),
-         REPO / "runtime" / "collsel_tree.c", REPO / "runtime" / "collsel_treeset.c", trace_object, "-Wl,--wrap=" + ",--wrap=".join(wrapped), LIBMPICH,
+         *(REPO / "runtime" / f for f in ("collsel_tree.c", "collsel_treeset.c", "collsel_cvar.c")),
+         trace_object, "-Wl,--wrap=" + ",--wrap=".join(wrapped), LIBMPICH,
          "-lhwloc", "-lucp", "-lucs", "-lpthread", "-lm", "-lrt"])
     return exe
 
