@@ -151,12 +151,20 @@ bench-paired:
 bench-encode:
 	$(PYTHON) speed/encode_speed.py
 
-# The MPI benchmark `collsel sweep` runs (the sweep also builds it on first use, in ~/.cache/collsel).
+# The MPI benchmark `collsel sweep` runs (the sweep also builds it on first use, in
+# ~/.cache/collsel): every .c of its folder, compiled together. bench-capabilities writes what
+# it reports of itself (--capabilities) beside its sources, where collsel reads it before
+# launching (a test checks the file against the program).
+BENCH_SRC := generator/collsel/sources/measure/bench
+.PHONY: bench-capabilities
 bench-program: $(BUILD)/collsel_bench
 
-$(BUILD)/collsel_bench: generator/collsel/sources/measure/collsel_bench.c
+$(BUILD)/collsel_bench: $(wildcard $(BENCH_SRC)/*.c $(BENCH_SRC)/*.h)
 	@mkdir -p $(BUILD)
-	$(MPICC) $(CFLAGS) -o $@ $< -lm
+	$(MPICC) $(CFLAGS) -o $@ $(wildcard $(BENCH_SRC)/*.c) -lm
+
+bench-capabilities: $(BUILD)/collsel_bench
+	$(BUILD)/collsel_bench --capabilities > $(BENCH_SRC)/capabilities.json
 
 clean:
 	rm -rf $(BUILD) $(OUT)
@@ -432,7 +440,7 @@ measure-hier:
 	bench-data/hier/measure.sh
 
 # --- Probe (issue 19): the run-time latency probe, runtime/collsel_probe.c (include/collsel_probe.h),
-# also compiled into the benchmark (collsel_bench.c includes it: sweep --probe, --load-levels).
+# also compiled into the benchmark (its bench/ folder links to it: sweep --probe, --load-levels).
 # probe_check drives it for tests/integration/test_probe.py (local, P = 2 and 4).
 PROBE_BUILD := $(BUILD)/probe
 PROBE_LIB := runtime/collsel_probe.c include/collsel_probe.h
