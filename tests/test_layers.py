@@ -61,8 +61,8 @@ def test_a_sink_reading_tables_breaks_its_contract(tmp_path):
 
 
 def test_an_import_circle_breaks_its_contract(tmp_path):
-    """The circle c_ladder <-> targets, once there through an import inside a function, comes
-    back the same way: the contract sees imports in function bodies too."""
+    """Two modules of one package importing each other break the contract, even when one of
+    the imports sits inside a function (grimp reads function bodies too)."""
     copy = copy_package(tmp_path)
     module = copy / "sinks" / "emit" / "targets.py"
     module.write_text(module.read_text() + "\n\ndef _circle():\n"
