@@ -151,12 +151,20 @@ bench-paired:
 bench-encode:
 	$(PYTHON) speed/encode_speed.py
 
-# The MPI benchmark `collsel sweep` runs (the sweep also builds it on first use, in ~/.cache/collsel).
+# The MPI benchmark `collsel sweep` runs (the sweep also builds it on first use, in
+# ~/.cache/collsel): every .c of its folder, compiled together. bench-capabilities writes what
+# it reports of itself (--capabilities) beside its sources, where collsel reads it before
+# launching (a test checks the file against the program).
+BENCH_SRC := generator/collsel/sources/measure/bench
+.PHONY: bench-capabilities
 bench-program: $(BUILD)/collsel_bench
 
-$(BUILD)/collsel_bench: generator/collsel/sources/measure/collsel_bench.c
+$(BUILD)/collsel_bench: $(wildcard $(BENCH_SRC)/*.c $(BENCH_SRC)/*.h)
 	@mkdir -p $(BUILD)
-	$(MPICC) $(CFLAGS) -o $@ $< -lm
+	$(MPICC) $(CFLAGS) -o $@ $(wildcard $(BENCH_SRC)/*.c) -lm
+
+bench-capabilities: $(BUILD)/collsel_bench
+	$(BUILD)/collsel_bench --capabilities > $(BENCH_SRC)/capabilities.json
 
 clean:
 	rm -rf $(BUILD) $(OUT)
@@ -362,15 +370,16 @@ bench-runtime: $(BENCH_RT)/bench_runtime $(BENCH_RT)/bcast/tree.bin
 #   LD_PRELOAD=build/libcollsel/mpich/libcollsel.so COLLSEL_TREES=DIR mpirun.mpich ./app
 # Only MPI_*, collsel_pmpi_* are exported (-fvisibility=hidden). Contract: include/collsel_pmpi.h.
 LIBCOLLSEL := $(BUILD)/libcollsel
-LIBCOLLSEL_SRC := $(wildcard runtime/libcollsel/*.c) runtime/collsel_tree.c
+LIBCOLLSEL_SRC := $(wildcard runtime/libcollsel/*.c) runtime/collsel_tree.c \
+                  runtime/collsel_treeset.c runtime/collsel_cvar.c
 LIBCOLLSEL_DEPS := $(LIBCOLLSEL_SRC) $(wildcard runtime/libcollsel/*.h) include/collsel_tree.h \
-                   include/collsel_pmpi.h
+                   runtime/collsel_treeset.h runtime/collsel_cvar.h include/collsel_pmpi.h
 .PHONY: libcollsel
 libcollsel: $(LIBCOLLSEL)/openmpi/libcollsel.so $(LIBCOLLSEL)/mpich/libcollsel.so
 
 $(LIBCOLLSEL)/%/libcollsel.so: $(LIBCOLLSEL_DEPS)
 	@mkdir -p $(@D)
-	mpicc.$* $(CFLAGS) -fPIC -shared -fvisibility=hidden -Iinclude -Iruntime/libcollsel \
+	mpicc.$* $(CFLAGS) -fPIC -shared -fvisibility=hidden -Iinclude -Iruntime -Iruntime/libcollsel \
 	    $(LIBCOLLSEL_SRC) -o $@
 
 # The same against the MPIs of make setup-mpis, one build per MPI (their libmpi differ), and
@@ -392,7 +401,7 @@ libcollsel-mpis: $(foreach m,$(LIBCOLLSEL_MPIS),$(LIBCOLLSEL)/$(m)/libcollsel.so
 $(foreach m,$(LIBCOLLSEL_MPIS),$(LIBCOLLSEL)/$(m)/libcollsel.so): $(LIBCOLLSEL)/%/libcollsel.so: \
         $(LIBCOLLSEL_DEPS) | setup-mpis
 	@mkdir -p $(@D)
-	$(MPICC_$*) $(CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-z,defs -Iinclude \
+	$(MPICC_$*) $(CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-z,defs -Iinclude -Iruntime \
 	    -Iruntime/libcollsel $(SRC_$*) -o $@
 
 # coll/collsel: an Open MPI coll component for Debian's unmodified Open MPI 4.1.4, compiled
@@ -403,12 +412,13 @@ $(foreach m,$(LIBCOLLSEL_MPIS),$(LIBCOLLSEL)/$(m)/libcollsel.so): $(LIBCOLLSEL)/
 OMPI_COMPONENT := $(BUILD)/ompi-component
 OMPI_COMPONENT_DEBIAN := /usr/lib/$(shell gcc -print-multiarch)/openmpi
 OMPI_COMPONENT_DEBIAN_DIR := $(OMPI_COMPONENT_DEBIAN)/lib/openmpi3
-OMPI_COMPONENT_SRC := $(wildcard runtime/ompi-component/*.c) runtime/collsel_tree.c
+OMPI_COMPONENT_SRC := $(wildcard runtime/ompi-component/*.c) runtime/collsel_tree.c \
+                      runtime/collsel_treeset.c
 .PHONY: ompi-component
 ompi-component: $(OMPI_COMPONENT)/components/mca_coll_collsel.so
 
 $(OMPI_COMPONENT)/components/mca_coll_collsel.so: $(OMPI_COMPONENT_SRC) \
-		runtime/ompi-component/coll_collsel.h include/collsel_tree.h
+		runtime/ompi-component/coll_collsel.h include/collsel_tree.h runtime/collsel_treeset.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -std=gnu99 -Wall -Wextra -Werror -fPIC -shared -DNDEBUG \
 	    -isystem $(OMPI_COMPONENT_DEBIAN)/include/openmpi -isystem $(OMPI_COMPONENT_DEBIAN)/include \
@@ -430,7 +440,7 @@ measure-hier:
 	bench-data/hier/measure.sh
 
 # --- Probe (issue 19): the run-time latency probe, runtime/collsel_probe.c (include/collsel_probe.h),
-# also compiled into the benchmark (collsel_bench.c includes it: sweep --probe, --load-levels).
+# also compiled into the benchmark (its bench/ folder links to it: sweep --probe, --load-levels).
 # probe_check drives it for tests/integration/test_probe.py (local, P = 2 and 4).
 PROBE_BUILD := $(BUILD)/probe
 PROBE_LIB := runtime/collsel_probe.c include/collsel_probe.h

@@ -43,6 +43,10 @@
  * messages never match the application's receives; errors on it return instead of aborting).
  * run allocates nothing. A handle is used by one thread at a time.
  *
+ * PMPI. The probe makes every MPI call through PMPI_*: a library interposed on MPI_* (libcollsel,
+ * a profiler, the sweep's own checks that only measured calls reach MPI_*) sees none of its
+ * traffic, which is a measurement, not the program's communication.
+ *
  * Errors. Functions return a collsel_probe_error: COLLSEL_PROBE_OK (0) on success, a positive
  * code otherwise; collsel_probe_strerror() takes any int and returns one line, never NULL
  * ("unknown collsel_probe error" for values that are no code).

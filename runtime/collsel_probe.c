@@ -1,7 +1,7 @@
 /* collsel_probe: concurrent short ping-pongs between rank pairs (API in collsel_probe.h).
  *
- * This file is also compiled into the benchmark (`#include "collsel_probe.c"` in collsel_bench.c,
- * whose package directory holds links to it and to the header), so the sweep's probe_us and the
+ * This file is also compiled into the sweep's benchmark (its package folder bench/ holds links
+ * to it and to the header; bench/round_probe.c runs it), so the sweep's probe_us and the
  * run-time probe are one implementation. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -88,16 +88,16 @@ static collsel_probe_error probe_pair(collsel_probe *p, int *all, struct probe_k
 {
     MPI_Comm node;
     int local = 0, leader = p->rank;
-    if (MPI_Comm_split_type(p->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node)
+    if (PMPI_Comm_split_type(p->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node)
         != MPI_SUCCESS)
         return COLLSEL_PROBE_EMPI;
-    int rc = MPI_Comm_rank(node, &local);
+    int rc = PMPI_Comm_rank(node, &local);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Allreduce(&p->rank, &leader, 1, MPI_INT, MPI_MIN, node);
-    MPI_Comm_free(&node);
+        rc = PMPI_Allreduce(&p->rank, &leader, 1, MPI_INT, MPI_MIN, node);
+    PMPI_Comm_free(&node);
     int mine[2] = {local, leader};
     if (rc == MPI_SUCCESS)
-        rc = MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, p->comm);
+        rc = PMPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, p->comm);
     if (rc != MPI_SUCCESS)
         return COLLSEL_PROBE_EMPI;
     for (int r = 0; r < p->size; r++) {
@@ -119,7 +119,7 @@ static collsel_probe_error probe_pair(collsel_probe *p, int *all, struct probe_k
 static collsel_probe_error probe_agree(MPI_Comm comm, collsel_probe_error err)
 {
     int mine = (int)err, worst = 0;
-    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+    if (PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
         return COLLSEL_PROBE_EMPI;
     return (collsel_probe_error)worst;
 }
@@ -144,15 +144,15 @@ collsel_probe_error collsel_probe_init(MPI_Comm comm, const collsel_probe_config
     *probe = NULL;
     if (!cfg || !probe_config_ok(cfg))
         return COLLSEL_PROBE_EINVAL;
-    if (comm == MPI_COMM_NULL || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter
-        || MPI_Comm_size(comm, &size) != MPI_SUCCESS || size < 2
-        || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter
+        || PMPI_Comm_size(comm, &size) != MPI_SUCCESS || size < 2
+        || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
         return COLLSEL_PROBE_ECOMM;
 
     MPI_Comm dup = MPI_COMM_NULL;
-    if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
+    if (PMPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
         return COLLSEL_PROBE_EMPI;
-    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    PMPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     /* Everything is allocated before the first agreement, so a rank short of memory fails
      * together with the others instead of leaving them in a collective. */
     const int median = cfg->statistic == COLLSEL_PROBE_MEDIAN;
@@ -179,7 +179,7 @@ collsel_probe_error collsel_probe_init(MPI_Comm comm, const collsel_probe_config
     long long mine[6] = {cfg->msg_size, -(long long)cfg->msg_size, cfg->reps,
                          -(long long)cfg->reps, cfg->statistic, -(long long)cfg->statistic};
     long long top[6];
-    if (MPI_Allreduce(mine, top, 6, MPI_LONG_LONG, MPI_MAX, dup) != MPI_SUCCESS)
+    if (PMPI_Allreduce(mine, top, 6, MPI_LONG_LONG, MPI_MAX, dup) != MPI_SUCCESS)
         err = COLLSEL_PROBE_EMPI;
     else if (err == COLLSEL_PROBE_OK
              && (top[0] != -top[1] || top[2] != -top[3] || top[4] != -top[5]))
@@ -194,7 +194,7 @@ collsel_probe_error collsel_probe_init(MPI_Comm comm, const collsel_probe_config
         err = collsel_probe_run(p, &warm);
     }
     if (err != COLLSEL_PROBE_OK) {
-        MPI_Comm_free(&dup);
+        PMPI_Comm_free(&dup);
         probe_release(p);
         return err;
     }
@@ -212,8 +212,8 @@ static int probe_initiate(collsel_probe *p, double start, double *figure, uint32
         int last = n + 1 == p->cfg.reps || probe_now_us() - start >= p->cfg.time_cap_us;
         p->ping[0] = last ? PING_LAST : 0;
         double t0 = probe_now_us();
-        if (MPI_Send(p->ping, m, MPI_BYTE, p->partner, PROBE_TAG, p->comm) != MPI_SUCCESS
-            || MPI_Recv(p->pong, m, MPI_BYTE, p->partner, PROBE_TAG, p->comm,
+        if (PMPI_Send(p->ping, m, MPI_BYTE, p->partner, PROBE_TAG, p->comm) != MPI_SUCCESS
+            || PMPI_Recv(p->pong, m, MPI_BYTE, p->partner, PROBE_TAG, p->comm,
                         MPI_STATUS_IGNORE) != MPI_SUCCESS)
             return -1;
         p->times[n++] = 0.5 * (probe_now_us() - t0);
@@ -238,9 +238,9 @@ static int probe_answer(collsel_probe *p, uint32_t *reps)
     const int m = (int)p->cfg.msg_size;
     uint32_t n = 0;
     for (;;) {
-        if (MPI_Recv(p->ping, m, MPI_BYTE, p->partner, PROBE_TAG, p->comm, MPI_STATUS_IGNORE)
+        if (PMPI_Recv(p->ping, m, MPI_BYTE, p->partner, PROBE_TAG, p->comm, MPI_STATUS_IGNORE)
                 != MPI_SUCCESS
-            || MPI_Send(p->pong, m, MPI_BYTE, p->partner, PROBE_TAG, p->comm) != MPI_SUCCESS)
+            || PMPI_Send(p->pong, m, MPI_BYTE, p->partner, PROBE_TAG, p->comm) != MPI_SUCCESS)
             return -1;
         n++;
         if (p->ping[0] == PING_LAST)
@@ -267,9 +267,9 @@ collsel_probe_error collsel_probe_run(collsel_probe *p, collsel_probe_result *re
     /* Rank 0 forms the figure; one broadcast gives every rank its bytes. */
     int rc;
     if (p->cfg.statistic == COLLSEL_PROBE_MAX) {
-        rc = MPI_Reduce(&figure, &latency, 1, MPI_DOUBLE, MPI_MAX, 0, p->comm);
+        rc = PMPI_Reduce(&figure, &latency, 1, MPI_DOUBLE, MPI_MAX, 0, p->comm);
     } else {
-        rc = MPI_Gather(&figure, 1, MPI_DOUBLE, p->gathered, 1, MPI_DOUBLE, 0, p->comm);
+        rc = PMPI_Gather(&figure, 1, MPI_DOUBLE, p->gathered, 1, MPI_DOUBLE, 0, p->comm);
         if (rc == MPI_SUCCESS && p->rank == 0) {
             size_t n = 0;
             int bad = 0;
@@ -282,7 +282,7 @@ collsel_probe_error collsel_probe_run(collsel_probe *p, collsel_probe_result *re
         }
     }
     if (rc == MPI_SUCCESS)
-        rc = MPI_Bcast(&latency, 1, MPI_DOUBLE, 0, p->comm);
+        rc = PMPI_Bcast(&latency, 1, MPI_DOUBLE, 0, p->comm);
     if (rc != MPI_SUCCESS || latency >= PROBE_FAILED)
         return COLLSEL_PROBE_EMPI;
     result->latency_us = latency;
@@ -299,7 +299,7 @@ collsel_probe_error collsel_probe_free(collsel_probe **probe)
     collsel_probe *p = *probe;
     if (!p)
         return COLLSEL_PROBE_OK;
-    int rc = MPI_Comm_free(&p->comm);
+    int rc = PMPI_Comm_free(&p->comm);
     probe_release(p);
     *probe = NULL;
     return rc == MPI_SUCCESS ? COLLSEL_PROBE_OK : COLLSEL_PROBE_EMPI;

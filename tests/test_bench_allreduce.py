@@ -53,9 +53,10 @@ def test_m_is_the_byte_count_open_mpi_decides_on():
     """4.1.4's allreduce_intra_dec_fixed decides on dsize * count: the benchmark calls
     MPI_Allreduce with count = m elements of a 1-byte type (M_TOTAL: count = m), so its m is
     that product."""
-    text = bench.source_path().with_name(bench.COLLECTIVES_SOURCE).read_text()
-    call = re.search(r"MPI_Allreduce\(s, r, sh->(\w+), (\w+), MPI_SUM, c\)", text)
+    calls = (bench.source_dir() / "colls_reduce.c").read_text()
+    table = (bench.source_dir() / "colls.c").read_text()
+    call = re.search(r"MPI_Allreduce\(s, r, sh->(\w+), (\w+), MPI_SUM, c\)", calls)
     assert call and call.groups() == ("count", "UC")
-    assert "#define UC MPI_UNSIGNED_CHAR" in text
-    assert '{.name = "allreduce", "MPI_Allreduce", M_TOTAL,' in text
-    assert "return (long long)m;" in text           # M_TOTAL: count = m
+    assert "#define UC MPI_UNSIGNED_CHAR" in calls
+    assert '{.name = "allreduce", "MPI_Allreduce", M_TOTAL,' in table
+    assert "return (long long)m;" in table          # M_TOTAL: count = m

@@ -1,4 +1,4 @@
-"""The C benchmark's collectives beyond bcast/reduce/allreduce (collsel_bench_colls.c): every
+"""The C benchmark's collectives beyond bcast/reduce/allreduce (bench/colls*.c): every
 coll/tuned algorithm forced per method in paired mode under real mpirun (Open MPI), each first
 call checked against the reference result, unusable methods reported per size, m < P skipped
 where m is a sum of counts; and the parsing of those header lines on the Python side."""
@@ -37,12 +37,13 @@ def every_method(collective):
 
 
 def test_the_table_says_what_m_is_for_all_14():
-    text = bench.source_path().with_name(bench.COLLECTIVES_SOURCE).read_text()
+    text = (bench.source_dir() / "colls.c").read_text()
     kinds = dict(re.findall(r'\{\.name = "([a-z_]+)", "\w+", (M_[A-Z]+)', text))
     assert kinds == {c: kind for c, (kind, _) in M_AXIS.items()}
     assert set(kinds) == set(algorithms.TUNED_ALGORITHMS)
+    comment = (bench.source_dir() / "colls.h").read_text().split("*/", 1)[0]
     for c, (_, line) in M_AXIS.items():      # the source line is in the table's comment
-        assert line is None or f":{line}" in text.split("*/", 1)[0], c
+        assert line is None or f":{line}" in comment, c
     assert bench.capabilities().sizeless == ("barrier",)
 
 

@@ -1,7 +1,10 @@
-"""The C benchmark program on its own, under real mpirun (generator/collsel/sources/measure/collsel_bench.c)."""
+"""The C benchmark program on its own, under real mpirun (sources: generator/collsel/sources/
+measure/bench/)."""
+import json
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -105,12 +108,58 @@ def test_every_forced_algorithm_gives_the_right_result(binary, collective, algs)
 def test_no_out_of_bounds_access_under_asan(tmp_path):
     """Built with AddressSanitizer: no access outside the buffers for any size."""
     exe = tmp_path / "bench_asan"
-    build = subprocess.run(["mpicc", "-fsanitize=address", "-g", "-O1", "-std=c99", "-o", exe,
-                            str(bench.source_path()), "-lm"], capture_output=True, text=True,
-                           timeout=300)
+    build = subprocess.run(bench.compile_command("mpicc", exe, ["-fsanitize=address", "-g",
+                                                                 "-O1", "-std=c99"]),
+                           capture_output=True, text=True, timeout=300)
     if build.returncode != 0:
         pytest.skip("mpicc cannot build with -fsanitize=address: " + build.stderr[-200:])
     for collective in ("bcast", "reduce"):
         r = mpirun(str(exe), 3, "--collective", collective, "--sizes", "0,1,7,4097,262147",
                    "--time-cap", "0.005", env={"ASAN_OPTIONS": "detect_leaks=0"})
         assert r.returncode == 0 and "AddressSanitizer" not in r.stderr, r.stderr[-1000:]
+
+
+def test_the_shipped_capabilities_are_what_the_program_reports(binary):
+    """capabilities.json, which collsel reads before launching, is the program's own
+    --capabilities output (no MPI launcher needed); `make bench-capabilities` rewrites it."""
+    done = subprocess.run([binary, "--capabilities"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    shipped = bench.source_dir() / bench.CAPABILITIES_FILE
+    assert shipped.read_text() == done.stdout, "run `make bench-capabilities`"
+    reported = bench.capabilities_from(json.loads(done.stdout), "--capabilities")
+    assert reported == bench.capabilities()
+    assert reported.sizeless == ("barrier",) and len(reported.collectives) == 14
+
+
+HARNESS_PROBE = Path(__file__).parent / "c" / "harness_probe.c"
+
+
+@pytest.fixture(scope="module")
+def harness_probe(tmp_path_factory):
+    out = tmp_path_factory.mktemp("harness_probe") / "harness_probe.so"
+    subprocess.run(["mpicc", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror", "-o",
+                    str(out), str(HARNESS_PROBE)], check=True, timeout=120)
+    return out
+
+
+@pytest.mark.parametrize("paired", [False, True], ids=["per-launch", "paired-probe"])
+def test_an_interposed_library_sees_only_the_measured_calls(binary, harness_probe, tmp_path,
+                                                            paired):
+    """The harness's barriers, reductions, gathers and communicators go through PMPI_*: a
+    library preloaded over MPI_* (tests/c/harness_probe.c) sees the measured MPI_Bcast calls
+    alone, one per warm-up call (--warmup 1) and timed repetition of every size and method, and
+    nothing of the paired mode's forcing or of the probe run before every round."""
+    methods = ["--methods", "0:0,6:0", "--probe", "4"] if paired else []
+    r = subprocess.run(["mpirun", *ROOT, "--oversubscribe", "--mca", "coll_tuned_use_dynamic_rules",
+                        "1", "-x", f"LD_PRELOAD={harness_probe}", "-x",
+                        f"HARNESS_PROBE_DIR={tmp_path}", "-np", "2", binary, "--collective",
+                        "bcast", "--sizes", "1,4096", "--min-reps", "3", "--max-reps", "3",
+                        "--warmup", "1", *methods], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = [line.split() for line in r.stdout.splitlines() if line[:1].isdigit()]
+    assert len(lines) == (4 if paired else 2)
+    calls = 1 + int(lines[0][10 if paired else 7])    # per line: the warm-up call and n timed
+    assert all(int(f[10 if paired else 7]) + 1 == calls for f in lines)
+    for rank in (0, 1):
+        seen = (tmp_path / f"calls.{rank}").read_text().splitlines()
+        assert seen == [f"MPI_Bcast {calls * len(lines)}"], (rank, seen)

@@ -63,9 +63,16 @@ def test_package_data_is_beside_the_package():
     package = pathlib.Path(collsel.__file__).resolve().parent
     found = [benchmark_program.source_path(), coll_probe.source_path(),
              *map(params.preset_path, params.PRESETS)]
+    found += [benchmark_program.source_dir() / benchmark_program.CAPABILITIES_FILE]
     found += [pathlib.Path(schemas.__file__).parent / f for f in schemas.FILES.values()]
     for path in found:
         assert path.is_file() and _inside(path, package), path
+    # the runtime's probe and MPI_T code, compiled into the benchmark: links to runtime/ and
+    # include/ in the checkout, copies in a wheel
+    for name in ("collsel_probe.c", "collsel_probe.h", "collsel_cvar.c", "collsel_cvar.h"):
+        path = benchmark_program.source_dir() / name
+        assert path.is_file() and _inside(path.parent, package), path
+        assert path.is_symlink() != EXPECT_INSTALLED, path
     # collsel.templates maps the checkout's top-level templates/ (pyproject.toml); in a wheel
     # they are collsel/templates/ in site-packages.
     for name in ("decision.c.j2", "tree_blob.c.j2", "report.html.j2"):

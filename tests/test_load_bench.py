@@ -1,4 +1,4 @@
-"""The real benchmark's --probe (collsel_bench.c with runtime/collsel_probe.c included) under
+"""The real benchmark's --probe (bench/round_probe.c running runtime/collsel_probe.c) under
 real mpirun: the probe before every round, the probe_us field and the rounds' line, and nothing
 of it without --probe.
 """
@@ -70,7 +70,19 @@ def test_bad_probe_options(binary, args, message):
     assert r.returncode != 0 and message in r.stderr, r.stderr[-2000:]
 
 
-def test_the_probe_sources_are_part_of_the_cache_key():
-    names = [bench.source_path().with_name(n) for n in bench.INCLUDED]
-    assert all(p.is_file() for p in names)            # shipped beside the benchmark
-    assert "#include \"collsel_probe.c\"" in bench.source_path().read_text()
+def test_the_shared_sources_are_part_of_the_cache_key(tmp_path, monkeypatch):
+    """The run-time probe and the MPI_T code are compiled into the benchmark from beside it
+    (links to runtime/ and include/ in the checkout, copies in a wheel), so an edit of either
+    rebuilds the cached binary."""
+    for name in ("collsel_probe.c", "collsel_probe.h", "collsel_cvar.c", "collsel_cvar.h"):
+        assert (bench.source_dir() / name).is_file(), name
+    copy = tmp_path / "bench"
+    shutil.copytree(bench.source_dir(), copy)           # links followed: plain files
+    monkeypatch.setattr(bench, "source_dir", lambda: copy)
+    before = bench.source_digest()
+    assert before == bench.source_digest() and len(before) == 64
+    for name in ("collsel_probe.c", "collsel_cvar.h"):
+        (copy / name).write_text((copy / name).read_text() + "\n/* edited */\n")
+        after = bench.source_digest()
+        assert after != before, name
+        before = after

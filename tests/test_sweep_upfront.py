@@ -1,10 +1,11 @@
 """What `collsel sweep` settles before (or at) its first launch, with stand-in launchers and the
 fake benchmark (tests/helpers.py): refusals of what the benchmark cannot run (its collectives and
-limits, read from collsel_bench.c), a first launch failing at start-up stopping the sweep, the
+limits, as the program reports them), a first launch failing at start-up stopping the sweep, the
 dry run's estimate, the oversubscription warning, srun's MPI plugin and the grouped --help.
 
 Every subprocess has a timeout; nothing here runs MPI.
 """
+import json
 import os
 import subprocess
 import sys
@@ -112,30 +113,33 @@ def test_refused_before_anything_is_launched_or_built(tmp_path, tools, change, m
     assert not os.path.exists(sweep_journal.journal_path(str(tmp_path / "t.csv")))
 
 
-def test_benchmark_capabilities_come_from_its_source(tmp_path, monkeypatch):
-    """The collectives and limits are the C source's own: changed there, changed here."""
+def test_benchmark_capabilities_come_from_the_program(tmp_path, monkeypatch):
+    """The collectives and limits are what the program reports of itself (its --capabilities
+    output, shipped beside its sources: test_bench_program checks the file against the
+    program): changed there, changed here; a broken file is one line."""
     can = bench.capabilities()
     assert can.collectives[:3] == ("bcast", "reduce", "allreduce") and can.max_methods == 256
     assert len(can.collectives) == 14 and "alltoall" in can.collectives
     assert bench.REPS[1] == can.max_reps
-    text = bench.source_path().read_text()
-    colls = bench.source_path().with_name(bench.COLLECTIVES_SOURCE).read_text()
-    fewer = text.replace("#define MAX_METHODS 256", "#define MAX_METHODS 4")
-    assert fewer != text
-    (tmp_path / "collsel_bench.c").write_text(fewer)
-    (tmp_path / bench.COLLECTIVES_SOURCE).write_text(
-        "\n".join(line for line in colls.splitlines()
-                  if "{.name = " not in line or '"bcast"' in line))
-    monkeypatch.setattr(bench, "source_path", lambda: tmp_path / "collsel_bench.c")
+    shipped = json.loads((bench.source_dir() / bench.CAPABILITIES_FILE).read_text())
+    fewer = {**shipped, "collectives": ["bcast"], "sizeless": [], "max_methods": 4}
+    (tmp_path / bench.CAPABILITIES_FILE).write_text(json.dumps(fewer))
+    monkeypatch.setattr(bench, "source_dir", lambda: tmp_path)
     bench.capabilities.cache_clear()
     try:
         with pytest.raises(InputError, match="measures bcast only"):
             sweep_command.check_collective("reduce", "openmpi")
         with pytest.raises(InputError, match="5 methods .* at most 4 in one paired launch"):
             plan.check_benchmark_can("paired", [Method(a, 0) for a in range(5)], [1], 10, 0.01)
-        (tmp_path / "collsel_bench.c").write_text("int main(void) { return 0; }\n")
+        for broken in ({**shipped, "max_reps": "many"}, {**shipped, "sizeless": ["nope"]},
+                       [], {"collectives": []}):
+            (tmp_path / bench.CAPABILITIES_FILE).write_text(json.dumps(broken))
+            bench.capabilities.cache_clear()
+            with pytest.raises(InputError, match="not the benchmark's capabilities"):
+                bench.capabilities()
+        (tmp_path / bench.CAPABILITIES_FILE).write_text("{")
         bench.capabilities.cache_clear()
-        with pytest.raises(InputError, match="no COLLS.. entries or MAX_"):
+        with pytest.raises(InputError, match="capabilities.json:1: not JSON"):
             bench.capabilities()
     finally:
         bench.capabilities.cache_clear()

@@ -53,8 +53,7 @@ log "building libcollsel, the benchmark and the timing program into $B"
 mkdir -p "$B"
 run make -s -C "$REPO" libcollsel
 LIB=$REPO/build/libcollsel/openmpi/libcollsel.so
-run mpicc.openmpi -O2 -I"$REPO/generator/collsel/sources/measure" \
-    "$REPO/generator/collsel/sources/measure/collsel_bench.c" -o "$B/collsel_bench" -lm
+run mpicc.openmpi -O2 "$REPO"/generator/collsel/sources/measure/bench/*.c -o "$B/collsel_bench" -lm
 run mpicc.openmpi -O2 -std=c99 "$REPO/speed/libcollsel/coll_time.c" -o "$B/coll_time"
 LOCAL_MPI=(timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1
            --bind-to none --mca coll_tuned_use_dynamic_rules 1)

@@ -1,6 +1,6 @@
 /* MPICH 4.0 / 5.0: MPIR_CVAR_<COLL>_INTRA_ALGORITHM is read by every call of its collective, so a
  * flat method is that variable written right before the call and reset right after (the forcing
- * of collsel_bench.c's paired mode); no shadow communicator. Compiled to nothing under another
+ * of the sweep's benchmark in paired mode); no shadow communicator. Compiled to nothing under another
  * MPI. */
 #include "lc_mpi.h"
 
@@ -53,9 +53,9 @@ static const int reduction[LC_NCOLL] = {
     [LC_REDUCE_SCATTER_BLOCK] = 1, [LC_SCAN] = 1, [LC_EXSCAN] = 1,
 };
 
-static struct lc_cvar var[LC_NCOLL];
+static collsel_cvar var[LC_NCOLL];
 static int have[LC_NCOLL];
-static long long value_of[LC_NCOLL][MAX_IDS];
+static int64_t value_of[LC_NCOLL][MAX_IDS];
 static int absent[LC_NCOLL][MAX_IDS];   /* the running MPICH has no value of that name */
 
 static int id_count(enum lc_coll coll)
@@ -84,18 +84,18 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, char *msg,
         }
         if (c.algorithm == 0)
             continue;
-        if (lc_cvar_named_value(&var[coll], names[coll][c.algorithm],
+        if (collsel_cvar_named_value(&var[coll], names[coll][c.algorithm],
                                 &value_of[coll][c.algorithm]) != 0) {
             absent[coll][c.algorithm] = 1;
             continue;
         }
-        if (lc_cvar_set(&var[coll], value_of[coll][c.algorithm]) != 0) {
+        if (collsel_cvar_set(&var[coll], value_of[coll][c.algorithm]) != 0) {
             snprintf(msg, msg_size, "cannot set %s=%s through MPI_T", var[coll].name,
                      names[coll][c.algorithm]);
-            lc_cvar_set(&var[coll], var[coll].initial);
+            collsel_cvar_set(&var[coll], var[coll].initial);
             return 1;
         }
-        lc_cvar_set(&var[coll], var[coll].initial);
+        collsel_cvar_set(&var[coll], var[coll].initial);
     }
     return 0;
 }
@@ -129,7 +129,7 @@ unsigned lc_force_needs(enum lc_coll coll, const collsel_tree_choice *c)
     return needs;
 }
 
-int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)
+int lc_force_init(const collsel_treeset *trees, char *msg, size_t msg_size)
 {
     int coll;
     for (coll = 0; coll < LC_NCOLL; coll++) {
@@ -141,7 +141,7 @@ int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)
         snprintf(name, sizeof name, "MPIR_CVAR_%s_INTRA_ALGORITHM", lc_coll_names[coll]);
         for (i = sizeof "MPIR_CVAR_" - 1; name[i]; i++)
             name[i] = (char)toupper((unsigned char)name[i]);
-        if (lc_cvar_open(name, &var[coll]) != 0) {
+        if (collsel_cvar_open(name, &var[coll]) != 0) {
             snprintf(msg, msg_size, "MPICH has no control variable %s", name);
             return 1;
         }
@@ -160,9 +160,9 @@ int lc_force_prepare(enum lc_coll coll, MPI_Comm comm, struct lc_method *m)
 }
 
 /* A write that took at MPI_Init failing now would leave this rank on another algorithm. */
-static void write_or_abort(enum lc_coll coll, long long value)
+static void write_or_abort(enum lc_coll coll, int64_t value)
 {
-    if (lc_cvar_write(&var[coll], value) != 0) {
+    if (collsel_cvar_write(&var[coll], value) != 0) {
         fprintf(stderr, "libcollsel: cannot write %s any more; aborting\n", var[coll].name);
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -184,7 +184,7 @@ void lc_force_finalize(void)
     int coll;
     for (coll = 0; coll < LC_NCOLL; coll++)
         if (have[coll]) {
-            lc_cvar_close(&var[coll]);
+            collsel_cvar_close(&var[coll]);
             have[coll] = 0;
         }
 }

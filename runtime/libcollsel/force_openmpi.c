@@ -1,6 +1,7 @@
 /* Open MPI 4.1: a flat method is a shadow communicator made while coll/tuned's control
  * variables name the method (coll/tuned copies them into a communicator when it is created; the
- * forcing of collsel_bench.c's paired mode). Compiled to nothing under another MPI. */
+ * forcing of the sweep's benchmark in paired mode, bench/forcing.c). Compiled to nothing under
+ * another MPI. */
 #include "lc_mpi.h"
 
 #if defined(OPEN_MPI)
@@ -8,12 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* What a method writes, as the benchmark does (collsel_bench_colls.c COLLS[]): the algorithm,
+/* What a method writes, as the benchmark does (its COLLS[], bench/colls.c): the algorithm,
  * its segment size and F into the fan variables (alltoall: max_requests, linear_sync's limit;
  * the others: chain_fanout and tree_fanout). Only the algorithm variable exists for every
  * collective (alltoallv, barrier, scan, exscan have no other). */
 enum { V_ALGORITHM, V_SEGSIZE, V_FAN_A, V_FAN_B, N_VARS };
-static struct lc_cvar vars[LC_NCOLL][N_VARS];
+static collsel_cvar vars[LC_NCOLL][N_VARS];
 static int have[LC_NCOLL][N_VARS];
 static const char *refusal[LC_NCOLL];
 static const collsel_tree *tree_of[LC_NCOLL];   /* the loaded trees (pmpi.c's, till finalize) */
@@ -64,29 +65,19 @@ unsigned lc_force_needs(enum lc_coll coll, const collsel_tree_choice *c)
 
 #define MAX_ALGORITHMS 64
 
-/* algorithm among the n known ids (n < 0: no enumeration to check against) */
-static int is_known(const long long *known, int n, long long algorithm)
-{
-    int i;
-    for (i = 0; i < n; i++)
-        if (known[i] == algorithm)
-            return 1;
-    return n < 0;
-}
-
 /* Writes the method's values (fan-out 0: the launch's value) and reads them back: 0 on success,
  * else the index of the variable that did not take. */
 static int apply(enum lc_coll coll, const collsel_tree_choice *c)
 {
-    const struct lc_cvar *v = vars[coll];
-    long long want[N_VARS];
+    const collsel_cvar *v = vars[coll];
+    int64_t want[N_VARS];
     int i;
     want[V_ALGORITHM] = c->algorithm;
     want[V_SEGSIZE] = c->segsize;
     want[V_FAN_A] = c->faninout ? c->faninout : v[V_FAN_A].initial;
     want[V_FAN_B] = c->faninout ? c->faninout : v[V_FAN_B].initial;
     for (i = 0; i < N_VARS; i++)
-        if (have[coll][i] && lc_cvar_set(&v[i], want[i]) != 0)
+        if (have[coll][i] && collsel_cvar_set(&v[i], want[i]) != 0)
             return i + 1;
     return 0;
 }
@@ -97,7 +88,7 @@ static void reset(enum lc_coll coll)
     int i;
     for (i = 0; i < N_VARS; i++)
         if (have[coll][i])
-            lc_cvar_set(&vars[coll][i], vars[coll][i].initial);
+            collsel_cvar_set(&vars[coll][i], vars[coll][i].initial);
 }
 
 /* 0 with the variables this Open MPI has; refusal[coll] set when the algorithm's cannot be
@@ -112,9 +103,8 @@ static int open_vars(enum lc_coll coll, char *msg, size_t msg_size)
             continue;
         snprintf(name, sizeof name, "coll_tuned_%s_algorithm%s", lc_coll_names[coll],
                  suffix(coll, i));
-        have[coll][i] = lc_cvar_open(name, &vars[coll][i]) == 0;
-        if (have[coll][i] && i == V_ALGORITHM && (vars[coll][i].scope == MPI_T_SCOPE_CONSTANT
-                                                  || vars[coll][i].scope == MPI_T_SCOPE_READONLY))
+        have[coll][i] = collsel_cvar_open(name, &vars[coll][i]) == 0;
+        if (have[coll][i] && i == V_ALGORITHM && collsel_cvar_fixed(&vars[coll][i]))
             refusal[coll] = "constant";
         if (!have[coll][i] && i == V_ALGORITHM) {
             snprintf(msg, msg_size, "Open MPI has no control variable %s (coll/tuned not "
@@ -130,8 +120,8 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, int *force
                          size_t msg_size)
 {
     uint32_t k, n = collsel_tree_method_count(tree);
-    long long known[MAX_ALGORITHMS];
-    int n_known = lc_cvar_enum_values(&vars[coll][V_ALGORITHM], known, MAX_ALGORITHMS);
+    int64_t known[MAX_ALGORITHMS];
+    int32_t n_known = collsel_cvar_enum_values(&vars[coll][V_ALGORITHM], known, MAX_ALGORITHMS);
     for (k = 0; k < n; k++) {
         collsel_tree_choice method, levels[2];
         int32_t groups, n_levels = 1, i;
@@ -160,7 +150,7 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, int *force
                          lc_coll_names[coll]);
                 return 1;
             }
-            if (!is_known(known, n_known, c->algorithm)) {
+            if (!collsel_cvar_in_values(known, n_known, c->algorithm)) {
                 snprintf(msg, msg_size, "the %s tree names algorithm %ld, which is no coll/tuned "
                          "%s algorithm (a tree of MPICH algorithms?)", lc_coll_names[coll],
                          (long)c->algorithm, lc_coll_names[coll]);
@@ -179,10 +169,10 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, int *force
     return 0;
 }
 
-int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)
+int lc_force_init(const collsel_treeset *trees, char *msg, size_t msg_size)
 {
-    struct lc_cvar dynamic;
-    long long on = 0;
+    collsel_cvar dynamic;
+    int64_t on = 0;
     int coll, forced = 0;
     for (coll = 0; coll < LC_NCOLL; coll++) {
         refusal[coll] = NULL;
@@ -195,9 +185,9 @@ int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size)
                                             msg_size))
             return 1;
     }
-    if (forced && lc_cvar_open("coll_tuned_use_dynamic_rules", &dynamic) == 0) {
+    if (forced && collsel_cvar_open("coll_tuned_use_dynamic_rules", &dynamic) == 0) {
         on = dynamic.initial;
-        lc_cvar_close(&dynamic);
+        collsel_cvar_close(&dynamic);
     }
     if (forced && !on) {
         snprintf(msg, msg_size, "coll_tuned_use_dynamic_rules is off, so Open MPI ignores "
@@ -248,7 +238,7 @@ void lc_force_finalize(void)
     for (coll = 0; coll < LC_NCOLL; coll++)
         for (i = 0; i < N_VARS; i++)
             if (have[coll][i]) {
-                lc_cvar_close(&vars[coll][i]);
+                collsel_cvar_close(&vars[coll][i]);
                 have[coll][i] = 0;
             }
 }

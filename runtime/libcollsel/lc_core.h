@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "collsel_tree.h"
+#include "collsel_treeset.h"
 
 /* The 14 collectives coll/tuned can force (docs/guide/collectives.md). */
 enum lc_coll {
@@ -51,21 +52,10 @@ void lc_rules_free(struct lc_rules *rules);
 
 /* ---- trees.c ---- */
 
-#define LC_MAX_TREE_FILES 64
-
-/* The trees of COLLSEL_TREES, one per collective at most (NULL: none). */
-struct lc_trees {
-    const collsel_tree *tree[LC_NCOLL];
-    uint32_t crc[LC_NCOLL];              /* the blob's own CRC-32 (its last 4 bytes) */
-    unsigned char *blob[LC_NCOLL];
-    collsel_tree_storage storage[LC_NCOLL];
-};
-
-/* Loads every blob `spec` names (a directory: its *.bin files; else a ':'-separated list of
- * files). 0 on success (blobs of collectives libcollsel does not know skipped); else 1 with one
- * line in msg naming the file and what is wrong, and nothing loaded. */
-int lc_trees_load(const char *spec, struct lc_trees *trees, char *msg, size_t msg_size);
-
-void lc_trees_free(struct lc_trees *trees);
+/* The trees of COLLSEL_TREES (the shared loader, runtime/collsel_treeset.h), slot c holding
+ * collective c (lc_coll); blobs of collectives libcollsel does not know skipped. 0 on success;
+ * else 1 with one line in msg naming the file and what is wrong, and nothing loaded. Released
+ * with collsel_treeset_free(). */
+int lc_trees_load(const char *spec, collsel_treeset *trees, char *msg, size_t msg_size);
 
 #endif

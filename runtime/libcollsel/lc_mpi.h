@@ -1,4 +1,4 @@
-/* libcollsel internals with MPI: control variables (cvar.c), forcing a method in this MPI
+/* libcollsel internals with MPI: forcing a method in this MPI
  * (force_openmpi.c or force_mpich.c, one of them compiled per MPI), the per-communicator state
  * (comm.c) and the interposed functions (pmpi.c). Not installed. */
 #ifndef LC_MPI_H
@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include "collsel_cvar.h"
 #include "collsel_pmpi.h"
 #include "lc_core.h"
 
@@ -14,29 +15,6 @@
 #else
 #define LC_FAMILY COLLSEL_TREE_FAMILY_MPICH
 #endif
-
-/* ---- cvar.c: MPI_T control variables bound to no object ---- */
-struct lc_cvar {
-    char name[80];
-    MPI_T_cvar_handle handle;
-    MPI_Datatype type;
-    MPI_T_enum enumtype;
-    long long initial;        /* its value when opened */
-    int scope;                /* MPI_T_SCOPE_*: MPI_T_SCOPE_CONSTANT cannot be written */
-    char desc[2048];
-};
-
-int lc_cvar_open(const char *name, struct lc_cvar *c);          /* 0: opened and read */
-void lc_cvar_close(struct lc_cvar *c);                           /* an opened variable */
-int lc_cvar_read(const struct lc_cvar *c, long long *value);
-int lc_cvar_write(const struct lc_cvar *c, long long value);    /* write only */
-int lc_cvar_set(const struct lc_cvar *c, long long value);      /* write and read back */
-/* The value of enumeration item `name` (MPI_T enumeration, or MPICH 4.0's description, which
- * lists the values in order as "name - text" entries); 0 when found. */
-int lc_cvar_named_value(const struct lc_cvar *c, const char *name, long long *value);
-/* The values of the variable's MPI_T enumeration (at most capacity), their count; -1 when it has
- * none. Read once: Open MPI 4.1 leaks a copy of the item's name at every MPI_T_enum_get_item. */
-int lc_cvar_enum_values(const struct lc_cvar *c, long long *values, int capacity);
 
 /* ---- per-communicator methods ---- */
 
@@ -54,7 +32,7 @@ struct lc_method {
     collsel_tree_choice choice;
     MPI_Comm comm;           /* where the call runs: Open MPI's shadow, else the user's */
     int owns_comm;           /* comm is a shadow to free with the user's communicator */
-    long long cvar_value;    /* MPICH: MPIR_CVAR_<COLL>_INTRA_ALGORITHM for this method */
+    int64_t cvar_value;      /* MPICH: MPIR_CVAR_<COLL>_INTRA_ALGORITHM for this method */
     struct lc_hier *hier;    /* LC_METHOD_HIER: its communicators and levels (hier.c) */
     int ready;               /* 1: usable (made, or nothing to make); 0: not made yet (made at
                                 its first use, lc_comm_make); -1: making it failed: calls pass */
@@ -74,7 +52,7 @@ struct lc_hier {
 
 /* At MPI_Init, after MPI_T_init_thread: 0 when every method of the loaded trees can be forced,
  * else 1 with one line in msg. Local (no communication). */
-int lc_force_init(const struct lc_trees *trees, char *msg, size_t msg_size);
+int lc_force_init(const collsel_treeset *trees, char *msg, size_t msg_size);
 /* NULL when this MPI forces the methods of coll's tree (after lc_force_init), else why not, one
  * word for the trace (Open MPI: "constant", 4.1's allgatherv algorithm variable; MPICH:
  * "no-mpich-names", a collective collsel has no MPICH algorithm names for): its calls pass. */

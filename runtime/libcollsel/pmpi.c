@@ -15,7 +15,7 @@ static struct {
     int active;        /* serve calls */
     int trace;
     int mpit;          /* MPI_T_init_thread done here */
-    struct lc_trees trees;
+    collsel_treeset trees;
 } g;
 
 LC_EXPORT int collsel_pmpi_active(void)
@@ -117,7 +117,7 @@ static void shutdown_library(void)
     lc_force_finalize();
     if (g.mpit)
         MPI_T_finalize();
-    lc_trees_free(&g.trees);
+    collsel_treeset_free(&g.trees);
     g.active = g.mpit = 0;
 }
 

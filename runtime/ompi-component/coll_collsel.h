@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "collsel_tree.h"
+#include "collsel_treeset.h"
 #include "ompi/mca/coll/base/base.h"
 #include "ompi/mca/coll/coll.h"
 
@@ -36,7 +37,7 @@ typedef struct mca_coll_collsel_component_t {
     char *trees_spec;                   /* coll_collsel_trees: a directory or FILE:FILE... */
     int loaded;                         /* the trees were read (successfully or not) */
     int usable;                         /* every named blob is valid: the component may run */
-    collsel_tree *trees[CS_NCOLL];      /* NULL: the collective is left to the component below */
+    collsel_treeset trees;              /* tree[c] NULL: left to the component below */
 } mca_coll_collsel_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_collsel_component_t mca_coll_collsel_component;
@@ -49,10 +50,10 @@ typedef struct mca_coll_collsel_module_t {
 } mca_coll_collsel_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_collsel_module_t);
 
-/* trees.c: the blobs `spec` names, validated once; 0, or 1 with one line in msg. */
-int mca_coll_collsel_trees_load(const char *spec, collsel_tree *trees[CS_NCOLL], char *msg,
+/* trees.c: the blobs `spec` names, validated once (the shared loader, runtime/collsel_treeset.h);
+ * 0, or 1 with one line in msg. Released with collsel_treeset_free(). */
+int mca_coll_collsel_trees_load(const char *spec, collsel_treeset *trees, char *msg,
                                 size_t msg_size);
-void mca_coll_collsel_trees_free(collsel_tree *trees[CS_NCOLL]);
 
 /* module.c */
 int mca_coll_collsel_init_query(bool enable_progress_threads, bool enable_mpi_threads);

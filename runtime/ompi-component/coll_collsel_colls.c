@@ -24,7 +24,7 @@
 static inline collsel_tree_choice decide(int coll, const mca_coll_base_module_t *module,
                                          uint64_t m)
 {
-    const collsel_tree *tree = mca_coll_collsel_component.trees[coll];
+    const collsel_tree *tree = mca_coll_collsel_component.trees.tree[coll];
     int32_t p = ((const mca_coll_collsel_module_t *)module)->comm_size;
     collsel_tree_choice c, deferred = {0, 0, 0};
     /* cannot fail: the tree has 2 axes and comm_size >= 2 (checked at load and at comm_query) */

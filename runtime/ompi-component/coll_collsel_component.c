@@ -60,7 +60,7 @@ int mca_coll_collsel_init_query(bool enable_progress_threads, bool enable_mpi_th
     c->loaded = 1;
     if (NULL == c->trees_spec || '\0' == c->trees_spec[0])
         return OMPI_SUCCESS;
-    if (mca_coll_collsel_trees_load(c->trees_spec, c->trees, msg, sizeof msg) != 0) {
+    if (mca_coll_collsel_trees_load(c->trees_spec, &c->trees, msg, sizeof msg) != 0) {
         fprintf(stderr, "coll/collsel: error: %s; Open MPI decides every collective\n", msg);
         return OMPI_SUCCESS;
     }
@@ -70,7 +70,7 @@ int mca_coll_collsel_init_query(bool enable_progress_threads, bool enable_mpi_th
 
 static int collsel_close(void)
 {
-    mca_coll_collsel_trees_free(mca_coll_collsel_component.trees);
+    collsel_treeset_free(&mca_coll_collsel_component.trees);
     mca_coll_collsel_component.usable = 0;
     mca_coll_collsel_component.loaded = 0;
     return OMPI_SUCCESS;

@@ -54,7 +54,7 @@ static int module_enable(mca_coll_base_module_t *module, struct ompi_communicato
     int c;
     m->below = *comm->c_coll;
     for (c = 0; c < CS_NCOLL; c++)
-        if (NULL != mca_coll_collsel_component.trees[c]
+        if (NULL != mca_coll_collsel_component.trees.tree[c]
             && NULL == *below_module(&m->below, c)) {
             opal_output(0, "coll/collsel: no component below for %s; coll/collsel disabled on "
                         "this communicator", mca_coll_collsel_names[c]);
@@ -62,7 +62,7 @@ static int module_enable(mca_coll_base_module_t *module, struct ompi_communicato
             return OMPI_ERROR;
         }
     for (c = 0; c < CS_NCOLL; c++)
-        if (NULL != mca_coll_collsel_component.trees[c]) {
+        if (NULL != mca_coll_collsel_component.trees.tree[c]) {
             OBJ_RETAIN(*below_module(&m->below, c));
             m->retained |= 1u << c;
         }
@@ -73,7 +73,7 @@ static int module_enable(mca_coll_base_module_t *module, struct ompi_communicato
 mca_coll_base_module_t *mca_coll_collsel_comm_query(struct ompi_communicator_t *comm,
                                                     int *priority)
 {
-    collsel_tree *const *t = mca_coll_collsel_component.trees;
+    const collsel_tree *const *t = mca_coll_collsel_component.trees.tree;
     mca_coll_collsel_module_t *m;
     if (!mca_coll_collsel_component.usable || OMPI_COMM_IS_INTER(comm)
         || ompi_comm_size(comm) < 2 || mca_coll_collsel_component.priority < 0)

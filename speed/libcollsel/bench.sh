@@ -26,7 +26,7 @@ FLAGS=(-O2 -std=c99 -Wall -Wextra -Werror)
 mpicc.openmpi "${FLAGS[@]}" "$REPO/tests/integration/libcollsel_overhead.c" -o "$B/overhead"
 mpicc.openmpi "${FLAGS[@]}" -I"$REPO/include" "$HERE/comm_memory.c" -o "$B/comm_memory" -ldl
 mpicc.openmpi "${FLAGS[@]}" "$HERE/comm_split.c" -o "$B/comm_split"
-gcc "${FLAGS[@]}" -I"$REPO/include" -I"$REPO/runtime/libcollsel" "$HERE/lookup.c" \
+gcc "${FLAGS[@]}" -I"$REPO/include" -I"$REPO/runtime" -I"$REPO/runtime/libcollsel" "$HERE/lookup.c" \
     "$REPO/runtime/libcollsel/rules.c" "$REPO/runtime/collsel_tree.c" -o "$B/lookup"
 python3 "$HERE/make_tree.py" defer bcast "$B/defer/bcast.json"
 collsel emit --target blob "$B/defer/bcast.json" --out "$B/defer/bcast.bin" >/dev/null 2>&1

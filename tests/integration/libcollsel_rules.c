@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 {
     int a, rc = 0;
     if (argc >= 3 && strcmp(argv[1], "trees") == 0) {
-        struct lc_trees trees;
+        collsel_treeset trees;
         char msg[1024];
         if (lc_trees_load(argv[2], &trees, msg, sizeof msg)) {
             printf("trees error: %s\n", msg);
@@ -92,7 +92,7 @@ int main(int argc, char **argv)
                 printf(" %s=%08" PRIx32, lc_coll_names[a], trees.crc[a]);
         }
         printf("\n");
-        lc_trees_free(&trees);
+        collsel_treeset_free(&trees);
         return 0;
     }
     if (argc >= 4 && strcmp(argv[1], "rules") == 0) {

@@ -256,8 +256,9 @@ def mpich_traced():
     wrapped = (*MPICH_WRAPPED, "PMPI_Init", "PMPI_Bcast", "PMPI_Reduce")
     exe = BIN / "coll_check-mpich-traced"
     run(["gcc", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", *include, "-I", REPO / "include",
-         "-I", REPO / "runtime" / "libcollsel", "-o", exe, HERE / "coll_check.c",
-         *sorted((REPO / "runtime" / "libcollsel").glob("*.c")), REPO / "runtime" / "collsel_tree.c",
+         "-I", REPO / "runtime", "-I", REPO / "runtime" / "libcollsel", "-o", exe,
+         HERE / "coll_check.c", *sorted((REPO / "runtime" / "libcollsel").glob("*.c")),
+         *(REPO / "runtime" / f for f in ("collsel_tree.c", "collsel_treeset.c", "collsel_cvar.c")),
          trace_object, "-Wl,--wrap=" + ",--wrap=".join(wrapped), LIBMPICH,
          "-lhwloc", "-lucp", "-lucs", "-lpthread", "-lm", "-lrt"])
     return exe
@@ -265,14 +266,15 @@ def mpich_traced():
 
 @pytest.fixture(scope="module")
 def rules_driver():
-    """libcollsel_rules.c with rules.c, trees.c and the runtime, under ASan + UBSan."""
+    """libcollsel_rules.c with rules.c, trees.c and the runtime (the tree loader and the
+    blob-set loader), under ASan + UBSan."""
     BIN.mkdir(parents=True, exist_ok=True)
     exe = BIN / "libcollsel_rules"
     run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-O1",
          "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-I", REPO / "include",
-         "-I", REPO / "runtime" / "libcollsel", HERE / "libcollsel_rules.c",
+         "-I", REPO / "runtime", "-I", REPO / "runtime" / "libcollsel", HERE / "libcollsel_rules.c",
          REPO / "runtime" / "libcollsel" / "rules.c", REPO / "runtime" / "libcollsel" / "trees.c",
-         REPO / "runtime" / "collsel_tree.c", "-o", exe])
+         REPO / "runtime" / "collsel_tree.c", REPO / "runtime" / "collsel_treeset.c", "-o", exe])
     return exe
 
 

@@ -174,7 +174,7 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 def collectives(family=None):
-    """The collectives the sweep can measure: the benchmark's own (read from its source),
+    """The collectives the sweep can measure: the benchmark's own (what it reports of itself),
     of those the MPI family (all families when None) has algorithms for."""
     families = [family] if family else algorithms.FAMILIES
     return [c for c in bench.capabilities().collectives
@@ -488,7 +488,8 @@ def _load_generator(args, cluster, bench_path, check):
 def _runtime(cluster, groups):
     """The benchmark's --runtime when one table mixes one-node and multi-node launches, so
     every row has one meaning. The emulated nodes share this machine's clock: the global
-    runtime (latest end - earliest start; right when ranks share cores, see collsel_bench.c).
+    runtime (latest end - earliest start; right when ranks share cores, see
+    docs/formats/benchmark-output.md).
     Real nodes have their own clocks: the slowest rank's local time, on one node too.
     Otherwise the benchmark decides (global on one node)."""
     if cluster is not None:

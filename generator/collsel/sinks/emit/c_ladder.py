@@ -10,29 +10,6 @@ from collsel.sinks.emit.targets import Emitted, one_tree
 
 AXIS_VARS = ("comm_size", "msg_size", "z")
 
-def region_text(axes):
-    """Describe a box of cells by the values it covers, e.g. 'P 4..6, m >= 2049' (cuts are
-    checked ints; category labels are free text, escaped by the templates)."""
-    short = {"comm_size": "P", "msg_size": "m"}
-
-    def describe(box):
-        parts = []
-        for axis, (lo, hi) in zip(axes, box):
-            name = short.get(axis.name, axis.name)
-            n = len(axis.values)
-            if axis.kind == "category":
-                labels = axis.labels[lo:hi]
-                parts.append(f"{name} in {{{','.join(labels)}}}" if hi - lo < n else "")
-                continue
-            low = axis.cuts[lo - 1] if lo > 0 else None
-            high = axis.cuts[hi - 1] - 1 if hi < n else None
-            if low is None and high is None:
-                continue
-            parts.append(f"{name} <= {high}" if low is None else f"{name} >= {low}"
-                         if high is None else f"{name} {low}..{high}")
-        return ", ".join(p for p in parts if p) or "everywhere"
-    return describe
-
 
 def _summary(build):
     """'balanced split, majority leaves, max depth 3' from a tree's build options."""
@@ -73,7 +50,7 @@ def decision_context(loaded, prefix, target="c"):
     n_axes = len(axes)
     params = ["int comm_size", "size_t msg_size"] + (["int64_t z"] if n_axes == 3 else [])
     name = f"{prefix}_decide" + ("3" if n_axes == 3 else "")
-    steps = flatten(tree, axes, region_text(axes))
+    steps = flatten(tree, axes, text.region_text(axes))
     n_defer, n_cells = text.defer_cells(loaded)
     for step in steps:
         step.condition = [[(axis, op, literals[axis][value]) for axis, op, value in terms]

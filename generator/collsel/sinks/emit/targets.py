@@ -20,6 +20,7 @@ import numpy as np
 
 from collsel.core.algorithms import DEFAULT_FAMILY, describe, hier_parts
 from collsel.errors import InputError
+from collsel.sinks.emit import text
 
 
 @dataclass(frozen=True)
@@ -94,14 +95,13 @@ def hierarchical_leaf_error(target, name, loaded):
     hier = np.unique(grid[is_hier[tree.method[grid]]])   # leaves deciding some cell
     if not hier.size:
         return None
-    from collsel.sinks.emit.c_ladder import region_text   # only on refusal: it loads jinja2
     cells = np.nonzero(grid == hier[0])
     box = [(int(c.min()), int(c.max()) + 1) for c in cells]
     method = loaded.methods[tree.method[hier[0]]]
     more = f" (and {len(hier) - 1} more leaves)" if len(hier) > 1 else ""
     return (f"{name}: --target {target} cannot express the hierarchical method "
             f"{describe(loaded.collective, method)} (algorithm {method.algorithm}) chosen at "
-            f"{region_text(loaded.axes)(box)} (leaf {hier[0]}){more}; give this tree to "
+            f"{text.region_text(loaded.axes)(box)} (leaf {hier[0]}){more}; give this tree to "
             f"libcollsel with --target blob, or build the tree from a table without "
             f"hier:G:INNER:OUTER rows")
 

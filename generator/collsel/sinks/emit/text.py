@@ -102,6 +102,30 @@ def refusal_notes(loaded, meaning):
     return out
 
 
+def region_text(axes):
+    """Describe a box of cells by the values it covers, e.g. 'P 4..6, m >= 2049' (cuts are
+    checked ints; category labels are free text, escaped by the templates)."""
+    short = {"comm_size": "P", "msg_size": "m"}
+
+    def describe(box):
+        parts = []
+        for axis, (lo, hi) in zip(axes, box):
+            name = short.get(axis.name, axis.name)
+            n = len(axis.values)
+            if axis.kind == "category":
+                labels = axis.labels[lo:hi]
+                parts.append(f"{name} in {{{','.join(labels)}}}" if hi - lo < n else "")
+                continue
+            low = axis.cuts[lo - 1] if lo > 0 else None
+            high = axis.cuts[hi - 1] - 1 if hi < n else None
+            if low is None and high is None:
+                continue
+            parts.append(f"{name} <= {high}" if low is None else f"{name} >= {low}"
+                         if high is None else f"{name} {low}..{high}")
+        return ", ".join(p for p in parts if p) or "everywhere"
+    return describe
+
+
 def cuts(axis, low, high, target, why=""):
     """The cuts of `axis` as ints in [low, high], strictly increasing; `why` ends a refusal."""
     out = []

@@ -1,14 +1,14 @@
-"""Find or build the C benchmark program (collsel_bench.c, shipped beside this module).
+"""Find or build the C benchmark program (the C files of bench/, shipped beside this module;
+what it does and prints: docs/formats/benchmark-output.md).
 
 The binary is compiled with `mpicc` on first use into a cache directory, named after the hash of
-its source and the compiler wrapper (so an edited source is rebuilt, and Open MPI and MPICH
+its sources and the compiler wrapper (so an edited source is rebuilt, and Open MPI and MPICH
 binaries live side by side), and concurrent sweeps never see a half-written file.
 """
 import functools
 import hashlib
 import math
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from collsel.core import values
+from collsel.core import jsonfile, values
 from collsel.errors import CollselError, InputError
 
 CFLAGS = ["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
@@ -52,9 +52,9 @@ def not_measured(key, value):
 EXIT_FORCING_FAILED = 6
 # The compiler wrapper of each MPI family on Debian (`mpicc` is the alternatives' default).
 MPICC = {"openmpi": "mpicc", "mpich": "mpicc.mpich", "intel": "mpicc"}   # intel: --mpi-home
-# The ranges of the benchmark's options, as collsel_bench.c checks them (parse_long/parse_double
-# calls in parse_options); the sweep and model fit check their flags against these through
-# core.values before anything runs.
+# The ranges of the benchmark's options, as bench/options.c checks them (options_parse_long /
+# options_parse_double calls in options_parse); the sweep and model fit check their flags
+# against these through core.values before anything runs.
 MSG_SIZE = (0, 2**31 - 1)           # m is passed to MPI as an int count
 TIME_CAP_S = (1e-6, 1e6)            # --time-cap
 REL_CI = (1e-6, 10.0)               # --rel-ci
@@ -91,9 +91,11 @@ def check_field(key, text, where):
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What the shipped benchmark can run, read from its source (the `.name = "..."` entries
-    of COLLS[] in collsel_bench_colls.c and the `MAX_*` defines of collsel_bench.c), so collsel
-    refuses up front exactly what the benchmark would refuse after a launch."""
+    """What the shipped benchmark can run, as the program itself reports it (`collsel_bench
+    --capabilities`, kept beside its sources as capabilities.json, which `make
+    bench-capabilities` writes and a test compares with the program's own answer), so collsel
+    refuses up front exactly what the benchmark would refuse after a launch, without building
+    it first (a dry run or a batch script builds nothing here)."""
     collectives: tuple          # --collective names
     sizeless: tuple             # collectives without a message size (barrier: --sizes 0)
     max_sizes: int              # message sizes in one launch
@@ -101,47 +103,63 @@ class Capabilities:
     max_reps: int               # --max-reps; paired: --max-reps x methods
 
 
+BENCH_DIR = "bench"                         # the program's sources, beside this module
+CAPABILITIES_FILE = "capabilities.json"     # in BENCH_DIR: its --capabilities output
+
+
+def capabilities_from(doc, where):
+    """Capabilities from the parsed --capabilities output `doc`; InputError naming `where`
+    when it is not what the program prints."""
+    def names(key):
+        value = doc.get(key) if isinstance(doc, dict) else None
+        return tuple(value) if isinstance(value, list) and all(
+            isinstance(n, str) for n in value) else None
+
+    collectives, sizeless = names("collectives"), names("sizeless")
+    limits = [doc.get(k) for k in ("max_sizes", "max_methods", "max_reps")] if collectives else []
+    if not (collectives and sizeless is not None and set(sizeless) <= set(collectives)
+            and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in limits)):
+        raise InputError(f"{where}: not the benchmark's capabilities (collectives, sizeless, "
+                         "max_sizes, max_methods, max_reps); reinstall collsel")
+    return Capabilities(collectives, sizeless, *limits)
+
+
 @functools.lru_cache(maxsize=1)
 def capabilities():
-    """The benchmark's Capabilities; InputError when its source is missing or unreadable."""
-    path = source_path()
-    colls = path.with_name(COLLECTIVES_SOURCE)
-    try:
-        text = path.read_text(encoding="utf-8")
-        entries = re.findall(r'\{\.name = "([a-z_]+)", "\w+", (M_[A-Z]+)',
-                             colls.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError(f"benchmark source {e.filename}: cannot read it ({e.strerror or e}); "
-                         "reinstall collsel") from None
-    limits = dict(re.findall(r"^#define (MAX_SIZES|MAX_METHODS|MAX_REPS) (\d+)", text, re.M))
-    if not entries or len(limits) != 3:
-        raise InputError(f"benchmark source {path}: no COLLS[] entries or MAX_* lines (a "
-                         "broken collsel install?); reinstall collsel")
-    return Capabilities(tuple(name for name, _ in entries),
-                        tuple(name for name, kind in entries if kind == "M_NONE"),
-                        int(limits["MAX_SIZES"]), int(limits["MAX_METHODS"]),
-                        int(limits["MAX_REPS"]))
+    """The shipped benchmark's Capabilities; InputError when the file is missing or broken."""
+    path = source_dir() / CAPABILITIES_FILE
+    return capabilities_from(jsonfile.read(path, "cannot read the benchmark's capabilities "
+                                           "(reinstall collsel)"), path)
+
+
+def source_dir():
+    """The benchmark's sources, package data of collsel (found the same way in a wheel)."""
+    return Path(str(resources.files(__package__).joinpath(BENCH_DIR)))
 
 
 def source_path():
-    """The benchmark source, package data of collsel (found the same way in a wheel install)."""
-    return Path(str(resources.files(__package__).joinpath("collsel_bench.c")))
+    """The benchmark's main source file (its top comment names the others)."""
+    return source_dir() / "collsel_bench.c"
 
 
-# Files the benchmark #includes from beside it (the run-time probe, links to runtime/ and
-# include/): part of what a cached binary was built from.
-COLLECTIVES_SOURCE = "collsel_bench_colls.c"     # the collectives' table (COLLS[])
-INCLUDED = (COLLECTIVES_SOURCE, "collsel_probe.c", "collsel_probe.h")
+def sources():
+    """Every C file of the program, in name order: all of them are compiled together."""
+    return sorted(source_dir().glob("*.c"))
+
+
+def compile_command(compiler, output, flags=CFLAGS):
+    """The compiler's command line building the program into `output`."""
+    return [compiler, *flags, "-o", str(output), *map(str, sources()), "-lm"]
 
 
 def source_digest():
-    src = source_path()
-    if not src.is_file():
+    """SHA-256 over every source and header of the program (names and contents), None when
+    the program's sources are missing."""
+    if not source_path().is_file():
         return None
-    digest = hashlib.sha256(src.read_bytes())
-    for name in INCLUDED:
-        part = src.with_name(name)
-        digest.update(part.read_bytes() if part.is_file() else b"")
+    digest = hashlib.sha256()
+    for part in sorted([*source_dir().glob("*.c"), *source_dir().glob("*.h")]):
+        digest.update(part.name.encode() + b"\0" + part.read_bytes())
     return digest.hexdigest()
 
 
@@ -190,8 +208,8 @@ def locate(explicit=None, mpicc="mpicc", build=True, env=None):
 
 
 def compile_bench(target, mpicc="mpicc", env=None):
-    return compile_cached(target, [*CFLAGS, str(source_path()), "-lm"], "the benchmark", mpicc,
-                          env)
+    return compile_cached(target, [*CFLAGS, *map(str, sources()), "-lm"], "the benchmark",
+                          mpicc, env)
 
 
 def compile_cached(target, arguments, what, mpicc="mpicc", env=None):

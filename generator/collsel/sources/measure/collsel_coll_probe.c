@@ -12,8 +12,8 @@
  * basic_linear = reduce + bcast) calls it through the linker too: such calls are counted as
  * nested (depth > 0), so "the function the communicator ran" is the outermost one and a
  * fallback is a nested call. Communicators are named by the order in which the program dup'ed
- * them (MPI_Comm_dup is interposed the same way): collsel_bench dups one communicator per
- * --methods entry, in that order; any other communicator is -1.
+ * them (MPI_Comm_dup and PMPI_Comm_dup are interposed the same way): collsel_bench dups one
+ * communicator per --methods entry, in that order; any other communicator is -1.
  *
  * The recorded bytes are the fixed decision's quantity (coll_tuned_decision_fixed.c of 4.1.4):
  * dsize * count (allreduce :66-67, bcast :521-522, reduce :676-677, reduce_scatter_block
@@ -163,11 +163,10 @@ static int is_root(int root, void *comm)
     return rank == root;
 }
 
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+typedef int (*dup_fn)(MPI_Comm, MPI_Comm *);
+
+static int dup_and_name(dup_fn next, MPI_Comm comm, MPI_Comm *newcomm)
 {
-    static int (*next)(MPI_Comm, MPI_Comm *);
-    if (!next)
-        *(void **)&next = forward("MPI_Comm_dup");
     int rc = next(comm, newcomm);
     pthread_mutex_lock(&tables);
     if (rc == MPI_SUCCESS && ndups < MAX_COMMS)
@@ -343,6 +342,25 @@ FORTRAN_FINALIZE(mpi_finalize_, "mpi_finalize_")
 FORTRAN_FINALIZE(mpi_finalize__, "mpi_finalize__")
 FORTRAN_FINALIZE(mpi_finalize_f08_, "mpi_finalize_f08_")
 #endif
+
+/* Programs dup through MPI_Comm_dup; collsel_bench's harness through PMPI_Comm_dup (an
+ * interposed library sees only its measured calls). Open MPI's MPI_Comm_dup does not call
+ * PMPI_Comm_dup through the linker, so no communicator is named twice. */
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    static dup_fn next;
+    if (!next)
+        *(void **)&next = forward("MPI_Comm_dup");
+    return dup_and_name(next, comm, newcomm);
+}
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    static dup_fn next;
+    if (!next)
+        *(void **)&next = forward("PMPI_Comm_dup");
+    return dup_and_name(next, comm, newcomm);
+}
 
 /* The parameter lists of coll_base_functions.h (4.1.4) with every pointer as void *, which has
  * the same calling convention; EXTRA is the algorithm's own trailing parameters. */

@@ -1,7 +1,7 @@
 """Run the model-fitting experiments of Nuriyev et al. 2022, section 5, on real Open MPI.
 
 Two kinds, both through the benchmark program's `--experiment` mode (collsel/sources/measure/
-collsel_bench.c, built by measure.benchmark_program), launched and supervised like a sweep's
+bench/experiments.c, built by measure.benchmark_program), launched and supervised like a sweep's
 (measure.launchers, measure.supervise):
 
 * nbft: the root sends m bytes to P-1 ranks with non-blocking sends (section 5.1), for

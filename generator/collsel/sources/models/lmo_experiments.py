@@ -1,5 +1,5 @@
 """Running the LMO experiments (Lastovetsky & Rychkov 2009) through the benchmark program and
-keeping their results (collsel/sources/measure/collsel_bench.c, `--experiment lmo|lmo-scan|
+keeping their results (collsel/sources/measure/bench/lmo.c, `--experiment lmo|lmo-scan|
 lmo-binomial`), one process per processor: on this machine (all ranks here), or on the emulated
 cluster (`collsel cluster up`; rank r alone on node r, so every link is a network link, and the
 ranks' hosts are checked against that placement).

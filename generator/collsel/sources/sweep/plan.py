@@ -102,7 +102,7 @@ def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=
 
 def check_benchmark_can(mode, methods, msg_sizes, max_reps, time_cap):
     """One line, before anything is built or launched, for a sweep the benchmark would refuse
-    in every launch: its limits (benchmark_program.capabilities, read from its source) and
+    in every launch: its limits (benchmark_program.capabilities, what it reports of itself) and
     hierarchical methods outside paired mode (per-method forces through MCA parameters, which
     name coll/tuned algorithms only)."""
     can = bench.capabilities()

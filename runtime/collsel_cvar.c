@@ -1,9 +1,11 @@
-/* MPI_T control variables: open, read, write, and enumeration values by name. */
-#include "lc_mpi.h"
+/* collsel_cvar: MPI_T control variables (collsel_cvar.h). */
+#include "collsel_cvar.h"
 
 #include <stdio.h>
 #include <string.h>
 
+/* Room for a value of any type collsel reads, zeroed first, so a narrower write of the MPI
+ * leaves the rest 0 (MPI_C_BOOL: any width). */
 union cvar_value {
     int i;
     unsigned u;
@@ -14,24 +16,24 @@ union cvar_value {
     char pad[64];
 };
 
-int lc_cvar_read(const struct lc_cvar *c, long long *v)
+int collsel_cvar_read(const collsel_cvar *c, int64_t *v)
 {
     union cvar_value x;
     memset(&x, 0, sizeof x);
     if (MPI_T_cvar_read(c->handle, &x) != MPI_SUCCESS)
         return -1;
     if (c->type == MPI_INT) *v = x.i;
-    else if (c->type == MPI_C_BOOL) *v = x.ull != 0;   /* zeroed first: any width */
+    else if (c->type == MPI_C_BOOL) *v = x.ull != 0;
     else if (c->type == MPI_UNSIGNED) *v = x.u;
     else if (c->type == MPI_LONG) *v = x.l;
-    else if (c->type == MPI_UNSIGNED_LONG) *v = (long long)x.ul;
+    else if (c->type == MPI_UNSIGNED_LONG) *v = (int64_t)x.ul;
     else if (c->type == MPI_LONG_LONG) *v = x.ll;
-    else if (c->type == MPI_UNSIGNED_LONG_LONG) *v = (long long)x.ull;
+    else if (c->type == MPI_UNSIGNED_LONG_LONG) *v = (int64_t)x.ull;
     else return -1;
     return 0;
 }
 
-int lc_cvar_open(const char *name, struct lc_cvar *c)
+int collsel_cvar_open(const char *name, collsel_cvar *c)
 {
     int index = 0, count = 0, verbosity = 0, bind = 0;
     char vname[256];
@@ -44,14 +46,20 @@ int lc_cvar_open(const char *name, struct lc_cvar *c)
         || bind != MPI_T_BIND_NO_OBJECT
         || MPI_T_cvar_handle_alloc(index, NULL, &c->handle, &count) != MPI_SUCCESS)
         return -1;
-    if (count != 1 || lc_cvar_read(c, &c->initial) != 0) {
-        lc_cvar_close(c);
+    /* a handle was allocated: it is freed on every way out but success */
+    if (count != 1 || collsel_cvar_read(c, &c->initial) != 0) {
+        collsel_cvar_close(c);
         return -1;
     }
     return 0;
 }
 
-int lc_cvar_write(const struct lc_cvar *c, long long v)
+void collsel_cvar_close(collsel_cvar *c)
+{
+    MPI_T_cvar_handle_free(&c->handle);
+}
+
+int collsel_cvar_write(const collsel_cvar *c, int64_t v)
 {
     union cvar_value x;
     memset(&x, 0, sizeof x);
@@ -65,15 +73,20 @@ int lc_cvar_write(const struct lc_cvar *c, long long v)
     return MPI_T_cvar_write(c->handle, &x) == MPI_SUCCESS ? 0 : -1;
 }
 
-int lc_cvar_set(const struct lc_cvar *c, long long v)
+int collsel_cvar_set(const collsel_cvar *c, int64_t v)
 {
-    long long back = 0;
-    if (lc_cvar_write(c, v) != 0 || lc_cvar_read(c, &back) != 0)
+    int64_t back = 0;
+    if (collsel_cvar_write(c, v) != 0 || collsel_cvar_read(c, &back) != 0)
         return -1;
     return back == v ? 0 : -1;
 }
 
-static int enum_count(const struct lc_cvar *c)
+int collsel_cvar_fixed(const collsel_cvar *c)
+{
+    return c->scope == MPI_T_SCOPE_CONSTANT || c->scope == MPI_T_SCOPE_READONLY;
+}
+
+int32_t collsel_cvar_enum_count(const collsel_cvar *c)
 {
     int n = 0, len = 0;
     if (c->enumtype == MPI_T_ENUM_NULL
@@ -82,8 +95,8 @@ static int enum_count(const struct lc_cvar *c)
     return n;
 }
 
-/* Item i of the enumeration: 0 on success. */
-static int enum_item(const struct lc_cvar *c, int i, long long *value, char *name, int size)
+int collsel_cvar_enum_item(const collsel_cvar *c, int32_t i, int64_t *value, char *name,
+                           int32_t size)
 {
     int v = 0, len = size;
     if (MPI_T_enum_get_item(c->enumtype, i, &v, name, &len) != MPI_SUCCESS)
@@ -92,16 +105,36 @@ static int enum_item(const struct lc_cvar *c, int i, long long *value, char *nam
     return 0;
 }
 
+int32_t collsel_cvar_enum_values(const collsel_cvar *c, int64_t *values, int32_t capacity)
+{
+    int32_t i, n = collsel_cvar_enum_count(c), kept = 0;
+    for (i = 0; i < n && kept < capacity; i++) {
+        char item[128] = "";
+        if (collsel_cvar_enum_item(c, i, &values[kept], item, sizeof item) == 0)
+            kept++;
+    }
+    return n ? kept : -1;
+}
+
+int collsel_cvar_in_values(const int64_t *values, int32_t n, int64_t value)
+{
+    int32_t i;
+    for (i = 0; i < n; i++)
+        if (values[i] == value)
+            return 1;
+    return n < 0;
+}
+
 /* MPICH 4.0 has no MPI_T enumeration for its algorithm variables: the values are the C enum's,
  * in the order the description lists them ("...auto - Internal...binomial  - Force..."), so the
  * value of `name` is the number of " - " entry markers before its own entry, an entry being
  * `name` followed by spaces and "- " and not preceded by '_' (tree is not pipelined_tree). */
-static int described_value(const struct lc_cvar *c, const char *name, long long *value)
+static int described_value(const collsel_cvar *c, const char *name, int64_t *value)
 {
     size_t len = strlen(name);
     const char *p, *q, *r;
     for (p = strstr(c->desc, name); p; p = strstr(p + 1, name)) {
-        long long markers = 0;
+        int64_t markers = 0;
         q = p + len;
         while (*q == ' ')
             q++;
@@ -115,34 +148,18 @@ static int described_value(const struct lc_cvar *c, const char *name, long long 
     return -1;
 }
 
-int lc_cvar_named_value(const struct lc_cvar *c, const char *name, long long *value)
+int collsel_cvar_named_value(const collsel_cvar *c, const char *name, int64_t *value)
 {
-    int i, n = enum_count(c);
+    int32_t i, n = collsel_cvar_enum_count(c);
     if (n == 0)
         return described_value(c, name, value);
     for (i = 0; i < n; i++) {
         char item[128] = "";
-        long long v = 0;
-        if (enum_item(c, i, &v, item, sizeof item) == 0 && strcmp(item, name) == 0) {
+        int64_t v = 0;
+        if (collsel_cvar_enum_item(c, i, &v, item, sizeof item) == 0 && strcmp(item, name) == 0) {
             *value = v;
             return 0;
         }
     }
     return -1;
-}
-
-int lc_cvar_enum_values(const struct lc_cvar *c, long long *values, int capacity)
-{
-    int i, n = enum_count(c), kept = 0;
-    for (i = 0; i < n && kept < capacity; i++) {
-        char item[128] = "";
-        if (enum_item(c, i, &values[kept], item, sizeof item) == 0)
-            kept++;
-    }
-    return n ? kept : -1;
-}
-
-void lc_cvar_close(struct lc_cvar *c)
-{
-    MPI_T_cvar_handle_free(&c->handle);
 }

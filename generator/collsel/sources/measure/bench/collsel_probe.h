@@ -1,0 +1,1 @@
+../../../../../include/collsel_probe.h

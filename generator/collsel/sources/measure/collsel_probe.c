@@ -1,1 +1,0 @@
-../../../../runtime/collsel_probe.c

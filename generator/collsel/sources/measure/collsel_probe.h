@@ -1,1 +1,0 @@
-../../../../include/collsel_probe.h
