@@ -31,7 +31,8 @@ MCA_FLAGS = ("-mca", "--mca", "-gmca", "--gmca", "--pmca")
 
 
 def source_path():
-    return benchmark_program.source_path().with_name(SOURCE_NAME)
+    """The probe's C source, package data beside this module (not among the benchmark's)."""
+    return benchmark_program.source_dir().parent / SOURCE_NAME
 
 
 def library(mpicc="mpicc", env=None):
