@@ -4,8 +4,8 @@ import json
 import os
 import sys
 
-from collsel.core import (baseline_warning, method_text, out_of_sample, parallel, penalty,
-                          recommend, recommendation, third_axis, tree, treefile, values)
+from collsel.core import (baseline_warning, headline, method_text, out_of_sample, parallel,
+                          penalty, recommend, recommendation, third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.emit import c_ladder as emit_c, ompi_dec_fixed, targets
@@ -126,6 +126,11 @@ def run_build(args):
         MAX_METHODS_SHOWN))
     if args.recommend:
         print(f"recommended: {stats['recommendation']['why']}")
+        figure = headline.of_stats(stats)
+        print(f"figures: this tree {headline.percent(figure.tree)}, "
+              f"{method_text.default_name(dmap.family)} {headline.percent(figure.default)}, "
+              f"{figure.basis()}" + ("; the tree defers everywhere: it is the default"
+                                     if figure.defers else ""))
     if decision == "defer":
         print(f"beyond P={dmap.axes[0].values[-1]}: defer to the MPI's default (tree.json "
               f"`beyond`, {'--beyond defer' if args.beyond else 'the edge folds decided'})")

@@ -348,8 +348,10 @@ class _Stages:
             yield f"{g.collective}:refine", g.refine_s, lambda i=i: self.refine(i)
         for g in self.grids:
             yield f"{g.collective}:tree", POST_S / 2, lambda g=g: self.tree(g.collective)
-            yield f"{g.collective}:report", POST_S / 2, lambda g=g: self.report(g.collective)
+        # the deploy files before the reports: each report's deploy box points at them
         yield "deploy", 1, self.deploy
+        for g in self.grids:
+            yield f"{g.collective}:report", POST_S / 2, lambda g=g: self.report(g.collective)
 
     def run(self):
         todo = [s for s in self.stages() if s[0] not in self.done]
@@ -400,6 +402,7 @@ class _Stages:
             self.progress(f"{grid.collective}: no budget left to refine")
 
     def tree(self, collective):
+        os.makedirs(layout.blobs(self.out), exist_ok=True)    # a tune begun by an older collsel
         with open(layout.log(self.out, collective), "a") as log:
             call(build, ["build", layout.table(self.out, collective),
                          f"--collective={collective}", "--recommend",
@@ -408,19 +411,32 @@ class _Stages:
                         f"--out={layout.blob(self.out, collective)}"], log)
 
     def report(self, collective):
+        """The report, its deploy box pointing at the tune's own files: the tree, the MPI's
+        file when it holds this collective, the blob directory."""
+        deployed = [f"--deployed=blob={layout.blobs(self.out)}"]
+        target, name, known = self.deploy_file()
+        if target and collective in known and os.path.exists(os.path.join(self.out, name)):
+            deployed.append(f"--deployed={target}={os.path.join(self.out, name)}")
         with open(layout.log(self.out, collective), "a") as log:
             call(report, ["report", layout.table(self.out, collective),
                           f"--collective={collective}", "--quiet",
+                          f"--tree-dir={layout.tree_dir(self.out, collective)}", *deployed,
                           f"--out={layout.report_dir(self.out, collective)}"], log)
+
+    def deploy_file(self):
+        """(emit target, file name in DIR, the collectives it can hold) of the MPI's own
+        deployment file, or (None, None, ()) when the MPI has none."""
+        if self.plan["mpi"] == "openmpi":
+            return "ompi-rules", layout.RULES, COLLECTIVE_IDS
+        if self.plan["mpi"] == "mpich":
+            return "mpich-json", layout.MPICH, mpich_json.MPICH_NAMES
+        return None, None, ()
 
     def deploy(self):
         """Open MPI: one rules file for every collective; MPICH: the selection file of the
         collectives it maps."""
-        if self.plan["mpi"] == "openmpi":
-            target, name, known = "ompi-rules", layout.RULES, COLLECTIVE_IDS
-        elif self.plan["mpi"] == "mpich":
-            target, name, known = "mpich-json", layout.MPICH, mpich_json.MPICH_NAMES
-        else:
+        target, name, known = self.deploy_file()
+        if target is None:
             self.progress(f"no deployment file for --mpi {self.plan['mpi']}: its trees, blobs "
                           f"and reports are in {self.out}")
             return
