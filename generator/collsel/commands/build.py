@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from collsel.core import (baseline_warning, headline, method_text, out_of_sample, parallel,
+from collsel.core import (baseline_warning, extrapolation, headline, method_text, out_of_sample, parallel,
                           penalty, recommend, recommendation, third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
@@ -134,7 +134,13 @@ def run_build(args):
     if decision == "defer":
         print(f"beyond P={dmap.axes[0].values[-1]}: defer to the MPI's default (tree.json "
               f"`beyond`, {'--beyond defer' if args.beyond else 'the edge folds decided'})")
+    p_values = list(dmap.axes[0].values)
+    note = extrapolation.tree_note(p_values, p_values[-1] if decision == "defer" else None)
+    if not extrapolation.one_p(p_values):
+        print(note)
     sys.stdout.flush()      # the warnings follow the summary they are about
+    if extrapolation.one_p(p_values):
+        print(f"collsel: warning: {args.out}: {note}", file=sys.stderr)
     for warning in stats["warnings"]:
         print(f"collsel: warning: {args.out}: {warning}", file=sys.stderr)
     return 0

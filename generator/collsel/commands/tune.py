@@ -4,6 +4,7 @@ emit and report per collective, one Open MPI rules file. It calls those commands
 the directory are sources/tune's."""
 import argparse
 import contextlib
+import io
 import os
 import shlex
 import sys
@@ -11,7 +12,7 @@ import tempfile
 import time
 
 from collsel.commands import build, emit, report, sweep, tune_summary
-from collsel.core import algorithms, csvfile, sizes, values
+from collsel.core import algorithms, csvfile, extrapolation, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sinks.emit import mpich_json
@@ -145,8 +146,11 @@ def run_tune(args):
         return _resume(args)
     layout.check_new(args.out)
     plan = _plan(args)
-    _preflight(plan)
+    warnings = _preflight(plan)
     if args.dry_run:
+        # the sweeps' own warnings (oversubscription: commands/sweep's one check), as
+        # `collsel sweep --dry-run` prints them, each once
+        print("\n".join(warnings), file=sys.stderr, end="\n" if warnings else "", flush=True)
         print("\n".join(_plan_lines(plan)))
         return 0
     layout.create(args.out, plan)
@@ -292,12 +296,21 @@ def _coarse_seconds(out, grid):
 def _preflight(plan):
     """Every sweep of the plan through the sweep's own checks (its --dry-run, output thrown
     away), before anything is written: a bad launcher option is refused now, not after an
-    hour of measuring."""
+    hour of measuring. Returns the warnings those dry runs gave, each once, and one when the
+    grid has a single P (every tree would be extrapolated to every other P)."""
+    warnings = {}
     with tempfile.TemporaryDirectory(prefix="collsel-tune-") as scratch:
         for grid in _grids(plan):
             os.makedirs(os.path.join(scratch, grid.collective))
-            with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
+            said = io.StringIO()
+            with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(said):
                 call(sweep, _sweep_argv(scratch, plan, grid) + ["--dry-run"], devnull)
+            warnings.update(dict.fromkeys(line for line in said.getvalue().splitlines()
+                                          if line.startswith("warning: ")))
+    ps = {p for g in _grids(plan) for p in g.comm_sizes}
+    if len(ps) == 1:
+        warnings[f"warning: {extrapolation.tree_note(sorted(ps))}"] = None
+    return list(warnings)
 
 
 def _plan_lines(plan, done=frozenset()):

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collsel.core import decision_map, headline, penalty, probe_latency, tree
+from collsel.core import (decision_map, extrapolation, headline, penalty, probe_latency,
+                          recommendation as recommendation_figures, tree)
 from collsel.core.algorithms import BASELINE_ALGORITHM, Method, algorithm_name, describe
 from collsel.core.method_text import mpi_name
 from collsel.errors import InputError
@@ -218,6 +219,7 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
         "cells": {"total": int(np.prod(shape)), "measured": int(measured.sum()),
                   "filled": int((~measured).sum())},
         "precision": table_summary["precision"],
+        "extrapolation": _extrapolation(dmap, recommended),
         "time_us": table_summary["time_us"],
         "measured": _grid(measured, bool),
         "exact": _grid(dmap.best, int),
@@ -366,6 +368,16 @@ def probe_latency_section(collective, probe):
                     "level": [str(v) for v in p.level]}
                    for p in probe_latency.panels(probe.pairs, rows)],
     }
+
+
+def _extrapolation(dmap, recommended):
+    """The measured P and what the recommended tree does outside them (core.extrapolation):
+    beyond the largest it defers when its tree.json says so (core.recommendation's edge
+    decision, as `build --recommend` writes it)."""
+    p_values = [int(v) for v in dmap.axes[0].values]
+    defers = recommendation_figures.beyond_decision(None, recommended.figures) == "defer"
+    return {"p": extrapolation.p_text(p_values), "one_p": extrapolation.one_p(p_values),
+            "note": extrapolation.tree_note(p_values, p_values[-1] if defers else None)}
 
 
 def deploy_steps(collective, family, z, tree_dir=None, deployed=()):
