@@ -75,8 +75,8 @@ def launches(tools):
 
 @pytest.mark.parametrize("change,message", [
     # (the benchmark runs every collective collsel has Open MPI algorithms for: the list goes on)
-    ({"--collective": "allgathr"}, "--collective: unknown collective 'allgathr' (the "
-     "sweep's benchmark, collsel_bench, measures bcast and reduce and allreduce and "),
+    ({"--collective": "allgathr"}, "--collective: unknown collective 'allgathr' (did you mean "
+     "'allgather'?) (the sweep's benchmark, collsel_bench, measures bcast, reduce, allreduce, "),
     ({"--collective": "allreduce", "--mpi": "mpich"}, "--algorithms: unknown MPICH allreduce "
      "algorithm 'linear' (known: auto, nb, smp, recursive_doubling, reduce_scatter_allgather, "
      "recursive_multiplying, tree, recexch, ring, k_reduce_scatter_allgather, ccl)"),

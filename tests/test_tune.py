@@ -94,7 +94,7 @@ def test_a_larger_budget_gives_a_finer_grid_and_p_never_drops_below_three():
     assert coarsest.comm_sizes == (2, 8, 16) and len(coarsest.msg_sizes) >= plan.MIN_SIZES
     assert every_collective_plan(500, (2, 3))[0].comm_sizes == (2, 3)
     assert every_collective_plan(500, (), 2)[0].comm_sizes == ()       # --nodes/--ppn: as given
-    with pytest.raises(InputError, match=r"--budget 60s: too small for 14 collective\(s\): "
+    with pytest.raises(InputError, match=r"--budget 60s: too small for 14 collectives: "
                                          r"their coarsest grids \(3 communicator sizes x 4 "):
         every_collective_plan(60)
 
@@ -185,11 +185,13 @@ def test_allgatherv_is_left_out_of_placed_tunes_with_the_reason(tmp_path):
 
 @pytest.mark.parametrize("extra, message", [
     (["--budget", "soon"], "--budget 'soon': expected a duration such as 30m"),
-    (["--budget", "1m"], "--budget 1m: too small for 14 collective(s)"),
+    (["--budget", "1m"], "--budget 1m: too small for 14 collectives"),
     (["--collectives", "bcast,frobnicate"], "--collectives: unknown collective 'frobnicate'"),
     (["--collectives", ","], "--collectives ',': empty"),
     (["--collectives", "bcast,alltoallw"], "--collectives: unknown collective 'alltoallw' "
-                                           "(the sweep's benchmark, collsel_bench, measures"),
+                                           "(an MPI collective collsel has no algorithms for) (the "
+                                           "sweep's benchmark, "
+                                           "collsel_bench, measures"),
     (["--out=/proc/t"], "/proc"),
     (["--launches", "2"], "--launches"),
     (["--mpirun", "/nonexistent/mpirun"], "/nonexistent/mpirun"),

@@ -5,7 +5,7 @@ import re
 import shlex
 import sys
 
-from collsel.core import algorithms, sizes, values
+from collsel.core import algorithms, names, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
@@ -436,7 +436,11 @@ def run_sweep(args):
         for line in lines:
             print(line)
         return 0
-    return runner.run(cfg, sys.stderr)
+    try:
+        return runner.run(cfg, sys.stderr)
+    except KeyboardInterrupt:
+        # the sweep's explicit options (the table records them): a resume must match them
+        raise KeyboardInterrupt(f"continue with: {cfg.options} --resume") from None
 
 
 def check_collective(collective, family):
@@ -445,16 +449,18 @@ def check_collective(collective, family):
         raise InputError(f"--mpi {family}: collsel knows no {mpi_home.TITLE[family]} "
                          "algorithms yet (core.algorithms has no catalogue of them)")
     known = collectives(family)
+    collective = names.canonical(collective, collectives())     # 'MPI_Allreduce' (core.names)
     if collective in known:
         return collective
-    measures = f"the sweep's benchmark, collsel_bench, measures {' and '.join(known)}"
+    measures = f"the sweep's benchmark, collsel_bench, measures {', '.join(known)}"
     if collective in collectives():
         raise InputError(f"--collective {collective}: with --mpi {family} {measures} only "
                          f"(collsel knows no {family} {collective} algorithms)")
     if collective in algorithms.registry(family):
         raise InputError(f"--collective {collective}: {measures} only ({collective} tables can "
                          "be read by collsel ingest)")
-    raise InputError(f"--collective: unknown collective '{collective}' ({measures})")
+    raise InputError(f"--collective: unknown collective '{collective}'"
+                     f"{names.did_you_mean(collective, collectives())} ({measures})")
 
 
 def _oversubscribed(launcher, groups):

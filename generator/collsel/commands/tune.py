@@ -12,7 +12,7 @@ import tempfile
 import time
 
 from collsel.commands import build, emit, report, sweep, tune_summary
-from collsel.core import algorithms, csvfile, extrapolation, sizes, values
+from collsel.core import algorithms, csvfile, extrapolation, method_text, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sinks.emit import mpich_json
@@ -247,9 +247,9 @@ def _collectives(text, family, placed):
     chosen = [c.strip() for c in text.split(",") if c.strip()]
     if not chosen:
         raise InputError(f"--collectives {text!r}: empty; 'all' or a comma list")
-    for c in chosen:
+    for i, c in enumerate(chosen):
         try:
-            sweep.check_collective(c, family)
+            chosen[i] = c = sweep.check_collective(c, family)
         except InputError as e:
             raise InputError(str(e).replace("--collective", "--collectives", 1)) from None
         if c in apart:
@@ -317,7 +317,8 @@ def _plan_lines(plan, done=frozenset()):
     """The plan as `--dry-run` prints it: what each sweep runs, as `_sweep_argv` gives it."""
     grids = _grids(plan)
     coarse = sum(g.coarse_s for g in grids)
-    lines = [f"collsel tune: {len(grids)} collectives ({', '.join(plan['collectives'])}), "
+    lines = [f"collsel tune: {method_text.count_text(len(grids), 'collective')} "
+             f"({', '.join(plan['collectives'])}), "
              f"budget {plan['budget']} (coarse grids about {estimate.duration(coarse)}, "
              f"refinement the rest), {plan['mpi']}, launcher {plan['launcher']}, on "
              f"{plan['machine']}",
@@ -367,6 +368,14 @@ class _Stages:
             yield f"{g.collective}:report", POST_S / 2, lambda g=g: self.report(g.collective)
 
     def run(self):
+        try:
+            return self._run()
+        except KeyboardInterrupt:
+            # the tune's own hint, not the sweep's it was inside
+            raise KeyboardInterrupt("continue with: " + shlex.join(
+                ["collsel", "tune", "--resume", "--out", self.out])) from None
+
+    def _run(self):
         todo = [s for s in self.stages() if s[0] not in self.done]
         total = len(list(self.stages()))
         for i, (name, seconds, work) in enumerate(todo):

@@ -68,7 +68,12 @@ def leaf_method_counts(t, methods):
 
 
 def leaves_text(n):
-    return f"{n} lea{'f' if n == 1 else 'ves'}"
+    return count_text(n, "leaf", "leaves")
+
+
+def count_text(n, singular, plural=None):
+    """'1 collective', '2 collectives' (never '1 collectives')."""
+    return f"{n} {singular if n == 1 else plural or singular + 's'}"
 
 
 def leaf_methods_text(collective, counts, family=algorithms.DEFAULT_FAMILY, limit=None):

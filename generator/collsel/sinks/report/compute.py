@@ -17,6 +17,8 @@ from collsel.core import (decision_map, extrapolation, headline, penalty, probe_
 from collsel.core.algorithms import BASELINE_ALGORITHM, Method, algorithm_name, describe
 from collsel.core.method_text import mpi_name
 from collsel.errors import InputError
+from collsel.core import algorithms
+from collsel.sinks.emit import ompi_dec_fixed
 from collsel.sinks.emit.deploy import deploy_line
 from collsel.sinks.report import resolution, robust
 from collsel.sinks.report.colours import DEFER_COLOUR, method_colour, variant_label
@@ -305,8 +307,10 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
 
     # A tree that defers everywhere changes nothing once deployed: no recipe for it.
     defers = bool(rec["methods"]) and all(m["name"] == DEFER["label"] for m in rec["methods"])
+    hier = any(algorithms.hier_parts(dmap.methods[m["index"]].algorithm)
+               for m in rec["methods"]) if dmap.family == "openmpi" else False
     steps = [] if defers else deploy_steps(dmap.collective, dmap.family, options.z,
-                                           options.tree_dir, options.deployed)
+                                           options.tree_dir, options.deployed, not hier)
     recommendation = {k: v for k, v in rec.items() if k != "choice_grid"}
     base = baselines.get("ompi", {})
     figure = headline.headline(recommended.figures, defers,
@@ -380,24 +384,27 @@ def _extrapolation(dmap, recommended):
             "note": extrapolation.tree_note(p_values, p_values[-1] if defers else None)}
 
 
-def deploy_steps(collective, family, z, tree_dir=None, deployed=()):
+def deploy_steps(collective, family, z, tree_dir=None, deployed=(), c_files=True):
     """How the tree `build --recommend` writes to `tree_dir`/tree.json (absolute; default
     tree-C in the current directory) goes into use, per target: what it is for, the emit
     command, and the line that runs an MPI program with the emitted file in effect
     (sinks.emit.deploy, the text the emitters write in their headers). A target in `deployed`
     ((target, path) pairs: files emitted already, such as collsel tune's rules file and blob
-    directory) has no emit command: its line runs that file as it is."""
+    directory) has no emit command: its line runs that file as it is; nor have the C files the
+    build itself writes beside tree.json (`c_files`: the tree has no hierarchical leaf, which C
+    cannot run: without them there is no C step)."""
     out = tree_dir or f"tree-{collective}"
     given = dict(deployed)
     steps = []
 
-    def step(target, file, what, extra=""):
+    def step(target, file, what, by_build=False):
         file = given.get(target, os.path.join(out, file))
+        emitted = target in given or by_build
         steps.append({"target": target, "what": what, "file": file,
-                      "emit": None if target in given else
+                      "written_by": "build" if by_build else "given" if emitted else None,
+                      "emit": None if emitted else
                       shlex.join(["collsel", "emit", "--target", target,
-                                  os.path.join(out, "tree.json"), *extra.split(), "--out",
-                                  file]),
+                                  os.path.join(out, "tree.json"), "--out", file]),
                       "run": deploy_line(target, file, family)})
 
     # every target serves the 14 collectives: Open MPI's rules file (core.rules_size converts
@@ -411,10 +418,12 @@ def deploy_steps(collective, family, z, tree_dir=None, deployed=()):
                  "file (no rebuild)")
     step("blob", f"{collective}.bin", "libcollsel, the PMPI library" + (
         "" if family == "mpich" else ", or Open MPI's coll/collsel component") + " (no rebuild)")
-    step("c", "c", "a C decision function, for code that forces the MPI's algorithm")
-    if family != "mpich" and not z:
-        step("ompi-dec-fixed", f"ompi_{collective}_intra_dec_fixed.c",
-             "Open MPI's fixed decision, compiled into a patched Open MPI")
+    if c_files:     # build writes decision.c/.h and (Open MPI, 2-D) the dec_fixed body
+        step("c", "decision.c", "a C decision function (with decision.h), for code that "
+             "forces the MPI's algorithm", by_build=True)
+        if family != "mpich" and not z and collective in ompi_dec_fixed.SPECS:
+            step("ompi-dec-fixed", f"ompi_{collective}_intra_dec_fixed.c",
+                 "Open MPI's fixed decision, compiled into a patched Open MPI", by_build=True)
     return steps
 
 

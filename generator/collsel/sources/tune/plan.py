@@ -41,6 +41,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, replace
 
+from collsel.core.method_text import count_text
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.sweep import estimate, plan as sweep_plan
@@ -174,8 +175,8 @@ def plan(collectives, methods_of, comm_sizes, shape_count, msg_sizes, budget_s, 
     need = sum(g.coarse_s for g in grids) / COARSE_SHARE
     worst = max(grids, key=lambda g: g.coarse_s)
     raise InputError(
-        f"--budget {budget_text}: too small for {len(collectives)} collective(s): their "
-        f"coarsest grids ({worst.shapes} communicator sizes x {len(worst.msg_sizes)} sizes x "
+        f"--budget {budget_text}: too small for {count_text(len(collectives), 'collective')}: "
+        f"their coarsest grids ({worst.shapes} communicator sizes x {len(worst.msg_sizes)} sizes x "
         f"{launches} launches) take about {estimate.duration(sum(g.coarse_s for g in grids))} "
         f"(the most: {worst.collective}, {worst.methods} methods {worst.mode}, "
         f"{estimate.duration(worst.coarse_s)}), {COARSE_SHARE:.0%} of "
