@@ -229,3 +229,39 @@ def test_report_of_a_tuned_collective_points_at_the_tunes_files(tmp_path):
     box = report_box(tmp_path / "d")
     assert 'id="nothing-to-deploy"' in box and "Deploy as" not in box
     assert rec["headline"]["tree"] == rec["headline"]["default"]
+
+
+APP = r"""#include <mpi.h>
+int main(int argc, char **argv)
+{
+    char buf[64] = {0};
+    MPI_Init(&argc, &argv);
+    MPI_Bcast(buf, 64, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("mpicc.openmpi") is None or shutil.which("mpirun.openmpi") is None,
+                    reason="Open MPI not installed; run make setup")
+def test_the_printed_libcollsel_line_runs_the_tree(tmp_path):
+    """The summary's libcollsel line, run as printed (building the library first if it is not
+    yet): the library loads (ld.so once ignored a relative path: untuned, exit 0) and decides
+    bcast from DIR/trees (COLLSEL_TRACE shows its decision)."""
+    out, plan = tune_dir(tmp_path, ("bcast", "allreduce"))
+    line = next(x for x in tune_summary.table(str(out), plan).splitlines()
+                if x.startswith("  or with libcollsel: "))
+    command = line.split(": ", 1)[1].replace(" ./app", "")
+    app = tmp_path / "app"
+    (tmp_path / "app.c").write_text(APP)
+    subprocess.run(["mpicc.openmpi", str(tmp_path / "app.c"), "-o", str(app)], check=True,
+                   timeout=120)
+    r = subprocess.run(f"{command} -x COLLSEL_TRACE --allow-run-as-root -np 2 {app}", shell=True,
+                       capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "COLLSEL_TRACE": "1"})
+    assert r.returncode == 0, r.stderr
+    assert "cannot be preloaded" not in r.stderr
+    traced = [x for x in r.stderr.splitlines() if x.startswith("collsel-trace bcast ")]
+    assert len(traced) == 2 and all(" alg=" in x for x in traced), r.stderr
