@@ -4,9 +4,9 @@ and emit do; "1 collective"; the progress bar ends at ETA 0:00 and counts refine
 paired time cap without binary noise; `collsel --help` and the README lead with tune; the
 support table generated from the code. The stand-in launcher and fake benchmark of
 tests/test_sweep_upfront.py: no MPI runs here."""
-import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -114,7 +114,6 @@ def test_interrupted_sweep_and_tune_say_how_to_continue(tmp_path, tools):
                                              "sweep --mode paired "), err
     assert last.endswith(" --resume")
     resume = last.split("continue with: ", 1)[1]
-    import shlex
     r = subprocess.run([sys.executable, "-m", "collsel.cli", *shlex.split(resume)[1:]],
                        capture_output=True, text=True, env=tools["env"], timeout=WAIT_S)
     assert r.returncode == 0, r.stderr            # the line continues the same sweep

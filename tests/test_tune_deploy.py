@@ -161,8 +161,8 @@ def test_this_checkout_is_found():
 
 
 def test_make_setup_builds_libcollsel():
-    r = subprocess.run(["make", "-n", "-B", "-C", str(REPO), "setup"], capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(["make", "-n", "-B", "-C", str(REPO), "setup"], capture_output=True,
+                       text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     # make -n runs the recursive $(MAKE) libcollsel as a dry run too (-B: as if not built yet)
     for family in ("openmpi", "mpich"):

@@ -32,7 +32,7 @@ Pick the algorithm (and segment size) an MPI collective should use for each comm
 and message size on this machine.
 
 Typical use:
-  collsel tune --out tune --budget 30m                  every collective: measured, decided, deployable
+  collsel tune --out tune --budget 30m                  every collective, measured and decided
   collsel sweep --collective bcast --out bcast.csv      measure every Open MPI algorithm
   collsel build bcast.csv --collective bcast --out out/ decision map -> quadtree -> C code
   collsel query out/tree.json --comm-size 8 --msg-size 65536

@@ -4,8 +4,9 @@ import json
 import os
 import sys
 
-from collsel.core import (baseline_warning, extrapolation, headline, method_text, out_of_sample, parallel,
-                          penalty, recommend, recommendation, third_axis, tree, treefile, values)
+from collsel.core import (baseline_warning, extrapolation, headline, method_text,
+                          out_of_sample, parallel, penalty, recommend, recommendation,
+                          third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.emit import c_ladder as emit_c, ompi_dec_fixed, targets
