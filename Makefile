@@ -30,7 +30,10 @@ APT_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev catch2 chromium \
 
 .PHONY: setup setup-apt setup-python setup-mpis demo test test-python wheel venv integration bench bench-encode bench-paired bench-program clean
 
+# libcollsel last (a recipe, not a prerequisite: it needs the MPI compilers setup-apt installs,
+# also under make -j): the deploy lines of tune and report name it by its absolute path.
 setup: setup-apt setup-python setup-mpis
+	$(MAKE) libcollsel
 
 setup-apt:
 	@if [ "$$(id -u)" != 0 ]; then echo "make setup: apt-get needs root (run as root or with sudo)"; exit 1; fi

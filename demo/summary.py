@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-from collsel.core.method_text import leaves_text as leaves, mpi_name
+from collsel.core.method_text import chosen_text, leaves_text as leaves, mpi_name, stats_counts
 
 KINDS = ("launches", "leave_one_P_out", "leave_one_m_out")
 
@@ -27,10 +27,9 @@ def block(out, collective):
     with open(os.path.join(d, "tree", "stats.json"), encoding="utf-8") as f:
         stats = json.load(f)
     with open(os.path.join(d, "tree", "tree.json"), encoding="utf-8") as f:
-        mpi = mpi_name(json.load(f).get("algorithm_family", "openmpi"))
-    used = sorted(stats["leaf_methods"], key=lambda m: -m["leaves"])
-    methods = (f"{used[0]['name']} everywhere" if len(used) == 1 else "; ".join(
-        f"{m['name']} ({leaves(m['leaves'])})" for m in used))
+        family = json.load(f).get("algorithm_family", "openmpi")
+    mpi = mpi_name(family)
+    methods = chosen_text(collective, stats_counts(stats["leaf_methods"]), family)
     head = ("out of sample", "this tree", f"{mpi}'s default", "best fixed method")
     rows = [head] + [(f["label"], pct(f["tree"]["mean"]), pct(f["default"]["mean"]),
                       pct(f["best_fixed"]["mean"]))

@@ -6,8 +6,10 @@ import csv
 import html
 import io
 import json
+import os
 import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -59,7 +61,8 @@ def report(tmp_path_factory, tanjaderin):
     model = perturbed_copy(tanjaderin["bcast"], d / "predicted.csv")
     args = [tanjaderin["bcast"], "--collective", "bcast", "--depths", "3", "--thresholds",
             "80", "--budget", "1%", "--model-table", model, "--quiet"]
-    r = collsel("report", *args, "--out", d / "a")
+    # in its own directory: the deploy box names tree-bcast there, as an absolute path
+    r = collsel("report", *args, "--out", d / "a", cwd=d)
     assert r.returncode == 0, r.stderr
     return {"dir": d / "a", "args": args, "model": model, "table": tanjaderin["bcast"],
             "json": json.loads((d / "a" / "report.json").read_text()), "tmp": d}
@@ -183,12 +186,12 @@ def test_page_numbers_come_from_report_json(report):
     rec = rep["recommendation"]
     assert rec["commands"][0] == rec["build_command"] == (
         f"collsel build {report['table']} --collective bcast --recommend --criterion combined "
-        f"--out tree-bcast")
+        f"--out {report['tmp'] / 'tree-bcast'}")
     assert html.escape(rec["commands"][0]) in page
 
 
 def test_deterministic(report):
-    r = collsel("report", *report["args"], "--out", report["tmp"] / "b")
+    r = collsel("report", *report["args"], "--out", report["tmp"] / "b", cwd=report["tmp"])
     assert r.returncode == 0, r.stderr
     a_files = sorted(p.name for p in report["dir"].iterdir())
     b_files = sorted(p.name for p in (report["tmp"] / "b").iterdir())
@@ -379,25 +382,35 @@ def test_tick_labels_do_not_overlap(report, monkeypatch):
 
 
 def test_deploy_commands_run_and_match_the_emitters(report, tmp_path):
-    """Every command the recommendation box gives works as printed (build, then each emit), and
-    its deploy line is the one sinks.emit.deploy renders into the rules file's header."""
+    """Every command the recommendation box gives works as printed from anywhere (build, then
+    each emit: absolute paths), and its deploy line is the one sinks.emit.deploy renders into
+    the rules file's header."""
     from collsel.sinks.emit.deploy import deploy_line
     rec = report["json"]["recommendation"]
     assert [x["target"] for x in rec["deploy"]] == ["ompi-rules", "blob", "c", "ompi-dec-fixed"]
-    assert rec["commands"] == [rec["build_command"]] + [x["emit"] for x in rec["deploy"]]
+    assert rec["commands"] == [rec["build_command"]] + [x["emit"] for x in rec["deploy"]
+                                                        if x["emit"]]
+    # the C files are the build's own (decision.c/.h, the dec_fixed body): no emit for them
+    assert [x["target"] for x in rec["deploy"] if x["written_by"] == "build"] == [
+        "c", "ompi-dec-fixed"]
+    tree_dir = report["tmp"] / "tree-bcast"
+    shutil.rmtree(tree_dir, ignore_errors=True)
     for command in rec["commands"]:
-        r = collsel(*shlex.split(command)[1:], cwd=tmp_path)
+        r = collsel(*shlex.split(command)[1:], cwd=tmp_path)      # not where the report ran
         assert r.returncode == 0, (command, r.stderr)
+    assert not os.listdir(tmp_path)
+    assert rec["tree_json"] == str(tree_dir / "tree.json") and not rec["tree_written"]
     for x in rec["deploy"]:
-        assert (tmp_path / x["file"]).exists(), x
+        assert os.path.isabs(x["file"]) and os.path.exists(x["file"]), x
         assert x["run"] == deploy_line(x["target"], x["file"]), x
-    rules = (tmp_path / "tree-bcast" / "rules.conf").read_text()
+    rules = (tree_dir / "rules.conf").read_text()
     assert f"#   {deploy_line('ompi-rules', 'THIS_FILE')}\n" in rules
-    assert "coll_tuned_dynamic_rules_filename tree-bcast/rules.conf" in rec["deploy"][0]["run"]
+    assert (f"coll_tuned_dynamic_rules_filename {tree_dir}/rules.conf"
+            in rec["deploy"][0]["run"])
     page = (report["dir"] / "index.html").read_text()
     box = page[page.index('id="recommended-tree"'):page.index('id="out-of-sample"')]
     for x in rec["deploy"]:
-        assert html.escape(x["emit"]) in box
+        assert x["emit"] is None or html.escape(x["emit"]) in box
         assert x["run"] is None or html.escape(x["run"] + " ./app") in box
 
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from collsel.core.algorithms import algorithm_name
-from collsel.sinks.emit.deploy import deploy_line
+from collsel.sinks.emit.deploy import deploy_line, libcollsel
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 MPICH_TABLE = REPO / "bench-data" / "paired" / "bcast-mpich.csv"
@@ -22,7 +22,8 @@ def mpich(tmp_path_factory):
     out = tmp_path_factory.mktemp("mpich") / "r"
     r = subprocess.run([sys.executable, "-m", "collsel.cli", "report", str(MPICH_TABLE),
                         "--collective", "bcast", "--depths", "4", "--thresholds", "80",
-                        "--quiet", "--out", str(out)], capture_output=True, text=True)
+                        "--quiet", "--out", str(out)], capture_output=True, text=True,
+                       cwd=out.parent)
     assert r.returncode == 0, r.stderr
     page = html.unescape((out / "index.html").read_text())
     return {"json": json.loads((out / "report.json").read_text()), "page": page, "dir": out}
@@ -55,12 +56,13 @@ def test_mpich_deploy_lines(mpich):
     for x in rec["deploy"]:
         assert x["run"] == deploy_line(x["target"], x["file"], "mpich")
     assert rec["deploy"][0]["run"].startswith(
-        "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=tree-bcast/mpich_selection.json "
-        "MPIR_CVAR_DEVICE_COLLECTIVES=none mpirun.mpich")
+        f"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE={mpich['dir'].parent}/tree-bcast/"
+        "mpich_selection.json MPIR_CVAR_DEVICE_COLLECTIVES=none mpirun.mpich")
     text = box(mpich["page"])
-    assert "Against MPICH's own decision" in text
+    assert "In sample, against MPICH's own decision" in text
     deploy = text[text.index('id="deploy"'):]
-    assert "LD_PRELOAD build/libcollsel/mpich/libcollsel.so" in deploy
+    lib, _ = libcollsel("mpich")       # absolute, the one of this checkout
+    assert f"LD_PRELOAD {lib} " in deploy and lib.endswith("build/libcollsel/mpich/libcollsel.so")
     assert "Open MPI" not in deploy and "coll_tuned" not in deploy
 
 

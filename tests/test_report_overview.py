@@ -98,7 +98,8 @@ def test_a_collective_collsel_does_not_know_is_refused(tmp_path, capsys):
     out = tmp_path / "rep"
     status, text, err = run(capsys, "report", given[0], odd, "--out", out, *FAST)
     assert (status, text) == (2, "")
-    assert err.startswith(f"collsel: error: {odd}: unknown collective 'alltoallw' (known: "
+    assert err.startswith(f"collsel: error: {odd}: unknown collective 'alltoallw' (an MPI "
+                          "collective collsel has no algorithms for) (known: "
                           "allgather, ")
     assert not out.exists()
 

@@ -19,6 +19,7 @@ from collsel.sources.measure import benchmark_program as bench, launchers
 from collsel.sources.sweep import estimate, journal as sweep_journal, plan
 
 from helpers import write_fake_bench
+from test_sweep import one_error_line
 from test_sweep_cluster import FAKE_LAUNCHER, fake_cluster, script
 
 WAIT_S = 120
@@ -75,8 +76,8 @@ def launches(tools):
 
 @pytest.mark.parametrize("change,message", [
     # (the benchmark runs every collective collsel has Open MPI algorithms for: the list goes on)
-    ({"--collective": "allgathr"}, "--collective: unknown collective 'allgathr' (the "
-     "sweep's benchmark, collsel_bench, measures bcast and reduce and allreduce and "),
+    ({"--collective": "allgathr"}, "--collective: unknown collective 'allgathr' (did you mean "
+     "'allgather'?) (the sweep's benchmark, collsel_bench, measures bcast, reduce, allreduce, "),
     ({"--collective": "allreduce", "--mpi": "mpich"}, "--algorithms: unknown MPICH allreduce "
      "algorithm 'linear' (known: auto, nb, smp, recursive_doubling, reduce_scatter_allgather, "
      "recursive_multiplying, tree, recexch, ring, k_reduce_scatter_allgather, ccl)"),
@@ -313,3 +314,34 @@ def test_a_resume_may_change_the_srun_plugin():
     wanted = resume.parse_options("collsel sweep --collective bcast --launcher srun "
                                   "--srun-mpi pmix --launches 3")
     assert resume.differences(recorded, wanted) == []
+
+
+def test_allgatherv_is_measured_per_method_or_refused_up_front(tmp_path, tools):
+    """Open MPI cannot force allgatherv per communicator (MPI_T read-only): the paired launch
+    failed with 'forcing did not take'. The sweep takes --mode per-method for it, leaves out
+    the method Open MPI refuses somewhere on the grid (two_proc at P != 2) as tune does, and
+    refuses --mode paired (or a paired-only flag) before anything runs."""
+    base = ["sweep", "--collective", "allgatherv", "--bench", tools["bench"], "--mpirun",
+            tools["ok"], "--comm-sizes", "2,3", "--msg-sizes", "1,4", "--timeout", "60",
+            "--progress-interval", "1000"]
+    out = tmp_path / "ag.csv"
+    r = collsel([*base, "--out", out], tools["env"])
+    assert r.returncode == 0, r.stderr
+    assert ("note: allgatherv is measured --mode per-method: Open MPI exposes "
+            "coll_tuned_allgatherv_algorithm read-only through MPI_T") in r.stderr
+    assert "note: left out 5:two_proc refused where P != 2" in r.stderr
+    text = out.read_text()
+    assert "--mode per-method" in text and "--algorithms 1:0,2:0,3:0,4:0 " in text
+    forced = {line.split("coll_tuned_allgatherv_algorithm ")[1].split()[0]
+              for line in launches(tools)}
+    assert forced == {"0", "1", "2", "3", "4"}, forced        # one launch per method, no 5
+    for extra, message in ((["--mode", "paired"], "--collective allgatherv --mode paired: "
+                                                  "Open MPI exposes"),
+                           (["--refine", "10"], "--refine: --collective allgatherv is measured "
+                                                "--mode per-method")):
+        line = one_error_line(collsel([*base, "--out", tmp_path / "p.csv", *extra],
+                                      tools["env"]))
+        assert message in line, line
+        assert not (tmp_path / "p.csv").exists()
+    # under MPICH it is an ordinary paired collective
+    assert plan.mode_of("allgatherv", "mpich") == "paired"

@@ -94,7 +94,7 @@ def test_a_larger_budget_gives_a_finer_grid_and_p_never_drops_below_three():
     assert coarsest.comm_sizes == (2, 8, 16) and len(coarsest.msg_sizes) >= plan.MIN_SIZES
     assert every_collective_plan(500, (2, 3))[0].comm_sizes == (2, 3)
     assert every_collective_plan(500, (), 2)[0].comm_sizes == ()       # --nodes/--ppn: as given
-    with pytest.raises(InputError, match=r"--budget 60s: too small for 14 collective\(s\): "
+    with pytest.raises(InputError, match=r"--budget 60s: too small for 14 collectives: "
                                          r"their coarsest grids \(3 communicator sizes x 4 "):
         every_collective_plan(60)
 
@@ -185,11 +185,13 @@ def test_allgatherv_is_left_out_of_placed_tunes_with_the_reason(tmp_path):
 
 @pytest.mark.parametrize("extra, message", [
     (["--budget", "soon"], "--budget 'soon': expected a duration such as 30m"),
-    (["--budget", "1m"], "--budget 1m: too small for 14 collective(s)"),
+    (["--budget", "1m"], "--budget 1m: too small for 14 collectives"),
     (["--collectives", "bcast,frobnicate"], "--collectives: unknown collective 'frobnicate'"),
     (["--collectives", ","], "--collectives ',': empty"),
     (["--collectives", "bcast,alltoallw"], "--collectives: unknown collective 'alltoallw' "
-                                           "(the sweep's benchmark, collsel_bench, measures"),
+                                           "(an MPI collective collsel has no algorithms for) (the "
+                                           "sweep's benchmark, "
+                                           "collsel_bench, measures"),
     (["--out=/proc/t"], "/proc"),
     (["--launches", "2"], "--launches"),
     (["--mpirun", "/nonexistent/mpirun"], "/nonexistent/mpirun"),
@@ -300,6 +302,18 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
         assert rows[c].split()[2:4] == ["8", "0"] and int(rows[c].split()[4]) > 1, rows[c]
     assert rows["barrier"].split()[2:4] == ["2", "0"], rows["barrier"]       # m = 0 only
     assert rows["allgatherv"].split()[2:4] == ["8", "-"], rows["allgatherv"]  # per method
+    # each tree's methods by name; deploy lines with absolute paths; the blobs where
+    # COLLSEL_TREES=DIR finds them; each report's deploy box names those files
+    chosen = summary[summary.index("chosen methods:") + 1:][:len(collectives)]
+    assert [line.split(":")[0].strip() for line in chosen] == collectives
+    assert all("chain" in line for line in chosen[:2]), chosen
+    assert sorted(os.listdir(ref / layout.BLOBS)) == sorted(f"{c}.bin" for c in collectives)
+    assert f"coll_tuned_dynamic_rules_filename {ref / layout.RULES} ./app" in r.stdout
+    assert f"COLLSEL_TREES={ref / layout.BLOBS} " in r.stdout
+    box = (ref / "bcast" / "report" / "index.html").read_text()
+    box = box[box.index('id="deploy"'):box.index('id="out-of-sample"')]
+    assert f"{ref / layout.RULES}</code> is written already" in box
+    assert f"COLLSEL_TREES={ref / layout.BLOBS} " in box and "tree-bcast" not in box
 
     out = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", *tune_args(out, bench)],
@@ -344,7 +358,8 @@ def test_real_benchmark_three_ranks_two_sizes_one_minute(tmp_path):
     wall = time.monotonic() - started
     collectives = json.loads((out / layout.PLAN).read_text())["collectives"]
     for c in collectives:
-        assert (out / c / "tree" / "tree.json").is_file() and (out / c / "tree.bin").is_file()
+        assert (out / c / "tree" / "tree.json").is_file()
+        assert (out / layout.BLOBS / f"{c}.bin").is_file()
         assert (out / c / "report" / "index.html").is_file()
     assert (out / layout.RULES).is_file()
     rows = r.stdout.splitlines()[1:1 + len(collectives)]

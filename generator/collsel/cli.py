@@ -34,6 +34,7 @@ Pick the algorithm (and segment size) an MPI collective should use for each comm
 and message size on this machine.
 
 Typical use:
+  collsel tune --out tune --budget 30m                  every collective, measured and decided
   collsel sweep --collective bcast --out bcast.csv      measure every Open MPI algorithm
   collsel build bcast.csv --collective bcast --out out/ decision map -> quadtree -> C code
   collsel query out/tree.json --comm-size 8 --msg-size 65536
@@ -77,8 +78,9 @@ def main(argv=None):
     except CollselError as e:
         print(f"collsel: error: {printable(e)}", file=sys.stderr)
         return e.exit_status
-    except KeyboardInterrupt:
-        print("collsel: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        # a command that can continue says how in the exception (sweep, tune: --resume)
+        print("collsel: interrupted" + (f"; {printable(e)}" if str(e) else ""), file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader went away (`collsel baseline t.csv | head`): stop quietly, as cat does.

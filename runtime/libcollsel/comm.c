@@ -222,8 +222,8 @@ void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
         lc_rules_format(&cs->rules, rules, sizeof rules);
         if (cs->ppn >= 0)
             snprintf(ppn, sizeof ppn, "%ld", (long)cs->ppn);
-        fprintf(stderr, "collsel-trace resolve %s rank=%ld comm_size=%ld ppn=%s rules=%s\n",
-                lc_coll_names[coll], (long)s->rank, (long)s->size, ppn, rules);
+        lc_trace("collsel-trace resolve %s rank=%ld comm_size=%ld ppn=%s rules=%s",
+                 lc_coll_names[coll], (long)s->rank, (long)s->size, ppn, rules);
     }
 }
 

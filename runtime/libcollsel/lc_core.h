@@ -48,6 +48,10 @@ uint32_t lc_rules_lookup(const struct lc_rules *rules, uint64_t msg_size);
 /* "FROM:ALG/SEG/FAN,..." into buf (truncated to size, always terminated). */
 void lc_rules_format(const struct lc_rules *rules, char *buf, size_t size);
 
+/* One COLLSEL_TRACE line (printf format, '\n' added) on stderr in one write(2) call, so the
+ * lines of ranks sharing a terminal or file never interleave mid-line; cut at 2 KiB. */
+void lc_trace(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
 void lc_rules_free(struct lc_rules *rules);
 
 /* ---- trees.c ---- */

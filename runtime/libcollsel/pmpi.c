@@ -199,8 +199,8 @@ static void trace_pass(enum lc_coll coll, MPI_Comm comm, uint64_t bytes, const c
     int rank = -1, size = -1;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
-    fprintf(stderr, "collsel-trace %s rank=%d comm_size=%d msg_size=%llu pass=%s\n",
-            lc_coll_names[coll], rank, size, (unsigned long long)bytes, why);
+    lc_trace("collsel-trace %s rank=%d comm_size=%d msg_size=%llu pass=%s",
+             lc_coll_names[coll], rank, size, (unsigned long long)bytes, why);
 }
 
 static void trace_decision(enum lc_coll coll, const struct lc_comm_state *s, uint64_t bytes,
@@ -209,10 +209,10 @@ static void trace_decision(enum lc_coll coll, const struct lc_comm_state *s, uin
     char ppn[16] = "-";
     if (s->coll[coll].ppn >= 0)
         snprintf(ppn, sizeof ppn, "%ld", (long)s->coll[coll].ppn);
-    fprintf(stderr, "collsel-trace %s rank=%ld comm_size=%ld msg_size=%llu ppn=%s alg=%ld "
-            "segsize=%ld faninout=%ld\n", lc_coll_names[coll], (long)s->rank, (long)s->size,
-            (unsigned long long)bytes, ppn, (long)m->choice.algorithm, (long)m->choice.segsize,
-            (long)m->choice.faninout);
+    lc_trace("collsel-trace %s rank=%ld comm_size=%ld msg_size=%llu ppn=%s alg=%ld "
+             "segsize=%ld faninout=%ld", lc_coll_names[coll], (long)s->rank, (long)s->size,
+             (unsigned long long)bytes, ppn, (long)m->choice.algorithm, (long)m->choice.segsize,
+             (long)m->choice.faninout);
 }
 
 /* count elements of type, in bytes: the m of the trees (docs/guide/collectives.md) */

@@ -1,9 +1,11 @@
 /* A communicator's rule list: the tree asked once per message-size cell, neighbours merged. */
 #include "lc_core.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *const lc_coll_names[LC_NCOLL] = {
     "bcast", "reduce", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv", "barrier",
@@ -123,4 +125,29 @@ void lc_rules_free(struct lc_rules *rules)
 {
     free(rules->from);
     memset(rules, 0, sizeof *rules);
+}
+
+/* stdio may split one fprintf into several write(2)s (a long line, a partly filled buffer), and
+ * every rank of a launch writes the same stderr: formatted here, written by one call. */
+void lc_trace(const char *format, ...)
+{
+    char line[2048];
+    va_list ap;
+    int n;
+    va_start(ap, format);
+    n = vsnprintf(line, sizeof line - 1, format, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof line - 2)
+        n = (int)(sizeof line - 2);
+    line[n++] = '\n';
+    while (n > 0) {
+        ssize_t w = write(STDERR_FILENO, line, (size_t)n);
+        if (w <= 0)
+            return;     /* nothing to report a failed trace on; the call goes on */
+        /* a short write (a pipe near full): the rest follows at once, still one line */
+        memmove(line, line + w, (size_t)(n - w));
+        n -= (int)w;
+    }
 }

@@ -4,8 +4,9 @@ import json
 import os
 import sys
 
-from collsel.core import (baseline_warning, build_config, method_text, out_of_sample, parallel,
-                          penalty, recommend, third_axis, tree, treefile, values)
+from collsel.core import (baseline_warning, build_config, extrapolation, headline, method_text,
+                          out_of_sample, parallel, penalty, recommend,
+                          third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.emit import c_ladder as emit_c, ompi_dec_fixed, targets
@@ -125,10 +126,21 @@ def run_build(args):
         MAX_METHODS_SHOWN))
     if args.recommend:
         print(f"recommended: {stats['recommendation']['why']}")
+        figure = headline.of_stats(stats)
+        print(f"figures: this tree {headline.percent(figure.tree)}, "
+              f"{method_text.default_name(dmap.family)} {headline.percent(figure.default)}, "
+              f"{figure.basis()}" + ("; the tree defers everywhere: it is the default"
+                                     if figure.defers else ""))
     if decision == "defer":
         print(f"beyond P={dmap.axes[0].values[-1]}: defer to the MPI's default (tree.json "
               f"`beyond`, {'--beyond defer' if args.beyond else 'the edge folds decided'})")
+    p_values = list(dmap.axes[0].values)
+    note = extrapolation.tree_note(p_values, p_values[-1] if decision == "defer" else None)
+    if not extrapolation.one_p(p_values):
+        print(note)
     sys.stdout.flush()      # the warnings follow the summary they are about
+    if extrapolation.one_p(p_values):
+        print(f"collsel: warning: {args.out}: {note}", file=sys.stderr)
     for warning in stats["warnings"]:
         print(f"collsel: warning: {args.out}: {warning}", file=sys.stderr)
     return 0

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from collsel.commands.options import read_tables, the_collective
-from collsel.core import csvfile, decision_map, method_text, penalty, sizes, treefile
+from collsel.core import csvfile, decision_map, method_text, names, penalty, sizes, treefile
 from collsel.core.algorithms import Method
 from collsel.errors import InputError, printable
 from collsel.sinks.emit import ompi_rules
@@ -72,9 +72,11 @@ def _collective_id(text):
         raise InputError("--query/--points need --collective")
     if text.isdigit() and int(text) < COLLCOUNT:
         return int(text)
-    if text.lower() in COLLECTIVE_IDS:
-        return COLLECTIVE_IDS[text.lower()]
-    raise InputError(f"--collective '{text}' is not an Open MPI collective name or id")
+    name = names.canonical(text, COLLECTIVE_IDS)        # 'MPI_Bcast' too (core.names)
+    if name in COLLECTIVE_IDS:
+        return COLLECTIVE_IDS[name]
+    raise InputError(f"--collective '{text}' is not an Open MPI collective name or id"
+                     f"{names.did_you_mean(text, COLLECTIVE_IDS)}")
 
 
 def _point(p, m, where):

@@ -1,5 +1,4 @@
 """`collsel ingest`: existing benchmark results -> the canonical performance table."""
-import os
 import sys
 
 from collsel.core import algorithms, sizes, statistic, table, values
@@ -49,7 +48,8 @@ def register(subparsers):
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--out", metavar="TABLE", help="canonical CSV table to write")
     p.add_argument("--force", action="store_true",
-                   help="overwrite an existing --out (written whole or not at all)")
+                   help="accepted and not needed: --out is replaced whole, as build and emit "
+                   "replace theirs (kept for scripts written when ingest refused it)")
     p.add_argument("--check", action="store_true",
                    help="report format, points, methods, P and m ranges; write nothing")
     p.add_argument("--format", choices=sorted(PARSERS), help="skip format detection")
@@ -131,9 +131,6 @@ def run(args):
         if not args.out:
             raise InputError("give --out TABLE to write the table, or --check to only report")
         values.output_file(args.out)
-        if os.path.exists(args.out) and not args.force:
-            raise InputError(f"--out {args.out} exists: pass --force to overwrite it, or "
-                             "choose another --out")
     if args.map is not None:
         csvmap.parse_map(args.map)
     elif args.format == "csv":
@@ -207,7 +204,7 @@ def _check_flags(args):
     """Values of flags that do not depend on the files, each error naming its flag."""
     if args.collective is not None:
         try:
-            algorithms.check_collective(args.collective.strip().lower())
+            args.collective = algorithms.given_collective(args.collective)
         except InputError as e:
             raise InputError(f"--collective: {common.printable(str(e))}") from None
     if args.time_unit is not None and common.unit_factor_or_none(args.time_unit) is None:

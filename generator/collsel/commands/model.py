@@ -167,8 +167,9 @@ def run_predict(args):
         raise InputError(f"{'--mapping' if args.mapping is not None else '--model'}: needs an "
                          "LMO parameter file (collsel model lmo-fit)")
     args.model = args.model or "tlop"
-    if args.collective != "bcast":
-        raise InputError(f"--collective {args.collective}: only bcast has tau-Lop models "
+    if args.collective not in predict.TAU_LOP_COLLECTIVES:
+        raise InputError(f"--collective {args.collective}: only "
+                         f"{' and '.join(predict.TAU_LOP_COLLECTIVES)} has tau-Lop models "
                          "(reduce models are in collsel.sources.models.reduce)")
     ranks_per_node = (None if args.ranks_per_node is None else
                       sizes.parse_size(args.ranks_per_node, "--ranks-per-node",

@@ -2,7 +2,8 @@
 import argparse
 import sys
 
-from collsel.core import algorithms, decision_map, model_selection, statistic, table, tree
+from collsel.core import (algorithms, decision_map, model_selection, names, statistic, table,
+                          tree)
 from collsel.errors import InputError, printable
 
 
@@ -80,6 +81,8 @@ def the_collective(tables, name=None):
     files = ", ".join(s.path for t in tables for s in t.sources)
     where = f"--collective {printable(name)[:40]}" if name is not None else files
     present = sorted({c for t in tables for c in t.collective.tolist()})
+    if name is not None:        # 'MPI_Allreduce' as 'allreduce' (core.names)
+        name = names.canonical(name, algorithms.registry(tables[0].family))
     if name is None:
         if len(present) != 1:
             raise InputError(f"{files}: the tables hold several collectives "

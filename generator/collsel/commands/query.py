@@ -1,7 +1,8 @@
 """`collsel query`: the decision of a tree.json for given points."""
 import sys
 
-from collsel.core import csvfile, fallbacks, method_text, sizes, treefile, values
+from collsel.core import (csvfile, extrapolation, fallbacks, method_text, sizes, treefile,
+                          values)
 from collsel.errors import InputError
 
 
@@ -100,4 +101,24 @@ def run_query(args):
                + (_refusal_text(loaded, leaf, point) if leaf != i else "")
                for point, i, leaf in zip(zip(*columns), choice, leaves)]
     sys.stdout.write("\n".join(out) + ("\n" if out else ""))
+    _extrapolated(loaded, columns[0])
     return 0
+
+
+# extrapolated P values named one by one on stderr; beyond this many, counted
+NOTES_SHOWN = 5
+
+
+def _extrapolated(loaded, comm_sizes):
+    """One stderr line per queried P outside the measured P (core.extrapolation), so an answer
+    the data does not back is never silent; stdout keeps its format."""
+    p_values = list(loaded.axes[0].values)
+    above = loaded.beyond.above if loaded.beyond is not None else None
+    notes = [n for n in (extrapolation.query_note(p, p_values, above)
+                         for p in sorted(set(comm_sizes))) if n]
+    sys.stdout.flush()
+    for note in notes[:NOTES_SHOWN]:
+        print(f"collsel query: note: {note}", file=sys.stderr)
+    if len(notes) > NOTES_SHOWN:
+        print(f"collsel query: note: {len(notes) - NOTES_SHOWN} more P values outside the "
+              f"measured {extrapolation.p_text(p_values)}, extrapolated", file=sys.stderr)

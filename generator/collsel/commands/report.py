@@ -16,8 +16,8 @@ from collsel.core import (algorithms, decision_map, out_of_sample, probe_latency
                           recommendation, table, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
-from collsel.sinks.report.compute import (MAX_THRESHOLDS, ProbePairs, Recommended, ReportOptions,
-                                          check_size, count)
+from collsel.sinks.report.compute import (DEPLOY_TARGETS, MAX_THRESHOLDS, ProbePairs,
+                                          Recommended, ReportOptions, check_size, count)
 
 
 def register(sub):
@@ -65,6 +65,14 @@ def register(sub):
                    help="leaf rule of the pictured trees (default: the recommended tree's, "
                    "which cross-validation chooses)")
     launch_tables.add_launches_option(p)
+    p.add_argument("--tree-dir", metavar="DIR",
+                   help="where `collsel build --recommend` writes (or wrote) this tree: the "
+                   "deploy box's commands name it, as an absolute path (default: "
+                   "tree-<collective> in the current directory)")
+    p.add_argument("--deployed", action="append", metavar="TARGET=PATH",
+                   help="a file already emitted from this tree (e.g. ompi-rules=tune/rules.conf, "
+                   "blob=tune/trees): the deploy box runs it as it is instead of an emit "
+                   "command; it must exist. Repeat for several targets")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run_report)
 
@@ -94,6 +102,7 @@ def run_report(args):
     if not (math.isfinite(args.budget) and args.budget >= 0):
         raise InputError(f"--budget {args.budget:g} is not a percentage >= 0")
     _check_out(args.out)
+    _deployed(args.deployed)
 
     def progress(msg):
         if not args.quiet:
@@ -115,9 +124,12 @@ def run_report(args):
 def collective_report(args, measured, dmap, depths, thresholds, progress, workers=None):
     """(report dict, {file name: bytes}, the recommendation's figures) of one collective, its
     plots drawn by `workers` (figure_pool.pool()) when given."""
+    tree_dir = _tree_dir(args)
     options = ReportOptions(tuple(args.tables), args.collective, args.z, depths,
                             tuple(thresholds), args.budget, tuple(args.model_tables or ()),
-                            args.split, args.leaf)
+                            args.split, args.leaf, tree_dir,
+                            os.path.isfile(os.path.join(tree_dir, "tree.json")),
+                            _deployed(args.deployed))
     check_size(dmap, options)
     mmap = None
     if args.model_tables:
@@ -148,6 +160,31 @@ def print_summary(out, report, files):
                   f"({w['other_mean']:.2f}%)")
 
 
+def _tree_dir(args):
+    """The absolute directory the report's build command writes the tree to."""
+    return os.path.abspath(args.tree_dir or f"tree-{args.collective}")
+
+
+def _deployed(given):
+    """--deployed TARGET=PATH,... as ((target, absolute path), ...), each checked: a known
+    target, given once, and a file or directory that exists."""
+    found = {}
+    for text in given or ():
+        target, sep, path = text.partition("=")
+        if not sep or not path:
+            raise InputError(f"--deployed {text!r}: expected TARGET=PATH, e.g. "
+                             "ompi-rules=tune/rules.conf")
+        if target not in DEPLOY_TARGETS:
+            raise InputError(f"--deployed {text!r}: unknown target {target!r}; one of "
+                             f"{', '.join(DEPLOY_TARGETS)}")
+        if target in found:
+            raise InputError(f"--deployed: {target} given twice")
+        if not os.path.exists(path):
+            raise InputError(f"--deployed {text!r}: {path} does not exist")
+        found[target] = os.path.abspath(path)
+    return tuple(found.items())
+
+
 def overview_tables(args):
     """{collective: [its tables]} when the report is an overview (no --collective, and the
     tables hold several collectives), else None. Each collective's journal is the one beside
@@ -163,7 +200,8 @@ def overview_tables(args):
             family[coll] = one.family
     if len(held) < 2:
         return None
-    for flag, given in (("--launches", args.launches), ("--model-table", args.model_tables)):
+    for flag, given in (("--launches", args.launches), ("--model-table", args.model_tables),
+                        ("--tree-dir", args.tree_dir), ("--deployed", args.deployed)):
         if given:
             raise InputError(f"{flag}: the tables hold {len(held)} collectives "
                              f"({', '.join(held)}) and {flag} names files of one; give "
@@ -238,10 +276,12 @@ def recommended_tree(dmap, measured, args, journal, launches, workers=None):
     settings = map_settings(args)
     t, figures = recommend.recommend(dmap, measured, options, args.budget, launches, settings,
                                      args.criterion, workers)
-    out = f"tree-{args.collective}"
+    out = _tree_dir(args)
     rebuild = recommend.fold_builder(dmap, options, figures)
     options = recommend.chosen_options(options, figures)
-    command = recommend.build_command(args.tables, args.collective, options, None,
+    # absolute paths: the page is read from anywhere, and its commands must still work
+    command = recommend.build_command([os.path.abspath(t) for t in args.tables],
+                                      args.collective, options, None,
                                       settings, journal if args.launches else None, out,
                                       args.criterion)
     recorded = recommend.recorded_options(options, t)

@@ -5,7 +5,7 @@ import re
 import shlex
 import sys
 
-from collsel.core import algorithms, sizes, values
+from collsel.core import algorithms, names, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
@@ -195,8 +195,17 @@ SBATCH_TIME = re.compile(r"\d+(:\d{1,2}){0,2}|\d+-\d{1,2}(:\d{1,2}){0,2}")
 def _check_numbers(args):
     """Every numeric flag, checked and converted in place (core.values ranges; the benchmark's
     own option ranges from benchmark_program.py); one line naming the flag."""
+    apart = args.collective in plan.PER_METHOD.get(args.mpi, ())
+    why = plan.PER_METHOD_WHY.format(c=args.collective)
+    args.mode_note = None
     if args.mode is None:
-        args.mode = "per-method" if args.mpi == "intel" else "paired"
+        args.mode = "per-method" if args.mpi == "intel" else plan.mode_of(args.collective,
+                                                                          args.mpi)
+        if apart:
+            args.mode_note = f"note: {args.collective} is measured --mode per-method: {why}"
+    if apart and args.mode == "paired":
+        raise InputError(f"--collective {args.collective} --mode paired: {why}; measure it with "
+                         "--mode per-method (its default: leave --mode out)")
     if args.mpi == "intel" and args.mode == "paired":
         raise InputError("--mpi intel --mode paired: Intel MPI reads I_MPI_ADJUST_* in MPI_Init "
                          "only (its MPI_T cvars take no effect at run time); use --mode "
@@ -214,6 +223,9 @@ def _check_numbers(args):
                             ("--nodes/--ppn", args.nodes or args.ppn),
                             ("--cluster", args.cluster is not None),
                             ("--probe", args.probe), ("--load-levels", args.load_levels)):
+            if given and apart:
+                raise InputError(f"{flag}: --collective {args.collective} is measured --mode "
+                                 f"per-method ({why}), which takes no {flag}")
             if given:
                 raise InputError(f"{flag} needs --mode paired (the per-method mode measures "
                                  "Open MPI and Intel MPI only, one method per launch)")
@@ -345,6 +357,12 @@ def run_sweep(args):
         msg_sizes = [0]
     if args.resume and args.force:
         raise InputError("--resume and --force contradict each other")
+    left_out = []
+    if args.mode == "per-method" and not args.algorithms:
+        # a refused call ends a per-method launch: by default such a method is left out (as
+        # tune does), said; --algorithms naming it measures it anyway
+        left_out = plan.refused(collective, methods, comm_sizes, msg_sizes, args.mpi)
+        methods = [m for m in methods if m not in {x for x, _ in left_out}]
     plan.check_benchmark_can(args.mode, methods, msg_sizes, args.max_reps, args.time_cap)
 
     sbatch = args.emit_sbatch is not None
@@ -393,7 +411,10 @@ def run_sweep(args):
         scheduler=(load.SchedulerView(cluster)
                    if cluster is not None and args.load_levels else None),
         warnings=[line for line in (_oversubscribed(launcher, groups or shapes.plain(comm_sizes)),
-                                    _emulated_without_cluster(args, launcher)) if line])
+                                    _emulated_without_cluster(args, launcher),
+                                    args.mode_note) if line]
+        + [f"note: left out {why_out}: the per-method mode cannot mark it unusable per cell; "
+           "name it in --algorithms to measure it anyway" for _, why_out in left_out])
     cfg.options = _canonical(args, cfg, launcher.name, cluster=cluster)
 
     if sbatch:
@@ -415,7 +436,11 @@ def run_sweep(args):
         for line in lines:
             print(line)
         return 0
-    return runner.run(cfg, sys.stderr)
+    try:
+        return runner.run(cfg, sys.stderr)
+    except KeyboardInterrupt:
+        # the sweep's explicit options (the table records them): a resume must match them
+        raise KeyboardInterrupt(f"continue with: {cfg.options} --resume") from None
 
 
 def check_collective(collective, family):
@@ -424,16 +449,18 @@ def check_collective(collective, family):
         raise InputError(f"--mpi {family}: collsel knows no {mpi_home.TITLE[family]} "
                          "algorithms yet (core.algorithms has no catalogue of them)")
     known = collectives(family)
+    collective = names.canonical(collective, collectives())     # 'MPI_Allreduce' (core.names)
     if collective in known:
         return collective
-    measures = f"the sweep's benchmark, collsel_bench, measures {' and '.join(known)}"
+    measures = f"the sweep's benchmark, collsel_bench, measures {', '.join(known)}"
     if collective in collectives():
         raise InputError(f"--collective {collective}: with --mpi {family} {measures} only "
                          f"(collsel knows no {family} {collective} algorithms)")
     if collective in algorithms.registry(family):
         raise InputError(f"--collective {collective}: {measures} only ({collective} tables can "
                          "be read by collsel ingest)")
-    raise InputError(f"--collective: unknown collective '{collective}' ({measures})")
+    raise InputError(f"--collective: unknown collective '{collective}'"
+                     f"{names.did_you_mean(collective, collectives())} ({measures})")
 
 
 def _oversubscribed(launcher, groups):

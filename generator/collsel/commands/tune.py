@@ -4,6 +4,7 @@ emit and report per collective, one Open MPI rules file. It calls those commands
 the directory are sources/tune's."""
 import argparse
 import contextlib
+import io
 import os
 import shlex
 import sys
@@ -11,7 +12,7 @@ import tempfile
 import time
 
 from collsel.commands import build, emit, report, sweep, tune_summary
-from collsel.core import algorithms, csvfile, sizes, values
+from collsel.core import algorithms, csvfile, extrapolation, method_text, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sinks.emit import mpich_json
@@ -145,8 +146,11 @@ def run_tune(args):
         return _resume(args)
     layout.check_new(args.out)
     plan = _plan(args)
-    _preflight(plan)
+    warnings = _preflight(plan)
     if args.dry_run:
+        # the sweeps' own warnings (oversubscription: commands/sweep's one check), as
+        # `collsel sweep --dry-run` prints them, each once
+        print("\n".join(warnings), file=sys.stderr, end="\n" if warnings else "", flush=True)
         print("\n".join(_plan_lines(plan)))
         return 0
     layout.create(args.out, plan)
@@ -243,9 +247,9 @@ def _collectives(text, family, placed):
     chosen = [c.strip() for c in text.split(",") if c.strip()]
     if not chosen:
         raise InputError(f"--collectives {text!r}: empty; 'all' or a comma list")
-    for c in chosen:
+    for i, c in enumerate(chosen):
         try:
-            sweep.check_collective(c, family)
+            chosen[i] = c = sweep.check_collective(c, family)
         except InputError as e:
             raise InputError(str(e).replace("--collective", "--collectives", 1)) from None
         if c in apart:
@@ -292,19 +296,29 @@ def _coarse_seconds(out, grid):
 def _preflight(plan):
     """Every sweep of the plan through the sweep's own checks (its --dry-run, output thrown
     away), before anything is written: a bad launcher option is refused now, not after an
-    hour of measuring."""
+    hour of measuring. Returns the warnings those dry runs gave, each once, and one when the
+    grid has a single P (every tree would be extrapolated to every other P)."""
+    warnings = {}
     with tempfile.TemporaryDirectory(prefix="collsel-tune-") as scratch:
         for grid in _grids(plan):
             os.makedirs(os.path.join(scratch, grid.collective))
-            with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
+            said = io.StringIO()
+            with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(said):
                 call(sweep, _sweep_argv(scratch, plan, grid) + ["--dry-run"], devnull)
+            warnings.update(dict.fromkeys(line for line in said.getvalue().splitlines()
+                                          if line.startswith("warning: ")))
+    ps = {p for g in _grids(plan) for p in g.comm_sizes}
+    if len(ps) == 1:
+        warnings[f"warning: {extrapolation.tree_note(sorted(ps))}"] = None
+    return list(warnings)
 
 
 def _plan_lines(plan, done=frozenset()):
     """The plan as `--dry-run` prints it: what each sweep runs, as `_sweep_argv` gives it."""
     grids = _grids(plan)
     coarse = sum(g.coarse_s for g in grids)
-    lines = [f"collsel tune: {len(grids)} collectives ({', '.join(plan['collectives'])}), "
+    lines = [f"collsel tune: {method_text.count_text(len(grids), 'collective')} "
+             f"({', '.join(plan['collectives'])}), "
              f"budget {plan['budget']} (coarse grids about {estimate.duration(coarse)}, "
              f"refinement the rest), {plan['mpi']}, launcher {plan['launcher']}, on "
              f"{plan['machine']}",
@@ -348,10 +362,20 @@ class _Stages:
             yield f"{g.collective}:refine", g.refine_s, lambda i=i: self.refine(i)
         for g in self.grids:
             yield f"{g.collective}:tree", POST_S / 2, lambda g=g: self.tree(g.collective)
-            yield f"{g.collective}:report", POST_S / 2, lambda g=g: self.report(g.collective)
+        # the deploy files before the reports: each report's deploy box points at them
         yield "deploy", 1, self.deploy
+        for g in self.grids:
+            yield f"{g.collective}:report", POST_S / 2, lambda g=g: self.report(g.collective)
 
     def run(self):
+        try:
+            return self._run()
+        except KeyboardInterrupt:
+            # the tune's own hint, not the sweep's it was inside
+            raise KeyboardInterrupt("continue with: " + shlex.join(
+                ["collsel", "tune", "--resume", "--out", self.out])) from None
+
+    def _run(self):
         todo = [s for s in self.stages() if s[0] not in self.done]
         total = len(list(self.stages()))
         for i, (name, seconds, work) in enumerate(todo):
@@ -400,6 +424,7 @@ class _Stages:
             self.progress(f"{grid.collective}: no budget left to refine")
 
     def tree(self, collective):
+        os.makedirs(layout.blobs(self.out), exist_ok=True)    # a tune begun by an older collsel
         with open(layout.log(self.out, collective), "a") as log:
             call(build, ["build", layout.table(self.out, collective),
                          f"--collective={collective}", "--recommend",
@@ -408,19 +433,32 @@ class _Stages:
                         f"--out={layout.blob(self.out, collective)}"], log)
 
     def report(self, collective):
+        """The report, its deploy box pointing at the tune's own files: the tree, the MPI's
+        file when it holds this collective, the blob directory."""
+        deployed = [f"--deployed=blob={layout.blobs(self.out)}"]
+        target, name, known = self.deploy_file()
+        if target and collective in known and os.path.exists(os.path.join(self.out, name)):
+            deployed.append(f"--deployed={target}={os.path.join(self.out, name)}")
         with open(layout.log(self.out, collective), "a") as log:
             call(report, ["report", layout.table(self.out, collective),
                           f"--collective={collective}", "--quiet",
+                          f"--tree-dir={layout.tree_dir(self.out, collective)}", *deployed,
                           f"--out={layout.report_dir(self.out, collective)}"], log)
+
+    def deploy_file(self):
+        """(emit target, file name in DIR, the collectives it can hold) of the MPI's own
+        deployment file, or (None, None, ()) when the MPI has none."""
+        if self.plan["mpi"] == "openmpi":
+            return "ompi-rules", layout.RULES, COLLECTIVE_IDS
+        if self.plan["mpi"] == "mpich":
+            return "mpich-json", layout.MPICH, mpich_json.MPICH_NAMES
+        return None, None, ()
 
     def deploy(self):
         """Open MPI: one rules file for every collective; MPICH: the selection file of the
         collectives it maps."""
-        if self.plan["mpi"] == "openmpi":
-            target, name, known = "ompi-rules", layout.RULES, COLLECTIVE_IDS
-        elif self.plan["mpi"] == "mpich":
-            target, name, known = "mpich-json", layout.MPICH, mpich_json.MPICH_NAMES
-        else:
+        target, name, known = self.deploy_file()
+        if target is None:
             self.progress(f"no deployment file for --mpi {self.plan['mpi']}: its trees, blobs "
                           f"and reports are in {self.out}")
             return

@@ -1,35 +1,78 @@
-"""collsel tune's summary table: per collective what was measured (the sweep's table), what is
-still undecided (the sweep's own rule, sources/sweep/refine.undecided_in_table; '-' for a
-per-method sweep, which has no tie test) and what the recommended tree gives
-(build --recommend's stats.json: leaves, nested out-of-sample penalty beside the MPI's
-default's on the same folds: core.recommendation.baseline_on_nested_folds)."""
+"""collsel tune's summary: per collective what was measured (the sweep's table), what is still
+undecided (the sweep's own rule, sources/sweep/refine.undecided_in_table; '-' for a per-method
+sweep, which has no tie test), what the recommended tree decides (its methods by name, or
+"defer: Open MPI's default") and its headline figure beside the MPI's default's
+(core.headline: the one definition build, the report and `make demo` print too), then the lines
+that deploy the result (sinks.emit.deploy)."""
 import json
 import os
 
-from collsel.core import csvfile, method_text, recommendation
+from collsel.core import csvfile, headline, method_text
+from collsel.sinks.emit import deploy
 from collsel.sources.sweep import refine
 from collsel.sources.tune import layout
 
+# methods named per collective in the summary (the rest counted; stats.json lists them all)
+METHODS_SHOWN = 4
+
 
 def table(out, plan):
-    """The summary as text: a header line and one row per collective."""
-    default = method_text.default_name(plan["mpi"])
-    head = (f"{'collective':<22} {'methods':>7} {'cells':>6} {'undecided':>9} {'leaves':>6} "
-            f"{'tree (oos)':>10} {default + ' (oos)':>24}")
-    rows = [head]
+    """The summary as text: the table, the methods each tree decides, what the figures are,
+    and how to deploy."""
+    family = plan["mpi"]
+    default = method_text.default_name(family)
+    rows = [f"{'collective':<22} {'methods':>7} {'cells':>6} {'undecided':>9} {'leaves':>6} "
+            f"{'this tree':>9} {default:>{max(len(default), 9)}}  figures"]
+    chosen, bases, deferring = [], {}, []
     for grid in plan["grids"]:
         c = grid["collective"]
         cells, undecided = _measured(layout.table(out, c), grid.get("mode", "paired"))
-        leaves, tree_pct, default_pct = _recommended(layout.stats_json(out, c))
-        rows.append(f"{c:<22} {grid['methods']:>7} {cells:>6} {undecided:>9} {leaves:>6} "
-                    f"{tree_pct:>10} {default_pct:>24}")
-    deployed = [name for name in (layout.RULES, layout.MPICH)
-                if os.path.exists(os.path.join(out, name))]
-    note = ("out-of-sample (oos): mean penalty vs the best method, capped, nested cross-"
-            "validation on the recommendation's criterion, the default on the same folds "
-            "(build --recommend's stats.json)")
-    return "\n".join(rows + [note, "deploy: " + (", ".join(os.path.join(out, d)
-                                                          for d in deployed) or "none")]) + "\n"
+        stats = _stats(layout.stats_json(out, c))
+        figure = headline.of_stats(stats)
+        bases.setdefault(figure.basis(), []).append(c)
+        rows.append(f"{c:<22} {grid['methods']:>7} {cells:>6} {undecided:>9} "
+                    f"{stats['leaves']:>6} {headline.percent(figure.tree):>9} "
+                    f"{headline.percent(figure.default):>{max(len(default), 9)}}  "
+                    f"{figure.short_basis()}")
+        chosen.append(f"  {c}: " + method_text.chosen_text(
+            c, method_text.stats_counts(stats["leaf_methods"]), family, METHODS_SHOWN))
+        if figure.defers:
+            deferring.append(c)
+    notes = [f"figures: mean penalty against the best measured method, {default}'s on the "
+             "same cells; a tree that defers everywhere is the default once deployed, so it "
+             "is scored as the default"]
+    notes += [f"  {basis}: {', '.join(names)}" for basis, names in bases.items()]
+    return "\n".join(rows + notes + ["chosen methods:"] + chosen
+                     + deploy_lines(out, plan, deferring)) + "\n"
+
+
+def deploy_lines(out, plan, deferring):
+    """How to run a program with the tune's result: the MPI's own file (Open MPI's rules file,
+    MPICH's selection file) and libcollsel with the blob directory, absolute paths; nothing to
+    deploy when every tree defers."""
+    family = plan["mpi"]
+    tuned = [c for c in plan["collectives"] if c not in deferring]
+    if not tuned:
+        return [f"deploy: nothing to deploy: every tree defers to "
+                f"{method_text.default_name(family)} (running without collsel is the same)"]
+    lines = [f"deploy ({', '.join(tuned)}"
+             + (f"; {', '.join(deferring)} defer{'s' if len(deferring) == 1 else ''} to "
+                f"{method_text.default_name(family)}"
+                if deferring else "") + "):"]
+    home = os.path.abspath(out)
+    for name, target in ((layout.RULES, "ompi-rules"), (layout.MPICH, "mpich-json")):
+        if os.path.exists(os.path.join(home, name)):
+            lines.append(f"  {deploy.deploy_line(target, os.path.join(home, name), family)} "
+                         "./app")
+    if family in ("openmpi", "mpich") and os.path.isdir(layout.blobs(home)):
+        lines.append(f"  or with libcollsel: "
+                     f"{deploy.deploy_line('blob', layout.blobs(home), family)} ./app")
+    return lines
+
+
+def _stats(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def _measured(path, mode):
@@ -43,16 +86,3 @@ def _measured(path, mode):
     if mode != "paired":
         return len(cells), "-"
     return len(cells), sum(map(len, refine.undecided_in_table(path).values()))
-
-
-def _recommended(path):
-    with open(path, encoding="utf-8") as f:
-        stats = json.load(f)
-    figures = stats.get("recommendation", {})
-    tree = recommendation.recommended_on_nested_folds(figures)
-    default = recommendation.baseline_on_nested_folds(figures)
-    return stats["leaves"], _percent(tree), _percent(default)
-
-
-def _percent(value):
-    return "n/a" if value is None else f"{value:.2f}%"

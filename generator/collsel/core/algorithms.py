@@ -14,6 +14,7 @@ never a candidate.
 import re
 from dataclasses import dataclass
 
+from collsel.core import names
 from collsel.core.intel_algorithms import INTEL_ALGORITHMS
 from collsel.errors import InputError
 
@@ -198,6 +199,7 @@ _EXTRA_SPELLINGS = {
 #   id = HIER_BASE + G * 100 + inner * 10 + outer     (2 <= G <= HIER_MAX_GROUPS)
 # and the name `hier:G:INNER:OUTER` (INNER, OUTER: ids or names) spells the same method.
 HIER_BASE = 1_000_000
+HIER_COLLECTIVES = ("bcast", "reduce")      # libcollsel's hier.c composes these two
 HIER_MAX_GROUPS = 9999
 
 
@@ -211,8 +213,9 @@ class Hier:
 def hier_id(collective, groups, inner, outer):
     """The algorithm id of a hierarchical method, its parts checked (InputError)."""
     check_collective(collective)
-    if collective not in ("bcast", "reduce"):
-        raise InputError(f"hierarchical methods exist for bcast and reduce, not {collective}")
+    if collective not in HIER_COLLECTIVES:
+        raise InputError(f"hierarchical methods exist for {' and '.join(HIER_COLLECTIVES)}, "
+                         f"not {collective}")
     if not 2 <= groups <= HIER_MAX_GROUPS:
         raise InputError(f"hierarchical method: G = {groups} groups (2-{HIER_MAX_GROUPS})")
     for level, alg in (("inner", inner), ("outer", outer)):
@@ -398,10 +401,20 @@ def collectives(family=DEFAULT_FAMILY):
 
 
 def check_collective(collective, family=DEFAULT_FAMILY):
-    if collective not in registry(family):
-        raise InputError(f"unknown {_qualifier(family)}collective '{collective}' "
+    """`collective` when it is a collective of `family` (exactly: files spell it so), else one
+    line naming the closest known one (core.names) and all of them."""
+    known = registry(family)
+    if collective not in known:
+        raise InputError(f"unknown {_qualifier(family)}collective '{collective}'"
+                         f"{names.did_you_mean(collective, known)} "
                          f"(known: {', '.join(collectives(family))})")
     return collective
+
+
+def given_collective(text, family=DEFAULT_FAMILY):
+    """A collective as a person types it on the command line: 'MPI_Allreduce', 'Allreduce' and
+    'allreduce' alike (core.names), checked as check_collective checks it."""
+    return check_collective(names.canonical(text, registry(family)), family)
 
 
 def algorithm_id(collective, name, family=DEFAULT_FAMILY):

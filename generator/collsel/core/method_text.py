@@ -68,7 +68,12 @@ def leaf_method_counts(t, methods):
 
 
 def leaves_text(n):
-    return f"{n} lea{'f' if n == 1 else 'ves'}"
+    return count_text(n, "leaf", "leaves")
+
+
+def count_text(n, singular, plural=None):
+    """'1 collective', '2 collectives' (never '1 collectives')."""
+    return f"{n} {singular if n == 1 else plural or singular + 's'}"
 
 
 def leaf_methods_text(collective, counts, family=algorithms.DEFAULT_FAMILY, limit=None):
@@ -81,3 +86,26 @@ def leaf_methods_text(collective, counts, family=algorithms.DEFAULT_FAMILY, limi
     if rest:
         text += f"; {len(rest)} more methods: {leaves_text(sum(n for _, n in rest))}"
     return text
+
+
+def chosen_text(collective, counts, family=algorithms.DEFAULT_FAMILY, limit=None):
+    """What a tree decides, in one phrase, from [(Method, leaves)]: "defer: Open MPI's default"
+    when every leaf defers (deploying it changes nothing), "binomial everywhere" for one method,
+    else "linear (10 leaves); binary, 128 KiB segments (5 leaves)", most leaves first, beyond
+    `limit` methods the rest counted. tune's summary and `make demo` print it."""
+    ranked = sorted(counts, key=lambda mc: (-mc[1], mc[0]))
+    if all(m.algorithm == algorithms.BASELINE_ALGORITHM for m, _ in ranked):
+        return f"defer: {default_name(family)}"
+    if len(ranked) == 1:
+        return f"{method_text(collective, ranked[0][0], family)} everywhere"
+    shown, rest = ranked[:limit], ranked[len(ranked[:limit]):]
+    text = "; ".join(f"{method_text(collective, m, family)} ({leaves_text(n)})" for m, n in shown)
+    if rest:
+        text += f"; {len(rest)} more methods ({leaves_text(sum(n for _, n in rest))})"
+    return text
+
+
+def stats_counts(leaf_methods):
+    """[(Method, leaves)] from stats.json's `leaf_methods`."""
+    return [(algorithms.Method(m["algorithm"], m["segsize"], m["faninout"]), m["leaves"])
+            for m in leaf_methods]

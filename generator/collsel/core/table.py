@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from collsel.core import algorithms, csvfile, fallbacks, values
+from collsel.core import algorithms, csvfile, fallbacks, names, values
 from collsel.errors import InputError, located
 
 REQUIRED = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "time_us")
@@ -75,10 +75,11 @@ class PerfTable:
         """The rows of one collective; an error when there are none."""
         rows = self.collective == collective
         if not rows.any():
-            present = ", ".join(sorted(set(self.collective.tolist()))) or "none"
+            held = sorted(set(self.collective.tolist()))
             files = ", ".join(s.path for s in self.sources)
-            raise InputError(f"{files}: no rows for collective '{collective}' "
-                             f"(collectives present: {present})")
+            raise InputError(f"{files}: no rows for collective '{collective}'"
+                             f"{names.did_you_mean(collective, held)} "
+                             f"(collectives present: {', '.join(held) or 'none'})")
         return self.take(rows)
 
     def column(self, name):

@@ -67,6 +67,7 @@ def decision_context(loaded, prefix, target="c"):
         "steps": steps, "methods": methods,
         "node_count": tree.node_count, "leaf_count": int(tree.is_leaf().sum()),
         "build_summary": _summary(loaded.build),
+        "measured_p": text.measured_p(loaded),
         "defer_cells": n_defer, "grid_cells": n_cells,
         "beyond_above": loaded.beyond.above if loaded.beyond is not None else None,
     }

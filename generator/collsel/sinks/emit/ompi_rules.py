@@ -401,7 +401,7 @@ def _header(loaded_list, comm_sizes):
                        f"{', '.join(x for x in limits if x) or 'exact'} tree, "
                        f"{t.tree.node_count} nodes"
                        + ("; third axis ppn projected: " + PROJECTION if len(t.axes) == 3
-                          else ""))
+                          else "") + "; " + text.measured_p(t))
     return {"version": __version__, "trees": summary,
             "deploy": deploy_line("ompi-rules", "THIS_FILE"),
             "blocks_from": ("--ompi-comm-sizes " + ",".join(map(str, comm_sizes))

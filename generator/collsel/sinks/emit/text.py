@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from collsel.core import algorithms, fallbacks, values
+from collsel.core import algorithms, extrapolation, fallbacks, values
 from collsel.core.treefile import COLLECTIVE_NAME
 from collsel.errors import InputError
 
@@ -189,3 +189,11 @@ def line_comment(text):
 def json_string(value):
     """A JSON string literal (ASCII) of `value`."""
     return json.dumps(str(value))
+
+
+def measured_p(loaded):
+    """The measured P and what the tree does outside them, for the emitted files' comments
+    (core.extrapolation: the text build, query and the report print)."""
+    p_values = [int(v) for v in loaded.axes[0].values]
+    return extrapolation.tree_note(p_values, None if loaded.beyond is None
+                                   else loaded.beyond.above)

@@ -6,14 +6,19 @@ Penalties are in percent, against the exact decision map, over measured cells (c
 Grids are nested lists indexed [comm_size][msg_size][z]; `null` where a value does not exist.
 """
 import math
+import os
+import shlex
 from dataclasses import dataclass
 
 import numpy as np
 
-from collsel.core import decision_map, penalty, probe_latency, tree
+from collsel.core import (decision_map, extrapolation, headline, penalty, probe_latency,
+                          recommendation as recommendation_figures, tree)
 from collsel.core.algorithms import BASELINE_ALGORITHM, Method, algorithm_name, describe
 from collsel.core.method_text import mpi_name
 from collsel.errors import InputError
+from collsel.core import algorithms
+from collsel.sinks.emit import ompi_dec_fixed
 from collsel.sinks.emit.deploy import deploy_line
 from collsel.sinks.report import resolution, robust
 from collsel.sinks.report.colours import DEFER_COLOUR, method_colour, variant_label
@@ -42,6 +47,9 @@ class ReportOptions:
     model_tables: tuple = ()    # predicted tables behind the model map
     split: str = None           # pictured trees' split mode (default: the recommendation's)
     leaf: str = None            # pictured trees' leaf rule (default: the recommendation's)
+    tree_dir: str = None        # absolute: where build --recommend writes (or wrote) the tree
+    tree_written: bool = False  # its tree.json is there already (collsel tune wrote it)
+    deployed: tuple = ()        # ((target, absolute path), ...): files emitted from it already
 
 # Penalty colour bins (the paper's figure 3: white < 5 %, yellow 10-25 %, red >= 50 %),
 # lower bound inclusive; "below 0" only occurs for baselines faster than every candidate.
@@ -213,6 +221,7 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
         "cells": {"total": int(np.prod(shape)), "measured": int(measured.sum()),
                   "filled": int((~measured).sum())},
         "precision": table_summary["precision"],
+        "extrapolation": _extrapolation(dmap, recommended),
         "time_us": table_summary["time_us"],
         "measured": _grid(measured, bool),
         "exact": _grid(dmap.best, int),
@@ -296,13 +305,28 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
                                       np.maximum(mchoice, 0), mname)
         baselines["model"] = entry
 
-    steps = deploy_steps(dmap.collective, dmap.family, options.z)
+    # A tree that defers everywhere changes nothing once deployed: no recipe for it.
+    defers = bool(rec["methods"]) and all(m["name"] == DEFER["label"] for m in rec["methods"])
+    hier = any(algorithms.hier_parts(dmap.methods[m["index"]].algorithm)
+               for m in rec["methods"]) if dmap.family == "openmpi" else False
+    steps = [] if defers else deploy_steps(dmap.collective, dmap.family, options.z,
+                                           options.tree_dir, options.deployed, not hier)
     recommendation = {k: v for k, v in rec.items() if k != "choice_grid"}
+    base = baselines.get("ompi", {})
+    figure = headline.headline(recommended.figures, defers,
+                               ((base.get("tree_same_cells") or {}).get(
+                                   "mean", rec["penalty_mean"]), base.get("mean")))
+    tree_json = os.path.join(options.tree_dir or f"tree-{dmap.collective}", "tree.json")
     recommendation.update(
         budget=budget, choice=_grid(rec_choice, int), **panel_penalties(rec_choice),
         imputed_choice=_grid(dmap.measured & np.take_along_axis(
             dmap.imputed, rec_choice[..., None], axis=-1)[..., 0], bool),
-        deploy=steps, commands=[recommended.command] + [x["emit"] for x in steps])
+        defers_everywhere=defers, tree_json=tree_json,
+        tree_written=options.tree_written,
+        headline={"tree": figure.tree, "default": figure.default, "basis": figure.basis(),
+                  "out_of_sample": figure.out_of_sample},
+        deploy=steps, commands=[recommended.command] + [x["emit"] for x in steps
+                                                        if x["emit"]])
     oos = robust.out_of_sample_table(dmap, rec_choice, recommended.out_of_sample)
     if progress:
         progress("baselines scored")
@@ -350,35 +374,60 @@ def probe_latency_section(collective, probe):
     }
 
 
-def deploy_steps(collective, family, z):
-    """How the tree `build --recommend` wrote to tree-C/tree.json goes into use, per target:
-    what it is for, the emit command, and the line that runs an MPI program with the emitted
-    file in effect (sinks.emit.deploy, the text the emitters write in their headers)."""
-    out = f"tree-{collective}"
+def _extrapolation(dmap, recommended):
+    """The measured P and what the recommended tree does outside them (core.extrapolation):
+    beyond the largest it defers when its tree.json says so (core.recommendation's edge
+    decision, as `build --recommend` writes it)."""
+    p_values = [int(v) for v in dmap.axes[0].values]
+    defers = recommendation_figures.beyond_decision(None, recommended.figures) == "defer"
+    return {"p": extrapolation.p_text(p_values), "one_p": extrapolation.one_p(p_values),
+            "note": extrapolation.tree_note(p_values, p_values[-1] if defers else None)}
+
+
+def deploy_steps(collective, family, z, tree_dir=None, deployed=(), c_files=True):
+    """How the tree `build --recommend` writes to `tree_dir`/tree.json (absolute; default
+    tree-C in the current directory) goes into use, per target: what it is for, the emit
+    command, and the line that runs an MPI program with the emitted file in effect
+    (sinks.emit.deploy, the text the emitters write in their headers). A target in `deployed`
+    ((target, path) pairs: files emitted already, such as collsel tune's rules file and blob
+    directory) has no emit command: its line runs that file as it is; nor have the C files the
+    build itself writes beside tree.json (`c_files`: the tree has no hierarchical leaf, which C
+    cannot run: without them there is no C step)."""
+    out = tree_dir or f"tree-{collective}"
+    given = dict(deployed)
     steps = []
 
-    def step(target, file, what, extra=""):
+    def step(target, file, what, by_build=False):
+        file = given.get(target, os.path.join(out, file))
+        emitted = target in given or by_build
         steps.append({"target": target, "what": what, "file": file,
-                      "emit": f"collsel emit --target {target} {out}/tree.json{extra} "
-                              f"--out {file}",
+                      "written_by": "build" if by_build else "given" if emitted else None,
+                      "emit": None if emitted else
+                      shlex.join(["collsel", "emit", "--target", target,
+                                  os.path.join(out, "tree.json"), "--out", file]),
                       "run": deploy_line(target, file, family)})
 
     # every target serves the 14 collectives: Open MPI's rules file (core.rules_size converts
     # m), MPICH's selection file, libcollsel and coll/collsel (the blob), the patched dec_fixed
     if z in (None, "ppn"):
         if family != "mpich":
-            step("ompi-rules", f"{out}/rules.conf", "Open MPI's coll/tuned dynamic rules file "
+            step("ompi-rules", "rules.conf", "Open MPI's coll/tuned dynamic rules file "
                  "(no rebuild)")
         else:
-            step("mpich-json", f"{out}/mpich_selection.json", "MPICH's collective selection "
+            step("mpich-json", "mpich_selection.json", "MPICH's collective selection "
                  "file (no rebuild)")
-    step("blob", f"{out}/{collective}.bin", "libcollsel, the PMPI library" + (
+    step("blob", f"{collective}.bin", "libcollsel, the PMPI library" + (
         "" if family == "mpich" else ", or Open MPI's coll/collsel component") + " (no rebuild)")
-    step("c", f"{out}/c", "a C decision function, for code that forces the MPI's algorithm")
-    if family != "mpich" and not z:
-        step("ompi-dec-fixed", f"{out}/ompi_{collective}_intra_dec_fixed.c",
-             "Open MPI's fixed decision, compiled into a patched Open MPI")
+    if c_files:     # build writes decision.c/.h and (Open MPI, 2-D) the dec_fixed body
+        step("c", "decision.c", "a C decision function (with decision.h), for code that "
+             "forces the MPI's algorithm", by_build=True)
+        if family != "mpich" and not z and collective in ompi_dec_fixed.SPECS:
+            step("ompi-dec-fixed", f"ompi_{collective}_intra_dec_fixed.c",
+                 "Open MPI's fixed decision, compiled into a patched Open MPI", by_build=True)
     return steps
+
+
+DEPLOY_TARGETS = ("ompi-rules", "mpich-json", "blob", "c", "ompi-dec-fixed")
 
 
 def _methods_used(dmap, choice):

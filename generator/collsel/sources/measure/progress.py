@@ -26,7 +26,10 @@ class Progress:
         elapsed = time.monotonic() - self.start
         measured = self.done - self.skipped
         rate = measured / elapsed if elapsed > 0 else 0.0
-        eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+        # nothing left is 0:00 (a resumed sweep with nothing to measure has no rate: it once
+        # ended at 'ETA ?')
+        eta = (0.0 if self.done >= self.total else
+               (self.total - self.done) / rate if rate > 0 else float("nan"))
         frac = self.done / self.total if self.total else 1.0
         bar = "#" * int(frac * self.width)
         return (f"[{bar:<{self.width}}] {self.done}/{self.total} points {frac:4.0%} "

@@ -14,6 +14,9 @@ from collsel.sources.models import bcast
 MODELS = ("tlop", "hockney")
 PRESET_DIR = "generator/collsel/sources/models/presets"   # as the repository spells it
 STATISTIC_DETAIL = "time_us = model prediction (µs)"
+# the collectives with tau-Lop models (sources/models/bcast.py; reduce's Hockney models serve
+# collsel hier only)
+TAU_LOP_COLLECTIVES = ("bcast",)
 
 
 def predict_times(par, P, msg_sizes, model="tlop", platform=None):
@@ -21,7 +24,7 @@ def predict_times(par, P, msg_sizes, model="tlop", platform=None):
     platform = platform or par.platform
     out = {}
     for (coll, alg, seg), theta in sorted(par.methods.items()):
-        if coll != "bcast":
+        if coll not in TAU_LOP_COLLECTIVES:
             continue
         if model == "tlop":
             A = np.array([bcast.tlop_coefficients(alg, P, m, seg, platform) for m in msg_sizes])

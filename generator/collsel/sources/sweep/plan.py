@@ -2,7 +2,7 @@
 forcing each, the sweep's configuration, and the launches still to run."""
 from dataclasses import dataclass
 
-from collsel.core import algorithms, intel_algorithms, values
+from collsel.core import algorithms, fallbacks, intel_algorithms, values
 from collsel.core.algorithms import Method
 from collsel.core.sizes import parse_size, parse_size_list
 from collsel.errors import InputError
@@ -33,6 +33,39 @@ MPICH_NOT_BY_DEFAULT_IN = {
     "5.0": {"reduce_scatter": ("noncommutative",),
             "allreduce": ("reduce_scatter_allgather", "ccl")},
 }
+
+
+# Collectives the paired mode cannot force per communicator, measured --mode per-method: Open
+# MPI 4.1 and 5.0 expose coll_tuned_allgatherv_algorithm read-only through MPI_T, so the
+# benchmark's forcing does not take (it exits 6, "forcing did not take"); the per-method mode
+# forces it with --mca for the whole launch.
+PER_METHOD = {"openmpi": ("allgatherv",)}
+PER_METHOD_WHY = ("Open MPI exposes coll_tuned_{c}_algorithm read-only through MPI_T, so the "
+                  "paired mode cannot force it per communicator")
+
+
+def mode_of(collective, family):
+    """The mode a sweep of `collective` under `family` takes when --mode is not given."""
+    return "per-method" if collective in PER_METHOD.get(family, ()) else "paired"
+
+
+def refused(collective, methods, comm_sizes, msg_sizes, family):
+    """[(method, why)] of the `methods` Open MPI refuses at some (P, m) of the grid (the call
+    fails: core.fallbacks entries that run nothing instead)."""
+    if family != "openmpi":
+        return []
+    found = []
+    for x in methods:
+        for p in comm_sizes:
+            entry = next((f for m in msg_sizes for f in
+                          [fallbacks.fallback(collective, x.algorithm, p, m, x.segsize)]
+                          if f is not None and f.runs is None), None)
+            if entry:
+                name = algorithms.algorithm_name(collective, x.algorithm, family)
+                found.append((x, f"{x.algorithm}:{name} refused where {entry.condition} "
+                                 f"({entry.source})"))
+                break
+    return found
 
 
 def mpich_defaults(collective, mpich_version=None):

@@ -6,9 +6,9 @@
     DIR/rules.conf             Open MPI: one rules file for every tuned collective
     DIR/mpich_selection.json   MPICH: the selection file (the collectives it maps)
     DIR/deploy.txt             what emit printed about it (precision, deferring cells)
+    DIR/trees/<collective>.bin the trees as libcollsel blobs (COLLSEL_TREES=DIR/trees)
     DIR/<collective>/table.csv           the paired sweep's table (+ table.csv.launches journal)
     DIR/<collective>/tree/               build --recommend: tree.json, stats.json, decision.c/.h
-    DIR/<collective>/tree.bin            the tree as a libcollsel blob
     DIR/<collective>/report/             the report (index.html, report.json, plots)
     DIR/<collective>/log.txt             what build, emit and report printed
 """
@@ -26,6 +26,7 @@ SUMMARY = "summary.txt"
 RULES = "rules.conf"
 MPICH = "mpich_selection.json"
 DEPLOY_LOG = "deploy.txt"
+BLOBS = "trees"
 FORMAT = 2           # 2: grids carry their P values and mode
 
 
@@ -45,8 +46,14 @@ def stats_json(out, collective):
     return os.path.join(tree_dir(out, collective), "stats.json")
 
 
+def blobs(out):
+    """The directory of every tuned collective's blob: libcollsel loads a directory's *.bin
+    (COLLSEL_TREES=DIR), so this one is deployable as it stands."""
+    return os.path.join(out, BLOBS)
+
+
 def blob(out, collective):
-    return os.path.join(out, collective, "tree.bin")
+    return os.path.join(blobs(out), f"{collective}.bin")
 
 
 def report_dir(out, collective):
@@ -105,7 +112,7 @@ def _read(out):
 
 
 def create(out, plan):
-    os.makedirs(out, exist_ok=True)
+    os.makedirs(blobs(out), exist_ok=True)
     for collective in plan["collectives"]:
         os.makedirs(os.path.join(out, collective), exist_ok=True)
     write_file(os.path.join(out, PLAN), json.dumps({"format": FORMAT, **plan}, indent=1) + "\n")

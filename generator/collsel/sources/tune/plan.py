@@ -41,10 +41,10 @@ import math
 import re
 from dataclasses import asdict, dataclass, replace
 
-from collsel.core import algorithms, fallbacks
+from collsel.core.method_text import count_text
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
-from collsel.sources.sweep import estimate
+from collsel.sources.sweep import estimate, plan as sweep_plan
 
 COARSE_SHARE = 0.6
 COARSE_LAUNCHES = 3
@@ -53,7 +53,7 @@ MIN_COMM_SIZES = 3      # the smallest and largest P and one interior P (leave-o
 MAX_OCTAVES = 8
 # (P octaves, m octaves) of each step, finest first: m thinned first, P one step behind.
 LADDER = tuple(((step // 2), (step + 1) // 2) for step in range(2 * MAX_OCTAVES))
-PER_METHOD = {"openmpi": ("allgatherv",)}
+PER_METHOD = sweep_plan.PER_METHOD
 MEASURED_APART = ("per-method mode (Open MPI cannot force allgatherv per communicator through "
                   "MPI_T) runs --comm-sizes only, not --nodes/--ppn or --cluster")
 MAX_BUDGET_S = 7 * 86400
@@ -115,27 +115,10 @@ def _thinned_at_least(values, octaves, least):
     return tuple(values)
 
 
-def mode_of(collective, family):
-    return "per-method" if collective in PER_METHOD.get(family, ()) else "paired"
-
-
-def refused(collective, methods, comm_sizes, msg_sizes, family):
-    """[(method, why)] of the `methods` Open MPI refuses at some (P, m) of the grid (the call
-    fails: core.fallbacks entries that run nothing instead)."""
-    if family != "openmpi":
-        return []
-    found = []
-    for x in methods:
-        for p in comm_sizes:
-            entry = next((f for m in msg_sizes for f in
-                          [fallbacks.fallback(collective, x.algorithm, p, m, x.segsize)]
-                          if f is not None and f.runs is None), None)
-            if entry:
-                name = algorithms.algorithm_name(collective, x.algorithm, family)
-                found.append((x, f"{x.algorithm}:{name} refused where {entry.condition} "
-                                 f"({entry.source})"))
-                break
-    return found
+# How a collective is measured, and the methods the per-method mode leaves out: the sweep's
+# own rules (sources/sweep/plan.py), which `collsel sweep` applies too.
+mode_of = sweep_plan.mode_of
+refused = sweep_plan.refused
 
 
 def coarse_estimate(shapes, sizes, methods, launches, launcher_name, time_cap, mode="paired"):
@@ -192,8 +175,8 @@ def plan(collectives, methods_of, comm_sizes, shape_count, msg_sizes, budget_s, 
     need = sum(g.coarse_s for g in grids) / COARSE_SHARE
     worst = max(grids, key=lambda g: g.coarse_s)
     raise InputError(
-        f"--budget {budget_text}: too small for {len(collectives)} collective(s): their "
-        f"coarsest grids ({worst.shapes} communicator sizes x {len(worst.msg_sizes)} sizes x "
+        f"--budget {budget_text}: too small for {count_text(len(collectives), 'collective')}: "
+        f"their coarsest grids ({worst.shapes} communicator sizes x {len(worst.msg_sizes)} sizes x "
         f"{launches} launches) take about {estimate.duration(sum(g.coarse_s for g in grids))} "
         f"(the most: {worst.collective}, {worst.methods} methods {worst.mode}, "
         f"{estimate.duration(worst.coarse_s)}), {COARSE_SHARE:.0%} of "
