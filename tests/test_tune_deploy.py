@@ -129,11 +129,11 @@ def test_summary_of_a_tune_that_defers_everywhere_deploys_nothing(tmp_path):
 
 
 def test_blobs_are_where_collsel_trees_finds_them(tmp_path):
-    """libcollsel loads a directory's *.bin (runtime/libcollsel/trees.c): the tune writes each
-    collective's blob there, and the summary's line names that directory."""
+    """libcollsel loads a directory's *.bin (runtime/collsel_treeset.c, its blob-set loader):
+    the tune writes each collective's blob there, and the summary's line names that directory."""
     assert layout.blob("t", "bcast") == os.path.join("t", layout.BLOBS, "bcast.bin")
     assert os.path.dirname(layout.blob("t", "reduce")) == layout.blobs("t")
-    source = (REPO / "runtime" / "libcollsel" / "trees.c").read_text()
+    source = (REPO / "runtime" / "collsel_treeset.c").read_text()
     assert 'strcmp(name + n - 4, ".bin")' in source
 
 
