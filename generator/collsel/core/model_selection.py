@@ -371,6 +371,8 @@ def _edge(study, grid, chosen, candidates):
         return None
     costs = study.costs(removal, removal)
     held = study.held(removal)
+    if not len(held):       # no counted cell there (e.g. the default not measured at that P)
+        return None
     default = held.default[np.isfinite(held.default)]
     out = {"comm_size": int(grid.dmap.axes[0].values[removal[0][1]]), "cells": len(held),
            "tree_capped": float(capped(costs[chosen])), "tree_mean": float(costs[chosen].mean()),
