@@ -12,7 +12,8 @@ from helpers import CFLAGS, REPO
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed; run make setup")
 def test_each_trace_line_is_one_write(tmp_path):
     exe = tmp_path / "trace_one_write"
-    subprocess.run(["gcc", *CFLAGS, f"-I{REPO / 'include'}", f"-I{REPO / 'runtime' / 'libcollsel'}",
+    subprocess.run(["gcc", *CFLAGS, f"-I{REPO / 'include'}", f"-I{REPO / 'runtime'}",
+                    f"-I{REPO / 'runtime' / 'libcollsel'}",
                     str(REPO / "tests" / "c" / "trace_one_write.c"),
                     str(REPO / "runtime" / "libcollsel" / "rules.c"),
                     str(REPO / "runtime" / "collsel_tree.c"), "-o", str(exe)],
