@@ -18,11 +18,12 @@ from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.report.compute import (DEPLOY_TARGETS, MAX_THRESHOLDS, ProbePairs,
                                           Recommended, ReportOptions, check_size, count)
+from collsel.commands import add_command
 
 
 def register(sub):
-    p = sub.add_parser(
-        "report", help="penalty-analysis report: index.html, report.json, PNG/SVG plots",
+    p = add_command(
+        sub, "report",
         description="Write DIR/index.html (one self-contained page: images embedded, no network, "
         "no JavaScript), DIR/report.json (every number the page shows) and a PNG and an SVG of "
         "each plot: the data summary, the exact decision map and trees limited by depth "
