@@ -11,10 +11,13 @@ the wall time measures the other jobs too, the CPU time much less.
 
 The package's modules are compiled first, as pip installs them: with PYTHONDONTWRITEBYTECODE
 set (as on this project's machine) every run would otherwise compile ~140 modules again.
-The collsel that runs is the one this Python imports (PYTHONPATH=OTHER/generator times
-another checkout, e.g. the code before a change).
+The collsel that runs is the one this Python imports. With --before DIR (another checkout's
+generator/ directory, e.g. `git worktree add /tmp/before main`), each command also runs from
+DIR, alternated with this one's within each round, and both columns are printed side by side
+with their ratio: the machine's drift then affects both alike.
 
-usage: bench.py [TABLE [COLLECTIVE]]"""
+usage: bench.py [--before DIR] [--only WORD] [--rounds N] [TABLE [COLLECTIVE]]"""
+import argparse
 import compileall
 import os
 import resource
@@ -28,9 +31,8 @@ import numpy as np
 
 import collsel
 
-TABLE = sys.argv[1] if len(sys.argv) > 1 else "bench-data/paired/bcast-openmpi.csv"
-COLLECTIVE = sys.argv[2] if len(sys.argv) > 2 else "bcast"
 ROUNDS = 5
+TABLE, COLLECTIVE = "bench-data/paired/bcast-openmpi.csv", "bcast"
 
 # The console script beside this Python (a venv's), as a user runs it; else the module.
 SCRIPT = os.path.join(os.path.dirname(sys.executable), "collsel")
@@ -43,7 +45,8 @@ def commands(out):
     return [("collsel --version", ["--version"], 0.3),
             ("collsel --help", ["--help"], 0.3),
             ("collsel build", ["build", *table, "--out", f"{out}/b"], 1.0),
-            ("build --recommend", ["build", *table, "--recommend", "--out", f"{out}/r"], 3.0),
+            ("build --recommend", ["build", *table, "--recommend", "--out", f"{out}/r"],
+             3.0),
             ("collsel report", ["report", *table, "--quiet", "--out", f"{out}/p"], 3.0)]
 
 
@@ -52,10 +55,12 @@ def cpu_of_children():
     return used.ru_utime + used.ru_stime
 
 
-def run(argv):
-    """(wall seconds, CPU seconds) of one run of `collsel ARGV`."""
+def run(argv, generator):
+    """(wall seconds, CPU seconds) of one run of `collsel ARGV` with the package in
+    `generator`."""
+    env = dict(os.environ, PYTHONPATH=generator)
     start, cpu = time.perf_counter(), cpu_of_children()
-    subprocess.run(COLLSEL + argv, check=True, capture_output=True)
+    subprocess.run(COLLSEL + argv, check=True, capture_output=True, env=env)
     return time.perf_counter() - start, cpu_of_children() - cpu
 
 
@@ -73,26 +78,47 @@ def numpy_pass():
 
 
 def main():
-    compileall.compile_dir(os.path.dirname(collsel.__file__), quiet=1)
+    global TABLE, COLLECTIVE
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", metavar="DIR", help="another checkout's generator/")
+    parser.add_argument("--only", metavar="WORD", help="only the commands whose name has WORD")
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("table", nargs="?", default=TABLE)
+    parser.add_argument("collective", nargs="?", default=COLLECTIVE)
+    args = parser.parse_args()
+    TABLE, COLLECTIVE = args.table, args.collective
+    this = os.path.dirname(os.path.dirname(os.path.abspath(collsel.__file__)))
+    trees = {"this": this}
+    if args.before:
+        trees = {"before": os.path.abspath(args.before), "this": this}
+    for generator in trees.values():
+        compileall.compile_dir(os.path.join(generator, "collsel"), quiet=1)
     with tempfile.TemporaryDirectory() as out:
-        timed = commands(out)
-        walls = {name: [] for name, _, _ in timed}
-        cpus = {name: [] for name, _, _ in timed}
+        timed = [c for c in commands(out) if args.only is None or args.only in c[0]]
+        walls = {(name, t): [] for name, _, _ in timed for t in trees}
+        cpus = {(name, t): [] for name, _, _ in timed for t in trees}
         passes = []
-        for _ in range(ROUNDS):
+        for r in range(args.rounds):
             passes.append(numpy_pass())
             for name, argv, _ in timed:
-                w, c = run(argv)
-                walls[name].append(w)
-                cpus[name].append(c)
+                # alternated, and in turn first, so neither side always runs second
+                for t in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
+                    w, c = run(argv, trees[t])
+                    walls[name, t].append(w)
+                    cpus[name, t].append(c)
     one = statistics.median(passes)
-    print(f"{TABLE} ({COLLECTIVE}), collsel from {os.path.dirname(collsel.__file__)}: "
-          f"medians of {ROUNDS} alternated runs; one NumPy pass {one:.3f} s")
-    print(f"{'command':<20} {'seconds':>8} {'x NumPy':>8} {'CPU s':>7} {'target':>7}  met")
+    print(f"{TABLE} ({COLLECTIVE}): medians of {args.rounds} alternated runs; one NumPy pass "
+          f"{one:.3f} s; " + "; ".join(f"{t}: {g}" for t, g in trees.items()))
+    head = "".join(f" {t + ' s':>9} {'x NumPy':>8} {'CPU s':>6}" for t in trees)
+    print(f"{'command':<18}{head} {'target':>7}  met" + ("   this/before" if args.before
+                                                           else ""))
     for name, _, target in timed:
-        w, c = statistics.median(walls[name]), statistics.median(cpus[name])
-        print(f"{name:<20} {w:8.2f} {w / one:8.0f} {c:7.2f} {target:6.1f}s  "
-              f"{'yes' if w <= target else 'no'}")
+        w = {t: statistics.median(walls[name, t]) for t in trees}
+        c = {t: statistics.median(cpus[name, t]) for t in trees}
+        cols = "".join(f" {w[t]:9.2f} {w[t] / one:8.0f} {c[t]:6.2f}" for t in trees)
+        ratio = f"   {w['this'] / w['before']:.2f}" if args.before else ""
+        print(f"{name:<18}{cols} {target:6.1f}s  {'yes' if w['this'] <= target else 'no':>3}"
+              f"{ratio}")
 
 
 if __name__ == "__main__":
