@@ -9,18 +9,20 @@ Each figure is the median of ROUNDS runs; the commands run in turn within each r
 Beside each wall time, the median CPU time (user + system) of the process: on a busy machine
 the wall time measures the other jobs too, the CPU time much less.
 
-The package's modules are compiled first, as pip installs them: with PYTHONDONTWRITEBYTECODE
-set (as on this project's machine) every run would otherwise compile ~140 modules again.
+The package's modules are compiled first, as pip installs them. With --uncompiled they are not:
+each run compiles every collsel module it imports, as this project's editable install does under
+PYTHONDONTWRITEBYTECODE=1 (the issue's figures were measured so: `collsel --version` 0.86 s).
 The collsel that runs is the one this Python imports. With --before DIR (another checkout's
 generator/ directory, e.g. `git worktree add /tmp/before main`), each command also runs from
 DIR, alternated with this one's within each round, and both columns are printed side by side
 with their ratio: the machine's drift then affects both alike.
 
-usage: bench.py [--before DIR] [--only WORD] [--rounds N] [TABLE [COLLECTIVE]]"""
+usage: bench.py [--before DIR] [--uncompiled] [--only WORD] [--rounds N] [TABLE [COLLECTIVE]]"""
 import argparse
 import compileall
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -58,7 +60,7 @@ def cpu_of_children():
 def run(argv, generator):
     """(wall seconds, CPU seconds) of one run of `collsel ARGV` with the package in
     `generator`."""
-    env = dict(os.environ, PYTHONPATH=generator)
+    env = dict(os.environ, PYTHONPATH=generator, PYTHONDONTWRITEBYTECODE="1")
     start, cpu = time.perf_counter(), cpu_of_children()
     subprocess.run(COLLSEL + argv, check=True, capture_output=True, env=env)
     return time.perf_counter() - start, cpu_of_children() - cpu
@@ -83,6 +85,8 @@ def main():
     parser.add_argument("--before", metavar="DIR", help="another checkout's generator/")
     parser.add_argument("--only", metavar="WORD", help="only the commands whose name has WORD")
     parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--uncompiled", action="store_true",
+                        help="run copies of the packages without their bytecode")
     parser.add_argument("table", nargs="?", default=TABLE)
     parser.add_argument("collective", nargs="?", default=COLLECTIVE)
     args = parser.parse_args()
@@ -91,9 +95,16 @@ def main():
     trees = {"this": this}
     if args.before:
         trees = {"before": os.path.abspath(args.before), "this": this}
-    for generator in trees.values():
-        compileall.compile_dir(os.path.join(generator, "collsel"), quiet=1)
+    given = dict(trees)
     with tempfile.TemporaryDirectory() as out:
+        for t, generator in trees.items():
+            if args.uncompiled:     # a copy without __pycache__; the runs write none
+                trees[t] = os.path.join(out, "src", t)
+                shutil.copytree(os.path.join(generator, "collsel"),
+                                os.path.join(trees[t], "collsel"),
+                                symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                compileall.compile_dir(os.path.join(generator, "collsel"), quiet=1)
         timed = [c for c in commands(out) if args.only is None or args.only in c[0]]
         walls = {(name, t): [] for name, _, _ in timed for t in trees}
         cpus = {(name, t): [] for name, _, _ in timed for t in trees}
@@ -108,7 +119,8 @@ def main():
                     cpus[name, t].append(c)
     one = statistics.median(passes)
     print(f"{TABLE} ({COLLECTIVE}): medians of {args.rounds} alternated runs; one NumPy pass "
-          f"{one:.3f} s; " + "; ".join(f"{t}: {g}" for t, g in trees.items()))
+          f"{one:.3f} s; " + ("modules not compiled; " if args.uncompiled else "")
+          + "; ".join(f"{t}: {g}" for t, g in given.items()))
     head = "".join(f" {t + ' s':>9} {'x NumPy':>8} {'CPU s':>6}" for t in trees)
     print(f"{'command':<18}{head} {'target':>7}  met" + ("   this/before" if args.before
                                                            else ""))
