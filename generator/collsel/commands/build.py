@@ -5,7 +5,7 @@ import os
 import sys
 
 from collsel.core import (baseline_warning, build_config, extrapolation, headline, method_text,
-                          out_of_sample, parallel, penalty, recommend,
+                          out_of_sample, penalty, recommend,
                           third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
@@ -87,6 +87,8 @@ def run_build(args):
     extra = {}
     config = build_config.Config(args.out, options, settings, args.recommend, args.criterion,
                                  args.beyond)
+    if args.recommend:
+        from collsel.core import parallel   # only here: multiprocessing costs a build ~10 ms
     with (parallel.pool() if args.recommend else contextlib.nullcontext()) as workers:
         built = build_config.build(table, config, dmap, launches, workers)
     t = built.tree
