@@ -128,7 +128,8 @@ def _plain_columns(doc, at, collective, z, path):
     if "collective" in at and set(column("collective")) != {collective}:
         picked = np.array(column("collective"), dtype=object) == collective
         lines = lines[picked]
-        column = lambda name: np.array(doc.columns[at[name]], dtype=object)[picked].tolist()  # noqa: E731,E501
+        column = lambda name: np.array(list(doc.columns[at[name]]),  # noqa: E731
+                                        dtype=object)[picked].tolist()
     out = {"where": [f"{path}:{n}" for n in lines.tolist()]}
     for name, (low, high) in INTEGERS.items():
         if name not in at:
