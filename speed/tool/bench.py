@@ -15,7 +15,9 @@ PYTHONDONTWRITEBYTECODE=1 (the issue's figures were measured so: `collsel --vers
 The collsel that runs is the one this Python imports. With --before DIR (another checkout's
 generator/ directory, e.g. `git worktree add /tmp/before main`), each command also runs from
 DIR, alternated with this one's within each round, and both columns are printed side by side
-with their ratio: the machine's drift then affects both alike.
+with their ratio: the machine's drift then affects both alike. (An editable install finds
+collsel.templates in its own checkout whichever generator/ runs; give a DIR whose collsel/
+holds templates/ to time another checkout's templates too.)
 
 usage: bench.py [--before DIR] [--uncompiled] [--only WORD] [--rounds N] [TABLE [COLLECTIVE]]"""
 import argparse
@@ -102,7 +104,8 @@ def main():
                 trees[t] = os.path.join(out, "src", t)
                 shutil.copytree(os.path.join(generator, "collsel"),
                                 os.path.join(trees[t], "collsel"),
-                                symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+                                ignore=shutil.ignore_patterns("__pycache__"),
+                                ignore_dangling_symlinks=True)
             else:
                 compileall.compile_dir(os.path.join(generator, "collsel"), quiet=1)
         timed = [c for c in commands(out) if args.only is None or args.only in c[0]]
