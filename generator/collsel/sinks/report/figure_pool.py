@@ -28,18 +28,22 @@ def pool():
     return parallel.pool()
 
 
-def _load_matplotlib():
+def _load_matplotlib(_):
+    import os
     from collsel.sinks.report import plots
     plots.warm_up()
     _meeting.wait(timeout=120)    # the other worker takes the other task
+    return os.getpid()
 
 
 def warm(workers):
     """Each worker loads matplotlib now, in the background: call it when the parent has work
     of its own for about as long (scoring the report's trees), so that the figures start at
-    once. No-op without workers."""
-    if workers is not None:
-        workers.map_async(_load_matplotlib, range(parallel.WORKERS), chunksize=1)
+    once. Returns the tasks' AsyncResult (the workers' pids), or None without workers. A
+    worker it failed in loads matplotlib with its first figure."""
+    if workers is None:
+        return None
+    return workers.map_async(_load_matplotlib, range(parallel.WORKERS), chunksize=1)
 
 
 def _draw(report, group):
