@@ -474,11 +474,15 @@ docs:
 docs-reference:
 	$(DOCS_PYTHON) docs/gen_reference.py
 
-# --- Recommend (issue 30): wall time of `collsel build` and `collsel build --recommend` on the
-# paired bcast table, in seconds and as ratios to one NumPy pass over it (speed/recommend).
-.PHONY: bench-recommend
-bench-recommend:
-	$(DOCS_PYTHON) speed/recommend/bench.py bench-data/paired/bcast-openmpi.csv bcast
+# --- The tool's own speed (issue "Lean"; bench-recommend is its older name): whole-process wall
+# time of `collsel --version`, `--help`, `build`, `build --recommend` and `report` on the paired
+# bcast table, medians of 5 alternated runs, in seconds against the targets and as ratios to one
+# NumPy pass over the table (speed/tool/bench.py). BEFORE=DIR (another checkout's generator/, e.g.
+# from `git worktree add DIR main`) times it too, alternated with this one, side by side.
+.PHONY: bench-tool bench-recommend
+bench-tool bench-recommend:
+	$(DOCS_PYTHON) speed/tool/bench.py $(if $(BEFORE),--before $(BEFORE)) \
+	    bench-data/paired/bcast-openmpi.csv bcast
 
 # The public per-algorithm datasets of other clusters ($(SHARED)/corpus, read in place, never
 # copied) as canonical tables in build/corpus/, one `collsel ingest` per dataset x collective x

@@ -6,17 +6,19 @@ import sys
 
 import pytest
 
-from collsel.core import csvfile
+from collsel.core import csvfile, values
 
 PLAIN = [
     ["# k=1", "a,b,c", "1,2,3", "4,5,6"],
     ["a,b,c", "1,2,3", "# launch.1=x", "", "4,5,6", "#k=2", "7,8,9"],
     ["# k=1", "", "a, b ,c", " 1,2 ,3", "# k=2", "4,5,6"],
+    ["a,b,c", "é,1,ü", "x,,ß"],           # not ASCII: fields cut from the UTF-8 bytes
 ]
 NOT_PLAIN = [
     ["a,b,c", '"1",2,3'],                 # a quote: the csv module reads it
     ["a,b,c", "1,2,3", "  # a,b,c", "4,5,6"],   # an indented comment with the header's commas
     ["a,b,c", "1,2", "4,5,6"],             # a short row: parse keeps it, a reader names it
+    ["a,b,c", "1,2,3,4", "5,6"],           # as many fields in all, not per row
     ["a,b,c", "1,2,3", "   ", "4,5,6"],    # a blank line of spaces
     ["a,b,c"],                             # no rows
     ["# only a comment"],
@@ -37,6 +39,27 @@ def test_a_plain_document_reads_as_parse_reads_it(lines):
 @pytest.mark.parametrize("lines", NOT_PLAIN)
 def test_any_other_document_is_left_to_parse(lines):
     assert csvfile.parse_plain("t.csv", lines) is None
+
+
+# Integer columns as values.plain_integers reads them; a plain CSV's column of digits alone is
+# read from its bytes (csvfile.FieldTexts.digits), any other through its texts.
+INTEGER_COLUMNS = [["0", "7", "007", "123456789012345678"], ["1", " 5"], ["1", ""], ["-1", "2"],
+                   ["+1", "2"], ["1234567890123456789", "1"], ["1", "\u0661"], ["1", "2.0"],
+                   ["1", "1e3"], ["3", "4"]]
+
+
+@pytest.mark.parametrize("texts", INTEGER_COLUMNS)
+def test_a_plain_column_reads_as_its_texts_read(texts):
+    doc = csvfile.parse_plain("t.csv", ["a,b", *(f"{t},x" for t in texts)])
+    assert list(doc.columns[0]) == texts
+    for low, high in ((0, 10**18), (1, 5)):
+        by_bytes = values.plain_integers(doc.columns[0], low, high)
+        by_texts = values.plain_integers(list(texts), low, high)
+        assert (by_bytes is None) == (by_texts is None)
+        assert by_bytes is None or by_bytes.tolist() == by_texts.tolist()
+    digits = doc.columns[0].digits()
+    assert (digits is not None) == all(t.isascii() and t.isdigit() and len(t) <= 18
+                                       for t in texts)
 
 
 def test_a_command_imports_only_its_own_module():

@@ -5,29 +5,8 @@ import os
 import sys
 
 from collsel import __version__
+from collsel.commands import COMMANDS, add_command
 from collsel.errors import CollselError, printable
-
-# Each module has `register(subparsers)`, which adds its subcommand (the key) with
-# `set_defaults(run=...)`.
-COMMAND_MODULES = {
-    "build": "collsel.commands.build",
-    "query": "collsel.commands.query",
-    "stats": "collsel.commands.stats",
-    "sweep": "collsel.commands.sweep",
-    "baseline": "collsel.commands.baseline",
-    "compare": "collsel.commands.compare",
-    "ingest": "collsel.commands.ingest",
-    "emit": "collsel.commands.emit",
-    "check-rules": "collsel.commands.check_rules",
-    "verify": "collsel.commands.verify",        # did the MPI run what the file says
-    "report": "collsel.commands.report",
-    "model": "collsel.commands.model",          # model fit/predict/validate/paper
-    "cluster": "collsel.commands.cluster",      # cluster up/down/status
-    "hier": "collsel.commands.hier",            # hierarchical vs flat methods
-    "catalogue": "collsel.commands.catalogue",  # the algorithm table vs ompi_info
-    "tune": "collsel.commands.tune",            # every collective within a budget, resumable
-    "evaluate": "collsel.commands.evaluate",    # held-out evaluation of build configurations
-}
 
 DESCRIPTION = """\
 Pick the algorithm (and segment size) an MPI collective should use for each communicator size
@@ -54,24 +33,30 @@ class Parser(argparse.ArgumentParser):
 
 
 def parser(argv=None):
-    """The command line parser; given the arguments, with only the named command's module
-    imported (importing all fifteen costs each command ~0.1-0.2 s), else with every command."""
+    """The command line parser. Given the arguments, only the named command's module is
+    imported (importing all fifteen costs each command ~0.1-0.2 s); with no command named
+    (`collsel --help`, `--version`, a mistyped command) none is: the commands are listed from
+    collsel.commands.COMMANDS, which is all --help and argparse's error show of them. Without
+    arguments (the docs and tests read every option), every command's parser."""
     top = Parser(prog="collsel", description=DESCRIPTION,
                  formatter_class=argparse.RawDescriptionHelpFormatter)
     top.add_argument("--version", action="version", version=f"collsel {__version__}")
     sub = top.add_subparsers(title="commands", metavar="COMMAND")
     named = argv[0] if argv else None
-    for command, module in COMMAND_MODULES.items():
-        if named not in COMMAND_MODULES or command == named:
+    for command, (module, _) in COMMANDS.items():
+        if argv is None or command == named:
             importlib.import_module(module).register(sub)
+        elif named not in COMMANDS:
+            add_command(sub, command)       # listed; this run never parses its options
     return top
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = parser(argv).parse_args(argv)
+    top = parser(argv)
+    args = top.parse_args(argv)
     if not hasattr(args, "run"):
-        parser().print_help(sys.stderr)
+        top.print_help(sys.stderr)       # no command named: the list of commands
         return 2
     try:
         return args.run(args) or 0

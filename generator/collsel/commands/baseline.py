@@ -6,14 +6,14 @@ from collsel.commands.options import read_tables, the_collective
 from collsel.core import decision_map, penalty, values
 from collsel.core.method_text import method_text, mpi_name
 from collsel.errors import InputError
+from collsel.commands import add_command
 
 
 def register(sub):
-    b = sub.add_parser("baseline", help="penalty of the MPI's own decision vs the best "
-                              "measured method",
-                              description="For every point with an algorithm-0 row and at least "
-                              "one candidate, penalty = time(algorithm 0) / time(best measured "
-                              "method) - 1. Prints min/max/mean/median and the worst points.")
+    b = add_command(sub, "baseline",
+                    description="For every point with an algorithm-0 row and at least "
+                    "one candidate, penalty = time(algorithm 0) / time(best measured "
+                    "method) - 1. Prints min/max/mean/median and the worst points.")
     b.add_argument("table", nargs="+", help="performance table(s)")
     b.add_argument("--collective", help="collective to use (needed when the table has several)")
     b.add_argument("--worst", type=int, default=10, help="how many worst points to list "

@@ -5,7 +5,7 @@ import os
 import sys
 
 from collsel.core import (baseline_warning, build_config, extrapolation, headline, method_text,
-                          out_of_sample, parallel, penalty, recommend,
+                          out_of_sample, penalty, recommend,
                           third_axis, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
@@ -14,15 +14,16 @@ from collsel.commands import launch_tables
 from collsel.commands.options import (add_criterion_option, add_table_options,
                                       add_tree_options, build_options, load_table_and_map,
                                       map_settings)
+from collsel.commands import add_command
 
 
 def register(sub):
-    p = sub.add_parser("build", help="performance table -> decision map -> tree -> stats and C",
-                       description="Build the decision map of one collective, encode it as a "
-                       "quadtree (octree with --z) within the given limits (none = exact tree), "
-                       "and write DIR/tree.json, DIR/stats.json (in-sample and out-of-sample "
-                       "penalties), DIR/decision.{c,h} and, for a collective of Open MPI's "
-                       "coll/tuned, DIR/ompi_<collective>_intra_dec_fixed.c.")
+    p = add_command(sub, "build",
+                    description="Build the decision map of one collective, encode it as a "
+                    "quadtree (octree with --z) within the given limits (none = exact tree), "
+                    "and write DIR/tree.json, DIR/stats.json (in-sample and out-of-sample "
+                    "penalties), DIR/decision.{c,h} and, for a collective of Open MPI's "
+                    "coll/tuned, DIR/ompi_<collective>_intra_dec_fixed.c.")
     add_table_options(p)
     add_tree_options(p)
     p.add_argument("--recommend", action="store_true",
@@ -86,6 +87,8 @@ def run_build(args):
     extra = {}
     config = build_config.Config(args.out, options, settings, args.recommend, args.criterion,
                                  args.beyond)
+    if args.recommend:
+        from collsel.core import parallel   # only here: multiprocessing costs a build ~10 ms
     with (parallel.pool() if args.recommend else contextlib.nullcontext()) as workers:
         built = build_config.build(table, config, dmap, launches, workers)
     t = built.tree

@@ -4,19 +4,20 @@ from collsel.core import catalogue, csvfile
 from collsel.core.algorithms import (MPICH_READ_FROM, MPICH_UNMEASURED, MPICH_VERSIONS,
                                      TUNED_ALGORITHMS)
 from collsel.sources.measure import mpich_cvars, ompi_info
+from collsel.commands import add_command
 
 
 def register(sub):
-    p = sub.add_parser("catalogue", help="check the algorithm table against the installed MPI",
-                       description="Compare collsel's table of algorithms with the installed "
-                       "MPI. Open MPI (default): the coll/tuned ids, names and per-collective "
-                       "parameters of all 14 collectives against what 'ompi_info --param coll "
-                       "tuned --level 9 --parsable' lists. MPICH (--mpi mpich): the names of "
-                       "every blocking collective's MPIR_CVAR_<COLL>_INTRA_ALGORITHM, as MPI_T "
-                       "describes them (a small MPI_T program built with --mpicc). Prints what "
-                       "was compared, then one line per difference: an algorithm, collective or "
-                       "parameter variable the MPI has and the table lacks is shown, never "
-                       "skipped; exit status 0 when they agree, 1 when they differ.")
+    p = add_command(sub, "catalogue",
+                    description="Compare collsel's table of algorithms with the installed "
+                    "MPI. Open MPI (default): the coll/tuned ids, names and per-collective "
+                    "parameters of all 14 collectives against what 'ompi_info --param coll "
+                    "tuned --level 9 --parsable' lists. MPICH (--mpi mpich): the names of "
+                    "every blocking collective's MPIR_CVAR_<COLL>_INTRA_ALGORITHM, as MPI_T "
+                    "describes them (a small MPI_T program built with --mpicc). Prints what "
+                    "was compared, then one line per difference: an algorithm, collective or "
+                    "parameter variable the MPI has and the table lacks is shown, never "
+                    "skipped; exit status 0 when they agree, 1 when they differ.")
     p.add_argument("--mpi", choices=("openmpi", "mpich"), default="openmpi",
                    help="the MPI whose table is checked (default openmpi)")
     p.add_argument("--ompi-info", metavar="PROGRAM", default="ompi_info",

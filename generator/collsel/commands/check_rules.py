@@ -15,11 +15,12 @@ from collsel.sinks.emit import ompi_rules
 from collsel.sinks.emit.ompi_rules_reader import (COLLCOUNT, COLLECTIVE_IDS, COLLECTIVE_NAMES,
                                                   JsonRulesFile, load_any, parse_version,
                                                   rule_size_of, summary)
+from collsel.commands import add_command
 
 
 def register(sub):
-    p = sub.add_parser(
-        "check-rules", help="validate an Open MPI coll/tuned rules file; evaluate it",
+    p = add_command(
+        sub, "check-rules",
         description="Read a classic Open MPI coll/tuned dynamic rules file "
         "(coll_tuned_dynamic_rules_filename) the way Open MPI 4.1 / 5.0 reads it, and report "
         "every error and every silent trap (leading zeros, wrong counts, unordered blocks, a "

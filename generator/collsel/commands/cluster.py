@@ -27,12 +27,13 @@ import sys
 
 from collsel.errors import InputError
 from collsel.sources.cluster import config, lifecycle, names
+from collsel.commands import add_command
 
 
 def register(sub):
-    top = sub.add_parser("cluster", help="emulated cluster: rehearse multi-node tuning on one "
-                         "machine (up, down, status)", description=__doc__,
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    top = add_command(sub, "cluster",
+                      description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
     csub = top.add_subparsers(title="cluster commands", metavar="ACTION")
     top.set_defaults(run=_no_action)
     state_help = (f"state directory (config, logs, hostfile, agent, cluster.json; outside /tmp): "

@@ -9,19 +9,20 @@ from collsel.commands.options import add_table_options, map_settings, read_table
 from collsel.core import deployed, out_of_sample, penalty, third_axis, tree, treefile
 from collsel.core.method_text import default_name
 from collsel.errors import InputError
+from collsel.commands import add_command
 
 
 def register(sub):
-    p = sub.add_parser(
-        "compare", help="score one table's exact decisions on another table's times",
+    p = add_command(
+        sub, "compare",
         description="The exact map of table A (its fastest method per cell) used on table B: "
-                    "penalty against B's best per cell (mean, median, max over the cells both "
-                    "measure), how many of A's choices are in B's tie set (the methods B cannot "
-                    "tell from its best: its tied or ci_halfwidth_us columns, --tolerance), and "
-                    "the MPI's default on the same cells of B; then the same from B to A. Two "
-                    "sweeps of one grid made one after the other show how much of a decision is "
-                    "measurement noise. Tables: A B (exactly two); with --tree, FRESH tables "
-                    "(one or more) a deployed tree is scored on.")
+        "penalty against B's best per cell (mean, median, max over the cells both "
+        "measure), how many of A's choices are in B's tie set (the methods B cannot "
+        "tell from its best: its tied or ci_halfwidth_us columns, --tolerance), and "
+        "the MPI's default on the same cells of B; then the same from B to A. Two "
+        "sweeps of one grid made one after the other show how much of a decision is "
+        "measurement noise. Tables: A B (exactly two); with --tree, FRESH tables "
+        "(one or more) a deployed tree is scored on.")
     add_table_options(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--fresh", action="store_true",

@@ -11,14 +11,15 @@ from collsel.core.files import write_directory, write_file
 from collsel.sinks.emit import mpich_json, ompi_rules
 from collsel.sources.measure import mpich_base
 from collsel.sinks.emit.targets import TARGETS, EmitOptions, emit
+from collsel.commands import add_command
 
 
 def register(sub):
     lines = "\n".join(f"  {name:16} {text}" for name, (_, _, text) in TARGETS.items())
-    p = sub.add_parser("emit", help="tree.json -> C, rules files, binary blob, ...",
-                       description="Render one or more tree.json files (from `collsel build`) "
-                       "for a target.\n\ntargets:\n" + lines,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "emit",
+                    description="Render one or more tree.json files (from `collsel build`) "
+                    "for a target.\n\ntargets:\n" + lines,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trees", nargs="+", metavar="TREE.json")
     p.add_argument("--target", required=True, choices=sorted(TARGETS), metavar="TARGET",
                    help="one of: " + ", ".join(sorted(TARGETS)))

@@ -12,15 +12,15 @@ from collsel.core.files import write_file
 from collsel.errors import InputError, printable
 from collsel.commands.options import (add_table_options, add_tree_options, build_options,
                                       map_settings, read_tables, select_collective)
+from collsel.commands import add_command
 
 DEFAULT_CANDIDATES = ("--recommend", "", "--max-depth 2 --leaf penalty",
                       "--max-depth 3 --leaf penalty", "--max-depth 4 --leaf penalty")
 
 
 def register(sub):
-    p = sub.add_parser(
-        "evaluate", help="held-out penalty of build configurations on a table (the protocol "
-        "recommendations are judged by)",
+    p = add_command(
+        sub, "evaluate",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="For each protocol, hold out one value at a time, build each candidate "
         "configuration on the rest exactly as `collsel build` does, ask the tree at the "

@@ -10,17 +10,17 @@ import numpy as np
 from collsel.core import algorithms, csvfile, table as table_mod, values
 from collsel.errors import InputError
 from collsel.sources.models import reduce as reduce_model
+from collsel.commands import add_command
 
 
 def register(sub):
-    p = sub.add_parser("hier", help="hierarchical methods against flat ones: speedup, best G "
-                       "vs the model's G, split cost",
-                       description="Reads a table holding hierarchical methods "
-                       "(collsel sweep --algorithms hier:G:INNER:OUTER) and prints, per "
-                       "(P, m) and flat algorithm A with a hierarchical form hier:G:A:A, the "
-                       "flat time, the best hierarchical time and its G, the model's optimal G "
-                       "for A (Hockney model, Hasanov & Lastovetsky), the speedup over A and "
-                       "over the default (algorithm 0).")
+    p = add_command(sub, "hier",
+                    description="Reads a table holding hierarchical methods "
+                    "(collsel sweep --algorithms hier:G:INNER:OUTER) and prints, per "
+                    "(P, m) and flat algorithm A with a hierarchical form hier:G:A:A, the "
+                    "flat time, the best hierarchical time and its G, the model's optimal G "
+                    "for A (Hockney model, Hasanov & Lastovetsky), the speedup over A and "
+                    "over the default (algorithm 0).")
     p.add_argument("table", help="performance table (CSV)")
     p.add_argument("--split", nargs="*", default=[], metavar="FILE",
                    help="collsel_bench outputs whose '#@hier_split_us=' header lines give the "

@@ -8,6 +8,7 @@ from collsel.sources.ingest import assemble, common, csvmap, given, output
 from collsel.sources.ingest.common import read_lines
 from collsel.sources.ingest.detect import PARSERS, detect
 from collsel.sources.ingest.options import KIND_CHOICES, IngestOptions
+from collsel.commands import add_command
 
 HELP = """\
 Read OSU, IMB-MPI1, SKaMPI, ReproMPI, ompi-collectives-tuning detail.out or any CSV (--map)
@@ -43,8 +44,8 @@ repeated sweep; a --map without msg_size reads barrier results (m = 0).
 
 
 def register(subparsers):
-    p = subparsers.add_parser("ingest", help="read existing benchmark results into a table",
-                              description=HELP, formatter_class=_raw())
+    p = add_command(subparsers, "ingest",
+                    description=HELP, formatter_class=_raw())
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--out", metavar="TABLE", help="canonical CSV table to write")
     p.add_argument("--force", action="store_true",

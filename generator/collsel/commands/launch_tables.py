@@ -14,7 +14,7 @@ import numpy as np
 from collsel.core import algorithms, csvfile, values
 from collsel.core.table import FAMILY_KEY, PerfTable, Source
 from collsel.errors import InputError, located
-from collsel.sources.sweep import journal
+from collsel.sources.sweep import journal_path
 
 JOURNAL = "a sweep journal"
 MINIMAL = ("comm_size", "msg_size", "algorithm", "segsize", "launch", "median_us")
@@ -31,8 +31,8 @@ def journal_of(args):
     """The journal named by --launches, or the one beside a single table, or None."""
     if args.launches:
         return args.launches
-    if len(args.tables) == 1 and os.path.isfile(journal.journal_path(args.tables[0])):
-        return journal.journal_path(args.tables[0])
+    if len(args.tables) == 1 and os.path.isfile(journal_path(args.tables[0])):
+        return journal_path(args.tables[0])
     return None
 
 
@@ -128,7 +128,8 @@ def _plain_columns(doc, at, collective, z, path):
     if "collective" in at and set(column("collective")) != {collective}:
         picked = np.array(column("collective"), dtype=object) == collective
         lines = lines[picked]
-        column = lambda name: np.array(doc.columns[at[name]], dtype=object)[picked].tolist()  # noqa: E731,E501
+        column = lambda name: np.array(list(doc.columns[at[name]]),  # noqa: E731
+                                        dtype=object)[picked].tolist()
     out = {"where": [f"{path}:{n}" for n in lines.tolist()]}
     for name, (low, high) in INTEGERS.items():
         if name not in at:

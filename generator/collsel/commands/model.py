@@ -25,6 +25,7 @@ from collsel.sources.models import experiments, fit, params, predict, validation
 from collsel.sources.models import lmo_experiments, lmo_fit, lmo_params, lmo_predict, lmo_score
 from collsel.sources.models.paper import paper_comparison
 from collsel.sources.sweep import launch_stats, plan as sweep_plan
+from collsel.commands import add_command
 
 PROGRESS_S = (0.0, 86400.0)         # --progress-interval: open below, a day above
 FIT_COMM_SIZES = ",".join(map(str, experiments.FIT_COMM_SIZES))   # one node
@@ -35,9 +36,9 @@ PREDICT_PROGRESS_S = 10.0           # model predict: a progress line this often,
 
 
 def register(sub):
-    top = sub.add_parser("model", help="analytical performance models (fit, predict, validate)",
-                         description=__doc__,
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    top = add_command(sub, "model",
+                      description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
     msub = top.add_subparsers(title="model commands", metavar="ACTION")
     top.set_defaults(run=_no_action)
 

@@ -62,10 +62,10 @@ def add_table_options(p):
                         "(by default it is a candidate wherever it was measured)")
 
 
-def read_tables(paths):
-    """The tables combined; a warning on stderr, naming the files, when they measure different
-    statistics (core.statistic)."""
-    combined = table.read_tables(paths)
+def read_tables(paths, parts=None):
+    """The tables combined (`parts`: the same tables, already read one by one); a warning on
+    stderr, naming the files, when they measure different statistics (core.statistic)."""
+    combined = table.read_tables(paths) if parts is None else table.combine(parts)
     warning = statistic.mismatch_warning(
         [(s.path, s.metadata.get("statistic")) for s in combined.sources])
     if warning:
@@ -117,9 +117,10 @@ def map_settings(args):
     return decision_map.MapSettings(args.z, args.tolerance, args.defer)
 
 
-def load_table_and_map(args):
-    """The selected collective's table and its decision map."""
-    selected = select_collective(args, read_tables(args.tables))
+def load_table_and_map(args, parts=None):
+    """The selected collective's table and its decision map (`parts`: args.tables, already
+    read one by one)."""
+    selected = select_collective(args, read_tables(args.tables, parts))
     return selected, map_settings(args).build(selected)
 
 

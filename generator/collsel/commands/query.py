@@ -4,13 +4,14 @@ import sys
 from collsel.core import (csvfile, extrapolation, fallbacks, method_text, sizes, treefile,
                           values)
 from collsel.errors import InputError
+from collsel.commands import add_command
 
 
 def register(sub):
-    p = sub.add_parser("query", help="decision of a tree.json for given P and m",
-                       description="Print the method the tree decides at each point, by the "
-                       "name of the tree's MPI (e.g. 'P=8 m=65536: binomial (alg 6, seg 0, fan "
-                       "0)'); with --ids only 'algorithm segsize faninout', for scripts.")
+    p = add_command(sub, "query",
+                    description="Print the method the tree decides at each point, by the "
+                    "name of the tree's MPI (e.g. 'P=8 m=65536: binomial (alg 6, seg 0, fan "
+                    "0)'); with --ids only 'algorithm segsize faninout', for scripts.")
     p.add_argument("tree", metavar="TREE.json")
     p.add_argument("--comm-size", metavar="P", help="communicator size, 1..2^31-1")
     p.add_argument("--msg-size", metavar="M", help="bytes, 0..2^64-1: 65536, 64K, 1M, 2^20 "

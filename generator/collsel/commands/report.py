@@ -18,11 +18,12 @@ from collsel.core.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.report.compute import (DEPLOY_TARGETS, MAX_THRESHOLDS, ProbePairs,
                                           Recommended, ReportOptions, check_size, count)
+from collsel.commands import add_command
 
 
 def register(sub):
-    p = sub.add_parser(
-        "report", help="penalty-analysis report: index.html, report.json, PNG/SVG plots",
+    p = add_command(
+        sub, "report",
         description="Write DIR/index.html (one self-contained page: images embedded, no network, "
         "no JavaScript), DIR/report.json (every number the page shows) and a PNG and an SVG of "
         "each plot: the data summary, the exact decision map and trees limited by depth "
@@ -109,11 +110,12 @@ def run_report(args):
             print(f"collsel report: {msg} ({time.monotonic() - start:.1f} s)", file=sys.stderr)
 
     from collsel.sinks.report import figure_pool
-    with figure_pool.pool() as workers:     # they start matplotlib while the tree is chosen
-        per_collective = overview_tables(args)
+    with figure_pool.pool() as workers:     # the recommendation's folds, then the figures
+        per_collective, read = overview_tables(args)
         if per_collective:
-            return run_overview(args, per_collective, depths, thresholds, progress, workers)
-        measured, dmap = load_table_and_map(args)      # sets args.collective when inferred
+            return run_overview(args, per_collective, depths, thresholds, progress, workers, read)
+        # sets args.collective when inferred; the tables overview_tables read are not read again
+        measured, dmap = load_table_and_map(args, read and [read[p] for p in args.tables])
         report, files, _ = collective_report(args, measured, dmap, depths, thresholds,
                                              progress, workers)
     write_directory(args.out, files, manifest=REPORT_MANIFEST)
@@ -186,20 +188,21 @@ def _deployed(given):
 
 
 def overview_tables(args):
-    """{collective: [its tables]} when the report is an overview (no --collective, and the
-    tables hold several collectives), else None. Each collective's journal is the one beside
-    its table (TABLE.launches), so --launches and --model-table, which name one file for one
-    collective, are refused here; so is a collective collsel does not know."""
+    """({collective: [its tables]} when the report is an overview (no --collective, and the
+    tables hold several collectives) else None, {path: its table as read to find out} or None
+    when --collective is given). Each collective's journal is the one beside its table
+    (TABLE.launches), so --launches and --model-table, which name one file for one collective,
+    are refused here; so is a collective collsel does not know."""
     if args.collective is not None:
-        return None
-    held, family = {}, {}
+        return None, None
+    held, family, read = {}, {}, {}
     for path in args.tables:
-        one = read_tables([path])
+        one = read[path] = read_tables([path])
         for coll in sorted(set(one.collective.tolist())):
             held.setdefault(coll, []).append(path)
             family[coll] = one.family
     if len(held) < 2:
-        return None
+        return None, read
     for flag, given in (("--launches", args.launches), ("--model-table", args.model_tables),
                         ("--tree-dir", args.tree_dir), ("--deployed", args.deployed)):
         if given:
@@ -213,17 +216,17 @@ def overview_tables(args):
         except InputError as e:
             raise InputError(f"{', '.join(paths)}: {e}") from None
         values.output_directory(os.path.join(args.out, coll))
-    return held
+    return held, read
 
 
-def run_overview(args, per_collective, depths, thresholds, progress, workers=None):
+def run_overview(args, per_collective, depths, thresholds, progress, workers=None, read=None):
     """Each collective's report in DIR/<collective>/ (as `--collective C` writes it, from the
     tables holding C and the journal beside a single one) and the overview in DIR/index.html."""
     from collsel.sinks.report import overview
     parts, written = [], {}
     for coll, paths in per_collective.items():
         one = argparse.Namespace(**{**vars(args), "collective": coll, "tables": paths})
-        measured, dmap = load_table_and_map(one)
+        measured, dmap = load_table_and_map(one, read and [read[p] for p in paths])
         report, files, figures = collective_report(
             one, measured, dmap, depths, thresholds, lambda msg: progress(f"{coll}: {msg}"),
             workers)
@@ -276,6 +279,8 @@ def recommended_tree(dmap, measured, args, journal, launches, workers=None):
     settings = map_settings(args)
     t, figures = recommend.recommend(dmap, measured, options, args.budget, launches, settings,
                                      args.criterion, workers)
+    from collsel.sinks.report import figure_pool
+    figure_pool.warm(workers)   # the workers are done with the folds: matplotlib, while we score
     out = _tree_dir(args)
     rebuild = recommend.fold_builder(dmap, options, figures)
     options = recommend.chosen_options(options, figures)

@@ -10,12 +10,13 @@ from collsel.errors import CollselError, InputError
 from collsel.commands import launch_tables
 from collsel.core.files import write_file
 from collsel.commands.options import add_table_options, load_table_and_map, map_settings
+from collsel.commands import add_command
 
 
 def register(sub):
-    p = sub.add_parser("stats", help="tree statistics and penalties for many limits",
-                       description="The paper's tables 1 and 2: for max depths 1..k and for "
-                       "several accuracy thresholds, with both split modes and both leaf rules.")
+    p = add_command(sub, "stats",
+                    description="The paper's tables 1 and 2: for max depths 1..k and for "
+                    "several accuracy thresholds, with both split modes and both leaf rules.")
     add_table_options(p)
     p.add_argument("--depths", type=int, default=6, metavar="K", help="max depths 1..K")
     p.add_argument("--thresholds", default="50,60,70,80,90,95",

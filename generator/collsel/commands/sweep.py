@@ -11,6 +11,7 @@ from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
 from collsel.sources.sweep import launch_stats, load, paired, plan, refine, run, shapes
 from collsel.sources.sweep.sbatch import sbatch_script
+from collsel.commands import add_command
 
 SWEEP_HELP = """\
 Measure every algorithm (and segment size) of one collective for each communicator size P and
@@ -47,9 +48,9 @@ examples:
 
 
 def register(subparsers):
-    p = subparsers.add_parser("sweep", help="measure MPI algorithms into a table",
-                              usage="collsel sweep --collective NAME --out FILE [options]",
-                              description=SWEEP_HELP, formatter_class=_HelpFormatter)
+    p = add_command(subparsers, "sweep",
+                    usage="collsel sweep --collective NAME --out FILE [options]",
+                    description=SWEEP_HELP, formatter_class=_HelpFormatter)
     what = p.add_argument_group("what to measure")
     what.add_argument("--collective", required=True, metavar="NAME",
                       help=f"{' or '.join(collectives())} (the benchmark's collectives)")

@@ -21,6 +21,7 @@ from collsel.sources.measure import benchmark_program as bench, launchers, mpi_h
 from collsel.sources.sweep import (estimate, journal, launch_stats, plan as sweep_plan, refine,
                                    shapes)
 from collsel.sources.tune import layout, plan as tune_plan
+from collsel.commands import add_command
 
 COARSE, SHARE = tune_plan.COARSE_LAUNCHES, f"{tune_plan.COARSE_SHARE:.0%}"
 TUNE_HELP = f"""\
@@ -92,10 +93,9 @@ GRIDDED = ("--comm-sizes", "--msg-sizes")       # given per collective, thinned 
 
 
 def register(subparsers):
-    p = subparsers.add_parser("tune", help="sweep, build, emit and report every collective "
-                              "within a time budget, resumable",
-                              usage="collsel tune --out DIR [--budget 30m] [options]",
-                              description=TUNE_HELP, formatter_class=_HelpFormatter)
+    p = add_command(subparsers, "tune",
+                    usage="collsel tune --out DIR [--budget 30m] [options]",
+                    description=TUNE_HELP, formatter_class=_HelpFormatter)
     p.add_argument("--out", required=True, metavar="DIR", help="the output directory (above)")
     p.add_argument("--collectives", metavar="all|LIST",
                    help="all (default: every collective the benchmark measures under --mpi) "

@@ -15,13 +15,14 @@ from collsel.errors import InputError, printable
 from collsel.sinks.emit.ompi_rules_reader import (COLLECTIVE_IDS, parse_version, read,
                                                   rule_size_of)
 from collsel.sources.measure import coll_probe
+from collsel.commands import add_command
 
 DEFAULT_OMPI = "4.1.4"
 
 
 def register(sub):
-    p = sub.add_parser(
-        "verify", help="run a program under a probe: did Open MPI run what the rules file says?",
+    p = add_command(
+        sub, "verify",
         description="Run LAUNCH (the command that starts your MPI program, e.g. `mpirun -n 4 "
         "./app` with the --mca flags you deploy the file with) with an LD_PRELOAD probe in "
         "every rank (C source shipped with collsel, compiled with the launcher's mpicc on "

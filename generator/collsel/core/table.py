@@ -256,9 +256,14 @@ def drop_fallbacks(table):
     (or failed) at that (P, m) (core.fallbacks): per method and cell, the other methods stay."""
     if table.family != "openmpi":
         return table
-    keep = [fallbacks.usable(c, int(a), int(p), int(m), int(s)) for c, a, p, m, s in
-            zip(table.collective, table.algorithm, table.comm_size, table.msg_size, table.segsize)]
-    return table if all(keep) else table.take(np.array(keep, dtype=bool))
+    # only the rows of a method with a fallback entry are asked (a few of a table's methods)
+    listed = {(f.collective, f.algorithm) for f in fallbacks.FALLBACKS}
+    keep = np.ones(len(table), dtype=bool)
+    for i, key in enumerate(zip(table.collective.tolist(), table.algorithm.tolist())):
+        if key in listed:
+            keep[i] = fallbacks.usable(key[0], key[1], int(table.comm_size[i]),
+                                       int(table.msg_size[i]), int(table.segsize[i]))
+    return table if keep.all() else table.take(keep)
 
 
 def combine(tables):

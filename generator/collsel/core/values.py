@@ -57,16 +57,21 @@ def integer(value, name, low, high, where=""):
 def plain_integers(texts, low, high):
     """The int64 array of texts that are all plain (ASCII digits, at most 18, surrounding
     spaces allowed) and in [low, high], else None: a reader's vectorised pass over thousands
-    of rows, whose row-by-row reader (`integer`) then names the first bad field."""
-    joined = "".join(texts)
-    text = texts
-    if not (joined.isascii() and joined.isdigit()):     # spaces to strip, or not plain
-        text = [t.strip() for t in texts]
-        joined = "".join(text)
-    if text and not (joined.isascii() and joined.isdigit() and all(text)
-                     and max(map(len, text)) <= 18):
-        return None
-    v = np.array(text, dtype=np.int64)
+    of rows, whose row-by-row reader (`integer`) then names the first bad field. A column of
+    a plain CSV (core.csvfile.FieldTexts) of digits alone is read from its bytes, its texts
+    never made."""
+    v = texts.digits() if hasattr(texts, "digits") else None
+    if v is None:
+        texts = list(texts)
+        joined = "".join(texts)
+        text = texts
+        if not (joined.isascii() and joined.isdigit()):     # spaces to strip, or not plain
+            text = [t.strip() for t in texts]
+            joined = "".join(text)
+        if text and not (joined.isascii() and joined.isdigit() and all(text)
+                         and max(map(len, text)) <= 18):
+            return None
+        v = np.array(text, dtype=np.int64)
     return None if v.size and (v.min() < low or v.max() > high) else v
 
 

@@ -13,7 +13,8 @@ from collsel.core.files import write_file
 from collsel.core.table import COLUMN_ORDER, render_table
 from collsel.errors import InputError, located
 from collsel.sources.measure import benchmark_program as bench
-from collsel.sources.sweep import launch_stats, load, shapes
+# journal_path lives in the package (light to import); journal.journal_path is the same function
+from collsel.sources.sweep import journal_path, launch_stats, load, shapes  # noqa: F401
 
 COLUMNS = list(COLUMN_ORDER)
 # Every launch's statistics of every point, kept beside the table (TABLE.launches): the table row
@@ -50,10 +51,6 @@ def _integer(text, key, path, lineno):
         return values.integer(text, key, *_RANGES[key], where=f"{path}:{lineno}")
     except ValueError:       # int() refuses numbers of thousands of digits
         raise located(path, lineno, f"{key} out of range") from None
-
-
-def journal_path(out):
-    return out + ".launches"
 
 
 def point_key(row):
