@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from collsel.core import algorithms, fallbacks
-from collsel.sources.measure import benchmark_program as bench
+from collsel.sources.measure import benchmark_program as bench, coll_probe
 
 pytestmark = pytest.mark.skipif(
     shutil.which("mpirun") is None or shutil.which("mpicc") is None or shutil.which("cc") is None
@@ -81,7 +81,7 @@ def probe(tmp_path_factory):
     include = subprocess.run(["mpicc", "--showme:compile"], capture_output=True, text=True)
     cmd = ["cc", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror",
            *include.stdout.split(), "-o", str(out),
-           str(bench.source_path().with_name("collsel_coll_probe.c")), "-ldl"]
+           str(coll_probe.source_path()), "-ldl"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return out

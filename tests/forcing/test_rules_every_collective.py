@@ -22,11 +22,11 @@ import pytest
 
 from collsel.core import fallbacks, rules_size
 from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
-from collsel.sources.measure import benchmark_program as bench
+from collsel.sources.measure import benchmark_program as bench, coll_probe
 from helpers import switching_table
 from test_forcing import FUNCTIONS, outermost, read_probe
 
-PROBE_SOURCE = bench.source_path().with_name("collsel_coll_probe.c")
+PROBE_SOURCE = coll_probe.source_path()
 
 OMPI5 = Path(os.environ.get("COLLSEL_OMPI5_HOME",
                             Path(__file__).resolve().parents[2] / "build" / "mpis" / "openmpi5"))
