@@ -237,3 +237,19 @@ def switching_table(path, collective, low, high, comm_sizes=(2, 4, 8),
                 rows.append(f"{collective},{p},{m},{alg},0,{t + m / 1000:.3f}")
     pathlib.Path(path).write_text("\n".join(rows) + "\n")
     return path
+
+
+def run_in_process(*args):
+    """`collsel ARGS` in this process (the CLI's own main), as a CompletedProcess (returncode,
+    stdout, stderr): no interpreter start per call."""
+    import contextlib
+    import io
+
+    from collsel import cli
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main([str(a) for a in args])
+        except SystemExit as e:
+            code = e.code
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())

@@ -3,17 +3,15 @@
 Trees come from our measured sweeps in bench-data/. The validator is tested on one small file
 per trap of the classic format (the reference's list), each rejected with one line FILE:LINE.
 """
-import contextlib
-import io
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from collsel import cli
+from helpers import run_in_process
 
 from collsel.core import decision_map, table, tree, treefile
 from collsel.sinks.emit import ompi_rules, targets
@@ -22,15 +20,7 @@ from collsel.sinks.emit import ompi_rules_reader as check
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run(*args):
-    """`collsel ARGS` in this process (the CLI's own main), as (returncode, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = cli.main([str(a) for a in args])
-        except SystemExit as e:
-            code = e.code
-    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+run = run_in_process    # `collsel ARGS` in this process (tests/helpers.py)
 
 
 @pytest.fixture(scope="module")

@@ -2,16 +2,13 @@
 launch words (sources/measure/coll_probe.py), and the whole command against a stand-in launcher
 that writes the reports real ranks would (their format as collsel_coll_probe.c writes it;
 tests/integration/test_verify_in_ompi.py runs the real thing)."""
-import contextlib
-import io
 import os
 import stat
-import subprocess
 import sys
 
 import pytest
 
-from collsel import cli
+from helpers import run_in_process
 from collsel.core import verify
 from collsel.core.algorithms import Method
 from collsel.errors import InputError
@@ -21,14 +18,7 @@ RULES = "1\n7\n1\n2 2\n0 2 0 0\n1024 5 0 0\n"      # bcast: chain below 1024 B, 
 RULES_PATH = "/data/rules.conf"
 
 
-def run(*args):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = cli.main([str(a) for a in args])
-        except SystemExit as e:
-            code = e.code
-    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+run = run_in_process    # `collsel ARGS` in this process (tests/helpers.py)
 
 
 def report_text(rank, size=2, dynamic="1", filename=RULES_PATH, read=None, sites=(),

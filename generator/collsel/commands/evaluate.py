@@ -102,9 +102,7 @@ def run_evaluate(args):
             print(f"{chr(13) if tty else ''}collsel evaluate: fold {done}/{total}",
                   end="" if tty and done < total else "\n", file=sys.stderr, flush=True)
 
-    result = held_out.evaluate(table, configs, protocols,
-                               lambda train, c: build_config.build(train, c).loaded(),
-                               args.max_folds, progress)
+    result = held_out.evaluate(table, configs, protocols, args.max_folds, progress)
     document = {"tables": list(args.tables), "collective": args.collective,
                 "candidates": [c.label for c in configs], "protocols": result}
     print(text(document))

@@ -72,11 +72,3 @@ def method_costs(times, defer_index, unmeasured, estimated=None):
         guess = penalty_pct(np.fmax(estimated, ref), ref)
         pen = np.where(missing, guess, pen)
     return pen
-
-
-def chosen(costs, choice):
-    """The cost of the chosen method (an index array, -1 = nothing to score) per cell of
-    `costs` (cells + (methods,)); NaN where the index is -1."""
-    choice = np.asarray(choice)
-    got = np.take_along_axis(costs, np.maximum(choice, 0)[..., None], axis=-1)[..., 0]
-    return np.where(choice >= 0, got, np.nan)

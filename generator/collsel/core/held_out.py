@@ -18,7 +18,7 @@ Protocols:
 """
 import numpy as np
 
-from collsel.core import algorithms, cell_cost, fold_maps, pruning
+from collsel.core import algorithms, build_config, cell_cost, decision_map, fold_maps, pruning
 
 PROTOCOLS = ("P", "m", "edge")
 LABELS = {"P": "interior leave-one-P-out", "m": "interior leave-one-m-out",
@@ -38,9 +38,10 @@ def held_values(table, protocol, max_folds=None):
     return [int(known[i]) for i in fold_maps.held_out_positions(known.size, scorable, limit)]
 
 
-def fold_scores(table, value, protocol, configs, build):
-    """One fold: (penalties per config, the default's, the best fixed method's, unscorable per
-    config) over the counted held-out cells; `build(train_table, config)` -> LoadedTree."""
+def fold_scores(table, value, protocol, configs):
+    """One fold: (penalties per config, the default's, the best fixed method's) over the
+    counted held-out cells, NaN where unscorable; each tree built as `collsel build` does
+    (core.build_config)."""
     column = getattr(table, COLUMN[protocol])
     train, test = table.take(column != value), table.take(column == value)
     has_default = bool((table.algorithm == algorithms.BASELINE_ALGORITHM).any())
@@ -50,13 +51,14 @@ def fold_scores(table, value, protocol, configs, build):
     if held is None:
         return None
     values, times, base, reference, methods = held
-    out = []
+    out, train_map = [], None
     for config in configs:
-        loaded = build(train, config)
+        built = build_config.build(train, config)
+        loaded = built.loaded()
         decided = loaded.decide(values)
         chosen = _time_of(loaded.methods, decided, methods, times, base)
         out.append(cell_cost.penalty_pct(chosen, reference))
-    train_map = configs[0].settings.build(train) if configs else None
+        train_map = train_map or built.dmap       # the first configuration's training map
     fixed = pruning.best_fixed(train_map)
     index = {m: i for i, m in enumerate(methods)}
     at = index.get(train_map.methods[fixed], -1)
@@ -69,7 +71,6 @@ def _held_cells(test, has_default):
     """The held-out rows as cells: (query values per axis, times (cells, methods) of the forced
     methods, the default's times, the reference, the methods), restricted to the counted cells
     (core.cell_cost.scored_cells with a reference); None when none counts."""
-    from collsel.core import decision_map     # the held-out grid of the rows, no defer column
     dmap = decision_map.build_map(test, defer=False) if (
         test.algorithm != algorithms.BASELINE_ALGORITHM).any() else None
     if dmap is None:
@@ -106,14 +107,14 @@ def summary(penalties):
             "max": float(p[ok].max()), "cells": int(ok.sum()), "unscorable": int((~ok).sum())}
 
 
-def evaluate(table, configs, protocols, build, max_folds=None, progress=None):
+def evaluate(table, configs, protocols, max_folds=None, progress=None):
     """{protocol: {"folds", "held_out", "configs": [summary], "default", "best_fixed"}} for
     the configurations (core.build_config.Config) on `table`; None for a protocol with no
     fold. `progress(done, total)` is told after every fold."""
     plan = [(p, v) for p in protocols for v in held_values(table, p, max_folds)]
     parts = {p: [] for p in protocols}
     for done, (protocol, value) in enumerate(plan, 1):
-        got = fold_scores(table, value, protocol, configs, build)
+        got = fold_scores(table, value, protocol, configs)
         if got is not None:
             parts[protocol].append((value, got))
         if progress:

@@ -162,19 +162,25 @@ def check_order(path, line, low, mid, high, names):
                       f"{high:g} does not hold: columns out of order?")
 
 
+def parse_pairs(flag, text, what):
+    """'A=x,B=y' -> {'A': 'x', 'B': 'y'} for a flag of KEY=VALUE pairs (`what` names the form
+    in the error)."""
+    pairs = {}
+    for part in text.split(","):
+        key, sep, value = (s.strip() for s in part.partition("="))
+        if not sep or not key or not value:
+            raise InputError(f"{flag}: '{_short(part)}' is not {what}")
+        if key in pairs:
+            raise InputError(f"{flag}: '{_short(key)}' given twice")
+        pairs[key] = value
+    return pairs
+
+
 def parse_relabel(text):
     """--relabel 'ring=double_ring,2=3' -> {'ring': 'double_ring', '2': '3'}: what a dataset's
     own algorithm labels mean (a file named algo2 that ran Open MPI's algorithm 3). The targets
     are checked as algorithm ids once the collective is known."""
-    labels = {}
-    for part in text.split(","):
-        label, sep, target = (s.strip() for s in part.partition("="))
-        if not sep or not label or not target:
-            raise InputError(f"--relabel: '{_short(part)}' is not LABEL=ALGORITHM")
-        if label in labels:
-            raise InputError(f"--relabel: label '{_short(label)}' given twice")
-        labels[label] = target
-    return labels
+    return parse_pairs("--relabel", text, "LABEL=ALGORITHM")
 
 
 def collective_name(call):

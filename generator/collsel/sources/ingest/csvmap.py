@@ -24,7 +24,8 @@ import re
 
 from collsel.core import csvfile, statistic, table
 from collsel.errors import InputError, located
-from collsel.sources.ingest.common import Parsed, Point, parse_float, parse_int, parse_relabel, parse_time, printable, unit_factor
+from collsel.sources.ingest.common import (Parsed, Point, parse_float, parse_int, parse_pairs,
+                                           parse_relabel, parse_time, printable, unit_factor)
 
 # Where the ranks ran: integer columns a mapped CSV may carry (core.table keeps them as extra
 # columns; `collsel build --z ppn` reads ppn as the third axis).
@@ -60,23 +61,10 @@ def parse_map(text):
 NO_SIZE_COLUMN = "no size column (barrier: m = 0)"
 
 
-def _pairs(flag, text, what):
-    """'A=x,B=y' -> {'A': 'x', 'B': 'y'} for a flag of COLUMN=VALUE pairs."""
-    pairs = {}
-    for part in text.split(","):
-        key, sep, value = (s.strip() for s in part.partition("="))
-        if not sep or not key or not value:
-            raise InputError(f"{flag}: '{printable(part[:40])}' is not {what}")
-        if key in pairs:
-            raise InputError(f"{flag}: {printable(key[:40])} given twice")
-        pairs[key] = value
-    return pairs
-
-
 def parse_where(text):
     """--where 'Allocation=core,Type=Broadcast' -> {'Allocation': 'core', 'Type': 'Broadcast'}:
     the rows kept are those whose columns hold exactly these values."""
-    return _pairs("--where", text, "COLUMN=VALUE")
+    return parse_pairs("--where", text, "COLUMN=VALUE")
 
 
 def parse_columns(text):
