@@ -38,7 +38,7 @@ def table(out, plan):
             c, method_text.stats_counts(stats["leaf_methods"]), family, METHODS_SHOWN))
         if figure.defers:
             deferring.append(c)
-    notes = [f"figures: mean penalty against the best measured method, {default}'s on the "
+    notes = [f"figures: mean penalty against the fastest forced method, {default}'s on the "
              "same cells; a tree that defers everywhere is the default once deployed, so it "
              "is scored as the default"]
     notes += [f"  {basis}: {', '.join(names)}" for basis, names in bases.items()]
