@@ -148,7 +148,7 @@ struct lc_comm_state *lc_comm_state(MPI_Comm comm)
 
 /* Processes per node of comm: its size over its number of shared-memory nodes (leaders of
  * MPI_Comm_split_type SHARED), rounded down, as runtime/examples/mpi_ppn_query.c. */
-static int processes_per_node(MPI_Comm comm, int size, int32_t *ppn)
+int lc_comm_ppn(MPI_Comm comm, int size, int32_t *ppn)
 {
     MPI_Comm node;
     int local_rank = 0, leader, nodes = 0;
@@ -201,7 +201,7 @@ void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
     int failed, any_failed = 1;
     uint32_t k;
     cs->resolved = -1;
-    if (collsel_tree_axes(tree) == 3 && processes_per_node(comm, s->size, &cs->ppn))
+    if (collsel_tree_axes(tree) == 3 && lc_comm_ppn(comm, s->size, &cs->ppn))
         return;
     failed = lc_rules_resolve(tree, s->size, cs->ppn, &cs->rules) != COLLSEL_TREE_OK
              || !(cs->methods = calloc(cs->rules.n_choices, sizeof *cs->methods));

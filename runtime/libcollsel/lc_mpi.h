@@ -129,5 +129,18 @@ void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
  * it is ready, 0 when making it failed (m->ready -1). */
 int lc_comm_make(MPI_Comm comm, enum lc_coll coll, struct lc_method *m);
 void lc_comm_counts(collsel_pmpi_counts *counts);
+/* comm's processes per node: size / (its shared-memory nodes), rounded down; collective over
+ * comm. MPI_SUCCESS or an MPI error code. */
+int lc_comm_ppn(MPI_Comm comm, int size, int32_t *ppn);
+
+/* ---- census.c: census mode (COLLSEL_CENSUS=PREFIX), what `collsel profile` reads ---- */
+void lc_census_begin(void);        /* before the MPI's own init: the wall clock starts */
+void lc_census_started(int rc);    /* after it returned rc */
+int lc_census_on(void);
+/* Around each collective the program calls, on every rank of comm: enter right before the
+ * MPI's call (m = bytes, as the trees are queried), leave right after it. */
+void lc_census_enter(enum lc_coll coll, MPI_Comm comm, uint64_t bytes);
+void lc_census_leave(void);
+void lc_census_finish(void);       /* before the MPI's own finalize: PREFIX.<rank>.json */
 
 #endif

@@ -14,6 +14,7 @@
 static struct {
     int active;        /* serve calls */
     int trace;
+    int census;        /* COLLSEL_CENSUS: time every call (census.c) */
     int mpit;          /* MPI_T_init_thread done here */
     collsel_treeset trees;
 } g;
@@ -31,9 +32,10 @@ LC_EXPORT void collsel_pmpi_counts_get(collsel_pmpi_counts *counts)
 
 /* ---- MPI_Init: load, check, agree ---- */
 
-/* setup_local's verdicts: fine, wrong (msg says what; agree() adds the consequence), or a
- * refusal whose msg is the whole sentence */
-enum { SETUP_OK, SETUP_FAILED, SETUP_FAILED_SAID };
+/* setup_local's verdicts: fine, wrong (msg says what; agree() adds the consequence), a
+ * refusal whose msg is the whole sentence, or nothing to serve and nothing to say (a census
+ * without trees) */
+enum { SETUP_OK, SETUP_FAILED, SETUP_FAILED_SAID, SETUP_NO_TREES_CENSUS };
 
 /* COLLSEL_SERIAL_COLLECTIVES=1: the user's word that no two threads of a process are ever
  * inside collectives at once (a Python program calling MPI from one thread), which makes
@@ -51,7 +53,7 @@ static int setup_local(int provided, char *msg, size_t msg_size)
     int level, c;
     if (!spec || !*spec) {
         snprintf(msg, msg_size, "COLLSEL_TREES is not set");
-        return SETUP_FAILED;
+        return g.census ? SETUP_NO_TREES_CENSUS : SETUP_FAILED;
     }
     /* MPIR_CVAR_<COLL>_INTRA_ALGORITHM, written around each call, is read by every thread's
      * collectives and by MPICH's internal ones: another thread's call at the same time could
@@ -102,7 +104,7 @@ static int agree(int failed, const char *msg, int rank)
     PMPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     for (c = 1; c <= LC_NCOLL; c++)
         same &= low[c] == high[c];
-    if (high[0] && rank == first)
+    if (high[0] && rank == first && failed != SETUP_NO_TREES_CENSUS)
         fprintf(stderr, "libcollsel: %s%s\n", msg,
                 failed == SETUP_FAILED_SAID ? "" : "; passing every collective through");
     else if (!high[0] && !same && rank == 0)
@@ -127,6 +129,7 @@ static void setup(int provided)
     int rank = 0, failed;
     const char *trace = getenv("COLLSEL_TRACE");
     g.trace = trace && strcmp(trace, "1") == 0;
+    g.census = lc_census_on();
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     failed = setup_local(provided, msg, sizeof msg);
     g.active = agree(failed, msg, rank);
@@ -137,6 +140,7 @@ static void setup(int provided)
 void lc_pmpi_started(int rc)
 {
     int provided = MPI_THREAD_SINGLE;
+    lc_census_started(rc);
     if (rc == MPI_SUCCESS) {
         PMPI_Query_thread(&provided);
         setup(provided);
@@ -147,6 +151,8 @@ void lc_pmpi_started(int rc)
 
 void lc_pmpi_finishing(void)
 {
+    lc_census_finish();
+    g.census = 0;
     shutdown_library();
 }
 
@@ -158,6 +164,7 @@ void lc_pmpi_finishing(void)
  * (fortran.c). MPICH: at setup, as before. */
 void lc_mpit_before_init(int required)
 {
+    lc_census_begin();   /* the program's wall time starts before the MPI's init too */
 #if defined(OPEN_MPI)
     const char *spec = getenv("COLLSEL_TREES");
     int level;
@@ -188,7 +195,7 @@ LC_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 
 LC_EXPORT int MPI_Finalize(void)
 {
-    shutdown_library();
+    lc_pmpi_finishing();
     return PMPI_Finalize();
 }
 
@@ -237,7 +244,7 @@ static unsigned op_lacks(MPI_Op op)
  * of comm (the communicator, the message's byte count, `lacks`: the enum lc_need bits the call
  * cannot offer a method, `shape`: NULL, or why the call's counts are not the ones the tree was
  * measured with), so the ranks choose alike. */
-static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t bytes,
+static const struct lc_method *decide(enum lc_coll coll, MPI_Comm comm, uint64_t bytes,
                                       unsigned lacks, const char *shape)
 {
     const collsel_tree *tree = g.trees.tree[coll];
@@ -294,6 +301,17 @@ static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t
     return m;
 }
 
+/* decide(), the census' clock started last (census.c: the call's time is the MPI's call,
+ * with the forcing around it, without the deciding); leave() stops it. */
+static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t bytes,
+                                      unsigned lacks, const char *shape)
+{
+    const struct lc_method *m = decide(coll, comm, bytes, lacks, shape);
+    if (g.census)
+        lc_census_enter(coll, comm, bytes);
+    return m;
+}
+
 /* A flat method's call runs on m->comm between lc_force_enter and lc_force_leave; a deferred
  * one (or a passed call, m NULL) on the user's communicator. Hierarchical methods are bcast's
  * and reduce's only (lc_force_init refuses them elsewhere): run_bcast, run_reduce. */
@@ -309,6 +327,8 @@ static int leave(enum lc_coll coll, const struct lc_method *m, int rc)
 {
     if (m && m->kind == LC_METHOD_FLAT)
         lc_force_leave(coll, m);
+    if (g.census)
+        lc_census_leave();
     return rc;
 }
 
@@ -346,7 +366,7 @@ static int is_root(MPI_Comm comm, int root)
  * (MPI 4: MPICH 4.0), for MPI_Count counts and MPI_Aint displacements (MPI_<Coll>_c, what
  * mpi4py calls): SUFFIX, COUNT, DISP. The first line of each: no library, no work. */
 #define LC_PLAIN(NAME, ...)                                                                        \
-    if (!g.active && !g.trace)                                                                     \
+    if (!g.active && !g.trace && !g.census)                                                        \
         return NAME(__VA_ARGS__)
 
 #define DEFINE_BCAST(SUFFIX, COUNT)                                                                \
@@ -357,7 +377,7 @@ static int is_root(MPI_Comm comm, int root)
         LC_PLAIN(PMPI_Bcast##SUFFIX, buf, count, type, root, comm);                                \
         m = choose(LC_BCAST, comm, bytes_of(count, type), 0, NULL);                                \
         if (m && m->kind == LC_METHOD_HIER && count <= INT_MAX)                                    \
-            return lc_hier_bcast(m, buf, (int)count, type, root);                                  \
+            return leave(LC_BCAST, m, lc_hier_bcast(m, buf, (int)count, type, root));              \
         return leave(LC_BCAST, m,                                                                  \
                      PMPI_Bcast##SUFFIX(buf, count, type, root, enter(LC_BCAST, m, comm)));        \
     }
@@ -370,7 +390,8 @@ static int is_root(MPI_Comm comm, int root)
         LC_PLAIN(PMPI_Reduce##SUFFIX, sendbuf, recvbuf, count, type, op, root, comm);              \
         m = choose(LC_REDUCE, comm, bytes_of(count, type), op_lacks(op), NULL);                    \
         if (m && m->kind == LC_METHOD_HIER && count <= INT_MAX)                                    \
-            return lc_hier_reduce(m, sendbuf, recvbuf, (int)count, type, op, root);                \
+            return leave(LC_REDUCE, m,                                                             \
+                         lc_hier_reduce(m, sendbuf, recvbuf, (int)count, type, op, root));         \
         return leave(LC_REDUCE, m, PMPI_Reduce##SUFFIX(sendbuf, recvbuf, count, type, op,          \
                                                        root, enter(LC_REDUCE, m, comm)));          \
     }
