@@ -32,6 +32,8 @@ COMMANDS = {
                   "check the algorithm table against the installed MPI"),
     "tune": ("collsel.commands.tune",
              "sweep, build, emit and report every collective within a time budget, resumable"),
+    "profile": ("collsel.commands.profile", "run an MPI program under libcollsel's census: which "
+                "collectives, P and m take its time"),
     "evaluate": ("collsel.commands.evaluate", "held-out penalty of build configurations on a table "
                  "(the protocol recommendations are judged by)"),
 }

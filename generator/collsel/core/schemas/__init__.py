@@ -3,6 +3,8 @@
     tree.schema.json          tree.json (collsel.core.treefile)
     model-params.schema.json  model parameter files (collsel.sources.models.params)
     lmo-params.schema.json    LMO parameter files (collsel.sources.models.lmo_params)
+    census.schema.json        one rank's libcollsel census file (collsel.core.profile)
+    profile.schema.json       a program's collective profile (collsel.core.profile)
 
 The schema files are package data, read with importlib.resources, so an installed collsel finds
 them as a checkout does. `check` validates a document with the `jsonschema` package and turns the
@@ -25,7 +27,8 @@ from importlib import resources
 from collsel.errors import InputError
 
 FILES = {"tree": "tree.schema.json", "model-params": "model-params.schema.json",
-         "lmo-params": "lmo-params.schema.json"}
+         "lmo-params": "lmo-params.schema.json", "census": "census.schema.json",
+         "profile": "profile.schema.json"}
 
 _SHORT = reprlib.Repr()
 _SHORT.maxlist = _SHORT.maxdict = 4
