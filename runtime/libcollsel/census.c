@@ -175,13 +175,15 @@ void lc_census_leave(void)
     pthread_mutex_unlock(&census.lock);
 }
 
-/* `text` into f as a JSON string: printable ASCII but the quote and backslash, else '?' (the
- * MPI's version line and the host name are only shown), up to the first line break. */
+/* `text` into f as a JSON string: printable ASCII but the quote and backslash, a tab as a space
+ * (MPICH's "Version:\t4.0.2"), else '?' (the MPI's version line and the host name are only
+ * shown), up to the first line break. */
 static void put_string(FILE *f, const char *text)
 {
     fputc('"', f);
     for (; *text && *text != '\n'; text++)
-        fputc(*text >= 0x20 && *text < 0x7f && *text != '"' && *text != '\\' ? *text : '?', f);
+        fputc(*text == '\t' ? ' '
+              : *text >= 0x20 && *text < 0x7f && *text != '"' && *text != '\\' ? *text : '?', f);
     fputc('"', f);
 }
 

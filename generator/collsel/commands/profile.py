@@ -191,14 +191,18 @@ def _point(entry):
     ppn = f"ppn={entry['ppn']}" if entry["ppn"] >= 0 else "inter"
     return (f"P={entry['comm_size']} m={size_text(entry['m'])} {ppn}: "
             f"{_percent(entry['share'])}, {entry['calls_per_rank']} calls/rank, median "
-            f"{entry['median_us']:.3g} us")
+            f"{_time_text(entry['median_us'])}")
+
+
+def _time_text(us):
+    return f"{us:.3g} us" if us < 1000 else f"{us / 1000:.3g} ms"
 
 
 def print_summary(doc, path, top):
     wall = doc["wall_time_s"]
     in_collectives = sum(e["share"] for e in doc["entries"])
     print(printable(f"collsel profile: {doc['ranks']} ranks on {doc['hosts']} host(s), "
-                    f"{doc['library'].split(',')[0]}; wall time {wall['mean']:.3g} s per rank "
+                    f"{' '.join(doc['library'].split(',')[0].split())}; wall time {wall['mean']:.3g} s per rank "
                     f"(mean; max {wall['max']:.3g} s), {_percent(in_collectives)} of it in "
                     f"collectives; {len(doc['entries'])} points -> {path}"))
     if doc["dropped_calls"]:
