@@ -201,8 +201,9 @@ def _time_text(us):
 def print_summary(doc, path, top):
     wall = doc["wall_time_s"]
     in_collectives = sum(e["share"] for e in doc["entries"])
+    library = " ".join(doc["library"].split(",")[0].split())
     print(printable(f"collsel profile: {doc['ranks']} ranks on {doc['hosts']} host(s), "
-                    f"{' '.join(doc['library'].split(',')[0].split())}; wall time {wall['mean']:.3g} s per rank "
+                    f"{library}; wall time {wall['mean']:.3g} s per rank "
                     f"(mean; max {wall['max']:.3g} s), {_percent(in_collectives)} of it in "
                     f"collectives; {len(doc['entries'])} points -> {path}"))
     if doc["dropped_calls"]:
