@@ -436,9 +436,14 @@ bench-libcollsel:
 	speed/libcollsel/bench.sh
 # bench-overhead: plain Open MPI, libcollsel and coll/collsel side by side in one run (P = 2:
 # 1-byte bcast/allreduce ns per call, MPI_Comm_split x 1,000), rounds alternated
-# (speed/overhead/bench.sh).
+# (speed/overhead/bench.sh); then what the census of `collsel profile` costs a collective-heavy
+# program, plain / preloaded / census alternated (speed/census/bench.sh, alone: bench-census).
+.PHONY: bench-census
 bench-overhead:
 	speed/overhead/bench.sh
+	speed/census/bench.sh
+bench-census:
+	speed/census/bench.sh
 measure-hier:
 	bench-data/hier/measure.sh
 

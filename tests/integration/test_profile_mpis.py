@@ -33,8 +33,9 @@ FORTRAN_POINTS = {("bcast", P, 100, P), ("bcast", P, 1000, P), ("allreduce", P, 
 def app_points(rounds):
     """profile_app.c's calls: {(collective, P, m, ppn): (ranks, calls per rank)}."""
     return {("allreduce", P, 8, P): (P, rounds), ("allreduce", P, 8192, P): (P, rounds),
-            ("bcast", P, 65536, P): (P, -(-rounds // 10)), ("barrier", P, 0, P):
-            (P, -(-rounds // 10)), ("allgather", 2, 64, 2): (2, 1),   # the even half
+            ("bcast", P, 65536, P): (P, -(-rounds // 10)),
+            ("barrier", P, 0, P): (P, -(-rounds // 10) + 2),          # + the two timing ones
+            ("allgather", 2, 64, 2): (2, 1),                          # the even half
             ("allgather", 1, 64, 1): (1, 1),                          # the odd one
             ("allreduce", P, 4, P): (P, 1)}                           # the final check
 
