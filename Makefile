@@ -499,13 +499,13 @@ corpus:
 	$(DOCS_PYTHON) speed/corpus/ingest.py --corpus $(SHARED)/corpus --out $(BUILD)/corpus
 
 # Every corpus table scored by `collsel evaluate` (interior leave-one-P-out, leave-one-m-out,
-# edge; CORPUS_FOLDS held-out values each): the recommended tree beside the default, the best
-# fixed method, exact and depth 2/3/4 penalty trees, build --recommend's printed figure beside
-# the direct one, and the count of tables meeting each target (build/corpus-scoreboard/).
-CORPUS_FOLDS ?= 4
+# edge; as many held-out values each as build --recommend's own folds, core/fold_maps.py's
+# MAX_FOLDS): the recommended tree beside the default, the best fixed method, exact and depth
+# 2/3/4 penalty trees, build --recommend's printed figure beside the direct one, and the count
+# of tables meeting each target (build/corpus-scoreboard/).
 .PHONY: corpus-scoreboard
 corpus-scoreboard: corpus
-	$(DOCS_PYTHON) speed/corpus/scoreboard.py --max-folds $(CORPUS_FOLDS) \
+	$(DOCS_PYTHON) speed/corpus/scoreboard.py \
 	    --out $(BUILD)/corpus-scoreboard $(sort $(wildcard $(BUILD)/corpus/*.csv))
 
 # Issue 30's Must-show table (speed/recommend/scoreboard.py): every shipped table's recommended

@@ -185,14 +185,19 @@ def test_commands_load_without_matplotlib():
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
 
 
-def test_two_launches_choose_without_a_nested_launch_figure():
-    """With two launches the inner cross-validation of a launch fold would train on nothing: the
-    choice is made, and the launch kind has no nested figure (a traceback before)."""
+def test_two_launches_nest_on_the_other_kinds_folds():
+    """With two launches, a launch fold's training set is one launch: it has no launch folds of
+    its own (they would train on nothing), so its choice is made on its P and m folds, as a
+    recommendation made on that one launch would (a traceback before the nesting existed)."""
     path = REPO / "bench-data/paired/reduce-mpich.csv"
     two = dict(list(_launches(path, "reduce").items())[:2])
     assert len(two) == 2
     sel = _selection(path, "reduce", two)
-    assert sel.nested["launches"] is None
+    table = tables.read_tables([path]).select("reduce")
+    grid = fold_maps.FoldGrid(decision_map.build_map(table), two)
+    outer = grid.folds("launches")[0]
+    assert grid.folds("launches", without=outer) == []
+    assert sel.nested["launches"]["cells"] > 0 and len(sel.nested["launches"]["picked"]) == 2
     assert "launches" in sel.per_kind and 0 <= sel.chosen < len(sel.candidates)
 
 

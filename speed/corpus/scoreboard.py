@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 
+from collsel.core.fold_maps import MAX_FOLDS
+
 CANDIDATES = ["--recommend", "", "--max-depth 2 --leaf penalty", "--max-depth 3 --leaf penalty",
               "--max-depth 4 --leaf penalty"]
 NAMES = ["recommended", "exact", "depth 2", "depth 3", "depth 4"]
@@ -94,7 +96,9 @@ def judge(path, evaluated, stats):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("tables", nargs="+")
-    ap.add_argument("--max-folds", type=int, default=6)
+    ap.add_argument("--max-folds", type=int, default=MAX_FOLDS,
+                    help="held-out values per protocol (default: build --recommend's own, "
+                         f"{MAX_FOLDS}, so its printed figures and the direct ones share folds)")
     ap.add_argument("--out", default="build/corpus-scoreboard")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)

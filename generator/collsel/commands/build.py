@@ -99,7 +99,8 @@ def run_build(args):
             None, settings, journal if args.launches else None, args.out, args.criterion,
             args.beyond)}
     options = built.options
-    extra["out_of_sample"] = {**out_of_sample.tree_figures(folds, rebuild),
+    extra["out_of_sample"] = {**out_of_sample.tree_figures(
+        folds, rebuild, recommend.nested_builders(built.figures)),
                               "launch_journal": journal}
     extra["leaf_methods"] = leaf_methods(dmap, t)
     extra["warnings"] = baseline_warning.worse_than_baselines(extra["out_of_sample"], dmap.family)
@@ -184,14 +185,17 @@ def third_axis_line(block, family):
 
 def out_of_sample_line(block, family):
     """One line: the out-of-sample mean penalties of the tree, of the MPI's default and of the
-    best fixed method."""
+    best fixed method ("nested" where the tree's figure is the recommendation's nested one:
+    core.out_of_sample.NESTED)."""
     parts = []
     for kind in out_of_sample.KINDS:
         f = block.get(kind)
         if f is None or f["tree"]["mean"] is None:
             continue
         d, b = f["default"]["mean"], f["best_fixed"]["mean"]
-        parts.append(f"{f['label']} {f['tree']['mean']:.2f}% on {f['tree']['cells']} cells ("
+        nested = " nested" if f.get("how") == out_of_sample.NESTED else ""
+        parts.append(f"{f['label']}{nested} {f['tree']['mean']:.2f}% on {f['tree']['cells']} "
+                     "cells ("
                      + ("" if d is None else f"{method_text.default_name(family)} {d:.2f}% on "
                         f"{f['default']['cells']}, ")
                      + (f"best fixed method {b:.2f}%)" if b is not None else

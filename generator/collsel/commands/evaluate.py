@@ -1,6 +1,7 @@
 """`collsel evaluate`: direct held-out evaluation of build configurations on a table
 (core.held_out: the protocol collsel is judged by)."""
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -102,7 +103,12 @@ def run_evaluate(args):
             print(f"{chr(13) if tty else ''}collsel evaluate: fold {done}/{total}",
                   end="" if tty and done < total else "\n", file=sys.stderr, flush=True)
 
-    result = held_out.evaluate(table, configs, protocols, args.max_folds, progress)
+    if any(c.recommend for c in configs):
+        from collsel.core import parallel   # only here: a pool costs a plain evaluation time
+    with (parallel.pool() if any(c.recommend for c in configs)
+          else contextlib.nullcontext()) as workers:
+        result = held_out.evaluate(table, configs, protocols, args.max_folds, progress,
+                                   workers)
     document = {"tables": list(args.tables), "collective": args.collective,
                 "candidates": [c.label for c in configs], "protocols": result}
     print(text(document))

@@ -293,7 +293,7 @@ def recommended_tree(dmap, measured, args, journal, launches, workers=None):
     beyond = treefile.beyond_of(dmap, recommendation.beyond_decision(None, figures))
     tree_json = treefile.dumps(treefile.tree_document(dmap, t, recorded, beyond)).encode("utf-8")
     folds = out_of_sample.all_folds(measured, launches, settings, dmap=dmap)
-    rec = out_of_sample.tree_figures(folds, rebuild)
+    rec = out_of_sample.tree_figures(folds, rebuild, recommend.nested_builders(figures))
     exact = out_of_sample.tree_figures(folds, lambda m: tree.build_tree(m, options))
     kinds = {kind: None if rec[kind] is None else {
         "label": rec[kind]["label"], "folds": rec[kind]["folds"],

@@ -38,7 +38,7 @@ def held_values(table, protocol, max_folds=None):
     return [int(known[i]) for i in fold_maps.held_out_positions(known.size, scorable, limit)]
 
 
-def fold_scores(table, value, protocol, configs):
+def fold_scores(table, value, protocol, configs, workers=None):
     """One fold: (penalties per config, the default's, the best fixed method's) over the
     counted held-out cells, NaN where unscorable; each tree built as `collsel build` does
     (core.build_config)."""
@@ -53,7 +53,7 @@ def fold_scores(table, value, protocol, configs):
     values, times, base, reference, methods = held
     out, train_map = [], None
     for config in configs:
-        built = build_config.build(train, config)
+        built = build_config.build(train, config, workers=workers)
         loaded = built.loaded()
         decided = loaded.decide(values)
         chosen = _time_of(loaded.methods, decided, methods, times, base)
@@ -107,14 +107,15 @@ def summary(penalties):
             "max": float(p[ok].max()), "cells": int(ok.sum()), "unscorable": int((~ok).sum())}
 
 
-def evaluate(table, configs, protocols, max_folds=None, progress=None):
+def evaluate(table, configs, protocols, max_folds=None, progress=None, workers=None):
     """{protocol: {"folds", "held_out", "configs": [summary], "default", "best_fixed"}} for
     the configurations (core.build_config.Config) on `table`; None for a protocol with no
-    fold. `progress(done, total)` is told after every fold."""
+    fold. `progress(done, total)` is told after every fold; `workers` (core.parallel.pool())
+    share a recommending configuration's folds within each fold's build."""
     plan = [(p, v) for p in protocols for v in held_values(table, p, max_folds)]
     parts = {p: [] for p in protocols}
     for done, (protocol, value) in enumerate(plan, 1):
-        got = fold_scores(table, value, protocol, configs)
+        got = fold_scores(table, value, protocol, configs, workers)
         if got is not None:
             parts[protocol].append((value, got))
         if progress:

@@ -4,8 +4,8 @@ Criterion (what "out of sample" means, matching the use): `launches` (build on t
 launches' mean, score on the held-out launch: the tree used again on this machine), `P`
 (leave-P-out: communicator sizes not measured), `m` (leave-m-out: message sizes not measured),
 or `combined`, the default: the mean of the kinds the data allows (launches only with a journal
-of 2+ launches). P and m folds hold out interior values only, interleaved into at most
-core.fold_maps.GROUPS groups.
+of 2+ launches). P and m folds hold out interior values one at a time (core.fold_maps:
+at most MAX_FOLDS of them, evenly spaced).
 
 Statistic: the capped mean penalty. Each held-out cell's penalty counts at most CAP = 100 %:
 a choice twice as slow as the best is wrong whatever its size, and one wild cell (69,698 %
@@ -25,13 +25,16 @@ qualifying that are not worse than the MPI's default nor the best fixed method (
 than the obvious), the one with the fewest leaves wins (then the lower figure, then grid order). The trivial candidates have one leaf, so
 when they are within noise of the best they are chosen, and said so.
 
-Nested figure: for every outer fold, the rule is applied inside its training set (inner folds:
-the other folds of the same kind, training on both removed; with `combined`, each kind's outer
-folds use inner folds of that kind only, which keeps the cost to pairs of folds), and the tree
-it picks, trained on the outer training set, is scored on the outer held-out cells. That figure
-includes the optimism of choosing and is the one the recommendation reports. The yardstick
-for it is `nested_best`, the nested figure of taking the best candidate (the same folds, no
-one-SE rule): the least plain cross-validated figure is the minimum of ~250 noisy figures and
+Nested figure: for every outer fold, the rule is applied to the training set as a
+recommendation made on it would apply it (what `collsel evaluate --candidate=--recommend` does
+directly): on the folds of every kind that data has (core.fold_maps.FoldGrid.folds `without` the
+outer fold's values: trained without both, scored without the outer fold's cells), and the tree
+it picks, trained on the outer training set, is scored on the outer held-out cells. With no
+inner fold left, the pick is the exact tree, as `build --recommend` builds then. That figure
+includes the optimism of choosing and is the one the recommendation prints per kind
+(core.recommend.nested_builders rebuilds its picks for core.out_of_sample). The yardstick for
+it is `nested_best`, the nested figure of taking the best candidate (the same folds, no one-SE
+rule): the least plain cross-validated figure is the minimum of ~250 noisy figures and
 optimistic by construction (by 3.35 points on the Trieste bcast table, where the one-SE rule
 itself costs 0.46), so the regret of the rule is nested - nested_best, like with like.
 
@@ -48,7 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from collsel.core import candidates as cands, parallel
+from collsel.core import candidates as cands, parallel, tree
 from collsel.errors import InputError
 
 CAP = 100.0
@@ -166,7 +169,6 @@ class Selection:
     trained: object              # candidates.Trained on the whole map
     edge: dict = None
     fallback: dict = None        # the tree chosen did not beat a trivial candidate nested
-    nested_faithful: dict = None  # combined, nested as it chooses (select's `faithful`)
     indexes: dict = field(default_factory=dict)
 
 
@@ -179,16 +181,11 @@ def _figures(costs_list):
             "cells": cat.shape[-1]}
 
 
-def _asked(grid, folds, faithful=False):
+def _asked(grid, folds):
     """Every (train removal, test removal, excluded removal) select asks the study for: each
-    fold, each inner fold of each outer one (kinds of 3+ folds, as _nested; with `faithful`,
-    those of _nested_faithful too) and the edge fold."""
+    fold, the inner folds of each one (_inner_keys) and the edge fold."""
     keys = [(r, r, ()) for k in folds for r in folds[k]]
-    keys += [(r + s, s, ()) for k in folds if len(folds[k]) >= 3
-             for i, r in enumerate(folds[k]) for j, s in enumerate(folds[k]) if j != i]
-    if faithful:
-        keys += [key for k in folds if len(folds[k]) >= 3 for r in folds[k]
-                 for key in _inner_keys(folds, k, r)]
+    keys += [key for k in folds for r in folds[k] for key in _inner_keys(grid, folds, r)]
     edge = grid.edge_fold()
     return keys + ([(edge, edge, ())] if edge is not None else [])
 
@@ -198,11 +195,11 @@ def _costs_of(grid, candidates, keys):
     return [study.pair(*key) for key in keys]
 
 
-def _costs_by_workers(study, folds, workers, faithful=False):
+def _costs_by_workers(study, folds, workers):
     """The study's costs computed by two processes, each a half of the training sets (a
     training set's trees are built once, whichever tests ask them)."""
     by_train = {}
-    for key in _asked(study.grid, folds, faithful):
+    for key in _asked(study.grid, folds):
         by_train.setdefault(frozenset(key[0]), []).append(key)
     groups = list(by_train.values())
     parts = [[key for g in groups[w::parallel.WORKERS] for key in g]
@@ -213,11 +210,9 @@ def _costs_by_workers(study, folds, workers, faithful=False):
             study._costs[(frozenset(train), test, excluding)] = c
 
 
-def select(grid, criterion="combined", workers=None, faithful=False):
+def select(grid, criterion="combined", workers=None):
     """The Selection for a core.fold_maps.FoldGrid, or None when no kind of fold exists; the
-    folds' costs computed by `workers` (core.parallel.pool()) when given. With `faithful` and
-    the combined criterion of 2+ kinds, also the faithfully nested figure (_nested_faithful:
-    about twice the time)."""
+    folds' costs computed by `workers` (core.parallel.pool()) when given."""
     candidates = cands.grid(grid.dmap)
     kinds = kinds_for(criterion, grid)
     if not kinds:
@@ -225,9 +220,8 @@ def select(grid, criterion="combined", workers=None, faithful=False):
     study = Study(grid, candidates)
     trivial = [i for i, c in enumerate(candidates) if c.limit in ("defer", "fixed")]
     folds = {k: grid.folds(k) for k in kinds}
-    faithful = faithful and criterion == "combined" and len(kinds) > 1
     if workers is not None:
-        _costs_by_workers(study, folds, workers, faithful)
+        _costs_by_workers(study, folds, workers)
     whole = study.trained(())
     leaves = whole.leaves()
     outer = {k: [study.costs(r, r) for r in folds[k]] for k in kinds}
@@ -235,9 +229,10 @@ def select(grid, criterion="combined", workers=None, faithful=False):
                           trivial)
     scored = {k: [study.scored(r, r) for r in folds[k]] for k in kinds}
     per_kind = {k: _figures(scored[k]) for k in kinds}
-    nested, nested_best = ({k: _nested(study, folds[k], outer[k], scored[k], leaves, trivial,
-                                       rule)
-                            for k in kinds} for rule in (None, 0.0))
+    exact = index_of_candidates(candidates, limit="exact", split=tree.BuildOptions().split,
+                                leaf="majority", ties=False, defer=True)
+    nested, nested_best = (_nested(study, folds, outer, scored, trivial, rule, exact)
+                           for rule in (None, 0.0))
     fallback = (None if chosen in trivial else
                 _fallback({k: v for k, v in nested.items() if v is not None}, outer, trivial,
                           candidates, chosen))
@@ -246,49 +241,20 @@ def select(grid, criterion="combined", workers=None, faithful=False):
     sel = Selection(candidates, kinds, criterion, chosen, info["score"], info["se"],
                     info["best"], leaves, per_kind, _combine(_figures_only(nested)),
                     _combine(_figures_only(nested_best)), whole, fallback=fallback)
-    if faithful:
-        sel.nested_faithful = _nested_faithful(study, folds, outer, leaves, trivial)
     sel.edge = _edge(study, grid, chosen, candidates)
     return sel
 
 
-def _inner_keys(folds, k, r):
-    """The inner folds of outer fold `r` (of kind `k`) in the faithful nesting: every kind's
-    folds but `r`, trained without both, scored without `r`'s cells (a kind of under three
-    folds has no inner folds of its own kind: two launches would leave none to train on)."""
-    return [(r + s, s, r) for j in folds if not (j == k and len(folds[j]) < 3)
-            for s in folds[j] if s != r]
-
-
-def _nested_faithful(study, folds, outer, leaves, trivial):
-    """The `combined` criterion nested as it chooses: for every outer fold of every kind (of 3+
-    folds), the rule applied to the inner folds of every kind within its training set
-    (_inner_keys), the pick scored on the outer held-out cells; per kind and combined, as
-    _nested and _combine. The plain nested figure chooses within the outer fold's kind only."""
-    out = {}
-    for k in folds:
-        if len(folds[k]) < 3:
-            out[k] = None
-            continue
-        parts = []
-        for i, r in enumerate(folds[k]):
-            inner = {}
-            for train, test, excluding in _inner_keys(folds, k, r):
-                kind = test[0][0]
-                costs = study.costs(train, test, excluding)
-                if costs.shape[1]:
-                    inner.setdefault(kind, []).append(costs)
-            c, _ = choose({j: np.concatenate(v, axis=1) for j, v in inner.items()}, leaves,
-                          trivial)
-            parts.append(outer[k][i][c])
-        cat = np.concatenate(parts)
-        out[k] = {"capped": float(capped(cat)), "mean": float(cat.mean()),
-                  "max": float(cat.max()), "cells": int(cat.size)}
-    return _combine(out)
+def _inner_keys(grid, folds, r):
+    """The inner folds of outer fold `r`: the folds of every kind in `folds` that the data
+    without `r`'s values has (core.fold_maps.FoldGrid.folds `without`, as a recommendation made
+    on `r`'s training set finds them), trained without both, scored without `r`'s cells."""
+    return [(r + s, s, r) for k in folds for s in grid.folds(k, without=r)]
 
 
 def _figures_only(nested):
-    """Nested figures without their per-cell costs (kept for _fallback only)."""
+    """Nested figures without their per-cell costs and pick indexes (kept for _fallback and
+    core.recommendation)."""
     return {k: v if v is None else {n: x for n, x in v.items() if n != "costs"}
             for k, v in nested.items()}
 
@@ -324,8 +290,7 @@ def _fallback(nested, outer, trivial, candidates, chosen):
 
 
 def _combine(nested):
-    """`nested` with its "combined" entry: the mean over the kinds that have a figure (a kind
-    with under three folds has none: said in `kinds`)."""
+    """`nested` with its "combined" entry: the mean over the kinds that have a figure."""
     done = [k for k in nested if nested[k] is not None]
     if done:
         nested["combined"] = {"capped": float(np.mean([nested[k]["capped"] for k in done])),
@@ -335,27 +300,33 @@ def _combine(nested):
     return nested
 
 
-def _nested(study, folds, outer, scored, leaves, trivial, se_rule):
-    """The rule applied inside each outer fold's training set, its pick scored on the outer
+def _nested(study, folds, outer, scored, trivial, se_rule, exact):
+    """Per kind, the rule applied inside each outer fold's training set (_inner_keys; `exact`,
+    the exact tree's index, where no inner fold is left) and its pick scored on the outer
     held-out cells (`scored`: unscorable cells left out of the figures, as `collsel evaluate`
-    does; `costs`, the choosing costs of `outer`, kept for _fallback); None with fewer than
-    three folds (the inner cross-validation needs two folds besides the outer one: with two
-    launches its training set would be empty)."""
-    if len(folds) < 3:
-        return None
-    picked, parts, shown = [], [], []
-    for i, r in enumerate(folds):
-        inner = np.concatenate([study.costs(r + s, s) for j, s in enumerate(folds) if j != i],
-                               axis=1)
-        c, _ = choose({"inner": inner}, leaves, trivial, se_rule)
-        picked.append(c)
-        parts.append(outer[i][c])
-        shown.append(scored[i][c])
-    figures = _figures([np.concatenate(shown)])
-    return {"capped": float(figures["capped"]), "mean": float(figures["mean"]),
-            "max": float(figures["max"]), "cells": int(figures["cells"]),
-            "picked": [study.candidates[c].label() for c in picked],
-            "costs": np.concatenate(parts)}
+    does; `costs`, the choosing costs of `outer`, kept for _fallback; `picks`, the candidate
+    index per outer fold)."""
+    out = {}
+    for k in folds:
+        picks, parts, shown = [], [], []
+        for i, r in enumerate(folds[k]):
+            inner = {}
+            for train, test, excluding in _inner_keys(study.grid, folds, r):
+                costs = study.costs(train, test, excluding)
+                if costs.shape[1]:
+                    inner.setdefault(test[0][0], []).append(costs)
+            # the leaves of the trees as the training set makes them (its one-SE rule's order)
+            c = (choose({j: np.concatenate(v, axis=1) for j, v in inner.items()},
+                        study.trained(r).leaves(), trivial, se_rule)[0] if inner else exact)
+            picks.append(c)
+            parts.append(outer[k][i][c])
+            shown.append(scored[k][i][c])
+        figures = _figures([np.concatenate(shown)])
+        out[k] = {"capped": float(figures["capped"]), "mean": float(figures["mean"]),
+                  "max": float(figures["max"]), "cells": int(figures["cells"]),
+                  "picked": [study.candidates[c].label() for c in picks], "picks": picks,
+                  "costs": np.concatenate(parts)}
+    return out
 
 
 # The edge decision that defers beyond the measured P (`collsel build` then writes tree.json's
@@ -391,7 +362,11 @@ def _edge(study, grid, chosen, candidates):
 
 def index_of(selection, **match):
     """The index of the first candidate whose fields equal `match`, or None."""
-    for i, c in enumerate(selection.candidates):
+    return index_of_candidates(selection.candidates, **match)
+
+
+def index_of_candidates(candidates, **match):
+    for i, c in enumerate(candidates):
         if all(getattr(c, k) == v for k, v in match.items()):
             return i
     return None

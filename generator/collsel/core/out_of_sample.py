@@ -279,14 +279,25 @@ def _difference_se(chosen, other, best):
     return float(diff.std(ddof=1) / np.sqrt(diff.size))
 
 
-def tree_figures(folds_by_kind, build):
+NESTED = "nested: each fold's tree is the one the recommendation picks on its training set"
+REFIT = "the tree's configuration rebuilt on each fold's training set"
+
+
+def tree_figures(folds_by_kind, build, per_fold=None):
     """stats.json's `out_of_sample` block for one way of building (`build(map)` -> TreeArrays):
-    per kind, the tree's, the default's and the best fixed method's figures, or None."""
+    per kind, the tree's, the default's and the best fixed method's figures, or None.
+    `per_fold` {kind: [builder per fold]} replaces `build` fold by fold where given (the
+    recommendation's nested picks, core.recommend.nested_builders); `how` says which."""
     out = {}
     for kind in KINDS:
-        result = evaluate(folds_by_kind.get(kind) or [], lambda m: [build(m)])
+        folds = folds_by_kind.get(kind) or []
+        makers = (per_fold or {}).get(kind)
+        if makers is not None and len(makers) != len(folds):
+            raise ValueError(f"{kind}: {len(makers)} fold builders for {len(folds)} folds")
+        order = iter(makers or ())      # evaluate asks each fold once, in order
+        result = evaluate(folds, lambda m: [next(order)(m) if makers else build(m)])
         out[kind] = None if result is None else {
             "label": LABELS[kind], "folds": result["folds"], "tree": result["trees"][0],
-            "default": result["default"], "best_fixed": result["best_fixed"]}
+            "default": result["default"], "best_fixed": result["best_fixed"],
+            "how": NESTED if makers else REFIT}
     return out
-

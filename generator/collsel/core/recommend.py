@@ -25,6 +25,25 @@ def fold_builder(dmap, options, figures):
     return lambda train: candidates.build(chosen, train)
 
 
+def nested_builders(figures):
+    """{kind: [per outer fold, how its training map makes the tree the recommendation's nested
+    procedure picked there]} (stats.json's `recommendation`; core.model_selection), so the
+    printed out-of-sample figures are the procedure's, as `collsel evaluate
+    --candidate=--recommend` measures it directly; where the recommendation fell back to the
+    MPI's default or the best fixed method, that one on every fold. {} without nested picks."""
+    fallback = figures.get("fallback")
+    out = {}
+    for kind, block in (figures.get("nested") or {}).items():
+        if kind == "combined" or not block or "picked_fields" not in block:
+            continue
+        picks = [candidates.from_dict(f) for f in block["picked_fields"]]
+        if fallback:
+            trivial = candidates.Candidate("defer" if fallback["to"] == "default" else "fixed")
+            picks = [trivial] * len(picks)
+        out[kind] = [lambda train, c=c: candidates.build(c, train) for c in picks]
+    return out
+
+
 def build_command(tables, collective, options, budget=None,
                   settings=out_of_sample.DEFAULT_SETTINGS, launches=None, out="DIR",
                   criterion="combined", beyond=None):

@@ -20,20 +20,16 @@ def _row(sel, i):
                       for k, f in sel.per_kind.items()}}
 
 
-# What the `nested` figure is (core.model_selection): with the combined criterion, each outer
-# fold's choice is made on inner folds of its own kind, while the shipped tree is chosen on all
-# kinds together; `nested_faithful` (when asked for: about three times the time, so not within
-# `build --recommend`'s 3 s) nests that choice as it is made.
-NESTING = "within each fold kind"
-FAITHFUL = "faithful: every outer fold chooses on the inner folds of every kind"
+# What the `nested` figure is (core.model_selection): each outer fold chooses as a
+# recommendation made on its training set would, on the folds of every kind that set has.
+NESTING = "each outer fold chooses on its own training set's folds of every kind"
 
 
-def choose(dmap, launch_tables, settings, criterion="combined", workers=None, faithful=False):
+def choose(dmap, launch_tables, settings, criterion="combined", workers=None):
     """(TreeArrays, figures) of the recommended tree, or (None, figures) without any fold; the
-    folds computed by `workers` (core.parallel.pool()) when given; with `faithful`, also the
-    faithfully nested figure (core.model_selection.select)."""
+    folds computed by `workers` (core.parallel.pool()) when given."""
     grid = fold_maps.FoldGrid(dmap, launch_tables, settings)
-    sel = ms.select(grid, criterion, workers, faithful)
+    sel = ms.select(grid, criterion, workers)
     if sel is None:
         return None, {"criterion": criterion, "kinds": [], "deferred": False,
                       "deferral_advised": False}
@@ -53,17 +49,27 @@ def choose(dmap, launch_tables, settings, criterion="combined", workers=None, fa
                    "fields": cands.as_dict(chosen)},
         "best": {**_row(sel, sel.best), "se": float(sel.se[sel.best])},
         "compared": compared,
-        "nested": {("combined" if k == "combined" else ms.KIND_KEYS[k]): v
-                   for k, v in sel.nested.items()},
-        "nested_best": {("combined" if k == "combined" else ms.KIND_KEYS[k]): v
+        "nested": {("combined" if k == "combined" else ms.KIND_KEYS[k]):
+                   _with_pick_fields(sel, v) for k, v in sel.nested.items()},
+        "nested_best": {("combined" if k == "combined" else ms.KIND_KEYS[k]):
+                        v and {n: x for n, x in v.items() if n != "picks"}
                         for k, v in sel.nested_best.items()},
         "edge": sel.edge, "deferred": chosen.limit == "defer", "deferral_advised": False,
         "fallback": sel.fallback,
-        "nesting": NESTING, "nested_faithful": sel.nested_faithful,
+        "nesting": NESTING,
     }
     figures["why"] = _why(sel, chosen, label, nested, compared, dmap.family)
     t = sel.trained.tree(sel.chosen)
     return t, figures
+
+
+def _with_pick_fields(sel, figures):
+    """A kind's nested figures with its picks as candidate fields (core.recommend rebuilds
+    them fold by fold for the printed figures); the combined entry as it is."""
+    if figures is None or "picks" not in figures:
+        return figures
+    return {**{k: v for k, v in figures.items() if k != "picks"},
+            "picked_fields": [cands.as_dict(sel.candidates[i]) for i in figures["picks"]]}
 
 
 def baseline_on_nested_folds(figures, name="default"):
@@ -99,9 +105,6 @@ def _why(sel, chosen, label, nested, compared, family):
     honest = ("" if nested is None else
               f"nested out-of-sample ({NESTING}) {nested['capped']:.2f}% capped mean, "
               f"{nested['mean']:.2f}% mean, {nested['max']:.2f}% max; ")
-    faithful = (sel.nested_faithful or {}).get("combined")
-    if faithful and nested is not None:
-        honest += f"nested ({FAITHFUL}) {faithful['capped']:.2f}% capped; "
     lead = {"defer": f"defer to {mpi_name(family)} everywhere: no tree beats {the_default} "
                      "out of sample by more than noise",
             "fixed": "the best single fixed method: no tree beats it out of sample by more "
