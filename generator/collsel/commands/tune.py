@@ -213,6 +213,8 @@ def _plan(args):
     placed = args.nodes is not None or args.ppn is not None or args.cluster is not None
     if recording:
         _check_replayed(args, recording)
+        # the curve's build flags, refused now rather than after the sweeps
+        tune_replay.score_config(REPLAY_SCORE if args.score is None else args.score)
         launcher_name, collectives, left_out = "replay", [recording.collective], []
     else:
         collectives, left_out = _collectives(args.collectives, family, placed)
@@ -272,8 +274,6 @@ def _plan(args):
                 "checkpoints": (tune_replay.CHECKPOINTS if args.checkpoints is None else
                                 values.integer(args.checkpoints, "--checkpoints", 1, 1000))
                 } if recording else {}
-    if recording:
-        tune_replay.score_config(replayed["score"])     # refused now, not after the sweeps
     return {**replayed, "machine": layout.machine(launcher_name, replayed.get("replay")),
             "command": shlex.join(
                 ["collsel", *sys.argv[1:]]), "mpi": family, "launcher": launcher_name,
