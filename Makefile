@@ -150,6 +150,12 @@ bench: bench-encode
 bench-paired:
 	sh speed/paired_vs_per_method.sh
 
+# collsel tune --replay of the 10k-row paired bcast table at --budget 10%: wall time of the whole
+# command and of its stages (issue 40's target: <= 5 s at the default strategy).
+.PHONY: bench-replay
+bench-replay:
+	COLLSEL="$${COLLSEL:-collsel}" sh speed/replay/bench_replay.sh
+
 # Exact tree + stats of a 1024 x 1024 x 40 map as a ratio to one NumPy pass (target <= 20).
 bench-encode:
 	$(PYTHON) speed/encode_speed.py

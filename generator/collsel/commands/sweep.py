@@ -9,7 +9,7 @@ from collsel.core import algorithms, names, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
-from collsel.sources.sweep import launch_stats, load, paired, plan, refine, run, shapes
+from collsel.sources.sweep import launch_stats, load, paired, plan, refine, replay, run, shapes
 from collsel.sources.sweep.sbatch import sbatch_script
 from collsel.commands import add_command
 
@@ -148,6 +148,12 @@ def register(subparsers):
     where.add_argument("--sbatch-time", default="04:00:00", metavar="T", help="--time of the batch script (default 04:00:00)")
     where.add_argument("--sbatch-nodes", metavar="N", help="--nodes of the batch script (not with --nodes)")
     where.add_argument("--sbatch-args", default="", metavar="ARGS", help="more #SBATCH options, one string")
+    where.add_argument("--replay", metavar="TABLE",
+                       help="paired: launch nothing; answer every launch from TABLE, a "
+                            "recorded table (and its journal TABLE.launches when there is "
+                            "one), charged what it cost on the real machine on a simulated "
+                            "clock (docs/guide/replay.md); --comm-sizes, --msg-sizes, "
+                            "--algorithms and --mpi default to the table's")
     where.add_argument("--fault", help=argparse.SUPPRESS)   # test hook, passed to the benchmark
 
     out = p.add_argument_group("output")
@@ -321,6 +327,8 @@ def _canonical(args, cfg, launcher_name, program=("collsel",), cluster=None):
         parts += ["--bench", os.path.abspath(args.bench)]
     if args.fault:
         parts += ["--fault", args.fault]
+    if args.replay:
+        parts += ["--replay", os.path.abspath(args.replay)]
     return shlex.join(parts)
 
 
@@ -329,8 +337,9 @@ def run_sweep(args):
     for flag in ("out", "emit_sbatch", "bench", "hostfile", "mpirun", "mpicc", "mpi_home",
                  "map_by",
                  "collective", "algorithms", "segsizes", "comm_sizes", "msg_sizes", "fault",
-                 "raw", "refine", "nodes", "ppn", "cluster", "probe", "load_levels"):
+                 "raw", "refine", "nodes", "ppn", "cluster", "probe", "load_levels", "replay"):
         values.one_line(getattr(args, flag), "--" + flag.replace("_", "-"))
+    recording = _replayed(args)
     values.output_file(args.out, "--out")
     if args.raw is not None:
         values.output_file(args.raw, "--raw")
@@ -343,7 +352,8 @@ def run_sweep(args):
     methods = plan.plan_methods(collective, args.algorithms, args.segsizes,
                                 baseline=not args.no_baseline, family=args.mpi,
                                 mpich_version=(mpi_home.mpich_version(install)
-                                               if args.mpi == "mpich" else None))
+                                               if args.mpi == "mpich" and not recording
+                                               else None))
     groups = _shapes(args)
     comm_sizes = sorted({s.p for s in groups}) if groups else (
         sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
@@ -372,10 +382,11 @@ def run_sweep(args):
     if args.srun_mpi is not None and not (name == "srun" or sbatch):
         raise InputError(f"--srun-mpi {args.srun_mpi} is for --launcher srun (or "
                          f"--emit-sbatch), not --launcher {name}")
-    launcher = launchers.make("srun" if sbatch else name, args.mpirun or install.mpirun,
-                              args.launcher_args, args.hostfile, args.map_by,
-                              for_script=sbatch, family=args.mpi, cluster=cluster,
-                              mpi_plugin=args.srun_mpi, env=install.env)
+    launcher = (replay.ReplayLauncher(recording, args.seed, collective, args.mpi) if recording
+                else launchers.make("srun" if sbatch else name, args.mpirun or install.mpirun,
+                                    args.launcher_args, args.hostfile, args.map_by,
+                                    for_script=sbatch, family=args.mpi, cluster=cluster,
+                                    mpi_plugin=args.srun_mpi, env=install.env))
     if not sbatch:
         launcher.check()
     for shape in groups or ():
@@ -390,8 +401,8 @@ def run_sweep(args):
     bench_args += _runtime(cluster, groups)
     # A batch script for a real cluster builds the benchmark where it runs; the emulated
     # cluster's nodes share this machine's files, so it is built now.
-    bench_path = _locate_bench(args, install.env,
-                               build=not (args.dry_run or (sbatch and cluster is None)))
+    bench_path = "collsel_bench" if recording else _locate_bench(
+        args, install.env, build=not (args.dry_run or (sbatch and cluster is None)))
     if cluster is not None and launcher.name == "srun":
         _visible_on_the_nodes(args, bench_path, whole_sweep=sbatch)
     argv0 = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "collsel"
@@ -411,6 +422,8 @@ def run_sweep(args):
         load=_load_generator(args, cluster, bench_path, check=not (args.dry_run or sbatch)),
         scheduler=(load.SchedulerView(cluster)
                    if cluster is not None and args.load_levels else None),
+        **({"measure": launcher.measure, "clock": launcher.clock, "watch": replay.Unwatched}
+           if recording else {}),
         warnings=[line for line in (_oversubscribed(launcher, groups or shapes.plain(comm_sizes)),
                                     _emulated_without_cluster(args, launcher),
                                     args.mode_note) if line]
@@ -442,6 +455,33 @@ def run_sweep(args):
     except KeyboardInterrupt:
         # the sweep's explicit options (the table records them): a resume must match them
         raise KeyboardInterrupt(f"continue with: {cfg.options} --resume") from None
+
+
+def _replayed(args):
+    """The replay.Recording of --replay (None without it); the grid, the algorithms and the MPI
+    not given default to the recording's. Refused with what a replay cannot answer."""
+    if args.replay is None:
+        return None
+    for flag, given in (("--mode per-method", args.mode == "per-method"), ("--raw", args.raw),
+                        ("--nodes/--ppn", args.nodes or args.ppn), ("--probe", args.probe),
+                        ("--cluster", args.cluster is not None),
+                        ("--load-levels", args.load_levels),
+                        ("--emit-sbatch", args.emit_sbatch)):
+        if given:
+            raise InputError(f"--replay with {flag}: a replay answers paired launches of plain "
+                             "P from the recorded table only")
+    recording = replay.load(args.replay)
+    if names.canonical(args.collective, collectives()) != recording.collective:
+        raise InputError(f"--collective {args.collective}: --replay {args.replay} records "
+                         f"{recording.collective}")
+    args.mpi = recording.family
+    args.comm_sizes = args.comm_sizes or ",".join(map(str, recording.comm_sizes))
+    args.msg_sizes = args.msg_sizes or ",".join(map(str, recording.msg_sizes))
+    forced = [x for x in recording.methods if x.algorithm != algorithms.BASELINE_ALGORITHM]
+    args.algorithms = args.algorithms or ",".join(f"{x.algorithm}:{x.segsize}" for x in forced)
+    if len(forced) == len(recording.methods):
+        args.no_baseline = True         # the recording has no default to replay
+    return recording
 
 
 def check_collective(collective, family):

@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 
-from collsel.commands import build, emit, report, sweep, tune_summary
+from collsel.commands import build, emit, report, sweep, tune_replay, tune_summary
 from collsel.core import algorithms, csvfile, extrapolation, method_text, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
@@ -19,7 +19,7 @@ from collsel.sinks.emit import mpich_json
 from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
 from collsel.sources.sweep import (estimate, journal, launch_stats, plan as sweep_plan, refine,
-                                   shapes)
+                                   replay, shapes)
 from collsel.sources.tune import layout, plan as tune_plan
 from collsel.commands import add_command
 
@@ -44,6 +44,14 @@ seconds per collective). Progress with an ETA goes to stderr, the summary table 
 Everything is in --out DIR:
 {layout.__doc__.split(chr(10) + chr(10), 1)[1].rstrip()}
 
+Replay (--replay TABLE): the same plan and sweeps run against a recorded table instead of an
+MPI (docs/guide/replay.md): each launch returns the recorded times (its recorded launches, or
+resampled from its CI) and costs what measuring them took on the real machine (recorded time x
+repetitions + {replay.START_S:g} s per launch) on a simulated clock; --budget 10% is a tenth of
+the full table's cost. No report or deploy file; instead DIR/<collective>/{tune_replay.CURVE},
+the anytime curve: the cost spent against the penalty of the tree built from what was measured
+by then, on the full table (its exact map; evaluate's leave-one-P-out and leave-one-m-out).
+
 A killed tune (even kill -9) continues with `collsel tune --resume --out DIR`: the plan is read
 back from DIR/tune.json, the stages done are skipped, a sweep in flight resumes from its
 journal; the result is the one an uninterrupted run gives. --dry-run prints the plan (grid and
@@ -60,9 +68,13 @@ examples:
   collsel tune --out tune-here --resume
   collsel tune --out t2 --collectives bcast,allreduce --budget 10m --comm-sizes 2,4,8
   collsel tune --out t3 --launcher hostfile --hostfile hosts --comm-sizes 4,8,16
+  collsel tune --out r1 --replay bench-data/paired/bcast-openmpi.csv --budget 10%
 """
 
 DEFAULT_BUDGET = "30m"
+REPLAY_BUDGET = "10%"
+REPLAY_SCORE = "--recommend"
+FULL_LAUNCHES = 5       # the full sweep a live --budget N% is a share of: the sweep's paired default
 POST_S = 20     # a rough guess of build + emit + report per collective, for the ETA only
 
 # The sweep's options tune passes through as given: (flag, metavar, help).
@@ -101,7 +113,9 @@ def register(subparsers):
                    help="all (default: every collective the benchmark measures under --mpi) "
                         "or a comma list")
     p.add_argument("--budget", metavar="DURATION",
-                   help=f"measuring time: 90s, 30m, 2h, 1h30m (default {DEFAULT_BUDGET})")
+                   help=f"measuring time: 90s, 30m, 2h, 1h30m, or a percentage (10%%) of the "
+                        f"full sweep's estimate (--replay: of the full table's cost) (default "
+                        f"{DEFAULT_BUDGET}; --replay: {REPLAY_BUDGET})")
     p.add_argument("--mpi", choices=mpi_home.MPI_NAMES, help="the MPI (default openmpi)")
     p.add_argument("--launches", metavar="N", help="launches of the coarse grid per P "
                    f"(default {tune_plan.COARSE_LAUNCHES}; refinement adds more)")
@@ -110,6 +124,13 @@ def register(subparsers):
                         "or --cluster), or srun in an allocation")
     for flag, metavar, text in PASSED:
         p.add_argument(flag, metavar=metavar, help=text)
+    p.add_argument("--replay", metavar="TABLE",
+                   help="measure nothing: replay TABLE, a recorded table (above)")
+    p.add_argument("--score", metavar="FLAGS",
+                   help="--replay: the `collsel build` flags of the trees the curve scores "
+                        f"(default '{REPLAY_SCORE}', the tune's own)")
+    p.add_argument("--checkpoints", metavar="N",
+                   help=f"--replay: points of the curve (default {tune_replay.CHECKPOINTS})")
     p.add_argument("--progress-interval", metavar="S", help="seconds between the sweeps' "
                    "progress lines when stderr is not a terminal (default 30)")
     p.add_argument("--resume", action="store_true",
@@ -160,7 +181,8 @@ def run_tune(args):
 
 
 def _resume(args):
-    given = [flag for flag in ("collectives", "budget", "mpi", "launches", "launcher",
+    given = [flag for flag in ("collectives", "budget", "mpi", "launches", "launcher", "replay",
+                               "score", "checkpoints",
                                *(f[2:].replace("-", "_") for f, _, _ in PASSED),
                                "progress_interval")
              if getattr(args, flag) is not None]
@@ -177,7 +199,10 @@ def _resume(args):
 def _plan(args):
     """The whole plan, checked: collectives, budget, each collective's grid and budgets, and
     the sweep options every sweep of the tune gets."""
-    family = args.mpi or "openmpi"
+    recording = replay.load(args.replay) if args.replay else None
+    family = recording.family if recording else args.mpi or "openmpi"
+    if recording and args.mpi and args.mpi != family:
+        raise InputError(f"--mpi {args.mpi}: --replay {args.replay} records {family}")
     if family == "intel":
         raise InputError("collsel tune --mpi intel: not yet (an Intel tree has no blob family "
                          "and --target intel-env carries trees of one axis only); measure with "
@@ -186,27 +211,36 @@ def _plan(args):
     launcher_name = args.launcher or ("hostfile" if args.cluster is not None or args.hostfile
                                       else "local")
     placed = args.nodes is not None or args.ppn is not None or args.cluster is not None
-    collectives, left_out = _collectives(args.collectives, family, placed)
-    budget_text = args.budget or DEFAULT_BUDGET
-    budget_s = tune_plan.parse_budget(budget_text)
+    if recording:
+        _check_replayed(args, recording)
+        # the curve's build flags, refused now rather than after the sweeps
+        tune_replay.score_config(REPLAY_SCORE if args.score is None else args.score)
+        launcher_name, collectives, left_out = "replay", [recording.collective], []
+    else:
+        collectives, left_out = _collectives(args.collectives, family, placed)
+    budget_text = args.budget or (REPLAY_BUDGET if recording else DEFAULT_BUDGET)
     if args.nodes is not None or args.ppn is not None:
         if args.nodes is None or args.ppn is None:
             raise InputError("--nodes and --ppn go together (nodes x ppn = P)")
         comm_sizes, count = (), len(shapes.explicit(args.nodes, args.ppn))
     else:
         comm_sizes = (sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
-                      else sweep_plan.DEFAULT_COMM_SIZES)
+                      else recording.comm_sizes if recording else sweep_plan.DEFAULT_COMM_SIZES)
         comm_sizes, count = sorted(comm_sizes), len(comm_sizes)
     msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE)
-                 if args.msg_sizes else sizes.default_msg_sizes())
+                 if args.msg_sizes else recording.msg_sizes if recording
+                 else sizes.default_msg_sizes())
     launches = (tune_plan.COARSE_LAUNCHES if args.launches is None else values.integer(
         args.launches, "--launches", tune_plan.COARSE_LAUNCHES, launch_stats.LAUNCHES[1]))
     time_cap = values.number(args.time_cap or 0.03, "--time-cap", *bench.TIME_CAP_S)
     methods, chosen = {}, {}
     # the sweeps offer the running MPICH's names (5.0 has more than 4.0): plan with the same
     version = (mpi_home.mpich_version(mpi_home.resolve(family, args.mpi_home))
-               if family == "mpich" else None)
+               if family == "mpich" and not recording else None)
     for c in collectives:
+        if recording:       # the sweep replays the recorded methods (commands/sweep._replayed)
+            methods[c] = len(recording.methods)
+            continue
         every = sweep_plan.plan_methods(c, baseline=True, family=family, mpich_version=version)
         refused = (tune_plan.refused(c, every, comm_sizes, msg_sizes, family)
                    if tune_plan.mode_of(c, family) == "per-method" else [])
@@ -218,9 +252,15 @@ def _plan(args):
         if refused:
             chosen[c] = ",".join(f"{x.algorithm}:{x.segsize}" for x in kept
                                  if x.algorithm != algorithms.BASELINE_ALGORITHM)
+    # the estimate's time of a point: the cap live, the recorded table's own cost replayed
+    point_s = (recording.mean_point_seconds(time_cap, *REPS_WARMUP) if recording
+               else time_cap)
+    budget_s = _budget_seconds(budget_text, recording, collectives, methods, comm_sizes, count,
+                               msg_sizes, launcher_name, time_cap, family)
     grids = tune_plan.plan(collectives, methods, comm_sizes, count, sorted(msg_sizes), budget_s,
-                           launches, launcher_name, time_cap, budget_text, family, chosen)
-    options = [f"--mpi={family}", f"--launcher={launcher_name}"]
+                           launches, launcher_name, point_s, budget_text, family, chosen)
+    options = ([f"--mpi={family}", f"--replay={os.path.abspath(args.replay)}"] if recording
+               else [f"--mpi={family}", f"--launcher={launcher_name}"])
     for flag, _, _ in PASSED:
         value = getattr(args, flag[2:].replace("-", "_"))
         if value is not None and flag not in GRIDDED:
@@ -228,11 +268,51 @@ def _plan(args):
             options.append(f"{flag}={os.path.abspath(value) if flag in FILES else value}")
     if args.progress_interval is not None:
         options.append(f"--progress-interval={args.progress_interval}")
-    return {"machine": layout.machine(launcher_name), "command": shlex.join(
+    replayed = {"replay": os.path.abspath(args.replay),
+                "full_cost_s": round(recording.full_cost(time_cap, *REPS_WARMUP), 3),
+                "score": REPLAY_SCORE if args.score is None else args.score,
+                "checkpoints": (tune_replay.CHECKPOINTS if args.checkpoints is None else
+                                values.integer(args.checkpoints, "--checkpoints", 1, 1000))
+                } if recording else {}
+    return {**replayed, "machine": layout.machine(launcher_name, replayed.get("replay")),
+            "command": shlex.join(
                 ["collsel", *sys.argv[1:]]), "mpi": family, "launcher": launcher_name,
             "budget": budget_text, "budget_s": budget_s, "collectives": collectives,
             "left_out": left_out, "sweep_options": options,
             "grids": [g.to_json() for g in grids]}
+
+
+# the sweep's defaults of --min-reps, --max-reps and --warmup (the replay's repetitions rule)
+REPS_WARMUP = (5, 300, 2)
+
+
+def _check_replayed(args, recording):
+    """What a replayed tune cannot take, refused in one line."""
+    for flag in ("nodes", "ppn", "cluster", "hostfile", "launcher", "srun_mpi", "mpirun",
+                 "launcher_args", "bench", "mpicc", "mpi_home"):
+        if getattr(args, flag) is not None:
+            raise InputError(f"--replay with --{flag.replace('_', '-')}: a replay launches "
+                             "nothing (it answers from the recorded table)")
+    if args.collectives not in (None, "all", recording.collective):
+        raise InputError(f"--collectives {args.collectives}: --replay {args.replay} records "
+                         f"{recording.collective} only")
+
+
+def _budget_seconds(text, recording, collectives, methods, comm_sizes, count, msg_sizes,
+                    launcher_name, time_cap, family):
+    """--budget in seconds: a duration, or N% of the full table's cost (replay) or of the
+    sweep's estimate of the full planned grid at FULL_LAUNCHES launches (live)."""
+    text = str(text).strip()
+    if not text.endswith("%"):
+        return tune_plan.parse_budget(text)
+    share = values.number(text[:-1], "--budget (percent)", 0.0, 100.0, low_open=True) / 100
+    if recording:
+        return share * recording.full_cost(time_cap, *REPS_WARMUP)
+    full = sum(tune_plan.coarse_estimate(
+        count, (0,) if c in bench.capabilities().sizeless else msg_sizes, methods[c],
+        FULL_LAUNCHES, launcher_name, time_cap, tune_plan.mode_of(c, family))
+        for c in collectives)
+    return share * full
 
 
 def _collectives(text, family, placed):
@@ -362,6 +442,11 @@ class _Stages:
             yield f"{g.collective}:refine", g.refine_s, lambda i=i: self.refine(i)
         for g in self.grids:
             yield f"{g.collective}:tree", POST_S / 2, lambda g=g: self.tree(g.collective)
+        if self.plan.get("replay"):
+            # a replay's result is its curve: no deploy file, no report (nothing ran here)
+            for g in self.grids:
+                yield f"{g.collective}:curve", POST_S, lambda g=g: self.curve(g.collective)
+            return
         # the deploy files before the reports: each report's deploy box points at them
         yield "deploy", 1, self.deploy
         for g in self.grids:
@@ -384,7 +469,8 @@ class _Stages:
                           f"(about {estimate.duration(seconds)}); ETA {_clock(left)}")
             work()
             layout.mark_done(self.out, name)
-        text = tune_summary.table(self.out, self.plan)
+        text = (self.replay_summary() if self.plan.get("replay")
+                else tune_summary.table(self.out, self.plan))
         write_file(os.path.join(self.out, layout.SUMMARY), text)
         self.progress(f"done in {_clock(time.monotonic() - self.started)}; summary in "
                       f"{os.path.join(self.out, layout.SUMMARY)}")
@@ -431,6 +517,27 @@ class _Stages:
                          f"--out={layout.tree_dir(self.out, collective)}"], log)
             call(emit, ["emit", "--target=blob", layout.tree_json(self.out, collective),
                         f"--out={layout.blob(self.out, collective)}"], log)
+
+    def curve(self, collective):
+        """The anytime curve of a replayed collective (commands/tune_replay.py), saved."""
+        rows = tune_replay.curve(collective, layout.table(self.out, collective),
+                                 self.plan["replay"], tune_replay.score_config(self.plan["score"]),
+                                 self.plan["full_cost_s"], self.plan["checkpoints"],
+                                 self.progress)
+        write_file(layout.curve(self.out, collective), tune_replay.text(rows))
+
+    def replay_summary(self):
+        """What a replayed tune prints: the budget against the full table's cost, and each
+        collective's curve (its last point is the tune's tree)."""
+        plan = self.plan
+        lines = [f"replay of {plan['replay']}: budget {plan['budget']} = "
+                 f"{plan['budget_s']:.1f} s of its full cost {plan['full_cost_s']:.1f} s "
+                 f"(simulated); trees scored with '{plan['score']}' on the full table; "
+                 "penalties in % against the fastest forced method"]
+        for g in self.grids:
+            with open(layout.curve(self.out, g.collective)) as f:
+                lines += [f"{g.collective}: {layout.curve(self.out, g.collective)}", f.read()]
+        return "\n".join(lines)
 
     def report(self, collective):
         """The report, its deploy box pointing at the tune's own files: the tree, the MPI's

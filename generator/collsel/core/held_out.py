@@ -43,8 +43,15 @@ def fold_scores(table, value, protocol, configs, workers=None):
     counted held-out cells, NaN where unscorable; each tree built as `collsel build` does
     (core.build_config)."""
     column = getattr(table, COLUMN[protocol])
-    train, test = table.take(column != value), table.take(column == value)
     has_default = bool((table.algorithm == algorithms.BASELINE_ALGORITHM).any())
+    return scores(table.take(column != value), table.take(column == value), configs,
+                  has_default)
+
+
+def scores(train, test, configs, has_default):
+    """fold_scores of any training and test rows (a replayed tune scores the tree of what it
+    measured on the full table's cells: commands/tune_replay.py); `has_default`: whether the
+    table the test rows come from has a default at all (core.cell_cost.scored_cells)."""
     if not (train.algorithm != algorithms.BASELINE_ALGORITHM).any() or not len(test):
         return None
     held = _held_cells(test, has_default)

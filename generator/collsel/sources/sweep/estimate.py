@@ -8,6 +8,7 @@ wall time less the start-up, per point, per shape, else over all shapes); withou
 --time-cap, the budget of a point, which is about what points of the shipped sweeps cost on
 average (bench-data/paired: 0.3 x the cap at P=2 to 1.4 x at P=16, 0.9 x over a whole sweep).
 """
+from collsel.sources.sweep import replay
 
 # Seconds a paired launch of collsel_bench takes beyond its measuring, as measured here
 # (2026-11-25, 2 cores, other work running): mpirun -np 2 or 4 with 2 methods 0.36-0.46 s, with
@@ -15,7 +16,7 @@ average (bench-data/paired: 0.3 x the cap at P=2 to 1.4 x at P=16, 0.9 x over a 
 # on the emulated 3-node cluster srun 1.1 s with 2 methods, 1.6-2.1 s for 14 points at 30 ms
 # (P=2), mpirun --host n1:2,n2:2,n3:2 1.1-1.5 s with 2 methods. The sweep's own start (Python,
 # the table) adds a second or two once.
-STARTUP_S = {"local": 0.8, "hostfile": 1.5, "srun": 1.5}
+STARTUP_S = {"local": 0.8, "hostfile": 1.5, "srun": 1.5, "replay": replay.START_S}
 
 
 def per_point(observed, startup_s):

@@ -21,8 +21,7 @@ from collsel.core.table import render_table
 from collsel.errors import CollselError, InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, placement
 from collsel.sources.measure.progress import Progress
-from collsel.sources.measure.supervise import run_launch
-from collsel.sources.sweep import (estimate, hygiene, load, lock, raw as raw_files, refine,
+from collsel.sources.sweep import (estimate, load, lock, raw as raw_files, refine,
                                    resume, shapes, startup, ties)
 from collsel.sources.sweep.journal import (TableFile, drop_partial_line, journal_path,
                                            load_existing, paired_columns)
@@ -205,7 +204,7 @@ class _Sweep:
         self.plan = self.state.plan
         self.table = TableFile(cfg.out, self.state.columns)
         self.journal = TableFile(self.state.journal_file, self.state.journal_columns)
-        self.watch = hygiene.Watch()
+        self.watch = cfg.watch()
         self.failures = 0
         self.launched = 0           # benchmark runs started (the first one may stop the sweep)
         self.after_first = 0        # planned launches after the first
@@ -309,7 +308,7 @@ class _Sweep:
         # the scheduler's view, taken under the level's load as a program would before its call
         scheduled = ({} if cfg.scheduler is None
                      else {load.SCHEDULER_COLUMN: cfg.scheduler()})
-        began = time.monotonic()
+        began = cfg.clock()
         done, todo, status, seed, part, hosts = {}, list(sizes), "ok", None, 0, []
         unusable = {}       # m -> indices into methods the benchmark did not measure at m
         while todo:
@@ -351,8 +350,8 @@ class _Sweep:
             def on_header(meta):
                 hosts.append(self._placement(shape, k, meta))
 
-            result = run_launch(argv, env, todo, cfg.silence_timeout, on_line, lines=lines,
-                                names=self._fields, on_header=on_header, on_meta=on_meta)
+            result = cfg.measure(argv, env, todo, cfg.silence_timeout, on_line, lines=lines,
+                                 names=self._fields, on_header=on_header, on_meta=on_meta)
             self.launched += 1
             startup.check(result, self.launched == 1, cfg.launcher, argv, env,
                           f"{shape.label} launch {k}", self.after_first, self.progress)
@@ -373,7 +372,7 @@ class _Sweep:
             self.progress.message(warning)
         marks = [(m, methods[j]) for m in sorted(unusable) if m in done
                  for j in sorted(unusable[m])]
-        self._journal(shape, k, seed, done, status, time.monotonic() - began, load_start,
+        self._journal(shape, k, seed, done, status, cfg.clock() - began, load_start,
                       load_end, hosts, scheduled, marks)
 
     def _placement(self, shape, k, meta):
@@ -456,10 +455,10 @@ class _Sweep:
             if target is None or not refine.left(cfg.refine, used, seconds):
                 break
             shape, sizes = target
-            began = time.monotonic()
+            began = cfg.clock()
             self._launch(shape, self.plan.next_launch(shape), sizes)
             used += 1
-            seconds += time.monotonic() - began
+            seconds += cfg.clock() - began
             if self.failures:
                 break
         self.table.append_meta(f"run.{self.run_no}.refine",

@@ -12,7 +12,7 @@ from collsel.core import csvfile
 from collsel.core.algorithms import BASELINE_ALGORITHM, Method
 from collsel.errors import InputError
 from collsel.sources.sweep import journal, shapes
-from collsel.sources.sweep.paired_plan import PairedPlan
+from collsel.sources.sweep.paired_plan import UNUSABLE_KEY, PairedPlan
 from collsel.sources.sweep.plan import Config
 from collsel.sources.sweep.resume import parse_options
 
@@ -75,6 +75,14 @@ def undecided_in_table(path):
     decided (`undecided`), judged from its journal with the --confidence and --equivalence its
     last '# options=' line records: what --refine would launch next. collsel tune counts them
     in its summary and shares its refinement by them."""
+    return undecided(table_plan(path))
+
+
+def table_plan(path, launches=None):
+    """The PairedPlan of a paired sweep's table on disk (its journal read back, with the options
+    its last '# options=' line records); `launches`: only the journal's launches whose
+    (shape mark, K) it holds (what the sweep had measured at some point of its run: a replayed
+    tune's anytime curve, commands/tune_replay.py)."""
     options = parse_options(csvfile.read(path, "a sweep table").metadata.get("options", ""))
     collective, family = options["--collective"], options.get("--mpi", "openmpi")
     if "--nodes" in options:
@@ -98,7 +106,11 @@ def undecided_in_table(path):
     header = csvfile.read(journal_file, "a sweep journal").header
     meta, rows, _ = journal.load_existing(journal_file, header, collective, family=family,
                                           launches=True)
-    return undecided(PairedPlan(cfg, rows, set(), meta))
+    if launches is not None:
+        rows = [r for r in rows if (shapes.of_row(r).mark, r["launch"]) in launches]
+        meta = {k: v for k, v in meta.items() if not k.startswith(UNUSABLE_KEY + ".")
+                or (k.split(".")[1], int(k.split(".")[-1])) in launches}
+    return PairedPlan(cfg, rows, set(), meta)
 
 
 def _ints(text):

@@ -11,6 +11,7 @@
     DIR/<collective>/tree/               build --recommend: tree.json, stats.json, decision.c/.h
     DIR/<collective>/report/             the report (index.html, report.json, plots)
     DIR/<collective>/log.txt             what build, emit and report printed
+    DIR/<collective>/curve.csv           --replay: the anytime curve (no report, no rules)
 """
 import json
 import os
@@ -64,9 +65,16 @@ def log(out, collective):
     return os.path.join(out, collective, "log.txt")
 
 
-def machine(launcher_name):
-    """What the tune measures: the Slurm cluster inside an allocation (its hosts change from one
-    allocation to the next), else this host."""
+def curve(out, collective):
+    """A replayed tune's anytime curve (commands/tune_replay.py)."""
+    return os.path.join(out, collective, "curve.csv")
+
+
+def machine(launcher_name, replayed=None):
+    """What the tune measures: the recorded table it replays, the Slurm cluster inside an
+    allocation (its hosts change from one allocation to the next), else this host."""
+    if replayed:
+        return f"replay of {replayed}"
     cluster = os.environ.get("SLURM_CLUSTER_NAME")
     if launcher_name == "srun" and cluster:
         return f"Slurm cluster {cluster}"
@@ -96,7 +104,7 @@ def load(out, launcher_of):
         raise InputError(f"--resume: {out} holds no tune ({PLAN} missing): start one without "
                          "--resume")
     plan = _read(out)
-    here = machine(launcher_of(plan))
+    here = machine(launcher_of(plan), plan.get("replay"))
     if plan.get("machine") != here:
         raise InputError(f"--resume: {out} holds the tune of {plan.get('machine')}, this is "
                          f"{here}: resume it there, or start a new tune in another directory")

@@ -1,0 +1,130 @@
+"""The anytime curve of a replayed tune (`collsel tune --replay TABLE`): after every checkpoint
+of the tune's measuring, the cost spent so far against the penalty of the tree built from what
+had been measured by then.
+
+The tune's sweeps ran on the replay backend (sources/sweep/replay.py), so their journal holds
+every launch in the order it ran with its simulated wall time. A checkpoint is a prefix of those
+launches: the table the sweep would have had then (sources/sweep/refine.table_plan: the complete
+cells, their launches combined) is built into a tree with the scoring configuration (default
+the tune's own, `--recommend`), and scored by core.held_out on the FULL recorded table:
+- exact: the tree asked at every cell of the full table (its exact map);
+- P, m: `collsel evaluate`'s interior leave-one-P-out / leave-one-m-out folds of the full table,
+  the fold's value removed from what was measured (folds at a value the tune never measured
+  share one tree: nothing is removed from its training rows).
+"""
+import argparse
+import os
+import tempfile
+
+import numpy as np
+
+from collsel.commands import evaluate, options
+from collsel.core import algorithms, held_out, table as table_io
+from collsel.core.files import write_file
+from collsel.sources.sweep import journal, refine
+
+CHECKPOINTS = 8
+CURVE = "curve.csv"
+PROTOCOLS = ("P", "m")
+COLUMNS = ("collective", "launches", "cost_s", "cost_pct", "cells", "exact_mean", "exact_max",
+           "P_mean", "m_mean")
+
+
+def score_config(text):
+    """The core.build_config.Config of `collsel build` flags (evaluate's --candidate)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    options.add_table_options(parser)
+    return evaluate.parse_candidate(text, parser.parse_args(["-"]))
+
+
+def launch_order(table_path):
+    """[(shape mark, K, wall_s)] of the journal's launches, in the order they ran."""
+    meta = refine.csvfile.read(journal.journal_path(table_path), "a sweep journal").metadata
+    out = []
+    for key, value in meta.items():
+        parts = key.split(".")
+        if parts[0] == "launch" and len(parts) == 3 and parts[2].isdigit():
+            fields = dict(x.split("=", 1) for x in value.split() if "=" in x)
+            out.append((parts[1], int(parts[2]), float(fields.get("wall_s", 0))))
+    return out
+
+
+def checkpoints(order, count=CHECKPOINTS):
+    """The launch counts to score at: where the cumulative cost first reaches each 1/count of
+    the total, and the end."""
+    cost = np.cumsum([wall for _, _, wall in order])
+    if not len(cost):
+        return []
+    marks = {int(np.searchsorted(cost, cost[-1] * i / count)) + 1 for i in range(1, count + 1)}
+    return sorted(min(n, len(order)) for n in marks)
+
+
+def _table_of(plan, metadata, scratch):
+    """The canonical table of a PairedPlan's complete cells (None when it has none)."""
+    rows = [row for shape, m in plan.cells() for row in plan.cell_rows(shape, m)]
+    if not rows:
+        return None
+    path = os.path.join(scratch, "checkpoint.csv")
+    write_file(path, table_io.render_table(rows, metadata))
+    return table_io.read_table(path)
+
+
+def score(part, full, config):
+    """{exact_mean, exact_max, P_mean, m_mean} of the tree `config` builds from `part`, on the
+    full table (module docstring); None where nothing could be scored."""
+    has_default = bool((full.algorithm == algorithms.BASELINE_ALGORITHM).any())
+    out = {}
+    got = held_out.scores(part, full, [config], has_default)
+    exact = held_out.summary(got[0][0] if got else [])
+    out["exact_mean"], out["exact_max"] = exact["mean"], exact["max"]
+    for protocol in PROTOCOLS:
+        column = held_out.COLUMN[protocol]
+        held = held_out.held_values(full, protocol)
+        mine = set(getattr(part, column).tolist())
+        penalties = []
+        unmeasured = [v for v in held if v not in mine]
+        if unmeasured:
+            test = full.take(np.isin(getattr(full, column), unmeasured))
+            got = held_out.scores(part, test, [config], has_default)
+            penalties += [got[0][0]] if got else []
+        for v in (v for v in held if v in mine):
+            got = held_out.scores(part.take(getattr(part, column) != v),
+                                  full.take(getattr(full, column) == v), [config], has_default)
+            penalties += [got[0][0]] if got else []
+        out[f"{protocol}_mean"] = held_out.summary(
+            np.concatenate(penalties) if penalties else [])["mean"]
+    return out
+
+
+def curve(collective, table_path, full_path, config, full_cost, count=CHECKPOINTS,
+          progress=None):
+    """[row dict (COLUMNS)] of the anytime curve of one collective's replayed sweeps."""
+    full = table_io.read_table(full_path).select(collective)
+    order = launch_order(table_path)
+    metadata = refine.csvfile.read(table_path, "a sweep table").metadata
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="collsel-curve-") as scratch:
+        for n in checkpoints(order, count):
+            launches = {(mark, k) for mark, k, _ in order[:n]}
+            part = _table_of(refine.table_plan(table_path, launches), metadata, scratch)
+            cost = float(sum(wall for _, _, wall in order[:n]))
+            figures = (score(part, full, config) if part is not None
+                       else dict.fromkeys(COLUMNS[5:]))
+            cells = 0 if part is None else len(set(zip(part.comm_size.tolist(),
+                                                       part.msg_size.tolist())))
+            rows.append({"collective": collective, "launches": n, "cost_s": cost,
+                         "cost_pct": 100 * cost / full_cost, "cells": cells, **figures})
+            if progress:
+                progress(f"{collective}: curve point {len(rows)}: {n} launches, "
+                         f"{cost:.0f} s ({100 * cost / full_cost:.1f} % of the full table)")
+    return rows
+
+
+def text(rows):
+    """The curve as printed and saved (CSV, figures in percent; empty where not scored)."""
+    lines = [",".join(COLUMNS)]
+    for r in rows:
+        lines.append(",".join(
+            str(r[c]) if c in ("collective", "launches", "cells") else
+            ("" if r[c] is None else f"{r[c]:.4g}") for c in COLUMNS))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,340 @@
+"""Replay: the sweep engine measuring a recorded table instead of an MPI (`collsel sweep
+--replay TABLE`, `collsel tune --replay TABLE`).
+
+The paired sweep runs exactly as it does live; only its measurement backend is swapped
+(sweep/plan.Config's `measure` and `clock`): a launch's request for (P, sizes, methods, seed)
+is answered from the recording, and the launch is charged what measuring it took on the real
+machine, on a simulated clock that the journal's `wall_s` records (so --refine's and collsel
+tune's budgets, read from the journal, spend simulated seconds).
+
+What a launch returns, per (size, method):
+- the table has a journal (TABLE.launches, a paired sweep's): the row of one recorded launch of
+  that P, the same recorded launch for every method and size of the replayed launch (the launch
+  effect stays paired). Replayed launch k of P takes the k-th of a seeded permutation of P's
+  recorded launches, beyond their number a seeded draw among them (with replacement);
+- no journal, but `ci_halfwidth_us` and `launches` columns: time_us times a seeded log-normal
+  factor whose spread is the recorded across-launch CI turned back into a standard deviation;
+- neither: the recorded time_us itself (every launch alike: a replay without noise).
+A method the recording lacks at (P, m) is reported unusable there, as the benchmark reports a
+method whose call failed; a size or P it lacks altogether, as skipped.
+
+What a launch costs: START_S, plus per (size, method) point (warm-up + repetitions) x the
+replayed time. Repetitions: the recorded launch's `n` (journal), else the table's n / launches,
+else the benchmark's own rule with its CI target unknown: as many as the per-method time cap
+allows, between --min-reps and --max-reps.
+"""
+import functools
+import math
+import os
+
+import numpy as np
+
+from collsel.core import algorithms, csvfile, table as table_io
+from collsel.core.algorithms import Method
+from collsel.errors import InputError
+from collsel.sources.measure import benchmark_program as bench
+from collsel.sources.measure.supervise import LaunchResult
+from collsel.sources.sweep import journal, shapes, ties
+from collsel.sources.sweep.paired_plan import launch_seed, method_token
+
+# Seconds one launch of collsel_bench costs beyond its measuring, measured on this project's
+# machine (2026-11-29, 2 cores shared with other work, load average 1.4-1.7): Open MPI 4.1.4
+# mpirun.openmpi, 2 methods x 1 size at --time-cap 0.001 (about 1 ms of measuring), wall times
+# (/usr/bin/time) P=2: 0.58 0.57 0.53 0.53 0.56 0.58 s, P=4: 0.66 0.64 0.63 0.64 0.64 s; the
+# mean of the 11 runs, 0.596 s. (sweep/estimate.STARTUP_S's local 0.8 s adds MPI_T set-up and a
+# communicator per method of a 6-method launch; those are in the recorded times here.)
+START_S = 0.6
+
+STAT_FIELDS = bench.PAIRED_OUTPUT_FIELDS[4:]       # mean_us .. ci_met, as a launch prints them
+
+
+@functools.lru_cache(maxsize=4)
+def _read(path, stamp):
+    """The Recording of `path` (cached by its size and modification time: collsel tune replays
+    one table in several sweeps of one process)."""
+    return Recording(path)
+
+
+def load(path):
+    """The Recording of the table at `path` (and its journal beside it, when there is one)."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise InputError(f"--replay {path}: cannot read it: {e.strerror or e}") from None
+    return _read(os.path.abspath(path), (st.st_size, st.st_mtime_ns))
+
+
+def _texts(doc, name):
+    """One column's field texts of a CSV document read by csvfile (plain or row by row)."""
+    j = doc.header.index(name)
+    if doc.columns is not None:
+        return list(doc.columns[j].texts())
+    return [fields[j].strip() for _, fields in doc.rows]
+
+
+class Recording:
+    """A recorded table as a replay answers from it: per (P, m, Method) the recorded launches'
+    statistics ((launches, fields) float arrays in STAT_FIELDS order) and the launch numbers of
+    each P; or, without a journal, one row per point and the spread to resample it with."""
+
+    def __init__(self, path):
+        self.path = path
+        t = table_io.read_table(path, measured=True)
+        collectives = sorted(set(t.collective.tolist()))
+        if len(collectives) != 1:
+            raise InputError(f"--replay {path}: a replay takes a table of one collective "
+                             f"(this one has {', '.join(collectives)})")
+        self.collective, self.family = collectives[0], t.family
+        self.comm_sizes = sorted(set(t.comm_size.tolist()))
+        self.msg_sizes = sorted(set(int(m) for m in t.msg_size.tolist()))
+        keys = [(int(p), int(m), Method(int(a), int(s), int(f))) for p, m, a, s, f in zip(
+            t.comm_size, t.msg_size, t.algorithm, t.segsize, t.faninout)]
+        self.methods = sorted(set(k[2] for k in keys))
+        self.points = {}            # (P, m, Method) -> (launches, fields) array
+        self.launch_ids = {}        # P -> recorded launch numbers
+        self.spread = {}            # (P, m, Method) -> sd of ln(time) across launches
+        journal_file = journal.journal_path(path)
+        self.has_journal = os.path.isfile(journal_file)
+        if self.has_journal:
+            self._read_journal(journal_file)
+        else:
+            self._read_rows(t, keys)
+        self.full_launches = {p: len(ids) for p, ids in self.launch_ids.items()}
+
+    def _read_journal(self, path):
+        lines = csvfile.read_lines(path, "a sweep journal")
+        doc = csvfile.parse_plain(path, lines) or csvfile.parse(path, lines)
+        if doc.header is None or not {"launch", "median_us", "comm_size"} <= set(doc.header):
+            raise InputError(f"--replay: {path} is not a paired sweep's journal (no launch, "
+                             "comm_size, median_us columns)")
+        column = {name: _texts(doc, name) for name in
+                  ("comm_size", "msg_size", "algorithm", "segsize", "launch", *STAT_FIELDS)}
+        faninout = _texts(doc, "faninout") if "faninout" in doc.header else None
+        alg_ids = {}
+        stats = np.array([column[f] for f in STAT_FIELDS], dtype=float).T
+        grouped = {}
+        for i, (p, m, a, s, k) in enumerate(zip(column["comm_size"], column["msg_size"],
+                                                column["algorithm"], column["segsize"],
+                                                column["launch"])):
+            if a not in alg_ids:
+                alg_ids[a] = algorithms.algorithm_id(self.collective, a, self.family)
+            key = (int(p), int(m), Method(alg_ids[a], int(s), int(faninout[i]) if faninout
+                                          else 0))
+            grouped.setdefault(key, []).append(i)
+            self.launch_ids.setdefault(int(p), set()).add(int(k))
+        launch = np.array(column["launch"], dtype=np.int64)
+        for key, rows in grouped.items():
+            rows = sorted(rows, key=lambda i: launch[i])
+            self.points[key] = (launch[rows], stats[rows])
+        self.launch_ids = {p: sorted(ids) for p, ids in self.launch_ids.items()}
+
+    def _read_rows(self, t, keys):
+        def column(name, default):
+            got = t.extra.get(name)
+            if got is None:
+                return np.full(len(t), default)
+            return np.array([float(x) if x not in ("", None) else default for x in got])
+        times = t.time_us
+        ci = column("ci_halfwidth_us", np.nan)
+        launches = column("launches", 1.0)
+        n = column("n", np.nan)
+        for i, key in enumerate(keys):
+            reps = n[i] / launches[i] if np.isfinite(n[i]) else np.nan
+            fields = np.array([[times[i], times[i], times[i], times[i], 0.0,
+                                ci[i] if np.isfinite(ci[i]) else 0.0, reps, 1.0]])
+            self.points[key] = (np.array([1]), fields)
+            if np.isfinite(ci[i]) and launches[i] >= 2 and times[i] > 0:
+                from scipy import stats     # imported here: SciPy costs ~1 s to load
+                sd = ci[i] * math.sqrt(launches[i]) / stats.t.ppf(0.975, launches[i] - 1)
+                self.spread[key] = sd / times[i]
+        self.launch_ids = {p: [1] for p in self.comm_sizes}
+        recorded = {}
+        for (p, _, _), k in zip(keys, launches):
+            recorded[p] = max(recorded.get(p, 1), int(k))
+        self.table_launches = recorded
+
+    def launches_of(self, p):
+        """How many launches of P measured the recorded table (its full measuring cost)."""
+        if self.has_journal:
+            return len(self.launch_ids.get(p, ()))
+        return self.table_launches.get(p, 1)
+
+    def full_cost(self, time_cap, min_reps, max_reps, warmup):
+        """Simulated seconds of measuring the whole recorded table, as replay charges them:
+        every recorded launch of every P (START_S each) and every point of it."""
+        seconds = START_S * sum(self.launches_of(p) for p in self.comm_sizes)
+        for (p, _, _), (_, fields) in self.points.items():
+            times = fields[:, 1]
+            reps = _repetitions(fields[:, 6], times, time_cap, min_reps, max_reps)
+            spent = ((warmup + reps) * times * 1e-6).sum()
+            # without a journal one row stands for all the launches that measured it
+            seconds += spent if self.has_journal else spent * self.launches_of(p)
+        return seconds
+
+    def mean_point_seconds(self, time_cap, min_reps, max_reps, warmup):
+        """The average simulated seconds of one (size, method) point of one launch: the time
+        of a point in the sweep's estimate (sweep/estimate.py) for a replayed grid."""
+        launches = sum(self.launches_of(p) for p in self.comm_sizes)
+        points = sum(self.launches_of(q) for (q, _, _) in self.points)
+        spent = self.full_cost(time_cap, min_reps, max_reps, warmup) - START_S * launches
+        return spent / max(points, 1)
+
+
+def _repetitions(recorded, times, cap_s, min_reps, max_reps):
+    """Repetitions per point: the recorded count where there is one, else the benchmark's rule
+    with the CI target unknown (the per-method cap spent, within [min_reps, max_reps])."""
+    rule = np.clip(np.ceil(cap_s / np.maximum(times * 1e-6, 1e-12)), min_reps, max_reps)
+    return np.where(np.isfinite(recorded) & (recorded > 0), recorded, rule)
+
+
+class ReplayLauncher:
+    """The launcher and measurement backend of a replayed sweep: `command` names a launch as
+    the benchmark's own argv (P first), `measure` answers it from the Recording, `clock` is the
+    simulated wall time its launches have cost so far."""
+    name = "replay"
+    shares_this_machine = False
+
+    def __init__(self, recording, seed, collective, family):
+        self.recording = recording
+        self.program = "replay"
+        self.seed, self.collective, self.family = seed, collective, family
+        self.now = 0.0
+        self._launch_of = {}        # (P, launch seed) -> k
+        self._order = {}            # P -> seeded permutation of its recorded launches
+
+    def describe(self):
+        return f"replay of {self.recording.path} (no MPI: recorded times, simulated clock)"
+
+    def check(self):
+        return None
+
+    def check_shape(self, nodes, ppn):
+        raise InputError("--replay replays a table of plain P (--comm-sizes), not --nodes/--ppn")
+
+    def mapping(self, nprocs, ppn=None):
+        return "as recorded"
+
+    def expected(self, nprocs, ppn=None):
+        return None         # the replayed header names no hosts: placement is not checked
+
+    def sharing(self, nprocs, ppn=None):
+        return None
+
+    def command(self, nprocs, mca, bench_argv, ppn=None):
+        return ["replay", "-np", str(nprocs), *bench_argv[1:]], {}
+
+    def clock(self):
+        return self.now
+
+    def _launch_number(self, p, seed):
+        """k of the launch of P whose seed the sweep derived (paired_plan.launch_seed)."""
+        shape = shapes.plain([p])[0]
+        k = 0
+        while (p, seed) not in self._launch_of:
+            k += 1
+            self._launch_of[(p, launch_seed(self.seed, self.collective, shape, k))] = k
+            if k > 100000:
+                raise InputError(f"replay: launch seed {seed} is no launch of P={p} of this "
+                                 "sweep's --seed")
+        return self._launch_of[(p, seed)]
+
+    def _recorded_launch(self, p, k, seed):
+        """The index (into P's recorded launches) that replayed launch k of P answers with."""
+        ids = self.recording.launch_ids.get(p, [1])
+        if p not in self._order:
+            rng = np.random.default_rng(ties.cell_seed(self.seed, self.collective, "replay", p))
+            self._order[p] = rng.permutation(len(ids))
+        if k <= len(ids):
+            return int(self._order[p][k - 1])
+        return int(np.random.default_rng(seed).integers(len(ids)))
+
+    def measure(self, argv, env, sizes, silence_timeout, on_point, lines=None,
+                names=bench.PAIRED_OUTPUT_FIELDS, on_header=None, on_meta=None):
+        """One replayed paired launch: supervise.run_launch's contract, answered from the
+        recording; the simulated clock advances by what the launch cost."""
+        opts = _options(argv)
+        p, seed = int(opts["-np"]), int(opts["--seed"])
+        tokens = opts["--methods"].split(",")
+        methods = [self._method(token) for token in tokens]
+        cap = float(opts["--time-cap"]) / len(methods)      # the sweep scales it by methods
+        min_reps, max_reps = int(opts["--min-reps"]), int(opts["--max-reps"])
+        warmup = int(opts["--warmup"])
+        k = self._launch_number(p, seed)
+        which = self._recorded_launch(p, k, seed)
+        result = LaunchResult()
+        result.header_seen = True
+        result.meta = {"mpi_library": f"replay of {self.recording.path}",
+                       "runtime_type": "recorded", "timer": "simulated"}
+        for key, value in result.meta.items():
+            if on_meta is not None:
+                on_meta(key, value)
+        spent = START_S
+        rng = np.random.default_rng(seed)
+        for m in (int(x) for x in opts["--sizes"].split(",")):
+            got = [(token, x, self.recording.points.get((p, m, x)))
+                   for token, x in zip(tokens, methods)]
+            gone = [token for token, _, point in got if point is None]
+            if len(gone) == len(got):
+                if on_meta is not None:
+                    on_meta(bench.SKIPPED_KEY, str(m))
+                continue
+            if gone and on_meta is not None:
+                on_meta(f"{bench.UNUSABLE_PREFIX}{m}", ",".join(gone))
+            for token, x, point in got:
+                if point is None:
+                    continue
+                fields = self._fields(p, m, x, point, which, rng)
+                reps = _repetitions(np.array([fields[6]]), np.array([fields[1]]), cap,
+                                    min_reps, max_reps)[0]
+                fields[6] = reps
+                spent += (warmup + reps) * fields[1] * 1e-6
+                if on_header is not None and result.rows == 0:
+                    on_header(result.meta)
+                on_point(dict(zip(names, [str(m), *token.split(":"),
+                                          *(_text(v) for v in fields)])))
+                result.rows += 1
+        self.now += spent
+        return result
+
+    def _method(self, token):
+        alg, seg, fan = token.split(":")
+        return Method(algorithms.algorithm_id(self.collective, alg, self.family), int(seg),
+                      int(fan))
+
+    def _fields(self, p, m, x, point, which, rng):
+        """The statistics (STAT_FIELDS order) replayed launch `which` returns for a point."""
+        launch_numbers, stats = point
+        if self.recording.has_journal:
+            ids = self.recording.launch_ids[p]
+            row = np.flatnonzero(launch_numbers == ids[which])
+            # a point the recorded launch lacks (it failed there): its nearest recorded launch
+            return stats[row[0] if row.size else min(which, len(stats) - 1)].copy()
+        fields = stats[0].copy()
+        sd = self.recording.spread.get((p, m, x))
+        if sd:
+            factor = math.exp(rng.normal(0.0, sd))
+            fields[:4] *= factor
+        return fields
+
+
+class Unwatched:
+    """hygiene.Watch of a replay: there is no machine to watch, nothing is ever busy."""
+
+    def __init__(self):
+        self.warned = set()
+
+    def sample(self):
+        return "replayed", None
+
+
+def _text(value):
+    value = float(value)
+    return str(int(value)) if value.is_integer() else f"{value:.9g}"
+
+
+def _options(argv):
+    """{flag: value} of a replayed launch's argv (['replay', '-np', P, benchmark options])."""
+    out = {}
+    for flag, value in zip(argv[1::2], argv[2::2]):
+        out[flag] = value
+    return out
