@@ -45,10 +45,10 @@ def fold_scores(table, value, protocol, configs, workers=None):
     column = getattr(table, COLUMN[protocol])
     has_default = bool((table.algorithm == algorithms.BASELINE_ALGORITHM).any())
     return scores(table.take(column != value), table.take(column == value), configs,
-                  has_default)
+                  has_default, workers)
 
 
-def scores(train, test, configs, has_default):
+def scores(train, test, configs, has_default, workers=None):
     """fold_scores of any training and test rows (a replayed tune scores the tree of what it
     measured on the full table's cells: commands/tune_replay.py); `has_default`: whether the
     table the test rows come from has a default at all (core.cell_cost.scored_cells)."""
