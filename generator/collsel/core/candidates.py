@@ -86,11 +86,10 @@ def grid(dmap):
 class _Variant:
     """One variant's exact tree on one training map and its candidates' collapsed nodes."""
 
-    def __init__(self, dmap, key, cands):
-        split, leaf, ties, _ = key
+    def __init__(self, dmap, built, cands):
+        """`built`: the variant's exact tree, its block methods and shares (build_with_blocks)."""
         self.dmap = dmap
-        self.full, self.block, share = tree.build_with_blocks(
-            dmap, tree.BuildOptions(split, leaf, ties=ties))
+        self.full, self.block, share = built
         f = self.full
         self.parent = pruning.parents(f)
         internal = f.first_child != LEAF
@@ -169,13 +168,20 @@ class Trained:
         for i, c in enumerate(candidates):
             if c.split is not None:
                 self.groups.setdefault(c.variant, []).append(i)
-        self._variants = {}
+        self._variants, self._shapes = {}, {}
         base = maps[True]
         self.fixed = pruning.best_fixed(base)
 
     def variant(self, key):
         if key not in self._variants:
-            self._variants[key] = _Variant(self.maps[key[3]], key,
+            split, leaf, ties, defer = key
+            shape = (split, ties, defer)
+            if shape not in self._shapes:    # one pass for every leaf rule of this shape
+                rules = tuple(sorted({k[1] for k in self.groups if (k[0], k[2], k[3]) == shape}))
+                self._shapes[shape] = tree.build_with_rule_blocks(
+                    self.maps[defer], tree.BuildOptions(split, rules[0], ties=ties), rules)
+            full, blocks, share = self._shapes[shape]
+            self._variants[key] = _Variant(self.maps[defer], (full, blocks[leaf], share),
                                            [self.candidates[i] for i in self.groups[key]])
         return self._variants[key]
 

@@ -82,7 +82,7 @@ class Study:
 
     def __init__(self, grid, candidates):
         self.grid, self.candidates = grid, candidates
-        self._trained, self._held, self._costs = {}, {}, {}
+        self._trained, self._held, self._costs, self._leaves = {}, {}, {}, {}
 
     def trained(self, removal):
         key = frozenset(removal)
@@ -111,6 +111,13 @@ class Study:
         (core.cell_cost.UNSCORABLE), as `collsel evaluate` scores."""
         cost, unscorable = self.pair(train_removal, test_removal, excluding)
         return np.where(unscorable, np.nan, cost)
+
+    def leaves(self, removal):
+        """Leaf count of every candidate trained without `removal`."""
+        key = frozenset(removal)
+        if key not in self._leaves:
+            self._leaves[key] = self.trained(removal).leaves()
+        return self._leaves[key]
 
     def held(self, removal, excluding=()):
         if (removal, excluding) not in self._held:
@@ -190,24 +197,31 @@ def _asked(grid, folds):
     return keys + ([(edge, edge, ())] if edge is not None else [])
 
 
-def _costs_of(grid, candidates, keys):
+def _costs_of(grid, candidates, keys, leaves_of):
     study = Study(grid, candidates)
-    return [study.pair(*key) for key in keys]
+    return [study.pair(*key) for key in keys], [study.leaves(r) for r in leaves_of]
 
 
 def _costs_by_workers(study, folds, workers):
-    """The study's costs computed by two processes, each a half of the training sets (a
-    training set's trees are built once, whichever tests ask them)."""
+    """The study's costs (and the leaves of the folds' training sets, which the nesting
+    orders by) computed by two processes, each a half of the training sets (a training set's
+    trees are built once, whichever tests ask them)."""
     by_train = {}
     for key in _asked(study.grid, folds):
         by_train.setdefault(frozenset(key[0]), []).append(key)
     groups = list(by_train.values())
     parts = [[key for g in groups[w::parallel.WORKERS] for key in g]
              for w in range(parallel.WORKERS)]
-    done = workers.starmap(_costs_of, [(study.grid, study.candidates, p) for p in parts])
-    for part, costs in zip(parts, done):
+    outer = [r for k in folds for r in folds[k]]
+    leaves_of = [[r for r in outer if any(frozenset(r) == frozenset(key[0]) for key in p)]
+                 for p in parts]
+    done = workers.starmap(_costs_of, [(study.grid, study.candidates, p, o)
+                                       for p, o in zip(parts, leaves_of)])
+    for part, owned, (costs, leaves) in zip(parts, leaves_of, done):
         for (train, test, excluding), c in zip(part, costs):
             study._costs[(frozenset(train), test, excluding)] = c
+        for r, n in zip(owned, leaves):
+            study._leaves[frozenset(r)] = n
 
 
 def select(grid, criterion="combined", workers=None):
@@ -246,10 +260,18 @@ def select(grid, criterion="combined", workers=None):
 
 
 def _inner_keys(grid, folds, r):
-    """The inner folds of outer fold `r`: the folds of every kind in `folds` that the data
-    without `r`'s values has (core.fold_maps.FoldGrid.folds `without`, as a recommendation made
-    on `r`'s training set finds them), trained without both, scored without `r`'s cells."""
-    return [(r + s, s, r) for k in folds for s in grid.folds(k, without=r)]
+    """The inner folds of outer fold `r`: the folds the data without `r`'s values has
+    (core.fold_maps.FoldGrid.folds `without`), trained without both, scored without `r`'s
+    cells. An outer P or m fold chooses on P and m folds, as `collsel evaluate
+    --candidate=--recommend` reruns the recommendation on the table's rows (no journal); an
+    outer launch fold, on the other launches while two are left, else on P and m folds
+    (nesting launches across kinds too would cost a training set per launch and value: 149
+    instead of 87 on the 5-launch bcast table, beyond build --recommend's 3 s)."""
+    if r[0][0] == "launches" and grid.folds("launches", without=r):
+        kinds = ["launches"]
+    else:
+        kinds = [k for k in ("P", "m") if k in folds]
+    return [(r + s, s, r) for k in kinds for s in grid.folds(k, without=r)]
 
 
 def _figures_only(nested):
@@ -317,7 +339,7 @@ def _nested(study, folds, outer, scored, trivial, se_rule, exact):
                     inner.setdefault(test[0][0], []).append(costs)
             # the leaves of the trees as the training set makes them (its one-SE rule's order)
             c = (choose({j: np.concatenate(v, axis=1) for j, v in inner.items()},
-                        study.trained(r).leaves(), trivial, se_rule)[0] if inner else exact)
+                        study.leaves(r), trivial, se_rule)[0] if inner else exact)
             picks.append(c)
             parts.append(outer[k][i][c])
             shown.append(scored[k][i][c])

@@ -36,7 +36,7 @@ where unmeasured) and only considers methods scorable on all of them ("defer to 
 where the baseline was measured); on complete tables without baseline rows this is the rule as it
 was before imputation existed.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -375,14 +375,32 @@ def build_with_blocks(dmap, options=None):
     mode, leaf rule and ties cut by a depth or a threshold limit, or pruned, is this tree
     with some nodes turned into leaves of their block method (core.candidates)."""
     options = (options or BuildOptions()).check()
+    t, blocks, share = build_with_rule_blocks(dmap, options, (options.leaf,))
+    return t, blocks[options.leaf], share
+
+
+def build_with_rule_blocks(dmap, options, rules):
+    """build_with_blocks with the block method of each leaf rule in `rules` ({rule: array}).
+    Besides options.leaf, only for trees no limit cuts (no --max-depth, --threshold, robust
+    cap): a leaf rule then names the blocks' methods without shaping the tree (leaves are the
+    uniform blocks, or tie leaves), so one pass serves every rule (core.candidates builds
+    the majority and penalty variants of each training map this way)."""
+    options = options.check()
+    if set(rules) - {options.leaf} and (options.max_depth is not None
+                                        or options.threshold is not None
+                                        or options.leaf == "robust"
+                                        or options.max_penalty is not None):
+        raise ValueError("other leaf rules' blocks need a tree no limit cuts")
     levels = _Levels.of(dmap, options.split)
     grid = levels.grid
     n_axes = len(grid.shape)
     chooser = _LeafChooser(dmap, levels, options)
+    choosers = {rule: chooser if rule == options.leaf else
+                _LeafChooser(dmap, levels, replace(options, leaf=rule)) for rule in rules}
     # per level: each active node's interval index on every axis
     node_iv = np.zeros((1, n_axes), dtype=np.int64)
     first_child, split, method, depth = [], [], [], []
-    block_method, block_share = [], []
+    block_method, block_share = {rule: [] for rule in rules}, []
     next_id, level = 1, 0
     while node_iv.shape[0]:
         bounds, halves, least, greatest = levels.level(level)
@@ -414,10 +432,12 @@ def build_with_blocks(dmap, options=None):
             leaf_method[pick[~kept]] = UNDEFINED
 
         cut = np.flatnonzero(~leaf)
-        block_method.append(leaf_method.copy())
         block_share.append(np.ones(len(leaf)))
+        for rule, blocks in block_method.items():
+            blocks.append(leaf_method.copy())
+            if cut.size:
+                blocks[-1][cut] = choosers[rule].choose(lo[cut], hi[cut], True)[0]
         if cut.size:
-            block_method[-1][cut] = chooser.choose(lo[cut], hi[cut], True)[0]
             counts = chooser.counts(lo[cut], hi[cut])
             block_share[-1][cut] = counts.max(axis=1) / counts.sum(axis=1)
         splits_axis = np.stack([halves[d][2][node_iv[:, d]] for d in range(n_axes)], 1)
@@ -448,7 +468,8 @@ def build_with_blocks(dmap, options=None):
     cat = lambda parts: np.concatenate(parts).astype(np.int32)  # noqa: E731
     return (TreeArrays(cat(first_child), np.concatenate(split).astype(np.int32),
                        cat(method), cat(depth), dmap.family),
-            np.concatenate(block_method).astype(np.int64), np.concatenate(block_share))
+            {rule: np.concatenate(b).astype(np.int64) for rule, b in block_method.items()},
+            np.concatenate(block_share))
 
 
 def cells_of_values(axes, values):
