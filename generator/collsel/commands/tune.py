@@ -115,7 +115,7 @@ def register(subparsers):
     p.add_argument("--budget", metavar="DURATION",
                    help=f"measuring time: 90s, 30m, 2h, 1h30m, or a percentage (10%%) of the "
                         f"full sweep's estimate (--replay: of the full table's cost) (default "
-                        f"{DEFAULT_BUDGET}; --replay: {REPLAY_BUDGET})")
+                        f"{DEFAULT_BUDGET}; --replay: {REPLAY_BUDGET}%)")
     p.add_argument("--mpi", choices=mpi_home.MPI_NAMES, help="the MPI (default openmpi)")
     p.add_argument("--launches", metavar="N", help="launches of the coarse grid per P "
                    f"(default {tune_plan.COARSE_LAUNCHES}; refinement adds more)")
