@@ -54,7 +54,8 @@ def main():
     ap.add_argument("--drop-algorithms", default="0,2,5")
     ap.add_argument("--max-folds", type=int, default=None,
                     help="default: the collsel package's own MAX_FOLDS")
-    ap.add_argument("--collsel", default="collsel")
+    ap.add_argument("--collsel", default=f"{shlex.quote(sys.executable)} -m collsel.cli",
+                    help="how to run collsel (default: this python's package)")
     ap.add_argument("--out", default="build/ragged")
     args = ap.parse_args()
     if args.max_folds is None:

@@ -2,10 +2,7 @@
 out-of-sample penalty (its choice included), leaves and criterion, beside the MPI's default,
 the best fixed method, the exact tree, the depth-3 penalty-leaf tree and the best candidate of
 the grid (regret = recommended - that candidate's nested figure, like with like), and the edge
-experiment (the largest P held out: the tree's edge decision kept there vs deferring), and the
-procedure's faithfully nested figure (core.model_selection._nested_faithful: each outer fold
-chooses on the inner folds of every kind, as the shipped tree is chosen; with one kind the same
-as the nested figure, so left out; the tree's procedure, before any fallback).
+experiment (the largest P held out: the tree's edge decision kept there vs deferring).
 
     python speed/recommend/scoreboard.py TABLE[:COLLECTIVE]... [--before DIR]
 
@@ -62,13 +59,13 @@ def figures_of(path, collective, workers):
     launches = (launch_tables.read_launch_tables(journal, collective) if journal.exists()
                 else {})
     _, figures = recommendation.choose(dmap, launches, decision_map.MapSettings(), "combined",
-                                       workers, faithful=True)
+                                       workers)
     return collective, dmap, figures
 
 
 def row(name, collective, dmap, figures):
     if not figures.get("kinds"):
-        return f"| {name} | {collective} | no folds |" + " |" * 11
+        return f"| {name} | {collective} | no folds |" + " |" * 10
     nested = figures["nested"].get("combined")
     fall = figures.get("fallback")
     rec = recommendation.recommended_on_nested_folds(figures)
@@ -85,19 +82,18 @@ def row(name, collective, dmap, figures):
         edge_text = (f"P={edge['comm_size']}: tree {edge['tree_capped']:.2f} vs default "
                      f"{edge['default_capped']:.2f}: {edge['beyond']}")
     regret = None if rec is None or best is None else rec - best["capped"]
-    faithful = (figures.get("nested_faithful") or {}).get("combined")
     short = ", ".join(LABELS.get(k, k) for k in (
         {"leave_one_P_out": "P", "leave_one_m_out": "m"}.get(k, k) for k in kinds))
     return (f"| {name} | {collective} | {short} | {f(rec)}{' (fallback)' if fall else ''} | "
-            f"{f(faithful['capped'] if faithful else None)} | {what} | {f(on_nested['default'])} | {f(on_nested['best_fixed'])} | "
+            f"{what} | {f(on_nested['default'])} | {f(on_nested['best_fixed'])} | "
             f"{f(on_nested['exact'])} | {f(on_nested['depth_3_penalty'])} | "
             f"{f(best['capped'] if best else None)} | {f(regret)} | {edge_text} |")
 
 
-HEADER = ("| table | collective | nested kinds | recommended (nested within each kind, %) | "
-          "procedure nested faithfully (%) | leaves | default | best fixed | exact tree | "
+HEADER = ("| table | collective | nested kinds | recommended (nested, %) | "
+          "leaves | default | best fixed | exact tree | "
           "depth 3 penalty | best candidate (nested) | regret | edge: largest P held out "
-          "(capped %) |\n|" + "---|" * 13)
+          "(capped %) |\n|" + "---|" * 12)
 
 
 def sparse(src, out):
