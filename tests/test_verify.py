@@ -399,3 +399,26 @@ def test_the_rules_file_is_read_as_check_rules_reads_it(fake):
            "compared" in done.stdout
     assert f"why: {rules}:5: bcast: the first message rule of block P>=2 has MSGSIZE 1; it " \
            "must be 0; Open MPI ignores the whole file" in done.stdout
+
+
+def test_trees_are_found_where_tune_writes_them_and_a_bad_folder_is_refused(tmp_path):
+    """--trees takes a tune's output, its trees/ folder of blobs (what COLLSEL_TREES names:
+    the tree.json beside decide) or a folder of builds; anything else is one line, exit 2,
+    before anything runs; the expectation is the tree's decision (`collsel query`)."""
+    from collsel.commands import verify as command
+    from helpers import switching_table
+    switching = switching_table(tmp_path / "bcast.csv", "bcast", 2, 5)
+    assert run("build", switching, "--out", tmp_path / "t" / "bcast").returncode == 0
+    (tmp_path / "t" / "trees").mkdir()
+    (tmp_path / "t" / "trees" / "bcast.bin").write_bytes(b"")
+    for folder in (tmp_path / "t", tmp_path / "t" / "trees"):
+        trees = command.tree_files(str(folder))
+        assert list(trees) == ["bcast"]
+        expect = command.tree_expectation(trees)
+        assert expect("bcast", 3, 512).method.algorithm == 2
+        assert expect("bcast", 3, 2048).method.algorithm == 5
+        assert expect("reduce", 3, 512).method.algorithm == 0      # no tree: passed through
+    for bad in (tmp_path / "missing", tmp_path):
+        done = run("verify", "--trees", bad, "--", "mpirun", "-n", "2", "true")
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "--trees" in done.stderr

@@ -163,3 +163,64 @@ def test_a_file_open_mpi_rejects_is_named(setup):
     assert status == 1
     assert f"Open MPI rejected the rules file '{rejected}' (its reader returned -1" in out
     assert f"which is not the content of {setup['rules']}" not in out    # rejected says enough
+
+
+# ---- --trees: the same trees deployed through libcollsel ------------------------------------
+
+@pytest.fixture(scope="module")
+def blobs(setup):
+    """The trees as libcollsel reads them (COLLSEL_TREES=DIR of <collective>.bin) and
+    libcollsel itself (`make libcollsel`)."""
+    subprocess.run(["make", "-s", "-C", REPO, "libcollsel"], check=True, timeout=600,
+                   capture_output=True)
+    folder = setup["dir"] / "trees"
+    folder.mkdir(exist_ok=True)
+    for coll in SWITCH:
+        done = collsel("emit", "--target", "blob", setup["dir"] / coll / "tree.json", "--out",
+                       folder / f"{coll}.bin")
+        assert done.returncode == 0, done.stderr
+    return folder, REPO / "build" / "libcollsel" / "openmpi" / "libcollsel.so"
+
+
+def verify_trees(setup, trees, *launch_words):
+    """(exit status, {(collective, m): (ran, the tree, status)} of the trees' collectives (the
+    program's own result checks are allreduce calls), stdout)."""
+    launch = [*RUN, *launch_words, "-np", str(P), *program_args(setup)]
+    done = collsel("verify", "--trees", trees, "--", *launch)
+    sites = {}
+    for line in done.stdout.splitlines():
+        m = LINE.match(line)
+        if m and m.group(1) in SWITCH:
+            sites[m.group(1), int(m.group(3))] = (m.group(4), m.group(5), m.group(6))
+    print(done.stdout)
+    return done.returncode, sites, done.stdout
+
+
+def test_trees_deployed_through_libcollsel_are_confirmed(setup, blobs):
+    """The tune's deployment for programs that cannot take a rules file: every call site runs
+    the method the tree says (`collsel query`), exit 0; the expected method is the tree's."""
+    folder, library = blobs
+    status, sites, out = verify_trees(setup, folder, "-x", f"LD_PRELOAD={library}",
+                                      "-x", f"COLLSEL_TREES={folder}",
+                                      "--mca", "coll_tuned_use_dynamic_rules", "1")
+    assert status == 0, out
+    assert sorted(sites) == sorted((c, m) for c in SWITCH for m in SIZES), out
+    for (coll, m), (ran, said, verdict) in sites.items():
+        ids = collsel("query", setup["dir"] / coll / "tree.json", "--ids", "--comm-size", P,
+                      "--msg-size", m).stdout.split()
+        assert verdict == "same" and f"(alg {ids[0]}, seg {ids[1]}, fan {ids[2]})" in said, \
+            (coll, m, said)
+    head = next(line for line in out.splitlines() if line.startswith("collsel verify: "))
+    assert "; trees " in head and out.splitlines()[-1].endswith(
+        "Open MPI ran what the file says (3 ranks)")
+
+
+def test_trees_without_libcollsel_fail_and_say_why(setup, blobs):
+    """The same launch without libcollsel preloaded runs Open MPI's fixed decision: sites
+    differ, exit 1, and the line says libcollsel is not preloaded."""
+    folder, _ = blobs
+    status, sites, out = verify_trees(setup, folder, "-x", f"COLLSEL_TREES={folder}",
+                                      "--mca", "coll_tuned_use_dynamic_rules", "1")
+    assert status == 1, out
+    assert any(v == "DIFFERS" for _, _, v in sites.values()), out
+    assert "why: libcollsel is not preloaded" in out, out

@@ -1,7 +1,9 @@
-"""`collsel verify --rules FILE -- LAUNCH...`: run the user's program under the coll/base probe
-(sources/measure/coll_probe.py) and print, per call site, the algorithm Open MPI ran beside the
-one the rules file says (read by the reader `collsel check-rules` uses), then why they differ
-when the launch's reports can tell (core/verify.py judges)."""
+"""`collsel verify --rules FILE | --trees DIR -- LAUNCH...`: run the user's program under the
+coll/base probe (sources/measure/coll_probe.py) and print, per call site, the algorithm Open MPI
+ran beside the one the deployed selection says (a rules file read by the reader `collsel
+check-rules` uses; trees deployed through libcollsel, decided as `collsel query` decides), then
+why they differ when the launch can tell (core/verify.py judges)."""
+import glob
 import argparse
 import os
 import shutil
@@ -9,8 +11,8 @@ import subprocess
 import sys
 import tempfile
 
-from collsel.core import verify
-from collsel.core.algorithms import Method
+from collsel.core import treefile, verify
+from collsel.core.algorithms import BASELINE_ALGORITHM, Method
 from collsel.errors import InputError, printable
 from collsel.sinks.emit.ompi_rules_reader import (COLLECTIVE_IDS, parse_version, read,
                                                   rule_size_of)
@@ -37,10 +39,20 @@ def register(sub):
         "the file was not in use when the reports tell (dynamic rules off, file not found, "
         "relative path, rejected by Open MPI, another file deployed). Exit 0 when every call "
         "site ran what the file says, 1 when any differs or the file was not in use (or the "
-        "program failed), 2 for bad input. The program's own output passes through first.")
-    p.add_argument("--rules", metavar="FILE", required=True,
-                   help="the Open MPI coll/tuned rules file the launch deploys "
-                   "(collsel emit --target ompi-rules)")
+        "program failed), 2 for bad input. The program's own output passes through first. "
+        "With --trees instead of --rules: the trees deployed through libcollsel "
+        "(LD_PRELOAD=libcollsel.so COLLSEL_TREES=DIR, e.g. for an mpi4py program), each call "
+        "site beside what the tree decides there, and why not (libcollsel not preloaded, "
+        "COLLSEL_TREES unset, dynamic rules off).")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--rules", metavar="FILE",
+                      help="the Open MPI coll/tuned rules file the launch deploys "
+                      "(collsel emit --target ompi-rules)")
+    what.add_argument("--trees", metavar="DIR",
+                      help="the trees the launch deploys through libcollsel "
+                      "(LD_PRELOAD=.../libcollsel.so COLLSEL_TREES=DIR): a `collsel tune` "
+                      "output directory or its trees/ folder, or a directory of `collsel "
+                      "build` outputs (their tree.json decide, as `collsel query` does)")
     p.add_argument("--ompi-version", metavar="X.Y.Z",
                    help="the Open MPI release whose rules reader to emulate (default: the one "
                    "the ranks report, else 4.1.4)")
@@ -104,9 +116,60 @@ def expectation(rules):
     return expect
 
 
+def tree_files(directory):
+    """{collective: tree.json path} under a deployed trees directory: DIR/<name>/tree.json (a
+    tune or a directory of builds), or, for a blob folder (tune's DIR/trees, what COLLSEL_TREES
+    names), its parent's."""
+    if not os.path.isdir(directory):
+        raise InputError(f"--trees {directory}: not a directory")
+    found = sorted(glob.glob(os.path.join(directory, "*", "tree.json")))
+    if not found and glob.glob(os.path.join(directory, "*.bin")):
+        found = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(directory)), "*",
+                                              "tree.json")))
+    if not found:
+        raise InputError(f"--trees {directory}: no <collective>/tree.json in it (give the "
+                         "`collsel tune --out` directory or its trees/ folder)")
+    out = {}
+    for path in found:
+        loaded = treefile.load(path)
+        out.setdefault(loaded.collective, loaded)
+    return out
+
+
+def tree_expectation(trees):
+    """expect(collective, P, m) -> core.verify.Expected: what the trees make libcollsel run
+    (LoadedTree.decide: the cuts, `beyond`, the refusals; "defer" and a collective without a
+    tree leave the call to Open MPI's own decision)."""
+    def expect(collective, comm_size, m):
+        loaded = trees.get(collective)
+        if loaded is None:
+            return verify.Expected(Method(BASELINE_ALGORITHM, 0, 0), m,
+                                   f"no {collective} tree: libcollsel passes it through")
+        values = [[comm_size]] + ([[m]] if len(loaded.axes) > 1 else [])
+        if len(loaded.axes) > 2:     # an octree's third axis: libcollsel's own answer differs
+            return verify.Expected(Method(BASELINE_ALGORITHM, 0, 0), m,
+                                   "a third-axis tree: not compared")
+        method = loaded.methods[int(loaded.decide(values)[0])]
+        return verify.Expected(Method(method.algorithm, method.segsize, method.faninout), m)
+    return expect
+
+
+def _preload_problems(words, trees_dir):
+    """Why libcollsel cannot be deciding, as far as the launch words and environment show."""
+    text = " ".join(words) + " " + os.environ.get("LD_PRELOAD", "")
+    problems = []
+    if "libcollsel" not in text:
+        problems.append("libcollsel is not preloaded: add `-x LD_PRELOAD=/path/to/"
+                        "libcollsel.so` to the launch (the tune's summary prints the line)")
+    if "COLLSEL_TREES" not in text and "COLLSEL_TREES" not in os.environ:
+        problems.append(f"COLLSEL_TREES is not set: add `-x COLLSEL_TREES={trees_dir}`")
+    return problems
+
+
 def run_verify(args):
     words = _launch_words(args)
-    data = _read_rules_bytes(args.rules)
+    data = _read_rules_bytes(args.rules) if args.rules else None
+    trees = tree_files(args.trees) if args.trees else None
     if args.ompi_version:
         parse_version(args.ompi_version)          # refused before anything runs
     at = coll_probe.launcher_index(words)
@@ -114,8 +177,8 @@ def run_verify(args):
     if family != "openmpi":
         raise InputError(f"LAUNCH: '{words[at]}' is not Open MPI's launcher"
                          f"{' (it is ' + family + ')' if family else ''}: --rules files are "
-                         "read by Open MPI's coll/tuned; start the program with Open MPI's "
-                         "mpirun")
+                         "read by Open MPI's coll/tuned, and the probe reads Open MPI's "
+                         "coll/base; start the program with Open MPI's mpirun")
     probe = coll_probe.library(args.mpicc or coll_probe.mpicc_for(words[at]))
     made = args.probe_dir is None
     directory = tempfile.mkdtemp(prefix="collsel-verify-") if made else args.probe_dir
@@ -141,7 +204,24 @@ def run_verify(args):
     finally:
         if made:
             shutil.rmtree(directory, ignore_errors=True)
+    if trees is not None:
+        return report_trees(args, words, trees, reports, status)
     return report(args, words, data, reports, status)
+
+
+def report_trees(args, words, trees, reports, status):
+    """Print the verdict of one launch deploying trees through libcollsel; the exit status."""
+    problems = [] if status == 0 else [f"the launch exited with status {status}"]
+    off = [r.rank for r in reports if r.settings_read
+           and r.settings.get(verify.DYNAMIC_RULES, "1") in ("0", "")]
+    if off:      # libcollsel forces through coll/tuned's forced-algorithm settings
+        problems.append(f"dynamic rules are off on {len(off)} rank(s): libcollsel's forced "
+                        f"algorithms count only with {verify.DYNAMIC_RULES} 1: add `--mca "
+                        f"{verify.DYNAMIC_RULES} 1` to the launch")
+    verdict = verify.verify(reports, tree_expectation(trees), problems, [])
+    if verdict.differ:
+        verdict.problems.extend(_preload_problems(words, args.trees))
+    return _print(verdict, reports, f"trees {args.trees} ({', '.join(sorted(trees))})")
 
 
 def report(args, words, data, reports, status):
@@ -166,10 +246,13 @@ def report(args, words, data, reports, status):
         problems.insert(0, f"the launch exited with status {status}"
                         + (" (timeout's: the program ran too long)" if status == 124 else ""))
     verdict = verify.verify(reports, expectation(rules), problems, notes)
+    return _print(verdict, reports, f"rules file {args.rules}")
+
+
+def _print(verdict, reports, deployed):
     ranks = sorted({r.rank for r in reports})
     print(f"collsel verify: {len(reports)} rank report(s), "
-          f"{reports[0].library.split(',')[0] if reports else 'no MPI seen'}; "
-          f"rules file {args.rules}")
+          f"{reports[0].library.split(',')[0] if reports else 'no MPI seen'}; {deployed}")
     for line in verdict.lines:
         print(printable(line))
     for line in verdict.problems:
