@@ -27,8 +27,9 @@ when they are within noise of the best they are chosen, and said so.
 
 Nested figure: for every outer fold, the rule is applied to the training set as a
 recommendation made on it would apply it (what `collsel evaluate --candidate=--recommend` does
-directly): on the folds of every kind that data has (core.fold_maps.FoldGrid.folds `without` the
-outer fold's values: trained without both, scored without the outer fold's cells), and the tree
+directly): on the folds that data has (core.fold_maps.FoldGrid.folds `without` the outer fold's
+values: trained without both, scored without the outer fold's cells; _inner_keys says which
+kinds), and the tree
 it picks, trained on the outer training set, is scored on the outer held-out cells. With no
 inner fold left, the pick is the exact tree, as `build --recommend` builds then. That figure
 includes the optimism of choosing and is the one the recommendation prints per kind
