@@ -9,7 +9,8 @@ from collsel.core import algorithms, names, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
-from collsel.sources.sweep import launch_stats, load, paired, plan, refine, replay, run, shapes
+from collsel.sources.sweep import (launch_stats, load, paired, plan, racing, refine, replay, run,
+                                   shapes)
 from collsel.sources.sweep.sbatch import sbatch_script
 from collsel.commands import add_command
 
@@ -110,6 +111,10 @@ def register(subparsers):
     stats.add_argument("--refine", metavar="BUDGET",
                        help="paired: then launch again where cells are undecided, until "
                             "decided or BUDGET ('600s' or a launch count) is spent")
+    stats.add_argument("--strategy", choices=racing.STRATEGIES, default=racing.DEFAULT,
+                       help="paired: what --refine launches: every method where a cell is "
+                            "undecided (coarse-refine, the default), or only the methods "
+                            "still in the race there (adaptive: sources/sweep/racing.py)")
     stats.add_argument("--confidence", default=0.95, metavar="P",
                        help="paired: p_best a decided cell's best reaches (default 0.95)")
     stats.add_argument("--equivalence", default="5", metavar="PCT",
@@ -227,6 +232,7 @@ def _check_numbers(args):
     if args.mode == "per-method":
         for flag, given in (("--mpi mpich", args.mpi == "mpich"),
                             ("--refine", args.refine is not None), ("--raw", args.raw),
+                            ("--strategy adaptive", args.strategy != racing.DEFAULT),
                             ("--nodes/--ppn", args.nodes or args.ppn),
                             ("--cluster", args.cluster is not None),
                             ("--probe", args.probe), ("--load-levels", args.load_levels)):
@@ -307,6 +313,8 @@ def _canonical(args, cfg, launcher_name, program=("collsel",), cluster=None):
     if cfg.mode == "paired":
         parts += ["--seed", str(cfg.seed), "--confidence", str(cfg.confidence),
                   "--equivalence", f"{100 * cfg.equivalence:g}"]
+        if cfg.strategy != racing.DEFAULT:
+            parts += ["--strategy", cfg.strategy]
         if args.refine:
             parts += ["--refine", args.refine.strip()]
         if args.raw:
@@ -416,7 +424,8 @@ def run_sweep(args):
         progress_interval=args.progress_interval, launches=args.launches, rel_ci=args.rel_ci,
         time_cap=args.time_cap,
         mode=args.mode, family=args.mpi, mpi_home=install.home, seed=args.seed, refine=args.refine_budget,
-        confidence=args.confidence, equivalence=args.equivalence, raw=args.raw,
+        confidence=args.confidence, equivalence=args.equivalence, strategy=args.strategy,
+        raw=args.raw,
         shapes=groups, links=cluster.describe() if cluster is not None else None,
         probe=args.probe, load_levels=args.load_levels,
         load=_load_generator(args, cluster, bench_path, check=not (args.dry_run or sbatch)),

@@ -18,8 +18,8 @@ from collsel.errors import InputError
 from collsel.sinks.emit import mpich_json
 from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
-from collsel.sources.sweep import (estimate, journal, launch_stats, plan as sweep_plan, refine,
-                                   replay, shapes)
+from collsel.sources.sweep import (estimate, journal, launch_stats, plan as sweep_plan,
+                                   racing, refine, replay, shapes)
 from collsel.sources.tune import layout, plan as tune_plan
 from collsel.commands import add_command
 
@@ -124,6 +124,12 @@ def register(subparsers):
                         "or --cluster), or srun in an allocation")
     for flag, metavar, text in PASSED:
         p.add_argument(flag, metavar=metavar, help=text)
+    p.add_argument("--strategy", choices=racing.STRATEGIES,
+                   help="how the budget is measured: coarse-refine (every method at every cell "
+                        f"of the coarse grid, {COARSE} launches, then again where undecided) or "
+                        f"adaptive ({racing.SEED_LAUNCHES} launch of a denser grid, then only "
+                        "the methods still in the race where cells are open: racing) "
+                        f"(default {racing.DEFAULT})")
     p.add_argument("--replay", metavar="TABLE",
                    help="measure nothing: replay TABLE, a recorded table (above)")
     p.add_argument("--score", metavar="FLAGS",
@@ -181,7 +187,8 @@ def run_tune(args):
 
 
 def _resume(args):
-    given = [flag for flag in ("collectives", "budget", "mpi", "launches", "launcher", "replay",
+    given = [flag for flag in ("collectives", "budget", "mpi", "launches", "launcher",
+                               "strategy", "replay",
                                "score", "checkpoints",
                                *(f[2:].replace("-", "_") for f, _, _ in PASSED),
                                "progress_interval")
@@ -230,8 +237,11 @@ def _plan(args):
     msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE)
                  if args.msg_sizes else recording.msg_sizes if recording
                  else sizes.default_msg_sizes())
-    launches = (tune_plan.COARSE_LAUNCHES if args.launches is None else values.integer(
-        args.launches, "--launches", tune_plan.COARSE_LAUNCHES, launch_stats.LAUNCHES[1]))
+    strategy = args.strategy or racing.DEFAULT
+    # adaptive races from one launch; coarse-refine's tie test needs 3 (sources/tune/plan.py)
+    fewest = racing.SEED_LAUNCHES if strategy == "adaptive" else tune_plan.COARSE_LAUNCHES
+    launches = (fewest if args.launches is None else values.integer(
+        args.launches, "--launches", fewest, launch_stats.LAUNCHES[1]))
     time_cap = values.number(args.time_cap or 0.03, "--time-cap", *bench.TIME_CAP_S)
     methods, chosen = {}, {}
     # the sweeps offer the running MPICH's names (5.0 has more than 4.0): plan with the same
@@ -278,6 +288,7 @@ def _plan(args):
             "command": shlex.join(
                 ["collsel", *sys.argv[1:]]), "mpi": family, "launcher": launcher_name,
             "budget": budget_text, "budget_s": budget_s, "collectives": collectives,
+            "strategy": strategy,
             "left_out": left_out, "sweep_options": options,
             "grids": [g.to_json() for g in grids]}
 
@@ -350,6 +361,9 @@ def _sweep_argv(out, plan, grid, refine_s=None):
         argv.append(f"--comm-sizes={','.join(map(str, grid.comm_sizes))}")
     if grid.algorithms:
         argv.append(f"--algorithms={grid.algorithms}")
+    strategy = plan.get("strategy", racing.DEFAULT)     # a tune.json of an older collsel: none
+    if grid.mode == "paired" and strategy != racing.DEFAULT:
+        argv.append(f"--strategy={strategy}")
     if grid.msg_sizes != (0,):          # barrier: no message size
         argv.append(f"--msg-sizes={','.join(map(str, grid.msg_sizes))}")
     if refine_s is not None:

@@ -21,7 +21,7 @@ from collsel.core.table import render_table
 from collsel.errors import CollselError, InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, placement
 from collsel.sources.measure.progress import Progress
-from collsel.sources.sweep import (estimate, load, lock, raw as raw_files, refine,
+from collsel.sources.sweep import (estimate, load, lock, racing, raw as raw_files, refine,
                                    resume, shapes, startup, ties)
 from collsel.sources.sweep.journal import (TableFile, drop_partial_line, journal_path,
                                            load_existing, paired_columns)
@@ -82,32 +82,34 @@ def paired_header(cfg):
     return meta
 
 
-def _bench_argv(cfg, sizes, seed, raw_path):
+def _bench_argv(cfg, sizes, seed, raw_path, methods):
     argv = [cfg.bench_path, "--collective", cfg.collective,
             "--sizes", ",".join(str(m) for m in sizes),
             "--methods", ",".join(method_token(cfg.collective, x, cfg.family)
-                                  for x in cfg.methods),
-            "--seed", str(seed), *_scaled_time_cap(cfg)]
+                                  for x in methods),
+            "--seed", str(seed), *_scaled_time_cap(cfg, len(methods))]
     return argv + (["--raw", raw_path] if raw_path else [])
 
 
-def _scaled_time_cap(cfg):
-    """The benchmark options, --time-cap times the number of methods: in a paired launch the
-    cap covers a size's rounds of all methods, so each method gets what the per-method mode
-    gives it."""
+def _scaled_time_cap(cfg, count):
+    """The benchmark options, --time-cap times the number of methods (`count`, the launch's):
+    in a paired launch the cap covers a size's rounds of all methods, so each method gets what
+    the per-method mode gives it."""
     args = list(cfg.bench_args)
     at = args.index("--time-cap") + 1
     # 15 significant digits: the product's binary noise (0.03 x 11 = 0.32999999999999996)
     # is no part of the value asked for
-    args[at] = f"{float(args[at]) * len(cfg.methods):.15g}"
+    args[at] = f"{float(args[at]) * count:.15g}"
     return args
 
 
-def launch_command(cfg, shape, k, sizes, raw_path=None):
-    """(argv, environment, seed) of launch k of `shape` (sweep/shapes.py)."""
+def launch_command(cfg, shape, k, sizes, raw_path=None, methods=None):
+    """(argv, environment, seed) of launch k of `shape` (sweep/shapes.py), measuring `methods`
+    (default: all of the sweep's; --strategy adaptive's refinement: those still racing)."""
     mca = {"coll_tuned_use_dynamic_rules": 1} if cfg.family == "openmpi" else {}
     seed = launch_seed(cfg.seed, cfg.collective, shape, k)
-    return cfg.launcher.command(shape.p, mca, _bench_argv(cfg, sizes, seed, raw_path),
+    return cfg.launcher.command(shape.p, mca, _bench_argv(cfg, sizes, seed, raw_path,
+                                                          methods or cfg.methods),
                                 ppn=shape.ppn or None) + (seed,)
 
 
@@ -286,21 +288,21 @@ class _Sweep:
         rows = [row for shape, m in self.plan.cells() for row in self.plan.cell_rows(shape, m)]
         write_file(self.cfg.out, render_table(rows, doc.metadata, columns=self.state.columns))
 
-    def _launch(self, shape, k, sizes):
+    def _launch(self, shape, k, sizes, methods=None):
         """Launch k of `shape` under its load level, when it has one (sweep/load.py: started
         before, stopped after)."""
         if not shape.load:
-            return self._measure(shape, k, sizes)
+            return self._measure(shape, k, sizes, methods)
         with self.cfg.load.running(shape.load):
-            return self._measure(shape, k, sizes)
+            return self._measure(shape, k, sizes, methods)
 
-    def _measure(self, shape, k, sizes):
+    def _measure(self, shape, k, sizes, methods=None):
         """Launch k of `shape` over `sizes` (again for what a failed size left, like the
         per-method mode); its rows and mark, with the hosts its ranks ran on, go to the journal
         in one write. Ranks placed otherwise than the mapping says stop the sweep
         (placement.PlacementError) before anything of the launch is recorded."""
         cfg = self.cfg
-        methods = cfg.methods
+        methods = methods or cfg.methods
         tokens = [method_token(cfg.collective, x, cfg.family).split(":") for x in methods]
         load_start, warning = self.watch.sample()
         if warning:
@@ -316,7 +318,7 @@ class _Sweep:
             raw_path = raw_files.part_path(cfg.raw, shape, k, part) if cfg.raw else None
             if raw_path and not self.launched:
                 self.raw_made = [raw_path, os.path.dirname(raw_path)]
-            argv, env, seed = launch_command(cfg, shape, k, todo, raw_path)
+            argv, env, seed = launch_command(cfg, shape, k, todo, raw_path, methods)
             self.progress.label = (f"{shape.label} launch {k}/{cfg.launches}"
                                    if k <= cfg.launches else f"{shape.label} refine launch {k}")
             self.progress.show()
@@ -456,7 +458,9 @@ class _Sweep:
                 break
             shape, sizes = target
             began = cfg.clock()
-            self._launch(shape, self.plan.next_launch(shape), sizes)
+            methods = (racing.launch_methods(self.plan, shape, sizes)
+                       if cfg.strategy == "adaptive" else None)
+            self._launch(shape, self.plan.next_launch(shape), sizes, methods)
             used += 1
             seconds += cfg.clock() - began
             if self.failures:

@@ -9,7 +9,7 @@ from collsel.core.sizes import parse_size, parse_size_list
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers
 from collsel.sources.measure.supervise import run_launch
-from collsel.sources.sweep import hygiene, launch_stats, shapes
+from collsel.sources.sweep import hygiene, launch_stats, racing, shapes
 from collsel.sources.sweep.journal import point_key
 
 DEFAULT_COMM_SIZES = (2, 3, 4, 6, 8, 12, 16)
@@ -204,6 +204,7 @@ class Config:
     refine: tuple = None        # paired: refine.parse_budget(--refine)
     confidence: float = 0.95    # paired: p_best a decided cell's best reaches
     equivalence: float = 0.05   # paired: relative difference counted as practically equal
+    strategy: str = racing.DEFAULT      # paired: what --refine launches (sweep/racing.py)
     raw: str = None             # paired: --raw FILE
     shapes: list = None         # paired: --nodes x --ppn (sweep/shapes.py); None: comm_sizes
     links: str = None           # --cluster: the emulated cluster's links (Cluster.describe())

@@ -11,7 +11,7 @@ import re
 from collsel.core import csvfile
 from collsel.core.algorithms import BASELINE_ALGORITHM, Method
 from collsel.errors import InputError
-from collsel.sources.sweep import journal, shapes
+from collsel.sources.sweep import journal, racing, shapes
 from collsel.sources.sweep.paired_plan import UNUSABLE_KEY, PairedPlan
 from collsel.sources.sweep.plan import Config
 from collsel.sources.sweep.resume import parse_options
@@ -62,10 +62,12 @@ def left(budget, used_launches, used_seconds):
 
 
 def undecided(plan):
-    """{P: [sizes]} of the complete cells not yet decided."""
+    """{P: [sizes]} of the complete cells not yet decided (--strategy adaptive: whose race is
+    not over, sweep/racing.py)."""
+    decided = racing.settled if plan.cfg.strategy == "adaptive" else PairedPlan.decided
     out = {}
     for p, m in plan.cells():
-        if not plan.decided(p, m):
+        if not decided(plan, p, m):
             out.setdefault(p, []).append(m)
     return out
 
@@ -100,6 +102,7 @@ def table_plan(path, launches=None):
                  launches=int(options["--launches"]), mode="paired", family=family,
                  seed=int(options.get("--seed", 1)),
                  confidence=float(options.get("--confidence", 0.95)),
+                 strategy=options.get("--strategy", racing.DEFAULT),
                  equivalence=float(options.get("--equivalence", 5)) / 100,
                  shapes=groups if "--nodes" in options else None, load_levels=levels)
     journal_file = journal.journal_path(path)
