@@ -102,24 +102,29 @@ def _selection(table_path, collective, launches=None, transform=None):
     return model_selection.select(fold_maps.FoldGrid(dmap, launches or {}))
 
 
-def test_one_wild_cell_does_not_decide(tanjaderin):
-    """A 1,000x outlier in one (cell, method): the same size of tree (limit and split; the
-    outlier, at the smallest P and m, weighs on penalty leaves' training choices, so the leaf
-    rule may change), its figure moved by at most a few CAP/N (the cell is held out once per
-    kind)."""
+@pytest.mark.parametrize("cap, defers", [(model_selection.CAP, False), (100.0, True)])
+def test_a_default_wild_at_a_few_cells_is_not_recommended(tanjaderin, monkeypatch, cap, defers):
+    """The selection statistic is the plain mean (CAP = inf), the figure a user is judged by. A
+    default 10 % faster than every forced method except at three scattered cells where it is
+    1,000x slower (a pathology at a few points, as on valentinisalessio-bcast-socket): a tree
+    that avoids those cells is recommended. With the old 100 % cap each of them counted as a
+    mere doubling, and deferring everywhere was recommended."""
     def wild(table):
         t = table.take(np.arange(len(table)))
-        i = int(np.flatnonzero(t.algorithm != 0)[len(t) // 2])
-        t.time_us = t.time_us.copy()
-        t.time_us[i] *= 1000
+        forced = t.algorithm != 0
+        key = t.comm_size.astype(np.int64) * 2**40 + t.msg_size.astype(np.int64)
+        best = {}
+        for k, v in zip(key[forced], t.time_us[forced]):
+            best[k] = min(best.get(k, np.inf), v)
+        times = np.where(forced, t.time_us, [0.9 * best.get(k, np.inf) for k in key])
+        cells = sorted(best)
+        for k in (cells[len(cells) // 5], cells[len(cells) // 2], cells[4 * len(cells) // 5]):
+            times = np.where(~forced & (key == k), times * 1000, times)
+        t.time_us = times
         return t
-    clean = _selection(tanjaderin["bcast"], "bcast")
-    dirty = _selection(tanjaderin["bcast"], "bcast", transform=wild)
-    size = lambda c: (c.limit, c.value, c.split)  # noqa: E731
-    assert size(dirty.candidates[dirty.chosen]) == size(clean.candidates[clean.chosen])
-    cells = min(f["cells"] for f in clean.per_kind.values())
-    assert abs(dirty.score[dirty.chosen] - clean.score[clean.chosen]) <= (
-        model_selection.CAP * 4 / cells)
+    monkeypatch.setattr(model_selection, "CAP", cap)
+    sel = _selection(tanjaderin["bcast"], "bcast", transform=wild)
+    assert (sel.candidates[sel.chosen].limit == "defer") == defers
 
 
 SHIPPED = [("bench-data/paired/bcast-openmpi.csv", "bcast"),

@@ -44,7 +44,7 @@ def check_rows_against_pages(out, doc):
             if r["key"] in overview.CHOICES:
                 assert held[r["key"]] == r["cells"][at]["mean"], (row["collective"], r["key"])
         crit = row["criterion"]
-        assert f"criterion {crit['scored_by']}: {crit['recommended']:.2f}% capped" in \
+        assert f"criterion {crit['scored_by']}: {crit['recommended']:.2f}% mean" in \
             rep["recommendation"]["why"]
 
 

@@ -63,7 +63,7 @@ def test_a_tree_that_defers_everywhere_is_scored_as_the_default():
          + stats["recommendation"]["compared"]["default"]["kinds"]["leave_one_m_out"]["capped"])
         / 2)
     assert figure.out_of_sample and figure.kinds == ("launches", "leave_one_m_out")
-    assert figure.basis() == ("out of sample (nested cross-validation, capped mean penalty; "
+    assert figure.basis() == ("out of sample (nested cross-validation, mean penalty; "
                               "across launches, leave-one-m-out)")
 
 
@@ -109,7 +109,7 @@ def test_summary_names_methods_defers_and_prints_the_deploy_lines(tmp_path):
     assert "  allreduce: defer: Open MPI's default" in lines
     assert "  barrier: recursive_doubling everywhere" in lines
     assert "  bcast: pipeline, 128 KiB segments everywhere" in lines
-    assert ("  out of sample (nested cross-validation, capped mean penalty; across launches, "
+    assert ("  out of sample (nested cross-validation, mean penalty; across launches, "
             "leave-one-m-out): bcast, allreduce") in lines
     # the lines to deploy: absolute, the rules file and the blob directory
     assert "deploy (bcast, barrier; allreduce defers to Open MPI's default):" in lines

@@ -3,7 +3,7 @@ summary, build's printout, the report's recommendation box and `make demo` print
 and "Open MPI's default".
 
 One definition, from the figures `build --recommend` records (stats.json's `recommendation`,
-the report's recommended figures): out of sample, the capped mean penalty on the folds of the
+the report's recommended figures): out of sample, the mean penalty on the folds of the
 nested cross-validation (core.recommendation.recommended_on_nested_folds for the tree,
 baseline_on_nested_folds for the default on the same folds). A tree that defers everywhere IS
 the default once deployed, so it is scored as the default, not by the nested figure of a
@@ -28,12 +28,12 @@ class Headline:
     defers: bool = False        # the tree defers to the MPI everywhere
 
     def basis(self):
-        """'out of sample (nested, capped mean; across launches, leave-one-m-out)' or
+        """'out of sample (nested, mean; across launches, leave-one-m-out)' or
         'in sample (mean)'."""
         if not self.out_of_sample:
             return "in sample (mean penalty on the cells it was built from)"
         kinds = ", ".join(KIND_LABELS.get(k, k) for k in self.kinds)
-        return ("out of sample (nested cross-validation, capped mean penalty"
+        return ("out of sample (nested cross-validation, mean penalty"
                 + (f"; {kinds}" if kinds else "") + ")")
 
     def short_basis(self):

@@ -22,6 +22,7 @@ def _row(sel, i):
 
 # What the `nested` figure is (core.model_selection): each outer fold chooses as a
 # recommendation made on its training set would, on the folds of every kind that set has.
+STATISTIC = "mean penalty over the held-out cells (no cell capped)"
 NESTING = "each outer fold chooses on its own training set's folds of every kind"
 
 
@@ -42,7 +43,7 @@ def choose(dmap, launch_tables, settings, criterion="combined", workers=None):
     figures = {
         "criterion": criterion, "kinds": [ms.KIND_KEYS[k] for k in sel.kinds],
         "scored_by": label, "kind": criterion,
-        "statistic": f"capped mean penalty (each held-out cell counts at most {ms.CAP:g} %)",
+        "statistic": STATISTIC,
         "se_over": "cells (paired per-cell differences with the best candidate)",
         "rule": "one standard error", "candidates": len(sel.candidates),
         "chosen": {**_row(sel, sel.chosen), "se": float(sel.se[sel.chosen]),
@@ -103,8 +104,8 @@ def _why(sel, chosen, label, nested, compared, family):
     best = sel.candidates[sel.best]
     the_default = default_name(family)
     honest = ("" if nested is None else
-              f"nested out-of-sample ({NESTING}) {nested['capped']:.2f}% capped mean, "
-              f"{nested['mean']:.2f}% mean, {nested['max']:.2f}% max; ")
+              f"nested out-of-sample ({NESTING}) {nested['mean']:.2f}% mean, "
+              f"{nested['max']:.2f}% max; ")
     lead = {"defer": f"defer to {mpi_name(family)} everywhere: no tree beats {the_default} "
                      "out of sample by more than noise",
             "fixed": "the best single fixed method: no tree beats it out of sample by more "
@@ -112,11 +113,11 @@ def _why(sel, chosen, label, nested, compared, family):
                                                      f"{leaves_text(int(sel.leaves[sel.chosen]))}")
     fall = sel.fallback
     if fall is not None:       # the nested figure is the tree's, not this recommendation's
-        lead += (f" (nested, on the same held-out cells: {fall['capped']:.2f}% capped against "
+        lead += (f" (nested, on the same held-out cells: {fall['capped']:.2f}% mean against "
                  f"{fall['tree_capped']:.2f}% +- {fall['se']:.2f} for the tree "
                  f"cross-validation chose, {fall['instead_of']})")
         honest = ""
-    parts = [f"{lead} ({honest}criterion {label}: {sel.score[sel.chosen]:.2f}% capped "
+    parts = [f"{lead} ({honest}criterion {label}: {sel.score[sel.chosen]:.2f}% mean "
              f"(one-SE rule over {len(sel.candidates)} candidates; best {best.label()} "
              f"{sel.score[sel.best]:.2f}% +- {sel.se[sel.chosen]:.2f}))"]
     for name, text in (("default", the_default), ("best_fixed", "best fixed method")):
@@ -126,7 +127,7 @@ def _why(sel, chosen, label, nested, compared, family):
     if edge is not None and edge["default_capped"] is not None:
         parts.append(f"largest P={edge['comm_size']} held out: this tree "
                      f"{edge['tree_capped']:.2f}%, {the_default} {edge['default_capped']:.2f}% "
-                     f"capped: {edge['beyond']}")
+                     f"mean: {edge['beyond']}")
     return "; ".join(parts)
 
 

@@ -50,7 +50,7 @@ def _held_out(report):
 
 
 def _criterion(figures):
-    """The selection criterion's own figures (capped mean penalty, percent) of the chosen tree,
+    """The selection criterion's own figures (mean penalty, percent) of the chosen tree,
     the MPI's default and the best fixed method, and the nested figure of the whole selection;
     None when nothing was selected (no out-of-sample data: the exact tree)."""
     if "chosen" not in figures:
@@ -101,7 +101,7 @@ def _pct(v):
 def text_lines(doc):
     """The overview as a fixed-width table for the terminal, one line per collective."""
     head = (f"{'collective':<21} {'methods':>7} {'cells':>6} {'leaves':>6}  "
-            f"{'held out':<16} {'default':>8} {'tree':>8} {'fixed':>8}  criterion (capped)")
+            f"{'held out':<16} {'default':>8} {'tree':>8} {'fixed':>8}  criterion (mean)")
     lines = [head]
     for r in doc["collectives"]:
         h, c = r["held_out"] or {}, r["criterion"]
