@@ -89,3 +89,22 @@ def test_the_printed_figure_is_the_direct_one(tanjaderin):
         assert printed[kind]["tree"]["cells"] == direct[protocol]["configs"][0]["cells"]
         assert printed[kind]["tree"]["mean"] == pytest.approx(
             direct[protocol]["configs"][0]["mean"], abs=1e-9), kind
+
+
+def test_a_trivial_recommendation_scores_as_what_is_deployed(tanjaderin):
+    """When the recommendation is to defer everywhere (or one fixed method), the deployed file
+    is the MPI's default (or that method): its printed figure is the default's on every fold,
+    so a deferring tree is never 'worse than doing nothing' (the tune walkthrough printed that
+    for alltoall when the nested picks were trees)."""
+    table = tables.read_tables([tanjaderin["bcast"]]).select("bcast")
+    config = build_config.Config("unused", tree.BuildOptions(), out_of_sample.DEFAULT_SETTINGS,
+                                 recommend=True)
+    built = build_config.build(table, config)
+    folds = out_of_sample.all_folds(table, None, config.settings, dmap=built.dmap)
+    deferring = {**built.figures, "fallback": None,
+                 "chosen": {**built.figures["chosen"], "fields": {"limit": "defer"}}}
+    assert any(f["limit"] != "defer" for f in
+               built.figures["nested"]["leave_one_P_out"]["picked_fields"])
+    printed = out_of_sample.tree_figures(folds, None, recommend.nested_builders(deferring))
+    for kind in ("leave_one_P_out", "leave_one_m_out"):
+        assert printed[kind]["tree"]["mean"] == pytest.approx(printed[kind]["default"]["mean"])

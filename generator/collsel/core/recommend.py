@@ -29,17 +29,21 @@ def nested_builders(figures):
     """{kind: [per outer fold, how its training map makes the tree the recommendation's nested
     procedure picked there]} (stats.json's `recommendation`; core.model_selection), so the
     printed out-of-sample figures are the procedure's, as `collsel evaluate
-    --candidate=--recommend` measures it directly; where the recommendation fell back to the
-    MPI's default or the best fixed method, that one on every fold. {} without nested picks."""
+    --candidate=--recommend` measures it directly. Where the recommendation is the MPI's
+    default or the best fixed method (chosen, or fallen back to), that one on every fold: what
+    is deployed then is that trivial choice, and a tree that defers everywhere scores as the
+    default, never "worse than doing nothing". {} without nested picks."""
     fallback = figures.get("fallback")
+    chosen = (figures.get("chosen") or {}).get("fields") or {}
+    trivial = ("defer" if fallback["to"] == "default" else "fixed") if fallback else (
+        chosen.get("limit") if chosen.get("limit") in ("defer", "fixed") else None)
     out = {}
     for kind, block in (figures.get("nested") or {}).items():
         if kind == "combined" or not block or "picked_fields" not in block:
             continue
         picks = [candidates.from_dict(f) for f in block["picked_fields"]]
-        if fallback:
-            trivial = candidates.Candidate("defer" if fallback["to"] == "default" else "fixed")
-            picks = [trivial] * len(picks)
+        if trivial:
+            picks = [candidates.Candidate(trivial)] * len(picks)
         out[kind] = [lambda train, c=c: candidates.build(c, train) for c in picks]
     return out
 
