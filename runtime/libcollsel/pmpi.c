@@ -24,6 +24,16 @@ LC_EXPORT int collsel_pmpi_active(void)
     return g.active;
 }
 
+/* Nonzero while this thread runs the library's own collectives (agreeing at MPI_Init, making
+ * a communicator's state and shadows on its first call): `collsel verify`'s probe leaves them
+ * out, they are not the program's calls and no tree decides them. */
+static __thread int own;
+
+LC_EXPORT int collsel_pmpi_own(void)
+{
+    return own;
+}
+
 LC_EXPORT void collsel_pmpi_counts_get(collsel_pmpi_counts *counts)
 {
     if (counts)
@@ -131,8 +141,10 @@ static void setup(int provided)
     g.trace = trace && strcmp(trace, "1") == 0;
     g.census = lc_census_on();
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    own++;
     failed = setup_local(provided, msg, sizeof msg);
     g.active = agree(failed, msg, rank);
+    own--;
     if (!g.active)
         shutdown_library();
 }
@@ -306,7 +318,10 @@ static const struct lc_method *decide(enum lc_coll coll, MPI_Comm comm, uint64_t
 static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t bytes,
                                       unsigned lacks, const char *shape)
 {
-    const struct lc_method *m = decide(coll, comm, bytes, lacks, shape);
+    const struct lc_method *m;
+    own++;
+    m = decide(coll, comm, bytes, lacks, shape);
+    own--;
     if (g.census)
         lc_census_enter(coll, comm, bytes);
     return m;

@@ -117,15 +117,18 @@ def expectation(rules):
 
 
 def tree_files(directory):
-    """{collective: tree.json path} under a deployed trees directory: DIR/<name>/tree.json (a
-    tune or a directory of builds), or, for a blob folder (tune's DIR/trees, what COLLSEL_TREES
-    names), its parent's."""
+    """{collective: LoadedTree} under a deployed trees directory: a tune's DIR/<collective>/
+    tree/tree.json, a folder of builds' <name>/tree.json, or, for a blob folder (tune's
+    DIR/trees, what COLLSEL_TREES names), its parent's."""
     if not os.path.isdir(directory):
         raise InputError(f"--trees {directory}: not a directory")
-    found = sorted(glob.glob(os.path.join(directory, "*", "tree.json")))
+
+    def under(top):
+        return sorted(glob.glob(os.path.join(top, "*", "tree", "tree.json"))
+                      + glob.glob(os.path.join(top, "*", "tree.json")))
+    found = under(directory)
     if not found and glob.glob(os.path.join(directory, "*.bin")):
-        found = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(directory)), "*",
-                                              "tree.json")))
+        found = under(os.path.dirname(os.path.abspath(directory)))
     if not found:
         raise InputError(f"--trees {directory}: no <collective>/tree.json in it (give the "
                          "`collsel tune --out` directory or its trees/ folder)")

@@ -123,8 +123,23 @@ static int comm_size(void *comm)
     return p;
 }
 
+/* libcollsel's own collectives (collsel_pmpi_own nonzero on this thread) are not the
+ * program's: not recorded (absent without libcollsel) */
+static int libcollsel_own(void)
+{
+    static int (*own)(void);
+    static int looked;
+    if (!looked) {
+        *(void **)&own = dlsym(RTLD_DEFAULT, "collsel_pmpi_own");
+        looked = 1;
+    }
+    return own && own();
+}
+
 static void record(const char *fn, void *comm, long bytes, long seg)
 {
+    if (libcollsel_own())
+        return;
     /* the outermost call consumes the lookup made for it (its dec_dynamic call looked up the
      * rule, then called it or the fixed decision, on this thread) */
     struct lookup rule = pending, *used = NULL;
