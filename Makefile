@@ -545,4 +545,4 @@ apps-setup:
 APPS_ROUNDS ?= 5
 APPS_BUDGET ?= 3m
 apps-bench: apps-setup libcollsel
-	speed/apps/bench.sh --rounds $(APPS_ROUNDS) --budget $(APPS_BUDGET) --out bench-data/apps
+	$(COLLSEL_BIN)/python speed/apps/bench.py --rounds $(APPS_ROUNDS) --budget $(APPS_BUDGET) --out bench-data/apps
