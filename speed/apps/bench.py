@@ -287,6 +287,7 @@ def main(argv=None):
     parser.add_argument("--timeout", type=int, default=300, help="seconds per launch")
     parser.add_argument("--tune-timeout", type=int, default=1200)
     args = parser.parse_args(argv)
+    args.out = os.path.abspath(args.out)     # the launches run in each application's directory
     names = [n for n in args.apps.split(",") if n]
     unknown = [n for n in names if n not in APPS]
     if unknown or args.rounds < 1:
@@ -301,7 +302,7 @@ def main(argv=None):
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     place = Place(args.local, os.path.join(ROOT, "build", "apps", "cluster"))
     where = place.describe()
-    report, rows = [], []
+    report, rows, failed = [], [], []
     try:
         for name in names:
             shown = len(report)
@@ -309,6 +310,7 @@ def main(argv=None):
                 bench_app(name, place, args, report, rows)
             except Failed as e:
                 report.append(f"   {name} failed: {e}")
+                failed.append(name)
             print("\n".join(report[shown:]), flush=True)
     finally:
         place.close()
@@ -327,7 +329,7 @@ def main(argv=None):
     with open(os.path.join(args.out, "runs.csv"), "w", newline="") as f:
         csv.writer(f).writerows([["app", "round", "way", "wall_s"], *rows])
     print("\n".join(head))
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ built from.
 """
 import math
 import os
+from dataclasses import replace
 
 import numpy as np
 
@@ -134,8 +135,8 @@ def grids(region, collectives, methods_of, budget_s, launches, launcher_name, ti
         coarse = sum(g.coarse_s for g in found)
         if coarse <= allowed:
             paired = sum(shares[g.collective] for g in found if g.mode == "paired") or 1.0
-            return [g.__class__(**{**g.__dict__, "refine_s": round(
-                        (budget_s - coarse) * shares[g.collective] / paired, 1)})
+            return [replace(g, refine_s=round((budget_s - coarse) * shares[g.collective]
+                                              / paired, 1))
                     if g.mode == "paired" else g for g in found]
     need = sum(g.coarse_s for g in found) / tune_plan.COARSE_SHARE
     raise InputError(f"--budget {budget_text}: too small for the profile's "
