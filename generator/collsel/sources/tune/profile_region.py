@@ -206,13 +206,13 @@ def saving_lines(out, plan):
         tree = treefile.load(layout.tree_json(out, c))
         perf = perf_table.read_table(layout.table(out, c)).select(c)
         spent = saved = 0.0
-        counted = unmeasured = 0
+        counted = untunable = unmeasured = 0
         for name, p, m, calls, seconds in region["points"]:
             if name != c:
                 continue
             spent += seconds
             if p < 2 or (m == 0 and not _sizeless(c)):
-                unmeasured += 1
+                untunable += 1          # as `restrict` and `axes` leave it out
                 continue
             values = [[p], [0 if _sizeless(c) else m]][:len(tree.axes)]
             chosen = tree.methods[int(tree.decide(values)[0])]
@@ -229,7 +229,8 @@ def saving_lines(out, plan):
         total += saved
         lines.append(f"  {c:<22} {_seconds(spent):>10} {_seconds(saved):>11} "
                      f"{saved / region['wall_s']:>7.2%}  {counted} scored"
-                     + (f", {unmeasured} not measured" if unmeasured else ""))
+                     + (f", {untunable} not tunable (P = 1 or no m)" if untunable else "")
+                     + (f", {unmeasured} without a measured time" if unmeasured else ""))
     lines.append(f"  expected saving against {default}: {_seconds(total)} per rank, "
                  f"{total / region['wall_s']:.2%} of the profiled run (in sample: the tune's "
                  "own measurements, on which the trees were chosen; the out-of-sample penalty "
