@@ -1,6 +1,6 @@
 """`collsel tune --profile FILE`: the plan holds only the profile's collectives at its P and m
 (the dry run, no MPI), a bad profile is one line and exit 2 with nothing written, the
-refinement is shared by time share, and (the fake benchmark under real mpirun, about 15 s) the
+refinement is shared by time share, and (slow: the fake benchmark under real mpirun, about 15 s) the
 sweeps measure only the profiled points and the summary's expected saving is the tables'
 figures times the profile's calls."""
 import json
@@ -100,6 +100,7 @@ def test_a_bad_profile_is_one_line_and_writes_nothing(tmp_path, make, extra, mes
 
 
 @needs_mpirun
+@pytest.mark.slow
 def test_a_profiled_tune_measures_only_the_profile_and_prices_its_calls(tmp_path):
     bench = write_fake_bench(tmp_path / "fake_bench.sh")
     out = tmp_path / "t"
