@@ -1,8 +1,8 @@
 """`collsel tune --profile FILE`: the plan holds only the profile's collectives at its P and m
 (the dry run, no MPI), a bad profile is one line and exit 2 with nothing written, the
-refinement is shared by time share, and (slow: the fake benchmark under real mpirun, about 15 s) the
-sweeps measure only the profiled points and the summary's expected saving is the tables'
-figures times the profile's calls."""
+refinement is shared by time share, and (slow: the fake benchmark under real mpirun, about
+15 s) the sweeps measure only the profiled points and the summary's expected saving is the
+tables' figures times the profile's calls."""
 import json
 
 import pytest

@@ -55,7 +55,8 @@ def _hpcc(directory):
     lines[11] = "4            Qs"
     with open(os.path.join(directory, "hpccinf.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    return ["hpcc"], "hpccinf.txt from /usr/share/doc/hpcc/examples/_hpccinf.txt, N=2000, P x Q = 2 x 4"
+    return ["hpcc"], ("hpccinf.txt from /usr/share/doc/hpcc/examples/_hpccinf.txt, N=2000, "
+                      "P x Q = 2 x 4")
 
 
 def _lammps(directory):
