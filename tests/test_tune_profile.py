@@ -4,6 +4,7 @@ refinement is shared by time share, and (slow: the fake benchmark under real mpi
 15 s) the sweeps measure only the profiled points and the summary's expected saving is the
 tables' figures times the profile's calls."""
 import json
+import pathlib
 
 import pytest
 
@@ -14,6 +15,7 @@ from helpers import collsel, write_fake_bench
 from test_sweep import needs_mpirun, one_error_line
 
 WAIT_S = 300
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def entry(collective, p, m, calls_per_rank, time_s, ranks=2):
@@ -87,6 +89,8 @@ def spoiled(spoil):
     (lambda path: (write_profile(path), path.write_text(path.read_text()[:200]))[0], [],
      "not JSON"),
     (write_profile, ["--comm-sizes", "2,4"], "the profile gives P and m; drop --comm-sizes"),
+    (write_profile, ["--replay", ROOT / "bench-data" / "paired" / "bcast-openmpi.csv"],
+     "with --replay: "),
     (lambda path: write_profile(path, [entry("alltoallv", 2, 0, 10, 0.05)]), [],
      "no collective of it can be tuned"),
 ])
