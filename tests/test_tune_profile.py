@@ -138,3 +138,9 @@ def test_a_profiled_tune_measures_only_the_profile_and_prices_its_calls(tmp_path
                                                                                    rel=0.01)
     assert lines[start + 4].startswith("  expected saving against Open MPI's default: ")
     assert "(in sample: " in lines[start + 4]
+
+
+def test_resume_takes_the_recorded_profile_not_a_new_one(tmp_path):
+    r = collsel("tune", "--out", tmp_path / "t", "--resume", "--profile",
+                write_profile(tmp_path / "p.json"), timeout=60)
+    assert "drop --profile" in one_error_line(r)
