@@ -525,3 +525,24 @@ SCOREBOARD_TABLES = $(wildcard bench-data/paired/*.csv bench-data/*-sweep.csv \
 .PHONY: scoreboard
 scoreboard:
 	$(DOCS_PYTHON) speed/recommend/scoreboard.py $(SCOREBOARD_TABLES) $(if $(BEFORE),--before $(BEFORE))
+
+# --- Applications (issue 41): real MPI programs from Debian, profiled, tuned for, deployed -----
+# Three applications whose collectives matter at 8 ranks: the HPC Challenge suite (hpcc: MPI
+# FFT, PTRANS, HPL's panel broadcasts), LAMMPS on its bundled Lennard-Jones benchmark input, and
+# mpi4py-fft (Python, Debian's python3 with Debian's mpi4py on Debian's Open MPI: its
+# distributed FFT is alltoall(v)s). All packaged; nothing built from downloaded source.
+# `make setup` stays lean: these come only with `make apps-setup`. docs/guide/applications.md.
+APPS_APT := hpcc lammps lammps-examples python3-mpi4py-fft
+.PHONY: apps-setup apps-bench
+apps-setup:
+	@if [ "$$(id -u)" != 0 ]; then echo "make apps-setup: apt-get needs root"; exit 1; fi
+	@if ! dpkg -s $(APPS_APT) >/dev/null 2>&1; then apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(APPS_APT); fi
+	@/usr/bin/python3 -c 'import mpi4py_fft, mpi4py; print("apps: mpi4py-fft", mpi4py_fft.__version__)'
+	@command -v hpcc lmp >/dev/null && echo "apps: hpcc, lmp on PATH"
+
+# APPS_ROUNDS default and tuned runs per application, alternated; APPS_BUDGET each tune's budget.
+APPS_ROUNDS ?= 5
+APPS_BUDGET ?= 3m
+apps-bench: apps-setup libcollsel
+	$(COLLSEL_BIN)/python speed/apps/bench.py --rounds $(APPS_ROUNDS) --budget $(APPS_BUDGET) --out bench-data/apps

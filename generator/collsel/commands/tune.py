@@ -20,7 +20,7 @@ from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
 from collsel.sources.sweep import (estimate, journal, launch_stats, plan as sweep_plan,
                                    racing, refine, replay, shapes)
-from collsel.sources.tune import layout, plan as tune_plan
+from collsel.sources.tune import layout, plan as tune_plan, profile_region
 from collsel.commands import add_command
 
 COARSE, SHARE = tune_plan.COARSE_LAUNCHES, f"{tune_plan.COARSE_SHARE:.0%}"
@@ -139,6 +139,8 @@ def register(subparsers):
                    help=f"--replay: points of the curve (default {tune_replay.CHECKPOINTS})")
     p.add_argument("--progress-interval", metavar="S", help="seconds between the sweeps' "
                    "progress lines when stderr is not a terminal (default 30)")
+    p.add_argument("--profile", metavar="FILE", help="tune for one application: only the "
+                   "collectives, P and m of its `collsel profile` FILE, refinement by time share")
     p.add_argument("--resume", action="store_true",
                    help="continue the tune in --out (its options come from DIR/tune.json)")
     p.add_argument("--dry-run", action="store_true",
@@ -188,7 +190,7 @@ def run_tune(args):
 
 def _resume(args):
     given = [flag for flag in ("collectives", "budget", "mpi", "launches", "launcher",
-                               "strategy", "replay",
+                               "strategy", "replay", "profile",
                                "score", "checkpoints",
                                *(f[2:].replace("-", "_") for f, _, _ in PASSED),
                                "progress_interval")
@@ -225,6 +227,9 @@ def _plan(args):
         launcher_name, collectives, left_out = "replay", [recording.collective], []
     else:
         collectives, left_out = _collectives(args.collectives, family, placed)
+    region = profile_region.read(args.profile, family, args) if args.profile else None
+    if region:
+        collectives, left_out = profile_region.restrict(region, collectives)
     budget_text = args.budget or (REPLAY_BUDGET if recording else DEFAULT_BUDGET)
     if args.nodes is not None or args.ppn is not None:
         if args.nodes is None or args.ppn is None:
@@ -237,6 +242,9 @@ def _plan(args):
     msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE)
                  if args.msg_sizes else recording.msg_sizes if recording
                  else sizes.default_msg_sizes())
+    if region:          # the profile's own P and m (it refuses --comm-sizes, --msg-sizes)
+        comm_sizes, msg_sizes = profile_region.all_axes(region, collectives)
+        count = len(comm_sizes)
     strategy = args.strategy or racing.DEFAULT
     # adaptive races from one launch; coarse-refine's tie test needs 3 (sources/tune/plan.py)
     fewest = racing.SEED_LAUNCHES if strategy == "adaptive" else tune_plan.COARSE_LAUNCHES
@@ -267,8 +275,10 @@ def _plan(args):
                else time_cap)
     budget_s = _budget_seconds(budget_text, recording, collectives, methods, comm_sizes, count,
                                msg_sizes, launcher_name, time_cap, family)
-    grids = tune_plan.plan(collectives, methods, comm_sizes, count, sorted(msg_sizes), budget_s,
-                           launches, launcher_name, point_s, budget_text, family, chosen)
+    grids = (profile_region.grids(region, collectives, methods, budget_s, launches, launcher_name,
+                                  point_s, budget_text, family, chosen) if region else
+             tune_plan.plan(collectives, methods, comm_sizes, count, sorted(msg_sizes), budget_s,
+                            launches, launcher_name, point_s, budget_text, family, chosen))
     options = ([f"--mpi={family}", f"--replay={os.path.abspath(args.replay)}"] if recording
                else [f"--mpi={family}", f"--launcher={launcher_name}"])
     for flag, _, _ in PASSED:
@@ -290,7 +300,7 @@ def _plan(args):
             "budget": budget_text, "budget_s": budget_s, "collectives": collectives,
             "strategy": strategy,
             "left_out": left_out, "sweep_options": options,
-            "grids": [g.to_json() for g in grids]}
+            "grids": [g.to_json() for g in grids], **({"profile": region} if region else {})}
 
 
 # the sweep's defaults of --min-reps, --max-reps and --warmup (the replay's repetitions rule)
@@ -433,6 +443,7 @@ def _plan_lines(plan, done=frozenset()):
         lines.append(f"{', '.join(names)}: {where}m = {','.join(map(str, msg_sizes))}")
     for collective, why in plan.get("left_out", ()):
         lines.append(f"left out: {why}")
+    lines += profile_region.plan_lines(plan)
     lines.append(f"estimated: coarse sweeps {estimate.duration(coarse)} + refinement at most "
                  f"{estimate.duration(plan['budget_s'] - coarse)} (shared at run time by "
                  f"undecided cells x methods), then build, emit and report (about "
@@ -484,7 +495,8 @@ class _Stages:
             work()
             layout.mark_done(self.out, name)
         text = (self.replay_summary() if self.plan.get("replay")
-                else tune_summary.table(self.out, self.plan))
+                else tune_summary.table(self.out, self.plan)
+                + profile_region.saving_lines(self.out, self.plan))
         write_file(os.path.join(self.out, layout.SUMMARY), text)
         self.progress(f"done in {_clock(time.monotonic() - self.started)}; summary in "
                       f"{os.path.join(self.out, layout.SUMMARY)}")
@@ -511,7 +523,8 @@ class _Stages:
         used = sum(_coarse_seconds(self.out, g) for g in self.grids)
         used += sum(refine.spent(_journal_meta(self.out, g.collective), g.launches)[1]
                     for g in self.grids[:index] if g.mode == "paired")
-        need = {g.collective: g.methods * sum(map(len, refine.undecided_in_table(
+        need = {g.collective: profile_region.refinement_weight(self.plan, g.collective)
+                * g.methods * sum(map(len, refine.undecided_in_table(
                     layout.table(self.out, g.collective)).values()))
                 for g in self.grids[index:] if g.mode == "paired"}
         if not need[grid.collective]:
