@@ -1,4 +1,5 @@
-"""Options and helpers shared by the commands that read tables and build trees."""
+"""Options and helpers shared by the commands: reading tables and building trees, and the launch
+command of those that run a program (launch_words)."""
 import argparse
 import sys
 
@@ -133,3 +134,15 @@ def build_options(args):
     return tree.BuildOptions(args.split, args.leaf, args.max_depth, args.threshold,
                              args.max_penalty,
                              args.ties or getattr(args, "tolerance", None) is not None).check()
+
+
+def launch_words(args, example):
+    """The launch command after `--` (a REMAINDER argument `launch`), or one line saying how to
+    give it (`example`: the command's own use, e.g. "collsel verify --rules rules.conf")."""
+    words = list(args.launch)
+    if words and words[0] == "--":
+        words = words[1:]
+    if not words:
+        raise InputError("no LAUNCH: give the command that starts your program after --, e.g. "
+                         f"`{example} -- mpirun -n 4 ./app`")
+    return words

@@ -16,6 +16,7 @@ from collsel.errors import CollselError, InputError, printable
 from collsel.sinks.emit import deploy
 from collsel.sources.measure import coll_probe
 from collsel.commands import add_command
+from collsel.commands.options import launch_words
 
 CENSUS_ENV = "COLLSEL_CENSUS"
 TOP = 5                 # collectives in the summary
@@ -58,16 +59,6 @@ def register(sub):
     p.add_argument("launch", nargs=argparse.REMAINDER, metavar="-- LAUNCH...",
                    help="the launch command, after --")
     p.set_defaults(run=run_profile)
-
-
-def _launch_words(args):
-    words = list(args.launch)
-    if words and words[0] == "--":
-        words = words[1:]
-    if not words:
-        raise InputError("no LAUNCH: give the command that starts your program after --, e.g. "
-                         "`collsel profile --out profile.json -- mpirun -n 4 ./app`")
-    return words
 
 
 def _launcher(words):
@@ -156,7 +147,7 @@ def run_profile(args):
             raise InputError("--show FILE runs nothing: give no LAUNCH")
         print_summary(profile.read(args.show), args.show, args.top)
         return 0
-    words = _launch_words(args)
+    words = launch_words(args, "collsel profile --out profile.json")
     at, kind = _launcher(words)
     library = _library(args, words[at], kind)
     if os.path.isdir(args.out):

@@ -18,6 +18,7 @@ from collsel.sinks.emit.ompi_rules_reader import (COLLECTIVE_IDS, parse_version,
                                                   rule_size_of)
 from collsel.sources.measure import coll_probe
 from collsel.commands import add_command
+from collsel.commands.options import launch_words
 
 DEFAULT_OMPI = "4.1.4"
 
@@ -67,16 +68,6 @@ def register(sub):
     p.add_argument("launch", nargs=argparse.REMAINDER, metavar="-- LAUNCH...",
                    help="the launch command, after --")
     p.set_defaults(run=run_verify)
-
-
-def _launch_words(args):
-    words = list(args.launch)
-    if words and words[0] == "--":
-        words = words[1:]
-    if not words:
-        raise InputError("no LAUNCH: give the command that starts your program after --, e.g. "
-                         "`collsel verify --rules rules.conf -- mpirun -n 4 ./app`")
-    return words
 
 
 def _read_rules_bytes(path):
@@ -170,7 +161,7 @@ def _preload_problems(words, trees_dir):
 
 
 def run_verify(args):
-    words = _launch_words(args)
+    words = launch_words(args, "collsel verify --rules rules.conf")
     data = _read_rules_bytes(args.rules) if args.rules else None
     trees = tree_files(args.trees) if args.trees else None
     if args.ompi_version:
