@@ -104,8 +104,11 @@ def test_interrupted_sweep_and_tune_say_how_to_continue(tmp_path, tools):
     out = tmp_path / "s.csv"
     args = ["sweep", "--collective", "bcast", "--out", out, "--bench", tools["bench"],
             "--mpirun", tools["mpirun"], "--comm-sizes", "2", "--algorithms", "linear,binomial:0",
-            "--msg-sizes", "1,2,4,8", "--launches", "3", "--timeout", "60",
+            "--msg-sizes", "1,2,4,8", "--launches", "8", "--timeout", "60",
             "--progress-interval", "1000"]
+    # 8 launches of ~1.2 s: after the first one's mark, seconds of work are left for the
+    # interrupt to land in, however slow a busy machine makes the polling (with 3, a loaded CI
+    # run saw the sweep finish first: exit 0)
     journal = tmp_path / "s.csv.launches"
     status, err = interrupt(args, env, lambda: journal.exists()
                             and "# launch." in journal.read_text())
