@@ -84,7 +84,10 @@ def interrupt(args, env, ready):
     """Run collsel `args`, SIGINT it once `ready()` holds; (exit status, stderr)."""
     proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", *map(str, args)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=env, start_new_session=True)
+                            env=env, start_new_session=True,
+                            # a run started in the background inherits SIGINT ignored, and
+                            # Python then installs no KeyboardInterrupt handler: restore it
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + WAIT_S
     try:
         while time.monotonic() < deadline and proc.poll() is None and not ready():
@@ -107,8 +110,7 @@ def test_interrupted_sweep_and_tune_say_how_to_continue(tmp_path, tools):
             "--msg-sizes", "1,2,4,8", "--launches", "8", "--timeout", "60",
             "--progress-interval", "1000"]
     # 8 launches of ~1.2 s: after the first one's mark, seconds of work are left for the
-    # interrupt to land in, however slow a busy machine makes the polling (with 3, a loaded CI
-    # run saw the sweep finish first: exit 0)
+    # interrupt to land in, however slow a busy machine makes the polling
     journal = tmp_path / "s.csv.launches"
     status, err = interrupt(args, env, lambda: journal.exists()
                             and "# launch." in journal.read_text())
