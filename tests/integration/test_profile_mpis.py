@@ -60,8 +60,10 @@ def profile_launch(tmp_path, name, argv, env=None):
     launcher = LAUNCHERS[name][0]
     flags = [*OMPI_FLAGS] if name.startswith("openmpi") else []
     out = tmp_path / f"{name}.json"
+    # --libcollsel given: the installed package (make integration) has no checkout beside it
     cmd = ["timeout", str(TIMEOUT_S), sys.executable, "-m", "collsel.cli", "profile", "--out",
-           out, "--", launcher, *flags, "-n", str(P), *argv]
+           out, "--libcollsel", REPO / "build" / "libcollsel" / name / "libcollsel.so", "--",
+           launcher, *flags, "-n", str(P), *argv]
     base = {k: v for k, v in os.environ.items()
             if not k.startswith("COLLSEL_") and k != "LD_PRELOAD"}
     done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
@@ -136,7 +138,9 @@ def test_mpi4py_program(name, libraries, tmp_path):
 def test_a_program_that_fails_writes_no_profile(libraries, tmp_path):
     out = tmp_path / "p.json"
     done = subprocess.run(["timeout", str(TIMEOUT_S), sys.executable, "-m", "collsel.cli",
-                           "profile", "--out", str(out), "--", "mpirun.openmpi", *OMPI_FLAGS,
+                           "profile", "--out", str(out), "--libcollsel",
+                           str(libraries / "openmpi" / "libcollsel.so"), "--", "mpirun.openmpi",
+                           *OMPI_FLAGS,
                            "-n", "2", "false"], capture_output=True, text=True,
                           timeout=TIMEOUT_S + 30)
     assert done.returncode == 1 and not out.exists(), done.stderr
