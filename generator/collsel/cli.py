@@ -1,5 +1,6 @@
 """The `collsel` command: one console script, subcommands registered by the modules that own them."""
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -58,6 +59,10 @@ def main(argv=None):
     if not hasattr(args, "run"):
         top.print_help(sys.stderr)       # no command named: the list of commands
         return 2
+    # What the imports made lives as long as the process: out of the cyclic collector's sight,
+    # its full passes do not walk the modules' objects again and again (a report's plots and
+    # model selection allocate enough to run many).
+    gc.freeze()
     try:
         return args.run(args) or 0
     except CollselError as e:

@@ -83,35 +83,60 @@ def grid(dmap):
     return out
 
 
-class _Variant:
-    """One variant's exact tree on one training map and its candidates' collapsed nodes."""
+class _Shape:
+    """One exact tree (split mode, ties, defer) on one training map, with the block method of
+    each leaf rule its variants use (core.tree.build_with_rule_blocks), and what those variants
+    share, computed once: node parents, every node's in-sample block cost R per rule, and the
+    root-to-leaf path of the cells asked."""
 
-    def __init__(self, dmap, built, cands):
-        """`built`: the variant's exact tree, its block methods and shares (build_with_blocks)."""
-        self.dmap = dmap
-        self.full, self.block, share = built
+    def __init__(self, dmap, built, rules):
+        self.full, self.blocks, self.share = built
+        self.parent = pruning.parents(self.full)
+        r = pruning.block_costs(dmap, self.full, np.stack([self.blocks[x] for x in rules], 1),
+                                self.parent)
+        self.block_cost = {x: r[:, i] for i, x in enumerate(rules)}
+
+    def paths(self, cells):
+        """(leaf, path): the leaf deciding each cell and its path, (cells, depth + 1) node
+        indexes by depth, node_count past the leaf."""
         f = self.full
-        self.parent = pruning.parents(f)
+        leaf = f.leaf_of_cells(cells)
+        path = np.full((leaf.size, int(f.depth.max()) + 1), f.node_count, dtype=np.int64)
+        node, rows = leaf.astype(np.int64), np.arange(leaf.size)
+        while node.size:
+            path[rows, f.depth[node]] = node
+            up = self.parent[node] >= 0
+            node, rows = self.parent[node][up], rows[up]
+        return leaf, path
+
+
+class _Variant:
+    """One variant's candidates on one training map: the nodes each turns into leaves of the
+    shape's exact tree."""
+
+    def __init__(self, shape, rule, cands):
+        self.shape, self.block = shape, shape.blocks[rule]
+        f = shape.full
         internal = f.first_child != LEAF
         masks = []
         alphas = [c.value for c in cands if c.limit == "alpha"]
-        optimal = iter(self._alpha_masks(np.asarray(alphas, float)).T) if alphas else None
+        optimal = (iter(self._alpha_masks(shape.block_cost[rule], np.asarray(alphas, float)).T)
+                   if alphas else None)
         for c in cands:
             if c.limit == "alpha":
                 masks.append(next(optimal))
             elif c.limit == "depth":
                 masks.append(internal & (f.depth == c.value))
             elif c.limit == "threshold":
-                masks.append(internal & (share * 100 >= c.value))
+                masks.append(internal & (shape.share * 100 >= c.value))
             else:
                 masks.append(np.zeros(f.node_count, dtype=bool))
         self.masks = np.array(masks, dtype=bool).reshape(len(cands), f.node_count)
 
-    def _alpha_masks(self, alphas):
+    def _alpha_masks(self, r, alphas):
         """(nodes, alphas): nodes that are leaves of the smallest subtree minimising
         R + alpha x leaves, bottom-up over the levels for every alpha at once."""
-        f = self.full
-        r = pruning.block_costs(self.dmap, f, self.block, self.parent)
+        f, parent = self.shape.full, self.shape.parent
         as_leaf = r[:, None] + alphas[None, :]
         below = np.zeros_like(as_leaf)
         collapse = np.zeros(as_leaf.shape, dtype=bool)
@@ -123,20 +148,13 @@ class _Variant:
             collapse[inner] = as_leaf[inner] <= below[inner] + pruning.TIE
             best[inner] = np.minimum(as_leaf[inner], below[inner])
             if d:
-                np.add.at(below, self.parent[at], best[at])
+                np.add.at(below, parent[at], best[at])
         return collapse
 
-    def choices(self, cells):
-        """(candidates, cells) method index each candidate chooses at the given cells."""
-        f = self.full
-        leaf = f.leaf_of_cells(cells)
-        depth = int(f.depth.max())
-        path = np.full((leaf.size, depth + 1), f.node_count, dtype=np.int64)
-        node, rows = leaf.astype(np.int64), np.arange(leaf.size)
-        while node.size:
-            path[rows, f.depth[node]] = node
-            up = self.parent[node] >= 0
-            node, rows = self.parent[node][up], rows[up]
+    def choices(self, leaf, path):
+        """(candidates, cells) method index each candidate chooses at the cells of `leaf` and
+        `path` (_Shape.paths)."""
+        f = self.shape.full
         padded = np.concatenate([self.masks, np.zeros((len(self.masks), 1), bool)], axis=1)
         hit = padded[:, path]                                   # (cands, cells, depth+1)
         first = np.argmax(hit, axis=2)
@@ -146,16 +164,16 @@ class _Variant:
 
     def leaves(self):
         """Leaf count of every candidate's tree."""
-        f = self.full
+        f, parent = self.shape.full, self.shape.parent
         hidden = np.zeros(self.masks.shape, dtype=bool)
         for d in range(1, int(f.depth.max()) + 1):
             at = np.flatnonzero(f.depth == d)
-            p = self.parent[at]
+            p = parent[at]
             hidden[:, at] = hidden[:, p] | self.masks[:, p]
         return (((f.first_child == LEAF)[None, :] | self.masks) & ~hidden).sum(axis=1)
 
     def tree(self, k):
-        return pruning.prune(self.full, self.masks[k], self.block)
+        return pruning.prune(self.shape.full, self.masks[k], self.block)
 
 
 class Trained:
@@ -172,16 +190,24 @@ class Trained:
         base = maps[True]
         self.fixed = pruning.best_fixed(base)
 
+    @staticmethod
+    def _shape_of(key):
+        split, _, ties, defer = key
+        return split, ties, defer
+
+    def shape(self, shape):
+        """The _Shape (split, ties, defer): one tree pass for every leaf rule of its variants."""
+        if shape not in self._shapes:
+            split, ties, defer = shape
+            rules = tuple(sorted({k[1] for k in self.groups if self._shape_of(k) == shape}))
+            built = tree.build_with_rule_blocks(
+                self.maps[defer], tree.BuildOptions(split, rules[0], ties=ties), rules)
+            self._shapes[shape] = _Shape(self.maps[defer], built, rules)
+        return self._shapes[shape]
+
     def variant(self, key):
         if key not in self._variants:
-            split, leaf, ties, defer = key
-            shape = (split, ties, defer)
-            if shape not in self._shapes:    # one pass for every leaf rule of this shape
-                rules = tuple(sorted({k[1] for k in self.groups if (k[0], k[2], k[3]) == shape}))
-                self._shapes[shape] = tree.build_with_rule_blocks(
-                    self.maps[defer], tree.BuildOptions(split, rules[0], ties=ties), rules)
-            full, blocks, share = self._shapes[shape]
-            self._variants[key] = _Variant(self.maps[defer], (full, blocks[leaf], share),
+            self._variants[key] = _Variant(self.shape(self._shape_of(key)), key[1],
                                            [self.candidates[i] for i in self.groups[key]])
         return self._variants[key]
 
@@ -194,8 +220,12 @@ class Trained:
             elif c.limit == "fixed":
                 out[i] = self.fixed
         cells = {d: query_cells(m, held) for d, m in self.maps.items()}
+        paths = {}
         for key, members in self.groups.items():
-            out[members] = self.variant(key).choices(cells[key[3]])
+            shape = self._shape_of(key)
+            if shape not in paths:
+                paths[shape] = self.shape(shape).paths(cells[shape[2]])
+            out[members] = self.variant(key).choices(*paths[shape])
         return out
 
     def costs(self, held):

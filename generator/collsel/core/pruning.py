@@ -156,15 +156,17 @@ def pruning_path(dmap, full, build_at_depth):
 def block_costs(dmap, full, collapse, parent=None):
     """R(t) of every node t: the mean penalty (over the map's measured cells) its block costs
     under t's collapse method. Each cell adds its cost to its leaf and every ancestor (one pass
-    per level, upwards)."""
+    per level, upwards). `collapse` may be (nodes, k): k collapse methods per node (a tree's
+    leaf rules) in one pass, R then (nodes, k)."""
     parent = parents(full) if parent is None else parent
     costs = cell_costs(dmap)
     leaf = full.leaf_grid(dmap.shape).reshape(-1)
     cell = np.arange(leaf.size)
-    r_node = np.zeros(full.node_count)
+    r_node = np.zeros(collapse.shape)
     node = leaf.astype(np.int64)
     while node.size:
-        np.add.at(r_node, node, costs[cell, collapse[node]])
+        method = collapse[node]
+        np.add.at(r_node, node, costs[cell.reshape(-1, *[1] * (method.ndim - 1)), method])
         up = parent[node] >= 0
         node, cell = parent[node][up], cell[up]
     return r_node / max(int(dmap.measured.sum()), 1)

@@ -36,6 +36,7 @@ where unmeasured) and only considers methods scorable on all of them ("defer to 
 where the baseline was measured); on complete tables without baseline rows this is the rule as it
 was before imputation existed.
 """
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -252,6 +253,7 @@ class _LeafChooser:
     def __init__(self, dmap, levels, options):
         self.dmap, self.levels, self.grid, self.rule = dmap, levels, levels.grid, options.leaf
         self.cap = options.max_penalty
+        self.defers = dmap.defer_index is not None     # asked per level: a list search each
         self._scores = self._relative = None
         self.ties = options.ties and bool((dmap.tied.sum(axis=-1) > 1).any())
 
@@ -322,19 +324,20 @@ class _LeafChooser:
             np.where(present, rel, 0.0), present, dm.measured[..., None], dm.tied, over),
             axis=-1).astype(np.float64), trailing=2)
 
-    def tie_leaves(self, lo, hi):
-        """(is a leaf, method) per box: some method is tied on every measured cell; the one with
-        the least summed penalty."""
-        summed, _, all_tied, _ = self.scores(lo, hi)
+    def tie_leaves(self, sums, rows):
+        """(is a leaf, method) per box `rows` of a level's _BoxSums: some method is tied on
+        every measured cell; the one with the least summed penalty."""
+        summed, _, all_tied, _ = (a[rows] for a in sums.scores)
         return all_tied.any(axis=1), np.argmin(np.where(all_tied, summed, np.inf), axis=1)
 
-    def choose(self, lo, hi, final):
-        """(method, meets the cap) per box; `final` boxes cannot split any more."""
-        counts = self.counts(lo, hi)
-        ok = np.ones(len(lo), dtype=bool)
-        if self.rule == "majority" and self.dmap.defer_index is None:
+    def choose(self, sums, rows, final):
+        """(method, meets the cap) per box `rows` of a level's _BoxSums; `final` boxes cannot
+        split any more."""
+        counts = sums.counts[rows]
+        ok = np.ones(len(rows), dtype=bool)
+        if self.rule == "majority" and not self.defers:
             return np.argmax(counts, axis=1), ok
-        summed, valid, _, capped = self.scores(lo, hi)
+        summed, valid, _, capped = (a[rows] for a in sums.scores)
         majority = np.argmax(np.where(valid, counts, -1), axis=1)
         if self.rule == "majority":
             return np.where(valid.any(axis=1), majority, np.argmax(counts, axis=1)), ok
@@ -344,7 +347,8 @@ class _LeafChooser:
         method = np.where(valid.any(axis=1), best, majority)
         over = np.flatnonzero(~ok)
         if over.size:
-            method[over] = self._least_max(lo[over], hi[over], valid[over])
+            method[over] = self._least_max(sums.lo[rows[over]], sums.hi[rows[over]],
+                                           valid[over])
         return method, ok | final
 
     def _least_max(self, lo, hi, valid):
@@ -359,6 +363,26 @@ class _LeafChooser:
                               axis=0)
             out[k] = np.argmin(np.where(valid[k], worst, np.inf))
         return out
+
+
+class _BoxSums:
+    """The sums the leaf rules read over every box of one level, each taken once (one gather
+    per corner) whichever rules and steps ask: tie leaves, the threshold, the leaf methods
+    and, under model selection, every cut block's method under two rules. On the small maps
+    model selection builds hundreds of trees from, NumPy's per-call cost is most of the time."""
+
+    def __init__(self, chooser, lo, hi):
+        self._chooser, self.lo, self.hi = chooser, lo, hi
+
+    @functools.cached_property
+    def counts(self):
+        """Cells of each method per box: (boxes, methods)."""
+        return self._chooser.counts(self.lo, self.hi)
+
+    @functools.cached_property
+    def scores(self):
+        """_LeafChooser.scores per box: (summed, valid, all tied, capped)."""
+        return self._chooser.scores(self.lo, self.hi)
 
 
 def build_tree(dmap, options=None):
@@ -410,9 +434,10 @@ def build_with_rule_blocks(dmap, options, rules):
         low = least[iv]
         uniform = low == greatest[iv]
         leaf_method = np.where(uniform, low, UNDEFINED)
+        sums = _BoxSums(chooser, lo, hi)
         if chooser.ties and not uniform.all():
             sub = np.flatnonzero(~uniform)
-            tie_leaf, tie_method = chooser.tie_leaves(lo[sub], hi[sub])
+            tie_leaf, tie_method = chooser.tie_leaves(sums, sub)
             uniform[sub[tie_leaf]] = True
             leaf_method[sub[tie_leaf]] = tie_method[tie_leaf]
         leaf = uniform.copy()
@@ -422,12 +447,12 @@ def build_with_rule_blocks(dmap, options, rules):
             leaf |= limited
         elif options.threshold is not None and limited.any():
             sub = np.flatnonzero(limited)
-            counts = chooser.counts(lo[sub], hi[sub])
+            counts = sums.counts[sub]
             share = counts.max(axis=1) / counts.sum(axis=1)
             leaf[sub[share * 100 >= options.threshold]] = True
         pick = np.flatnonzero(leaf & limited)
         if pick.size:
-            leaf_method[pick], kept = chooser.choose(lo[pick], hi[pick], final)
+            leaf_method[pick], kept = chooser.choose(sums, pick, final)
             leaf[pick[~kept]] = False            # over the cap: split further
             leaf_method[pick[~kept]] = UNDEFINED
 
@@ -436,9 +461,9 @@ def build_with_rule_blocks(dmap, options, rules):
         for rule, blocks in block_method.items():
             blocks.append(leaf_method.copy())
             if cut.size:
-                blocks[-1][cut] = choosers[rule].choose(lo[cut], hi[cut], True)[0]
+                blocks[-1][cut] = choosers[rule].choose(sums, cut, True)[0]
         if cut.size:
-            counts = chooser.counts(lo[cut], hi[cut])
+            counts = sums.counts[cut]
             block_share[-1][cut] = counts.max(axis=1) / counts.sum(axis=1)
         splits_axis = np.stack([halves[d][2][node_iv[:, d]] for d in range(n_axes)], 1)
         splitting = ~leaf

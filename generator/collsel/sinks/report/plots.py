@@ -8,6 +8,7 @@ rasterised inside the SVG (one image per panel instead of thousands of paths); a
 stay vector.
 """
 import functools
+import gc
 import io
 import math
 import re
@@ -594,7 +595,10 @@ def render_group(report, group):
 
 
 def warm_up():
-    """Load what every figure needs (fonts, the Agg text cache) before the first one is drawn."""
+    """Load what every figure needs (fonts, the Agg text cache) before the first one is drawn,
+    then put matplotlib's own objects out of the cyclic collector's sight (cli.main does so for
+    the rest): drawing allocates enough to run it often."""
     fig = Figure(dpi=DPI)
     FigureCanvasAgg(fig)
     _text_px(fig, "0123456789")
+    gc.freeze()
