@@ -495,6 +495,13 @@ bench-tool bench-recommend:
 	$(DOCS_PYTHON) speed/tool/bench.py $(if $(BEFORE),--before $(BEFORE)) \
 	    bench-data/paired/bcast-openmpi.csv bcast
 
+# Committed examples of the emit targets (tests/golden/, checked byte for byte by
+# tests/test_golden_emitted.py), written anew after an intended change to a template or an
+# emitter: review their diff with the change.
+.PHONY: golden
+golden:
+	COLLSEL_REGEN_GOLDEN=1 $(DOCS_PYTHON) -m pytest -q -p no:cacheprovider tests/test_golden_emitted.py
+
 # The public per-algorithm datasets of other clusters ($(SHARED)/corpus, read in place, never
 # copied) as canonical tables in build/corpus/, one `collsel ingest` per dataset x collective x
 # partition or mapping (recipe: speed/corpus/ingest.py), with COMMANDS.txt and SUMMARY.txt.

@@ -259,13 +259,15 @@ class _LeafChooser:
 
     @staticmethod
     def _sat(values, trailing=1):
-        """Summed-area table over all but the `trailing` last axes, zero-padded in front."""
-        sat = values
-        for d in range(values.ndim - trailing):
-            sat = np.cumsum(sat, axis=d)
-            pad = [(0, 0)] * sat.ndim
-            pad[d] = (1, 0)
-            sat = np.pad(sat, pad)
+        """Summed-area table over all but the `trailing` last axes, zero-padded in front (one
+        array, summed in place: model selection makes two per training map)."""
+        lead = values.ndim - trailing
+        dtype = np.cumsum(values[(slice(0, 1),) * values.ndim]).dtype   # cumsum's own
+        sat = np.zeros(tuple(n + 1 for n in values.shape[:lead]) + values.shape[lead:], dtype)
+        inner = sat[(slice(1, None),) * lead]
+        np.cumsum(values, axis=0, out=inner)
+        for d in range(1, lead):
+            np.cumsum(inner, axis=d, out=inner)
         return sat
 
     @staticmethod
