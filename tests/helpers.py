@@ -36,6 +36,9 @@ def tanjaderin_table(collective, directory):
 
 
 def collsel(*args, **kw):
+    """`collsel ARGS` in a subprocess of this Python (the installed package under `make
+    test`): its own process, as a user runs it (commands fork workers, set signal handlers and
+    launch MPI), with subprocess.run's keywords (cwd, env, timeout)."""
     return subprocess.run([sys.executable, "-m", "collsel.cli", *map(str, args)],
                           capture_output=True, text=True, **kw)
 

@@ -1,8 +1,6 @@
 """Analytical models (collsel.sources.models): Open MPI tree shapes, NBFT stages, tau-Lop and Hockney
 bcast models, reduce models, the Huber fit and `collsel model` on hand-computed small cases."""
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,6 +10,8 @@ from collsel.sources.models.bcast import Platform
 from collsel.sources.models.paper import paper_comparison, PAPER_TABLE3
 from collsel.sources.sweep import journal as sweep_journal
 from collsel.core.table import read_table
+
+from helpers import collsel
 
 
 # --- tree shapes (coll_base_topo.c) -------------------------------------------------------
@@ -344,8 +344,7 @@ def test_paper_table3_comparison_is_computed():
 
 
 def run_cli(*argv):
-    return subprocess.run([sys.executable, "-m", "collsel.cli", *argv], capture_output=True,
-                          text=True, timeout=120)
+    return collsel(*argv, timeout=120)
 
 
 def test_predict_writes_a_canonical_table(tmp_path):

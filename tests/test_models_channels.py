@@ -3,8 +3,6 @@ per-method network parameters), experiment placements on the emulated cluster, a
 and validation at each cell's own nodes x ppn placement. Hand-computed cases and exact recovery
 from noise-free synthetic experiments."""
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,10 +13,11 @@ from collsel.sources.models.bcast import Platform
 from collsel.sources.models.cluster_launch import ROOT_ALONE, ClusterLauncher, host_counts
 from collsel.sources.models.predict import model_choices, predict_times
 
+from helpers import collsel
+
 
 def run_cli(*argv):
-    return subprocess.run([sys.executable, "-m", "collsel.cli", *argv], capture_output=True,
-                          text=True, timeout=300)
+    return collsel(*argv, timeout=300)
 
 
 class FakeCluster:

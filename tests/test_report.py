@@ -11,8 +11,6 @@ import re
 import shlex
 import shutil
 import statistics
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -20,12 +18,7 @@ import pytest
 from collsel import cli
 from collsel.core import decision_map, table, tree
 
-from helpers import read_points, synthetic_3d
-
-
-def collsel(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "collsel.cli", *map(str, args)],
-                          capture_output=True, text=True, **kw)
+from helpers import collsel, read_points, synthetic_3d
 
 
 def perturbed_copy(src, dst, seed=3):
