@@ -4,7 +4,6 @@ its workers first compute the recommended tree's fold costs (core.model_selectio
 matplotlib (warm) while the parent scores the trees the report shows, then draw; the parent
 never imports matplotlib itself. Each figure group is drawn whole by one process, so the bytes
 are those a single process draws."""
-import contextlib
 import functools
 
 from collsel.core import parallel
@@ -19,25 +18,14 @@ SCHEDULE = ("maps", "penalty", "robust", "tradeoff", "baselines", "probe")
 _meeting = None
 
 
-@contextlib.contextmanager
 def pool():
-    """core.parallel's pool (or None on a machine with fewer cores). One worker loads
-    matplotlib at once, on the core the parent leaves idle while it reads the tables and makes
-    the map; the other only when told (warm): loading it in both as they start (0.3-0.5 s of
-    CPU each) delayed the fold costs the parent waits for, and took the cores the parent's own
-    work needed."""
+    """core.parallel's pool (or None on a machine with fewer cores). Its workers load matplotlib
+    only when told (warm): loading it as they start (0.3-0.5 s of CPU each) delayed the fold
+    costs the parent waits for, and took the cores the parent's own work needed."""
     global _meeting
     import multiprocessing
     _meeting = multiprocessing.get_context("fork").Barrier(parallel.WORKERS)
-    with parallel.pool() as workers:
-        if workers is not None:
-            workers.apply_async(_load_matplotlib_now)
-        yield workers
-
-
-def _load_matplotlib_now():
-    from collsel.sinks.report import plots
-    plots.warm_up()
+    return parallel.pool()
 
 
 def _load_matplotlib(_):
