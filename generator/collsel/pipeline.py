@@ -11,10 +11,13 @@ The sweep and the report are run by their commands (commands/sweep.py, commands/
 which sit above this layer: SweepRequest and ReportRequest are what tune hands them, typed
 and with the command line's defaults, instead of an argument list to parse.
 """
+from __future__ import annotations
+
 import contextlib
 import json
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from collsel.core import (algorithms, baseline_warning, build_config, decision_map, names,
@@ -38,7 +41,7 @@ class Loaded:
     collective: str
 
 
-def read_tables(paths, parts=None) -> table.PerfTable:
+def read_tables(paths: Sequence[str], parts: list | None = None) -> table.PerfTable:
     """The tables combined (`parts`: the same tables, already read one by one); a warning on
     stderr, naming the files, when they measure different statistics (core.statistic)."""
     combined = table.read_tables(paths) if parts is None else table.combine(parts)
@@ -49,7 +52,7 @@ def read_tables(paths, parts=None) -> table.PerfTable:
     return combined
 
 
-def the_collective(tables, name=None) -> str:
+def the_collective(tables: table.PerfTable | list, name: str | None = None) -> str:
     """`name`, or the one collective the tables (a table or a list of them) hold (an error
     naming them when several); a collective core.algorithms does not know is refused, naming
     those it knows (its tree could be neither queried nor emitted)."""
@@ -73,8 +76,9 @@ def the_collective(tables, name=None) -> str:
     return name
 
 
-def load(tables, *, collective=None, settings=decision_map.MapSettings(),
-         parts=None) -> Loaded:
+def load(tables: Sequence[str], *, collective: str | None = None,
+         settings: decision_map.MapSettings = decision_map.MapSettings(),
+         parts: list | None = None) -> Loaded:
     """The rows of `collective` (None: the one the tables hold) and their map under
     `settings` (`parts`: the tables, already read one by one)."""
     combined = read_tables(tables, parts)
@@ -93,15 +97,17 @@ class BuildResult:
     tree: tree.TreeArrays
     stats: dict                 # stats.json
     beyond: str                 # "defer" or "keep" beyond the largest measured P
-    no_c: str = None            # why the C files are left out, or None when written
+    no_c: str | None = None     # why the C files are left out, or None when written
     recommend: bool = False
     beyond_given: bool = False  # --beyond was given (else the edge folds decided)
-    z: str = None               # the third axis
+    z: str | None = None        # the third axis
 
 
-def build(tables, *, out, collective=None, options=None,
-          settings=decision_map.MapSettings(), recommend=False, criterion="combined",
-          beyond=None, prefix=None, launches=None) -> BuildResult:
+def build(tables: Sequence[str], *, out: str, collective: str | None = None,
+          options: tree.BuildOptions | None = None,
+          settings: decision_map.MapSettings = decision_map.MapSettings(),
+          recommend: bool = False, criterion: str = "combined", beyond: str | None = None,
+          prefix: str | None = None, launches: str | None = None) -> BuildResult:
     """Build the tree of `collective` in `tables` and write DIR/tree.json, stats.json and the C
     files (`collsel build`'s outputs) into `out`. `options`: the tree's limits (with
     `recommend`, where cross-validation starts); `launches`: the sweep's journal (default: the
@@ -143,7 +149,7 @@ def build(tables, *, out, collective=None, options=None,
                        settings.z)
 
 
-def build_recommended(table_path, *, collective, out) -> BuildResult:
+def build_recommended(table_path: str, *, collective: str, out: str) -> BuildResult:
     """The recommended tree of one sweep's table (its journal beside it), as `collsel build
     TABLE --collective C --recommend --out DIR` writes it: what `collsel tune` deploys."""
     return build([table_path], out=out, collective=collective, recommend=True)
@@ -188,7 +194,7 @@ def third_axis_block(measured, dmap, launch_runs, settings, options) -> dict:
 
 # --- emit ------------------------------------------------------------------------------------
 
-def mpich_base(target, path=None) -> tuple:
+def mpich_base(target: str, path: str | None = None) -> tuple[dict | None, str]:
     """(parsed base, where it came from) for --target mpich-json: the file `path`, else the
     selection compiled into the installed MPICH (collsel.sources.measure.mpich_base); (None,
     "") for the other targets."""
@@ -201,9 +207,10 @@ def mpich_base(target, path=None) -> tuple:
     return mpich_json.parse_base(text, where), where
 
 
-def emit_options(target, trees, *, prefix=None, node_width=None, array_name=None,
-                 ompi_comm_sizes=None, ompi_rules_version=1, mpich_base_file=None,
-                 mpich_map="") -> targets.EmitOptions:
+def emit_options(target: str, trees: Sequence[str], *, prefix: str | None = None,
+                 node_width: int | None = None, array_name: str | None = None,
+                 ompi_comm_sizes: str | None = None, ompi_rules_version: int = 1,
+                 mpich_base_file: str | None = None, mpich_map: str = "") -> targets.EmitOptions:
     """The typed options of `collsel emit`'s flags (as their text), checked; input files are
     read only for their target. The defaults are the command line's."""
     base, base_name = mpich_base(target, mpich_base_file)
@@ -218,14 +225,15 @@ def emit_options(target, trees, *, prefix=None, node_width=None, array_name=None
         tree_names=tuple(trees))
 
 
-def emit(target, trees, *, options=None) -> targets.Emitted:
+def emit(target: str, trees: Sequence[str], *,
+         options: targets.EmitOptions | None = None) -> targets.Emitted:
     """The files of `target` for the tree.json files `trees`, in memory, and the target's notes
     (write_emitted() writes them); `options`: emit_options(), the command line's by default."""
     options = options or emit_options(target, trees)
     return targets.emit(target, [treefile.load(path) for path in trees], options)
 
 
-def write_emitted(out, files) -> None:
+def write_emitted(out: str, files: dict) -> None:
     """One file to the file `out`, several into the directory `out`."""
     if len(files) == 1:
         (data,) = files.values()
@@ -246,18 +254,18 @@ class SweepRequest:
     flags, so argv() is what its parser is given."""
     collective: str
     out: str
-    options: tuple = ()
-    launches: int = None
-    mode: str = None
-    comm_sizes: tuple = ()
-    msg_sizes: tuple = ()           # (0,): the collective has no message size
-    algorithms: str = None
-    strategy: str = None
-    refine_s: float = None          # refine within this many seconds
+    options: tuple[str, ...] = ()
+    launches: int | None = None
+    mode: str | None = None
+    comm_sizes: tuple[int, ...] = ()
+    msg_sizes: tuple[int, ...] = ()     # (0,): the collective has no message size
+    algorithms: str | None = None
+    strategy: str | None = None
+    refine_s: float | None = None       # refine within this many seconds
     resume: bool = False
     dry_run: bool = False
 
-    def argv(self) -> list:
+    def argv(self) -> list[str]:
         words = ["sweep", f"--collective={self.collective}", f"--out={self.out}", *self.options]
         words += [] if self.launches is None else [f"--launches={self.launches}"]
         words += [] if self.mode is None else [f"--mode={self.mode}"]
@@ -280,20 +288,20 @@ class ReportRequest:
     """`collsel report`'s parsed flags, typed, with the command line's defaults
     (tests/test_pipeline.py holds them equal): commands/report.run_report takes it as it takes
     its parsed arguments. Not frozen: the report names the collective once it has found it."""
-    tables: list
+    tables: list[str]
     out: str
-    collective: str = None
-    z: str = None
-    tolerance: float = None
+    collective: str | None = None
+    z: str | None = None
+    tolerance: float | None = None
     defer: bool = True
     depths: int = 6
     thresholds: str = "60,80,90,95"
     budget: float = DEFAULT_BUDGET
     criterion: str = "combined"
-    model_tables: list = None
-    split: str = None
-    leaf: str = None
-    launches: str = None
-    tree_dir: str = None
-    deployed: list = None           # ["TARGET=PATH", ...]
+    model_tables: list[str] | None = None
+    split: str | None = None
+    leaf: str | None = None
+    launches: str | None = None
+    tree_dir: str | None = None
+    deployed: list[str] | None = None   # ["TARGET=PATH", ...]
     quiet: bool = False

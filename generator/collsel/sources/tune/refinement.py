@@ -7,11 +7,13 @@ and the paired collectives after it in proportion to their undecided cells x met
 by time share under --profile). A resumed tune reads the same journals, so a refinement resumed
 after a kill is shared by the counts its journal holds then.
 """
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 from collsel.core import csvfile
 from collsel.sources.sweep import journal_path, refine
-from collsel.sources.tune import layout, profile_region
+from collsel.sources.tune import layout, plan as tune_plan, profile_region
 
 # A part under this many seconds is not worth a launch.
 MIN_SECONDS = 1
@@ -20,17 +22,17 @@ MIN_SECONDS = 1
 @dataclass(frozen=True)
 class Refinement:
     """The seconds a collective's refinement gets, or None and why it gets none."""
-    seconds: float = None
+    seconds: float | None = None
     why: str = ""
 
 
-def journal_meta(out, collective) -> dict:
+def journal_meta(out: str, collective: str) -> dict:
     """The metadata (`# key=value` lines) of a collective's sweep journal in tune DIR `out`."""
     return csvfile.read(journal_path(layout.table(out, collective)),
                         "a sweep journal").metadata
 
 
-def coarse_seconds(out, grid) -> float:
+def coarse_seconds(out: str, grid: tune_plan.Grid) -> float:
     """The wall time of a collective's coarse sweep: its planned launches' (the paired
     journal's launch lines), or a per-method sweep's runs (its table's run.N.wall_s: its
     journal has no launch lines)."""
@@ -41,7 +43,7 @@ def coarse_seconds(out, grid) -> float:
                if key.startswith("run.") and key.endswith(".wall_s"))
 
 
-def share(out, plan, grids, index) -> Refinement:
+def share(out: str, plan: dict, grids: list[tune_plan.Grid], index: int) -> Refinement:
     """The refinement of collective `grids[index]` (tune.plan's grids, in the tune's order):
     its part of what the budget has left, or none when it is measured per method (no tie
     test), when its cells are all decided, or when its part is under MIN_SECONDS."""
