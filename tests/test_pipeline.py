@@ -142,3 +142,25 @@ def test_a_per_method_collective_gets_no_refinement(tmp_path):
     got = refinement.share(str(tmp_path), plan, [tune_plan.Grid.from_json(g)
                                                  for g in plan["grids"]], 0)
     assert got == refinement.Refinement(None, "measured per method, not refined")
+
+
+def test_refinement_shares_what_is_left_by_undecided_cells_times_methods(tmp_path, monkeypatch):
+    """The budget less the coarse sweeps and the refinements before, shared by the paired
+    collectives from this one on, by undecided cells x methods (read from their sweeps)."""
+    grids = [tune_plan.Grid(c, (2, 4), (8,), methods, 2, 3, "paired", 10.0, 5.0)
+             for c, methods in (("bcast", 4), ("reduce", 2), ("scan", 3))]
+    plan = {"budget_s": 100.0, "collectives": [g.collective for g in grids]}
+    undecided = {"bcast": {2: [8]}, "reduce": {2: [8], 4: [8]}, "scan": {}}
+    monkeypatch.setattr(refinement, "coarse_seconds", lambda out, g: 10.0)
+    monkeypatch.setattr(refinement, "journal_meta", lambda out, c: c)
+    monkeypatch.setattr(refinement.refine, "spent", lambda meta, launches: (1, 6.0))
+    monkeypatch.setattr(refinement.refine, "undecided_in_table",
+                        lambda path: undecided[path.split("/")[-2]])
+    # 100 - 3 x 10 s of coarse sweeps, bcast's need 4 x 1 of (4 + 2 x 2)
+    assert refinement.share(str(tmp_path), plan, grids, 0).seconds == pytest.approx(70 * 4 / 8)
+    # reduce: after bcast's 6 s, all that is left (scan has nothing undecided)
+    assert refinement.share(str(tmp_path), plan, grids, 1).seconds == pytest.approx(64.0)
+    assert refinement.share(str(tmp_path), plan, grids, 2) == refinement.Refinement(
+        None, "every cell decided, nothing to refine")
+    plan["budget_s"] = 30.5
+    assert refinement.share(str(tmp_path), plan, grids, 0).why == "no budget left to refine"
