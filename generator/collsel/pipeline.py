@@ -1,6 +1,6 @@
-"""The steps under the commands, as typed functions: read one collective's table and map, build
-its tree and write `collsel build`'s files, render trees for an emit target and write them; and
-the typed requests of a sweep and a report. `collsel build` and `collsel emit` call these, and so
+"""The steps under the commands, as typed functions: build one collective's tree from its tables
+(read by sources/tables.py) and write `collsel build`'s files, render trees for an emit target
+and write them; and the typed requests of a sweep and a report. `collsel build` and `collsel emit` call these, and so
 does `collsel tune` for every collective, so what tune writes is what the commands write.
 
 The functions take keyword arguments, read and write files, and return records; the commands
@@ -20,71 +20,13 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from collsel.core import (algorithms, baseline_warning, build_config, decision_map, names,
-                          method_text, out_of_sample, penalty, statistic, table, third_axis, tree,
-                          treefile, values)
+from collsel.core import (baseline_warning, build_config, decision_map, method_text,
+                          out_of_sample, penalty, third_axis, tree, treefile, values)
 from collsel.core.recommend import (DEFAULT_BUDGET, build_command, chosen_options, fold_builder,
                                     nested_builders)
 from collsel.core.files import write_directory, write_file
-from collsel.errors import InputError, printable
 from collsel.sinks.emit import c_ladder as emit_c, mpich_json, ompi_dec_fixed, ompi_rules, targets
-from collsel.sources import launch_tables
-
-
-# --- tables --------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Loaded:
-    """One collective's rows of the tables, and its decision map."""
-    table: table.PerfTable
-    dmap: decision_map.DecisionMap
-    collective: str
-
-
-def read_tables(paths: Sequence[str], parts: list | None = None) -> table.PerfTable:
-    """The tables combined (`parts`: the same tables, already read one by one); a warning on
-    stderr, naming the files, when they measure different statistics (core.statistic)."""
-    combined = table.read_tables(paths) if parts is None else table.combine(parts)
-    warning = statistic.mismatch_warning(
-        [(s.path, s.metadata.get("statistic")) for s in combined.sources])
-    if warning:
-        print(f"collsel: warning: {printable(warning)}", file=sys.stderr)
-    return combined
-
-
-def the_collective(tables: table.PerfTable | list, name: str | None = None) -> str:
-    """`name`, or the one collective the tables (a table or a list of them) hold (an error
-    naming them when several); a collective core.algorithms does not know is refused, naming
-    those it knows (its tree could be neither queried nor emitted)."""
-    tables = tables if isinstance(tables, list) else [tables]
-    files = ", ".join(s.path for t in tables for s in t.sources)
-    where = f"--collective {printable(name)[:40]}" if name is not None else files
-    present = sorted({c for t in tables for c in t.collective.tolist()})
-    if name is not None:        # 'MPI_Allreduce' as 'allreduce' (core.names)
-        name = names.canonical(name, algorithms.registry(tables[0].family))
-    if name is None:
-        if len(present) != 1:
-            raise InputError(f"{files}: the tables hold several collectives "
-                             f"({', '.join(present)}); choose one with --collective")
-        name = present[0]
-    elif name not in present:
-        return name           # PerfTable.select refuses it, naming the collectives present
-    try:
-        algorithms.check_collective(name, tables[0].family)
-    except InputError as e:
-        raise InputError(f"{where}: {e}") from None
-    return name
-
-
-def load(tables: Sequence[str], *, collective: str | None = None,
-         settings: decision_map.MapSettings = decision_map.MapSettings(),
-         parts: list | None = None) -> Loaded:
-    """The rows of `collective` (None: the one the tables hold) and their map under
-    `settings` (`parts`: the tables, already read one by one)."""
-    combined = read_tables(tables, parts)
-    name = the_collective(combined, collective)
-    selected = combined.select(name)
-    return Loaded(selected, settings.build(selected), name)
+from collsel.sources import launch_tables, tables as given_tables
 
 
 # --- build -----------------------------------------------------------------------------------
@@ -115,7 +57,7 @@ def build(tables: Sequence[str], *, out: str, collective: str | None = None,
     decide). `prefix` is checked by the caller, before any table is read."""
     options = options or tree.BuildOptions().check()
     values.output_directory(out)
-    loaded = load(tables, collective=collective, settings=settings)
+    loaded = given_tables.load(tables, collective=collective, settings=settings)
     measured, dmap, collective = loaded.table, loaded.dmap, loaded.collective
     journal, launch_runs = launch_tables.load(tables, collective, launches, settings.z)
     folds = out_of_sample.all_folds(measured, launch_runs, settings, dmap=dmap)

@@ -1,11 +1,11 @@
-"""Options and helpers shared by the commands: their tables (read by collsel.pipeline), trees
+"""Options and helpers shared by the commands: their tables (read by sources/tables.py), trees
 and journals, and the launch command of those that run a program (launch_words)."""
 import argparse
 
 from collsel.core import decision_map, model_selection, tree
 from collsel.errors import InputError
-from collsel.pipeline import read_tables, the_collective
 from collsel.sources import launch_tables
+from collsel.sources.tables import read_tables, the_collective
 
 
 def percent(text):
