@@ -1,7 +1,8 @@
 """The steps under the commands, as typed functions: build one collective's tree from its tables
 (read by sources/tables.py) and write `collsel build`'s files, render trees for an emit target
-and write them; and the typed requests of a sweep and a report. `collsel build` and `collsel emit` call these, and so
-does `collsel tune` for every collective, so what tune writes is what the commands write.
+and write them; and the typed requests of a sweep and a report. `collsel build` and `collsel
+emit` call these, and so does `collsel tune` for every collective, so what tune writes is what
+the commands write.
 
 The functions take keyword arguments, read and write files, and return records; the commands
 parse the flags and print the records. A step's warnings that arise on the way (tables that
