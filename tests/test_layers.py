@@ -39,7 +39,7 @@ def test_core_importing_a_sink_breaks_the_layers(tmp_path):
     module.write_text(module.read_text() + "\nfrom collsel.sinks.emit import targets  # noqa\n")
     done = lint_imports(pythonpath=copy.parent, cwd=tmp_path)
     assert done.returncode != 0
-    assert "layers: cli > commands > sources | sinks > core > errors BROKEN" in done.stdout
+    assert "layers: cli > commands > pipeline > sources | sinks > core > errors BROKEN" in done.stdout
     assert "collsel.core.penalty -> collsel.sinks.emit.targets" in done.stdout
 
 

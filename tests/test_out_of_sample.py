@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from collsel.commands import launch_tables
+from collsel.sources import launch_tables
 from collsel.core import out_of_sample as oos, table, tree
 from collsel.errors import InputError
 
@@ -58,7 +58,7 @@ def test_launch_folds_train_on_the_mean_of_the_others(tmp_path):
 def test_mpich_journal_reads_in_its_family():
     """The shipped MPICH sweep's journal names MPICH's algorithms (`# algorithm_family=mpich`)."""
     import pathlib
-    from collsel.commands import launch_tables
+    from collsel.sources import launch_tables
     journal = pathlib.Path(__file__).resolve().parents[1] / "bench-data/paired/bcast-mpich.csv.launches"
     parts = launch_tables.read_launch_tables(str(journal), "bcast")
     assert sorted(parts) == [1, 2, 3, 4, 5]

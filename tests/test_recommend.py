@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from collsel.commands import launch_tables
+from collsel.sources import launch_tables
 from collsel.core import decision_map, fold_maps, model_selection, table as tables
 from helpers import REPO, collsel
 

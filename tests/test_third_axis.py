@@ -1,12 +1,12 @@
 """A third axis (ppn): cells whose decision changes with it, its z-oblivious pooled view, the
 oblivious tree out of sample, and journals that carry the axis (core.third_axis,
-core.out_of_sample pool=True, commands.launch_tables)."""
+core.out_of_sample pool=True, sources.launch_tables)."""
 import json
 
 import numpy as np
 import pytest
 
-from collsel.commands import launch_tables
+from collsel.sources import launch_tables
 from collsel.core import decision_map, out_of_sample as oos, table, third_axis, tree
 
 from helpers import collsel

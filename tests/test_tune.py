@@ -110,12 +110,12 @@ def test_refused_methods_are_those_whose_call_fails_somewhere_on_the_grid():
 
 def test_a_per_method_sweeps_time_counts_against_the_budget(tmp_path):
     # its journal has no launch lines: the table's run wall times are what it took
-    from collsel.commands import tune
+    from collsel.sources.tune import refinement
     (tmp_path / "allgatherv").mkdir()
     (tmp_path / "allgatherv" / "table.csv").write_text(
         "# run.1.wall_s=31.6\n# run.2.wall_s=2.4\ncollective,comm_size\n")
     grid = plan.Grid("allgatherv", (2, 3), (8,), 5, 2, 3, "per-method", 30.0, 0.0)
-    assert tune._coarse_seconds(str(tmp_path), grid) == pytest.approx(34.0)
+    assert refinement.coarse_seconds(str(tmp_path), grid) == pytest.approx(34.0)
 
 
 def test_every_forceable_collective_has_its_rules_file_id():

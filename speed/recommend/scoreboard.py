@@ -27,7 +27,7 @@ import tempfile
 
 import numpy as np
 
-from collsel.commands import launch_tables
+from collsel.sources import launch_tables
 from collsel.core import decision_map, parallel, recommendation, table as tables
 from collsel.core.model_selection import LABELS
 

@@ -1,16 +1,15 @@
 """`collsel emit --target T TREE.json...`: one tree (or several) -> the files of one target.
 
 The targets live in collsel.sinks.emit.targets (name -> function); this module owns their
-command-line flags (named --<target>-... or shared) and turns them into EmitOptions. A target
-that renders one file writes it to --out; several files go into the --out directory.
+command-line flags (named --<target>-... or shared) and turns them into EmitOptions; rendering
+and writing are collsel.pipeline's. A target that renders one file writes it to --out; several
+files go into the --out directory.
 """
 import argparse
 
-from collsel.core import treefile, values
-from collsel.core.files import write_directory, write_file
-from collsel.sinks.emit import mpich_json, ompi_rules
-from collsel.sources.measure import mpich_base
-from collsel.sinks.emit.targets import TARGETS, EmitOptions, emit
+from collsel import pipeline
+from collsel.core import values
+from collsel.sinks.emit.targets import TARGETS
 from collsel.commands import add_command
 
 
@@ -51,48 +50,33 @@ def register(sub):
     p.set_defaults(run=run_emit)
 
 
-def _mpich_base(args):
-    """(parsed base, where it came from) for --target mpich-json: --mpich-base FILE, else the
-    selection compiled into the installed MPICH (collsel.sources.measure.mpich_base)."""
-    if args.target != "mpich-json":
-        return None, ""
-    if args.mpich_base:
-        return mpich_json.load_base(args.mpich_base), args.mpich_base
-    text, where = mpich_base.installed_selection()
-    return mpich_json.parse_base(text, where), where
-
-
 def options_of(args):
-    """The typed options of the parsed flags; input files are read only for their target."""
-    base, base_name = _mpich_base(args)
-    return EmitOptions(
-        prefix=None if args.prefix is None else values.identifier(args.prefix, "--prefix"),
-        node_width=args.node_width,
-        array_name=(None if args.array_name is None
-                    else values.identifier(args.array_name, "--array-name")),
-        ompi_comm_sizes=ompi_rules.parse_comm_sizes(args.ompi_comm_sizes),
-        ompi_rules_version=args.ompi_rules_version,
-        mpich_base=base, mpich_base_name=base_name,
-        mpich_map=mpich_json.parse_map(args.mpich_map, sorted(mpich_json.MPICH_NAMES)),
-        tree_names=tuple(args.trees))
+    """The typed options of the parsed flags (pipeline.emit_options)."""
+    return pipeline.emit_options(
+        args.target, args.trees, prefix=args.prefix, node_width=args.node_width,
+        array_name=args.array_name, ompi_comm_sizes=args.ompi_comm_sizes,
+        ompi_rules_version=args.ompi_rules_version, mpich_base_file=args.mpich_base,
+        mpich_map=args.mpich_map)
 
 
 def run_emit(args):
     values.not_an_input(args.out, args.trees)
-    options = options_of(args)
-    trees = [treefile.load(path) for path in args.trees]
-    result = emit(args.target, trees, options)
-    if options.mpich_base is not None and not args.mpich_base:
-        print(f"{args.out}: base: {options.mpich_base_name} (--mpich-base FILE for another)")
-    for note in result.notes:
-        print(f"{args.out}: {note}")
-    if len(result.files) == 1:
-        (data,) = result.files.values()
-        values.output_file(args.out)
-        write_file(args.out, data)
-        print(f"{args.out}: {len(data)} bytes")
+    return emit_files(args.target, args.trees, args.out, options_of(args),
+                      base_given=bool(args.mpich_base))
+
+
+def emit_files(target, trees, out, options, base_given=False):
+    """Render the tree.json files `trees` for `target` into `out` (collsel.pipeline), saying
+    where MPICH's base came from, the target's notes and what was written."""
+    rendered = pipeline.emit(target, trees, options=options)
+    if options.mpich_base is not None and not base_given:
+        print(f"{out}: base: {options.mpich_base_name} (--mpich-base FILE for another)")
+    for note in rendered.notes:
+        print(f"{out}: {note}")
+    pipeline.write_emitted(out, rendered.files)
+    if len(rendered.files) == 1:
+        (data,) = rendered.files.values()
+        print(f"{out}: {len(data)} bytes")
     else:
-        values.output_directory(args.out)
-        write_directory(args.out, result.files)
-        print(f"{args.out}/: " + ", ".join(sorted(result.files)))
+        print(f"{out}/: " + ", ".join(sorted(rendered.files)))
     return 0

@@ -1,11 +1,11 @@
-"""Options and helpers shared by the commands: reading tables and building trees, and the launch
-command of those that run a program (launch_words)."""
+"""Options and helpers shared by the commands: their tables (read by sources/tables.py), trees
+and journals, and the launch command of those that run a program (launch_words)."""
 import argparse
-import sys
 
-from collsel.core import (algorithms, decision_map, model_selection, names, statistic, table,
-                          tree)
-from collsel.errors import InputError, printable
+from collsel.core import decision_map, model_selection, tree
+from collsel.errors import InputError
+from collsel.sources import launch_tables
+from collsel.sources.tables import read_tables, the_collective
 
 
 def percent(text):
@@ -63,39 +63,18 @@ def add_table_options(p):
                         "(by default it is a candidate wherever it was measured)")
 
 
-def read_tables(paths, parts=None):
-    """The tables combined (`parts`: the same tables, already read one by one); a warning on
-    stderr, naming the files, when they measure different statistics (core.statistic)."""
-    combined = table.read_tables(paths) if parts is None else table.combine(parts)
-    warning = statistic.mismatch_warning(
-        [(s.path, s.metadata.get("statistic")) for s in combined.sources])
-    if warning:
-        print(f"collsel: warning: {printable(warning)}", file=sys.stderr)
-    return combined
+def add_launches_option(p):
+    p.add_argument("--launches", metavar="JOURNAL",
+                   help="the sweep's per-launch journal, for penalties cross-validated across "
+                        "launches (default: TABLE.launches beside a single TABLE, if it exists; "
+                        "without one, only leave-one-P-out and leave-one-m-out are computed)")
 
 
-def the_collective(tables, name=None):
-    """`name`, or the one collective the tables (a table or a list of them) hold (an error
-    naming them when several); a collective core.algorithms does not know is refused, naming
-    those it knows (its tree could be neither queried nor emitted)."""
-    tables = tables if isinstance(tables, list) else [tables]
-    files = ", ".join(s.path for t in tables for s in t.sources)
-    where = f"--collective {printable(name)[:40]}" if name is not None else files
-    present = sorted({c for t in tables for c in t.collective.tolist()})
-    if name is not None:        # 'MPI_Allreduce' as 'allreduce' (core.names)
-        name = names.canonical(name, algorithms.registry(tables[0].family))
-    if name is None:
-        if len(present) != 1:
-            raise InputError(f"{files}: the tables hold several collectives "
-                             f"({', '.join(present)}); choose one with --collective")
-        name = present[0]
-    elif name not in present:
-        return name           # PerfTable.select refuses it, naming the collectives present
-    try:
-        algorithms.check_collective(name, tables[0].family)
-    except InputError as e:
-        raise InputError(f"{where}: {e}") from None
-    return name
+def load_launches(args):
+    """(journal path or None, {launch: PerfTable}) of the command's tables and --launches
+    (sources.launch_tables), with the third axis (--z) when the command has one."""
+    return launch_tables.load(args.tables, args.collective, args.launches,
+                              getattr(args, "z", None))
 
 
 def select_collective(args, tables):

@@ -8,14 +8,15 @@ import sys
 import tempfile
 import time
 
-from collsel.commands import launch_tables
-from collsel.commands.options import (add_criterion_option, add_table_options, load_table_and_map,
+from collsel.commands.options import (add_criterion_option, add_launches_option,
+                                      add_table_options, load_launches, load_table_and_map,
                                       map_settings, percent, read_tables)
 from collsel.commands.stats import depths_option, thresholds_option
 from collsel.core import (algorithms, decision_map, out_of_sample, probe_latency, recommend,
                           recommendation, table, tree, treefile, values)
 from collsel.core.files import write_directory
 from collsel.errors import InputError
+from collsel.sources import launch_tables
 from collsel.sinks.report.compute import (DEPLOY_TARGETS, MAX_THRESHOLDS, ProbePairs,
                                           Recommended, ReportOptions, check_size, count)
 from collsel.commands import add_command
@@ -65,7 +66,7 @@ def register(sub):
     p.add_argument("--leaf", choices=tree.LEAF_RULES,
                    help="leaf rule of the pictured trees (default: the recommended tree's, "
                    "which cross-validation chooses)")
-    launch_tables.add_launches_option(p)
+    add_launches_option(p)
     p.add_argument("--tree-dir", metavar="DIR",
                    help="where `collsel build --recommend` writes (or wrote) this tree: the "
                    "deploy box's commands name it, as an absolute path (default: "
@@ -137,7 +138,7 @@ def collective_report(args, measured, dmap, depths, thresholds, progress, worker
     if args.model_tables:
         mmap = decision_map.build_map(model_table(args.model_tables, args.collective), args.z)
     with launch_tables.shared_parses():
-        journal, launches = launch_tables.load(args)
+        journal, launches = load_launches(args)
         probe = probe_pairs(journal, args.collective)
     recommended = recommended_tree(dmap, measured, args, journal, launches, workers)
     progress("recommended tree built and scored out of sample")

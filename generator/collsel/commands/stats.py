@@ -7,9 +7,10 @@ import numpy as np
 from collsel.core import baseline_warning, out_of_sample, penalty, tree, values
 from collsel.core.method_text import default_name
 from collsel.errors import CollselError, InputError
-from collsel.commands import launch_tables
 from collsel.core.files import write_file
-from collsel.commands.options import add_table_options, load_table_and_map, map_settings
+from collsel.commands.options import (add_launches_option, add_table_options,
+                                      load_launches, load_table_and_map, map_settings)
+from collsel.sources import launch_tables
 from collsel.commands import add_command
 
 
@@ -22,7 +23,7 @@ def register(sub):
     p.add_argument("--thresholds", default="50,60,70,80,90,95",
                    help="comma-separated percentages")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    launch_tables.add_launches_option(p)
+    add_launches_option(p)
     p.add_argument("--probe-latency", action="store_true",
                    help="instead of tree statistics: does the probe predict the latency (issue "
                         "19, the paper's figure 2)? From the sweep's journal (TABLE.launches or "
@@ -105,7 +106,7 @@ def thresholds_option(text, flag="--thresholds", limit=MAX_THRESHOLDS):
 def run_probe_latency(args):
     """--probe-latency: the correlation table (core.probe_latency)."""
     from collsel.core import algorithms, probe_latency
-    path = launch_tables.journal_of(args)
+    path = launch_tables.journal_of(args.tables, args.launches)
     if path is None:
         raise InputError("--probe-latency needs the sweep's journal: TABLE.launches beside "
                          "one TABLE, or --launches JOURNAL")
@@ -152,7 +153,7 @@ def run_stats(args):
     depths = depths_option(args.depths)
     thresholds = thresholds_option(args.thresholds)
     table, dmap = load_table_and_map(args)
-    journal, launches = launch_tables.load(args)
+    journal, launches = load_launches(args)
     folds = out_of_sample.all_folds(table, launches, map_settings(args))
     rows = stats_rows(dmap, depths, thresholds, folds)
     if args.format == "json":

@@ -1,7 +1,8 @@
 """`collsel tune`: every collective of the benchmark on this machine or allocation, in one
 directory, within a time budget: paired sweep (coarse grid, then --refine), build --recommend,
-emit and report per collective, one Open MPI rules file. It calls those commands; the plan and
-the directory are sources/tune's."""
+emit and report per collective, one Open MPI rules file. It builds and emits through
+collsel.pipeline, as `collsel build` and `emit` do, and hands the sweep and the report their
+typed requests; the plan, the directory and the refinement's budget are sources/tune's."""
 import argparse
 import contextlib
 import io
@@ -11,16 +12,17 @@ import sys
 import tempfile
 import time
 
+from collsel import pipeline
 from collsel.commands import build, emit, report, sweep, tune_replay, tune_summary
-from collsel.core import algorithms, csvfile, extrapolation, method_text, sizes, values
+from collsel.core import algorithms, extrapolation, method_text, sizes, values
 from collsel.core.files import write_file
-from collsel.errors import InputError
+from collsel.errors import CollselError, InputError
 from collsel.sinks.emit import mpich_json
 from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
-from collsel.sources.sweep import (estimate, journal, launch_stats, plan as sweep_plan,
-                                   racing, refine, replay, shapes)
-from collsel.sources.tune import layout, plan as tune_plan, profile_region
+from collsel.sources.sweep import (estimate, launch_stats, plan as sweep_plan, racing, replay,
+                                   shapes)
+from collsel.sources.tune import layout, plan as tune_plan, profile_region, refinement
 from collsel.commands import add_command
 
 COARSE, SHARE = tune_plan.COARSE_LAUNCHES, f"{tune_plan.COARSE_SHARE:.0%}"
@@ -155,17 +157,19 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class _Inner(argparse.ArgumentParser):
-    """The parser of the commands tune calls: a bad value is one line, like every bad input."""
+    """The sweep's parser inside tune: a bad value is one line, like every bad input."""
 
     def error(self, message):
         raise InputError(f"{self.prog}: {message}")
 
 
-def call(module, argv, stdout=None):
-    """Run `collsel <argv>` in this process through `module`'s own parser and run function."""
+def run_sweep(request, stdout=None):
+    """The sweep `request` (a pipeline.SweepRequest) in this process, through commands/sweep's
+    own parser and run function: its one entry point takes parsed flags, and a tune's recorded
+    sweep options are flags."""
     parser = _Inner(prog="collsel")
-    module.register(parser.add_subparsers())
-    args = parser.parse_args(argv)
+    sweep.register(parser.add_subparsers())
+    args = parser.parse_args(request.argv())
     with contextlib.redirect_stdout(stdout or sys.stdout):
         return args.run(args)
 
@@ -363,53 +367,44 @@ def _grids(plan):
     return [tune_plan.Grid.from_json(g) for g in plan["grids"]]
 
 
-def _sweep_argv(out, plan, grid, refine_s=None):
+def _sweep_request(out, plan, grid, refine_s=None, dry_run=False):
+    """The sweep of `grid` into its table in tune DIR `out` (its --refine within `refine_s`
+    seconds when given), resumed when the table exists."""
     table = layout.table(out, grid.collective)
-    argv = ["sweep", f"--collective={grid.collective}", f"--out={table}", *plan["sweep_options"],
-            f"--launches={grid.launches}", f"--mode={grid.mode}"]
-    if grid.comm_sizes:
-        argv.append(f"--comm-sizes={','.join(map(str, grid.comm_sizes))}")
-    if grid.algorithms:
-        argv.append(f"--algorithms={grid.algorithms}")
     strategy = plan.get("strategy", racing.DEFAULT)     # a tune.json of an older collsel: none
-    if grid.mode == "paired" and strategy != racing.DEFAULT:
-        argv.append(f"--strategy={strategy}")
-    if grid.msg_sizes != (0,):          # barrier: no message size
-        argv.append(f"--msg-sizes={','.join(map(str, grid.msg_sizes))}")
-    if refine_s is not None:
-        argv.append(f"--refine={refine_s:.0f}s")
-    return argv + (["--resume"] if os.path.exists(table) else [])
-
-
-def _journal_meta(out, collective):
-    return csvfile.read(journal.journal_path(layout.table(out, collective)),
-                        "a sweep journal").metadata
-
-
-def _coarse_seconds(out, grid):
-    """The wall time of a collective's coarse sweep: its planned launches' (the paired
-    journal's launch lines), or a per-method sweep's runs (its table's run.N.wall_s: its
-    journal has no launch lines)."""
-    if grid.mode == "paired":
-        return refine.planned_seconds(_journal_meta(out, grid.collective), grid.launches)
-    meta = csvfile.read(layout.table(out, grid.collective), "a sweep table").metadata
-    return sum(float(value) for key, value in meta.items()
-               if key.startswith("run.") and key.endswith(".wall_s"))
+    return pipeline.SweepRequest(
+        collective=grid.collective, out=table, options=tuple(plan["sweep_options"]),
+        launches=grid.launches, mode=grid.mode, comm_sizes=grid.comm_sizes,
+        msg_sizes=grid.msg_sizes, algorithms=grid.algorithms,
+        strategy=strategy if grid.mode == "paired" and strategy != racing.DEFAULT else None,
+        refine_s=refine_s, resume=os.path.exists(table), dry_run=dry_run)
 
 
 def _preflight(plan):
-    """Every sweep of the plan through the sweep's own checks (its --dry-run, output thrown
+    """Every sweep of the plan through the sweep's own checks (its --dry-run, its plan thrown
     away), before anything is written: a bad launcher option is refused now, not after an
     hour of measuring. Returns the warnings those dry runs gave, each once, and one when the
-    grid has a single P (every tree would be extrapolated to every other P)."""
+    grid has a single P (every tree would be extrapolated to every other P). A dry run that
+    fails has what it said on stderr shown, and the tune stops there, naming the collective."""
     warnings = {}
     with tempfile.TemporaryDirectory(prefix="collsel-tune-") as scratch:
         for grid in _grids(plan):
             os.makedirs(os.path.join(scratch, grid.collective))
             said = io.StringIO()
-            with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(said):
-                call(sweep, _sweep_argv(scratch, plan, grid) + ["--dry-run"], devnull)
-            warnings.update(dict.fromkeys(line for line in said.getvalue().splitlines()
+            try:
+                with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(said):
+                    status = run_sweep(_sweep_request(scratch, plan, grid, dry_run=True),
+                                       devnull)
+            except CollselError:
+                _echo(said)
+                raise
+            lines = said.getvalue().splitlines()
+            if status:
+                _echo(said)
+                failed = [line for line in lines if not line.startswith(("warning: ", "note: "))]
+                raise CollselError(f"the dry run of {grid.collective}'s sweep failed (exit "
+                                   f"status {status})" + (f": {failed[0]}" if failed else ""))
+            warnings.update(dict.fromkeys(line for line in lines
                                           if line.startswith("warning: ")))
     ps = {p for g in _grids(plan) for p in g.comm_sizes}
     if len(ps) == 1:
@@ -417,8 +412,13 @@ def _preflight(plan):
     return list(warnings)
 
 
+def _echo(said):
+    """What a sweep said on stderr (a StringIO), on stderr."""
+    print(said.getvalue(), file=sys.stderr, end="", flush=True)
+
+
 def _plan_lines(plan, done=frozenset()):
-    """The plan as `--dry-run` prints it: what each sweep runs, as `_sweep_argv` gives it."""
+    """The plan as `--dry-run` prints it: what each sweep runs, as `_sweep_request` gives it."""
     grids = _grids(plan)
     coarse = sum(g.coarse_s for g in grids)
     lines = [f"collsel tune: {method_text.count_text(len(grids), 'collective')} "
@@ -508,42 +508,29 @@ class _Stages:
               file=sys.stderr, flush=True)
 
     def sweep(self, grid, refine_s=None):
-        call(sweep, _sweep_argv(self.out, self.plan, grid, refine_s))
+        run_sweep(_sweep_request(self.out, self.plan, grid, refine_s))
 
     def refine(self, index):
-        """Refinement of collective `index`: what the budget has left (the budget less the
-        coarse launches' wall time and the refinement of the collectives before it, read from
-        the sweeps' journals), shared by it and the paired collectives after it in proportion
-        to their undecided cells x methods; nothing when its cells are all decided or its part
-        is under a second. A per-method sweep has no tie test: it is not refined."""
+        """Refinement of collective `index`, within its part of what the budget has left
+        (sources/tune/refinement.py)."""
         grid = self.grids[index]
-        if grid.mode != "paired":
-            self.progress(f"{grid.collective}: measured per method, not refined")
-            return
-        used = sum(_coarse_seconds(self.out, g) for g in self.grids)
-        used += sum(refine.spent(_journal_meta(self.out, g.collective), g.launches)[1]
-                    for g in self.grids[:index] if g.mode == "paired")
-        need = {g.collective: profile_region.refinement_weight(self.plan, g.collective)
-                * g.methods * sum(map(len, refine.undecided_in_table(
-                    layout.table(self.out, g.collective)).values()))
-                for g in self.grids[index:] if g.mode == "paired"}
-        if not need[grid.collective]:
-            self.progress(f"{grid.collective}: every cell decided, nothing to refine")
-            return
-        left = (self.plan["budget_s"] - used) * need[grid.collective] / sum(need.values())
-        if left >= 1:
-            self.sweep(grid, left)
+        part = refinement.share(self.out, self.plan, self.grids, index)
+        if part.seconds is None:
+            self.progress(f"{grid.collective}: {part.why}")
         else:
-            self.progress(f"{grid.collective}: no budget left to refine")
+            self.sweep(grid, part.seconds)
 
     def tree(self, collective):
+        """The recommended tree and its blob, as `collsel build --recommend` and `collsel emit
+        --target blob` write them and say it (into the collective's log)."""
         os.makedirs(layout.blobs(self.out), exist_ok=True)    # a tune begun by an older collsel
-        with open(layout.log(self.out, collective), "a") as log:
-            call(build, ["build", layout.table(self.out, collective),
-                         f"--collective={collective}", "--recommend",
-                         f"--out={layout.tree_dir(self.out, collective)}"], log)
-            call(emit, ["emit", "--target=blob", layout.tree_json(self.out, collective),
-                        f"--out={layout.blob(self.out, collective)}"], log)
+        with open(layout.log(self.out, collective), "a") as log, contextlib.redirect_stdout(log):
+            build.print_built(pipeline.build_recommended(
+                layout.table(self.out, collective), collective=collective,
+                out=layout.tree_dir(self.out, collective)))
+            trees = [layout.tree_json(self.out, collective)]
+            emit.emit_files("blob", trees, layout.blob(self.out, collective),
+                            pipeline.emit_options("blob", trees))
 
     def curve(self, collective):
         """The anytime curve of a replayed collective (commands/tune_replay.py), saved."""
@@ -569,15 +556,15 @@ class _Stages:
     def report(self, collective):
         """The report, its deploy box pointing at the tune's own files: the tree, the MPI's
         file when it holds this collective, the blob directory."""
-        deployed = [f"--deployed=blob={layout.blobs(self.out)}"]
+        deployed = [f"blob={layout.blobs(self.out)}"]
         target, name, known = self.deploy_file()
         if target and collective in known and os.path.exists(os.path.join(self.out, name)):
-            deployed.append(f"--deployed={target}={os.path.join(self.out, name)}")
-        with open(layout.log(self.out, collective), "a") as log:
-            call(report, ["report", layout.table(self.out, collective),
-                          f"--collective={collective}", "--quiet",
-                          f"--tree-dir={layout.tree_dir(self.out, collective)}", *deployed,
-                          f"--out={layout.report_dir(self.out, collective)}"], log)
+            deployed.append(f"{target}={os.path.join(self.out, name)}")
+        with open(layout.log(self.out, collective), "a") as log, contextlib.redirect_stdout(log):
+            report.run_report(pipeline.ReportRequest(
+                tables=[layout.table(self.out, collective)], collective=collective, quiet=True,
+                tree_dir=layout.tree_dir(self.out, collective), deployed=deployed,
+                out=layout.report_dir(self.out, collective)))
 
     def deploy_file(self):
         """(emit target, file name in DIR, the collectives it can hold) of the MPI's own
@@ -604,9 +591,10 @@ class _Stages:
                           f"{', '.join(outside)}; their trees, blobs and reports are in {self.out}")
         if not trees:
             return
-        with open(os.path.join(self.out, layout.DEPLOY_LOG), "w") as log:
-            call(emit, ["emit", f"--target={target}", *trees,
-                        f"--out={os.path.join(self.out, name)}"], log)
+        with open(os.path.join(self.out, layout.DEPLOY_LOG), "w") as log, \
+                contextlib.redirect_stdout(log):
+            emit.emit_files(target, trees, os.path.join(self.out, name),
+                            pipeline.emit_options(target, trees))
 
 
 def _clock(seconds):

@@ -29,7 +29,7 @@ class Pairs:
 
 
 def from_launch_tables(launch_tables, z="probe_us", levels=None):
-    """Pairs of every row of every launch table (commands.launch_tables, read with z =
+    """Pairs of every row of every launch table (sources.launch_tables, read with z =
     probe_us); `levels`: the same tables read with z = load_level, for labels."""
     parts, names = [], []
     for k, t in sorted(launch_tables.items()):

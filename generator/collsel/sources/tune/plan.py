@@ -31,7 +31,7 @@ kills the launch, a lost launch per size): a method Open MPI refuses at some (P,
 sweep, with the reason printed (`refused`).
 
 Refinement: the rest of the budget. The plan shows each collective's part in proportion to its
-coarse cost; at run time commands/tune gives each collective in turn a part of what the budget
+coarse cost; at run time refinement.py gives each collective in turn a part of what the budget
 has really left (its wall time so far, read from the journals) in proportion to its undecided
 cells x methods (sources/sweep/refine.undecided_in_table), nothing to one whose cells are all
 decided (a refinement resumed after a kill is shared by the counts its journal holds then).

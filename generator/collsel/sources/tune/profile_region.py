@@ -14,8 +14,8 @@ What is measured, per collective of the profile:
   - the collectives covering COVERED of the program's time in collectives, largest first; the
     tail (each a sliver of the run) is left out, with its share printed.
 
-Weighted by time share: at run time commands/tune shares the refinement budget among the
-collectives by undecided cells x methods; `refinement_weight` multiplies that by the
+Weighted by time share: at run time sources/tune/refinement.py shares the refinement budget
+among the collectives by undecided cells x methods; `refinement_weight` multiplies that by the
 collective's share of the profile's time in collectives, so the collective the program spends
 its time in gets the budget.
 
@@ -156,7 +156,7 @@ def _shares(region, collectives):
 
 
 def refinement_weight(plan, collective):
-    """The factor commands/tune's refinement gives a collective's undecided cells x methods:
+    """The factor the refinement (refinement.share) gives a collective's undecided cells x methods:
     its time share under --profile (so a collective the program barely calls gets little), 1
     without a profile."""
     region = plan.get("profile")

@@ -20,19 +20,13 @@ JOURNAL = "a sweep journal"
 MINIMAL = ("comm_size", "msg_size", "algorithm", "segsize", "launch", "median_us")
 
 
-def add_launches_option(p):
-    p.add_argument("--launches", metavar="JOURNAL",
-                   help="the sweep's per-launch journal, for penalties cross-validated across "
-                        "launches (default: TABLE.launches beside a single TABLE, if it exists; "
-                        "without one, only leave-one-P-out and leave-one-m-out are computed)")
-
-
-def journal_of(args):
-    """The journal named by --launches, or the one beside a single table, or None."""
-    if args.launches:
-        return args.launches
-    if len(args.tables) == 1 and os.path.isfile(journal_path(args.tables[0])):
-        return journal_path(args.tables[0])
+def journal_of(tables, given=None):
+    """The journal `given` (a command's --launches), or the one beside a single table, or
+    None."""
+    if given:
+        return given
+    if len(tables) == 1 and os.path.isfile(journal_path(tables[0])):
+        return journal_path(tables[0])
     return None
 
 
@@ -174,10 +168,10 @@ def _table(collective, rows, source, family, z):
                      extra, list(cols[7]), [source], family)
 
 
-def load(args):
-    """(journal path or None, {launch: PerfTable}) for the command's tables, with the third
-    axis column (--z) when the command has one."""
-    path = journal_of(args)
+def load(tables, collective, given=None, z=None):
+    """(journal path or None, {launch: PerfTable}) of `collective` for a command's tables
+    (journal_of), with the third axis column `z` when the command has one."""
+    path = journal_of(tables, given)
     if path is None:
         return None, {}
-    return path, read_launch_tables(path, args.collective, getattr(args, "z", None))
+    return path, read_launch_tables(path, collective, z)

@@ -1,0 +1,166 @@
+"""collsel.pipeline: the typed steps the commands and `collsel tune` share write what the
+commands write; the typed requests of the sweep and the report are what their parsers make of
+the same flags; tune's dry runs show a failing sweep's stderr; the refinement's budget policy
+(sources/tune/refinement.py) answers without a sweep when there is nothing to refine."""
+import argparse
+import io
+import json
+
+import pytest
+
+from collsel import pipeline
+from collsel.commands import report as report_command, sweep as sweep_command, tune
+from collsel.errors import CollselError, InputError
+from collsel.sources.tune import plan as tune_plan, refinement
+
+from helpers import run_in_process, synthetic_table
+
+
+def files_of(directory):
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def test_build_recommended_writes_what_build_recommend_writes(tmp_path):
+    table = synthetic_table(tmp_path / "t.csv", "bcast")
+    api_dir, cli_dir = tmp_path / "api", tmp_path / "cli"
+    got = pipeline.build_recommended(str(table), collective="bcast", out=str(api_dir))
+    done = run_in_process("build", table, "--collective", "bcast", "--recommend",
+                          "--out", cli_dir)
+    assert done.returncode == 0, done.stderr
+    api, cli = files_of(api_dir), files_of(cli_dir)
+    api_stats, cli_stats = (json.loads(side.pop("stats.json")) for side in (api, cli))
+    assert api == cli and "tree.json" in api
+    # the recorded command names its own --out; all else is the same
+    command = cli_stats["recommendation"]["command"]
+    cli_stats["recommendation"]["command"] = command.replace(str(cli_dir), str(api_dir))
+    assert api_stats == cli_stats == json.loads(json.dumps(got.stats))
+    assert got.recommend and got.out == str(api_dir)
+
+
+def test_build_prints_from_the_result(tmp_path, capsys):
+    """`collsel build`'s lines are build.print_built's of pipeline.build's result: tune's log
+    holds the same lines."""
+    from collsel.commands import build
+    table = synthetic_table(tmp_path / "t.csv", "reduce")
+    done = run_in_process("build", table, "--max-depth", "2", "--out", tmp_path / "cli")
+    assert done.returncode == 0, done.stderr
+    built = pipeline.build([str(table)], out=str(tmp_path / "cli"),
+                           options=pipeline.tree.BuildOptions(max_depth=2).check())
+    build.print_built(built)
+    printed = capsys.readouterr()
+    assert (printed.out, printed.err) == (done.stdout, done.stderr)
+    assert built.dmap.collective == "reduce" and not built.recommend
+
+
+def test_emit_renders_what_emit_writes(tmp_path):
+    table = synthetic_table(tmp_path / "t.csv", "bcast")
+    pipeline.build([str(table)], out=str(tmp_path / "tree"))
+    tree_json = str(tmp_path / "tree" / "tree.json")
+    done = run_in_process("emit", "--target", "blob", tree_json, "--out", tmp_path / "t.bin")
+    assert done.returncode == 0, done.stderr
+    emitted = pipeline.emit("blob", [tree_json])
+    assert list(emitted.files.values()) == [(tmp_path / "t.bin").read_bytes()]
+    pipeline.write_emitted(str(tmp_path / "api.bin"), emitted.files)
+    assert (tmp_path / "api.bin").read_bytes() == (tmp_path / "t.bin").read_bytes()
+    (data,) = emitted.files.values()
+    assert done.stdout == f"{tmp_path / 't.bin'}: {len(data)} bytes\n"
+
+
+def test_emit_options_are_checked_as_flags():
+    with pytest.raises(InputError, match="--prefix"):
+        pipeline.emit_options("c", ["t.json"], prefix="not an identifier")
+    assert pipeline.emit_options("blob", ["t.json"]).tree_names == ("t.json",)
+
+
+def test_report_request_defaults_are_the_report_commands():
+    parser = argparse.ArgumentParser()
+    report_command.register(parser.add_subparsers())
+    parsed = vars(parser.parse_args(["report", "t.csv", "--out", "DIR"]))
+    parsed.pop("run")
+    assert parsed == vars(pipeline.ReportRequest(tables=["t.csv"], out="DIR"))
+
+
+def test_sweep_request_is_what_the_sweep_parses():
+    request = pipeline.SweepRequest(collective="barrier", out="t.csv", options=("--mpi=openmpi",),
+                                    launches=3, mode="paired", comm_sizes=(2, 4),
+                                    msg_sizes=(0,), refine_s=41.6, resume=True)
+    assert request.argv() == ["sweep", "--collective=barrier", "--out=t.csv", "--mpi=openmpi",
+                              "--launches=3", "--mode=paired", "--comm-sizes=2,4",
+                              "--refine=42s", "--resume"]
+    parser = argparse.ArgumentParser()
+    sweep_command.register(parser.add_subparsers())
+    args = parser.parse_args(request.argv())
+    assert (args.collective, args.out, args.launches, args.msg_sizes, args.resume) == (
+        "barrier", "t.csv", "3", None, True)
+    sized = pipeline.SweepRequest(collective="bcast", out="t.csv", msg_sizes=(1, 8),
+                                  algorithms="1:0", strategy="adaptive", dry_run=True)
+    assert sized.argv()[3:] == ["--algorithms=1:0", "--strategy=adaptive", "--msg-sizes=1,8",
+                                "--dry-run"]
+
+
+def one_grid_plan(mode="paired"):
+    grid = tune_plan.Grid("bcast", (2, 4), (8,), 3, 2, 3, mode, 10.0, 5.0)
+    return {"grids": [grid.to_json()], "sweep_options": ["--mpi=openmpi"],
+            "collectives": ["bcast"], "budget_s": 15.0}
+
+
+def test_a_failing_dry_run_shows_what_the_sweep_said(monkeypatch, capsys):
+    def fails(request, stdout=None):
+        assert request.dry_run
+        print("warning: oversubscribed", file=tune.sys.stderr)
+        print("mpirun: cannot start", file=tune.sys.stderr)
+        return 3
+    monkeypatch.setattr(tune, "run_sweep", fails)
+    with pytest.raises(CollselError, match=r"the dry run of bcast's sweep failed \(exit status "
+                                           r"3\): mpirun: cannot start"):
+        tune._preflight(one_grid_plan())
+    assert capsys.readouterr().err == "warning: oversubscribed\nmpirun: cannot start\n"
+
+
+def test_a_dry_run_that_raises_shows_its_stderr_first(monkeypatch, capsys):
+    def raises(request, stdout=None):
+        print("collsel sweep: looking for the benchmark", file=tune.sys.stderr)
+        raise InputError("--mpirun /x: not found")
+    monkeypatch.setattr(tune, "run_sweep", raises)
+    with pytest.raises(InputError, match="/x: not found"):
+        tune._preflight(one_grid_plan())
+    assert capsys.readouterr().err == "collsel sweep: looking for the benchmark\n"
+
+
+def test_a_passing_dry_run_keeps_only_its_warnings(monkeypatch, capsys):
+    def passes(request, stdout=None):
+        print("warning: oversubscribed\nnote: left out 5", file=tune.sys.stderr)
+        print("the plan", file=stdout or io.StringIO())
+        return 0
+    monkeypatch.setattr(tune, "run_sweep", passes)
+    assert tune._preflight(one_grid_plan()) == ["warning: oversubscribed"]
+    assert capsys.readouterr() == ("", "")
+
+
+def test_a_per_method_collective_gets_no_refinement(tmp_path):
+    plan = one_grid_plan("per-method")
+    got = refinement.share(str(tmp_path), plan, [tune_plan.Grid.from_json(g)
+                                                 for g in plan["grids"]], 0)
+    assert got == refinement.Refinement(None, "measured per method, not refined")
+
+
+def test_refinement_shares_what_is_left_by_undecided_cells_times_methods(tmp_path, monkeypatch):
+    """The budget less the coarse sweeps and the refinements before, shared by the paired
+    collectives from this one on, by undecided cells x methods (read from their sweeps)."""
+    grids = [tune_plan.Grid(c, (2, 4), (8,), methods, 2, 3, "paired", 10.0, 5.0)
+             for c, methods in (("bcast", 4), ("reduce", 2), ("scan", 3))]
+    plan = {"budget_s": 100.0, "collectives": [g.collective for g in grids]}
+    undecided = {"bcast": {2: [8]}, "reduce": {2: [8], 4: [8]}, "scan": {}}
+    monkeypatch.setattr(refinement, "coarse_seconds", lambda out, g: 10.0)
+    monkeypatch.setattr(refinement, "journal_meta", lambda out, c: c)
+    monkeypatch.setattr(refinement.refine, "spent", lambda meta, launches: (1, 6.0))
+    monkeypatch.setattr(refinement.refine, "undecided_in_table",
+                        lambda path: undecided[path.split("/")[-2]])
+    # 100 - 3 x 10 s of coarse sweeps, bcast's need 4 x 1 of (4 + 2 x 2)
+    assert refinement.share(str(tmp_path), plan, grids, 0).seconds == pytest.approx(70 * 4 / 8)
+    # reduce: after bcast's 6 s, all that is left (scan has nothing undecided)
+    assert refinement.share(str(tmp_path), plan, grids, 1).seconds == pytest.approx(64.0)
+    assert refinement.share(str(tmp_path), plan, grids, 2) == refinement.Refinement(
+        None, "every cell decided, nothing to refine")
+    plan["budget_s"] = 30.5
+    assert refinement.share(str(tmp_path), plan, grids, 0).why == "no budget left to refine"
