@@ -41,9 +41,17 @@ class Axis:
     labels: list      # text of each value as it appears in the table
     cuts: list        # len(values) - 1 integer thresholds
 
+    def cells_of(self, values):
+        """Cell index of each of `values` (an int array of their shape): the number of cuts at
+        or below the value, i.e. strict `<` against the cuts, as the emitted C does. Message
+        sizes compare as uint64 (they reach 2^64 - 1), the other axes as int64."""
+        dtype = np.uint64 if self.kind == LOG2 else np.int64
+        return np.searchsorted(np.asarray(self.cuts, dtype=dtype), np.asarray(values, dtype=dtype),
+                               side="right")
+
     def cell_of(self, value):
-        """Cell index of one value (strict `<` against the cuts, as the emitted C does)."""
-        return int(np.searchsorted(np.asarray(self.cuts, dtype=object), value, side="right"))
+        """Cell index of one value (cells_of)."""
+        return int(self.cells_of(value))
 
 
 def midpoint_cuts(values, kind):

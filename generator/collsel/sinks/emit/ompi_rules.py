@@ -60,7 +60,6 @@ import numpy as np
 from collsel import __version__
 from collsel.core import fallbacks, rules_size, values
 from collsel.core.sizes import parse_size
-from collsel.core.tree import cells_of_values
 from collsel.errors import CollselError, InputError
 from collsel.sinks.emit import ompi_ppn, render, text
 from collsel.sinks.emit import ompi_rules_reader as check
@@ -117,9 +116,8 @@ def cell_decisions(loaded):
 def _most_measured(row, m_axis):
     """The method of `row` (m-cell decisions) at the most measured m values; ties: the one at the
     smallest m."""
-    cells = [m_axis.cell_of(v) for v in m_axis.values]
     totals = {}
-    for cell in cells:
+    for cell in m_axis.cells_of(m_axis.values).tolist():
         totals[int(row[cell])] = totals.get(int(row[cell]), 0) + 1
     return max(totals, key=totals.get)
 
@@ -198,7 +196,7 @@ def blocks_of(loaded, comm_sizes=None, decisions=None):
                 cell = p_axis.cell_of(max(lo, 1))
                 rows.append(decisions[cell])
                 continue
-            cells = np.unique(cells_of_values([p_axis], [values[inside]])[0])
+            cells = np.unique(p_axis.cells_of(values[inside]))
             sub = decisions[cells]
             # majority per m column; ties go to the method the lowest P cell picks
             counts = (sub[:, None, :] == sub[None, :, :]).sum(axis=1)   # (cells, m)
@@ -219,7 +217,7 @@ def single_node_blocks(loaded, comm_sizes=None):
         ranges = ompi_ppn.single_node_ranges(loaded)
         return _merged([start for start, _, _ in ranges],
                        [grid[p, :, z] for _, p, z in ranges], loaded)
-    z_cells = [loaded.axes[2].cell_of(p) for p in loaded.axes[0].values]
+    z_cells = loaded.axes[2].cells_of(loaded.axes[0].values)
     return blocks_of(loaded, comm_sizes, grid[np.arange(len(z_cells)), :, z_cells])
 
 
