@@ -4,8 +4,14 @@ one suggested ("did you mean 'allreduce'?", difflib). Every place a collective n
 on the command line goes through here (core.algorithms.check_collective, the sweep's and
 tune's checks, the commands' --collective)."""
 import difflib
+import re
 
 MPI_PREFIX = "mpi_"
+# What a table row, a tree.json and emitted C may hold as a collective's name: lowercase letters,
+# digits and _, at most 24 characters (coll/tuned's longest, reduce_scatter_block, has 20; emitted
+# C derives identifiers and a header guard from it). schemas/tree.schema.json states the same
+# pattern, anchored (JSON Schema has no fullmatch); a test holds the two equal.
+COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,23}")
 
 
 def normalise(text):

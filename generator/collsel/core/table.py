@@ -19,12 +19,12 @@ baseline. Tables of different families never combine. A forced Open MPI method's
 """
 import csv
 import io
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from collsel.core import algorithms, csvfile, fallbacks, names, values
+from collsel.core.names import COLLECTIVE_NAME
 from collsel.errors import InputError, located
 
 REQUIRED = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "time_us")
@@ -96,8 +96,6 @@ class PerfTable:
         return list(COLUMN_ORDER[:7]) + [c for c in self.extra]
 
 
-# 24 characters: coll/tuned's longest, reduce_scatter_block, has 20
-COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,23}")
 ROW_FIELDS = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout", "time_us")
 
 

@@ -10,7 +10,6 @@ A method Open MPI refuses at a P (two_proc at P != 2, core.fallbacks.refused) de
 LoadedTree.decide applies both, and every emitter writes what it decides.
 """
 import json
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,9 +65,6 @@ def tree_document(dmap, tree, options, beyond=None):
 
 def dumps(document):
     return json.dumps(document, indent=1, separators=(",", ": ")) + "\n"
-
-
-COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,23}")   # as core.table and the schema
 
 
 class LoadedTree:

@@ -1,0 +1,31 @@
+"""Small rules with one implementation each (issue 42, point 6), and the copies that must stay
+equal to it checked here: the cell of a value, a collective's name (also stated in the tree
+schema), bytes as text, a table row's algorithm id."""
+import numpy as np
+
+from collsel.core import decision_map, names, schemas, tree
+
+
+def test_the_tree_schema_states_the_collective_name_rule():
+    """JSON Schema has no fullmatch: the schema's pattern is the Python one, anchored."""
+    pattern = schemas.schema("tree")["properties"]["collective"]["pattern"]
+    assert pattern == f"^{names.COLLECTIVE_NAME.pattern}$"
+
+
+def test_collective_names():
+    ok = ["bcast", "reduce_scatter_block", "a" + "_" * 23]
+    bad = ["", "Bcast", "1bcast", "_bcast", "all-reduce", "a" * 25]
+    assert [bool(names.COLLECTIVE_NAME.fullmatch(n)) for n in ok + bad] == [True] * 3 + [False] * 6
+
+
+def test_one_value_and_many_fall_in_the_same_cell():
+    axes = [decision_map.make_axis("comm_size", decision_map.LINEAR, [2, 4, 16, 17]),
+            decision_map.make_axis("msg_size", decision_map.LOG2, [0, 8, 2**20, 2**64 - 1]),
+            decision_map.make_axis("ppn", decision_map.CATEGORY, ["a", "b", "c"])]
+    queries = [[0, 1, 2, 3, 4, 9, 10, 11, 16, 17, 2**31 - 1],
+               [0, 1, 2, 3, 8, 9, 2**20, 2**20 + 1, 2**42, 2**63, 2**64 - 1],
+               [0, 1, 2, 3]]
+    many = tree.cells_of_values(axes, queries)
+    for axis, values, cells in zip(axes, queries, many):
+        assert [axis.cell_of(v) for v in values] == cells.tolist()
+        assert cells.tolist() == [sum(c <= v for c in axis.cuts) for v in values]
