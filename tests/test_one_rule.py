@@ -29,3 +29,15 @@ def test_one_value_and_many_fall_in_the_same_cell():
     for axis, values, cells in zip(axes, queries, many):
         assert [axis.cell_of(v) for v in values] == cells.tolist()
         assert cells.tolist() == [sum(c <= v for c in axis.cuts) for v in values]
+
+
+def test_bytes_as_text_in_words_and_on_axes():
+    from collsel.core.method_text import size_text
+    from collsel.sinks.report.page import Format
+    sizes = [0, 1, 1000, 1024, 1536, 8192, 2**20, 3 * 2**20 + 1024, 2**30, 2**40, 2**64 - 1]
+    assert [size_text(n) for n in sizes] == [
+        "0 B", "1 B", "1000 B", "1 KiB", "1536 B", "8 KiB", "1 MiB", "3073 KiB", "1 GiB",
+        "1024 GiB", f"{2**64 - 1} B"]
+    assert [size_text(n, compact=True) for n in sizes] == [
+        "0", "1", "1000", "1K", "1536", "8K", "1M", "3073K", "1G", "1024G", str(2**64 - 1)]
+    assert [Format.size(n) for n in sizes] == [size_text(n) for n in sizes]

@@ -23,12 +23,16 @@ def default_name(family=algorithms.DEFAULT_FAMILY):
     return f"{mpi_name(family)}'s default"
 
 
-def size_text(n):
-    """Bytes as a person writes them: '8 KiB', '1 MiB', '1000 B'."""
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+_BYTE_UNITS = ((30, "GiB", "G"), (20, "MiB", "M"), (10, "KiB", "K"))
+
+
+def size_text(n, compact=False):
+    """Bytes as a person writes them, in the largest unit that divides them: '8 KiB', '1 MiB',
+    '1000 B'; `compact` (a figure's tick labels): '8K', '1M', '1000'."""
+    for shift, unit, short in _BYTE_UNITS:
         if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift} {unit}"
-    return f"{n} B"
+            return f"{n >> shift}{short}" if compact else f"{n >> shift} {unit}"
+    return str(n) if compact else f"{n} B"
 
 
 def _algorithm(collective, alg, family):
