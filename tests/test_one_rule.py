@@ -41,3 +41,17 @@ def test_bytes_as_text_in_words_and_on_axes():
     assert [size_text(n, compact=True) for n in sizes] == [
         "0", "1", "1000", "1K", "1536", "8K", "1M", "3073K", "1G", "1024G", str(2**64 - 1)]
     assert [Format.size(n) for n in sizes] == [size_text(n) for n in sizes]
+
+
+def test_a_rows_algorithm_is_the_same_read_column_wise_or_row_by_row(tmp_path):
+    """A plain table is read column-wise, one with a quoted field row by row (to name the
+    first bad field): both take the algorithm from the same rule (core.table._algorithm)."""
+    from collsel.core import table
+    rows = ["bcast,2,8,binomial,0,1.5", "bcast,2,8,1,0,1.0", "bcast,2,8,0,0,2.0",
+            "newcoll,2,8,7,0,1.0"]
+    plain, quoted = tmp_path / "plain.csv", tmp_path / "quoted.csv"
+    header = "collective,comm_size,msg_size,algorithm,segsize,time_us\n"
+    plain.write_text(header + "\n".join(rows) + "\n")
+    quoted.write_text(header + "\n".join(rows[:-1] + ['"newcoll",2,8,7,0,1.0']) + "\n")
+    a, b = table.read_table(plain), table.read_table(quoted)
+    assert a.algorithm.tolist() == b.algorithm.tolist() == [6, 1, 0, 7]

@@ -104,18 +104,10 @@ def _row(fields, index, path, lineno, family):
     where = f"{path}:{lineno}"
     get = lambda name: fields[index[name]]  # noqa: E731
     coll = get("collective").strip()
-    if not coll:
-        raise located(path, lineno, "empty collective")
-    if not COLLECTIVE_NAME.fullmatch(coll):
-        raise located(path, lineno, f"collective {coll[:40]!r} is not a collective name "
-                      "(lowercase letters, digits and _, at most 24, e.g. bcast)")
-    if coll in algorithms.registry(family):
-        try:
-            alg = algorithms.algorithm_id(coll, get("algorithm"), family)
-        except InputError as e:
-            raise located(path, lineno, str(e)) from None
-    else:
-        alg = values.integer(get("algorithm"), "algorithm", *values.ALGORITHM_ID, where)
+    try:
+        alg = _algorithm(coll, get("algorithm"), family)
+    except InputError as e:
+        raise located(path, lineno, str(e)) from None
     faninout = get("faninout").strip() if "faninout" in index else ""
     segsize = values.integer(get("segsize"), "segsize", *values.SEGSIZE, where)
     if coll in algorithms.registry(family):
@@ -180,9 +172,14 @@ def _plain_rows(doc, index, family):
 
 
 def _algorithm(coll, text, family):
-    """A row's algorithm id, as _row reads it (InputError when _row would refuse the row)."""
+    """The algorithm id of a row of collective `coll` (stripped) whose algorithm field is
+    `text`: an id or a name of the family's for a collective it knows, else an id; InputError
+    naming the fault (not its place) when the row is refused."""
+    if not coll:
+        raise InputError("empty collective")
     if not COLLECTIVE_NAME.fullmatch(coll):
-        raise InputError(coll)
+        raise InputError(f"collective {coll[:40]!r} is not a collective name "
+                         "(lowercase letters, digits and _, at most 24, e.g. bcast)")
     if coll in algorithms.registry(family):
         return algorithms.algorithm_id(coll, text, family)
     return values.integer(text, "algorithm", *values.ALGORITHM_ID)
