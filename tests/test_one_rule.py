@@ -55,3 +55,27 @@ def test_a_rows_algorithm_is_the_same_read_column_wise_or_row_by_row(tmp_path):
     quoted.write_text(header + "\n".join(rows[:-1] + ['"newcoll",2,8,7,0,1.0']) + "\n")
     a, b = table.read_table(plain), table.read_table(quoted)
     assert a.algorithm.tolist() == b.algorithm.tolist() == [6, 1, 0, 7]
+
+
+def test_a_journal_holds_message_sizes_to_the_table_readers_bound(tmp_path):
+    """A journal's rows become table rows (and per-launch tables): both readers take a message
+    size up to core.values.TABLE_MSG_SIZE (2^63 - 1, Open MPI's long) and no further."""
+    import pytest
+    from collsel.commands.launch_tables import read_launch_tables
+    from collsel.core import table, values
+    from collsel.errors import InputError
+    top = values.TABLE_MSG_SIZE[1]
+    head = "collective,comm_size,msg_size,algorithm,segsize,launch,median_us\n"
+    for m, ok in ((top, True), (top + 1, False)):
+        path = tmp_path / f"{m}.launches"
+        path.write_text(head + f"bcast,2,{m},1,0,1,1.5\n")
+        csv = tmp_path / f"{m}.csv"
+        csv.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us\n"
+                       f"bcast,2,{m},1,0,1.5\n")
+        if ok:
+            assert read_launch_tables(path, "bcast")[1].msg_size.tolist() == [m]
+            assert table.read_table(csv).msg_size.tolist() == [m]
+        else:
+            for read in (lambda: read_launch_tables(path, "bcast"), lambda: table.read_table(csv)):
+                with pytest.raises(InputError, match=f"msg_size {m} out of range"):
+                    read()

@@ -73,7 +73,7 @@ def read_launch_tables(path, collective, z=None):
         launch = values.integer(get("launch"), "launch", 1, 10**6, where)
         rows.setdefault(launch, []).append((
             values.integer(get("comm_size"), "comm_size", *values.COMM_SIZE, where),
-            values.integer(get("msg_size"), "msg_size", *values.MSG_SIZE, where), alg,
+            values.integer(get("msg_size"), "msg_size", *values.TABLE_MSG_SIZE, where), alg,
             values.integer(get("segsize"), "segsize", *values.SEGSIZE, where),
             values.integer(get("faninout"), "faninout", *values.FANINOUT, where)
             if "faninout" in at and get("faninout").strip() else 0,
@@ -112,7 +112,7 @@ def _journal_document(path):
     return doc
 
 
-INTEGERS = {"comm_size": values.COMM_SIZE, "msg_size": values.MSG_SIZE,
+INTEGERS = {"comm_size": values.COMM_SIZE, "msg_size": values.TABLE_MSG_SIZE,
             "algorithm": values.ALGORITHM_ID, "segsize": values.SEGSIZE,
             "faninout": values.FANINOUT, "launch": (1, 10**6)}
 

@@ -16,9 +16,11 @@ from collsel.errors import InputError
 
 COMM_SIZE = (1, 2**31 - 1)        # an MPI communicator size is an int
 MSG_SIZE = (0, 2**64 - 1)         # bytes, a size_t / uint64_t: what a query may ask
-# A measured message size (a table row): what every emit target carries. The C targets and the
-# blob take a size_t / uint64_t, but Open MPI reads a rules file's MSGSIZE as a long (ompi-rules,
-# ompi-json), so a table beyond 2^63 - 1 would build a tree those targets must refuse. MPICH's
+# A measured message size (a table row, and a sweep journal's row, from which a table row or a
+# per-launch table is made): what every emit target carries. The C targets and the blob take a
+# size_t / uint64_t, but Open MPI reads a rules file's MSGSIZE as a long (ompi-rules, ompi-json),
+# so a table beyond 2^63 - 1 would build a tree those targets must refuse; a journal held to
+# MSG_SIZE instead would accept rows whose table the table reader then refuses. MPICH's
 # JSON is narrower still (atoi: 2^31 - 1), but a bound that low would refuse real measurements of
 # 2 GiB and more (MPI-4 large counts), so mpich-json refuses such thresholds when it emits.
 TABLE_MSG_SIZE = (0, 2**63 - 1)
