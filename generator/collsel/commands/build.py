@@ -96,7 +96,7 @@ def run_build(args):
     if args.recommend:
         extra["recommendation"] = {**built.figures, "command": recommend.build_command(
             args.tables, args.collective, recommend.chosen_options(options, built.figures),
-            None, settings, journal if args.launches else None, args.out, args.criterion,
+            settings, journal if args.launches else None, args.out, args.criterion,
             args.beyond)}
     options = built.options
     extra["out_of_sample"] = {**out_of_sample.tree_figures(

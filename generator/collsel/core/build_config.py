@@ -43,8 +43,8 @@ def build(table, config, dmap=None, launch_tables=None, workers=None):
     dmap = config.settings.build(table) if dmap is None else dmap
     options, figures = config.options, {}
     if config.recommend:
-        t, figures = recommend.recommend(dmap, table, options, None, launch_tables,
-                                         config.settings, config.criterion, workers)
+        t, figures = recommend.recommend(dmap, options, launch_tables, config.settings,
+                                         config.criterion, workers)
         options = recommend.recorded_options(recommend.chosen_options(options, figures), t)
     else:
         t = tree.build_tree(dmap, options)
