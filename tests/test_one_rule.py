@@ -1,7 +1,6 @@
 """Small rules with one implementation each (issue 42, point 6), and the copies that must stay
 equal to it checked here: the cell of a value, a collective's name (also stated in the tree
 schema), bytes as text, a table row's algorithm id."""
-import numpy as np
 
 from collsel.core import decision_map, names, schemas, tree
 

@@ -198,9 +198,9 @@ def _time_of(times, test_method):
 
 def deployed_times(loaded, test):
     """A deployed tree (core.treefile.LoadedTree) asked at the measured cells of map `test` by
-    value, as `collsel query` asks it (its cuts, `beyond` and the refusals): the time of its decision, "defer"
-    at test's algorithm-0 time, then the best and the default's times, as fold_times gives them,
-    and the cells' flat indexes."""
+    value, as `collsel query` asks it (its cuts, `beyond` and the refusals): the time of its
+    decision, "defer" at test's algorithm-0 time, then the best and the default's times, as
+    fold_times gives them, and the cells' flat indexes."""
     fold = Fold("deployed", loaded, test)
     cells, flat, placed, lookup = _held_out(fold)
     at = np.unravel_index(flat, test.shape)

@@ -81,7 +81,8 @@ MPICH_ALGORITHMS = {c: mpich_csel.functions(c) for c in algorithms.MPICH_ALGORIT
 #   bcast  9 scatter_allgather_ring -> MPIR_Bcast_intra_scatter_ring_allgather
 #   reduce 5 binomial               -> MPIR_Reduce_intra_binomial
 #   reduce 7 rabenseifner           -> MPIR_Reduce_intra_reduce_scatter_gather
-#            (reduce-scatter + gather; guarded as in MPICH's generic.json, see REDUCE_SCATTER_GATHER)
+#            (reduce-scatter + gather; guarded as in MPICH's generic.json, see
+#            REDUCE_SCATTER_GATHER)
 #   allreduce 3 recursive_doubling, 6 rabenseifner (reduce-scatter + allgather);
 #   allgather 2 bruck, 3 recursive_doubling, 4 ring; allgatherv 2 bruck, 3 ring;
 #   barrier 4 bruck (dissemination); gather, scatter 2 binomial; scan, exscan 2 recursive_doubling;

@@ -28,8 +28,8 @@ Defer. A tree leaf holding algorithm 0 (the MPI's own decision) is written as a 
 (`MSGSIZE 0 0 0`, JSON `"alg": 0`). Open MPI 4.1 / 5.0's `*_intra_dec_dynamic` takes a rule only
 `if (alg)`: with 0 it runs the algorithm forced by `coll_tuned_<coll>_algorithm` if one is set, else
 `*_intra_dec_fixed`, its fixed decision (coll_tuned_decision_dynamic.c; shown on Debian's Open MPI
-4.1.4 by tests/integration/test_ompi_rules_in_ompi.py, which traces the coll/base algorithm each call
-ran). Open MPI main / 6 keeps the same `if (alg)` fall-through after its JSON reader, and 0 is
+4.1.4 by tests/integration/test_ompi_rules_in_ompi.py, which traces the coll/base algorithm each
+call ran). Open MPI main / 6 keeps the same `if (alg)` fall-through after its JSON reader, and 0 is
 the "ignore" value of the algorithm enum, so `"alg": 0` means the same there (read from the
 source, not run: no Open MPI 6 here). `collsel emit` notes the grid cells that defer. A tree
 with `beyond` (tree.json) gets a last communicator-size block from above + 1 with one ALG 0
