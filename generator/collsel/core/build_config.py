@@ -6,6 +6,7 @@ A Config is what `collsel build`'s flags say: the map settings (core.decision_ma
 the tree options, `--recommend` with its criterion, and `--beyond`.
 """
 from dataclasses import dataclass
+from typing import Optional
 
 from collsel.core import decision_map, recommend, recommendation, tree, treefile
 
@@ -17,7 +18,7 @@ class Config:
     settings: decision_map.MapSettings = decision_map.MapSettings()
     recommend: bool = False
     criterion: str = "combined"
-    beyond: str = None
+    beyond: Optional[str] = None
 
 
 @dataclass

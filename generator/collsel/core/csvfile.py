@@ -16,6 +16,7 @@ import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Optional
 
 from collsel.errors import located
 
@@ -45,14 +46,14 @@ def without_gc(read):
 class CsvDocument:
     path: str
     metadata: dict = field(default_factory=dict)
-    header: list = None        # column names, stripped; None for a file with no header line
-    header_line: int = None
+    header: Optional[list] = None   # column names, stripped; None for a file with no header line
+    header_line: Optional[int] = None
     rows: list = field(default_factory=list)   # (line number, [fields]) per data row
     # read by parse_plain: every row's field texts per header column (a PlainColumns; rows
     # stays empty), every row's line number and the text lines
     columns: object = None
     column_lines: object = None     # a range or list of ints
-    lines: list = None
+    lines: Optional[list] = None
 
     def row_lines(self):
         """The line number of every row."""

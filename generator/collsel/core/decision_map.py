@@ -22,6 +22,7 @@ per cell. `tied` is each cell's tie set and `confidence` its decision confidence
 """
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -84,9 +85,11 @@ class DecisionMap:
     best: np.ndarray      # int grid: fastest method (filled cells: nearest measured cell's)
     best_time: np.ndarray  # float grid, NaN where not measured
     baseline_time: np.ndarray  # float grid: Open MPI's own decision (algorithm 0), NaN if absent
-    filled_times: np.ndarray = None  # times with unmeasured pairs imputed (None: see filled())
-    tied: np.ndarray = None          # bool grid + (n_methods,): tie set (default: the best only)
-    confidence: np.ndarray = None    # float grid: largest p_best, NaN when unknown
+    # times with unmeasured pairs imputed (None: see filled())
+    filled_times: Optional[np.ndarray] = None
+    # bool grid + (n_methods,): tie set (default: the best only)
+    tied: Optional[np.ndarray] = None
+    confidence: Optional[np.ndarray] = None  # float grid: largest p_best, NaN when unknown
     family: str = "openmpi"          # whose algorithm ids the methods hold (the table's)
 
     def __post_init__(self):
@@ -175,8 +178,8 @@ DEFER = Method(algorithms.BASELINE_ALGORITHM, 0, 0)
 class MapSettings:
     """How a table becomes a map, so training folds are mapped exactly as the whole table:
     the third axis column, the tie tolerance (percent) and whether "defer" is a candidate."""
-    z: str = None
-    tolerance: float = None
+    z: Optional[str] = None
+    tolerance: Optional[float] = None
     defer: bool = True
 
     def build(self, table):
