@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 from collsel.core import algorithms, csvfile, values
-from collsel.core.table import FAMILY_KEY, PerfTable, Source
+from collsel.core.table import PerfTable, Source, family_of
 from collsel.errors import InputError, located
 from collsel.sources.sweep import journal_path
 
@@ -50,10 +50,7 @@ def read_launch_tables(path, collective, z=None):
     at = {h: i for i, h in enumerate(header)}
     if z is not None and z not in at:
         return {}
-    family = doc.metadata.get(FAMILY_KEY, algorithms.DEFAULT_FAMILY).strip()
-    if family not in algorithms.FAMILIES:
-        raise located(path, None, f"# {FAMILY_KEY}={family[:40]!r}: unknown algorithm family "
-                      f"(known: {', '.join(algorithms.FAMILIES)})")
+    family = family_of(doc.metadata, path)
     source = Source(str(path), doc.metadata)
     fast = None if doc.columns is None else _plain_columns(doc, at, collective, z, path)
     if fast is not None:

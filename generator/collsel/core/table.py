@@ -188,6 +188,16 @@ def _algorithm(coll, text, family):
 FAMILY_KEY = "algorithm_family"
 
 
+def family_of(metadata, path):
+    """The algorithm family a table's (or a sweep journal's) `# algorithm_family=` line names,
+    openmpi without one; a located InputError for a family core.algorithms does not know."""
+    family = metadata.get(FAMILY_KEY, algorithms.DEFAULT_FAMILY).strip()
+    if family not in algorithms.FAMILIES:
+        raise located(path, None, f"# {FAMILY_KEY}={family[:40]!r}: unknown algorithm family "
+                      f"(known: {', '.join(algorithms.FAMILIES)})")
+    return family
+
+
 @csvfile.without_gc
 def read_table(path, measured=False):
     """Read and validate one canonical CSV table: the rows decisions may use (core.fallbacks
@@ -196,10 +206,7 @@ def read_table(path, measured=False):
     lines = csvfile.read_lines(path)
     doc = csvfile.parse_plain(path, lines) or csvfile.parse(path, lines)
     source = Source(str(path), doc.metadata)
-    family = doc.metadata.get(FAMILY_KEY, algorithms.DEFAULT_FAMILY).strip()
-    if family not in algorithms.FAMILIES:
-        raise located(path, None, f"# {FAMILY_KEY}={family[:40]!r}: unknown algorithm family "
-                      f"(known: {', '.join(algorithms.FAMILIES)})")
+    family = family_of(doc.metadata, path)
     if doc.header is None:
         raise located(path, None, "empty file: expected a CSV header with columns "
                       + ", ".join(REQUIRED))
