@@ -78,3 +78,12 @@ def test_a_journal_holds_message_sizes_to_the_table_readers_bound(tmp_path):
             for read in (lambda: read_launch_tables(path, "bcast"), lambda: table.read_table(csv)):
                 with pytest.raises(InputError, match=f"msg_size {m} out of range"):
                     read()
+
+
+def test_the_item_at_the_most_measured_values():
+    """One rule for the Open MPI rules file and MPICH's JSON where they cannot tell m apart."""
+    import numpy as np
+    axis = decision_map.make_axis("msg_size", decision_map.LOG2, [1, 8, 64, 512])
+    assert axis.most_measured(np.array([3, 5, 5, 3])) == 3         # a tie: the smaller m's
+    assert type(axis.most_measured(np.array([3, 5, 5, 1]))) is int
+    assert axis.most_measured(["a", "b", "b", "c"]) == "b"

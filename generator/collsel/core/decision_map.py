@@ -54,6 +54,17 @@ class Axis:
         """Cell index of one value (cells_of)."""
         return int(self.cells_of(value))
 
+    def most_measured(self, items):
+        """The one of `items` (one per cell of this axis) that holds at the most measured
+        values; ties: the one at the smallest value. What a target that cannot tell this axis'
+        values apart writes for all of them."""
+        counts = {}
+        for cell in self.cells_of(self.values).tolist():
+            item = items[cell]
+            item = item.item() if isinstance(item, np.generic) else item
+            counts[item] = counts.get(item, 0) + 1
+        return max(counts, key=counts.get)
+
 
 def midpoint_cuts(values, kind):
     """Integer cut between consecutive measured values; the midpoint itself goes low."""

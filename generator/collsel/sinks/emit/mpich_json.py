@@ -175,21 +175,12 @@ def _runs(items, thresholds):
             for i, item in enumerate(items) if i + 1 == len(items) or items[i + 1] != item]
 
 
-def _most_measured(row, m_axis):
-    """The leaf of `row` (m-cell leaves) at the most measured m values; ties: the smallest m's."""
-    cells = [m_axis.cell_of(v) for v in m_axis.values]
-    counts = {}
-    for cell in cells:
-        counts[row[cell]] = counts.get(row[cell], 0) + 1
-    return max(counts, key=counts.get)
-
-
 def _chain(row, loaded, m_cuts, p):
     """[(size threshold or None, leaf)] of one row of m-cell leaves at communicator size p, in
     the quantity csel compares (mpich_csel.MESSAGE); one entry where csel tests no size."""
     message = mpich_csel.MESSAGE[loaded.collective]
     if message is None:
-        return [(None, _most_measured(row, loaded.axes[1]))]
+        return [(None, loaded.axes[1].most_measured(row))]
     scale = p if message[1] == mpich_csel.TIMES_P else 1
     return _runs(row, [scale * cut - 1 for cut in m_cuts])
 

@@ -113,22 +113,13 @@ def cell_decisions(loaded):
     return loaded.tree.method_grid(tuple(len(a.values) for a in loaded.axes))
 
 
-def _most_measured(row, m_axis):
-    """The method of `row` (m-cell decisions) at the most measured m values; ties: the one at the
-    smallest m."""
-    totals = {}
-    for cell in m_axis.cells_of(m_axis.values).tolist():
-        totals[int(row[cell])] = totals.get(int(row[cell]), 0) + 1
-    return max(totals, key=totals.get)
-
-
 def _ladder(row, loaded, comm_size):
     """[(first rule message size of the run, method index)] for one row of m-cell decisions, in
     the size Open MPI's dynamic decision matches at `comm_size` (core.rules_size); one rule when
     that size ignores the count. Thresholds past a long are dropped: no call reaches them."""
     m_axis, collective = loaded.axes[1], loaded.collective
     if rules_size.relation(collective) == rules_size.IGNORED:
-        return [(0, _most_measured(row, m_axis))]
+        return [(0, m_axis.most_measured(row))]
     starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
     ladder = [(0 if k == 0 else rules_size.rule_msg_size(collective, comm_size,
                                                           int(m_axis.cuts[k - 1])), int(row[k]))
