@@ -84,12 +84,8 @@ def leaf_methods_text(collective, counts, family=algorithms.DEFAULT_FAMILY, limi
     """'binomial: 12 leaves; pipeline, 8 KiB segments: 3 leaves' from [(Method, leaves)],
     most leaves first (then by method, so the text is deterministic); beyond `limit` methods,
     the rest counted ('; 5 more methods: 9 leaves')."""
-    ranked = sorted(counts, key=lambda mc: (-mc[1], mc[0]))
-    shown, rest = ranked[:limit], ranked[len(ranked[:limit]):]
-    text = "; ".join(f"{method_text(collective, m, family)}: {leaves_text(n)}" for m, n in shown)
-    if rest:
-        text += f"; {len(rest)} more methods: {leaves_text(sum(n for _, n in rest))}"
-    return text
+    return _ranked_text(collective, _ranked(counts), family, limit,
+                        lambda n: f": {leaves_text(n)}")
 
 
 def chosen_text(collective, counts, family=algorithms.DEFAULT_FAMILY, limit=None):
@@ -97,15 +93,26 @@ def chosen_text(collective, counts, family=algorithms.DEFAULT_FAMILY, limit=None
     when every leaf defers (deploying it changes nothing), "binomial everywhere" for one method,
     else "linear (10 leaves); binary, 128 KiB segments (5 leaves)", most leaves first, beyond
     `limit` methods the rest counted. tune's summary and `make demo` print it."""
-    ranked = sorted(counts, key=lambda mc: (-mc[1], mc[0]))
+    ranked = _ranked(counts)
     if all(m.algorithm == algorithms.BASELINE_ALGORITHM for m, _ in ranked):
         return f"defer: {default_name(family)}"
     if len(ranked) == 1:
         return f"{method_text(collective, ranked[0][0], family)} everywhere"
+    return _ranked_text(collective, ranked, family, limit, lambda n: f" ({leaves_text(n)})")
+
+
+def _ranked(counts):
+    """[(Method, leaves)] most leaves first, then by method (so the text is deterministic)."""
+    return sorted(counts, key=lambda mc: (-mc[1], mc[0]))
+
+
+def _ranked_text(collective, ranked, family, limit, leaves):
+    """The methods of `ranked` by name joined by '; ', each followed by `leaves` of its leaf
+    count; beyond `limit` methods, the rest counted as one."""
     shown, rest = ranked[:limit], ranked[len(ranked[:limit]):]
-    text = "; ".join(f"{method_text(collective, m, family)} ({leaves_text(n)})" for m, n in shown)
+    text = "; ".join(f"{method_text(collective, m, family)}{leaves(n)}" for m, n in shown)
     if rest:
-        text += f"; {len(rest)} more methods ({leaves_text(sum(n for _, n in rest))})"
+        text += f"; {len(rest)} more methods{leaves(sum(n for _, n in rest))}"
     return text
 
 
