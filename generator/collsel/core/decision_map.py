@@ -42,7 +42,7 @@ class Axis:
     labels: list      # text of each value as it appears in the table
     cuts: list        # len(values) - 1 integer thresholds
 
-    def cells_of(self, values):
+    def cells_of(self, values) -> np.ndarray:
         """Cell index of each of `values` (an int array of their shape): the number of cuts at
         or below the value, i.e. strict `<` against the cuts, as the emitted C does. Message
         sizes compare as uint64 (they reach 2^64 - 1), the other axes as int64."""
@@ -50,7 +50,7 @@ class Axis:
         return np.searchsorted(np.asarray(self.cuts, dtype=dtype), np.asarray(values, dtype=dtype),
                                side="right")
 
-    def cell_of(self, value):
+    def cell_of(self, value) -> int:
         """Cell index of one value (cells_of)."""
         return int(self.cells_of(value))
 
@@ -66,7 +66,7 @@ class Axis:
         return max(counts, key=counts.get)
 
 
-def midpoint_cuts(values, kind):
+def midpoint_cuts(values, kind) -> list:
     """Integer cut between consecutive measured values; the midpoint itself goes low."""
     cuts = []
     for a, b in zip(values[:-1], values[1:]):
@@ -75,7 +75,7 @@ def midpoint_cuts(values, kind):
     return cuts
 
 
-def make_axis(name, kind, raw):
+def make_axis(name, kind, raw) -> Axis:
     """An axis from the values seen in the table (ints, or text labels for CATEGORY)."""
     if kind == CATEGORY:
         labels = list(dict.fromkeys(raw))   # ordered as given
@@ -155,7 +155,7 @@ class DecisionMap:
         """Index of "defer to the MPI" (Method(0, 0, 0)) among the methods, None if absent."""
         return self.methods.index(DEFER) if DEFER in self.methods else None
 
-    def method_names(self):
+    def method_names(self) -> list:
         return [describe(self.collective, m, self.family) for m in self.methods]
 
 

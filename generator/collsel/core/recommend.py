@@ -25,7 +25,7 @@ def fold_builder(dmap, options, figures):
     return lambda train: candidates.build(chosen, train)
 
 
-def nested_builders(figures):
+def nested_builders(figures) -> dict:
     """{kind: [per outer fold, how its training map makes the tree the recommendation's nested
     procedure picked there]} (stats.json's `recommendation`; core.model_selection), so the
     printed out-of-sample figures are the procedure's, as `collsel evaluate
@@ -49,7 +49,7 @@ def nested_builders(figures):
 
 
 def build_command(tables, collective, options, settings=out_of_sample.DEFAULT_SETTINGS,
-                  launches=None, out="DIR", criterion="combined", beyond=None):
+                  launches=None, out="DIR", criterion="combined", beyond=None) -> str:
     """The `collsel build` command line that writes this recommendation (`beyond`: the
     --beyond given, if any)."""
     words = ["collsel", "build", *map(str, tables), "--collective", collective, "--recommend",

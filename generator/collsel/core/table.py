@@ -124,7 +124,7 @@ def _row(fields, index, path, lineno, family):
             values.time_us(get("time_us"), "time_us", where))
 
 
-def _msg_size(text, where):
+def _msg_size(text, where) -> int:
     """A row's message size, held to values.TABLE_MSG_SIZE (what every emit target carries)."""
     try:
         return values.integer(text, "msg_size", *values.TABLE_MSG_SIZE, where)
@@ -171,7 +171,7 @@ def _plain_rows(doc, index, family):
     return cols
 
 
-def _algorithm(coll, text, family):
+def _algorithm(coll, text, family) -> int:
     """The algorithm id of a row of collective `coll` (stripped) whose algorithm field is
     `text`: an id or a name of the family's for a collective it knows, else an id; InputError
     naming the fault (not its place) when the row is refused."""
@@ -188,7 +188,7 @@ def _algorithm(coll, text, family):
 FAMILY_KEY = "algorithm_family"
 
 
-def family_of(metadata, path):
+def family_of(metadata, path) -> str:
     """The algorithm family a table's (or a sweep journal's) `# algorithm_family=` line names,
     openmpi without one; a located InputError for a family core.algorithms does not know."""
     family = metadata.get(FAMILY_KEY, algorithms.DEFAULT_FAMILY).strip()
