@@ -42,13 +42,17 @@ class Axis:
     labels: list      # text of each value as it appears in the table
     cuts: list        # len(values) - 1 integer thresholds
 
+    @property
+    def dtype(self) -> type:
+        """The integers this axis' values and cuts compare as: uint64 for message sizes (they
+        reach 2^64 - 1), int64 for the others."""
+        return np.uint64 if self.kind == LOG2 else np.int64
+
     def cells_of(self, values) -> np.ndarray:
         """Cell index of each of `values` (an int array of their shape): the number of cuts at
-        or below the value, i.e. strict `<` against the cuts, as the emitted C does. Message
-        sizes compare as uint64 (they reach 2^64 - 1), the other axes as int64."""
-        dtype = np.uint64 if self.kind == LOG2 else np.int64
-        return np.searchsorted(np.asarray(self.cuts, dtype=dtype), np.asarray(values, dtype=dtype),
-                               side="right")
+        or below the value, i.e. strict `<` against the cuts, as the emitted C does."""
+        return np.searchsorted(np.asarray(self.cuts, dtype=self.dtype),
+                               np.asarray(values, dtype=self.dtype), side="right")
 
     def cell_of(self, value) -> int:
         """Cell index of one value (cells_of)."""

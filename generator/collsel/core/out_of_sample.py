@@ -146,8 +146,7 @@ def held_out_cells(fold):
             placed &= v >= 0
             query.append(np.maximum(v, 0))
         else:
-            query.append(np.asarray(b.values, dtype=np.uint64 if a.kind == decision_map.LOG2
-                                    else np.int64)[grid[d]])
+            query.append(np.asarray(b.values, dtype=a.dtype)[grid[d]])
     return cells_of_values(fold.train.axes, query), flat, placed
 
 
