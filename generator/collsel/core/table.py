@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from collsel.core import algorithms, csvfile, fallbacks, names, values
-from collsel.core.names import COLLECTIVE_NAME
 from collsel.errors import InputError, located
 
 REQUIRED = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "time_us")
@@ -177,7 +176,7 @@ def _algorithm(coll, text, family) -> int:
     naming the fault (not its place) when the row is refused."""
     if not coll:
         raise InputError("empty collective")
-    if not COLLECTIVE_NAME.fullmatch(coll):
+    if not names.COLLECTIVE_NAME.fullmatch(coll):
         raise InputError(f"collective {coll[:40]!r} is not a collective name "
                          "(lowercase letters, digits and _, at most 24, e.g. bcast)")
     if coll in algorithms.registry(family):
