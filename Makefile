@@ -98,6 +98,15 @@ test-python: venv
 	PATH="$(VENV_BIN):$$PATH" COLLSEL_EXPECT_INSTALLED=1 \
 	    $(VENV_BIN)/python -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile tests
 
+# The static checks alone, in the project venv: the layers (import-linter), ruff on the package
+# and mypy on collsel.core, as pyproject.toml configures them; `make test` runs the same three
+# (tests/test_layers.py, tests/test_lint.py).
+.PHONY: lint
+lint:
+	$(COLLSEL_BIN)/lint-imports --config pyproject.toml
+	$(COLLSEL_BIN)/python -m ruff check generator/collsel
+	$(COLLSEL_BIN)/python -m mypy
+
 # The slow tests of tests/ (marked `slow`), then real MPI libraries end to end (Open MPI rules,
 # patched Open MPI, MPICH JSON, the emulated cluster, libcollsel, report in Chromium).
 integration: ompi-patched ompi-patched-ppn mpich-base setup-mpis mpich5-base

@@ -1,4 +1,5 @@
-"""The `collsel` command: one console script, subcommands registered by the modules that own them."""
+"""The `collsel` command: one console script, subcommands registered by the modules that own
+them."""
 import argparse
 import gc
 import importlib
@@ -18,7 +19,7 @@ Typical use:
   collsel sweep --collective bcast --out bcast.csv      measure every Open MPI algorithm
   collsel build bcast.csv --collective bcast --out out/ decision map -> quadtree -> C code
   collsel query out/tree.json --comm-size 8 --msg-size 65536
-  collsel build bcast.csv --collective bcast --recommend --out out/   the size that holds out of sample
+  collsel build bcast.csv --collective bcast --recommend --out out/  sized by cross-validation
 
 Exit status: 0 success, 1 failure, 2 bad input (the message names the file and line).
 """

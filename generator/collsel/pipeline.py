@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -72,7 +71,7 @@ def build(tables: Sequence[str], *, out: str, collective: str | None = None,
     extra = {}
     if recommend:
         extra["recommendation"] = {**built.figures, "command": build_command(
-            tables, collective, chosen_options(options, built.figures), None, settings,
+            tables, collective, chosen_options(options, built.figures), settings,
             journal if launches else None, out, criterion, beyond)}
     extra["out_of_sample"] = {**out_of_sample.tree_figures(
         folds, rebuild, nested_builders(built.figures)),

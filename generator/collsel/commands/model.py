@@ -3,7 +3,7 @@ analytical models.
 
   fit       run the section-5 experiments on real Open MPI (or reuse saved ones), write parameters
   predict   parameters (file or --preset) -> a canonical performance table for any P x m grid
-  validate  compare the model's (and Hockney's, and Open MPI's default) choices with a measured table
+  validate  the model's (and Hockney's, and Open MPI's default) choices against a measured table
   paper     model choices for the presets at the P of the paper's Table 3, beside the paper's
   lmo-fit   the heterogeneous LMO model (Lastovetsky & Rychkov 2009): experiments, parameters
   lmo-mapping  predicted best and worst rank-to-processor mapping, binomial scatter/gather
@@ -72,7 +72,8 @@ def register(sub):
     p.add_argument("--msg-sizes", default=",".join(map(str, experiments.FIT_MSG_SIZES)),
                    help="message sizes of the experiments (default 4^k, 1 B - 4 MiB)")
     p.add_argument("--mpirun", help="mpirun program")
-    p.add_argument("--bench", help="benchmark binary (default: build the shipped collsel_bench.c with mpicc)")
+    p.add_argument("--bench", help="benchmark binary (default: build the shipped collsel_bench.c "
+                   "with mpicc)")
     p.add_argument("--time-cap", default=0.1, help="seconds per point (0.1)")
     p.add_argument("--launches", default=3,
                    help="separate launches per point, in rounds; the fit uses the mean of the "
@@ -328,8 +329,8 @@ def _register_lmo(msub):
                         "alone on node r, so every experiment crosses the network; the "
                         "configured link rates and CPU shares are recorded (collsel model "
                         "lmo-check compares them with the estimates); give --msg-sizes well "
-                        "above tbf's 256 KiB bucket there (e.g. 512K,2M): a smaller message on a link that idled "
-                        "passes unshaped")
+                        "above tbf's 256 KiB bucket there (e.g. 512K,2M): a smaller message on "
+                        "a link that idled passes unshaped")
     p.add_argument("--msg-sizes", help="message sizes M of the round-trips and one-to-two "
                    "experiments (default: the largest scan size <= min(S, 64 KiB) and a "
                    "quarter of it)")

@@ -278,8 +278,7 @@ def recommended_tree(dmap, measured, args, journal, launches, workers=None):
     and the exact map on the same folds (core.out_of_sample)."""
     options = tree.BuildOptions(args.split or "balanced", args.leaf or "majority").check()
     settings = map_settings(args)
-    t, figures = recommend.recommend(dmap, measured, options, args.budget, launches, settings,
-                                     args.criterion, workers)
+    t, figures = recommend.recommend(dmap, options, launches, settings, args.criterion, workers)
     from collsel.sinks.report import figure_pool
     figure_pool.warm(workers)   # the workers are done with the folds: matplotlib, while we score
     out = _tree_dir(args)
@@ -287,7 +286,7 @@ def recommended_tree(dmap, measured, args, journal, launches, workers=None):
     options = recommend.chosen_options(options, figures)
     # absolute paths: the page is read from anywhere, and its commands must still work
     command = recommend.build_command([os.path.abspath(t) for t in args.tables],
-                                      args.collective, options, None,
+                                      args.collective, options,
                                       settings, journal if args.launches else None, out,
                                       args.criterion)
     recorded = recommend.recorded_options(options, t)

@@ -67,15 +67,17 @@ def register(subparsers):
     what.add_argument("--mode", choices=("paired", "per-method"),
                       help="paired (default) or per-method (see above; the default under "
                            "--mpi intel)")
-    what.add_argument("--algorithms", metavar="LIST", help="ids or names, comma list; ALG:SEG pins a segment "
-                      "size; hier:G:INNER:OUTER adds a hierarchical method (Open MPI, paired; "
-                      "G groups of consecutive ranks). Default: all but 0")
+    what.add_argument("--algorithms", metavar="LIST", help="ids or names, comma list; ALG:SEG "
+                      "pins a segment size; hier:G:INNER:OUTER adds a hierarchical method (Open "
+                      "MPI, paired; G groups of consecutive ranks). Default: all but 0")
     what.add_argument("--segsizes", metavar="LIST", help="segment sizes of segmenting algorithms "
                       "(default 0,1K,8K,32K,128K)")
     what.add_argument("--no-baseline", action="store_true",
                       help="do not measure algorithm 0 (the MPI's own decision)")
-    what.add_argument("--comm-sizes", metavar="LIST", help="P values, lists and ranges: 2-16 or 2,4,8")
-    what.add_argument("--msg-sizes", metavar="LIST", help="message sizes in bytes, K/M suffixes allowed")
+    what.add_argument("--comm-sizes", metavar="LIST", help="P values, lists and ranges: 2-16 "
+                      "or 2,4,8")
+    what.add_argument("--msg-sizes", metavar="LIST", help="message sizes in bytes, K/M "
+                      "suffixes allowed")
     what.add_argument("--nodes", metavar="LIST",
                       help="paired, with --ppn: node counts (e.g. 1,2,4); every P = nodes x "
                            "ppn >= 2 runs ppn ranks on each of the first `nodes` hosts (of the "
@@ -103,11 +105,12 @@ def register(subparsers):
                             "(default 0.025)")
     stats.add_argument("--min-reps", default=5, metavar="N", help="repetitions before the CI test "
                        "(default 5)")
-    stats.add_argument("--max-reps", default=300, metavar="N", help="repetitions per launch at most "
-                       "(default 300)")
-    stats.add_argument("--warmup", default=2, metavar="N", help="warm-up calls per point (default 2)")
-    stats.add_argument("--seed", default=1, metavar="N", help="paired: the seed of the launches' orders "
-                       "and of the bootstrap (default 1)")
+    stats.add_argument("--max-reps", default=300, metavar="N", help="repetitions per launch "
+                       "at most (default 300)")
+    stats.add_argument("--warmup", default=2, metavar="N", help="warm-up calls per point "
+                       "(default 2)")
+    stats.add_argument("--seed", default=1, metavar="N", help="paired: the seed of the "
+                       "launches' orders and of the bootstrap (default 1)")
     stats.add_argument("--refine", metavar="BUDGET",
                        help="paired: then launch again where cells are undecided, until "
                             "decided or BUDGET ('600s' or a launch count) is spent")
@@ -134,25 +137,29 @@ def register(subparsers):
                             "default $COLLSEL_CLUSTER_DIR or /var/lib/collsel/cluster): its "
                             "hostfile, agent and TCP settings, ranks unbound and yielding")
     where.add_argument("--hostfile", metavar="FILE", help="hostfile for --launcher hostfile")
-    where.add_argument("--map-by", default="core", metavar="X", help="mpirun --map-by for --launcher "
-                       "hostfile (default core)")
-    where.add_argument("--mpirun", metavar="PROGRAM", help="launcher program (default --mpi-home's, else "
-                       "mpirun.openmpi / mpirun.mpich when present, else mpirun; srun)")
-    where.add_argument("--launcher-args", default="", metavar="ARGS", help="extra launcher arguments, one "
-                       "string")
-    where.add_argument("--bench", metavar="PROGRAM", help="benchmark program (default: collsel_bench.c built "
-                       "with --mpicc)")
-    where.add_argument("--mpicc", metavar="PROGRAM", help="compiler wrapper (default --mpi-home's, else mpicc; "
-                       "mpicc.mpich under --mpi mpich)")
+    where.add_argument("--map-by", default="core", metavar="X", help="mpirun --map-by for "
+                       "--launcher hostfile (default core)")
+    where.add_argument("--mpirun", metavar="PROGRAM", help="launcher program (default "
+                       "--mpi-home's, else mpirun.openmpi / mpirun.mpich when present, else "
+                       "mpirun; srun)")
+    where.add_argument("--launcher-args", default="", metavar="ARGS", help="extra launcher "
+                       "arguments, one string")
+    where.add_argument("--bench", metavar="PROGRAM", help="benchmark program (default: "
+                       "collsel_bench.c built with --mpicc)")
+    where.add_argument("--mpicc", metavar="PROGRAM", help="compiler wrapper (default "
+                       "--mpi-home's, else mpicc; mpicc.mpich under --mpi mpich)")
     where.add_argument("--timeout", default=120.0, metavar="S",
                        help="kill a launch silent this many seconds (default 120)")
     where.add_argument("--emit-sbatch", metavar="FILE",
                        help="write a Slurm batch script running this sweep with srun, then "
                             "stop (submitting it again resumes); with --cluster it runs on "
                             "the cluster (directory, --out, benchmark outside /tmp)")
-    where.add_argument("--sbatch-time", default="04:00:00", metavar="T", help="--time of the batch script (default 04:00:00)")
-    where.add_argument("--sbatch-nodes", metavar="N", help="--nodes of the batch script (not with --nodes)")
-    where.add_argument("--sbatch-args", default="", metavar="ARGS", help="more #SBATCH options, one string")
+    where.add_argument("--sbatch-time", default="04:00:00", metavar="T", help="--time of the "
+                       "batch script (default 04:00:00)")
+    where.add_argument("--sbatch-nodes", metavar="N", help="--nodes of the batch script (not "
+                       "with --nodes)")
+    where.add_argument("--sbatch-args", default="", metavar="ARGS", help="more #SBATCH "
+                       "options, one string")
     where.add_argument("--replay", metavar="TABLE",
                        help="paired: launch nothing; answer every launch from TABLE, a "
                             "recorded table (and its journal TABLE.launches when there is "
@@ -423,7 +430,8 @@ def run_sweep(args):
         command=shlex.join([argv0] + sys.argv[1:]),
         progress_interval=args.progress_interval, launches=args.launches, rel_ci=args.rel_ci,
         time_cap=args.time_cap,
-        mode=args.mode, family=args.mpi, mpi_home=install.home, seed=args.seed, refine=args.refine_budget,
+        mode=args.mode, family=args.mpi, mpi_home=install.home, seed=args.seed,
+        refine=args.refine_budget,
         confidence=args.confidence, equivalence=args.equivalence, strategy=args.strategy,
         raw=args.raw,
         shapes=groups, links=cluster.describe() if cluster is not None else None,

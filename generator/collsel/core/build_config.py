@@ -6,6 +6,7 @@ A Config is what `collsel build`'s flags say: the map settings (core.decision_ma
 the tree options, `--recommend` with its criterion, and `--beyond`.
 """
 from dataclasses import dataclass
+from typing import Optional
 
 from collsel.core import decision_map, recommend, recommendation, tree, treefile
 
@@ -17,7 +18,7 @@ class Config:
     settings: decision_map.MapSettings = decision_map.MapSettings()
     recommend: bool = False
     criterion: str = "combined"
-    beyond: str = None
+    beyond: Optional[str] = None
 
 
 @dataclass
@@ -43,8 +44,8 @@ def build(table, config, dmap=None, launch_tables=None, workers=None):
     dmap = config.settings.build(table) if dmap is None else dmap
     options, figures = config.options, {}
     if config.recommend:
-        t, figures = recommend.recommend(dmap, table, options, None, launch_tables,
-                                         config.settings, config.criterion, workers)
+        t, figures = recommend.recommend(dmap, options, launch_tables, config.settings,
+                                         config.criterion, workers)
         options = recommend.recorded_options(recommend.chosen_options(options, figures), t)
     else:
         t = tree.build_tree(dmap, options)

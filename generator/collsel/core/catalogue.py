@@ -3,6 +3,7 @@ differences from the built-in table (core.algorithms.TUNED_ALGORITHMS / TUNED_PA
 algorithm the MPI has and the table lacks is reported, never silently missed."""
 import re
 from dataclasses import dataclass, field
+from typing import Optional
 
 from collsel.core.algorithms import TUNED_ALGORITHMS, TUNED_PARAMETERS
 from collsel.errors import InputError
@@ -22,7 +23,7 @@ _PLAIN = re.compile(r"MCA coll: tuned \(.*Component v([^)\s]+)\)")
 class Catalogue:
     algorithms: dict = field(default_factory=dict)   # collective -> {id: name}
     parameters: dict = field(default_factory=dict)   # collective -> {suffix}
-    version: str = None                              # the coll/tuned component's version
+    version: Optional[str] = None                    # the coll/tuned component's version
 
 
 def parse_ompi_info(text, where):

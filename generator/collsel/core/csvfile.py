@@ -16,6 +16,7 @@ import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Optional
 
 from collsel.errors import located
 
@@ -45,14 +46,14 @@ def without_gc(read):
 class CsvDocument:
     path: str
     metadata: dict = field(default_factory=dict)
-    header: list = None        # column names, stripped; None for a file with no header line
-    header_line: int = None
+    header: Optional[list] = None   # column names, stripped; None for a file with no header line
+    header_line: Optional[int] = None
     rows: list = field(default_factory=list)   # (line number, [fields]) per data row
     # read by parse_plain: every row's field texts per header column (a PlainColumns; rows
     # stays empty), every row's line number and the text lines
     columns: object = None
     column_lines: object = None     # a range or list of ints
-    lines: list = None
+    lines: Optional[list] = None
 
     def row_lines(self):
         """The line number of every row."""
@@ -65,7 +66,7 @@ class CsvDocument:
         return self if self.columns is None else parse(self.path, self.lines)
 
 
-def check_regular(path, what="a CSV table"):
+def check_regular(path, what="a CSV table") -> None:
     """A path that is a regular file (a FIFO would block the read, a device never end it)."""
     try:
         mode = os.stat(path).st_mode
@@ -77,7 +78,7 @@ def check_regular(path, what="a CSV table"):
         raise located(path, None, f"not a regular file (a FIFO or a device), not {what}")
 
 
-def read_bytes(path, what="a CSV table"):
+def read_bytes(path, what="a CSV table") -> bytes:
     """The whole file, or one located error."""
     check_regular(path, what)
     try:
@@ -87,7 +88,7 @@ def read_bytes(path, what="a CSV table"):
         raise located(path, None, f"cannot read: {e.strerror}") from None
 
 
-def decode_lines(path, raw, what):
+def decode_lines(path, raw, what) -> list:
     """Text lines of `raw`; one located error for binary or non-UTF-8 input."""
     if b"\0" in raw:
         line = raw[:raw.index(b"\0")].count(b"\n") + 1
@@ -100,7 +101,7 @@ def decode_lines(path, raw, what):
         raise located(path, line, f"not UTF-8 text (byte 0x{raw[e.start]:02x})") from None
 
 
-def read_lines(path, what="a CSV table"):
+def read_lines(path, what="a CSV table") -> list:
     """The file as text lines; one located error for unreadable, binary or non-UTF-8 input."""
     return decode_lines(path, read_bytes(path, what), what)
 
@@ -114,13 +115,13 @@ def split_row(text, path, lineno):
         raise located(path, lineno, f"not a CSV line: {e}") from None
 
 
-def metadata_item(text):
+def metadata_item(text) -> Optional[tuple]:
     """(key, value) of a `# key=value` comment line, else None."""
     meta = _METADATA.match(text.lstrip()[1:].strip())
     return (meta.group(1), meta.group(2).strip()) if meta else None
 
 
-def parse(path, lines, header=None, whitespace=False):
+def parse(path, lines, header=None, whitespace=False) -> CsvDocument:
     """A CsvDocument from text lines (comments, metadata, header, rows).
 
     `header`: the column names of a file that prints none (other tools' result files), so
@@ -275,6 +276,6 @@ class FieldTexts(Sequence):
         return iter(self.texts())
 
 
-def read(path, what="a CSV table"):
+def read(path, what="a CSV table") -> CsvDocument:
     """Read one CSV file with comments and metadata."""
     return parse(path, read_lines(path, what))

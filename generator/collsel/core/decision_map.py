@@ -22,6 +22,7 @@ per cell. `tied` is each cell's tie set and `confidence` its decision confidence
 """
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -41,12 +42,35 @@ class Axis:
     labels: list      # text of each value as it appears in the table
     cuts: list        # len(values) - 1 integer thresholds
 
-    def cell_of(self, value):
-        """Cell index of one value (strict `<` against the cuts, as the emitted C does)."""
-        return int(np.searchsorted(np.asarray(self.cuts, dtype=object), value, side="right"))
+    @property
+    def dtype(self) -> type:
+        """The integers this axis' values and cuts compare as: uint64 for message sizes (they
+        reach 2^64 - 1), int64 for the others."""
+        return np.uint64 if self.kind == LOG2 else np.int64
+
+    def cells_of(self, values) -> np.ndarray:
+        """Cell index of each of `values` (an int array of their shape): the number of cuts at
+        or below the value, i.e. strict `<` against the cuts, as the emitted C does."""
+        return np.searchsorted(np.asarray(self.cuts, dtype=self.dtype),
+                               np.asarray(values, dtype=self.dtype), side="right")
+
+    def cell_of(self, value) -> int:
+        """Cell index of one value (cells_of)."""
+        return int(self.cells_of(value))
+
+    def most_measured(self, items):
+        """The one of `items` (one per cell of this axis) that holds at the most measured
+        values; ties: the one at the smallest value. What a target that cannot tell this axis'
+        values apart writes for all of them."""
+        counts = {}
+        for cell in self.cells_of(self.values).tolist():
+            item = items[cell]
+            item = item.item() if isinstance(item, np.generic) else item
+            counts[item] = counts.get(item, 0) + 1
+        return max(counts, key=counts.get)
 
 
-def midpoint_cuts(values, kind):
+def midpoint_cuts(values, kind) -> list:
     """Integer cut between consecutive measured values; the midpoint itself goes low."""
     cuts = []
     for a, b in zip(values[:-1], values[1:]):
@@ -55,7 +79,7 @@ def midpoint_cuts(values, kind):
     return cuts
 
 
-def make_axis(name, kind, raw):
+def make_axis(name, kind, raw) -> Axis:
     """An axis from the values seen in the table (ints, or text labels for CATEGORY)."""
     if kind == CATEGORY:
         labels = list(dict.fromkeys(raw))   # ordered as given
@@ -76,9 +100,11 @@ class DecisionMap:
     best: np.ndarray      # int grid: fastest method (filled cells: nearest measured cell's)
     best_time: np.ndarray  # float grid, NaN where not measured
     baseline_time: np.ndarray  # float grid: Open MPI's own decision (algorithm 0), NaN if absent
-    filled_times: np.ndarray = None  # times with unmeasured pairs imputed (None: see filled())
-    tied: np.ndarray = None          # bool grid + (n_methods,): tie set (default: the best only)
-    confidence: np.ndarray = None    # float grid: largest p_best, NaN when unknown
+    # times with unmeasured pairs imputed (None: see filled())
+    filled_times: Optional[np.ndarray] = None
+    # bool grid + (n_methods,): tie set (default: the best only)
+    tied: Optional[np.ndarray] = None
+    confidence: Optional[np.ndarray] = None  # float grid: largest p_best, NaN when unknown
     family: str = "openmpi"          # whose algorithm ids the methods hold (the table's)
 
     def __post_init__(self):
@@ -133,7 +159,7 @@ class DecisionMap:
         """Index of "defer to the MPI" (Method(0, 0, 0)) among the methods, None if absent."""
         return self.methods.index(DEFER) if DEFER in self.methods else None
 
-    def method_names(self):
+    def method_names(self) -> list:
         return [describe(self.collective, m, self.family) for m in self.methods]
 
 
@@ -167,8 +193,8 @@ DEFER = Method(algorithms.BASELINE_ALGORITHM, 0, 0)
 class MapSettings:
     """How a table becomes a map, so training folds are mapped exactly as the whole table:
     the third axis column, the tie tolerance (percent) and whether "defer" is a candidate."""
-    z: str = None
-    tolerance: float = None
+    z: Optional[str] = None
+    tolerance: Optional[float] = None
     defer: bool = True
 
     def build(self, table):

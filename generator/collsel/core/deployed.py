@@ -22,8 +22,8 @@ def check_tree_fits(loaded, tree_path, table):
     if (loaded.collective, loaded.family) != (collective, table.family):
         files = ", ".join(s.path for s in table.sources)
         raise InputError(f"{tree_path}: the tree decides {loaded.family} {loaded.collective}, but "
-                         f"{files} holds {table.family} {collective}: score a tree on fresh tables of "
-                         "its own MPI family and collective")
+                         f"{files} holds {table.family} {collective}: score a tree on fresh "
+                         "tables of its own MPI family and collective")
 
 
 def check_axes_fit(loaded, tree_path, test):

@@ -36,7 +36,7 @@ def _cannot_write(path, error):
     return InputError(f"{path}: cannot write: {error.strerror or error}")
 
 
-def write_file(path, data):
+def write_file(path, data) -> None:
     """Write a whole file (str or bytes) or nothing."""
     path = os.fspath(path)
     try:

@@ -217,8 +217,7 @@ class FoldGrid:
                                                  np.where(mask, base, np.nan), dm.defer_index,
                                                  self.has_default)
         cells = np.nonzero(kept)
-        query = [np.asarray(a.values, dtype=np.uint64 if a.kind == decision_map.LOG2
-                            else np.int64)[c] for a, c in zip(dm.axes, cells)]
+        query = [np.asarray(a.values, dtype=a.dtype)[c] for a, c in zip(dm.axes, cells)]
         return HeldOut(query, cost, default, unscorable)
 
 

@@ -12,6 +12,7 @@ default's 3.91 % for a deployed file that was the default). Without a nested fig
 launch, too few P and m to hold any out), the in-sample means, said so.
 """
 from dataclasses import dataclass
+from typing import Optional
 
 from collsel.core import algorithms, recommendation
 
@@ -21,8 +22,8 @@ KIND_LABELS = {"launches": "across launches", "leave_one_P_out": "leave-one-P-ou
 
 @dataclass(frozen=True)
 class Headline:
-    tree: float = None          # % (None: not scorable)
-    default: float = None       # %, on the same cells or folds
+    tree: Optional[float] = None      # % (None: not scorable)
+    default: Optional[float] = None   # %, on the same cells or folds
     out_of_sample: bool = True
     kinds: tuple = ()           # the fold kinds the out-of-sample figures average
     defers: bool = False        # the tree defers to the MPI everywhere

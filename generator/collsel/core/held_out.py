@@ -88,8 +88,7 @@ def _held_cells(test, has_default):
     keep = cell_cost.scored_cells(np.isfinite(times).any(axis=-1), base, has_default) \
         & np.isfinite(reference)
     grid = np.unravel_index(np.flatnonzero(keep), dmap.shape)
-    values = [np.asarray(a.values, dtype=np.uint64 if a.kind == decision_map.LOG2
-                         else np.int64)[g] for a, g in zip(dmap.axes, grid)]
+    values = [np.asarray(a.values, dtype=a.dtype)[g] for a, g in zip(dmap.axes, grid)]
     return values, times[keep], base[keep], reference[keep], dmap.methods
 
 

@@ -42,7 +42,8 @@ _TRACED = {
               3: "scatter_ring_allgather", 4: "binomial", 5: "scatter_recursive_doubling_allgather",
               6: "scatter_ring_allgather", 7: "shumilin", 8: "knomial_tree", 9: "knomial_tree",
               10: "knomial_tree", 11: "knomial_tree", 12: "binomial_knomial_tree",
-              13: "binomial_knomial_tree", 14: "binomial_knomial_tree", 18: "binomial_knomial_tree", 19: "binomial_knomial_tree",
+              13: "binomial_knomial_tree", 14: "binomial_knomial_tree",
+              18: "binomial_knomial_tree", 19: "binomial_knomial_tree",
               20: "binomial_knomial_tree", 21: "binomial_knomial_tree",
               22: "binomial_knomial_tree"},
     # 3, 5, 6: a reduce (its functions are inlined, untraced) and then this bcast

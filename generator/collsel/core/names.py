@@ -4,17 +4,23 @@ one suggested ("did you mean 'allreduce'?", difflib). Every place a collective n
 on the command line goes through here (core.algorithms.check_collective, the sweep's and
 tune's checks, the commands' --collective)."""
 import difflib
+import re
 
 MPI_PREFIX = "mpi_"
+# What a table row, a tree.json and emitted C may hold as a collective's name: lowercase letters,
+# digits and _, at most 24 characters (coll/tuned's longest, reduce_scatter_block, has 20; emitted
+# C derives identifiers and a header guard from it). schemas/tree.schema.json states the same
+# pattern, anchored (JSON Schema has no fullmatch); a test holds the two equal.
+COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,23}")
 
 
-def normalise(text):
+def normalise(text) -> str:
     """'MPI_Reduce_scatter' -> 'reduce_scatter': case, an MPI_ prefix and '-' for '_' ignored."""
     name = str(text).strip().lower().replace("-", "_")
     return name[len(MPI_PREFIX):] if name.startswith(MPI_PREFIX) else name
 
 
-def canonical(text, known):
+def canonical(text, known) -> str:
     """The known collective `text` names (see normalise), or `text` unchanged when it names
     none (the caller refuses it, with `did_you_mean`)."""
     name = normalise(text)
@@ -30,7 +36,7 @@ OTHER_MPI = ("alltoallw", "gatherv", "scatterv", "reduce_local", "neighbor_allga
              "neighbor_alltoallw")
 
 
-def did_you_mean(text, known):
+def did_you_mean(text, known) -> str:
     """" (did you mean 'allreduce'?)" for the closest of `known` to `text`, or "" when none is
     close (difflib's ratio below 0.6); for another MPI collective, that collsel has none of its
     algorithms."""

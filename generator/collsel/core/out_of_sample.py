@@ -146,8 +146,7 @@ def held_out_cells(fold):
             placed &= v >= 0
             query.append(np.maximum(v, 0))
         else:
-            query.append(np.asarray(b.values, dtype=np.uint64 if a.kind == decision_map.LOG2
-                                    else np.int64)[grid[d]])
+            query.append(np.asarray(b.values, dtype=a.dtype)[grid[d]])
     return cells_of_values(fold.train.axes, query), flat, placed
 
 
@@ -198,9 +197,9 @@ def _time_of(times, test_method):
 
 def deployed_times(loaded, test):
     """A deployed tree (core.treefile.LoadedTree) asked at the measured cells of map `test` by
-    value, as `collsel query` asks it (its cuts, `beyond` and the refusals): the time of its decision, "defer"
-    at test's algorithm-0 time, then the best and the default's times, as fold_times gives them,
-    and the cells' flat indexes."""
+    value, as `collsel query` asks it (its cuts, `beyond` and the refusals): the time of its
+    decision, "defer" at test's algorithm-0 time, then the best and the default's times, as
+    fold_times gives them, and the cells' flat indexes."""
     fold = Fold("deployed", loaded, test)
     cells, flat, placed, lookup = _held_out(fold)
     at = np.unravel_index(flat, test.shape)

@@ -25,7 +25,7 @@ def fold_builder(dmap, options, figures):
     return lambda train: candidates.build(chosen, train)
 
 
-def nested_builders(figures):
+def nested_builders(figures) -> dict:
     """{kind: [per outer fold, how its training map makes the tree the recommendation's nested
     procedure picked there]} (stats.json's `recommendation`; core.model_selection), so the
     printed out-of-sample figures are the procedure's, as `collsel evaluate
@@ -48,9 +48,8 @@ def nested_builders(figures):
     return out
 
 
-def build_command(tables, collective, options, budget=None,
-                  settings=out_of_sample.DEFAULT_SETTINGS, launches=None, out="DIR",
-                  criterion="combined", beyond=None):
+def build_command(tables, collective, options, settings=out_of_sample.DEFAULT_SETTINGS,
+                  launches=None, out="DIR", criterion="combined", beyond=None) -> str:
     """The `collsel build` command line that writes this recommendation (`beyond`: the
     --beyond given, if any)."""
     words = ["collsel", "build", *map(str, tables), "--collective", collective, "--recommend",
@@ -74,13 +73,14 @@ def recorded_options(options, t):
     return dataclasses.replace(options, max_depth=int(t.depth.max()), threshold=None)
 
 
-def recommend(dmap, table, options, budget=None, launch_tables=None,
-              settings=out_of_sample.DEFAULT_SETTINGS, criterion="combined", workers=None):
-    """(TreeArrays, figures) of the recommended tree of `dmap` (built from `table` with
-    `settings`, core.decision_map.MapSettings): the candidate core.model_selection chooses by
-    cross-validation under `criterion`, with its nested out-of-sample figure (`budget` is
-    no longer used: the one-standard-error rule replaced it). Without any fold the exact tree
-    of `options`. `workers` (core.parallel.pool()) share the folds' work when given."""
+def recommend(dmap, options, launch_tables=None, settings=out_of_sample.DEFAULT_SETTINGS,
+              criterion="combined", workers=None):
+    """(TreeArrays, figures) of the recommended tree of `dmap` (built with `settings`,
+    core.decision_map.MapSettings): the candidate core.model_selection chooses by
+    cross-validation under `criterion`, with its nested out-of-sample figure. Without any fold
+    the exact tree of `options`. `workers` (core.parallel.pool()) share the folds' work when
+    given. figures["budget"] stays None: stats.json and report.json keep the key, though the
+    one-standard-error rule, not a penalty budget, picks the tree."""
     t, figures = recommendation.choose(dmap, launch_tables, settings, criterion, workers)
     figures["budget"] = None
     if t is None:

@@ -22,7 +22,7 @@ MAX_COMM_SIZE_COUNT = 1_000_000
 _MAX_DIGITS = 40        # longer numbers are out of every range (and int() refuses > 4300 digits)
 
 
-def default_msg_sizes(low=1, high=4 << 20):
+def default_msg_sizes(low=1, high=4 << 20) -> list:
     """Powers of two and the midpoints 3·2^k between them."""
     sizes = {2**k for k in range(64) if low <= 2**k <= high}
     sizes |= {3 * 2**k for k in range(62) if low <= 3 * 2**k <= high}
@@ -51,7 +51,7 @@ SIZE_FORMS = "4096, 4K, 4KiB, 64M, 1G, 2^20 (K, M, G = 2^10, 2^20, 2^30)"
 LIST_FORMS = "a comma list such as 1K,4K,64K; A-B is A, every power of two between, and B"
 
 
-def parse_size(text, what, low=values.MSG_SIZE[0], high=values.MSG_SIZE[1], name="size"):
+def parse_size(text, what, low=values.MSG_SIZE[0], high=values.MSG_SIZE[1], name="size") -> int:
     """The integer of '4096', '4K', '4MiB', '2^20', ... in [low, high] (default: a message size,
     0 .. 2^64-1): the one reader of every size and count a command line or a points file gives
     (message and segment sizes, communicator sizes, ranks per node). `what` (an option name, or
@@ -67,18 +67,18 @@ def parse_size(text, what, low=values.MSG_SIZE[0], high=values.MSG_SIZE[1], name
     return value
 
 
-def comm_size(text, what):
+def comm_size(text, what) -> int:
     """A communicator size (an int) in parse_size's notation."""
     return parse_size(text, what, *values.COMM_SIZE, name="comm_size")
 
 
-def msg_size(text, what):
+def msg_size(text, what) -> int:
     """A message size to ask a tree or a rules file about (a size_t), in parse_size's notation."""
     return parse_size(text, what, *values.MSG_SIZE, name="msg_size")
 
 
 def parse_size_list(text, what, low=values.MSG_SIZE[0], high=values.MSG_SIZE[1],
-                    name="size"):
+                    name="size") -> list:
     """Sorted distinct sizes of a comma list of sizes and ranges A-B, each in [low, high]; a
     range is A, every power of two between, and B (16K-4M: 16 KiB, 32 KiB, ..., 4 MiB)."""
     out = set()
@@ -133,7 +133,7 @@ def comm_size_ranges(text, what="--comm-sizes"):
     return merged
 
 
-def count(ranges):
+def count(ranges) -> int:
     """How many values (low, high) ranges hold."""
     return sum(hi - lo + 1 for lo, hi in ranges)
 

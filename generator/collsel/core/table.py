@@ -19,7 +19,6 @@ baseline. Tables of different families never combine. A forced Open MPI method's
 """
 import csv
 import io
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -96,8 +95,6 @@ class PerfTable:
         return list(COLUMN_ORDER[:7]) + [c for c in self.extra]
 
 
-# 24 characters: coll/tuned's longest, reduce_scatter_block, has 20
-COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,23}")
 ROW_FIELDS = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout", "time_us")
 
 
@@ -106,18 +103,10 @@ def _row(fields, index, path, lineno, family):
     where = f"{path}:{lineno}"
     get = lambda name: fields[index[name]]  # noqa: E731
     coll = get("collective").strip()
-    if not coll:
-        raise located(path, lineno, "empty collective")
-    if not COLLECTIVE_NAME.fullmatch(coll):
-        raise located(path, lineno, f"collective {coll[:40]!r} is not a collective name "
-                      "(lowercase letters, digits and _, at most 24, e.g. bcast)")
-    if coll in algorithms.registry(family):
-        try:
-            alg = algorithms.algorithm_id(coll, get("algorithm"), family)
-        except InputError as e:
-            raise located(path, lineno, str(e)) from None
-    else:
-        alg = values.integer(get("algorithm"), "algorithm", *values.ALGORITHM_ID, where)
+    try:
+        alg = _algorithm(coll, get("algorithm"), family)
+    except InputError as e:
+        raise located(path, lineno, str(e)) from None
     faninout = get("faninout").strip() if "faninout" in index else ""
     segsize = values.integer(get("segsize"), "segsize", *values.SEGSIZE, where)
     if coll in algorithms.registry(family):
@@ -134,7 +123,7 @@ def _row(fields, index, path, lineno, family):
             values.time_us(get("time_us"), "time_us", where))
 
 
-def _msg_size(text, where):
+def _msg_size(text, where) -> int:
     """A row's message size, held to values.TABLE_MSG_SIZE (what every emit target carries)."""
     try:
         return values.integer(text, "msg_size", *values.TABLE_MSG_SIZE, where)
@@ -181,16 +170,31 @@ def _plain_rows(doc, index, family):
     return cols
 
 
-def _algorithm(coll, text, family):
-    """A row's algorithm id, as _row reads it (InputError when _row would refuse the row)."""
-    if not COLLECTIVE_NAME.fullmatch(coll):
-        raise InputError(coll)
+def _algorithm(coll, text, family) -> int:
+    """The algorithm id of a row of collective `coll` (stripped) whose algorithm field is
+    `text`: an id or a name of the family's for a collective it knows, else an id; InputError
+    naming the fault (not its place) when the row is refused."""
+    if not coll:
+        raise InputError("empty collective")
+    if not names.COLLECTIVE_NAME.fullmatch(coll):
+        raise InputError(f"collective {coll[:40]!r} is not a collective name "
+                         "(lowercase letters, digits and _, at most 24, e.g. bcast)")
     if coll in algorithms.registry(family):
         return algorithms.algorithm_id(coll, text, family)
     return values.integer(text, "algorithm", *values.ALGORITHM_ID)
 
 
 FAMILY_KEY = "algorithm_family"
+
+
+def family_of(metadata, path) -> str:
+    """The algorithm family a table's (or a sweep journal's) `# algorithm_family=` line names,
+    openmpi without one; a located InputError for a family core.algorithms does not know."""
+    family = metadata.get(FAMILY_KEY, algorithms.DEFAULT_FAMILY).strip()
+    if family not in algorithms.FAMILIES:
+        raise located(path, None, f"# {FAMILY_KEY}={family[:40]!r}: unknown algorithm family "
+                      f"(known: {', '.join(algorithms.FAMILIES)})")
+    return family
 
 
 @csvfile.without_gc
@@ -201,10 +205,7 @@ def read_table(path, measured=False):
     lines = csvfile.read_lines(path)
     doc = csvfile.parse_plain(path, lines) or csvfile.parse(path, lines)
     source = Source(str(path), doc.metadata)
-    family = doc.metadata.get(FAMILY_KEY, algorithms.DEFAULT_FAMILY).strip()
-    if family not in algorithms.FAMILIES:
-        raise located(path, None, f"# {FAMILY_KEY}={family[:40]!r}: unknown algorithm family "
-                      f"(known: {', '.join(algorithms.FAMILIES)})")
+    family = family_of(doc.metadata, path)
     if doc.header is None:
         raise located(path, None, "empty file: expected a CSV header with columns "
                       + ", ".join(REQUIRED))

@@ -10,8 +10,8 @@ For method j and the cell's best (fastest measured) method b, j is tied with b w
 
 or (union with the above) a user tolerance PCT is given and time_j <= (1 + PCT/100) * time_b.
 The best itself is always in its cell's tie set; unmeasured (cell, method) pairs and cells with
-nothing measured never are. Without any of these sources the tie set is just the best, so every
-decision is what it was before ties existed.
+nothing measured never are. Without any of these sources the tie set is just the best, so a
+tie-aware rule decides as the plain fastest-method rule does.
 
 The cell's decision confidence is the largest `p_best` of its rows (NaN without `p_best`).
 """

@@ -500,10 +500,6 @@ def build_with_rule_blocks(dmap, options, rules):
 
 
 def cells_of_values(axes, values):
-    """Cell index on each axis of query values (lists or arrays, one per axis)."""
-    out = []
-    for axis, v in zip(axes, values):
-        dtype = np.uint64 if axis.kind == "log2" else np.int64
-        cuts = np.asarray(axis.cuts, dtype=dtype)
-        out.append(np.searchsorted(cuts, np.asarray(v, dtype=dtype), side="right"))
-    return out
+    """Cell index on each axis (core.decision_map.Axis.cells_of) of query values (lists or
+    arrays, one per axis)."""
+    return [axis.cells_of(v) for axis, v in zip(axes, values)]

@@ -10,7 +10,6 @@ A method Open MPI refuses at a P (two_proc at P != 2, core.fallbacks.refused) de
 LoadedTree.decide applies both, and every emitter writes what it decides.
 """
 import json
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +30,7 @@ class Beyond:
     above: int
     method: str = "defer"
 
-    def as_dict(self):
+    def as_dict(self) -> dict:
         return {"above": self.above, "method": self.method}
 
 
@@ -41,7 +40,7 @@ def beyond_of(dmap, decision):
     return Beyond(int(dmap.axes[0].values[-1])) if decision == "defer" else None
 
 
-def tree_document(dmap, tree, options, beyond=None):
+def tree_document(dmap, tree, options, beyond=None) -> dict:
     """The tree.json document; `beyond` (a Beyond or None) adds the optional field."""
     document = {
         "format": FORMAT,
@@ -64,11 +63,8 @@ def tree_document(dmap, tree, options, beyond=None):
     return document
 
 
-def dumps(document):
+def dumps(document) -> str:
     return json.dumps(document, indent=1, separators=(",", ": ")) + "\n"
-
-
-COLLECTIVE_NAME = re.compile(r"[a-z][a-z0-9_]{0,23}")   # as core.table and the schema
 
 
 class LoadedTree:
@@ -165,7 +161,7 @@ def _beyond(document, p_axis, path):
     return beyond
 
 
-def _check_header(document, path):
+def _check_header(document, path) -> None:
     """Format and version first: they say which schema applies."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise InputError(f"{path}: not a {FORMAT} file (\"format\": \"{FORMAT}\" missing)")
@@ -223,7 +219,7 @@ def _node_items_checked(document, path):
     return {**document, "nodes": cut}
 
 
-def _check_axes(document, path):
+def _check_axes(document, path) -> None:
     """What the schema cannot state about the axes: lengths that agree, cuts that increase and
     separate the values (values[k] < cuts[k] <= values[k + 1]), labels that name the values."""
     for d, axis in enumerate(document["axes"]):
@@ -244,7 +240,7 @@ def _check_axes(document, path):
                 if cut != k + 1:
                     raise InputError(f"{where}.cuts[{k}]: {cut}, but the cuts of a category "
                                      f"axis are 1..{cells - 1}")
-            seen = {}
+            seen: dict = {}
             for k, label in enumerate(labels):
                 if label in seen:
                     raise InputError(f"{where}.labels[{k}]: {label!r} again (as "
@@ -262,7 +258,7 @@ def _check_axes(document, path):
                                  f"be above the first and at most the second")
 
 
-def _check_lengths(document, path):
+def _check_lengths(document, path) -> None:
     nodes = document["nodes"]
     n = len(nodes["first_child"])
     if len(nodes["split"]) != len(document["axes"]):
@@ -391,5 +387,5 @@ def layout_error(t, n_cells, mode, names):
     return None
 
 
-def load(path):
+def load(path) -> LoadedTree:
     return LoadedTree(jsonfile.read(path), path)

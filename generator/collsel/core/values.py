@@ -16,9 +16,11 @@ from collsel.errors import InputError
 
 COMM_SIZE = (1, 2**31 - 1)        # an MPI communicator size is an int
 MSG_SIZE = (0, 2**64 - 1)         # bytes, a size_t / uint64_t: what a query may ask
-# A measured message size (a table row): what every emit target carries. The C targets and the
-# blob take a size_t / uint64_t, but Open MPI reads a rules file's MSGSIZE as a long (ompi-rules,
-# ompi-json), so a table beyond 2^63 - 1 would build a tree those targets must refuse. MPICH's
+# A measured message size (a table row, and a sweep journal's row, from which a table row or a
+# per-launch table is made): what every emit target carries. The C targets and the blob take a
+# size_t / uint64_t, but Open MPI reads a rules file's MSGSIZE as a long (ompi-rules, ompi-json),
+# so a table beyond 2^63 - 1 would build a tree those targets must refuse; a journal held to
+# MSG_SIZE instead would accept rows whose table the table reader then refuses. MPICH's
 # JSON is narrower still (atoi: 2^31 - 1), but a bound that low would refuse real measurements of
 # 2 GiB and more (MPI-4 large counts), so mpich-json refuses such thresholds when it emits.
 TABLE_MSG_SIZE = (0, 2**63 - 1)
@@ -33,11 +35,11 @@ MIN_TIME_US, MAX_TIME_US = 1e-9, 86400e6
 C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
-def _where(where):
+def _where(where) -> str:
     return f"{where}: " if where else ""
 
 
-def integer(value, name, low, high, where=""):
+def integer(value, name, low, high, where="") -> int:
     """An integer in [low, high] from text or a number (a bool or a float is not an integer)."""
     if isinstance(value, str):
         text = value.strip()
@@ -87,7 +89,7 @@ def plain_times(texts):
     return t if ok else None
 
 
-def number(value, name, low, high, where="", low_open=False):
+def number(value, name, low, high, where="", low_open=False) -> float:
     """A finite number in [low, high] ((low, high] with low_open) from text or a number."""
     try:
         result = float(value.strip() if isinstance(value, str) else value)
@@ -108,7 +110,7 @@ def one_line(value, flag):
     return value
 
 
-def time_us(value, name="time_us", where=""):
+def time_us(value, name="time_us", where="") -> float:
     """A time in µs: a finite number in [MIN_TIME_US, MAX_TIME_US]."""
     try:
         number = float(value.strip() if isinstance(value, str) else value)
@@ -122,7 +124,7 @@ def time_us(value, name="time_us", where=""):
     return number
 
 
-def percent(value, name, where="", low_open=0.0, high=100.0):
+def percent(value, name, where="", low_open=0.0, high=100.0) -> float:
     """A percentage in (low_open, high]."""
     try:
         number = float(str(value).strip().rstrip("%"))
@@ -134,7 +136,7 @@ def percent(value, name, where="", low_open=0.0, high=100.0):
     return number
 
 
-def identifier(text, name, where=""):
+def identifier(text, name, where="") -> str:
     """A C identifier (what emitted code uses as a function, array or macro name)."""
     if not isinstance(text, str) or not C_IDENTIFIER.fullmatch(text):
         raise InputError(f"{_where(where)}{name} {text!r} is not a C identifier (letters, digits "
@@ -142,11 +144,11 @@ def identifier(text, name, where=""):
     return text
 
 
-def _parent(path):
+def _parent(path) -> str:
     return os.path.dirname(os.path.abspath(path)) or "/"
 
 
-def _check_parent(path, flag):
+def _check_parent(path, flag) -> None:
     parent = _parent(path)
     if not os.path.isdir(parent):
         what = "is not a directory" if os.path.exists(parent) else "does not exist"
@@ -157,7 +159,7 @@ def _check_parent(path, flag):
     _probe(parent, path, flag)
 
 
-def _probe(directory, path, flag):
+def _probe(directory, path, flag) -> None:
     """access() passes for root even where nothing can be created (/proc): try it."""
     try:
         tempfile.TemporaryFile(dir=directory).close()
@@ -166,7 +168,7 @@ def _probe(directory, path, flag):
                          f"({e.strerror or e})") from None
 
 
-def output_file(path, flag="--out"):
+def output_file(path, flag="--out") -> str:
     """A path a command may write one file to: not a directory, in a writable directory."""
     path = os.fspath(path)
     if not path:
@@ -190,7 +192,7 @@ def not_an_input(path, inputs, flag="--out"):
     return path
 
 
-def output_directory(path, flag="--out"):
+def output_directory(path, flag="--out") -> str:
     """A directory a command may write its files into: absent (created with its missing parents)
     or a directory, writable."""
     path = os.fspath(path)

@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 from collsel.core import algorithms, csvfile, values
-from collsel.core.table import FAMILY_KEY, PerfTable, Source
+from collsel.core.table import PerfTable, Source, family_of
 from collsel.errors import InputError, located
 from collsel.sources.sweep import journal_path
 
@@ -44,10 +44,7 @@ def read_launch_tables(path, collective, z=None):
     at = {h: i for i, h in enumerate(header)}
     if z is not None and z not in at:
         return {}
-    family = doc.metadata.get(FAMILY_KEY, algorithms.DEFAULT_FAMILY).strip()
-    if family not in algorithms.FAMILIES:
-        raise located(path, None, f"# {FAMILY_KEY}={family[:40]!r}: unknown algorithm family "
-                      f"(known: {', '.join(algorithms.FAMILIES)})")
+    family = family_of(doc.metadata, path)
     source = Source(str(path), doc.metadata)
     fast = None if doc.columns is None else _plain_columns(doc, at, collective, z, path)
     if fast is not None:
@@ -67,7 +64,7 @@ def read_launch_tables(path, collective, z=None):
         launch = values.integer(get("launch"), "launch", 1, 10**6, where)
         rows.setdefault(launch, []).append((
             values.integer(get("comm_size"), "comm_size", *values.COMM_SIZE, where),
-            values.integer(get("msg_size"), "msg_size", *values.MSG_SIZE, where), alg,
+            values.integer(get("msg_size"), "msg_size", *values.TABLE_MSG_SIZE, where), alg,
             values.integer(get("segsize"), "segsize", *values.SEGSIZE, where),
             values.integer(get("faninout"), "faninout", *values.FANINOUT, where)
             if "faninout" in at and get("faninout").strip() else 0,
@@ -106,7 +103,7 @@ def _journal_document(path):
     return doc
 
 
-INTEGERS = {"comm_size": values.COMM_SIZE, "msg_size": values.MSG_SIZE,
+INTEGERS = {"comm_size": values.COMM_SIZE, "msg_size": values.TABLE_MSG_SIZE,
             "algorithm": values.ALGORITHM_ID, "segsize": values.SEGSIZE,
             "faninout": values.FANINOUT, "launch": (1, 10**6)}
 

@@ -30,8 +30,9 @@ MAX_RANKS = 2**31 - 1
 
 
 def runs(row, cuts, top):
-    """[(low, high, preset)] of a row of presets (or of any comparable items) along an axis: equal neighbours merged, each
-    range from its first cell's lower cut to its last cell's upper cut - 1, the last open."""
+    """[(low, high, preset)] of a row of presets (or of any comparable items) along an axis:
+    equal neighbours merged, each range from its first cell's lower cut to its last cell's upper
+    cut - 1, the last open."""
     bounds = [0, *cuts]
     out = []
     for i, preset in enumerate(row):

@@ -9,8 +9,9 @@ The file, as Intel MPI 2021.18.1 reads it (traced on this machine, docs/guide/in
   size: bound 1024 runs its preset at 1024 B and the next entry's at 1028 B), written in
   increasing order, a value taking the first entry it does not exceed; -1 is open-ended,
   `ppn=-1` and `comm_id=-1` match anything. So a tree cut c (the smallest value of the cell
-  above) is written as the bound c - 1, on both axes, and Intel MPI moves no cut. Unlike I_MPI_ADJUST_<COLL> (intel-env), the message ranges of every
-  communicator-size range take effect: a tree of any shape on P x m is written.
+  above) is written as the bound c - 1, on both axes, and Intel MPI moves no cut. Unlike
+  I_MPI_ADJUST_<COLL> (intel-env), the message ranges of every communicator-size range take
+  effect: a tree of any shape on P x m is written.
 - A collective left out of the file keeps Intel's own tuned selection (its tuning_*.dat), but no
   leaf spelling brings that back for one range: preset 0 or an empty leaf runs Intel's basic
   selection logic (MPIR_<Coll>_intra_auto), a range left out takes the last entry's preset. So a

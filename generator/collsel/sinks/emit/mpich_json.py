@@ -81,7 +81,8 @@ MPICH_ALGORITHMS = {c: mpich_csel.functions(c) for c in algorithms.MPICH_ALGORIT
 #   bcast  9 scatter_allgather_ring -> MPIR_Bcast_intra_scatter_ring_allgather
 #   reduce 5 binomial               -> MPIR_Reduce_intra_binomial
 #   reduce 7 rabenseifner           -> MPIR_Reduce_intra_reduce_scatter_gather
-#            (reduce-scatter + gather; guarded as in MPICH's generic.json, see REDUCE_SCATTER_GATHER)
+#            (reduce-scatter + gather; guarded as in MPICH's generic.json, see
+#            REDUCE_SCATTER_GATHER)
 #   allreduce 3 recursive_doubling, 6 rabenseifner (reduce-scatter + allgather);
 #   allgather 2 bruck, 3 recursive_doubling, 4 ring; allgatherv 2 bruck, 3 ring;
 #   barrier 4 bruck (dissemination); gather, scatter 2 binomial; scan, exscan 2 recursive_doubling;
@@ -174,21 +175,12 @@ def _runs(items, thresholds):
             for i, item in enumerate(items) if i + 1 == len(items) or items[i + 1] != item]
 
 
-def _most_measured(row, m_axis):
-    """The leaf of `row` (m-cell leaves) at the most measured m values; ties: the smallest m's."""
-    cells = [m_axis.cell_of(v) for v in m_axis.values]
-    counts = {}
-    for cell in cells:
-        counts[row[cell]] = counts.get(row[cell], 0) + 1
-    return max(counts, key=counts.get)
-
-
 def _chain(row, loaded, m_cuts, p):
     """[(size threshold or None, leaf)] of one row of m-cell leaves at communicator size p, in
     the quantity csel compares (mpich_csel.MESSAGE); one entry where csel tests no size."""
     message = mpich_csel.MESSAGE[loaded.collective]
     if message is None:
-        return [(None, _most_measured(row, loaded.axes[1]))]
+        return [(None, loaded.axes[1].most_measured(row))]
     scale = p if message[1] == mpich_csel.TIMES_P else 1
     return _runs(row, [scale * cut - 1 for cut in m_cuts])
 

@@ -1,6 +1,6 @@
 """The third axis `ppn` (processes per node) in the Open MPI targets.
 
-Every Open MPI target takes a 2-axis tree as before, or a 3-axis tree whose third axis is a
+Every Open MPI target takes a 2-axis tree (P, m), or a 3-axis tree whose third axis is a
 numeric column named `ppn` (`collsel build TABLE --z ppn`); any other third axis is refused in
 one line, since Open MPI has nothing to compare it with. What each target makes of ppn:
 

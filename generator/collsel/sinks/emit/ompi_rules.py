@@ -28,8 +28,8 @@ Defer. A tree leaf holding algorithm 0 (the MPI's own decision) is written as a 
 (`MSGSIZE 0 0 0`, JSON `"alg": 0`). Open MPI 4.1 / 5.0's `*_intra_dec_dynamic` takes a rule only
 `if (alg)`: with 0 it runs the algorithm forced by `coll_tuned_<coll>_algorithm` if one is set, else
 `*_intra_dec_fixed`, its fixed decision (coll_tuned_decision_dynamic.c; shown on Debian's Open MPI
-4.1.4 by tests/integration/test_ompi_rules_in_ompi.py, which traces the coll/base algorithm each call
-ran). Open MPI main / 6 keeps the same `if (alg)` fall-through after its JSON reader, and 0 is
+4.1.4 by tests/integration/test_ompi_rules_in_ompi.py, which traces the coll/base algorithm each
+call ran). Open MPI main / 6 keeps the same `if (alg)` fall-through after its JSON reader, and 0 is
 the "ignore" value of the algorithm enum, so `"alg": 0` means the same there (read from the
 source, not run: no Open MPI 6 here). `collsel emit` notes the grid cells that defer. A tree
 with `beyond` (tree.json) gets a last communicator-size block from above + 1 with one ALG 0
@@ -60,7 +60,6 @@ import numpy as np
 from collsel import __version__
 from collsel.core import fallbacks, rules_size, values
 from collsel.core.sizes import parse_size
-from collsel.core.tree import cells_of_values
 from collsel.errors import CollselError, InputError
 from collsel.sinks.emit import ompi_ppn, render, text
 from collsel.sinks.emit import ompi_rules_reader as check
@@ -114,23 +113,13 @@ def cell_decisions(loaded):
     return loaded.tree.method_grid(tuple(len(a.values) for a in loaded.axes))
 
 
-def _most_measured(row, m_axis):
-    """The method of `row` (m-cell decisions) at the most measured m values; ties: the one at the
-    smallest m."""
-    cells = [m_axis.cell_of(v) for v in m_axis.values]
-    totals = {}
-    for cell in cells:
-        totals[int(row[cell])] = totals.get(int(row[cell]), 0) + 1
-    return max(totals, key=totals.get)
-
-
 def _ladder(row, loaded, comm_size):
     """[(first rule message size of the run, method index)] for one row of m-cell decisions, in
     the size Open MPI's dynamic decision matches at `comm_size` (core.rules_size); one rule when
     that size ignores the count. Thresholds past a long are dropped: no call reaches them."""
     m_axis, collective = loaded.axes[1], loaded.collective
     if rules_size.relation(collective) == rules_size.IGNORED:
-        return [(0, _most_measured(row, m_axis))]
+        return [(0, m_axis.most_measured(row))]
     starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
     ladder = [(0 if k == 0 else rules_size.rule_msg_size(collective, comm_size,
                                                           int(m_axis.cuts[k - 1])), int(row[k]))
@@ -198,7 +187,7 @@ def blocks_of(loaded, comm_sizes=None, decisions=None):
                 cell = p_axis.cell_of(max(lo, 1))
                 rows.append(decisions[cell])
                 continue
-            cells = np.unique(cells_of_values([p_axis], [values[inside]])[0])
+            cells = np.unique(p_axis.cells_of(values[inside]))
             sub = decisions[cells]
             # majority per m column; ties go to the method the lowest P cell picks
             counts = (sub[:, None, :] == sub[None, :, :]).sum(axis=1)   # (cells, m)
@@ -219,7 +208,7 @@ def single_node_blocks(loaded, comm_sizes=None):
         ranges = ompi_ppn.single_node_ranges(loaded)
         return _merged([start for start, _, _ in ranges],
                        [grid[p, :, z] for _, p, z in ranges], loaded)
-    z_cells = [loaded.axes[2].cell_of(p) for p in loaded.axes[0].values]
+    z_cells = loaded.axes[2].cells_of(loaded.axes[0].values)
     return blocks_of(loaded, comm_sizes, grid[np.arange(len(z_cells)), :, z_cells])
 
 

@@ -23,7 +23,8 @@ Facts from Open MPI 4.1.4 (`coll_tuned_dynamic_file.c`, `coll_tuned_dynamic_rule
   the first with COMSIZE > P; the last one passed wins, and the first block when P is below all.
   Per call, the same scan over the block's rules with MSGSIZE <= m. ALG 0 means Open MPI's fixed
   decision (or the algorithm coll_tuned_<coll>_algorithm forces, if set): a tree's "defer to the
-  MPI" leaves are written so (tests/integration/test_ompi_rules_in_ompi.py runs it on real Open MPI).
+  MPI" leaves are written so (tests/integration/test_ompi_rules_in_ompi.py runs it on real Open
+  MPI).
 
 This module reports every trap above as one line `FILE:LINE: ...`; the evaluator follows Open
 MPI's scans exactly (including on files with errors), so `--query` says what Open MPI would run.

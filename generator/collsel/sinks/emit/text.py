@@ -18,7 +18,7 @@ import re
 import numpy as np
 
 from collsel.core import algorithms, extrapolation, fallbacks, values
-from collsel.core.treefile import COLLECTIVE_NAME
+from collsel.core.names import COLLECTIVE_NAME
 from collsel.errors import InputError
 
 INT64_MIN = -2**63

@@ -126,7 +126,8 @@ def _cells_in(dmap, other):
 def _losses(dmap, tree_time, other_time, tree_choice, other_choice, other_names=None):
     """Cells where the tree is slower than another choice, worst first; `below_resolution` marks
     the differences the data cannot tell from noise (resolution.below)."""
-    lose = dmap.measured & np.isfinite(tree_time) & np.isfinite(other_time) & (tree_time > other_time)
+    lose = (dmap.measured & np.isfinite(tree_time) & np.isfinite(other_time)
+            & (tree_time > other_time))
     cells = np.argwhere(lose)
     below = resolution.below(dmap, tree_time, other_time, tree_choice, other_choice)
     loss = penalty.penalty_pct(tree_time[lose], other_time[lose])   # the tree against the other
@@ -255,7 +256,8 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
         return penalty.chosen_time(dmap, choice)
 
     def panel_penalties(choice):
-        return _panel_penalties(np.where(measured, chosen_time(choice), np.nan), dmap.reference_time)
+        return _panel_penalties(np.where(measured, chosen_time(choice), np.nan),
+                                dmap.reference_time)
 
     def leaf_grid(i):
         return _grid(leaf_ids[i], int)
@@ -277,7 +279,8 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
                  **_panel_penalties(base_time, dmap.reference_time),
                  **_summary(base_time, dmap.reference_time)}
         if rec is not None:
-            entry["tree_same_cells"] = _summary(np.where(has, rec_time, np.nan), dmap.reference_time)
+            entry["tree_same_cells"] = _summary(np.where(has, rec_time, np.nan),
+                                                dmap.reference_time)
             entry["losses"] = _losses(dmap, np.where(has, rec_time, np.nan), dmap.baseline_time,
                                       rec_choice, None if dmap.defer_index is None else
                                       np.full(shape, dmap.defer_index))

@@ -2,7 +2,7 @@
 import base64
 import json
 
-from collsel.core import tree
+from collsel.core import method_text, tree
 from collsel.errors import CollselError
 from collsel.sinks.emit import render
 from collsel.sinks.report import compute, figure_pool
@@ -61,12 +61,7 @@ class Format:
     def us(v):
         return "–" if v is None else (f"{v:.3g} µs" if v < 100 else f"{v:,.0f} µs")
 
-    @staticmethod
-    def size(v):
-        for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-            if v >= 1 << shift and v % (1 << shift) == 0:
-                return f"{v >> shift} {unit}"
-        return f"{v} B"
+    size = staticmethod(method_text.size_text)
 
     @staticmethod
     def g(v):

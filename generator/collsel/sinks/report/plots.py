@@ -24,7 +24,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 import numpy as np
 
-from collsel.core import probe_latency
+from collsel.core import method_text, probe_latency
 from collsel.sinks.report import probe_plot
 
 DPI = 100
@@ -38,13 +38,6 @@ RC = {"svg.hashsalt": "collsel-report", "svg.fonttype": "path", "font.size": 9,
       "axes.titlesize": 10, "figure.dpi": DPI, "savefig.dpi": DPI}
 # Thinning steps of the m axis, in powers of two between labels: 1, 4, 16 ... (2), 1, 1K, 1M (10).
 M_TICK_STEPS = (1, 2, 4, 5, 10, 20, 30)
-
-
-def _size_label(v):
-    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
-        if v >= 1 << shift and v % (1 << shift) == 0:
-            return f"{v >> shift}{unit}"
-    return str(v)
 
 
 def _log_p(axis):
@@ -101,7 +94,7 @@ class _Frame:
         px = width_px / span                          # pixels per power of two
         for step in M_TICK_STEPS:
             ticks = [t for t in self.m_candidates if t % step == 0]
-            labels = [_size_label(2 ** t) for t in ticks]
+            labels = [method_text.size_text(2 ** t, compact=True) for t in ticks]
             widths = [_text_px(fig, lab) for lab in labels]
             if all((b - a) * px >= (wa + wb) / 2 + TICK_GAP_PX for a, b, wa, wb in
                    zip(ticks, ticks[1:], widths, widths[1:])):

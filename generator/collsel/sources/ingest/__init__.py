@@ -1,1 +1,2 @@
-"""Other benchmarks' outputs (OSU, IMB, SKaMPI, ReproMPI, coltune, per-algorithm CSV) read as canonical tables (`collsel ingest`)."""
+"""Other benchmarks' outputs (OSU, IMB, SKaMPI, ReproMPI, coltune, per-algorithm CSV) read as
+canonical tables (`collsel ingest`)."""

@@ -60,8 +60,8 @@ def select_collective(path, parsed, given, lenient=False):
         raise located(path, parsed.points[0].line, f"no collective collsel knows (the file holds: "
                       f"{', '.join(present)}; known: {', '.join(algorithms.collectives())})")
     if len(known) > 1 and not lenient:
-        raise located(path, parsed.points[0].line, f"holds several collectives ({', '.join(known)}); "
-                      "choose one with --collective")
+        raise located(path, parsed.points[0].line, f"holds several collectives "
+                      f"({', '.join(known)}); choose one with --collective")
     return [p for p in parsed.points if p.collective in known], known
 
 

@@ -19,7 +19,9 @@ what comes before the cut looks complete, unless --partial says to read it.
 import re
 
 from collsel.errors import located
-from collsel.sources.ingest.common import RANK_STATISTICS, Parsed, Point, check_order, collective_name, parse_int, parse_time, rank_statistic, unit_factor
+from collsel.sources.ingest.common import (RANK_STATISTICS, Parsed, Point, check_order,
+                                           collective_name, parse_int, parse_time, rank_statistic,
+                                           unit_factor)
 
 _BLOCK = re.compile(r"#\s*Benchmarking\s+(\S+)")
 _PROCS = re.compile(r"#\s*#processes\s*=\s*(\S+)")

@@ -12,7 +12,8 @@ benchmark; sources.ingest.msgsize turns it into m once P is known.
 import re
 
 from collsel.errors import located
-from collsel.sources.ingest.common import RANK_STATISTICS, Parsed, Point, check_order, parse_int, parse_time, rank_statistic, unit_factor
+from collsel.sources.ingest.common import (RANK_STATISTICS, Parsed, Point, check_order, parse_int,
+                                           parse_time, rank_statistic, unit_factor)
 
 _TITLE = re.compile(r"#\s*OSU MPI(?:-\w+)? (.+?) Latency Test")
 # The title's words (OSU 7.x `#define BENCHMARK "OSU MPI%s ... Latency Test"`) where they are

@@ -14,7 +14,8 @@ from collections import OrderedDict
 
 from collsel.core.statistic import kind
 from collsel.errors import located
-from collsel.sources.ingest.common import Parsed, Point, check_order, check_size, collective_name, parse_float, parse_int, parse_time
+from collsel.sources.ingest.common import (Parsed, Point, check_order, check_size, collective_name,
+                                           parse_float, parse_int, parse_time)
 
 STATISTICS = ("median", "mean", "min", "max")
 

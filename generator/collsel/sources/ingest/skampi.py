@@ -13,7 +13,8 @@ import re
 
 from collsel.core.statistic import kind
 from collsel.errors import located
-from collsel.sources.ingest.common import Parsed, Point, parse_float, parse_int, parse_time, unit_factor
+from collsel.sources.ingest.common import (Parsed, Point, parse_float, parse_int, parse_time,
+                                           unit_factor)
 
 _BEGIN = re.compile(r'#?\s*begin result\s+"([^"]*)"')
 _END = re.compile(r'#?\s*end result\s+"([^"]*)"')

@@ -1,1 +1,2 @@
-"""What every MPI launch shares: launchers, placement, supervision, the machine record and the benchmark program."""
+"""What every MPI launch shares: launchers, placement, supervision, the machine record and the
+benchmark program."""

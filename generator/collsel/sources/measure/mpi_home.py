@@ -4,11 +4,11 @@ it, gives the compiler wrapper, the launcher program and the environment of ever
 An installation is a prefix with bin/ (Debian's /usr, a PyPI venv of `make setup-mpis`, an
 Intel oneAPI tree). Its family is told by a program only that family ships in bin/ (MARKERS),
 so a home of another MPI is refused before anything is built. Without --mpi-home: Debian's
-names for Open MPI and MPICH (mpicc / mpirun.openmpi, mpicc.mpich / mpirun.mpich) as before,
-and for Intel MPI $I_MPI_ROOT, else the prefix of `impi_info` on PATH. Intel MPI needs
-I_MPI_ROOT (its tuning files and providers are found from it), its own libraries first on
-LD_LIBRARY_PATH (Debian's MPICH also has a libmpi.so.12), and the shared-memory fabric on a
-machine without a network provider (I_MPI_FABRICS=shm).
+names for Open MPI and MPICH (mpicc / mpirun.openmpi, mpicc.mpich / mpirun.mpich: the
+packages `make setup` installs), and for Intel MPI $I_MPI_ROOT, else the prefix of `impi_info`
+on PATH. Intel MPI needs I_MPI_ROOT (its tuning files and providers are found from it), its
+own libraries first on LD_LIBRARY_PATH (Debian's MPICH also has a libmpi.so.12), and the
+shared-memory fabric on a machine without a network provider (I_MPI_FABRICS=shm).
 """
 import os
 import re
@@ -24,7 +24,8 @@ TITLE = {"openmpi": "Open MPI", "mpich": "MPICH", "intel": "Intel MPI"}
 MARKERS = {"openmpi": "ompi_info", "mpich": "mpichversion", "intel": "impi_info"}
 # The launcher in bin/: Open MPI's mpirun (PRRTE's in 5.0), hydra for MPICH and Intel MPI.
 LAUNCHER = {"openmpi": "mpirun", "mpich": "mpiexec", "intel": "mpiexec.hydra"}
-# Without --mpi-home (Debian's packages; the benchmark's compiler as before).
+# Without --mpi-home: the compiler wrapper of Debian's packages, which `make setup` installs (the
+# launcher: launchers.default_program).
 DEBIAN = {"openmpi": ("mpicc", None), "mpich": ("mpicc.mpich", None)}
 
 

@@ -1,1 +1,2 @@
-"""Analytical models of collective algorithms (tau-Lop, Hockney, LMO): fitted parameters and predicted tables (`collsel model`)."""
+"""Analytical models of collective algorithms (tau-Lop, Hockney, LMO): fitted parameters and
+predicted tables (`collsel model`)."""

@@ -217,7 +217,8 @@ def hockney_coefficients(alg, P, m, segsize, chain_fanout=DEFAULT_CHAIN_FANOUT,
     for term in structure(alg, P, m, segsize, P, chain_fanout, knomial_radix):
         if term[0] == "tree":
             _, depth, pv, cv, nseg, s = term
-            coef += topology.stage_sum(depth, (pv - 1).astype(np.float64), nseg) * np.array([1.0, s])
+            coef += (topology.stage_sum(depth, (pv - 1).astype(np.float64), nseg)
+                     * np.array([1.0, s]))
         else:
             _, n0, n1, s = term
             coef += (n0 + n1) * np.array([1.0, s])

@@ -24,7 +24,8 @@ the microsecond rows from being drowned by the millisecond ones (the paper's rem
 import numpy as np
 
 from collsel.sources.models import params
-from collsel.sources.models.bcast import Platform, TLOP_PARAMS, flat_gather_coefficients, tlop_coefficients
+from collsel.sources.models.bcast import (Platform, TLOP_PARAMS, flat_gather_coefficients,
+                                          tlop_coefficients)
 from collsel.sources.models.experiments import SEGMENT_SIZES, mean_over_launches
 
 HUBER_SCALE = 0.25     # relative residual beyond which a row counts as an outlier

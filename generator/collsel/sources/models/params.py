@@ -8,7 +8,8 @@ Format (version 1; every time in microseconds, every size in bytes):
       "source": "...",                       # where the numbers come from (a paper, a fit run)
       "platform": {
         "ranks_per_node": 18,                # null: all ranks on one node (this machine)
-        "Q": 12,                             # T1/T0 channel ratio at the segment size; null: one node
+        "Q": 12,                             # T1/T0 channel ratio at the segment size; null:
+                                             # one node
         "gamma0": {"2": 1.0, "3": 1.0},      # NBFT parallelization factor, shared memory, by P
         "gamma1": {"2": 1.0, "3": 1.084},    # ... network; sizes past the table use its last value
         "chain_fanout": 4,                   # chains of forced bcast 'chain' (Open MPI default)
@@ -21,8 +22,9 @@ Format (version 1; every time in microseconds, every size in bytes):
          "tlop": {"o0": 0, "o1": 19.0, "L0": 8.0, "L0p": 0, "L1": 19.0, "L1p": 0}}
       ],
       "hockney": {"alpha": 12.0, "beta": 0.0004},   # optional: one (alpha, beta) for all methods
-      "fit": {...}                           # optional: how the fit was made (experiments, counts;
-                                             # a fit across nodes: "channels", "placements" NODESxPPN,
+      "fit": {...}                           # optional: how the fit was made (experiments,
+                                             # counts; a fit across nodes: "channels",
+                                             # "placements" NODESxPPN,
                                              # "channel_ratio_by_segsize", "cluster")
     }
 

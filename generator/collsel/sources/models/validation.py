@@ -154,7 +154,7 @@ def score(cells, choice):
 def mean_cells(launch_cells, launches):
     """Cells whose times are the mean over `launches` (as the sweep's time_us)."""
     first = launch_cells[launches[0]]
-    return {cell: {k: float(np.mean([launch_cells[l][cell][k] for l in launches]))
+    return {cell: {k: float(np.mean([launch_cells[n][cell][k] for n in launches]))
                    for k in times} for cell, times in first.items()}
 
 
@@ -167,7 +167,7 @@ def reproducibility(journal_path, choices, mapped=False):
         return None
     splits = []
     for k in launches:
-        others = [l for l in launches if l != k]
+        others = [n for n in launches if n != k]
         truth = mean_cells(per_launch, others)
         split = {"choose_from_launch": k, "scored_on_launches": others,
                  "measured_best_of_that_launch": score(truth, measured_best(per_launch[k]))}
