@@ -5,7 +5,7 @@ an axis' most measured values."""
 import numpy as np
 import pytest
 
-from collsel.commands.launch_tables import read_launch_tables
+from collsel.sources.launch_tables import read_launch_tables
 from collsel.core import decision_map, names, schemas, table, tree, values
 from collsel.core.method_text import size_text
 from collsel.errors import InputError

@@ -76,7 +76,8 @@ examples:
 DEFAULT_BUDGET = "30m"
 REPLAY_BUDGET = "10%"
 REPLAY_SCORE = "--recommend"
-FULL_LAUNCHES = 5       # the full sweep a live --budget N% is a share of: the sweep's paired default
+# the full sweep a live --budget N% is a share of: the sweep's paired default
+FULL_LAUNCHES = 5
 POST_S = 20     # a rough guess of build + emit + report per collective, for the ETA only
 
 # The sweep's options tune passes through as given: (flag, metavar, help).

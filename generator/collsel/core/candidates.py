@@ -24,6 +24,7 @@ leaf to the root: the topmost turned-into-a-leaf node, else the leaf. Nothing re
 """
 import itertools
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -41,9 +42,9 @@ LEAF_RULES = ("majority", "penalty")
 @dataclass(frozen=True)
 class Candidate:
     limit: str               # exact, alpha, depth, threshold; or defer, fixed (one leaf)
-    value: float = None
-    split: str = None
-    leaf: str = None
+    value: Optional[float] = None
+    split: Optional[str] = None
+    leaf: Optional[str] = None
     ties: bool = False
     defer: bool = True
 

@@ -21,7 +21,7 @@ statistics can score any method on every measured cell; `candidates` counts the 
 per cell. `tied` is each cell's tie set and `confidence` its decision confidence (core.ties).
 """
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -106,6 +106,9 @@ class DecisionMap:
     tied: Optional[np.ndarray] = None
     confidence: Optional[np.ndarray] = None  # float grid: largest p_best, NaN when unknown
     family: str = "openmpi"          # whose algorithm ids the methods hold (the table's)
+    # what tree building derives from this map alone, kept for the next tree of the same map
+    # (core.tree: model selection builds several on each training map); a copy starts empty
+    cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.tied is None:

@@ -9,13 +9,12 @@ at most MAX_FOLDS of them, evenly spaced).
 
 Statistic: the mean penalty over the held-out cells, the figure `collsel evaluate` scores and a
 user is judged by (CAP = inf: no cell is capped; the `capped` fields of stats.json are this
-statistic). Until 2026-11-29 each cell counted at most 100 % so that one wild cell could not
-decide; but where the MPI's default (or a method) is 1,000x slower at a few cells, the cap made
-it look as good as a tree (valentinisalessio-bcast-socket: the default 5.17 % capped, 551 %
-plain, recommended there), and over the 53 (corpus table, protocol) pairs the recommendation's
-mean regret against the best of {exact, depth 2/3/4 penalty, best fixed} was 20.09 points with
-the cap, 4.52 with a 1,000 % cap, 1.17 without (median 0.62 / 0.44 / 0.44). A wild cell is
-part of what a choice costs: avoiding it is the point. A kind's figure is the mean over its
+statistic). No cap, because a cell where the MPI's default (or a method) is 1,000x slower is
+part of what a choice costs: avoiding it is the point. A cap at 100 % made such a default look
+as good as a tree (valentinisalessio-bcast-socket: 5.17 % capped, 551 % plain); over the 53
+(corpus table, protocol) pairs the recommendation's mean regret against the best of {exact,
+depth 2/3/4 penalty, best fixed} is 20.09 points with that cap, 4.52 with a 1,000 % cap, 1.17
+without (median 0.62 / 0.44 / 0.44). A kind's figure is the mean over its
 folds' pooled held-out cells; `combined` averages kinds.
 
 Rule: the one-standard-error rule. The best candidate b has the least figure; candidate c
@@ -25,8 +24,9 @@ combined sqrt(sum SE_k^2)/kinds. Over folds (3-5 per kind) the SE was so wide th
 everywhere "tied" trees 3 points better (seen on the Trieste bcast table); cells of one fold are
 not independent, so this SE is on the small side and the rule on the greedy side. Among those
 qualifying that are not worse than the MPI's default nor the best fixed method (never worse
-than the obvious), the one with the fewest leaves wins (then the lower figure, then grid order). The trivial candidates have one leaf, so
-when they are within noise of the best they are chosen, and said so.
+than the obvious), the one with the fewest leaves wins (then the lower figure, then grid
+order). The trivial candidates have one leaf, so when they are within noise of the best they
+are chosen, and said so.
 
 Nested figure: for every outer fold, the rule is applied to the training set as a
 recommendation made on it would apply it (what `collsel evaluate --candidate=--recommend` does
@@ -53,6 +53,7 @@ choice the cell's worst penalty (WORST), the figures leave it out as unscorable 
 """
 import math
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 
@@ -179,8 +180,8 @@ class Selection:
     nested: dict                 # kind (and "combined") -> figures of the procedure
     nested_best: dict            # the same for "take the best candidate" (no one-SE rule)
     trained: object              # candidates.Trained on the whole map
-    edge: dict = None
-    fallback: dict = None        # the tree chosen did not beat a trivial candidate nested
+    edge: Optional[dict] = None
+    fallback: Optional[dict] = None   # the tree chosen did not beat a trivial candidate nested
     indexes: dict = field(default_factory=dict)
 
 

@@ -33,8 +33,8 @@ the smallest exact-up-to-ties tree. A block cut off by a limit gets its method f
 
 Every rule scores a method on the block's measured cells at DecisionMap.scored_times (imputed
 where unmeasured) and only considers methods scorable on all of them ("defer to the MPI" only
-where the baseline was measured); on complete tables without baseline rows this is the rule as it
-was before imputation existed.
+where the baseline was measured); on complete tables without baseline rows every method is
+measured in every cell, so imputation changes nothing there.
 """
 import functools
 from dataclasses import dataclass, replace
@@ -210,7 +210,7 @@ class _Levels:
 
     @staticmethod
     def of(dmap, split):
-        cache = dmap.__dict__.setdefault("_tree_levels", {})
+        cache = dmap.cache.setdefault("tree_levels", {})
         if split not in cache:
             cache[split] = _Levels(dmap, split)
         return cache[split]
@@ -306,7 +306,7 @@ class _LeafChooser:
         if self._scores is None:
             # the same for every tree of the map and cap: kept on the map (model selection
             # builds a dozen variants on each training map)
-            cache = self.dmap.__dict__.setdefault("_score_tables", {})
+            cache = self.dmap.cache.setdefault("score_tables", {})
             if self.cap not in cache:
                 cache[self.cap] = self._score_tables()
             self._scores = cache[self.cap]

@@ -153,7 +153,8 @@ def plan(collectives, methods_of, comm_sizes, shape_count, msg_sizes, budget_s, 
          launcher_name, time_cap, budget_text, family="openmpi", algorithms_of=None):
     """[Grid] of every collective (in the given order): the finest LADDER step whose coarse
     sweeps fit COARSE_SHARE of the budget, the rest shared as planned refinement by coarse
-    cost among the paired ones; one line naming what the budget needs when even the coarsest step does not fit.
+    cost among the paired ones; one line naming what the budget needs when even the coarsest
+    step does not fit.
     `comm_sizes`: the ascending P values, or () with --nodes/--ppn (`shape_count` shapes);
     `algorithms_of`: {collective: the sweep's --algorithms} where not all are measured."""
     allowed = COARSE_SHARE * budget_s
