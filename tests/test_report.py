@@ -53,7 +53,7 @@ def report(tmp_path_factory, tanjaderin):
     d = tmp_path_factory.mktemp("report")
     model = perturbed_copy(tanjaderin["bcast"], d / "predicted.csv")
     args = [tanjaderin["bcast"], "--collective", "bcast", "--depths", "3", "--thresholds",
-            "80", "--budget", "1%", "--model-table", model, "--quiet"]
+            "80", "--budget", "1%", "--model-table", model, "--quiet", "--png"]
     # in its own directory: the deploy box names tree-bcast there, as an absolute path
     r = collsel("report", *args, "--out", d / "a", cwd=d)
     assert r.returncode == 0, r.stderr
@@ -169,13 +169,17 @@ def test_page_numbers_come_from_report_json(report):
                            f"{r['penalty_mean']:.2f}", f"{r['penalty_median']:.2f}",
                            "–" if r["excess_us_mean"] is None else f"{r['excess_us_mean']:.3f}",
                            str(r["leaves"]), str(r["nodes"])]
-    # every image is embedded; every figure also exists as PNG and SVG
+    # every image is embedded; with --png every figure also exists as PNG and SVG, the page's
+    # width_px the PNG's own
     assert re.findall(r'<img src="([^"]+)"', page) and all(
         s.startswith("data:image/svg+xml;base64,") for s in re.findall(r'<img src="([^"]+)"',
                                                                         page))
     for f in rep["figures"]:
-        assert (report["dir"] / f["png"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        png = (report["dir"] / f["png"]).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        assert int.from_bytes(png[16:20], "big") == f["width_px"]
         assert b"<svg" in (report["dir"] / f["svg"]).read_bytes()[:2000]
+        assert f'<a href="{f["png"]}">' in page
     rec = rep["recommendation"]
     assert rec["commands"][0] == rec["build_command"] == (
         f"collsel build {report['table']} --collective bcast --recommend --criterion combined "
@@ -216,7 +220,12 @@ def test_rerun_removes_its_stale_files_and_keeps_the_users(report, tmp_path):
     r = collsel("report", t, "--collective", "bcast", "--z", "ppn", "--depths", "1",
                 "--thresholds", "80", "--quiet", "--out", out)
     assert r.returncode == 0, r.stderr
-    assert (out / "maps-z2.png").exists()
+    assert (out / "maps-z2.svg").exists()
+    # without --png no PNG: report.json and the page name the SVG alone
+    assert not list(out.glob("*.png"))
+    doc = json.loads((out / "report.json").read_text())
+    assert all(f["png"] is None and f["width_px"] > 0 for f in doc["figures"])
+    assert ".png" not in (out / "index.html").read_text()
     (out / "my-notes.txt").write_text("mine\n")
     r = collsel("report", *report["args"], "--out", out)     # a 2-D report: no z panels
     assert r.returncode == 0, r.stderr

@@ -34,7 +34,7 @@ def sweep(tmp_path, probe):
 def report(tmp_path, table, *z):
     out = tmp_path / "report"
     assert cli(["report", table, "--collective", "bcast", *z, "--depths", "2", "--thresholds",
-                "90", "--quiet", "--out", str(out)]) == 0
+                "90", "--png", "--quiet", "--out", str(out)]) == 0
     return json.loads((out / "report.json").read_text()), (out / "index.html").read_text(), out
 
 

@@ -246,4 +246,5 @@ class ReportRequest:
     launches: str | None = None
     tree_dir: str | None = None
     deployed: list[str] | None = None   # ["TARGET=PATH", ...]
+    png: bool = False
     quiet: bool = False

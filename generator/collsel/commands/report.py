@@ -26,9 +26,9 @@ def register(sub):
     p = add_command(
         sub, "report",
         description="Write DIR/index.html (one self-contained page: images embedded, no network, "
-        "no JavaScript), DIR/report.json (every number the page shows) and a PNG and an SVG of "
-        "each plot: the data summary, the exact decision map and trees limited by depth "
-        "(1..K) and accuracy threshold, their penalty maps, the statistics table of every "
+        "no JavaScript), DIR/report.json (every number the page shows) and an SVG of each plot "
+        "(with --png, a PNG too): the data summary, the exact decision map and trees limited by "
+        "depth (1..K) and accuracy threshold, their penalty maps, the statistics table of every "
         "limit with both split modes and both leaf rules, the penalty/size trade-off with its "
         "Pareto front, Open MPI's own decision (algorithm 0 rows) and an optional model-based "
         "choice as baselines, the tie-set / decision-confidence and candidate-count maps, "
@@ -75,6 +75,9 @@ def register(sub):
                    help="a file already emitted from this tree (e.g. ompi-rules=tune/rules.conf, "
                    "blob=tune/trees): the deploy box runs it as it is instead of an emit "
                    "command; it must exist. Repeat for several targets")
+    p.add_argument("--png", action="store_true",
+                   help="also write each plot as DIR/<name>.png (the page embeds the SVGs; "
+                   "drawing every plot a second time adds about a second of CPU)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run_report)
 
@@ -145,7 +148,7 @@ def collective_report(args, measured, dmap, depths, thresholds, progress, worker
     from collsel.sinks.report import compute, page   # matplotlib only when a report is made
     report = compute.compute(dmap, table.summary(measured), options, recommended, mmap,
                              progress, probe)
-    files = page.render_files(report, progress, recommended.tree_json, workers)
+    files = page.render_files(report, progress, recommended.tree_json, workers, args.png)
     return report, files, recommended.figures
 
 

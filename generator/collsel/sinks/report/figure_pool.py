@@ -46,14 +46,15 @@ def warm(workers):
     return workers.map_async(_load_matplotlib, range(parallel.WORKERS), chunksize=1)
 
 
-def _draw(report, group):
+def _draw(report, png, group):
     from collsel.sinks.report import plots
-    return plots.render_group(report, group)
+    return plots.render_group(report, group, png)
 
 
-def render_all(report, workers=None):
-    """[(name, caption, png bytes, svg bytes)] of every figure, in PAGE_ORDER."""
-    draw = functools.partial(_draw, report)
+def render_all(report, workers=None, png=False):
+    """[(name, caption, width in pixels, png bytes or None, svg bytes)] of every figure, in
+    PAGE_ORDER (plots.render_group; the PNG only with `png`)."""
+    draw = functools.partial(_draw, report, png)
     if workers is None:
         drawn = dict(zip(SCHEDULE, map(draw, SCHEDULE)))
     else:

@@ -20,26 +20,28 @@ def dumps(report):
 RECOMMENDED_TREE = "recommended-tree.json"
 
 
-def render_files(report, progress=None, tree_json=None, workers=None):
-    """{file name: bytes} of a report dict: report.json, index.html, every plot as PNG+SVG, and
-    the recommended tree's tree.json (`tree_json`, as `collsel build --recommend` writes it);
-    the plots drawn by `workers` (figure_pool.pool()) when given."""
-    figures = figure_pool.render_all(json.loads(dumps(report)), workers)
+def render_files(report, progress=None, tree_json=None, workers=None, png=False):
+    """{file name: bytes} of a report dict: report.json, index.html, every plot as SVG (and as
+    PNG with `png`), and the recommended tree's tree.json (`tree_json`, as `collsel build
+    --recommend` writes it); the plots drawn by `workers` (figure_pool.pool()) when given."""
+    figures = figure_pool.render_all(json.loads(dumps(report)), workers, png)
     if progress:
         progress(f"{len(figures)} figures drawn")
-    report = dict(report, figures=[{"name": n, "caption": c, "png": f"{n}.png", "svg": f"{n}.svg",
-                                    "width_px": int.from_bytes(png[16:20], "big")}
-                                   for n, c, png, _ in figures])
+    report = dict(report, figures=[{"name": n, "caption": c, "svg": f"{n}.svg",
+                                    "png": None if raster is None else f"{n}.png",
+                                    "width_px": width}
+                                   for n, c, width, raster, _ in figures])
     text = dumps(report)
     data = json.loads(text)          # the page sees exactly what report.json holds
     images = {n: "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
-              for n, _, _, svg in figures}
+              for n, _, _, _, svg in figures}
     html = render("report.html.j2", r=data, images=images, fmt=Format)
     files = {"report.json": text.encode("utf-8"), "index.html": html.encode("utf-8")}
     if tree_json is not None:
         files[RECOMMENDED_TREE] = tree_json
-    for name, _, png, svg in figures:
-        files[f"{name}.png"] = png
+    for name, _, _, raster, svg in figures:
+        if raster is not None:
+            files[f"{name}.png"] = raster
         files[f"{name}.svg"] = svg
     return files
 

@@ -572,18 +572,25 @@ def _group_figures(report, group):
     return probe_figures(report)
 
 
-def render_group(report, group):
-    """[(name, caption, png bytes, svg bytes)] of the figures of one group (maps, robust,
-    penalty, baselines, tradeoff, probe), drawn whole by one process (sinks/report/figure_pool)."""
+def render_group(report, group, png=False):
+    """[(name, caption, width in pixels, png bytes or None, svg bytes)] of the figures of one
+    group (maps, robust, penalty, baselines, tradeoff, probe), drawn whole by one process
+    (sinks/report/figure_pool). The PNG only when asked: the page embeds the SVG, and drawing a
+    figure again with Agg is a third of a report's figure time."""
     out = []
     with matplotlib.rc_context():
         matplotlib.rcdefaults()
         matplotlib.rcParams.update(RC)
         for name, fig, caption in _group_figures(report, group):
-            png, svg = io.BytesIO(), io.BytesIO()
-            fig.savefig(png, format="png", metadata={"Software": None})
+            raster = None
+            if png:
+                buffer = io.BytesIO()
+                fig.savefig(buffer, format="png", metadata={"Software": None})
+                raster = buffer.getvalue()
+            svg = io.BytesIO()
             fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
-            out.append((name, caption, png.getvalue(), svg.getvalue()))
+            # the PNG's width (Agg's canvas: the figure's box at its dpi, truncated)
+            out.append((name, caption, int(fig.bbox.width), raster, svg.getvalue()))
     return out
 
 
