@@ -120,6 +120,27 @@ OMPI_BASE_FUNCTIONS = {
 # the benchmark measures, ingest reads and the models predict is each of those steps' own list.
 ALGORITHMS = TUNED_ALGORITHMS
 
+# Open MPI's collective ids: enum COLLTYPE in ompi/mca/coll/base/coll_base_functions.h (the same
+# in 4.1, 5.0 and main), the COLID of a classic rules file; 22 of them, the 14 above among them.
+OMPI_COLLTYPE = {
+    "allgather": 0, "allgatherv": 1, "allreduce": 2, "alltoall": 3, "alltoallv": 4,
+    "alltoallw": 5, "barrier": 6, "bcast": 7, "exscan": 8, "gather": 9, "gatherv": 10,
+    "reduce": 11, "reduce_scatter": 12, "reduce_scatter_block": 13, "scan": 14, "scatter": 15,
+    "scatterv": 16, "neighbor_allgather": 17, "neighbor_allgatherv": 18,
+    "neighbor_alltoall": 19, "neighbor_alltoallv": 20, "neighbor_alltoallw": 21,
+}
+
+
+def ompi_algorithm_cvar(collective):
+    """The control variable that forces `collective`'s coll/tuned algorithm (its segment size and
+    fan-outs are this name + `_segmentsize`, `_chain_fanout`, ...: TUNED_PARAMETERS)."""
+    return f"coll_tuned_{collective}_algorithm"
+
+
+def mpich_algorithm_cvar(collective):
+    """The control variable whose value names `collective`'s MPICH algorithm (MPICH_VERSIONS)."""
+    return f"MPIR_CVAR_{collective.upper()}_INTRA_ALGORITHM"
+
 # The blob's collective field holds 16 bytes (docs/formats/blob.md): the short form of the one
 # coll/tuned collective whose name is longer.
 BLOB_NAMES = {"reduce_scatter_block": "reduce_scat_blk"}
