@@ -5,9 +5,6 @@
 
 #include <string.h>
 
-/* slot c of the set holds collective c */
-typedef char one_slot_per_collective[COLLSEL_MPI_NCOLL == COLLSEL_TREESET_SLOTS ? 1 : -1];
-
 static int32_t slot_of(const collsel_tree *tree, const char *path, char *msg, size_t msg_size)
 {
     int32_t c;

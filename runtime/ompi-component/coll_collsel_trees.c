@@ -7,9 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* slot c of the set holds collective c */
-typedef char one_slot_per_collective[COLLSEL_MPI_NCOLL == COLLSEL_TREESET_SLOTS ? 1 : -1];
-
 static int collective_of(const collsel_tree *tree)
 {
     const char *name = collsel_tree_collective(tree);
