@@ -117,6 +117,51 @@ static const char *const collsel_mpi_ompi_cvar[COLLSEL_MPI_NCOLL] COLLSEL_MPI_UN
     "coll_tuned_scatter_algorithm",
 };
 
+/* The variables a method's fan-in/out is written into, as suffixes of the algorithm's
+ * (FANINOUT_VARIABLES; NULL: none more) */
+#define COLLSEL_MPI_OMPI_FAN_VARS 3
+
+static const char *const
+    collsel_mpi_ompi_fan_vars[COLLSEL_MPI_NCOLL][COLLSEL_MPI_OMPI_FAN_VARS] COLLSEL_MPI_UNUSED = {
+    {"_chain_fanout", "_tree_fanout", NULL},   /* allgather */
+    {"_chain_fanout", "_tree_fanout", NULL},   /* allgatherv */
+    {"_chain_fanout", "_tree_fanout", NULL},   /* allreduce */
+    {"_max_requests", NULL},   /* alltoall */
+    {"_chain_fanout", "_tree_fanout", NULL},   /* alltoallv */
+    {"_chain_fanout", "_tree_fanout", NULL},   /* barrier */
+    {"_chain_fanout", "_tree_fanout", NULL},   /* bcast */
+    {"_chain_fanout", "_tree_fanout", NULL},   /* exscan */
+    {"_chain_fanout", "_tree_fanout", NULL},   /* gather */
+    {"_chain_fanout", "_tree_fanout", NULL},   /* reduce */
+    {"_chain_fanout", "_tree_fanout", NULL},   /* reduce_scatter */
+    {"_chain_fanout", "_tree_fanout", NULL},   /* reduce_scatter_block */
+    {"_chain_fanout", "_tree_fanout", NULL},   /* scan */
+    {"_chain_fanout", "_tree_fanout", NULL},   /* scatter */
+};
+
+/* The algorithm ids whose coll/base function needs a commutative operation (COMMUTATIVE_ONLY),
+ * 0-terminated: a non-commutative call deferred there */
+#define COLLSEL_MPI_OMPI_COMMUTATIVE_ONLY 6
+
+static const int32_t collsel_mpi_ompi_commutative_only[COLLSEL_MPI_NCOLL]
+                                                      [COLLSEL_MPI_OMPI_COMMUTATIVE_ONLY]
+    COLLSEL_MPI_UNUSED = {
+    {0},   /* allgather */
+    {0},   /* allgatherv */
+    {4, 5, 6, 0},   /* allreduce */
+    {0},   /* alltoall */
+    {0},   /* alltoallv */
+    {0},   /* barrier */
+    {0},   /* bcast */
+    {0},   /* exscan */
+    {0},   /* gather */
+    {2, 3, 4, 5, 7, 0},   /* reduce */
+    {2, 3, 0},   /* reduce_scatter */
+    {3, 0},   /* reduce_scatter_block */
+    {0},   /* scan */
+    {0},   /* scatter */
+};
+
 /* A refusal: forced at a comm_size outside [runs_from, runs_below), the algorithm fails the call
  * (MPI_ERR_UNSUPPORTED_OPERATION); a runtime defers there instead. One entry per collective
  * (algorithm 0: it refuses nothing). */

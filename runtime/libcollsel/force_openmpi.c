@@ -9,11 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* What a method writes, as the benchmark does (its COLLS[], bench/colls.c): the algorithm,
- * its segment size and F into the fan variables (alltoall: max_requests, linear_sync's limit;
- * the others: chain_fanout and tree_fanout). Only the algorithm variable exists for every
- * collective (alltoallv, barrier, scan, exscan have no other). */
+/* What a method writes, as the benchmark does (bench/forcing.c): the algorithm, its segment size
+ * and F into the fan variables (the MPI table's collsel_mpi_ompi_fan_vars: alltoall's
+ * max_requests, the others' chain_fanout and tree_fanout). Only the algorithm variable exists
+ * for every collective (alltoallv, barrier, scan, exscan have no other). */
 enum { V_ALGORITHM, V_SEGSIZE, V_FAN_A, V_FAN_B, N_VARS };
+typedef char fan_vars_fit[COLLSEL_MPI_OMPI_FAN_VARS - 1 <= N_VARS - V_FAN_A ? 1 : -1];
 static collsel_cvar vars[COLLSEL_MPI_NCOLL][N_VARS];
 static int have[COLLSEL_MPI_NCOLL][N_VARS];
 static const char *refusal[COLLSEL_MPI_NCOLL];
@@ -23,26 +24,12 @@ static const struct collsel_mpi_refusal *refuses;
 
 static const char *suffix(enum collsel_mpi_coll coll, int var)
 {
-    static const char *const plain[N_VARS] = {"", "_segmentsize", "_chain_fanout",
-                                              "_tree_fanout"};
-    static const char *const alltoall[N_VARS] = {"", "_segmentsize", "_max_requests", NULL};
-    return (coll == COLLSEL_MPI_ALLTOALL ? alltoall : plain)[var];
+    if (var == V_ALGORITHM)
+        return "";
+    if (var == V_SEGSIZE)
+        return "_segmentsize";
+    return collsel_mpi_ompi_fan_vars[coll][var - V_FAN_A];
 }
-
-/* Algorithm ids whose coll/base function needs a commutative op (docs/guide/libcollsel.md):
- * reduce all but linear (1) and in-order binary (6), which alone keep the operand order (4.1.4's
- * fixed decision uses only them for non-commutative ops, ompi_coll_tuned_reduce_intra_dec_fixed);
- * allreduce ring and segmented ring (coll_base_allreduce.c:288, :557) and rabenseifner (:988
- * falls back); reduce_scatter recursive halving and ring (coll_base_reduce_scatter.c:129,
- * :409); reduce_scatter_block recursive halving (coll_base_reduce_scatter_block.c:399, :420
- * falls back). Scan and exscan algorithms take any op (coll_base_scan.c:134,
- * coll_base_exscan.c:119). 0 ends a list. */
-static const int commutative_only[COLLSEL_MPI_NCOLL][6] = {
-    [COLLSEL_MPI_REDUCE] = {2, 3, 4, 5, 7},
-    [COLLSEL_MPI_ALLREDUCE] = {4, 5, 6},
-    [COLLSEL_MPI_REDUCE_SCATTER] = {2, 3},
-    [COLLSEL_MPI_REDUCE_SCATTER_BLOCK] = {3},
-};
 
 int lc_force_usable(enum collsel_mpi_coll coll, const collsel_tree_choice *c, int comm_size)
 {
@@ -59,8 +46,9 @@ unsigned lc_force_needs(enum collsel_mpi_coll coll, const collsel_tree_choice *c
     int i;
     if (collsel_tree_hier(c, NULL, NULL, NULL))
         return LC_NEED_COMMUTATIVE;   /* hier.c reduces inside the groups, then among leaders */
-    for (i = 0; i < 6 && commutative_only[coll][i]; i++)
-        if (commutative_only[coll][i] == c->algorithm)
+    /* the algorithms whose coll/base function needs one (the MPI table, 0-terminated) */
+    for (i = 0; collsel_mpi_ompi_commutative_only[coll][i]; i++)
+        if (collsel_mpi_ompi_commutative_only[coll][i] == c->algorithm)
             return LC_NEED_COMMUTATIVE;
     return 0;
 }

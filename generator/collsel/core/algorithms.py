@@ -162,8 +162,32 @@ SEGMENTING = {c: _SEGMENTING.get(c, frozenset()) for c in ALGORITHMS}
 USES_FANINOUT = {c: frozenset({2}) if c in ("bcast", "reduce") else frozenset()
                  for c in ALGORITHMS}
 
+# Algorithms whose coll/base function needs a commutative operation (Open MPI 4.1.4): reduce all
+# but linear (1) and in-order binary (6), which alone keep the operand order (the fixed decision
+# uses only them for non-commutative ops, ompi_coll_tuned_reduce_intra_dec_fixed); allreduce ring
+# and segmented ring (coll_base_allreduce.c:288, :557) and rabenseifner (:988 falls back);
+# reduce_scatter recursive halving and ring (coll_base_reduce_scatter.c:129, :409);
+# reduce_scatter_block recursive halving (coll_base_reduce_scatter_block.c:399, :420 falls back).
+# Scan and exscan algorithms take any op (coll_base_scan.c:134, coll_base_exscan.c:119).
+# libcollsel defers a non-commutative call where the tree names one of them.
+COMMUTATIVE_ONLY = {
+    "reduce": frozenset({2, 3, 4, 5, 7}),
+    "allreduce": frozenset({4, 5, 6}),
+    "reduce_scatter": frozenset({2, 3}),
+    "reduce_scatter_block": frozenset({3}),
+}
+
 # Reduce algorithms valid for non-commutative operations.
-REDUCE_NONCOMMUTATIVE = frozenset({1, 6})
+REDUCE_NONCOMMUTATIVE = frozenset(TUNED_ALGORITHMS["reduce"]) - {0} - COMMUTATIVE_ONLY["reduce"]
+
+# The coll/tuned variables a method's fan-in/out F is written into when it is forced (by the
+# benchmark's forcing and by libcollsel), after `coll_tuned_<coll>_algorithm_`: chain_fanout and
+# tree_fanout, but alltoall's max_requests (linear_sync's limit; no alltoall algorithm reads a
+# fan-out). reduce's max_requests keeps the launch's value (it limits the tree algorithms'
+# requests, whose F is the fan-out). A variable the collective lacks (TUNED_PARAMETERS) is not
+# written.
+FANINOUT_VARIABLES = {c: ("max_requests",) if c == "alltoall" else ("chain_fanout", "tree_fanout")
+                      for c in ALGORITHMS}
 
 # Words that name the MPI's own decision (id 0) in benchmark outputs; refused as ambiguous where
 # the catalogue gives the word to an algorithm (allgatherv's 1 is ompi_info's "default").

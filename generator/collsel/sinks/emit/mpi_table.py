@@ -1,5 +1,6 @@
 """The C runtimes' MPI knowledge, generated: runtime/collsel_mpi_table.h from core/algorithms.py
-(collectives, blob names, Open MPI's catalogue, MPICH's names, the forcing variables) and
+(collectives, blob names, Open MPI's catalogue, which algorithms need a commutative operation,
+MPICH's names, the forcing variables) and
 core/fallbacks.py (Open MPI's refusals per release), through templates/collsel_mpi_table.h.j2.
 
 The header is committed, so a C build needs no Python; `make regen-mpi-table` (or
@@ -38,8 +39,9 @@ def _wrapped(names, indent=8):
 
 
 def _mpich_names(collective):
-    """The MPICH id -> name list of one collective; ids are 0..n-1 by construction."""
-    ids = algorithms.MPICH_ALGORITHMS[collective]
+    """The MPICH id -> name list of one collective (ids are 0..n-1 by construction); empty for a
+    collective without MPICH names, which libcollsel then passes to MPICH (no-mpich-names)."""
+    ids = algorithms.MPICH_ALGORITHMS.get(collective, {})
     assert sorted(ids) == list(range(len(ids))), collective
     return [ids[i] for i in range(len(ids))]
 
@@ -81,7 +83,9 @@ def context():
             "ompi_max": max(algorithms.TUNED_ALGORITHMS[c]),
             "ompi_cvar": _name(algorithms.ompi_algorithm_cvar(c)),
             "mpich_cvar": _name(algorithms.mpich_algorithm_cvar(c)),
-            "mpich_names": mpich, "mpich_lines": _wrapped(mpich)})
+            "mpich_names": mpich, "mpich_lines": _wrapped(mpich),
+            "fan_vars": [_name(v) for v in algorithms.FANINOUT_VARIABLES[c]],
+            "commutative_only": sorted(algorithms.COMMUTATIVE_ONLY.get(c, ()))})
     mpich_releases = sorted(algorithms.MPICH_VERSIONS, key=_release_key)
     return {
         "collectives": rows,
@@ -90,6 +94,8 @@ def context():
         "mpich_first": f"MPICH {mpich_releases[0]}",
         "mpich_releases": ", ".join(mpich_releases[1:]) or "none",
         "mpich_max_ids": max(len(r["mpich_names"]) for r in rows) + 1,   # room for the NULL
+        "fan_vars_max": max(len(r["fan_vars"]) for r in rows) + 1,
+        "commutative_max": max(len(r["commutative_only"]) for r in rows) + 1,   # and the 0
     }
 
 

@@ -39,9 +39,10 @@ static void enum_list(const collsel_cvar *c, int names, char *known, size_t size
     }
 }
 
-/* Open MPI's variables of the collective: algorithm, segment size, then the ones F writes
- * (COLLS[].fan_vars); have[i] = 0 where this MPI has none. */
+/* Open MPI's variables of the collective: algorithm, segment size, then the ones F writes (the
+ * MPI table's collsel_mpi_ompi_fan_vars); have[i] = 0 where this MPI has none. */
 #define NVARS 5
+typedef char fan_vars_fit[COLLSEL_MPI_OMPI_FAN_VARS - 1 <= NVARS - 2 ? 1 : -1];
 
 /* Open MPI: write algorithm, segment size and fan-outs (F; 0: the value the process started
  * with) of method mt, read each back; 0 or 6 with a message. */
@@ -103,18 +104,14 @@ static int open_openmpi_vars(const struct options *o, collsel_cvar *cv, int *hav
                              size_t msg_size)
 {
     const char *suffix[NVARS] = {"", "_segmentsize", NULL, NULL, NULL};
-    char fans[128], *save = NULL;
     int code = 0, t = table_index(o, msg, msg_size);
     if (t < 0)
         return 6;
-    snprintf(fans, sizeof fans, "%s", COLLS[o->coll].fan_vars);
-    for (int i = 2; i < NVARS; i++)
-        if ((suffix[i] = strtok_r(i == 2 ? fans : NULL, ",", &save)) == NULL)
-            break;
+    for (int i = 2; i < NVARS && collsel_mpi_ompi_fan_vars[t][i - 2]; i++)
+        suffix[i] = collsel_mpi_ompi_fan_vars[t][i - 2];
     for (int i = 0; i < NVARS && suffix[i]; i++) {
         char name[128];
-        snprintf(name, sizeof name, "%s%s%s", collsel_mpi_ompi_cvar[t], i > 1 ? "_" : "",
-                 suffix[i]);
+        snprintf(name, sizeof name, "%s%s", collsel_mpi_ompi_cvar[t], suffix[i]);
         have[i] = collsel_cvar_open(name, &cv[i]) == 0;
         if (!have[i] && i == 0) {
             snprintf(msg, msg_size, "forcing did not take: no control variable %s "
