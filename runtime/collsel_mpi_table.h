@@ -170,53 +170,47 @@ struct collsel_mpi_refusal {
     int32_t runs_from, runs_below;
 };
 
-/* The refusals of each Open MPI release collsel states them for (core/fallbacks.py
- * OMPI_RELEASE_REFUSALS, with their sources), oldest first. */
+/* The distinct refusal lists, one entry per collective, and the Open MPI releases collsel states
+ * refusals for (core/fallbacks.py OMPI_RELEASE_REFUSALS, with their sources), oldest first, each
+ * naming its list: releases with the same refusals share one. */
+#define COLLSEL_MPI_OMPI_REFUSAL_LISTS 1
+
+static const struct collsel_mpi_refusal
+    collsel_mpi_ompi_refusal_lists[COLLSEL_MPI_OMPI_REFUSAL_LISTS][COLLSEL_MPI_NCOLL]
+    COLLSEL_MPI_UNUSED = {
+    {
+        {6, 2, 3},   /* allgather: two_proc */
+        {5, 2, 3},   /* allgatherv: two_proc */
+        {0, 0, 0},   /* allreduce */
+        {5, 2, 3},   /* alltoall: two_proc */
+        {0, 0, 0},   /* alltoallv */
+        {5, 2, 3},   /* barrier: two_proc */
+        {0, 0, 0},   /* bcast */
+        {0, 0, 0},   /* exscan */
+        {0, 0, 0},   /* gather */
+        {0, 0, 0},   /* reduce */
+        {0, 0, 0},   /* reduce_scatter */
+        {0, 0, 0},   /* reduce_scatter_block */
+        {0, 0, 0},   /* scan */
+        {0, 0, 0},   /* scatter */
+    },
+};
+
 struct collsel_mpi_ompi_release {
     int major, minor;
-    struct collsel_mpi_refusal refusal[COLLSEL_MPI_NCOLL];
+    int refusal_list;   /* index into collsel_mpi_ompi_refusal_lists */
 };
 
 #define COLLSEL_MPI_OMPI_RELEASES 2
 
 static const struct collsel_mpi_ompi_release
     collsel_mpi_ompi_releases[COLLSEL_MPI_OMPI_RELEASES] COLLSEL_MPI_UNUSED = {
-    {4, 1, {
-        {6, 2, 3},   /* allgather: two_proc */
-        {5, 2, 3},   /* allgatherv: two_proc */
-        {0, 0, 0},   /* allreduce */
-        {5, 2, 3},   /* alltoall: two_proc */
-        {0, 0, 0},   /* alltoallv */
-        {5, 2, 3},   /* barrier: two_proc */
-        {0, 0, 0},   /* bcast */
-        {0, 0, 0},   /* exscan */
-        {0, 0, 0},   /* gather */
-        {0, 0, 0},   /* reduce */
-        {0, 0, 0},   /* reduce_scatter */
-        {0, 0, 0},   /* reduce_scatter_block */
-        {0, 0, 0},   /* scan */
-        {0, 0, 0},   /* scatter */
-    }},
-    {5, 0, {
-        {6, 2, 3},   /* allgather: two_proc */
-        {5, 2, 3},   /* allgatherv: two_proc */
-        {0, 0, 0},   /* allreduce */
-        {5, 2, 3},   /* alltoall: two_proc */
-        {0, 0, 0},   /* alltoallv */
-        {5, 2, 3},   /* barrier: two_proc */
-        {0, 0, 0},   /* bcast */
-        {0, 0, 0},   /* exscan */
-        {0, 0, 0},   /* gather */
-        {0, 0, 0},   /* reduce */
-        {0, 0, 0},   /* reduce_scatter */
-        {0, 0, 0},   /* reduce_scatter_block */
-        {0, 0, 0},   /* scan */
-        {0, 0, 0},   /* scatter */
-    }},
+    {4, 1, 0},
+    {5, 0, 0},
 };
 
-/* The refusals of Open MPI major.minor: the newest listed release not newer than it (the oldest
- * for an older one). */
+/* The refusals of Open MPI major.minor, one entry per collective: the newest listed release not
+ * newer than it (the oldest for an older one). */
 static inline const struct collsel_mpi_refusal *collsel_mpi_ompi_refusals(int major, int minor)
 {
     int i = COLLSEL_MPI_OMPI_RELEASES - 1;
@@ -224,7 +218,7 @@ static inline const struct collsel_mpi_refusal *collsel_mpi_ompi_refusals(int ma
                      || (collsel_mpi_ompi_releases[i].major == major
                          && collsel_mpi_ompi_releases[i].minor > minor)))
         i--;
-    return collsel_mpi_ompi_releases[i].refusal;
+    return collsel_mpi_ompi_refusal_lists[collsel_mpi_ompi_releases[i].refusal_list];
 }
 
 /* 1 when `refusal` (one collective's entry) fails `algorithm` on comm_size ranks. */

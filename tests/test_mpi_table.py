@@ -50,6 +50,8 @@ COPIES = [re.compile(p) for p in (
     r'MPIR_CVAR_%s|"MPIR_CVAR_"',
     r'\{\s*6,\s*5,\s*6,\s*5,\s*2,\s*6,\s*9',    # the hand-written max_algorithm
     r'\{"allgather", 6, 2, 3\}',                # the old REFUSALS[]
+    r'"_?chain_fanout',                          # a fan-in/out variable
+    r'\{2, 3, 4, 5, 7\}',                       # reduce's commutative-only algorithms
 )]
 
 
@@ -102,14 +104,19 @@ def _listed_release(major, minor):
     return "%d.%d" % fit[-1]
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
-def test_compiled_rules_answer_as_the_python_table(tmp_path):
+def _probe(tmp_path, header_text):
+    """The PROBE program's lines, compiled against `header_text`."""
+    (tmp_path / "collsel_mpi_table.h").write_text(header_text)
     (tmp_path / "probe.c").write_text(PROBE)
     subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
-                    f"-I{HEADER.parent}", str(tmp_path / "probe.c"), "-o",
+                    f"-I{tmp_path}", str(tmp_path / "probe.c"), "-o",
                     str(tmp_path / "probe")], check=True)
-    got = subprocess.run([str(tmp_path / "probe")], check=True, capture_output=True,
-                         text=True).stdout.splitlines()
+    return subprocess.run([str(tmp_path / "probe")], check=True, capture_output=True,
+                          text=True).stdout.splitlines()
+
+
+def _want():
+    """PROBE's lines from the Python table."""
     want = []
     for major, minor in ((3, 0), (4, 1), (4, 9), (5, 0), (6, 2)):
         entries = fallbacks.OMPI_RELEASE_REFUSALS[_listed_release(major, minor)]
@@ -123,6 +130,25 @@ def test_compiled_rules_answer_as_the_python_table(tmp_path):
         want.append(f"names {c} {algorithms.BLOB_NAMES.get(c, c)} "
                     f"{len(algorithms.MPICH_ALGORITHMS[c])} {algorithms.ompi_algorithm_cvar(c)} "
                     f"{algorithms.mpich_algorithm_cvar(c)}")
-    assert got == want
+    return want
+
+
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
+
+
+@needs_gcc
+def test_compiled_rules_answer_as_the_python_table(tmp_path):
+    assert _probe(tmp_path, HEADER.read_text()) == _want()
     # 4.1.4's refusals are the ones the Python decisions apply (core.fallbacks.refused)
     assert fallbacks.OMPI_RELEASE_REFUSALS["4.1"] == fallbacks.REFUSALS
+
+
+@needs_gcc
+def test_a_release_refuses_only_what_its_own_entry_says(tmp_path, monkeypatch):
+    """Were 5.0 to refuse nothing, a runtime built against 5.0 (or later) would defer nowhere,
+    while one built against 4.1 keeps 4.1's refusals: nothing is inherited across releases."""
+    monkeypatch.setitem(fallbacks.OMPI_RELEASE_REFUSALS, "5.0", ())
+    got = _probe(tmp_path, mpi_table.header())
+    assert got == _want()
+    assert any(line.startswith("4.9 barrier 5 ") for line in got)
+    assert not any(line.startswith(("5.0 ", "6.2 ")) for line in got)

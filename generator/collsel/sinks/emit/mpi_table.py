@@ -46,11 +46,12 @@ def _mpich_names(collective):
     return [ids[i] for i in range(len(ids))]
 
 
-def _releases(collectives):
-    """[{major, minor, refusals}] of OMPI_RELEASE_REFUSALS, oldest first, with an entry for every
-    collective (algorithm 0: none): the C array is indexed by collective, so one refusal per
-    collective and release at most."""
-    out = []
+def _refusals(collectives):
+    """([{major, minor, list}], [refusal list]): OMPI_RELEASE_REFUSALS, oldest first, each
+    release naming the distinct list of its refusals, an entry for every collective (algorithm
+    0: none), since the C list is indexed by collective: one refusal per collective and release
+    at most."""
+    releases, lists = [], []
     for release in sorted(fallbacks.OMPI_RELEASE_REFUSALS, key=_release_key):
         major, minor = _release_key(release)
         entries = {c: {"collective": c, "algorithm": 0, "runs_from": 0, "runs_below": 0}
@@ -62,8 +63,11 @@ def _releases(collectives):
             entries[f.collective].update(
                 algorithm=f.algorithm, name=algorithms.ALGORITHMS[f.collective][f.algorithm],
                 runs_from=f.runs_only[0], runs_below=f.runs_only[1])
-        out.append({"major": major, "minor": minor, "refusals": list(entries.values())})
-    return out
+        listed = list(entries.values())
+        if listed not in lists:
+            lists.append(listed)
+        releases.append({"major": major, "minor": minor, "list": lists.index(listed)})
+    return releases, lists
 
 
 def _release_key(release):
@@ -87,9 +91,11 @@ def context():
             "fan_vars": [_name(v) for v in algorithms.FANINOUT_VARIABLES[c]],
             "commutative_only": sorted(algorithms.COMMUTATIVE_ONLY.get(c, ()))})
     mpich_releases = sorted(algorithms.MPICH_VERSIONS, key=_release_key)
+    releases, refusal_lists = _refusals(collectives)
     return {
         "collectives": rows,
-        "releases": _releases(collectives),
+        "releases": releases,
+        "refusal_lists": refusal_lists,
         "ompi_catalogue": "4.1.4",
         "mpich_first": f"MPICH {mpich_releases[0]}",
         "mpich_releases": ", ".join(mpich_releases[1:]) or "none",
