@@ -2,6 +2,7 @@
 core/fallbacks.py (sinks/emit/mpi_table.py) and committed: it must equal a regeneration, its
 inline rules must answer as the Python table does, and no other C file may keep a copy of what
 it holds."""
+import json
 import re
 import shutil
 import subprocess
@@ -27,6 +28,12 @@ def test_the_benchmark_reads_the_same_header():
     link to the one header."""
     link = BENCH / "collsel_mpi_table.h"
     assert link.is_symlink() and link.resolve() == HEADER.resolve()
+
+
+def test_every_collective_the_benchmark_measures_is_in_the_table():
+    """The benchmark's forcing finds its collective's variables in the table by name."""
+    measured = json.loads((BENCH / "capabilities.json").read_text())["collectives"]
+    assert set(measured) <= set(algorithms.collectives())
 
 
 def test_one_refusal_per_collective_and_release():
