@@ -60,23 +60,17 @@ static const char *const collsel_mpi_coll_names[COLLSEL_MPI_NCOLL] COLLSEL_MPI_U
     "scatter",
 };
 
-/* the names tree blob headers carry: 16 bytes at most (core/algorithms.py BLOB_NAMES) */
-static const char *const collsel_mpi_blob_names[COLLSEL_MPI_NCOLL] COLLSEL_MPI_UNUSED = {
-    "allgather",
-    "allgatherv",
-    "allreduce",
-    "alltoall",
-    "alltoallv",
-    "barrier",
-    "bcast",
-    "exscan",
-    "gather",
-    "reduce",
-    "reduce_scatter",
-    "reduce_scat_blk",
-    "scan",
-    "scatter",
-};
+/* The name a tree blob's header carries for collective c (16 bytes at most): collsel's name,
+ * or its short form (core/algorithms.py BLOB_NAMES). */
+static inline const char *collsel_mpi_blob_name(int c)
+{
+    switch (c) {
+    case COLLSEL_MPI_REDUCE_SCATTER_BLOCK:
+        return "reduce_scat_blk";
+    default:
+        return collsel_mpi_coll_names[c];
+    }
+}
 
 /* ---- Open MPI coll/tuned --------------------------------------------------------------- */
 

@@ -97,7 +97,7 @@ int main(void)
                                collsel_mpi_coll_names[c], a, p);
     }
     for (int c = 0; c < COLLSEL_MPI_NCOLL; c++)
-        printf("names %s %s %d %s %s\n", collsel_mpi_coll_names[c], collsel_mpi_blob_names[c],
+        printf("names %s %s %d %s %s\n", collsel_mpi_coll_names[c], collsel_mpi_blob_name(c),
                collsel_mpi_mpich_count[c], collsel_mpi_ompi_cvar[c], collsel_mpi_mpich_cvar[c]);
     return 0;
 }

@@ -11,7 +11,7 @@
 #include "collsel_treeset.h"
 
 /* The collectives (enum collsel_mpi_coll, COLLSEL_MPI_NCOLL), their names and their blob names
- * (collsel_mpi_coll_names, collsel_mpi_blob_names) are the generated MPI table's. */
+ * (collsel_mpi_coll_names, collsel_mpi_blob_name()) are the generated MPI table's. */
 #include "collsel_mpi_table.h"
 
 /* ---- rules.c ---- */

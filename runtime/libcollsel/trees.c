@@ -10,7 +10,7 @@ static int32_t slot_of(const collsel_tree *tree, const char *path, char *msg, si
     int32_t c;
     (void)path, (void)msg, (void)msg_size;
     for (c = 0; c < COLLSEL_MPI_NCOLL; c++)
-        if (strcmp(collsel_tree_collective(tree), collsel_mpi_blob_names[c]) == 0)
+        if (strcmp(collsel_tree_collective(tree), collsel_mpi_blob_name(c)) == 0)
             return c;
     return COLLSEL_TREESET_SKIP;
 }

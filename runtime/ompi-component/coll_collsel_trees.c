@@ -12,7 +12,7 @@ static int collective_of(const collsel_tree *tree)
     const char *name = collsel_tree_collective(tree);
     int c;
     for (c = 0; c < COLLSEL_MPI_NCOLL; c++)
-        if (0 == strcmp(name, collsel_mpi_blob_names[c]))
+        if (0 == strcmp(name, collsel_mpi_blob_name(c)))
             return c;
     return -1;
 }
