@@ -300,6 +300,25 @@ static const char *const
     },
 };
 
+/* The MPICH id of the collective's algorithm that runs on power-of-two communicators only
+ * (MPICH_POWER_OF_TWO_ONLY; 0: none) */
+static const int32_t collsel_mpi_mpich_power_of_two_only[COLLSEL_MPI_NCOLL] COLLSEL_MPI_UNUSED = {
+    0,   /* allgather */
+    0,   /* allgatherv */
+    0,   /* allreduce */
+    0,   /* alltoall */
+    0,   /* alltoallv */
+    0,   /* barrier */
+    0,   /* bcast */
+    0,   /* exscan */
+    0,   /* gather */
+    0,   /* reduce */
+    2,   /* reduce_scatter: noncommutative */
+    1,   /* reduce_scatter_block: noncommutative */
+    0,   /* scan */
+    0,   /* scatter */
+};
+
 /* The control variable whose value names the algorithm (read by every call of the collective) */
 static const char *const collsel_mpi_mpich_cvar[COLLSEL_MPI_NCOLL] COLLSEL_MPI_UNUSED = {
     "MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM",

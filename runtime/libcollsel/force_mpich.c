@@ -67,26 +67,25 @@ const char *lc_force_refusal(enum collsel_mpi_coll coll)
     return collsel_mpi_mpich_names[coll][0] ? NULL : "no-mpich-names";
 }
 
-/* MPICH 4.0.2 asserts (aborts) rather than falls back in its "noncommutative" reduce-scatter
- * algorithms (reduce_scatter_intra_noncommutative.c:55 "pof2 == comm_size"): power-of-two
- * communicators only, and for reduce_scatter equal counts ("block-regular"). */
-static int is_noncommutative_algorithm(enum collsel_mpi_coll coll, const collsel_tree_choice *c)
+/* MPICH's algorithms that abort rather than fall back off power-of-two communicators (the MPI
+ * table's: reduce-scatter's "noncommutative"); reduce_scatter's also needs equal counts
+ * ("block-regular"). */
+static int is_power_of_two_only(enum collsel_mpi_coll coll, const collsel_tree_choice *c)
 {
-    return (coll == COLLSEL_MPI_REDUCE_SCATTER && c->algorithm == 2)
-           || (coll == COLLSEL_MPI_REDUCE_SCATTER_BLOCK && c->algorithm == 1);
+    return c->algorithm != 0 && c->algorithm == collsel_mpi_mpich_power_of_two_only[coll];
 }
 
 int lc_force_usable(enum collsel_mpi_coll coll, const collsel_tree_choice *c, int comm_size)
 {
     if (c->algorithm >= 0 && c->algorithm < MAX_IDS && absent[coll][c->algorithm])
         return 0;
-    return !is_noncommutative_algorithm(coll, c) || (comm_size & (comm_size - 1)) == 0;
+    return !is_power_of_two_only(coll, c) || (comm_size & (comm_size - 1)) == 0;
 }
 
 unsigned lc_force_needs(enum collsel_mpi_coll coll, const collsel_tree_choice *c)
 {
     unsigned needs = reduction[coll] && c->algorithm != 0 ? LC_NEED_COMMUTATIVE : 0;
-    if (coll == COLLSEL_MPI_REDUCE_SCATTER && is_noncommutative_algorithm(coll, c))
+    if (coll == COLLSEL_MPI_REDUCE_SCATTER && is_power_of_two_only(coll, c))
         needs |= LC_NEED_EQUAL_COUNTS;
     return needs;
 }

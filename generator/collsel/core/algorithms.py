@@ -390,6 +390,14 @@ def check_mpich_has(collective, alg, version, where):
     return alg
 
 
+# MPICH algorithms that run on power-of-two communicators only: MPICH 4.0.2 asserts (aborts)
+# rather than falls back in its "noncommutative" reduce-scatter algorithms
+# (reduce_scatter_intra_noncommutative.c:55 "pof2 == comm_size"); reduce_scatter's also needs
+# equal counts ("block-regular"). libcollsel passes them to MPICH elsewhere.
+MPICH_POWER_OF_TWO_ONLY = {"reduce_scatter": "noncommutative",
+                           "reduce_scatter_block": "noncommutative"}
+
+
 # The collectives MPICH's selection (csel) also decides that collsel does not measure: their
 # CVARs, checked by `collsel catalogue --mpi mpich` too; an emitted JSON keeps MPICH's own
 # subtree for them.

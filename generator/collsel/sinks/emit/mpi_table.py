@@ -88,6 +88,8 @@ def context():
             "ompi_cvar": _name(algorithms.ompi_algorithm_cvar(c)),
             "mpich_cvar": _name(algorithms.mpich_algorithm_cvar(c)),
             "mpich_names": mpich, "mpich_lines": _wrapped(mpich),
+            "mpich_pow2": mpich.index(algorithms.MPICH_POWER_OF_TWO_ONLY[c])
+                          if c in algorithms.MPICH_POWER_OF_TWO_ONLY else 0,
             "fan_vars": [_name(v) for v in algorithms.FANINOUT_VARIABLES[c]],
             "commutative_only": sorted(algorithms.COMMUTATIVE_ONLY.get(c, ()))})
     mpich_releases = sorted(algorithms.MPICH_VERSIONS, key=_release_key)
