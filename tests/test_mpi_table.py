@@ -159,3 +159,36 @@ def test_a_release_refuses_only_what_its_own_entry_says(tmp_path, monkeypatch):
     assert got == _want()
     assert any(line.startswith("4.9 barrier 5 ") for line in got)
     assert not any(line.startswith(("5.0 ", "6.2 ")) for line in got)
+
+
+@needs_gcc
+def test_a_collective_added_to_the_table_reaches_the_c_side(tmp_path, monkeypatch):
+    """design.md's walk-through, step 1 and 2: a collective that only the table names (here
+    without MPICH names) gets its enum, names, max id, forcing variables and refusal slot."""
+    monkeypatch.setitem(algorithms.TUNED_ALGORITHMS, "neighbor_allgather",
+                        {0: "ignore", 1: "linear", 2: "ring"})
+    monkeypatch.setitem(algorithms.FANINOUT_VARIABLES, "neighbor_allgather",
+                        ("chain_fanout", "tree_fanout"))
+    with pytest.raises(ValueError, match="neighbor_allgather needs a BLOB_NAMES entry"):
+        mpi_table.header()   # 18 characters: too long for the blob
+    monkeypatch.setitem(algorithms.BLOB_NAMES, "neighbor_allgather", "nbr_allgather")
+    (tmp_path / "collsel_mpi_table.h").write_text(mpi_table.header())
+    (tmp_path / "probe.c").write_text(r"""
+#include <stdio.h>
+#include "collsel_mpi_table.h"
+int main(void)
+{
+    int c = COLLSEL_MPI_NEIGHBOR_ALLGATHER;
+    printf("%d %s %s %d %s %d %d\n", COLLSEL_MPI_NCOLL, collsel_mpi_coll_names[c],
+           collsel_mpi_blob_name(c), collsel_mpi_ompi_max_algorithm[c], collsel_mpi_ompi_cvar[c],
+           collsel_mpi_mpich_count[c], collsel_mpi_ompi_refusals(5, 0)[c].algorithm);
+    return 0;
+}
+""")
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
+                    f"-I{tmp_path}", str(tmp_path / "probe.c"), "-o", str(tmp_path / "probe")],
+                   check=True)
+    out = subprocess.run([str(tmp_path / "probe")], check=True, capture_output=True,
+                         text=True).stdout.split()
+    assert out == ["15", "neighbor_allgather", "nbr_allgather", "2",
+                   "coll_tuned_neighbor_allgather_algorithm", "0", "0"]

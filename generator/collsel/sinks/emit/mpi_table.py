@@ -17,6 +17,7 @@ from collsel.sinks.emit import render
 HEADER = "runtime/collsel_mpi_table.h"
 _C_NAME = re.compile(r"[a-z][a-z0-9_]*|MPIR_CVAR_[A-Z0-9_]+")   # written between C quotes
 _WIDTH = 96                                                       # the runtime's line length
+BLOB_NAME_MAX = 16                      # the blob header's collective field (docs/formats/blob.md)
 
 
 def _name(text):
@@ -81,6 +82,9 @@ def context():
     rows = []
     for c in collectives:
         mpich = _mpich_names(c)
+        if len(algorithms.BLOB_NAMES.get(c, c)) > BLOB_NAME_MAX:
+            raise ValueError(f"MPI table: {c} needs a BLOB_NAMES entry of at most "
+                             f"{BLOB_NAME_MAX} characters (the blob's collective field)")
         rows.append({
             "name": _name(c), "enum": c.upper(),
             "blob_name": _name(algorithms.BLOB_NAMES.get(c, c)),
