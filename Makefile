@@ -299,6 +299,14 @@ LMO_OUT ?= bench-data/lmo
 measure-lmo:
 	SMALL=$(SMALL) bench-data/lmo/measure.sh $(LMO_OUT)
 
+# runtime/collsel_mpi_table.h: what the C runtimes and the benchmark know of the MPIs (collectives,
+# Open MPI's catalogue and refusals per release, MPICH's names, the forcing variables), generated
+# from core/algorithms.py and core/fallbacks.py and committed; tests/test_mpi_table.py fails while
+# it differs from a regeneration.
+.PHONY: regen-mpi-table
+regen-mpi-table:
+	$(PYTHON) -m collsel.sinks.emit.mpi_table runtime/collsel_mpi_table.h
+
 # --- Runtime library (issue 5): tree blob loader + query in C, tests, fuzzing, benchmark -------
 # test-runtime: Catch2 under ASan+UBSan against `collsel query` answers made by make_cases.py,
 # every query by the public functions and by the tree descent alone (collsel_tree_internal.h).
@@ -391,7 +399,8 @@ LIBCOLLSEL := $(BUILD)/libcollsel
 LIBCOLLSEL_SRC := $(wildcard runtime/libcollsel/*.c) runtime/collsel_tree.c \
                   runtime/collsel_treeset.c runtime/collsel_cvar.c
 LIBCOLLSEL_DEPS := $(LIBCOLLSEL_SRC) $(wildcard runtime/libcollsel/*.h) include/collsel_tree.h \
-                   runtime/collsel_treeset.h runtime/collsel_cvar.h include/collsel_pmpi.h
+                   runtime/collsel_treeset.h runtime/collsel_cvar.h include/collsel_pmpi.h \
+                   runtime/collsel_mpi_table.h
 .PHONY: libcollsel
 libcollsel: $(LIBCOLLSEL)/openmpi/libcollsel.so $(LIBCOLLSEL)/mpich/libcollsel.so
 
@@ -436,7 +445,8 @@ OMPI_COMPONENT_SRC := $(wildcard runtime/ompi-component/*.c) runtime/collsel_tre
 ompi-component: $(OMPI_COMPONENT)/components/mca_coll_collsel.so
 
 $(OMPI_COMPONENT)/components/mca_coll_collsel.so: $(OMPI_COMPONENT_SRC) \
-		runtime/ompi-component/coll_collsel.h include/collsel_tree.h runtime/collsel_treeset.h
+		runtime/ompi-component/coll_collsel.h include/collsel_tree.h runtime/collsel_treeset.h \
+		runtime/collsel_mpi_table.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -std=gnu99 -Wall -Wextra -Werror -fPIC -shared -DNDEBUG \
 	    -isystem $(OMPI_COMPONENT_DEBIAN)/include/openmpi -isystem $(OMPI_COMPONENT_DEBIAN)/include \

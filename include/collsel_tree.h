@@ -6,10 +6,12 @@
  * gives an error code, never a crash, a hang or a read outside the buffer.
  *
  * ------------------------------------------------------------------------------------------
- * API, version 1.3.0 (COLLSEL_TREE_VERSION_MAJOR/MINOR/PATCH below; 1.1.0 added
+ * API, version 2.0.0 (COLLSEL_TREE_VERSION_MAJOR/MINOR/PATCH below; 1.1.0 added
  * collsel_tree_msg_cuts() and collsel_tree_method(); 1.2.0 blob format 2 with hierarchical
  * methods and the algorithm family: collsel_tree_format(), collsel_tree_family(),
- * collsel_tree_hier(); 1.3.0 collsel_tree_refused()).
+ * collsel_tree_hier(); 1.3.0 collsel_tree_refused(), which 2.0.0 removes: which algorithm an
+ * MPI refuses at which comm_size is that MPI release's fact, not the decoder's, and the runtimes
+ * read it from their MPI's table, runtime/collsel_mpi_table.h).
  *
  * Naming. Every identifier starts with collsel_tree_ (types, functions) or COLLSEL_TREE_
  * (macros, error codes). The query functions are named as in the C that `collsel build` /
@@ -123,8 +125,8 @@ extern "C" {
 #endif
 
 /* Version of this API; collsel_tree_version() returns the linked library's COLLSEL_TREE_VERSION. */
-#define COLLSEL_TREE_VERSION_MAJOR 1
-#define COLLSEL_TREE_VERSION_MINOR 3
+#define COLLSEL_TREE_VERSION_MAJOR 2
+#define COLLSEL_TREE_VERSION_MINOR 0
 #define COLLSEL_TREE_VERSION_PATCH 0
 #define COLLSEL_TREE_VERSION                                                                   \
     (COLLSEL_TREE_VERSION_MAJOR * 10000 + COLLSEL_TREE_VERSION_MINOR * 100                    \
@@ -244,15 +246,6 @@ int collsel_tree_family(const collsel_tree *tree);
  * non-NULL pointers (G groups, inner and outer algorithm); 0 for a flat choice or NULL. */
 int collsel_tree_hier(const collsel_tree_choice *choice, int32_t *groups, int32_t *inner,
                       int32_t *outer);
-
-/* Since 1.3.0. 1 when Open MPI 4.1.4 refuses `algorithm` of the tree's collective on comm_size
- * ranks: forced there, the call fails (MPI_ERR_UNSUPPORTED_OPERATION; the two_proc algorithms of
- * allgather (6), allgatherv (5), alltoall (5) and barrier (5) at any comm_size but 2,
- * core/fallbacks.py). A tree measured at P = 2 and 4 can name two_proc for P = 3, which shares
- * the P = 2 cell: a runtime that gets a refused decision defers (algorithm 0) instead. 0
- * otherwise, for an MPICH tree (its own ids) and for NULL. No string compare: the collective's
- * refusal is found at load. */
-int collsel_tree_refused(const collsel_tree *tree, int32_t algorithm, int32_t comm_size);
 
 /* One line describing an error code (never NULL); any int is accepted, values that are no code
  * give "unknown collsel_tree error". */

@@ -64,7 +64,6 @@ struct collsel_tree {
     uint32_t method_size;  /* bytes per method record, by format */
     uint32_t header_size;  /* HEADER_SIZE, + BEYOND_SIZE in format 3 */
     uint32_t beyond_above; /* format 3: comm_size > it defers (algorithm 0); 0: none */
-    const struct refusal *refusal;   /* this collective's, see find_refusal; NULL: none */
     char name[17];
 };
 
@@ -521,38 +520,6 @@ static void build_cell_table(struct collsel_tree *t)
     t->has_table = 1;
 }
 
-/* ---- refusals --------------------------------------------------------------------------- */
-
-/* Open MPI 4.1.4's refusals (core/fallbacks.py: the FALLBACKS entries whose `runs` is None): the
- * forced algorithm fails the call, MPI_ERR_UNSUPPORTED_OPERATION, at every comm_size outside
- * [runs_from, runs_below) (`runs_only`). One entry per collective at most, keyed by the blob's
- * collective name; tests/test_runtime_refusals.py compares the table with core/fallbacks.py. */
-struct refusal {
-    const char *collective;
-    int32_t algorithm;
-    int32_t runs_from, runs_below;
-};
-
-static const struct refusal REFUSALS[] = {
-    {"allgather", 6, 2, 3},    /* two_procs, coll_base_allgather.c:614-616 */
-    {"allgatherv", 5, 2, 3},   /* two_procs, coll_base_allgatherv.c:510-512 */
-    {"alltoall", 5, 2, 3},     /* two_procs, coll_base_alltoall.c:540-542 */
-    {"barrier", 5, 2, 3},      /* two_procs, coll_base_barrier.c:299-301 */
-};
-
-/* The refusal of the tree's collective, looked up once at load so a query compares two ints:
- * Open MPI ids only (an MPICH tree's ids are another numbering; format 1 holds Open MPI's). */
-static const struct refusal *find_refusal(const struct collsel_tree *t)
-{
-    size_t i;
-    if (t->family == COLLSEL_TREE_FAMILY_MPICH)
-        return NULL;
-    for (i = 0; i < sizeof REFUSALS / sizeof REFUSALS[0]; i++)
-        if (strcmp(REFUSALS[i].collective, t->name) == 0)
-            return &REFUSALS[i];
-    return NULL;
-}
-
 static collsel_tree_error validate(const unsigned char *b, size_t size, struct collsel_tree *t)
 {
     size_t expected = 0;
@@ -573,7 +540,6 @@ static collsel_tree_error validate(const unsigned char *b, size_t size, struct c
     if (t->n_axes == 2 && t->split_mode == SPLIT_BALANCED)
         build_jump(t);
     build_cell_table(t);
-    t->refusal = find_refusal(t);
     return COLLSEL_TREE_OK;
 }
 
@@ -919,13 +885,6 @@ int collsel_tree_hier(const collsel_tree_choice *choice, int32_t *groups, int32_
     return 1;
 }
 const char *collsel_tree_collective(const collsel_tree *tree) { return tree ? tree->name : ""; }
-
-int collsel_tree_refused(const collsel_tree *tree, int32_t algorithm, int32_t comm_size)
-{
-    const struct refusal *r = tree ? tree->refusal : NULL;
-    return r && algorithm == r->algorithm
-           && (comm_size < r->runs_from || comm_size >= r->runs_below);
-}
 
 const char *collsel_tree_strerror(int error)
 {

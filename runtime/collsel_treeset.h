@@ -13,10 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collsel_mpi_table.h"
 #include "collsel_tree.h"
 
-/* Slots: the 14 collectives coll/tuned can force, in the caller's own order. */
-#define COLLSEL_TREESET_SLOTS 14
+/* Slots: one per collective of the MPI table (collsel_mpi_table.h), slot c for collective c. */
+#define COLLSEL_TREESET_SLOTS COLLSEL_MPI_NCOLL
 /* Files one specification may name (a directory's *.bin files included). */
 #define COLLSEL_TREESET_MAX_FILES 64
 

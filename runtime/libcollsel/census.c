@@ -30,7 +30,7 @@
 
 struct lc_census_slot {
     int used;
-    enum lc_coll coll;
+    enum collsel_mpi_coll coll;
     int32_t comm_size, ppn;
     uint64_t bytes, calls, ns;
     uint64_t buckets[LC_CENSUS_BUCKETS];
@@ -50,7 +50,7 @@ static struct {
  * MPI's own collectives) is part of the outer one's time, not a call of the program's. */
 static __thread struct {
     int depth, valid;
-    enum lc_coll coll;
+    enum collsel_mpi_coll coll;
     int32_t comm_size, ppn;
     uint64_t bytes, start_ns;
 } call;
@@ -107,7 +107,7 @@ static int32_t ppn_of(MPI_Comm comm, int size)
     return ppn;
 }
 
-void lc_census_enter(enum lc_coll coll, MPI_Comm comm, uint64_t bytes)
+void lc_census_enter(enum collsel_mpi_coll coll, MPI_Comm comm, uint64_t bytes)
 {
     int size = 0;
     if (call.depth++ > 0)
@@ -134,7 +134,7 @@ static uint32_t bucket_of(uint64_t ns)
                       + ((ns >> (octave - 3)) & (LC_CENSUS_STEPS - 1)));
 }
 
-static uint32_t hash_of(enum lc_coll coll, int32_t size, int32_t ppn, uint64_t bytes)
+static uint32_t hash_of(enum collsel_mpi_coll coll, int32_t size, int32_t ppn, uint64_t bytes)
 {
     uint64_t h = bytes * 0x9e3779b97f4a7c15ull;
     h ^= ((uint64_t)(uint32_t)size << 20) ^ ((uint64_t)(uint32_t)ppn << 40) ^ (uint64_t)coll;
@@ -212,7 +212,7 @@ static int write_rank(FILE *f, int rank, int size, uint64_t wall_ns)
             continue;
         fprintf(f, "%s\n  {\"collective\": \"%s\", \"comm_size\": %ld, \"m\": %llu, \"ppn\": %ld, "
                 "\"calls\": %llu, \"ns\": %llu, \"buckets\": [", first ? "" : ",",
-                lc_coll_names[s->coll], (long)s->comm_size, (unsigned long long)s->bytes,
+                collsel_mpi_coll_names[s->coll], (long)s->comm_size, (unsigned long long)s->bytes,
                 (long)s->ppn, (unsigned long long)s->calls, (unsigned long long)s->ns);
         for (b = 0; b < LC_CENSUS_BUCKETS; b++)
             if (s->buckets[b]) {

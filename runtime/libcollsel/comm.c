@@ -25,8 +25,8 @@ void lc_comm_counts(collsel_pmpi_counts *out)
 }
 
 /* What method k of a rule list is (local): flat, deferred or hierarchical; nothing made yet. */
-static void method_describe(enum lc_coll coll, int32_t size, const collsel_tree_choice *choice,
-                            struct lc_method *m, MPI_Comm comm)
+static void method_describe(enum collsel_mpi_coll coll, int32_t size,
+                            const collsel_tree_choice *choice, struct lc_method *m, MPI_Comm comm)
 {
     memset(m, 0, sizeof *m);
     m->choice = *choice;
@@ -38,7 +38,7 @@ static void method_describe(enum lc_coll coll, int32_t size, const collsel_tree_
 
 /* What the method needs made, at its first use (collective over comm: every rank of comm
  * chooses the same method for the same call). Communicators it makes count as shadows. */
-static int method_make(enum lc_coll coll, MPI_Comm comm, struct lc_method *m)
+static int method_make(enum collsel_mpi_coll coll, MPI_Comm comm, struct lc_method *m)
 {
     int rc, made = 0;
     if (collsel_tree_hier(&m->choice, NULL, NULL, NULL)) {
@@ -87,7 +87,7 @@ static int delete_state(MPI_Comm comm, int key, void *attribute, void *extra)
     struct lc_comm_state *s = attribute;
     int c;
     (void)comm, (void)key, (void)extra;
-    for (c = 0; c < LC_NCOLL; c++)
+    for (c = 0; c < COLLSEL_MPI_NCOLL; c++)
         coll_release(&s->coll[c]);
     free(s);
     COUNT(states_live, -1);
@@ -135,7 +135,7 @@ struct lc_comm_state *lc_comm_state(MPI_Comm comm)
     PMPI_Comm_size(comm, &s->size);
     PMPI_Comm_rank(comm, &s->rank);
     PMPI_Comm_test_inter(comm, &s->inter);
-    for (c = 0; c < LC_NCOLL; c++)
+    for (c = 0; c < COLLSEL_MPI_NCOLL; c++)
         s->coll[c].ppn = -1;
     if (PMPI_Comm_set_attr(comm, keyval, s) != MPI_SUCCESS) {
         free(s);
@@ -194,7 +194,7 @@ static void making_end(void)
         pthread_mutex_unlock(&making);
 }
 
-void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
+void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum collsel_mpi_coll coll,
                      const collsel_tree *tree, int trace)
 {
     struct lc_coll_state *cs = &s->coll[coll];
@@ -223,11 +223,11 @@ void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
         if (cs->ppn >= 0)
             snprintf(ppn, sizeof ppn, "%ld", (long)cs->ppn);
         lc_trace("collsel-trace resolve %s rank=%ld comm_size=%ld ppn=%s rules=%s",
-                 lc_coll_names[coll], (long)s->rank, (long)s->size, ppn, rules);
+                 collsel_mpi_coll_names[coll], (long)s->rank, (long)s->size, ppn, rules);
     }
 }
 
-int lc_comm_make(MPI_Comm comm, enum lc_coll coll, struct lc_method *m)
+int lc_comm_make(MPI_Comm comm, enum collsel_mpi_coll coll, struct lc_method *m)
 {
     int rc;
     making_begin(comm);

@@ -1,4 +1,4 @@
-/* Open MPI 4.1: a flat method is a shadow communicator made while coll/tuned's control
+/* Open MPI 4.1 and 5.0: a flat method is a shadow communicator made while coll/tuned's control
  * variables name the method (coll/tuned copies them into a communicator when it is created; the
  * forcing of the sweep's benchmark in paired mode, bench/forcing.c). Compiled to nothing under
  * another MPI. */
@@ -9,56 +9,46 @@
 #include <stdio.h>
 #include <string.h>
 
-/* What a method writes, as the benchmark does (its COLLS[], bench/colls.c): the algorithm,
- * its segment size and F into the fan variables (alltoall: max_requests, linear_sync's limit;
- * the others: chain_fanout and tree_fanout). Only the algorithm variable exists for every
- * collective (alltoallv, barrier, scan, exscan have no other). */
+/* What a method writes, as the benchmark does (bench/forcing.c): the algorithm, its segment size
+ * and F into the fan variables (the MPI table's collsel_mpi_ompi_fan_vars: alltoall's
+ * max_requests, the others' chain_fanout and tree_fanout). Only the algorithm variable exists
+ * for every collective (alltoallv, barrier, scan, exscan have no other). */
 enum { V_ALGORITHM, V_SEGSIZE, V_FAN_A, V_FAN_B, N_VARS };
-static collsel_cvar vars[LC_NCOLL][N_VARS];
-static int have[LC_NCOLL][N_VARS];
-static const char *refusal[LC_NCOLL];
-static const collsel_tree *tree_of[LC_NCOLL];   /* the loaded trees (pmpi.c's, till finalize) */
+typedef char fan_vars_fit[COLLSEL_MPI_OMPI_FAN_VARS - 1 <= N_VARS - V_FAN_A ? 1 : -1];
+static collsel_cvar vars[COLLSEL_MPI_NCOLL][N_VARS];
+static int have[COLLSEL_MPI_NCOLL][N_VARS];
+static const char *refusal[COLLSEL_MPI_NCOLL];
+/* What the Open MPI release of mpi.h refuses (the MPI table's per-release data), where a forced
+ * method would fail the call: such a decision defers instead. */
+static const struct collsel_mpi_refusal *refuses;
 
-static const char *suffix(enum lc_coll coll, int var)
+static const char *suffix(enum collsel_mpi_coll coll, int var)
 {
-    static const char *const plain[N_VARS] = {"", "_segmentsize", "_chain_fanout",
-                                              "_tree_fanout"};
-    static const char *const alltoall[N_VARS] = {"", "_segmentsize", "_max_requests", NULL};
-    return (coll == LC_ALLTOALL ? alltoall : plain)[var];
+    if (var == V_ALGORITHM)
+        return "";
+    if (var == V_SEGSIZE)
+        return "_segmentsize";
+    return collsel_mpi_ompi_fan_vars[coll][var - V_FAN_A];
 }
 
-/* Algorithm ids whose coll/base function needs a commutative op (docs/guide/libcollsel.md):
- * reduce all but linear (1) and in-order binary (6), which alone keep the operand order (4.1.4's
- * fixed decision uses only them for non-commutative ops, ompi_coll_tuned_reduce_intra_dec_fixed);
- * allreduce ring and segmented ring (coll_base_allreduce.c:288, :557) and rabenseifner (:988
- * falls back); reduce_scatter recursive halving and ring (coll_base_reduce_scatter.c:129,
- * :409); reduce_scatter_block recursive halving (coll_base_reduce_scatter_block.c:399, :420
- * falls back). Scan and exscan algorithms take any op (coll_base_scan.c:134,
- * coll_base_exscan.c:119). 0 ends a list. */
-static const int commutative_only[LC_NCOLL][6] = {
-    [LC_REDUCE] = {2, 3, 4, 5, 7},
-    [LC_ALLREDUCE] = {4, 5, 6},
-    [LC_REDUCE_SCATTER] = {2, 3},
-    [LC_REDUCE_SCATTER_BLOCK] = {3},
-};
-
-int lc_force_usable(enum lc_coll coll, const collsel_tree_choice *c, int comm_size)
+int lc_force_usable(enum collsel_mpi_coll coll, const collsel_tree_choice *c, int comm_size)
 {
-    return !collsel_tree_refused(tree_of[coll], c->algorithm, comm_size);
+    return !refuses || !collsel_mpi_refused(&refuses[coll], c->algorithm, comm_size);
 }
 
-const char *lc_force_refusal(enum lc_coll coll)
+const char *lc_force_refusal(enum collsel_mpi_coll coll)
 {
     return refusal[coll];
 }
 
-unsigned lc_force_needs(enum lc_coll coll, const collsel_tree_choice *c)
+unsigned lc_force_needs(enum collsel_mpi_coll coll, const collsel_tree_choice *c)
 {
     int i;
     if (collsel_tree_hier(c, NULL, NULL, NULL))
         return LC_NEED_COMMUTATIVE;   /* hier.c reduces inside the groups, then among leaders */
-    for (i = 0; i < 6 && commutative_only[coll][i]; i++)
-        if (commutative_only[coll][i] == c->algorithm)
+    /* the algorithms whose coll/base function needs one (the MPI table, 0-terminated) */
+    for (i = 0; collsel_mpi_ompi_commutative_only[coll][i]; i++)
+        if (collsel_mpi_ompi_commutative_only[coll][i] == c->algorithm)
             return LC_NEED_COMMUTATIVE;
     return 0;
 }
@@ -67,7 +57,7 @@ unsigned lc_force_needs(enum lc_coll coll, const collsel_tree_choice *c)
 
 /* Writes the method's values (fan-out 0: the launch's value) and reads them back: 0 on success,
  * else the index of the variable that did not take. */
-static int apply(enum lc_coll coll, const collsel_tree_choice *c)
+static int apply(enum collsel_mpi_coll coll, const collsel_tree_choice *c)
 {
     const collsel_cvar *v = vars[coll];
     int64_t want[N_VARS];
@@ -83,7 +73,7 @@ static int apply(enum lc_coll coll, const collsel_tree_choice *c)
 }
 
 /* The launch's own values back, so communicators the program makes are not forced. */
-static void reset(enum lc_coll coll)
+static void reset(enum collsel_mpi_coll coll)
 {
     int i;
     for (i = 0; i < N_VARS; i++)
@@ -93,7 +83,7 @@ static void reset(enum lc_coll coll)
 
 /* 0 with the variables this Open MPI has; refusal[coll] set when the algorithm's cannot be
  * written (4.1 registers allgatherv's with scope constant, coll_tuned_allgatherv_decision.c:84) */
-static int open_vars(enum lc_coll coll, char *msg, size_t msg_size)
+static int open_vars(enum collsel_mpi_coll coll, char *msg, size_t msg_size)
 {
     int i;
     for (i = 0; i < N_VARS; i++) {
@@ -101,8 +91,7 @@ static int open_vars(enum lc_coll coll, char *msg, size_t msg_size)
         have[coll][i] = 0;
         if (!suffix(coll, i))
             continue;
-        snprintf(name, sizeof name, "coll_tuned_%s_algorithm%s", lc_coll_names[coll],
-                 suffix(coll, i));
+        snprintf(name, sizeof name, "%s%s", collsel_mpi_ompi_cvar[coll], suffix(coll, i));
         have[coll][i] = collsel_cvar_open(name, &vars[coll][i]) == 0;
         if (have[coll][i] && i == V_ALGORITHM && collsel_cvar_fixed(&vars[coll][i]))
             refusal[coll] = "constant";
@@ -116,8 +105,8 @@ static int open_vars(enum lc_coll coll, char *msg, size_t msg_size)
 }
 
 /* Every method of the tree: a coll/tuned algorithm of this collective, and its values take. */
-static int check_methods(enum lc_coll coll, const collsel_tree *tree, int *forced, char *msg,
-                         size_t msg_size)
+static int check_methods(enum collsel_mpi_coll coll, const collsel_tree *tree, int *forced,
+                         char *msg, size_t msg_size)
 {
     uint32_t k, n = collsel_tree_method_count(tree);
     int64_t known[MAX_ALGORITHMS];
@@ -128,9 +117,9 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, int *force
         collsel_tree_method(tree, k, &method);
         levels[0] = method;
         if (collsel_tree_hier(&method, &groups, &levels[0].algorithm, &levels[1].algorithm)) {
-            if (coll != LC_BCAST && coll != LC_REDUCE) {
+            if (coll != COLLSEL_MPI_BCAST && coll != COLLSEL_MPI_REDUCE) {
                 snprintf(msg, msg_size, "the %s tree has a hierarchical method: libcollsel "
-                         "runs those for bcast and reduce only", lc_coll_names[coll]);
+                         "runs those for bcast and reduce only", collsel_mpi_coll_names[coll]);
                 return 1;
             }
             levels[0].segsize = levels[0].faninout = levels[1].segsize = levels[1].faninout = 0;
@@ -145,22 +134,23 @@ static int check_methods(enum lc_coll coll, const collsel_tree *tree, int *force
             if ((c->segsize && !have[coll][V_SEGSIZE])
                 || (c->faninout && !have[coll][V_FAN_A] && !have[coll][V_FAN_B])) {
                 snprintf(msg, msg_size, "the %s tree's method %ld/%ld/%ld sets a segment size "
-                         "or fan-out coll/tuned has no %s variable for", lc_coll_names[coll],
+                         "or fan-out coll/tuned has no %s variable for",
+                         collsel_mpi_coll_names[coll],
                          (long)c->algorithm, (long)c->segsize, (long)c->faninout,
-                         lc_coll_names[coll]);
+                         collsel_mpi_coll_names[coll]);
                 return 1;
             }
             if (!collsel_cvar_in_values(known, n_known, c->algorithm)) {
                 snprintf(msg, msg_size, "the %s tree names algorithm %ld, which is no coll/tuned "
-                         "%s algorithm (a tree of MPICH algorithms?)", lc_coll_names[coll],
-                         (long)c->algorithm, lc_coll_names[coll]);
+                         "%s algorithm (a tree of MPICH algorithms?)", collsel_mpi_coll_names[coll],
+                         (long)c->algorithm, collsel_mpi_coll_names[coll]);
                 return 1;
             }
             bad = apply(coll, c);
             reset(coll);
             if (bad) {
                 snprintf(msg, msg_size, "cannot set %s for the %s tree's method %ld/%ld/%ld "
-                         "through MPI_T", vars[coll][bad - 1].name, lc_coll_names[coll],
+                         "through MPI_T", vars[coll][bad - 1].name, collsel_mpi_coll_names[coll],
                          (long)c->algorithm, (long)c->segsize, (long)c->faninout);
                 return 1;
             }
@@ -174,15 +164,15 @@ int lc_force_init(const collsel_treeset *trees, char *msg, size_t msg_size)
     collsel_cvar dynamic;
     int64_t on = 0;
     int coll, forced = 0;
-    for (coll = 0; coll < LC_NCOLL; coll++) {
+    refuses = collsel_mpi_ompi_refusals(OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION);
+    for (coll = 0; coll < COLLSEL_MPI_NCOLL; coll++) {
         refusal[coll] = NULL;
-        tree_of[coll] = trees->tree[coll];
         if (!trees->tree[coll])
             continue;
-        if (open_vars((enum lc_coll)coll, msg, msg_size))
+        if (open_vars((enum collsel_mpi_coll)coll, msg, msg_size))
             return 1;
-        if (!refusal[coll] && check_methods((enum lc_coll)coll, trees->tree[coll], &forced, msg,
-                                            msg_size))
+        if (!refusal[coll] && check_methods((enum collsel_mpi_coll)coll, trees->tree[coll],
+                                            &forced, msg, msg_size))
             return 1;
     }
     if (forced && collsel_cvar_open("coll_tuned_use_dynamic_rules", &dynamic) == 0) {
@@ -197,7 +187,7 @@ int lc_force_init(const collsel_treeset *trees, char *msg, size_t msg_size)
     return 0;
 }
 
-int lc_force_prepare(enum lc_coll coll, MPI_Comm comm, struct lc_method *m)
+int lc_force_prepare(enum collsel_mpi_coll coll, MPI_Comm comm, struct lc_method *m)
 {
     MPI_Group group;
     int rc = PMPI_Comm_group(comm, &group), bad;
@@ -220,13 +210,13 @@ int lc_force_prepare(enum lc_coll coll, MPI_Comm comm, struct lc_method *m)
     return MPI_SUCCESS;
 }
 
-void lc_force_enter(enum lc_coll coll, const struct lc_method *m)
+void lc_force_enter(enum collsel_mpi_coll coll, const struct lc_method *m)
 {
     (void)coll;
     (void)m;
 }
 
-void lc_force_leave(enum lc_coll coll, const struct lc_method *m)
+void lc_force_leave(enum collsel_mpi_coll coll, const struct lc_method *m)
 {
     (void)coll;
     (void)m;
@@ -235,7 +225,7 @@ void lc_force_leave(enum lc_coll coll, const struct lc_method *m)
 void lc_force_finalize(void)
 {
     int coll, i;
-    for (coll = 0; coll < LC_NCOLL; coll++)
+    for (coll = 0; coll < COLLSEL_MPI_NCOLL; coll++)
         for (i = 0; i < N_VARS; i++)
             if (have[coll][i]) {
                 collsel_cvar_close(&vars[coll][i]);

@@ -20,7 +20,7 @@ static int first_of(const struct lc_hier *h, int group)   /* lowest rank of a gr
 }
 
 /* A level: flat (forced) or defer, on level_comm. */
-static int prepare_level(enum lc_coll coll, MPI_Comm level_comm, int32_t algorithm,
+static int prepare_level(enum collsel_mpi_coll coll, MPI_Comm level_comm, int32_t algorithm,
                          struct lc_method *lv, int *made)
 {
     memset(lv, 0, sizeof *lv);
@@ -36,7 +36,7 @@ static int prepare_level(enum lc_coll coll, MPI_Comm level_comm, int32_t algorit
     }
 }
 
-int lc_hier_prepare(enum lc_coll coll, MPI_Comm comm, struct lc_method *m, int *made)
+int lc_hier_prepare(enum collsel_mpi_coll coll, MPI_Comm comm, struct lc_method *m, int *made)
 {
     int32_t groups, inner, outer;
     struct lc_hier *h = calloc(1, sizeof *h);
@@ -99,9 +99,9 @@ int lc_level_bcast(const struct lc_method *m, void *buf, int count, MPI_Datatype
     int rc;
     if (m->kind != LC_METHOD_FLAT)
         return PMPI_Bcast(buf, count, type, root, m->comm);
-    lc_force_enter(LC_BCAST, m);
+    lc_force_enter(COLLSEL_MPI_BCAST, m);
     rc = PMPI_Bcast(buf, count, type, root, m->comm);
-    lc_force_leave(LC_BCAST, m);
+    lc_force_leave(COLLSEL_MPI_BCAST, m);
     return rc;
 }
 
@@ -111,9 +111,9 @@ int lc_level_reduce(const struct lc_method *m, const void *sendbuf, void *recvbu
     int rc;
     if (m->kind != LC_METHOD_FLAT)
         return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, m->comm);
-    lc_force_enter(LC_REDUCE, m);
+    lc_force_enter(COLLSEL_MPI_REDUCE, m);
     rc = PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, m->comm);
-    lc_force_leave(LC_REDUCE, m);
+    lc_force_leave(COLLSEL_MPI_REDUCE, m);
     return rc;
 }
 

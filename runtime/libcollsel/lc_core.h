@@ -10,17 +10,9 @@
 #include "collsel_tree.h"
 #include "collsel_treeset.h"
 
-/* The 14 collectives coll/tuned can force (docs/guide/collectives.md). */
-enum lc_coll {
-    LC_BCAST, LC_REDUCE, LC_ALLREDUCE, LC_ALLGATHER, LC_ALLGATHERV, LC_ALLTOALL, LC_ALLTOALLV,
-    LC_BARRIER, LC_EXSCAN, LC_GATHER, LC_REDUCE_SCATTER, LC_REDUCE_SCATTER_BLOCK, LC_SCAN,
-    LC_SCATTER, LC_NCOLL
-};
-/* collsel's names ("reduce_scatter_block"), as in coll_tuned_<name>_algorithm and the traces */
-extern const char *const lc_coll_names[LC_NCOLL];
-/* the names blob headers carry: 16 bytes at most ("reduce_scat_blk", core/algorithms.py
- * BLOB_NAMES) */
-extern const char *const lc_coll_blob_names[LC_NCOLL];
+/* The collectives (enum collsel_mpi_coll, COLLSEL_MPI_NCOLL), their names and their blob names
+ * (collsel_mpi_coll_names, collsel_mpi_blob_name()) are the generated MPI table's. */
+#include "collsel_mpi_table.h"
 
 /* ---- rules.c ---- */
 
@@ -57,9 +49,9 @@ void lc_rules_free(struct lc_rules *rules);
 /* ---- trees.c ---- */
 
 /* The trees of COLLSEL_TREES (the shared loader, runtime/collsel_treeset.h), slot c holding
- * collective c (lc_coll); blobs of collectives libcollsel does not know skipped. 0 on success;
- * else 1 with one line in msg naming the file and what is wrong, and nothing loaded. Released
- * with collsel_treeset_free(). */
+ * collective c (enum collsel_mpi_coll); blobs of collectives libcollsel does not know skipped.
+ * 0 on success; else 1 with one line in msg naming the file and what is wrong, and nothing
+ * loaded. Released with collsel_treeset_free(). */
 int lc_trees_load(const char *spec, collsel_treeset *trees, char *msg, size_t msg_size);
 
 #endif

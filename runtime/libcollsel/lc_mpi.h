@@ -56,22 +56,22 @@ int lc_force_init(const collsel_treeset *trees, char *msg, size_t msg_size);
 /* NULL when this MPI forces the methods of coll's tree (after lc_force_init), else why not, one
  * word for the trace (Open MPI: "constant", 4.1's allgatherv algorithm variable; MPICH:
  * "no-mpich-names", a collective collsel has no MPICH algorithm names for): its calls pass. */
-const char *lc_force_refusal(enum lc_coll coll);
+const char *lc_force_refusal(enum collsel_mpi_coll coll);
 /* What a method may need of a call; a call that lacks it passes (pass=noncommutative,
  * pass=unequal-counts). */
 enum lc_need { LC_NEED_COMMUTATIVE = 1, LC_NEED_EQUAL_COUNTS = 2 };
 /* The needs (enum lc_need bits) of method c of coll. */
-unsigned lc_force_needs(enum lc_coll coll, const collsel_tree_choice *c);
+unsigned lc_force_needs(enum collsel_mpi_coll coll, const collsel_tree_choice *c);
 /* 0 when this MPI refuses the forced method c on comm_size ranks (the call would fail: Open MPI's
  * two_proc algorithms at P != 2, core/fallbacks.py); it then defers, traced as pass=unusable. */
-int lc_force_usable(enum lc_coll coll, const collsel_tree_choice *c, int comm_size);
+int lc_force_usable(enum collsel_mpi_coll coll, const collsel_tree_choice *c, int comm_size);
 /* What the flat method m->choice needs on the user's communicator comm (m->comm = comm and
  * m->owns_comm = 0 on entry). Open MPI: the shadow communicator (collective over comm); MPICH:
  * m->cvar_value. MPI_SUCCESS or an MPI error code. */
-int lc_force_prepare(enum lc_coll coll, MPI_Comm comm, struct lc_method *m);
+int lc_force_prepare(enum collsel_mpi_coll coll, MPI_Comm comm, struct lc_method *m);
 /* Around a call on m->comm (MPICH: the per-call variable write and reset; Open MPI: nothing). */
-void lc_force_enter(enum lc_coll coll, const struct lc_method *m);
-void lc_force_leave(enum lc_coll coll, const struct lc_method *m);
+void lc_force_enter(enum collsel_mpi_coll coll, const struct lc_method *m);
+void lc_force_leave(enum collsel_mpi_coll coll, const struct lc_method *m);
 void lc_force_finalize(void);
 
 /* ---- hier.c: hierarchical methods ---- */
@@ -79,7 +79,7 @@ void lc_force_finalize(void);
 /* Prepares m (m->choice a hierarchical decision, m->comm = comm): splits comm into the groups
  * and the leaders and prepares both levels (lc_force_prepare); collective over comm. *made:
  * the communicators made (for the counts). MPI_SUCCESS or an MPI error code. */
-int lc_hier_prepare(enum lc_coll coll, MPI_Comm comm, struct lc_method *m, int *made);
+int lc_hier_prepare(enum collsel_mpi_coll coll, MPI_Comm comm, struct lc_method *m, int *made);
 /* Frees what lc_hier_prepare made; the number of communicators freed. */
 int lc_hier_release(struct lc_method *m);
 /* The calls: bcast among the leaders (root's group's leader; a root that is no leader first
@@ -110,7 +110,7 @@ struct lc_coll_state {
 struct lc_comm_state {
     int32_t size, rank;
     int inter;
-    struct lc_coll_state coll[LC_NCOLL];
+    struct lc_coll_state coll[COLLSEL_MPI_NCOLL];
 };
 
 /* The attribute key; MPI_SUCCESS or an error code. thread_multiple: shadows are made one
@@ -123,11 +123,11 @@ void lc_comm_finalize(void);   /* MPI_COMM_WORLD's and MPI_COMM_SELF's state, th
 struct lc_comm_state *lc_comm_state(MPI_Comm comm);
 /* Rules and methods of one collective (sets s->coll[coll].resolved); collective over comm.
  * The methods are described, not made (m->ready 0 where something is to be made). */
-void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum lc_coll coll,
+void lc_comm_resolve(struct lc_comm_state *s, MPI_Comm comm, enum collsel_mpi_coll coll,
                      const collsel_tree *tree, int trace);
 /* Makes method m of comm's rule list for coll at its first use (collective over comm); 1 when
  * it is ready, 0 when making it failed (m->ready -1). */
-int lc_comm_make(MPI_Comm comm, enum lc_coll coll, struct lc_method *m);
+int lc_comm_make(MPI_Comm comm, enum collsel_mpi_coll coll, struct lc_method *m);
 void lc_comm_counts(collsel_pmpi_counts *counts);
 /* comm's processes per node: size / (its shared-memory nodes), rounded down; collective over
  * comm. MPI_SUCCESS or an MPI error code. */
@@ -139,7 +139,7 @@ void lc_census_started(int rc);    /* after it returned rc */
 int lc_census_on(void);
 /* Around each collective the program calls, on every rank of comm: enter right before the
  * MPI's call (m = bytes, as the trees are queried), leave right after it. */
-void lc_census_enter(enum lc_coll coll, MPI_Comm comm, uint64_t bytes);
+void lc_census_enter(enum collsel_mpi_coll coll, MPI_Comm comm, uint64_t bytes);
 void lc_census_leave(void);
 void lc_census_finish(void);       /* before the MPI's own finalize: PREFIX.<rank>.json */
 

@@ -77,12 +77,14 @@ static int setup_local(int provided, char *msg, size_t msg_size)
     }
     if (lc_trees_load(spec, &g.trees, msg, msg_size))
         return SETUP_FAILED;
-    for (c = 0; c < LC_NCOLL; c++) {   /* format 2 says whose algorithm ids the tree holds */
+    /* format 2 says whose algorithm ids the tree holds */
+    for (c = 0; c < COLLSEL_MPI_NCOLL; c++) {
         int family = g.trees.tree[c] ? collsel_tree_family(g.trees.tree[c])
                                      : COLLSEL_TREE_FAMILY_UNKNOWN;
         if (family != COLLSEL_TREE_FAMILY_UNKNOWN && family != LC_FAMILY) {
             snprintf(msg, msg_size, "the %s tree holds %s algorithm ids, this library serves %s",
-                     lc_coll_names[c], family == COLLSEL_TREE_FAMILY_MPICH ? "MPICH" : "Open MPI",
+                     collsel_mpi_coll_names[c],
+                     family == COLLSEL_TREE_FAMILY_MPICH ? "MPICH" : "Open MPI",
                      LC_FAMILY == COLLSEL_TREE_FAMILY_MPICH ? "MPICH" : "Open MPI");
             return SETUP_FAILED;
         }
@@ -104,15 +106,15 @@ static int setup_local(int provided, char *msg, size_t msg_size)
 /* All ranks serve, or none: every rank's verdict and trees (CRC-32, -1 for none) compared. */
 static int agree(int failed, const char *msg, int rank)
 {
-    long long mine[1 + LC_NCOLL], low[1 + LC_NCOLL], high[1 + LC_NCOLL];
+    long long mine[1 + COLLSEL_MPI_NCOLL], low[1 + COLLSEL_MPI_NCOLL], high[1 + COLLSEL_MPI_NCOLL];
     int c, who = failed ? rank : INT_MAX, first = INT_MAX, same = 1;
     mine[0] = failed;
-    for (c = 0; c < LC_NCOLL; c++)
+    for (c = 0; c < COLLSEL_MPI_NCOLL; c++)
         mine[1 + c] = g.trees.tree[c] ? (long long)g.trees.crc[c] : -1;
-    PMPI_Allreduce(mine, low, 1 + LC_NCOLL, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    PMPI_Allreduce(mine, high, 1 + LC_NCOLL, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(mine, low, 1 + COLLSEL_MPI_NCOLL, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    PMPI_Allreduce(mine, high, 1 + COLLSEL_MPI_NCOLL, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     PMPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    for (c = 1; c <= LC_NCOLL; c++)
+    for (c = 1; c <= COLLSEL_MPI_NCOLL; c++)
         same &= low[c] == high[c];
     if (high[0] && rank == first && failed != SETUP_NO_TREES_CENSUS)
         fprintf(stderr, "libcollsel: %s%s\n", msg,
@@ -213,23 +215,23 @@ LC_EXPORT int MPI_Finalize(void)
 
 /* ---- the collectives ---- */
 
-static void trace_pass(enum lc_coll coll, MPI_Comm comm, uint64_t bytes, const char *why)
+static void trace_pass(enum collsel_mpi_coll coll, MPI_Comm comm, uint64_t bytes, const char *why)
 {
     int rank = -1, size = -1;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
     lc_trace("collsel-trace %s rank=%d comm_size=%d msg_size=%llu pass=%s",
-             lc_coll_names[coll], rank, size, (unsigned long long)bytes, why);
+             collsel_mpi_coll_names[coll], rank, size, (unsigned long long)bytes, why);
 }
 
-static void trace_decision(enum lc_coll coll, const struct lc_comm_state *s, uint64_t bytes,
-                           const struct lc_method *m)
+static void trace_decision(enum collsel_mpi_coll coll, const struct lc_comm_state *s,
+                           uint64_t bytes, const struct lc_method *m)
 {
     char ppn[16] = "-";
     if (s->coll[coll].ppn >= 0)
         snprintf(ppn, sizeof ppn, "%ld", (long)s->coll[coll].ppn);
     lc_trace("collsel-trace %s rank=%ld comm_size=%ld msg_size=%llu ppn=%s alg=%ld "
-             "segsize=%ld faninout=%ld", lc_coll_names[coll], (long)s->rank, (long)s->size,
+             "segsize=%ld faninout=%ld", collsel_mpi_coll_names[coll], (long)s->rank, (long)s->size,
              (unsigned long long)bytes, ppn, (long)m->choice.algorithm, (long)m->choice.segsize,
              (long)m->choice.faninout);
 }
@@ -256,7 +258,7 @@ static unsigned op_lacks(MPI_Op op)
  * of comm (the communicator, the message's byte count, `lacks`: the enum lc_need bits the call
  * cannot offer a method, `shape`: NULL, or why the call's counts are not the ones the tree was
  * measured with), so the ranks choose alike. */
-static const struct lc_method *decide(enum lc_coll coll, MPI_Comm comm, uint64_t bytes,
+static const struct lc_method *decide(enum collsel_mpi_coll coll, MPI_Comm comm, uint64_t bytes,
                                       unsigned lacks, const char *shape)
 {
     const collsel_tree *tree = g.trees.tree[coll];
@@ -315,7 +317,7 @@ static const struct lc_method *decide(enum lc_coll coll, MPI_Comm comm, uint64_t
 
 /* decide(), the census' clock started last (census.c: the call's time is the MPI's call,
  * with the forcing around it, without the deciding); leave() stops it. */
-static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t bytes,
+static const struct lc_method *choose(enum collsel_mpi_coll coll, MPI_Comm comm, uint64_t bytes,
                                       unsigned lacks, const char *shape)
 {
     const struct lc_method *m;
@@ -330,7 +332,7 @@ static const struct lc_method *choose(enum lc_coll coll, MPI_Comm comm, uint64_t
 /* A flat method's call runs on m->comm between lc_force_enter and lc_force_leave; a deferred
  * one (or a passed call, m NULL) on the user's communicator. Hierarchical methods are bcast's
  * and reduce's only (lc_force_init refuses them elsewhere): run_bcast, run_reduce. */
-static MPI_Comm enter(enum lc_coll coll, const struct lc_method *m, MPI_Comm comm)
+static MPI_Comm enter(enum collsel_mpi_coll coll, const struct lc_method *m, MPI_Comm comm)
 {
     if (!m || m->kind != LC_METHOD_FLAT)
         return comm;
@@ -338,7 +340,7 @@ static MPI_Comm enter(enum lc_coll coll, const struct lc_method *m, MPI_Comm com
     return m->comm;
 }
 
-static int leave(enum lc_coll coll, const struct lc_method *m, int rc)
+static int leave(enum collsel_mpi_coll coll, const struct lc_method *m, int rc)
 {
     if (m && m->kind == LC_METHOD_FLAT)
         lc_force_leave(coll, m);
@@ -390,11 +392,12 @@ static int is_root(MPI_Comm comm, int root)
     {                                                                                              \
         const struct lc_method *m;                                                                 \
         LC_PLAIN(PMPI_Bcast##SUFFIX, buf, count, type, root, comm);                                \
-        m = choose(LC_BCAST, comm, bytes_of(count, type), 0, NULL);                                \
+        m = choose(COLLSEL_MPI_BCAST, comm, bytes_of(count, type), 0, NULL);                       \
         if (m && m->kind == LC_METHOD_HIER && count <= INT_MAX)                                    \
-            return leave(LC_BCAST, m, lc_hier_bcast(m, buf, (int)count, type, root));              \
-        return leave(LC_BCAST, m,                                                                  \
-                     PMPI_Bcast##SUFFIX(buf, count, type, root, enter(LC_BCAST, m, comm)));        \
+            return leave(COLLSEL_MPI_BCAST, m, lc_hier_bcast(m, buf, (int)count, type, root));     \
+        return leave(COLLSEL_MPI_BCAST, m,                                                         \
+                     PMPI_Bcast##SUFFIX(buf, count, type, root,                                    \
+                                        enter(COLLSEL_MPI_BCAST, m, comm)));                       \
     }
 
 #define DEFINE_REDUCE(SUFFIX, COUNT)                                                               \
@@ -403,12 +406,12 @@ static int is_root(MPI_Comm comm, int root)
     {                                                                                              \
         const struct lc_method *m;                                                                 \
         LC_PLAIN(PMPI_Reduce##SUFFIX, sendbuf, recvbuf, count, type, op, root, comm);              \
-        m = choose(LC_REDUCE, comm, bytes_of(count, type), op_lacks(op), NULL);                    \
+        m = choose(COLLSEL_MPI_REDUCE, comm, bytes_of(count, type), op_lacks(op), NULL);           \
         if (m && m->kind == LC_METHOD_HIER && count <= INT_MAX)                                    \
-            return leave(LC_REDUCE, m,                                                             \
+            return leave(COLLSEL_MPI_REDUCE, m,                                                    \
                          lc_hier_reduce(m, sendbuf, recvbuf, (int)count, type, op, root));         \
-        return leave(LC_REDUCE, m, PMPI_Reduce##SUFFIX(sendbuf, recvbuf, count, type, op,          \
-                                                       root, enter(LC_REDUCE, m, comm)));          \
+        return leave(COLLSEL_MPI_REDUCE, m, PMPI_Reduce##SUFFIX(sendbuf, recvbuf, count, type, op, \
+                                                       root, enter(COLLSEL_MPI_REDUCE, m, comm))); \
     }
 
 /* allreduce, scan, exscan: one vector, m its bytes */
@@ -473,12 +476,12 @@ static int is_root(MPI_Comm comm, int root)
         p = comm_size_of(comm);                                                                    \
         if (p > 0)                                                                                 \
             COUNT_SPREAD(recvcounts, p, spread);                                                   \
-        m = choose(LC_ALLGATHERV, comm, p > 0 ? bytes_of(recvcounts[0], recvtype) : 0, 0,          \
+        m = choose(COLLSEL_MPI_ALLGATHERV, comm, p > 0 ? bytes_of(recvcounts[0], recvtype) : 0, 0, \
                    spread ? "unequal-counts" : NULL);                                              \
-        return leave(LC_ALLGATHERV, m,                                                             \
+        return leave(COLLSEL_MPI_ALLGATHERV, m,                                                    \
                      PMPI_Allgatherv##SUFFIX(sendbuf, sendcount, sendtype, recvbuf,                \
                                              recvcounts, displs, recvtype,                         \
-                                             enter(LC_ALLGATHERV, m, comm)));                      \
+                                             enter(COLLSEL_MPI_ALLGATHERV, m, comm)));             \
     }
 
 /* alltoallv: its tree splits on P alone (m = 0, as Open MPI's decision), so any counts are
@@ -494,11 +497,11 @@ static int is_root(MPI_Comm comm, int root)
         const struct lc_method *m;                                                                 \
         LC_PLAIN(PMPI_Alltoallv##SUFFIX, sendbuf, sendcounts, sdispls, sendtype, recvbuf,          \
                  recvcounts, rdispls, recvtype, comm);                                             \
-        m = choose(LC_ALLTOALLV, comm, 0, 0, NULL);                                                \
-        return leave(LC_ALLTOALLV, m,                                                              \
+        m = choose(COLLSEL_MPI_ALLTOALLV, comm, 0, 0, NULL);                                       \
+        return leave(COLLSEL_MPI_ALLTOALLV, m,                                                     \
                      PMPI_Alltoallv##SUFFIX(sendbuf, sendcounts, sdispls, sendtype, recvbuf,       \
                                             recvcounts, rdispls, recvtype,                         \
-                                            enter(LC_ALLTOALLV, m, comm)));                        \
+                                            enter(COLLSEL_MPI_ALLTOALLV, m, comm)));               \
     }
 
 /* reduce_scatter: m = the sum of the counts; counts further apart than one pass, and unequal
@@ -517,12 +520,12 @@ static int is_root(MPI_Comm comm, int root)
             total += recvcounts[i];                                                                \
         if (p > 0)                                                                                 \
             COUNT_SPREAD(recvcounts, p, spread);                                                   \
-        m = choose(LC_REDUCE_SCATTER, comm, bytes_of(total, type),                                 \
+        m = choose(COLLSEL_MPI_REDUCE_SCATTER, comm, bytes_of(total, type),                        \
                    op_lacks(op) | (spread ? LC_NEED_EQUAL_COUNTS : 0u),                            \
                    spread > 1 ? "unequal-counts" : NULL);                                          \
-        return leave(LC_REDUCE_SCATTER, m,                                                         \
+        return leave(COLLSEL_MPI_REDUCE_SCATTER, m,                                                \
                      PMPI_Reduce_scatter##SUFFIX(sendbuf, recvbuf, recvcounts, type, op,           \
-                                                 enter(LC_REDUCE_SCATTER, m, comm)));              \
+                                                 enter(COLLSEL_MPI_REDUCE_SCATTER, m, comm)));     \
     }
 
 /* reduce_scatter_block: m = one rank's block */
@@ -534,24 +537,24 @@ static int is_root(MPI_Comm comm, int root)
         const struct lc_method *m;                                                                 \
         LC_PLAIN(PMPI_Reduce_scatter_block##SUFFIX, sendbuf, recvbuf, recvcount, type, op,         \
                  comm);                                                                            \
-        m = choose(LC_REDUCE_SCATTER_BLOCK, comm, bytes_of(recvcount, type),                       \
+        m = choose(COLLSEL_MPI_REDUCE_SCATTER_BLOCK, comm, bytes_of(recvcount, type),              \
                    op_lacks(op), NULL);                                                            \
-        return leave(LC_REDUCE_SCATTER_BLOCK, m,                                                   \
+        return leave(COLLSEL_MPI_REDUCE_SCATTER_BLOCK, m,                                          \
                      PMPI_Reduce_scatter_block##SUFFIX(                                            \
                          sendbuf, recvbuf, recvcount, type, op,                                    \
-                         enter(LC_REDUCE_SCATTER_BLOCK, m, comm)));                                \
+                         enter(COLLSEL_MPI_REDUCE_SCATTER_BLOCK, m, comm)));                       \
     }
 
 #define DEFINE_ALL(SUFFIX, COUNT, DISP)                                                            \
     DEFINE_BCAST(SUFFIX, COUNT)                                                                    \
     DEFINE_REDUCE(SUFFIX, COUNT)                                                                   \
-    DEFINE_VECTOR_REDUCTION(Allreduce, LC_ALLREDUCE, SUFFIX, COUNT)                                \
-    DEFINE_VECTOR_REDUCTION(Scan, LC_SCAN, SUFFIX, COUNT)                                          \
-    DEFINE_VECTOR_REDUCTION(Exscan, LC_EXSCAN, SUFFIX, COUNT)                                      \
-    DEFINE_BLOCK_EXCHANGE(Allgather, LC_ALLGATHER, SUFFIX, COUNT)                                  \
-    DEFINE_BLOCK_EXCHANGE(Alltoall, LC_ALLTOALL, SUFFIX, COUNT)                                    \
-    DEFINE_ROOTED_BLOCK(Gather, LC_GATHER, 'r', SUFFIX, COUNT)                                     \
-    DEFINE_ROOTED_BLOCK(Scatter, LC_SCATTER, 's', SUFFIX, COUNT)                                   \
+    DEFINE_VECTOR_REDUCTION(Allreduce, COLLSEL_MPI_ALLREDUCE, SUFFIX, COUNT)                       \
+    DEFINE_VECTOR_REDUCTION(Scan, COLLSEL_MPI_SCAN, SUFFIX, COUNT)                                 \
+    DEFINE_VECTOR_REDUCTION(Exscan, COLLSEL_MPI_EXSCAN, SUFFIX, COUNT)                             \
+    DEFINE_BLOCK_EXCHANGE(Allgather, COLLSEL_MPI_ALLGATHER, SUFFIX, COUNT)                         \
+    DEFINE_BLOCK_EXCHANGE(Alltoall, COLLSEL_MPI_ALLTOALL, SUFFIX, COUNT)                           \
+    DEFINE_ROOTED_BLOCK(Gather, COLLSEL_MPI_GATHER, 'r', SUFFIX, COUNT)                            \
+    DEFINE_ROOTED_BLOCK(Scatter, COLLSEL_MPI_SCATTER, 's', SUFFIX, COUNT)                          \
     DEFINE_ALLGATHERV(SUFFIX, COUNT, DISP)                                                         \
     DEFINE_ALLTOALLV(SUFFIX, COUNT, DISP)                                                          \
     DEFINE_REDUCE_SCATTER(SUFFIX, COUNT)                                                           \
@@ -567,6 +570,6 @@ LC_EXPORT int MPI_Barrier(MPI_Comm comm)
 {
     const struct lc_method *m;
     LC_PLAIN(PMPI_Barrier, comm);
-    m = choose(LC_BARRIER, comm, 0, 0, NULL);
-    return leave(LC_BARRIER, m, PMPI_Barrier(enter(LC_BARRIER, m, comm)));
+    m = choose(COLLSEL_MPI_BARRIER, comm, 0, 0, NULL);
+    return leave(COLLSEL_MPI_BARRIER, m, PMPI_Barrier(enter(COLLSEL_MPI_BARRIER, m, comm)));
 }

@@ -7,13 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-const char *const lc_coll_names[LC_NCOLL] = {
-    "bcast", "reduce", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv", "barrier",
-    "exscan", "gather", "reduce_scatter", "reduce_scatter_block", "scan", "scatter"};
-const char *const lc_coll_blob_names[LC_NCOLL] = {
-    "bcast", "reduce", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv", "barrier",
-    "exscan", "gather", "reduce_scatter", "reduce_scat_blk", "scan", "scatter"};
-
 static int same_choice(const collsel_tree_choice *a, const collsel_tree_choice *b)
 {
     return a->algorithm == b->algorithm && a->segsize == b->segsize && a->faninout == b->faninout;

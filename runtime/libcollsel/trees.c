@@ -5,22 +5,19 @@
 
 #include <string.h>
 
-/* slot c of the set holds collective c */
-typedef char one_slot_per_collective[LC_NCOLL == COLLSEL_TREESET_SLOTS ? 1 : -1];
-
 static int32_t slot_of(const collsel_tree *tree, const char *path, char *msg, size_t msg_size)
 {
     int32_t c;
     (void)path, (void)msg, (void)msg_size;
-    for (c = 0; c < LC_NCOLL; c++)
-        if (strcmp(collsel_tree_collective(tree), lc_coll_blob_names[c]) == 0)
+    for (c = 0; c < COLLSEL_MPI_NCOLL; c++)
+        if (strcmp(collsel_tree_collective(tree), collsel_mpi_blob_name(c)) == 0)
             return c;
     return COLLSEL_TREESET_SKIP;
 }
 
 int lc_trees_load(const char *spec, collsel_treeset *trees, char *msg, size_t msg_size)
 {
-    static const collsel_treeset_rule rule = {"libcollsel", "COLLSEL_TREES", lc_coll_names,
+    static const collsel_treeset_rule rule = {"libcollsel", "COLLSEL_TREES", collsel_mpi_coll_names,
                                               slot_of};
     return collsel_treeset_load(spec, &rule, trees, msg, msg_size);
 }

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "collsel_mpi_table.h"
 #include "collsel_tree.h"
 #include "collsel_treeset.h"
 #include "ompi/mca/coll/base/base.h"
@@ -20,17 +21,8 @@
 
 BEGIN_C_DECLS
 
-/* The 14 collectives coll/tuned decides, in the blob header's spelling. */
-enum collsel_coll {
-    CS_ALLGATHER, CS_ALLGATHERV, CS_ALLREDUCE, CS_ALLTOALL, CS_ALLTOALLV, CS_BARRIER, CS_BCAST,
-    CS_EXSCAN, CS_GATHER, CS_REDUCE, CS_REDUCE_SCATTER, CS_REDUCE_SCATTER_BLOCK, CS_SCAN,
-    CS_SCATTER, CS_NCOLL
-};
-extern const char *const mca_coll_collsel_names[CS_NCOLL];
-/* Largest coll/tuned algorithm id of each collective in Open MPI 4.1.4
- * (coll_tuned_<coll>_decision.c). */
-extern const int32_t mca_coll_collsel_max_algorithm[CS_NCOLL];
-
+/* The collectives (enum collsel_mpi_coll), their names, Open MPI's coll/tuned catalogue and
+ * refusals per release are the generated MPI table's (collsel_mpi_table.h). */
 typedef struct mca_coll_collsel_component_t {
     mca_coll_base_component_2_0_0_t super;
     int priority;
@@ -38,6 +30,9 @@ typedef struct mca_coll_collsel_component_t {
     int loaded;                         /* the trees were read (successfully or not) */
     int usable;                         /* every named blob is valid: the component may run */
     collsel_treeset trees;              /* tree[c] NULL: left to the component below */
+    /* what this Open MPI release refuses, per collective (the table's entry for the release of
+     * the headers built against): a refused decision defers instead of failing the call */
+    const struct collsel_mpi_refusal *refusals;
 } mca_coll_collsel_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_collsel_component_t mca_coll_collsel_component;

@@ -19,8 +19,8 @@
 
 #define MODULE(module) ((mca_coll_collsel_module_t *)(module))
 
-/* The tree's choice at (P, m); a method Open MPI refuses at P (two_proc on P != 2,
- * collsel_tree_refused) defers instead of failing the call. */
+/* The tree's choice at (P, m); a method this Open MPI refuses at P (two_proc on P != 2: the MPI
+ * table's refusals of the release) defers instead of failing the call. */
 static inline collsel_tree_choice decide(int coll, const mca_coll_base_module_t *module,
                                          uint64_t m)
 {
@@ -29,7 +29,8 @@ static inline collsel_tree_choice decide(int coll, const mca_coll_base_module_t 
     collsel_tree_choice c, deferred = {0, 0, 0};
     /* cannot fail: the tree has 2 axes and comm_size >= 2 (checked at load and at comm_query) */
     (void)collsel_tree_decide(tree, p, m, &c);
-    return collsel_tree_refused(tree, c.algorithm, p) ? deferred : c;
+    return collsel_mpi_refused(&mca_coll_collsel_component.refusals[coll], c.algorithm, p)
+               ? deferred : c;
 }
 
 /* The same for a reduction: a non-commutative operation defers (the measured trees are of
@@ -62,7 +63,7 @@ int mca_coll_collsel_allgather(const void *sbuf, int scount, struct ompi_datatyp
                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     /* :1102-1107: the send type's size (the receive type's in place) times scount */
-    collsel_tree_choice c = decide(CS_ALLGATHER, module,
+    collsel_tree_choice c = decide(COLLSEL_MPI_ALLGATHER, module,
                                    bytes(MPI_IN_PLACE != sbuf ? sdtype : rdtype, scount));
     switch (c.algorithm) {
     case 1: return ompi_coll_base_allgather_intra_basic_linear(sbuf, scount, sdtype, rbuf, rcount,
@@ -95,7 +96,7 @@ int mca_coll_collsel_allgatherv(const void *sbuf, int scount, struct ompi_dataty
     collsel_tree_choice c;
     for (i = 0; i < p; i++)
         total += bytes(t, rcounts[i]);
-    c = decide(CS_ALLGATHERV, module, total / (uint64_t)p);
+    c = decide(COLLSEL_MPI_ALLGATHERV, module, total / (uint64_t)p);
     switch (c.algorithm) {
     case 1: return ompi_coll_base_allgatherv_intra_basic_default(sbuf, scount, sdtype, rbuf,
         rcounts, displs, rdtype, comm, module);
@@ -117,7 +118,8 @@ int mca_coll_collsel_allreduce(const void *sbuf, void *rbuf, int count,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    collsel_tree_choice c = decide_op(CS_ALLREDUCE, module, bytes(dtype, count), op);   /* :66-67 */
+    collsel_tree_choice c = decide_op(COLLSEL_MPI_ALLREDUCE, module, bytes(dtype, count),
+                                      op);   /* :66-67 */
     switch (c.algorithm) {
     case 1: return ompi_coll_base_allreduce_intra_basic_linear(sbuf, rbuf, count, dtype, op, comm,
         module);
@@ -141,7 +143,7 @@ int mca_coll_collsel_alltoall(const void *sbuf, int scount, struct ompi_datatype
                               struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     /* :239-244 */
-    collsel_tree_choice c = decide(CS_ALLTOALL, module,
+    collsel_tree_choice c = decide(COLLSEL_MPI_ALLTOALL, module,
                                    bytes(MPI_IN_PLACE != sbuf ? sdtype : rdtype, scount));
     switch (c.algorithm) {
     case 1: return ompi_coll_base_alltoall_intra_basic_linear(sbuf, scount, sdtype, rbuf, rcount,
@@ -166,7 +168,7 @@ int mca_coll_collsel_alltoallv(const void *sbuf, const int *scounts, const int *
                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     /* the fixed decision reads P only (:418-451); m is this rank's first block, as measured */
-    collsel_tree_choice c = decide(CS_ALLTOALLV, module,
+    collsel_tree_choice c = decide(COLLSEL_MPI_ALLTOALLV, module,
                                    MPI_IN_PLACE != sbuf ? bytes(sdtype, scounts[0])
                                                         : bytes(rdtype, rcounts[0]));
     switch (c.algorithm) {
@@ -182,7 +184,7 @@ int mca_coll_collsel_alltoallv(const void *sbuf, const int *scounts, const int *
 
 int mca_coll_collsel_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    collsel_tree_choice c = decide(CS_BARRIER, module, 0);   /* P only (:464-510) */
+    collsel_tree_choice c = decide(COLLSEL_MPI_BARRIER, module, 0);   /* P only (:464-510) */
     switch (c.algorithm) {
     case 1: return ompi_coll_base_barrier_intra_basic_linear(comm, module);
     case 2: return ompi_coll_base_barrier_intra_doublering(comm, module);
@@ -198,7 +200,7 @@ int mca_coll_collsel_barrier(struct ompi_communicator_t *comm, mca_coll_base_mod
 int mca_coll_collsel_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    collsel_tree_choice c = decide(CS_BCAST, module, bytes(dtype, count));   /* :521-522 */
+    collsel_tree_choice c = decide(COLLSEL_MPI_BCAST, module, bytes(dtype, count));   /* :521-522 */
     uint32_t s = (uint32_t)c.segsize;
     switch (c.algorithm) {
     case 1: return ompi_coll_base_bcast_intra_basic_linear(buf, count, dtype, root, comm, module);
@@ -225,7 +227,7 @@ int mca_coll_collsel_exscan(const void *sbuf, void *rbuf, int count,
                             struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    collsel_tree_choice c = decide(CS_EXSCAN, module, bytes(dtype, count));
+    collsel_tree_choice c = decide(COLLSEL_MPI_EXSCAN, module, bytes(dtype, count));
     switch (c.algorithm) {
     case 1: return ompi_coll_base_exscan_intra_linear(sbuf, rbuf, count, dtype, op, comm, module);
     case 2: return ompi_coll_base_exscan_intra_recursivedoubling(sbuf, rbuf, count, dtype, op, comm,
@@ -242,7 +244,7 @@ int mca_coll_collsel_gather(const void *sbuf, int scount, struct ompi_datatype_t
 {
     /* :1396-1402: the receive block at the root (or in place), the send block elsewhere */
     int at_root = root == ompi_comm_rank(comm) || MPI_IN_PLACE == sbuf;
-    collsel_tree_choice c = decide(CS_GATHER, module,
+    collsel_tree_choice c = decide(COLLSEL_MPI_GATHER, module,
                                    at_root ? bytes(rdtype, rcount) : bytes(sdtype, scount));
     switch (c.algorithm) {
     case 1: return ompi_coll_base_gather_intra_basic_linear(sbuf, scount, sdtype, rbuf, rcount,
@@ -261,7 +263,8 @@ int mca_coll_collsel_reduce(const void *sbuf, void *rbuf, int count,
                             struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    collsel_tree_choice c = decide_op(CS_REDUCE, module, bytes(dtype, count), op);   /* :676-677 */
+    collsel_tree_choice c = decide_op(COLLSEL_MPI_REDUCE, module, bytes(dtype, count),
+                                      op);   /* :676-677 */
     uint32_t s = (uint32_t)c.segsize;
     switch (c.algorithm) {
     case 1: return ompi_coll_base_reduce_intra_basic_linear(sbuf, rbuf, count, dtype, op, root,
@@ -295,7 +298,7 @@ int mca_coll_collsel_reduce_scatter(const void *sbuf, void *rbuf, const int *rco
     collsel_tree_choice c;
     for (i = 0; i < p; i++)
         total += bytes(dtype, rcounts[i]);
-    c = decide_op(CS_REDUCE_SCATTER, module, total, op);
+    c = decide_op(COLLSEL_MPI_REDUCE_SCATTER, module, total, op);
     switch (c.algorithm) {
     case 1: return ompi_coll_base_reduce_scatter_intra_nonoverlapping(sbuf, rbuf, rcounts, dtype,
         op, comm, module);
@@ -316,8 +319,8 @@ int mca_coll_collsel_reduce_scatter_block(const void *sbuf, void *rbuf, int rcou
                                           struct ompi_communicator_t *comm,
                                           mca_coll_base_module_t *module)
 {
-    collsel_tree_choice c = decide_op(CS_REDUCE_SCATTER_BLOCK, module, bytes(dtype, rcount),
-        op);   /* :985-986 */
+    collsel_tree_choice c = decide_op(COLLSEL_MPI_REDUCE_SCATTER_BLOCK, module,
+                                      bytes(dtype, rcount), op);   /* :985-986 */
     switch (c.algorithm) {
     case 1: return ompi_coll_base_reduce_scatter_block_basic_linear(sbuf, rbuf, rcount, dtype, op,
         comm, module);
@@ -337,7 +340,7 @@ int mca_coll_collsel_scan(const void *sbuf, void *rbuf, int count, struct ompi_d
                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
                           mca_coll_base_module_t *module)
 {
-    collsel_tree_choice c = decide(CS_SCAN, module, bytes(dtype, count));
+    collsel_tree_choice c = decide(COLLSEL_MPI_SCAN, module, bytes(dtype, count));
     switch (c.algorithm) {
     case 1: return ompi_coll_base_scan_intra_linear(sbuf, rbuf, count, dtype, op, comm, module);
     case 2: return ompi_coll_base_scan_intra_recursivedoubling(sbuf, rbuf, count, dtype, op, comm,
@@ -354,7 +357,7 @@ int mca_coll_collsel_scatter(const void *sbuf, int scount, struct ompi_datatype_
 {
     /* :1484-1489: the send block at the root, the receive block elsewhere */
     int at_root = root == ompi_comm_rank(comm);
-    collsel_tree_choice c = decide(CS_SCATTER, module,
+    collsel_tree_choice c = decide(COLLSEL_MPI_SCATTER, module,
                                    at_root ? bytes(sdtype, scount) : bytes(rdtype, rcount));
     switch (c.algorithm) {
     case 1: return ompi_coll_base_scatter_intra_basic_linear(sbuf, scount, sdtype, rbuf, rcount,

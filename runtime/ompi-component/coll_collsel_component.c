@@ -5,11 +5,6 @@
 
 #include "opal/mca/base/mca_base_var.h"
 
-const char *const mca_coll_collsel_names[CS_NCOLL] = {
-    "allgather", "allgatherv", "allreduce", "alltoall", "alltoallv", "barrier", "bcast",
-    "exscan", "gather", "reduce", "reduce_scatter", "reduce_scatter_block", "scan", "scatter"};
-const int32_t mca_coll_collsel_max_algorithm[CS_NCOLL] = {6, 5, 6, 5, 2, 6, 9, 2, 3, 7, 4, 4, 2, 3};
-
 static int collsel_register(void);
 static int collsel_close(void);
 
@@ -58,6 +53,7 @@ int mca_coll_collsel_init_query(bool enable_progress_threads, bool enable_mpi_th
     if (c->loaded)
         return OMPI_SUCCESS;
     c->loaded = 1;
+    c->refusals = collsel_mpi_ompi_refusals(OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION);
     if (NULL == c->trees_spec || '\0' == c->trees_spec[0])
         return OMPI_SUCCESS;
     if (mca_coll_collsel_trees_load(c->trees_spec, &c->trees, msg, sizeof msg) != 0) {

@@ -12,19 +12,19 @@
 static mca_coll_base_module_t **below_module(mca_coll_base_comm_coll_t *below, int coll)
 {
     switch (coll) {
-    case CS_ALLGATHER: return &below->coll_allgather_module;
-    case CS_ALLGATHERV: return &below->coll_allgatherv_module;
-    case CS_ALLREDUCE: return &below->coll_allreduce_module;
-    case CS_ALLTOALL: return &below->coll_alltoall_module;
-    case CS_ALLTOALLV: return &below->coll_alltoallv_module;
-    case CS_BARRIER: return &below->coll_barrier_module;
-    case CS_BCAST: return &below->coll_bcast_module;
-    case CS_EXSCAN: return &below->coll_exscan_module;
-    case CS_GATHER: return &below->coll_gather_module;
-    case CS_REDUCE: return &below->coll_reduce_module;
-    case CS_REDUCE_SCATTER: return &below->coll_reduce_scatter_module;
-    case CS_REDUCE_SCATTER_BLOCK: return &below->coll_reduce_scatter_block_module;
-    case CS_SCAN: return &below->coll_scan_module;
+    case COLLSEL_MPI_ALLGATHER: return &below->coll_allgather_module;
+    case COLLSEL_MPI_ALLGATHERV: return &below->coll_allgatherv_module;
+    case COLLSEL_MPI_ALLREDUCE: return &below->coll_allreduce_module;
+    case COLLSEL_MPI_ALLTOALL: return &below->coll_alltoall_module;
+    case COLLSEL_MPI_ALLTOALLV: return &below->coll_alltoallv_module;
+    case COLLSEL_MPI_BARRIER: return &below->coll_barrier_module;
+    case COLLSEL_MPI_BCAST: return &below->coll_bcast_module;
+    case COLLSEL_MPI_EXSCAN: return &below->coll_exscan_module;
+    case COLLSEL_MPI_GATHER: return &below->coll_gather_module;
+    case COLLSEL_MPI_REDUCE: return &below->coll_reduce_module;
+    case COLLSEL_MPI_REDUCE_SCATTER: return &below->coll_reduce_scatter_module;
+    case COLLSEL_MPI_REDUCE_SCATTER_BLOCK: return &below->coll_reduce_scatter_block_module;
+    case COLLSEL_MPI_SCAN: return &below->coll_scan_module;
     default: return &below->coll_scatter_module;
     }
 }
@@ -38,7 +38,7 @@ static void module_construct(mca_coll_collsel_module_t *m)
 
 static void module_destruct(mca_coll_collsel_module_t *m)
 {
-    for (int c = 0; c < CS_NCOLL; c++)
+    for (int c = 0; c < COLLSEL_MPI_NCOLL; c++)
         if (m->retained & (1u << c))
             OBJ_RELEASE(*below_module(&m->below, c));
 }
@@ -53,15 +53,15 @@ static int module_enable(mca_coll_base_module_t *module, struct ompi_communicato
     mca_coll_collsel_module_t *m = (mca_coll_collsel_module_t *)module;
     int c;
     m->below = *comm->c_coll;
-    for (c = 0; c < CS_NCOLL; c++)
+    for (c = 0; c < COLLSEL_MPI_NCOLL; c++)
         if (NULL != mca_coll_collsel_component.trees.tree[c]
             && NULL == *below_module(&m->below, c)) {
             opal_output(0, "coll/collsel: no component below for %s; coll/collsel disabled on "
-                        "this communicator", mca_coll_collsel_names[c]);
+                        "this communicator", collsel_mpi_coll_names[c]);
             memset(&m->below, 0, sizeof m->below);
             return OMPI_ERROR;
         }
-    for (c = 0; c < CS_NCOLL; c++)
+    for (c = 0; c < COLLSEL_MPI_NCOLL; c++)
         if (NULL != mca_coll_collsel_component.trees.tree[c]) {
             OBJ_RETAIN(*below_module(&m->below, c));
             m->retained |= 1u << c;
@@ -84,20 +84,21 @@ mca_coll_base_module_t *mca_coll_collsel_comm_query(struct ompi_communicator_t *
     *priority = mca_coll_collsel_component.priority;
     m->comm_size = ompi_comm_size(comm);
     m->super.coll_module_enable = module_enable;
-    m->super.coll_allgather = t[CS_ALLGATHER] ? mca_coll_collsel_allgather : NULL;
-    m->super.coll_allgatherv = t[CS_ALLGATHERV] ? mca_coll_collsel_allgatherv : NULL;
-    m->super.coll_allreduce = t[CS_ALLREDUCE] ? mca_coll_collsel_allreduce : NULL;
-    m->super.coll_alltoall = t[CS_ALLTOALL] ? mca_coll_collsel_alltoall : NULL;
-    m->super.coll_alltoallv = t[CS_ALLTOALLV] ? mca_coll_collsel_alltoallv : NULL;
-    m->super.coll_barrier = t[CS_BARRIER] ? mca_coll_collsel_barrier : NULL;
-    m->super.coll_bcast = t[CS_BCAST] ? mca_coll_collsel_bcast : NULL;
-    m->super.coll_exscan = t[CS_EXSCAN] ? mca_coll_collsel_exscan : NULL;
-    m->super.coll_gather = t[CS_GATHER] ? mca_coll_collsel_gather : NULL;
-    m->super.coll_reduce = t[CS_REDUCE] ? mca_coll_collsel_reduce : NULL;
-    m->super.coll_reduce_scatter = t[CS_REDUCE_SCATTER] ? mca_coll_collsel_reduce_scatter : NULL;
+    m->super.coll_allgather = t[COLLSEL_MPI_ALLGATHER] ? mca_coll_collsel_allgather : NULL;
+    m->super.coll_allgatherv = t[COLLSEL_MPI_ALLGATHERV] ? mca_coll_collsel_allgatherv : NULL;
+    m->super.coll_allreduce = t[COLLSEL_MPI_ALLREDUCE] ? mca_coll_collsel_allreduce : NULL;
+    m->super.coll_alltoall = t[COLLSEL_MPI_ALLTOALL] ? mca_coll_collsel_alltoall : NULL;
+    m->super.coll_alltoallv = t[COLLSEL_MPI_ALLTOALLV] ? mca_coll_collsel_alltoallv : NULL;
+    m->super.coll_barrier = t[COLLSEL_MPI_BARRIER] ? mca_coll_collsel_barrier : NULL;
+    m->super.coll_bcast = t[COLLSEL_MPI_BCAST] ? mca_coll_collsel_bcast : NULL;
+    m->super.coll_exscan = t[COLLSEL_MPI_EXSCAN] ? mca_coll_collsel_exscan : NULL;
+    m->super.coll_gather = t[COLLSEL_MPI_GATHER] ? mca_coll_collsel_gather : NULL;
+    m->super.coll_reduce = t[COLLSEL_MPI_REDUCE] ? mca_coll_collsel_reduce : NULL;
+    m->super.coll_reduce_scatter =
+        t[COLLSEL_MPI_REDUCE_SCATTER] ? mca_coll_collsel_reduce_scatter : NULL;
     m->super.coll_reduce_scatter_block =
-        t[CS_REDUCE_SCATTER_BLOCK] ? mca_coll_collsel_reduce_scatter_block : NULL;
-    m->super.coll_scan = t[CS_SCAN] ? mca_coll_collsel_scan : NULL;
-    m->super.coll_scatter = t[CS_SCATTER] ? mca_coll_collsel_scatter : NULL;
+        t[COLLSEL_MPI_REDUCE_SCATTER_BLOCK] ? mca_coll_collsel_reduce_scatter_block : NULL;
+    m->super.coll_scan = t[COLLSEL_MPI_SCAN] ? mca_coll_collsel_scan : NULL;
+    m->super.coll_scatter = t[COLLSEL_MPI_SCATTER] ? mca_coll_collsel_scatter : NULL;
     return &m->super;
 }

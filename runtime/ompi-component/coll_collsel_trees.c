@@ -7,18 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* slot c of the set holds collective c */
-typedef char one_slot_per_collective[CS_NCOLL == COLLSEL_TREESET_SLOTS ? 1 : -1];
-
 static int collective_of(const collsel_tree *tree)
 {
     const char *name = collsel_tree_collective(tree);
     int c;
-    /* the blob header holds 16 characters (docs/formats/blob.md, core/algorithms.BLOB_NAMES) */
-    if (0 == strcmp(name, "reduce_scat_blk"))
-        return CS_REDUCE_SCATTER_BLOCK;
-    for (c = 0; c < CS_NCOLL; c++)
-        if (0 == strcmp(name, mca_coll_collsel_names[c]))
+    for (c = 0; c < COLLSEL_MPI_NCOLL; c++)
+        if (0 == strcmp(name, collsel_mpi_blob_name(c)))
             return c;
     return -1;
 }
@@ -33,14 +27,14 @@ static int check_methods(const char *path, int coll, const collsel_tree *tree, c
         collsel_tree_method(tree, k, &c);
         if (collsel_tree_hier(&c, NULL, NULL, NULL)) {
             snprintf(msg, msg_size, "%s: the %s tree has a hierarchical method, which coll/collsel "
-                     "does not run (use libcollsel for it)", path, mca_coll_collsel_names[coll]);
+                     "does not run (use libcollsel for it)", path, collsel_mpi_coll_names[coll]);
             return 1;
         }
-        if (c.algorithm < 0 || c.algorithm > mca_coll_collsel_max_algorithm[coll]) {
+        if (c.algorithm < 0 || c.algorithm > collsel_mpi_ompi_max_algorithm[coll]) {
             snprintf(msg, msg_size, "%s: the %s tree names algorithm %ld, which is no coll/tuned "
-                     "%s algorithm of Open MPI 4.1 (1..%ld)", path, mca_coll_collsel_names[coll],
-                     (long)c.algorithm, mca_coll_collsel_names[coll],
-                     (long)mca_coll_collsel_max_algorithm[coll]);
+                     "%s algorithm of Open MPI 4.1 (1..%ld)", path, collsel_mpi_coll_names[coll],
+                     (long)c.algorithm, collsel_mpi_coll_names[coll],
+                     (long)collsel_mpi_ompi_max_algorithm[coll]);
             return 1;
         }
     }
@@ -67,6 +61,6 @@ int mca_coll_collsel_trees_load(const char *spec, collsel_treeset *trees, char *
                                 size_t msg_size)
 {
     static const collsel_treeset_rule rule = {"coll/collsel", "coll_collsel_trees",
-                                              mca_coll_collsel_names, slot_of};
+                                              collsel_mpi_coll_names, slot_of};
     return collsel_treeset_load(spec, &rule, trees, msg, msg_size);
 }

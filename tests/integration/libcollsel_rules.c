@@ -1,8 +1,8 @@
 /* Unit driver for libcollsel's MPI-free parts (runtime/libcollsel/rules.c, trees.c), built with
  * ASan + UBSan by tests/integration/test_libcollsel.py:
  *   libcollsel_rules trees SPEC
- *       lc_trees_load(SPEC): "trees ok <collective>=<crc> ..." (the loaded ones, in lc_coll
- *       order) or "trees error: <line>"
+ *       lc_trees_load(SPEC): "trees ok <collective>=<crc> ..." (the loaded ones, in the
+ *       MPI table's order) or "trees error: <line>"
  *   libcollsel_rules rules TREE.bin P[:Z] ...
  *       per P (and Z for a 3-axis tree) the rule list, "rules P Z <FROM:A/S/F,...>", after
  *       checking lc_rules_lookup against collsel_tree_decide at 0, UINT64_MAX, every cut and
@@ -87,9 +87,9 @@ int main(int argc, char **argv)
             return 1;
         }
         printf("trees ok");
-        for (a = 0; a < LC_NCOLL; a++) {
+        for (a = 0; a < COLLSEL_MPI_NCOLL; a++) {
             if (trees.tree[a])
-                printf(" %s=%08" PRIx32, lc_coll_names[a], trees.crc[a]);
+                printf(" %s=%08" PRIx32, collsel_mpi_coll_names[a], trees.crc[a]);
         }
         printf("\n");
         collsel_treeset_free(&trees);

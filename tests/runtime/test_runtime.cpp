@@ -268,7 +268,7 @@ static_assert(COLLSEL_TREE_FORMAT_VERSION == 3, "blob format version");
 
 TEST_CASE("versions")
 {
-    CHECK(COLLSEL_TREE_VERSION_MAJOR == 1);
+    CHECK(COLLSEL_TREE_VERSION_MAJOR == 2);
     CHECK(COLLSEL_TREE_VERSION == COLLSEL_TREE_VERSION_MAJOR * 10000
                                       + COLLSEL_TREE_VERSION_MINOR * 100
                                       + COLLSEL_TREE_VERSION_PATCH);
@@ -494,56 +494,6 @@ TEST_CASE("format 2: hierarchical methods and the family; format 1 still loads")
     CHECK(answer(t1.tree, 7, 12345, 0, false) == "6 0 0");
     CHECK(load_err(one_leaf(1, 1, {6, 0, 0, 0, 0, 0, 0, 0})) == COLLSEL_TREE_EHEADER);
     CHECK(load_err(one_leaf(1, 0, {6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})) == COLLSEL_TREE_ESIZE);
-}
-
-// one_leaf() renamed: the blob's collective name is bytes 16-31, NUL-padded.
-static Bytes named(Bytes b, const std::string &collective)
-{
-    std::fill(b.begin() + 16, b.begin() + 32, 0);
-    std::copy(collective.begin(), collective.end(), b.begin() + 16);
-    reseal(b);
-    return b;
-}
-
-TEST_CASE("collsel_tree_refused: Open MPI's two_proc algorithms at any comm_size but 2")
-{
-    struct { const char *collective; unsigned char algorithm; } two_procs[] = {
-        {"allgather", 6}, {"allgatherv", 5}, {"alltoall", 5}, {"barrier", 5}};
-    for (auto &r : two_procs) {
-        INFO(r.collective);
-        Bytes b = named(one_leaf(2, COLLSEL_TREE_FAMILY_OPENMPI,
-                                 {r.algorithm, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}), r.collective);
-        Loaded t(b.data(), b.size());
-        REQUIRE(t.err == COLLSEL_TREE_OK);
-        CHECK(collsel_tree_refused(t.tree, r.algorithm, 2) == 0);
-        for (int32_t p : {1, 3, 4, 8, INT32_MAX})
-            CHECK(collsel_tree_refused(t.tree, r.algorithm, p) == 1);
-        for (int32_t other : {0, 1, r.algorithm - 1, r.algorithm + 1, COLLSEL_TREE_HIER_BASE + 255})
-            CHECK(collsel_tree_refused(t.tree, other, 3) == 0);
-        // the decision itself is the tree's: the runtime applies the rule
-        CHECK(answer(t.tree, 3, 1, 0, false) == std::to_string(r.algorithm) + " 0 0");
-        // MPICH ids are another numbering; format 1 holds Open MPI's
-        Bytes m = named(one_leaf(2, COLLSEL_TREE_FAMILY_MPICH,
-                                 {r.algorithm, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}), r.collective);
-        Loaded tm(m.data(), m.size());
-        REQUIRE(tm.err == COLLSEL_TREE_OK);
-        CHECK(collsel_tree_refused(tm.tree, r.algorithm, 3) == 0);
-        Bytes v1 = named(one_leaf(1, 0, {r.algorithm, 0, 0, 0, 0, 0, 0, 0}), r.collective);
-        Loaded t1(v1.data(), v1.size());
-        REQUIRE(t1.err == COLLSEL_TREE_OK);
-        CHECK(collsel_tree_refused(t1.tree, r.algorithm, 3) == 1);
-    }
-    // other collectives refuse nothing, whatever the id (the name is matched whole)
-    for (const char *c : {"bcast", "allreduce", "alltoallv", "allgath", "reduce_scat_blk"}) {
-        INFO(c);
-        Bytes b = named(one_leaf(2, COLLSEL_TREE_FAMILY_OPENMPI, {6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}),
-                        c);
-        Loaded t(b.data(), b.size());
-        REQUIRE(t.err == COLLSEL_TREE_OK);
-        for (int32_t a : {5, 6})
-            CHECK(collsel_tree_refused(t.tree, a, 3) == 0);
-    }
-    CHECK(collsel_tree_refused(nullptr, 6, 3) == 0);
 }
 
 // A fixed set of queries, spread over and beyond the measured range, each by every path;

@@ -120,6 +120,27 @@ OMPI_BASE_FUNCTIONS = {
 # the benchmark measures, ingest reads and the models predict is each of those steps' own list.
 ALGORITHMS = TUNED_ALGORITHMS
 
+# Open MPI's collective ids: enum COLLTYPE in ompi/mca/coll/base/coll_base_functions.h (the same
+# in 4.1, 5.0 and main), the COLID of a classic rules file; 22 of them, the 14 above among them.
+OMPI_COLLTYPE = {
+    "allgather": 0, "allgatherv": 1, "allreduce": 2, "alltoall": 3, "alltoallv": 4,
+    "alltoallw": 5, "barrier": 6, "bcast": 7, "exscan": 8, "gather": 9, "gatherv": 10,
+    "reduce": 11, "reduce_scatter": 12, "reduce_scatter_block": 13, "scan": 14, "scatter": 15,
+    "scatterv": 16, "neighbor_allgather": 17, "neighbor_allgatherv": 18,
+    "neighbor_alltoall": 19, "neighbor_alltoallv": 20, "neighbor_alltoallw": 21,
+}
+
+
+def ompi_algorithm_cvar(collective):
+    """The control variable that forces `collective`'s coll/tuned algorithm (its segment size and
+    fan-outs are this name + `_segmentsize`, `_chain_fanout`, ...: TUNED_PARAMETERS)."""
+    return f"coll_tuned_{collective}_algorithm"
+
+
+def mpich_algorithm_cvar(collective):
+    """The control variable whose value names `collective`'s MPICH algorithm (MPICH_VERSIONS)."""
+    return f"MPIR_CVAR_{collective.upper()}_INTRA_ALGORITHM"
+
 # The blob's collective field holds 16 bytes (docs/formats/blob.md): the short form of the one
 # coll/tuned collective whose name is longer.
 BLOB_NAMES = {"reduce_scatter_block": "reduce_scat_blk"}
@@ -141,8 +162,32 @@ SEGMENTING = {c: _SEGMENTING.get(c, frozenset()) for c in ALGORITHMS}
 USES_FANINOUT = {c: frozenset({2}) if c in ("bcast", "reduce") else frozenset()
                  for c in ALGORITHMS}
 
+# Algorithms whose coll/base function needs a commutative operation (Open MPI 4.1.4): reduce all
+# but linear (1) and in-order binary (6), which alone keep the operand order (the fixed decision
+# uses only them for non-commutative ops, ompi_coll_tuned_reduce_intra_dec_fixed); allreduce ring
+# and segmented ring (coll_base_allreduce.c:288, :557) and rabenseifner (:988 falls back);
+# reduce_scatter recursive halving and ring (coll_base_reduce_scatter.c:129, :409);
+# reduce_scatter_block recursive halving (coll_base_reduce_scatter_block.c:399, :420 falls back).
+# Scan and exscan algorithms take any op (coll_base_scan.c:134, coll_base_exscan.c:119).
+# libcollsel defers a non-commutative call where the tree names one of them.
+COMMUTATIVE_ONLY = {
+    "reduce": frozenset({2, 3, 4, 5, 7}),
+    "allreduce": frozenset({4, 5, 6}),
+    "reduce_scatter": frozenset({2, 3}),
+    "reduce_scatter_block": frozenset({3}),
+}
+
 # Reduce algorithms valid for non-commutative operations.
-REDUCE_NONCOMMUTATIVE = frozenset({1, 6})
+REDUCE_NONCOMMUTATIVE = frozenset(TUNED_ALGORITHMS["reduce"]) - {0} - COMMUTATIVE_ONLY["reduce"]
+
+# The coll/tuned variables a method's fan-in/out F is written into when it is forced (by the
+# benchmark's forcing and by libcollsel), after `coll_tuned_<coll>_algorithm_`: chain_fanout and
+# tree_fanout, but alltoall's max_requests (linear_sync's limit; no alltoall algorithm reads a
+# fan-out). reduce's max_requests keeps the launch's value (it limits the tree algorithms'
+# requests, whose F is the fan-out). A variable the collective lacks (TUNED_PARAMETERS) is not
+# written.
+FANINOUT_VARIABLES = {c: ("max_requests",) if c == "alltoall" else ("chain_fanout", "tree_fanout")
+                      for c in ALGORITHMS}
 
 # Words that name the MPI's own decision (id 0) in benchmark outputs; refused as ambiguous where
 # the catalogue gives the word to an algorithm (allgatherv's 1 is ompi_info's "default").
@@ -343,6 +388,14 @@ def check_mpich_has(collective, alg, version, where):
         raise InputError(f"{where}: MPICH {version or release} has no {collective} algorithm "
                          f"'{MPICH_ALGORITHMS[collective][alg]}' (MPICH {release}'s: {names})")
     return alg
+
+
+# MPICH algorithms that run on power-of-two communicators only: MPICH 4.0.2 asserts (aborts)
+# rather than falls back in its "noncommutative" reduce-scatter algorithms
+# (reduce_scatter_intra_noncommutative.c:55 "pof2 == comm_size"); reduce_scatter's also needs
+# equal counts ("block-regular"). libcollsel passes them to MPICH elsewhere.
+MPICH_POWER_OF_TWO_ONLY = {"reduce_scatter": "noncommutative",
+                           "reduce_scatter_block": "noncommutative"}
 
 
 # The collectives MPICH's selection (csel) also decides that collsel does not measure: their

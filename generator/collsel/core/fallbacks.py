@@ -13,8 +13,8 @@ there (algorithm 0, the MPI's own decision) instead of failing the call. A tree 
 P = 2, 4, 8 spans P = 3 with its P = 2 cell and may pick two_proc there. `refused` (vectorised)
 and `refusal` (the entry, for messages) say where; core.treefile's decide and every emitter apply
 them. A refusal reads P alone, so `runs_only` gives its P range for emitters that write blocks
-or C conditions. The C runtime (libcollsel, coll/collsel) applies the same table in
-collsel_tree_refused (runtime/collsel_tree.c; tests/test_runtime_refusals.py compares them).
+or C conditions. The C runtimes (libcollsel, coll/collsel) apply OMPI_RELEASE_REFUSALS through
+the generated runtime/collsel_mpi_table.h (tests/test_mpi_table.py).
 """
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -110,6 +110,14 @@ def usable(collective, algorithm, nprocs, m, segsize=0):
 
 
 REFUSALS = tuple(f for f in FALLBACKS if f.runs is None)
+
+# The refusals of each Open MPI release collsel states them for, "major.minor" -> entries. The C
+# runtimes take them from runtime/collsel_mpi_table.h (generated from this, sinks/emit/mpi_table.py)
+# for the release they are compiled against (the newest listed one not newer than it), so a
+# release's refusals are a fact written here, never inherited from another's by a decoder.
+# 5.0: coll/base's two_procs functions keep 4.1's check (2 != comm size:
+# MPI_ERR_UNSUPPORTED_OPERATION). The Python decisions (decide, emitters) use REFUSALS, 4.1.4's.
+OMPI_RELEASE_REFUSALS = {"4.1": REFUSALS, "5.0": REFUSALS}
 
 
 def refusal(collective, algorithm, nprocs, m=0, segsize=0):

@@ -45,15 +45,9 @@ from dataclasses import dataclass, field
 from collsel.core import algorithms, rules_size
 from collsel.errors import InputError
 
-# enum COLLTYPE in ompi/mca/coll/base/coll_base_functions.h (4.1, 5.0 and main)
-COLLECTIVE_IDS = {
-    "allgather": 0, "allgatherv": 1, "allreduce": 2, "alltoall": 3, "alltoallv": 4,
-    "alltoallw": 5, "barrier": 6, "bcast": 7, "exscan": 8, "gather": 9, "gatherv": 10,
-    "reduce": 11, "reduce_scatter": 12, "reduce_scatter_block": 13, "scan": 14, "scatter": 15,
-    "scatterv": 16, "neighbor_allgather": 17, "neighbor_allgatherv": 18,
-    "neighbor_alltoall": 19, "neighbor_alltoallv": 20, "neighbor_alltoallw": 21,
-}
-COLLCOUNT = 22
+# Open MPI's collective ids (core/algorithms.py, enum COLLTYPE of 4.1, 5.0 and main)
+COLLECTIVE_IDS = algorithms.OMPI_COLLTYPE
+COLLCOUNT = len(COLLECTIVE_IDS)
 COLLECTIVE_NAMES = {v: k for k, v in COLLECTIVE_IDS.items()}
 INT_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1

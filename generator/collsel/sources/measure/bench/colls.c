@@ -3,33 +3,26 @@
 
 #include <string.h>
 
-#define FANS "chain_fanout,tree_fanout"
 /* bcast, reduce, allreduce first: COLL_BCAST, COLL_REDUCE, COLL_ALLREDUCE (experiments and
- * hierarchical methods). alltoall's F is its max_requests (linear_sync's limit; no alltoall
- * algorithm reads a fan-out); reduce's max_requests keeps the launch's value (it limits the tree
- * algorithms' requests, whose F is the fan-out). */
+ * hierarchical methods). The variables F writes are the MPI table's (forcing.c). */
 const struct coll_spec COLLS[] = {
-    {.name = "bcast", "MPI_Bcast", M_TOTAL, D_BCAST, 1, 1, 0, FANS, call_bcast},
-    {.name = "reduce", "MPI_Reduce", M_TOTAL, D_REDUCE, 1, 1, 1, FANS, call_reduce},
-    {.name = "allreduce", "MPI_Allreduce", M_TOTAL, D_REDUCE, 1, 1, 0, FANS, call_allreduce},
-    {.name = "allgather", "MPI_Allgather", M_BLOCK, D_GATHER, 1, ALL, 0, FANS, call_allgather},
-    {.name = "allgatherv", "MPI_Allgatherv", M_BLOCK, D_GATHER, 1, ALL, 0, FANS,
-     call_allgatherv},
-    {.name = "alltoall", "MPI_Alltoall", M_BLOCK, D_ALLTOALL, ALL, ALL, 0, "max_requests",
-     call_alltoall},
-    {.name = "alltoallv", "MPI_Alltoallv", M_BLOCK, D_ALLTOALL, ALL, ALL, 0, FANS,
-     call_alltoallv},
-    {.name = "barrier", "MPI_Barrier", M_NONE, D_NONE, 0, 0, 0, FANS, call_barrier},
-    {.name = "exscan", "MPI_Exscan", M_BLOCK, D_EXSCAN, 1, 1, 0, FANS, call_exscan},
-    {.name = "gather", "MPI_Gather", M_BLOCK, D_GATHER, 1, ALL, 1, FANS, call_gather},
-    {.name = "reduce_scatter", "MPI_Reduce_scatter", M_SUM, D_REDUCE_SCATTER, ALL, 1, 0, FANS,
+    {.name = "bcast", "MPI_Bcast", M_TOTAL, D_BCAST, 1, 1, 0, call_bcast},
+    {.name = "reduce", "MPI_Reduce", M_TOTAL, D_REDUCE, 1, 1, 1, call_reduce},
+    {.name = "allreduce", "MPI_Allreduce", M_TOTAL, D_REDUCE, 1, 1, 0, call_allreduce},
+    {.name = "allgather", "MPI_Allgather", M_BLOCK, D_GATHER, 1, ALL, 0, call_allgather},
+    {.name = "allgatherv", "MPI_Allgatherv", M_BLOCK, D_GATHER, 1, ALL, 0, call_allgatherv},
+    {.name = "alltoall", "MPI_Alltoall", M_BLOCK, D_ALLTOALL, ALL, ALL, 0, call_alltoall},
+    {.name = "alltoallv", "MPI_Alltoallv", M_BLOCK, D_ALLTOALL, ALL, ALL, 0, call_alltoallv},
+    {.name = "barrier", "MPI_Barrier", M_NONE, D_NONE, 0, 0, 0, call_barrier},
+    {.name = "exscan", "MPI_Exscan", M_BLOCK, D_EXSCAN, 1, 1, 0, call_exscan},
+    {.name = "gather", "MPI_Gather", M_BLOCK, D_GATHER, 1, ALL, 1, call_gather},
+    {.name = "reduce_scatter", "MPI_Reduce_scatter", M_SUM, D_REDUCE_SCATTER, ALL, 1, 0,
      call_reduce_scatter},
     {.name = "reduce_scatter_block", "MPI_Reduce_scatter_block", M_BLOCK, D_REDUCE_SCATTER, ALL,
-     1, 0, FANS, call_reduce_scatter_block},
-    {.name = "scan", "MPI_Scan", M_BLOCK, D_SCAN, 1, 1, 0, FANS, call_scan},
-    {.name = "scatter", "MPI_Scatter", M_BLOCK, D_SCATTER, ALL, 1, 1, FANS, call_scatter},
+     1, 0, call_reduce_scatter_block},
+    {.name = "scan", "MPI_Scan", M_BLOCK, D_SCAN, 1, 1, 0, call_scan},
+    {.name = "scatter", "MPI_Scatter", M_BLOCK, D_SCATTER, ALL, 1, 1, call_scatter},
 };
-#undef FANS
 const int NCOLLECTIVES = (int)(sizeof COLLS / sizeof *COLLS);
 
 const char *coll_name(int coll)

@@ -60,7 +60,6 @@ struct coll_spec {
     int send_blocks, recv_blocks;   /* blocks of `count` elements: 1, or P (ALL) */
     int root_only;          /* send (scatter) or result (gather, reduce) has P blocks / exists
                              * on the root only */
-    const char *fan_vars;   /* coll_tuned_<name>_algorithm_<var> that F writes, ',' apart */
     coll_call call;
 };
 

@@ -1,14 +1,26 @@
 /* Forcing (forcing.h). */
 #include "forcing.h"
 
-#include <ctype.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collsel_mpi_table.h"
 #include "timing.h"
 
 #define MAX_ENUM 64     /* enumeration items read of an algorithm variable (coll/tuned: < 10) */
+
+/* The MPI table's index of the measured collective (COLLS[] has the benchmark's own order), for
+ * its forcing variables; -1 with a message for a collective the table lacks. */
+static int table_index(const struct options *o, char *msg, size_t msg_size)
+{
+    for (int c = 0; c < COLLSEL_MPI_NCOLL; c++)
+        if (strcmp(collsel_mpi_coll_names[c], coll_name(o->coll)) == 0)
+            return c;
+    snprintf(msg, msg_size, "forcing did not take: the MPI table (collsel_mpi_table.h) has no "
+             "collective %s", coll_name(o->coll));
+    return -1;
+}
 
 /* The variable's enumeration for a message: its items' names (names = 1) or values. */
 static void enum_list(const collsel_cvar *c, int names, char *known, size_t size)
@@ -27,9 +39,10 @@ static void enum_list(const collsel_cvar *c, int names, char *known, size_t size
     }
 }
 
-/* Open MPI's variables of the collective: algorithm, segment size, then the ones F writes
- * (COLLS[].fan_vars); have[i] = 0 where this MPI has none. */
+/* Open MPI's variables of the collective: algorithm, segment size, then the ones F writes (the
+ * MPI table's collsel_mpi_ompi_fan_vars); have[i] = 0 where this MPI has none. */
 #define NVARS 5
+typedef char fan_vars_fit[COLLSEL_MPI_OMPI_FAN_VARS - 1 <= NVARS - 2 ? 1 : -1];
 
 /* Open MPI: write algorithm, segment size and fan-outs (F; 0: the value the process started
  * with) of method mt, read each back; 0 or 6 with a message. */
@@ -91,16 +104,14 @@ static int open_openmpi_vars(const struct options *o, collsel_cvar *cv, int *hav
                              size_t msg_size)
 {
     const char *suffix[NVARS] = {"", "_segmentsize", NULL, NULL, NULL};
-    char fans[128], *save = NULL;
-    int code = 0;
-    snprintf(fans, sizeof fans, "%s", COLLS[o->coll].fan_vars);
-    for (int i = 2; i < NVARS; i++)
-        if ((suffix[i] = strtok_r(i == 2 ? fans : NULL, ",", &save)) == NULL)
-            break;
+    int code = 0, t = table_index(o, msg, msg_size);
+    if (t < 0)
+        return 6;
+    for (int i = 2; i < NVARS && collsel_mpi_ompi_fan_vars[t][i - 2]; i++)
+        suffix[i] = collsel_mpi_ompi_fan_vars[t][i - 2];
     for (int i = 0; i < NVARS && suffix[i]; i++) {
         char name[128];
-        snprintf(name, sizeof name, "coll_tuned_%s_algorithm%s%s", coll_name(o->coll),
-                 i > 1 ? "_" : "", suffix[i]);
+        snprintf(name, sizeof name, "%s%s", collsel_mpi_ompi_cvar[t], suffix[i]);
         have[i] = collsel_cvar_open(name, &cv[i]) == 0;
         if (!have[i] && i == 0) {
             snprintf(msg, msg_size, "forcing did not take: no control variable %s "
@@ -200,14 +211,13 @@ static int force_openmpi(struct options *o, int rank)
  * (forcing_select); here the names are resolved and every value is tried once. */
 static int force_mpich(struct options *o, struct forcing *fs, int rank)
 {
-    char name[96], msg[8192] = "", known[4096];
-    int code = 0;
-    int at = snprintf(name, sizeof name, "MPIR_CVAR_");
-    for (const char *p = COLLS[o->coll].name; *p; p++)
-        name[at++] = (char)toupper((unsigned char)*p);
-    snprintf(name + at, sizeof name - (size_t)at, "_INTRA_ALGORITHM");
-    fs->alg_open = collsel_cvar_open(name, &fs->alg) == 0;
-    if (!fs->alg_open) {
+    char msg[8192] = "", known[4096];
+    int code = 0, t = table_index(o, msg, sizeof msg);
+    const char *name = t < 0 ? "" : collsel_mpi_mpich_cvar[t];
+    fs->alg_open = t >= 0 && collsel_cvar_open(name, &fs->alg) == 0;
+    if (t < 0) {
+        code = 6;
+    } else if (!fs->alg_open) {
         snprintf(msg, sizeof msg, "forcing did not take: no control variable %s", name);
         code = 6;
     }

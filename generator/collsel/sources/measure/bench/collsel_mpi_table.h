@@ -1,0 +1,1 @@
+../../../../../runtime/collsel_mpi_table.h
