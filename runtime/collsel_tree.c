@@ -526,7 +526,8 @@ static void build_cell_table(struct collsel_tree *t)
 /* Open MPI 4.1.4's refusals (core/fallbacks.py: the FALLBACKS entries whose `runs` is None): the
  * forced algorithm fails the call, MPI_ERR_UNSUPPORTED_OPERATION, at every comm_size outside
  * [runs_from, runs_below) (`runs_only`). One entry per collective at most, keyed by the blob's
- * collective name; tests/test_runtime_refusals.py compares the table with core/fallbacks.py. */
+ * collective name; tests/runtime/test_runtime_refusals.py compares the table with
+ * core/fallbacks.py. */
 struct refusal {
     const char *collective;
     int32_t algorithm;

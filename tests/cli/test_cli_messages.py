@@ -3,7 +3,7 @@
 and emit do; "1 collective"; the progress bar ends at ETA 0:00 and counts refinement; the
 paired time cap without binary noise; `collsel --help` and the README lead with tune; the
 support table generated from the code. The stand-in launcher and fake benchmark of
-tests/test_sweep_upfront.py: no MPI runs here."""
+tests/cli/test_sweep_upfront.py: no MPI runs here."""
 import os
 import re
 import shlex

@@ -1,6 +1,6 @@
 """Downstream of an allreduce table (the benchmark's third collective): build and the generic
-emit targets work (ompi-dec-fixed knows all 14 collectives: tests/test_emit_dec_fixed.py); the
-target that knows only bcast and reduce (mpich-json) refuses it with one line, exit status 2,
+emit targets work (ompi-dec-fixed knows all 14 collectives:
+tests/unit/sinks/emit/test_ompi_dec_fixed.py); the target that knows only bcast and reduce (mpich-json) refuses it with one line, exit status 2,
 and writes nothing."""
 import pytest
 

@@ -116,7 +116,7 @@ def test_refused_before_anything_is_launched_or_built(tmp_path, tools, change, m
 
 def test_benchmark_capabilities_come_from_the_program(tmp_path, monkeypatch):
     """The collectives and limits are what the program reports of itself (its --capabilities
-    output, shipped beside its sources: test_bench_program checks the file against the
+    output, shipped beside its sources: test_benchmark_program checks the file against the
     program): changed there, changed here; a broken file is one line."""
     can = bench.capabilities()
     assert can.collectives[:3] == ("bcast", "reduce", "allreduce") and can.max_methods == 256

@@ -14,7 +14,7 @@ P = 2, 4, 8 spans P = 3 with its P = 2 cell and may pick two_proc there. `refuse
 and `refusal` (the entry, for messages) say where; core.treefile's decide and every emitter apply
 them. A refusal reads P alone, so `runs_only` gives its P range for emitters that write blocks
 or C conditions. The C runtime (libcollsel, coll/collsel) applies the same table in
-collsel_tree_refused (runtime/collsel_tree.c; tests/test_runtime_refusals.py compares them).
+collsel_tree_refused (runtime/collsel_tree.c; tests/runtime/test_runtime_refusals.py compares them).
 """
 from dataclasses import dataclass
 from typing import Callable, Optional

@@ -1,5 +1,6 @@
 """`collsel emit --target c-fast` (O(1) cells + cell table) agrees with `collsel query` on every
-point tests/test_decision_c.py checks, is deterministic, and refuses trees it cannot tabulate."""
+point tests/unit/sinks/emit/test_c_ladder.py checks, is deterministic, and refuses trees it
+cannot tabulate."""
 import pathlib
 import subprocess
 

@@ -382,7 +382,7 @@ def refusal(target, loaded):
     in '?' is a refusal that may happen (mpich-json leaves out cuts between cells it maps to
     the same MPICH algorithm, so a cut beyond an int32 need not be written)."""
     d2, coll = len(loaded.axes) == 2, loaded.collective
-    # the Open MPI targets take one third axis: a numeric ppn (test_emit_ppn_ompi.py)
+    # the Open MPI targets take one third axis: a numeric ppn (test_ompi_ppn.py)
     ppn = d2 or (loaded.axes[2].name == "ppn" and loaded.axes[2].kind != "category")
     if target == "c-fast" and not d2:
         return "2-axis"
@@ -453,7 +453,7 @@ def check_c(target, loaded, d, points, want, prefix):
 
 def check_dec_fixed(loaded, d, points, want):
     files = emit_or_refuse("ompi-dec-fixed", loaded)
-    if files is None or len(loaded.axes) == 3:    # ppn trees: tests/test_emit_ppn_ompi.py
+    if files is None or len(loaded.axes) == 3:    # ppn trees: test_ompi_ppn.py
         return
     out = d / "dec_fixed"
     write(out, files)
@@ -491,7 +491,7 @@ def check_blob(loaded, d, points, want, width, runner, array_name):
 
 def check_rules(loaded, points, want):
     """ompi-rules read back by Open MPI's reader, and ompi-json, decide as the tree (a ppn
-    tree's projections: tests/test_emit_ppn_ompi.py)."""
+    tree's projections: tests/unit/sinks/emit/test_ompi_ppn.py)."""
     want3 = [tuple(map(int, w.split())) for w in want]
     files = emit_or_refuse("ompi-rules", loaded)
     if len(loaded.axes) == 3:
