@@ -90,7 +90,7 @@ test: export PATH := $(VENV_BIN):$(PATH)
 test: test-python test-runtime
 
 # The Python suite with the venv's python from the top of the checkout (which does not put
-# generator/ on sys.path); tests/test_installed.py checks that collsel comes from the venv.
+# generator/ on sys.path); tests/project/test_installed.py checks that collsel comes from the venv.
 # The fast and the slow tests in TEST_WORKERS processes (pytest-xdist), a test file per worker: the suite is
 # mostly Python and small launches, so 2 workers on 2 cores take ~40 % less wall time.
 TEST_WORKERS ?= 2
@@ -100,7 +100,7 @@ test-python: venv
 
 # The static checks alone, in the project venv: the layers (import-linter), ruff on the package
 # and mypy on collsel.core, as pyproject.toml configures them; `make test` runs the same three
-# (tests/test_layers.py, tests/test_lint.py).
+# (tests/project/test_layers.py, tests/project/test_lint.py).
 .PHONY: lint
 lint:
 	$(COLLSEL_BIN)/lint-imports --config pyproject.toml
@@ -301,7 +301,7 @@ measure-lmo:
 
 # runtime/collsel_mpi_table.h: what the C runtimes and the benchmark know of the MPIs (collectives,
 # Open MPI's catalogue and refusals per release, MPICH's names, the forcing variables), generated
-# from core/algorithms.py and core/fallbacks.py and committed; tests/test_mpi_table.py fails while
+# from core/algorithms.py and core/fallbacks.py and committed; tests/unit/sinks/emit/test_mpi_table.py fails while
 # it differs from a regeneration.
 .PHONY: regen-mpi-table
 regen-mpi-table:
@@ -494,8 +494,8 @@ measure-load:
 	SMALL=$(SMALL) bench-data/load/measure.sh $(LOAD_OUT)
 
 # --- Documentation: docs/ as a site (MkDocs, build/docs) and the generated command reference ---
-# docs-reference rewrites docs/reference/<command>.md from the argparse parsers; tests/test_docs.py
-# fails until it has run after an option changed. DOCS_PYTHON: the project venv's when there is one.
+# docs-reference rewrites docs/reference/<command>.md from the argparse parsers;
+# tests/project/test_docs.py fails until it has run after an option changed. DOCS_PYTHON: the project venv's when there is one.
 DOCS_PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,$(PYTHON))
 .PHONY: docs docs-reference
 docs:
@@ -515,11 +515,11 @@ bench-tool bench-recommend:
 	    bench-data/paired/bcast-openmpi.csv bcast
 
 # Committed examples of the emit targets (tests/golden/, checked byte for byte by
-# tests/test_golden_emitted.py), written anew after an intended change to a template or an
-# emitter: review their diff with the change.
+# tests/unit/sinks/emit/test_golden_emitted.py), written anew after an intended change to a
+# template or an emitter: review their diff with the change.
 .PHONY: golden
 golden:
-	COLLSEL_REGEN_GOLDEN=1 $(DOCS_PYTHON) -m pytest -q -p no:cacheprovider tests/test_golden_emitted.py
+	COLLSEL_REGEN_GOLDEN=1 $(DOCS_PYTHON) -m pytest -q -p no:cacheprovider tests/unit/sinks/emit/test_golden_emitted.py
 
 # The public per-algorithm datasets of other clusters ($(SHARED)/corpus, read in place, never
 # copied) as canonical tables in build/corpus/, one `collsel ingest` per dataset x collective x

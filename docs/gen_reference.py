@@ -6,8 +6,8 @@ sub-command (`collsel model fit`, `collsel cluster up`, ...) below it, exactly a
 prints them, so the reference cannot drift from the options. support.md is read from the
 tables the stages themselves check against (the benchmark's collectives, the default methods
 of a sweep, the emitters' collectives, ...), so statements of what is supported live in one
-place and the other pages link to it. tests/test_docs.py regenerates the pages and fails when
-the committed ones differ. docs/reference/index.md is written by hand.
+place and the other pages link to it. tests/project/test_docs.py regenerates the pages and fails
+when the committed ones differ. docs/reference/index.md is written by hand.
 """
 import argparse
 import os

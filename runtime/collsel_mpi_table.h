@@ -1,6 +1,6 @@
 /* Generated from generator/collsel/core/algorithms.py and core/fallbacks.py by
  * `make regen-mpi-table` (collsel.sinks.emit.mpi_table): do not edit; edit the table there.
- * tests/test_mpi_table.py fails when this file differs from a regeneration.
+ * tests/unit/sinks/emit/test_mpi_table.py fails when this file differs from a regeneration.
  *
  * What the C runtimes (libcollsel, coll/collsel) and the benchmark know of the MPIs: the
  * collectives collsel decides, in one order (the enum indexes every array below), the names a

@@ -228,7 +228,7 @@ class SweepRequest:
 @dataclass
 class ReportRequest:
     """`collsel report`'s parsed flags, typed, with the command line's defaults
-    (tests/test_pipeline.py holds them equal): commands/report.run_report takes it as it takes
+    (tests/unit/test_pipeline.py holds them equal): commands/report.run_report takes it as it takes
     its parsed arguments. Not frozen: the report names the collective once it has found it."""
     tables: list[str]
     out: str

@@ -1,5 +1,5 @@
-/* harness_probe: an LD_PRELOAD shim for tests/test_bench_program.py. It interposes every MPI_*
- * function collsel_bench's harness needs besides the measured calls (barriers, agreeing,
+/* harness_probe: an LD_PRELOAD shim for tests/unit/sources/measure/test_benchmark_program.py.
+ * It interposes every MPI_* function collsel_bench's harness needs besides the measured calls (barriers, agreeing,
  * gathering results, making and freeing communicators, asking sizes and names) and counts each
  * call; at MPI_Finalize each rank writes "function calls" lines to
  * $HARNESS_PROBE_DIR/calls.<rank>. The benchmark makes its own calls through PMPI_*, so only its

@@ -1,5 +1,5 @@
-/* m_probe: an LD_PRELOAD PMPI shim for tests/test_bench_m_axis.py. For every call of the 14
- * collectives with MPI_BYTE or MPI_UNSIGNED_CHAR data (the benchmark's; its own bookkeeping
+/* m_probe: an LD_PRELOAD PMPI shim for tests/unit/sources/measure/test_bench_m_axis.py. For
+ * every call of the 14 collectives with MPI_BYTE or MPI_UNSIGNED_CHAR data (the benchmark's; its own bookkeeping
  * uses other types), rank 0 of MPI_COMM_WORLD appends "function quantity" to $M_PROBE_OUT, the
  * quantity computed as Open MPI 4.1.4's fixed decision computes it from the same arguments
  * (ompi/mca/coll/tuned/coll_tuned_decision_fixed.c, line numbers below; -1 where it reads no

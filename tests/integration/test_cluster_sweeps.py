@@ -108,7 +108,7 @@ def test_srun_sweep_inside_salloc(cluster, work):
 
 @pytest.mark.skipif(under_tmp(sys.executable) or under_tmp(csvfile.__file__),
                     reason="the batch script runs this python and collsel on the nodes, whose "
-                    "/tmp is private: the sweep refuses it (tests/test_sweep_cluster.py checks "
+                    "/tmp is private: the sweep refuses it (tests/cli/test_sweep_cluster.py checks "
                     "the refusal); run from a checkout outside /tmp")
 def test_sbatch_script_runs_the_sweep_to_completion(cluster, work):
     out, script = work / "sbatch.csv", work / "sweep.sbatch"

@@ -5,7 +5,7 @@ the rule, the file forced two_proc at P = 3 and the job aborted with
 MPI_ERR_UNSUPPORTED_OPERATION; the control launch (the same file with two_proc written back
 into its P = 3 blocks) shows it still does, so the passing launch is the file's doing.
 Three small launches (P = 3, 3, 2) of two_proc_check.c; the fast checks of every emitter:
-tests/test_two_proc_defer.py."""
+tests/unit/sinks/emit/test_emit_refused.py."""
 import re
 import shutil
 import subprocess
@@ -59,8 +59,8 @@ def launch(exe, rules, comm_size):
 @pytest.fixture(scope="module")
 def rules_and_program(tmp_path_factory):
     d = tmp_path_factory.mktemp("two_proc")
-    sys.path.insert(0, str(REPO / "tests"))
-    from test_two_proc_defer import two_proc_table
+    sys.path.insert(0, str(REPO / "tests" / "unit" / "sinks" / "emit"))
+    from test_emit_refused import two_proc_table
     trees = []
     for coll, two in TWO_PROC.items():
         table = two_proc_table(d / f"{coll}.csv", coll, two, 2)

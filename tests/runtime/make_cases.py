@@ -2,8 +2,8 @@
 
 For several trees (2-D and 3-D, both split modes, both leaf rules, depth and threshold limits,
 a hand-made tree deferring to the MPI: algorithm 0, and trees with tree.json's `beyond`) writes into OUT/<case>/: tree.bin (`collsel emit --target blob`), points.txt (every grid value,
-cut and cut-1, extremes and 100,000 random points, as tests/test_decision_c.py picks them) and
-expected.txt (`collsel query --points` on the same tree.json). OUT/cases.txt lists the cases.
+cut and cut-1, extremes and 100,000 random points, as tests/unit/sinks/emit/test_c_ladder.py
+picks them) and expected.txt (`collsel query --points` on the same tree.json). OUT/cases.txt lists the cases.
 Usage: PYTHONPATH=tests python3 tests/runtime/make_cases.py OUT
 """
 import contextlib

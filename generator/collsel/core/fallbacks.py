@@ -14,7 +14,7 @@ P = 2, 4, 8 spans P = 3 with its P = 2 cell and may pick two_proc there. `refuse
 and `refusal` (the entry, for messages) say where; core.treefile's decide and every emitter apply
 them. A refusal reads P alone, so `runs_only` gives its P range for emitters that write blocks
 or C conditions. The C runtimes (libcollsel, coll/collsel) apply OMPI_RELEASE_REFUSALS through
-the generated runtime/collsel_mpi_table.h (tests/test_mpi_table.py).
+the generated runtime/collsel_mpi_table.h (tests/unit/sinks/emit/test_mpi_table.py).
 """
 from dataclasses import dataclass
 from typing import Callable, Optional

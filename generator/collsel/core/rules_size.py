@@ -6,7 +6,7 @@ m means"); the DYNAMIC decision (`*_intra_dec_dynamic`, which reads the rules) c
 five collectives and ignores the count for three. The same expressions in Open MPI 4.1.4
 (Debian's source), v5.0.10 and main (whose JSON rules fill the same com_rules), file
 ompi/mca/coll/tuned/coll_tuned_decision_dynamic.c; `SOURCE` holds each one's text and line, and
-tests/test_rules_size.py checks them against the source when it is unpacked.
+tests/unit/core/test_rules_size.py checks them against the source when it is unpacked.
 
 Relations (the benchmark's 1-byte elements and equal counts, dsize = 1):
 - IDENTITY: the rule's size is m.

@@ -5,8 +5,8 @@ core/fallbacks.py (Open MPI's refusals per release), through templates/collsel_m
 
 The header is committed, so a C build needs no Python; `make regen-mpi-table` (or
 `python -m collsel.sinks.emit.mpi_table FILE`) rewrites it after the table changed, and
-tests/test_mpi_table.py fails while the committed file differs from `header()`. The header holds
-no version or date, so it changes only when the facts do.
+tests/unit/sinks/emit/test_mpi_table.py fails while the committed file differs from `header()`.
+The header holds no version or date, so it changes only when the facts do.
 """
 import re
 import sys
