@@ -399,7 +399,8 @@ def run_sweep(args):
         launcher.check()
     for shape in groups or ():
         launcher.check_shape(shape.nodes, shape.ppn)
-    bench_args = ["--time-cap", str(args.time_cap), "--rel-ci", str(args.rel_ci),
+    # --time-cap is Config.time_cap (Config.bench_options puts it first)
+    bench_args = ["--rel-ci", str(args.rel_ci),
                   "--min-reps", str(args.min_reps), "--max-reps", str(args.max_reps),
                   "--warmup", str(args.warmup)]
     if args.fault:

@@ -186,7 +186,7 @@ class Config:
     methods: list               # core.algorithms.Method, faninout 0
     launcher: launchers.Launcher
     bench_path: str
-    bench_args: list            # options passed to every benchmark run
+    bench_args: list            # options of every benchmark run but --time-cap (time_cap)
     silence_timeout: float
     resume: bool = False
     force: bool = False
@@ -219,6 +219,12 @@ class Config:
     measure: object = run_launch
     clock: object = time.monotonic
     watch: object = hygiene.Watch
+
+    def bench_options(self, time_cap=None):
+        """The benchmark's options: --time-cap (`time_cap`, a text; default the sweep's own
+        time_cap: a paired launch scales it by its methods), then bench_args."""
+        return ["--time-cap", str(self.time_cap) if time_cap is None else time_cap,
+                *self.bench_args]
 
     def groups(self):
         """What each launch runs on: the explicit shapes, or one plain shape per P; each once
