@@ -1,7 +1,7 @@
 """The per-method sweep (--mode per-method), a protocol of the sweep engine (engine.py): each
-(P, method) measured in `launches` separate benchmark launches, in rounds (all
-methods of one P once, then again), so a point's launches are spread over minutes; a point's row
-goes into the table when its last launch reports it.
+(P, method) measured in `launches` separate benchmark launches, in rounds (all methods of one P
+once, then again), so a point's launches are spread over minutes; a point's row goes into the
+table when its last launch reports it.
 
 Durability is the journal's (journal.py): every finished point of a launch is one appended,
 fsynced line of the journal, every finished point one of the table, so `--resume` continues
