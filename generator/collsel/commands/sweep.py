@@ -9,8 +9,8 @@ from collsel.core import algorithms, names, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
-from collsel.sources.sweep import (launch_stats, load, paired, plan, racing, refine, replay, run,
-                                   shapes)
+from collsel.sources.sweep import (engine, launch_stats, load, paired, plan, racing, refine,
+                                   replay, run, shapes)
 from collsel.sources.sweep.sbatch import sbatch_script
 from collsel.commands import add_command
 
@@ -432,8 +432,6 @@ def run_sweep(args):
         load=_load_generator(args, cluster, bench_path, check=not (args.dry_run or sbatch)),
         scheduler=(load.SchedulerView(cluster)
                    if cluster is not None and args.load_levels else None),
-        **({"measure": launcher.measure, "clock": launcher.clock, "watch": replay.Unwatched}
-           if recording else {}),
         warnings=[line for line in (_oversubscribed(launcher, groups or shapes.plain(comm_sizes)),
                                     _emulated_without_cluster(args, launcher),
                                     args.mode_note) if line]
@@ -452,16 +450,17 @@ def run_sweep(args):
         os.chmod(args.emit_sbatch, 0o755)
         print(f"wrote {args.emit_sbatch}; submit it with: sbatch {args.emit_sbatch}")
         return 0
-    runner = paired if args.mode == "paired" else run
+    protocol = (replay.Replay if recording else paired.Paired if args.mode == "paired"
+                else run.PerMethod)(cfg)
     if args.dry_run:
-        lines = runner.dry_run(cfg)
+        lines = engine.dry_run(protocol)
         print("\n".join(cfg.warnings), file=sys.stderr, end="\n" if cfg.warnings else "",
               flush=True)
         for line in lines:
             print(line)
         return 0
     try:
-        return runner.run(cfg, sys.stderr)
+        return engine.run(protocol, sys.stderr)
     except KeyboardInterrupt:
         # the sweep's explicit options (the table records them): a resume must match them
         raise KeyboardInterrupt(f"continue with: {cfg.options} --resume") from None

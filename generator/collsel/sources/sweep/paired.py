@@ -12,6 +12,7 @@ launches. A killed sweep loses at most the launch in flight; --resume continues.
 import contextlib
 import os
 import re
+import time
 from collections import Counter
 
 from collsel.core import csvfile
@@ -19,8 +20,9 @@ from collsel.core.files import write_file
 from collsel.core.table import render_table
 from collsel.errors import CollselError
 from collsel.sources.measure import benchmark_program as bench, launchers, placement
-from collsel.sources.sweep import (engine, estimate, load, racing, raw as raw_files, refine,
-                                   shapes, ties)
+from collsel.sources.measure.supervise import run_launch
+from collsel.sources.sweep import (engine, estimate, hygiene, load, racing, raw as raw_files,
+                                   refine, shapes, ties)
 from collsel.sources.sweep.journal import journal_path, paired_columns
 from collsel.sources.sweep.paired_plan import (UNUSABLE_KEY, PairedPlan, algorithm_text,
                                                launch_seed, method_token, unusable_text)
@@ -114,8 +116,10 @@ def _launch_times(journal_meta, journal_rows):
 
 
 class Paired(engine.Protocol):
-    """The paired protocol (module docstring); a replay is this protocol over the replay
-    backend (Config.measure, clock, watch)."""
+    """The paired protocol (module docstring). Its measurement backend is three methods:
+    `backend` runs one launch (supervise.run_launch's contract), `clock` is what its wall times
+    are read on, `new_watch` what watches the machine around it; a replay (replay.Replay)
+    overrides all three."""
     dropped_key = "dropped_unfinished_launch"
     journal_marks = True
 
@@ -126,7 +130,16 @@ class Paired(engine.Protocol):
             cfg.explicit, bool(cfg.load_levels), bool(cfg.probe), cfg.scheduler is not None)
         # --probe: every line ends with the size's median round probe
         self.fields = bench.PAIRED_OUTPUT_FIELDS + ((bench.PROBE_FIELD,) if cfg.probe else ())
-        self.watch = cfg.watch()
+        self.watch = self.new_watch()
+
+    def backend(self, *launch, **callbacks):
+        return run_launch(*launch, **callbacks)
+
+    def clock(self):
+        return time.monotonic()
+
+    def new_watch(self):
+        return hygiene.Watch()
 
     def load(self, found):
         self.journal_meta = found.journal_meta      # grows with the launches of this run
@@ -212,13 +225,13 @@ class Paired(engine.Protocol):
             if target is None or not refine.left(cfg.refine, used, seconds):
                 break
             shape, sizes = target
-            began = cfg.clock()
+            began = self.clock()
             methods = (racing.launch_methods(self.plan, shape, sizes)
                        if cfg.strategy == "adaptive" else None)
             sweep.launch(_PairedLaunch(self, sweep, shape, self.plan.next_launch(shape), sizes,
                                        methods))
             used += 1
-            seconds += cfg.clock() - began
+            seconds += self.clock() - began
             if sweep.failures:
                 break
         sweep.table.append_meta(f"run.{sweep.run_no}.refine",
@@ -337,7 +350,7 @@ class _PairedLaunch(engine.Launch):
         # the scheduler's view, taken under the level's load as a program would before its call
         self.scheduled = ({} if cfg.scheduler is None
                           else {load.SCHEDULER_COLUMN: cfg.scheduler()})
-        self.began = cfg.clock()
+        self.began = self.protocol.clock()
 
     def command(self, todo):
         cfg = self.cfg
@@ -352,9 +365,9 @@ class _PairedLaunch(engine.Launch):
     def measure(self, argv, env, todo):
         self.current = {}
         lines = [(str(m), *tok) for m in todo for tok in self.tokens]
-        return self.cfg.measure(argv, env, todo, self.cfg.silence_timeout, self.on_line,
-                                lines=lines, names=self.protocol.fields,
-                                on_header=self.on_header, on_meta=self.on_meta)
+        return self.protocol.backend(argv, env, todo, self.cfg.silence_timeout, self.on_line,
+                                     lines=lines, names=self.protocol.fields,
+                                     on_header=self.on_header, on_meta=self.on_meta)
 
     def _measured(self, m):
         """The methods the benchmark reports at m (those it found unusable there left out)."""
@@ -418,15 +431,6 @@ class _PairedLaunch(engine.Launch):
 
     def end(self):
         load_end = self._sample()
-        self.protocol.journal_launch(self.sweep, self, self.cfg.clock() - self.began, load_end)
+        wall_s = self.protocol.clock() - self.began
+        self.protocol.journal_launch(self.sweep, self, wall_s, load_end)
 
-
-def dry_run(cfg):
-    """The launches a paired sweep would run (nothing is written), a summary line and the
-    estimate; a `# note:` line first when another sweep is writing the table right now."""
-    return engine.dry_run(Paired(cfg))
-
-
-def run(cfg, progress_stream):
-    """Run a paired sweep (engine.run), showing progress on `progress_stream`."""
-    return engine.run(Paired(cfg), progress_stream)

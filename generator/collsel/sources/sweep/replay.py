@@ -1,11 +1,12 @@
 """Replay: the sweep engine measuring a recorded table instead of an MPI (`collsel sweep
 --replay TABLE`, `collsel tune --replay TABLE`).
 
-The paired sweep runs exactly as it does live; only its measurement backend is swapped
-(sweep/plan.Config's `measure` and `clock`): a launch's request for (P, sizes, methods, seed)
-is answered from the recording, and the launch is charged what measuring it took on the real
-machine, on a simulated clock that the journal's `wall_s` records (so --refine's and collsel
-tune's budgets, read from the journal, spend simulated seconds).
+The paired sweep runs exactly as it does live; only its measurement backend is swapped (Replay:
+the paired protocol, paired.Paired, with its backend, clock and watch overridden): a launch's
+request for (P, sizes, methods, seed) is answered from the recording, and the launch is charged
+what measuring it took on the real machine, on a simulated clock that the journal's `wall_s`
+records (so --refine's and collsel tune's budgets, read from the journal, spend simulated
+seconds).
 
 What a launch returns, per (size, method):
 - the table has a journal (TABLE.launches, a paired sweep's): the row of one recorded launch of
@@ -34,16 +35,12 @@ from collsel.core.algorithms import Method
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.measure.supervise import LaunchResult
-from collsel.sources.sweep import journal, shapes, ties
-from collsel.sources.sweep.paired_plan import launch_seed, method_token
+from collsel.sources.sweep import estimate, journal, shapes, ties
+from collsel.sources.sweep.paired import Paired
+from collsel.sources.sweep.paired_plan import launch_seed
 
-# Seconds one launch of collsel_bench costs beyond its measuring, measured on this project's
-# machine (2026-11-29, 2 cores shared with other work, load average 1.4-1.7): Open MPI 4.1.4
-# mpirun.openmpi, 2 methods x 1 size at --time-cap 0.001 (about 1 ms of measuring), wall times
-# (/usr/bin/time) P=2: 0.58 0.57 0.53 0.53 0.56 0.58 s, P=4: 0.66 0.64 0.63 0.64 0.64 s; the
-# mean of the 11 runs, 0.596 s. (sweep/estimate.STARTUP_S's local 0.8 s adds MPI_T set-up and a
-# communicator per method of a 6-method launch; those are in the recorded times here.)
-START_S = 0.6
+# Seconds one replayed launch costs beyond its measuring (measured: sweep/estimate.py)
+START_S = estimate.STARTUP_S["replay"]
 
 STAT_FIELDS = bench.PAIRED_OUTPUT_FIELDS[4:]       # mean_us .. ci_met, as a launch prints them
 
@@ -315,6 +312,21 @@ class ReplayLauncher:
             factor = math.exp(rng.normal(0.0, sd))
             fields[:4] *= factor
         return fields
+
+
+class Replay(Paired):
+    """The paired protocol answered from a recording: cfg.launcher is a ReplayLauncher, which
+    names each launch as the benchmark's argv (`command`) and answers it (`measure`) on its
+    simulated clock."""
+
+    def backend(self, *launch, **callbacks):
+        return self.cfg.launcher.measure(*launch, **callbacks)
+
+    def clock(self):
+        return self.cfg.launcher.clock()
+
+    def new_watch(self):
+        return Unwatched()
 
 
 class Unwatched:

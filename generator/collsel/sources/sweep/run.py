@@ -184,13 +184,3 @@ class _MethodLaunch(engine.Launch):
                 f"msg_size={engine.sizes_text(lost)} launch={self.r}: {failure}; command: "
                 f"{command}")
 
-
-def dry_run(cfg):
-    """The launch commands a per-method sweep would run (nothing is written), and a summary
-    line; a `# note:` line first when another sweep is writing the table right now."""
-    return engine.dry_run(PerMethod(cfg))
-
-
-def run(cfg, progress_stream):
-    """Run a per-method sweep (engine.run), showing progress on `progress_stream`."""
-    return engine.run(PerMethod(cfg), progress_stream)
