@@ -390,7 +390,8 @@ def run_sweep(args):
     if args.srun_mpi is not None and not (name == "srun" or sbatch):
         raise InputError(f"--srun-mpi {args.srun_mpi} is for --launcher srun (or "
                          f"--emit-sbatch), not --launcher {name}")
-    launcher = (replay.ReplayLauncher(recording, args.seed, collective, args.mpi) if recording
+    launcher = (replay.ReplayLauncher(recording, args.seed, collective, args.mpi, args.time_cap,
+                                      args.min_reps, args.max_reps, args.warmup) if recording
                 else launchers.make("srun" if sbatch else name, args.mpirun or install.mpirun,
                                     args.launcher_args, args.hostfile, args.map_by,
                                     for_script=sbatch, family=args.mpi, cluster=cluster,

@@ -117,9 +117,9 @@ def _launch_times(journal_meta, journal_rows):
 
 class Paired(engine.Protocol):
     """The paired protocol (module docstring). Its measurement backend is three methods:
-    `backend` runs one launch (supervise.run_launch's contract), `clock` is what its wall times
-    are read on, `new_watch` what watches the machine around it; a replay (replay.Replay)
-    overrides all three."""
+    `backend` runs one launch (supervise.run_launch), `clock` is what its wall times are read
+    on, `new_watch` what watches the machine around it; a replay (replay.Replay) overrides all
+    three."""
     dropped_key = "dropped_unfinished_launch"
     journal_marks = True
 
@@ -132,8 +132,13 @@ class Paired(engine.Protocol):
         self.fields = bench.PAIRED_OUTPUT_FIELDS + ((bench.PROBE_FIELD,) if cfg.probe else ())
         self.watch = self.new_watch()
 
-    def backend(self, *launch, **callbacks):
-        return run_launch(*launch, **callbacks)
+    def backend(self, launch, argv, env, todo):
+        """One run of `launch` (a _PairedLaunch) over the sizes `todo`: its lines reported to
+        the launch's callbacks; a LaunchResult."""
+        lines = [(str(m), *tok) for m in todo for tok in launch.tokens]
+        return run_launch(argv, env, todo, self.cfg.silence_timeout, launch.on_line,
+                          lines=lines, names=self.fields, on_header=launch.on_header,
+                          on_meta=launch.on_meta)
 
     def clock(self):
         return time.monotonic()
@@ -364,10 +369,7 @@ class _PairedLaunch(engine.Launch):
 
     def measure(self, argv, env, todo):
         self.current = {}
-        lines = [(str(m), *tok) for m in todo for tok in self.tokens]
-        return self.protocol.backend(argv, env, todo, self.cfg.silence_timeout, self.on_line,
-                                     lines=lines, names=self.protocol.fields,
-                                     on_header=self.on_header, on_meta=self.on_meta)
+        return self.protocol.backend(self, argv, env, todo)
 
     def _measured(self, m):
         """The methods the benchmark reports at m (those it found unusable there left out)."""
