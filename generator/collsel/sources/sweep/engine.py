@@ -96,7 +96,9 @@ class Protocol:
         raise NotImplementedError
 
     def journal_header(self):
-        raise NotImplementedError
+        """The journal's metadata when the sweep starts it: whose journal it is."""
+        return {"source": "collsel sweep", "collective": self.cfg.collective,
+                "table": os.path.basename(self.cfg.out)}
 
     def total(self):
         """Points of the whole sweep (progress)."""

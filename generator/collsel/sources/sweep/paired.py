@@ -180,11 +180,10 @@ class Paired(engine.Protocol):
         return paired_header(self.cfg)
 
     def journal_header(self):
-        cfg = self.cfg
-        meta = {"source": "collsel sweep", "mode": "paired", "collective": cfg.collective,
-                "table": os.path.basename(cfg.out)}
-        if cfg.family != "openmpi":
-            meta["algorithm_family"] = cfg.family
+        common = super().journal_header()
+        meta = {"source": common.pop("source"), "mode": "paired", **common}
+        if self.cfg.family != "openmpi":
+            meta["algorithm_family"] = self.cfg.family
         return meta
 
     def total(self):

@@ -114,10 +114,6 @@ class PerMethod(engine.Protocol):
     def header(self):
         return header_metadata(self.cfg)
 
-    def journal_header(self):
-        return {"source": "collsel sweep", "collective": self.cfg.collective,
-                "table": os.path.basename(self.cfg.out)}
-
     def total(self):
         return self.plan.total
 
