@@ -14,7 +14,7 @@ import pytest
 from collsel import cli
 from collsel.core import table as tbl
 from collsel.sources.models import experiments, predict
-from collsel.sources.sweep import run as sweep_run
+from collsel.sources.sweep import engine as sweep_engine
 
 OUT = "{tmp}/out.csv"
 PREDICT = ["model", "predict", "--preset", "gros", "--out", OUT]
@@ -31,8 +31,8 @@ def _no_work(*args, **kwargs):
 def no_work(monkeypatch):
     monkeypatch.setattr(predict, "predict_times", _no_work)
     monkeypatch.setattr(experiments, "Runner", _no_work)
-    monkeypatch.setattr(sweep_run, "run", _no_work)
-    monkeypatch.setattr(sweep_run, "dry_run", _no_work)
+    monkeypatch.setattr(sweep_engine, "run", _no_work)
+    monkeypatch.setattr(sweep_engine, "dry_run", _no_work)
 
 
 @pytest.fixture

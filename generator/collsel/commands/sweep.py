@@ -9,8 +9,8 @@ from collsel.core import algorithms, names, sizes, values
 from collsel.core.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
-from collsel.sources.sweep import (launch_stats, load, paired, plan, racing, refine, replay, run,
-                                   shapes)
+from collsel.sources.sweep import (engine, launch_stats, load, paired, plan, racing, refine,
+                                   replay, run, shapes)
 from collsel.sources.sweep.sbatch import sbatch_script
 from collsel.commands import add_command
 
@@ -397,7 +397,8 @@ def run_sweep(args):
     if args.srun_mpi is not None and not (name == "srun" or sbatch):
         raise InputError(f"--srun-mpi {args.srun_mpi} is for --launcher srun (or "
                          f"--emit-sbatch), not --launcher {name}")
-    launcher = (replay.ReplayLauncher(recording, args.seed, collective, args.mpi) if recording
+    launcher = (replay.ReplayLauncher(recording, args.seed, collective, args.mpi, args.time_cap,
+                                      args.min_reps, args.max_reps, args.warmup) if recording
                 else launchers.make("srun" if sbatch else name, args.mpirun or install.mpirun,
                                     args.launcher_args, args.hostfile, args.map_by,
                                     for_script=sbatch, family=args.mpi, cluster=cluster,
@@ -406,7 +407,8 @@ def run_sweep(args):
         launcher.check()
     for shape in groups or ():
         launcher.check_shape(shape.nodes, shape.ppn)
-    bench_args = ["--time-cap", str(args.time_cap), "--rel-ci", str(args.rel_ci),
+    # --time-cap is Config.time_cap (Config.bench_options puts it first)
+    bench_args = ["--rel-ci", str(args.rel_ci),
                   "--min-reps", str(args.min_reps), "--max-reps", str(args.max_reps),
                   "--warmup", str(args.warmup)]
     if args.fault:
@@ -439,8 +441,6 @@ def run_sweep(args):
         load=_load_generator(args, cluster, bench_path, check=not (args.dry_run or sbatch)),
         scheduler=(load.SchedulerView(cluster)
                    if cluster is not None and args.load_levels else None),
-        **({"measure": launcher.measure, "clock": launcher.clock, "watch": replay.Unwatched}
-           if recording else {}),
         warnings=[line for line in (_oversubscribed(launcher, groups or shapes.plain(comm_sizes)),
                                     _emulated_without_cluster(args, launcher),
                                     args.mode_note) if line]
@@ -459,16 +459,17 @@ def run_sweep(args):
         os.chmod(args.emit_sbatch, 0o755)
         print(f"wrote {args.emit_sbatch}; submit it with: sbatch {args.emit_sbatch}")
         return 0
-    runner = paired if args.mode == "paired" else run
+    protocol = (replay.Replay if recording else paired.Paired if args.mode == "paired"
+                else run.PerMethod)(cfg)
     if args.dry_run:
-        lines = runner.dry_run(cfg)
+        lines = engine.dry_run(protocol)
         print("\n".join(cfg.warnings), file=sys.stderr, end="\n" if cfg.warnings else "",
               flush=True)
         for line in lines:
             print(line)
         return 0
     try:
-        return runner.run(cfg, sys.stderr)
+        return engine.run(protocol, sys.stderr)
     except KeyboardInterrupt:
         # the sweep's explicit options (the table records them): a resume must match them
         raise KeyboardInterrupt(f"continue with: {cfg.options} --resume") from None

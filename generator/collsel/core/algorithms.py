@@ -347,8 +347,8 @@ def _mpich_ids(versions):
     names in its description's order, then each later release's new names appended in its
     order, so a tree on disk keeps its meaning (a name a release drops keeps its id)."""
     out = {}
-    for names in versions.values():
-        for coll, listed in names.items():
+    for release in versions.values():
+        for coll, listed in release.items():
             ids = out.setdefault(coll, {})
             for name in listed:
                 if name not in ids.values():

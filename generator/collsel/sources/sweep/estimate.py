@@ -8,15 +8,19 @@ wall time less the start-up, per point, per shape, else over all shapes); withou
 --time-cap, the budget of a point, which is about what points of the shipped sweeps cost on
 average (bench-data/paired: 0.3 x the cap at P=2 to 1.4 x at P=16, 0.9 x over a whole sweep).
 """
-from collsel.sources.sweep import replay
-
 # Seconds a paired launch of collsel_bench takes beyond its measuring, as measured here
 # (2026-11-25, 2 cores, other work running): mpirun -np 2 or 4 with 2 methods 0.36-0.46 s, with
 # 6 methods (MPI_T set-up, a communicator each, warm-up) 0.8-1.0 s for 12 points at a 5 ms cap;
 # on the emulated 3-node cluster srun 1.1 s with 2 methods, 1.6-2.1 s for 14 points at 30 ms
 # (P=2), mpirun --host n1:2,n2:2,n3:2 1.1-1.5 s with 2 methods. The sweep's own start (Python,
 # the table) adds a second or two once.
-STARTUP_S = {"local": 0.8, "hostfile": 1.5, "srun": 1.5, "replay": replay.START_S}
+# A replayed launch (sweep/replay.py) is charged what one launch of collsel_bench costs beyond
+# its measuring, measured here (2026-11-29, 2 cores shared with other work, load average
+# 1.4-1.7): Open MPI 4.1.4 mpirun.openmpi, 2 methods x 1 size at --time-cap 0.001 (about 1 ms of
+# measuring), wall times (/usr/bin/time) P=2: 0.58 0.57 0.53 0.53 0.56 0.58 s, P=4: 0.66 0.64
+# 0.63 0.64 0.64 s; the mean of the 11 runs, 0.596 s. (The local 0.8 s adds MPI_T set-up and a
+# communicator per method of a 6-method launch; those are in the recorded times a replay adds.)
+STARTUP_S = {"local": 0.8, "hostfile": 1.5, "srun": 1.5, "replay": 0.6}
 
 
 def per_point(observed, startup_s):

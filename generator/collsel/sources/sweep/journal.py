@@ -30,7 +30,7 @@ PAIRED_JOURNAL_COLUMNS = ["collective", "comm_size", "msg_size", "algorithm", "s
 LAUNCH_MARK = b"# launch."
 _INTEGER_COLUMNS = ("comm_size", "msg_size", "algorithm", "segsize", "faninout", "launch",
                     "seed", *shapes.COLUMNS)
-_RANGES = {"comm_size": values.COMM_SIZE, "msg_size": values.MSG_SIZE,
+_RANGES = {"comm_size": values.COMM_SIZE, "msg_size": values.TABLE_MSG_SIZE,
            "algorithm": values.ALGORITHM_ID, "segsize": values.SEGSIZE,
            "faninout": values.ALGORITHM_ID, "launch": (1, 10**6), "seed": (0, 2**64 - 1),
            "nodes": values.COMM_SIZE, "ppn": values.COMM_SIZE}

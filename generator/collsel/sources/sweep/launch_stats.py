@@ -16,15 +16,16 @@ LAUNCH_FIELDS = ("mean_us", "median_us", "min_us", "max_us", "stdev_us", "ci_hal
 LAUNCHES = (1, 100)             # launches per point (--launches)
 
 # The words behind the sweep's `# statistic=` (metadata key statistic_detail).
-STATISTIC_DETAIL = ("time_us = mean over launches of each launch's median per-repetition runtime of "
-             "one call (µs): latest end minus earliest start over ranks (CLOCK_MONOTONIC) when all "
-             "ranks share a node, else the maximum over ranks of each rank's own duration (the "
-             "benchmark's #@runtime_type, recorded as runtime_type); every repetition starts after "
-             "MPI_Barrier, after warm-up calls; ci_halfwidth_us is the 95 % Student-t half-width "
-             "of that mean across the launches (with one launch: of the repetitions' mean); "
-             "median_us is the median of the launch medians; mean_us, min_us, max_us, stdev_us and "
-             "n describe all repetitions of all launches; launches counts the launches; ci_met = "
-             "ci_halfwidth_us <= rel_ci x time_us")
+STATISTIC_DETAIL = ("time_us = mean over launches of each launch's median per-repetition runtime "
+                    "of one call (µs): latest end minus earliest start over ranks "
+                    "(CLOCK_MONOTONIC) when all ranks share a node, else the maximum over ranks "
+                    "of each rank's own duration (the benchmark's #@runtime_type, recorded as "
+                    "runtime_type); every repetition starts after MPI_Barrier, after warm-up "
+                    "calls; ci_halfwidth_us is the 95 % Student-t half-width of that mean across "
+                    "the launches (with one launch: of the repetitions' mean); median_us is the "
+                    "median of the launch medians; mean_us, min_us, max_us, stdev_us and n "
+                    "describe all repetitions of all launches; launches counts the launches; "
+                    "ci_met = ci_halfwidth_us <= rel_ci x time_us")
 
 
 def statistic(launches):

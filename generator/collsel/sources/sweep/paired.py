@@ -9,26 +9,24 @@ planned launch is in. --refine adds launches where decisions are uncertain (refi
 end the table is rewritten atomically from the journal, so refined cells carry all their
 launches. A killed sweep loses at most the launch in flight; --resume continues.
 """
+import contextlib
 import os
 import re
-import signal
 import time
 from collections import Counter
 
 from collsel.core import csvfile
 from collsel.core.files import write_file
 from collsel.core.table import render_table
-from collsel.errors import CollselError, InputError
+from collsel.errors import CollselError
 from collsel.sources.measure import benchmark_program as bench, launchers, placement
-from collsel.sources.measure.progress import Progress
-from collsel.sources.sweep import (estimate, load, lock, racing, raw as raw_files, refine,
-                                   resume, shapes, startup, ties)
-from collsel.sources.sweep.journal import (TableFile, drop_partial_line, journal_path,
-                                           load_existing, paired_columns)
+from collsel.sources.measure.supervise import run_launch
+from collsel.sources.sweep import (engine, estimate, hygiene, load, racing, raw as raw_files,
+                                   refine, shapes, ties)
+from collsel.sources.sweep.journal import journal_path, paired_columns
 from collsel.sources.sweep.paired_plan import (UNUSABLE_KEY, PairedPlan, algorithm_text,
                                                launch_seed, method_token, unusable_text)
-from collsel.sources.sweep.run import (end_run, grid_metadata, header_metadata, next_index,
-                                       resuming, sigterm_as_interrupt, start_run)
+from collsel.sources.sweep.run import header_metadata
 
 STATISTIC_DETAIL = ("time_us = mean over launches of each launch's median per-repetition "
                     "runtime of one call (µs), every method of a P measured in the same launch "
@@ -83,24 +81,16 @@ def paired_header(cfg):
 
 
 def _bench_argv(cfg, sizes, seed, raw_path, methods):
+    # In a paired launch the time cap covers a size's rounds of all the launch's methods, so
+    # each method gets what the per-method mode gives it; 15 significant digits: the product's
+    # binary noise (0.03 x 11 = 0.32999999999999996) is no part of the value asked for.
+    time_cap = f"{cfg.time_cap * len(methods):.15g}"
     argv = [cfg.bench_path, "--collective", cfg.collective,
             "--sizes", ",".join(str(m) for m in sizes),
             "--methods", ",".join(method_token(cfg.collective, x, cfg.family)
                                   for x in methods),
-            "--seed", str(seed), *_scaled_time_cap(cfg, len(methods))]
+            "--seed", str(seed), *cfg.bench_options(time_cap)]
     return argv + (["--raw", raw_path] if raw_path else [])
-
-
-def _scaled_time_cap(cfg, count):
-    """The benchmark options, --time-cap times the number of methods (`count`, the launch's):
-    in a paired launch the cap covers a size's rounds of all methods, so each method gets what
-    the per-method mode gives it."""
-    args = list(cfg.bench_args)
-    at = args.index("--time-cap") + 1
-    # 15 significant digits: the product's binary noise (0.03 x 11 = 0.32999999999999996)
-    # is no part of the value asked for
-    args[at] = f"{float(args[at]) * count:.15g}"
-    return args
 
 
 def launch_command(cfg, shape, k, sizes, raw_path=None, methods=None):
@@ -111,44 +101,6 @@ def launch_command(cfg, shape, k, sizes, raw_path=None, methods=None):
     return cfg.launcher.command(shape.p, mca, _bench_argv(cfg, sizes, seed, raw_path,
                                                           methods or cfg.methods),
                                 ppn=shape.ppn or None) + (seed,)
-
-
-def _load(path, columns, cfg, launches=False):
-    try:
-        return load_existing(path, columns, cfg.collective, family=cfg.family,
-                             launches=launches)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read it to resume: {e.strerror or e}") from None
-
-
-class _State:
-    """The table and journal as found (reading only; `repair` cuts what a kill left)."""
-
-    def __init__(self, cfg):
-        self.journal_file = journal_path(cfg.out)
-        self.meta, self.journal_meta, self.dropped, self.grew = {}, {}, [], False
-        rows, journal_rows = [], []
-        self.columns, self.journal_columns = paired_columns(cfg.explicit, bool(cfg.load_levels),
-                                                            bool(cfg.probe),
-                                                            cfg.scheduler is not None)
-        self.resuming = resuming(cfg)
-        if self.resuming:
-            resume.check_mode(cfg.out, cfg.options)
-            self.meta, rows, cut = _load(cfg.out, self.columns, cfg)
-            self.grew = resume.check(cfg.out, self.meta, cfg.options)
-            self.dropped.append((cfg.out, cut))
-            if os.path.exists(self.journal_file):
-                self.journal_meta, journal_rows, cut = _load(
-                    self.journal_file, self.journal_columns, cfg, launches=True)
-                self.dropped.append((self.journal_file, cut))
-        self.plan = PairedPlan(cfg, journal_rows,
-                               {(shapes.of_row(r), r["msg_size"]) for r in rows},
-                               self.journal_meta)
-        self.observed = _launch_times(self.journal_meta, journal_rows)
-
-    def repair(self):
-        for path, cut in self.dropped:
-            drop_partial_line(path, cut)
 
 
 def _launch_times(journal_meta, journal_rows):
@@ -163,308 +115,323 @@ def _launch_times(journal_meta, journal_rows):
     return found
 
 
-def dry_run(cfg):
-    note = lock.holder_note(cfg.out)
-    state = _State(cfg)
-    plan = state.plan
-    lines = [f"# note: {note}"] if note else []
-    launches = plan.planned()
-    for shape, k, sizes in launches:
-        raw_path = raw_files.part_path(cfg.raw, shape, k, 1, create=False) if cfg.raw else None
-        argv, env, _ = launch_command(cfg, shape, k, sizes, raw_path)
-        if shape.load:
-            lines.append(f"# load {shape.load}: "
-                         + ("; ".join(cfg.load.commands_text(shape.load)) or "nothing"))
-        lines.append(launchers.render(argv, env))
-    lines.append(f"# {len(launches)} paired launches, {plan.total() - plan.measured()} of "
-                 f"{plan.total()} (size, method, launch) points to measure ({cfg.launches} "
-                 f"launches per {'shape' if cfg.explicit else 'P'}"
-                 f"{', then --refine' if cfg.refine else ''})")
-    lines.append("# " + estimate.estimate(
-        [(shape.mark, len(sizes) * len(cfg.methods)) for shape, _, sizes in launches],
-        cfg.launcher.name, cfg.time_cap, state.observed, os.path.basename(state.journal_file))
-        + (" (--refine adds launches to this)" if cfg.refine else ""))
-    return lines
+class Paired(engine.Protocol):
+    """The paired protocol (module docstring). Its measurement backend is three methods:
+    `backend` runs one launch (supervise.run_launch), `clock` is what its wall times are read
+    on, `new_watch` what watches the machine around it; a replay (replay.Replay) overrides all
+    three."""
+    dropped_key = "dropped_unfinished_launch"
+    journal_marks = True
 
-
-def run(cfg, progress_stream):
-    with lock.acquire(cfg.out, cfg.command):
-        sweep = _Sweep(cfg, progress_stream)
-        try:
-            return sweep.run()
-        except startup.StartupFailure:
-            if not sweep.state.resuming:     # nothing measured: leave nothing behind
-                startup.discard([cfg.out, sweep.state.journal_file, *sweep.raw_made])
-            raise
-
-
-class _Sweep:
-    def __init__(self, cfg, progress_stream):
-        self.cfg = cfg
-        self.state = _State(cfg)
-        self.state.repair()
-        self.plan = self.state.plan
-        self.table = TableFile(cfg.out, self.state.columns)
-        self.journal = TableFile(self.state.journal_file, self.state.journal_columns)
-        self.watch = cfg.watch()
-        self.failures = 0
-        self.launched = 0           # benchmark runs started (the first one may stop the sweep)
-        self.after_first = 0        # planned launches after the first
-        self.raw_made = []          # --raw parts and their directory, made by this run
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.row_family = cfg.family
+        self.columns, self.journal_columns = paired_columns(
+            cfg.explicit, bool(cfg.load_levels), bool(cfg.probe), cfg.scheduler is not None)
         # --probe: every line ends with the size's median round probe
-        self._fields = bench.PAIRED_OUTPUT_FIELDS + ((bench.PROBE_FIELD,) if cfg.probe else ())
-        self.progress = Progress(self.plan.total(), self.plan.measured(), progress_stream,
-                                 cfg.progress_interval)
+        self.fields = bench.PAIRED_OUTPUT_FIELDS + ((bench.PROBE_FIELD,) if cfg.probe else ())
+        self.watch = self.new_watch()
 
-    def _create(self):
-        cfg = self.cfg
-        journal_meta = {"source": "collsel sweep", "mode": "paired", "collective": cfg.collective,
-                        "table": os.path.basename(cfg.out)}
-        if cfg.family != "openmpi":
-            journal_meta["algorithm_family"] = cfg.family
-        if not self.state.resuming:
-            self.journal.create(journal_meta)
-            self.table.create(paired_header(cfg))
-            self.state.meta = {}
-        elif not os.path.exists(self.state.journal_file):
-            self.journal.create(journal_meta)
+    def backend(self, launch, argv, env, todo):
+        """One run of `launch` (a _PairedLaunch) over the sizes `todo`: its lines reported to
+        the launch's callbacks; a LaunchResult."""
+        lines = [(str(m), *tok) for m in todo for tok in launch.tokens]
+        return run_launch(argv, env, todo, self.cfg.silence_timeout, launch.on_line,
+                          lines=lines, names=self.fields, on_header=launch.on_header,
+                          on_meta=launch.on_meta)
 
-    def run(self):
-        cfg, state = self.cfg, self.state
-        for line in cfg.warnings:
-            self.progress.message(line)
-        self._create()
-        grown = grid_metadata(cfg) if state.resuming and state.grew else {}
-        self.run_no = next_index(state.meta, "run.")
-        self.fail_no = next_index(state.meta, "failed.")
-        self.have_library = "mpi_library" in state.meta
-        self.table.open()
-        self.journal.open()
+    def clock(self):
+        return time.monotonic()
 
-        previous = sigterm_as_interrupt()
-        started = time.monotonic()
-        try:
-            start_run(self.table, cfg, self.run_no, grown, state.dropped,
-                      "dropped_unfinished_launch")
-            self._append_complete_cells()
-            planned = self.plan.planned()
-            self.after_first = max(len(planned) - 1, 0)
-            for shape, k, sizes in planned:
-                self._launch(shape, k, sizes)
-            if cfg.refine and not self.failures:
-                self._refine()
-        finally:
-            end_run(self.table, self.run_no, started, self.failures)
-            if self.watch.warned:
-                self.table.append_meta(f"run.{self.run_no}.not_idle",
-                                       "busy during the run: " + " ".join(sorted(
-                                           self.watch.warned)))
-            self.table.close()
-            self.journal.close()
-            self.progress.finish()
-            signal.signal(signal.SIGTERM, previous)
-        self._rewrite_table()
-        if cfg.raw:
-            raw_files.collect(cfg.raw, cfg.collective)
-        if self.failures:
-            raise CollselError(f"{self.failures} (size, method, launch) point(s) failed, so "
-                               f"their cells have no rows; see the failed.* lines in {cfg.out} "
-                               "(rerun with --resume to retry them)")
-        return 0
+    def new_watch(self):
+        return hygiene.Watch()
 
-    def _append_complete_cells(self, sizes_of=None):
+    def load(self, found):
+        self.journal_meta = found.journal_meta      # grows with the launches of this run
+        self.plan = PairedPlan(self.cfg, found.journal_rows,
+                               {(shapes.of_row(r), r["msg_size"]) for r in found.rows},
+                               found.journal_meta)
+        self.observed = _launch_times(found.journal_meta, found.journal_rows)
+
+    def dry_run_lines(self, found):
+        cfg, plan = self.cfg, self.plan
+        lines = []
+        launches = plan.planned()
+        for shape, k, sizes in launches:
+            raw_path = (raw_files.part_path(cfg.raw, shape, k, 1, create=False) if cfg.raw
+                        else None)
+            argv, env, _ = launch_command(cfg, shape, k, sizes, raw_path)
+            if shape.load:
+                lines.append(f"# load {shape.load}: "
+                             + ("; ".join(cfg.load.commands_text(shape.load)) or "nothing"))
+            lines.append(launchers.render(argv, env))
+        lines.append(f"# {len(launches)} paired launches, {plan.total() - plan.measured()} of "
+                     f"{plan.total()} (size, method, launch) points to measure ({cfg.launches} "
+                     f"launches per {'shape' if cfg.explicit else 'P'}"
+                     f"{', then --refine' if cfg.refine else ''})")
+        lines.append("# " + estimate.estimate(
+            [(shape.mark, len(sizes) * len(cfg.methods)) for shape, _, sizes in launches],
+            cfg.launcher.name, cfg.time_cap, self.observed,
+            os.path.basename(found.journal_file))
+            + (" (--refine adds launches to this)" if cfg.refine else ""))
+        return lines
+
+    def header(self):
+        return paired_header(self.cfg)
+
+    def journal_header(self):
+        common = super().journal_header()
+        meta = {"source": common.pop("source"), "mode": "paired", **common}
+        if self.cfg.family != "openmpi":
+            meta["algorithm_family"] = self.cfg.family
+        return meta
+
+    def total(self):
+        return self.plan.total()
+
+    def measured(self):
+        return self.plan.measured()
+
+    def append_ready(self, sweep):
+        self.append_complete_cells(sweep.table)
+
+    def append_complete_cells(self, table, sizes_of=None):
         """Table rows of every complete cell not yet in the table (all of them, or those of
         {shape: sizes} just measured)."""
         for shape, m in self.plan.cells():
             if (shape, m) in self.plan.written or (sizes_of and m not in sizes_of.get(shape, ())):
                 continue
             for row in self.plan.cell_rows(shape, m):
-                self.table.append_row(row)
+                table.append_row(row)
             self.plan.written.add((shape, m))
 
-    def _rewrite_table(self):
-        """The table from the journal, atomically: refined cells carry all their launches."""
-        doc = csvfile.read(self.cfg.out, "a sweep table")
-        rows = [row for shape, m in self.plan.cells() for row in self.plan.cell_rows(shape, m)]
-        write_file(self.cfg.out, render_table(rows, doc.metadata, columns=self.state.columns))
+    def launches(self, sweep):
+        return [_PairedLaunch(self, sweep, shape, k, sizes)
+                for shape, k, sizes in self.plan.planned()]
 
-    def _launch(self, shape, k, sizes, methods=None):
-        """Launch k of `shape` under its load level, when it has one (sweep/load.py: started
-        before, stopped after)."""
-        if not shape.load:
-            return self._measure(shape, k, sizes, methods)
-        with self.cfg.load.running(shape.load):
-            return self._measure(shape, k, sizes, methods)
+    def more(self, sweep):
+        if self.cfg.refine and not sweep.failures:
+            self._refine(sweep)
 
-    def _measure(self, shape, k, sizes, methods=None):
-        """Launch k of `shape` over `sizes` (again for what a failed size left, like the
-        per-method mode); its rows and mark, with the hosts its ranks ran on, go to the journal
-        in one write. Ranks placed otherwise than the mapping says stop the sweep
-        (placement.PlacementError) before anything of the launch is recorded."""
+    def _refine(self, sweep):
+        """--refine: launches where cells are undecided, until decided or the budget is spent
+        (refine.py)."""
         cfg = self.cfg
-        methods = methods or cfg.methods
-        tokens = [method_token(cfg.collective, x, cfg.family).split(":") for x in methods]
-        load_start, warning = self.watch.sample()
-        if warning:
-            self.progress.message(warning)
-        # the scheduler's view, taken under the level's load as a program would before its call
-        scheduled = ({} if cfg.scheduler is None
-                     else {load.SCHEDULER_COLUMN: cfg.scheduler()})
-        began = cfg.clock()
-        done, todo, status, seed, part, hosts = {}, list(sizes), "ok", None, 0, []
-        unusable = {}       # m -> indices into methods the benchmark did not measure at m
-        while todo:
-            part += 1
-            raw_path = raw_files.part_path(cfg.raw, shape, k, part) if cfg.raw else None
-            if raw_path and not self.launched:
-                self.raw_made = [raw_path, os.path.dirname(raw_path)]
-            argv, env, seed = launch_command(cfg, shape, k, todo, raw_path, methods)
-            self.progress.label = (f"{shape.label} launch {k}/{cfg.launches}"
-                                   if k <= cfg.launches else f"{shape.label} refine launch {k}")
-            self.progress.show()
-            lines = [(str(m), *tok) for m in todo for tok in tokens]
-            current = {}
-
-            def measured(m):
-                return [x for j, x in enumerate(methods) if j not in unusable.get(m, ())]
-
-            def on_line(fields):
-                if not float(fields["median_us"]) > 0:
-                    raise CollselError(f"benchmark reported a non-positive time: {fields}")
-                m = int(fields["msg_size"])
-                current[measured(m)[len(current)]] = fields
-                if len(current) == len(measured(m)):
-                    done[m] = dict(current)
-                    current.clear()
-                    if k <= cfg.launches:
-                        self.progress.advance(len(methods))
-
-            def on_meta(key, value):
-                for m, method in bench.not_measured(key, value):
-                    m = int(m)
-                    unusable.setdefault(m, set()).update(
-                        j for j, tok in enumerate(tokens) if not method or tuple(tok) == method)
-                    if len(unusable[m]) == len(methods):    # nothing to wait for at m
-                        done[m] = {}
-                        if k <= cfg.launches:
-                            self.progress.advance(len(methods))
-
-            def on_header(meta):
-                hosts.append(self._placement(shape, k, meta))
-
-            result = cfg.measure(argv, env, todo, cfg.silence_timeout, on_line, lines=lines,
-                                 names=self._fields, on_header=on_header, on_meta=on_meta)
-            self.launched += 1
-            startup.check(result, self.launched == 1, cfg.launcher, argv, env,
-                          f"{shape.label} launch {k}", self.after_first, self.progress)
-            self._library(result.meta)
-            todo = [m for m in todo if m not in done]
-            if result.failure is None:
-                break
-            status = "failed"
-            # Without a header, or when a method could not be forced (the benchmark refuses
-            # before measuring), every size would fail alike: give the launch up.
-            whole = (not result.header_seen or f"exited with status {bench.EXIT_FORCING_FAILED}"
-                     in result.failure)
-            lost = todo if whole else todo[:1]
-            todo = [] if whole else todo[1:]
-            self._failed(shape, k, lost, result.failure, argv, env)
-        load_end, warning = self.watch.sample()
-        if warning:
-            self.progress.message(warning)
-        marks = [(m, methods[j]) for m in sorted(unusable) if m in done
-                 for j in sorted(unusable[m])]
-        self._journal(shape, k, seed, done, status, cfg.clock() - began, load_start,
-                      load_end, hosts, scheduled, marks)
-
-    def _placement(self, shape, k, meta):
-        """The hosts of one run of launch k (rank order, comma-joined), checked against the
-        launcher's mapping; '?' when the benchmark does not report them (only allowed
-        without an explicit mapping)."""
-        label = f"{shape.label} launch {k}"
-        hosts = placement.check(meta, shape.p, self.cfg.launcher.expected(
-            shape.p, shape.ppn or None), label, required=self.cfg.explicit)
-        return ",".join(hosts) or "?"
-
-    def _library(self, meta):
-        if not self.have_library and meta.get("mpi_library"):
-            for key in ("mpi_library", "runtime_type", "timer"):
-                self.table.append_meta(key, meta.get(key, "?"))
-            self.have_library = True
-
-    def _failed(self, shape, k, lost, failure, argv, env):
-        sizes_text = (str(lost[0]) if len(lost) == 1
-                      else f"{lost[0]}..{lost[-1]} ({len(lost)} sizes)")
-        reason = (f"{shape.label} launch={k} msg_size={sizes_text} (all methods): "
-                  f"{failure}; command: {launchers.render(argv, env)}")
-        self.table.append_meta(f"failed.{self.fail_no}", reason)
-        self.fail_no += 1
-        self.failures += len(lost) * len(self.cfg.methods)
-        if k <= self.cfg.launches:
-            self.progress.advance(len(lost) * len(self.cfg.methods))
-        self.progress.message(f"collsel sweep: launch failed, going on: {reason[:300]}")
-
-    def _journal(self, shape, k, seed, done, status, wall_s, load_start, load_end, hosts,
-                 scheduled, marks):
-        """The launch's rows, its unusable marks (`# unusable.SHAPE.K=`, also a table note: those
-        methods have no rows in their cells) and its `# launch.` line, in one write."""
-        cfg = self.cfg
-        rows = []
-        for m, method in marks:
-            self.plan.mark_unusable(shape, m, method, k)
-        for m in sorted(done):
-            for method, fields in done[m].items():
-                if self.plan.has(shape, m, method, k):
-                    continue            # measured again only because a grown grid needed it
-                row = {"collective": cfg.collective, "comm_size": shape.p, "msg_size": m,
-                       "algorithm": algorithm_text(cfg.collective, method.algorithm, cfg.family),
-                       "segsize": method.segsize, "faninout": method.faninout, "launch": k,
-                       "seed": seed, **{f: fields[f] for f in
-                                        ("mean_us", "median_us", "min_us", "max_us", "stdev_us",
-                                         "ci_halfwidth_us", "n", "ci_met")},
-                       **shape.columns(),
-                       **({bench.PROBE_FIELD: fields[bench.PROBE_FIELD]} if cfg.probe else {}),
-                       **scheduled}
-                rows.append(row)
-                self.plan.add(shape, m, method, k, row)
-        text = render_table(rows, {}, columns=self.state.journal_columns).split("\n", 1)[1]
-        if marks:
-            key = f"{UNUSABLE_KEY}.{shape.mark}.{k}"
-            text += f"# {key}={unusable_text(marks)}\n"
-            self.state.journal_meta[key] = unusable_text(marks)
-            self.table.append_meta(key, unusable_text(marks) + " (method unusable: its forced "
-                                   "call returned an MPI error, or no call at that size; no rows)")
-        # rank_hosts: every run of the launch (a failed size relaunches the rest), ';' apart
-        # when they differ.
-        mark = (f"seed={seed} status={status} sizes={len(done)} wall_s={wall_s:.1f} "
-                f"start=[{load_start}] end=[{load_end}] "
-                f"rank_hosts={';'.join(dict.fromkeys(hosts)) or '?'}")
-        self.journal.append(text + f"# launch.{shape.mark}.{k}={' '.join(mark.split())}\n")
-        self.state.journal_meta[f"launch.{shape.mark}.{k}"] = mark
-        self._append_complete_cells({shape: set(done)})
-
-    def _refine(self):
-        cfg = self.cfg
-        used, seconds = refine.spent(self.state.journal_meta, cfg.launches)
+        used, seconds = refine.spent(self.journal_meta, cfg.launches)
         cells = len(self.plan.cells())
         while True:
             undecided = refine.undecided(self.plan)
             count = sum(len(v) for v in undecided.values())
-            self.progress.message(f"collsel sweep: refine: {cells - count}/{cells} cells "
-                                  f"decided, {count} undecided; spent {used} launches, "
-                                  f"{seconds:.0f} s")
+            sweep.progress.message(f"collsel sweep: refine: {cells - count}/{cells} cells "
+                                   f"decided, {count} undecided; spent {used} launches, "
+                                   f"{seconds:.0f} s")
             target = refine.next_target(undecided)
             if target is None or not refine.left(cfg.refine, used, seconds):
                 break
             shape, sizes = target
-            began = cfg.clock()
+            began = self.clock()
             methods = (racing.launch_methods(self.plan, shape, sizes)
                        if cfg.strategy == "adaptive" else None)
-            self._launch(shape, self.plan.next_launch(shape), sizes, methods)
+            sweep.launch(_PairedLaunch(self, sweep, shape, self.plan.next_launch(shape), sizes,
+                                       methods))
             used += 1
-            seconds += cfg.clock() - began
-            if self.failures:
+            seconds += self.clock() - began
+            if sweep.failures:
                 break
-        self.table.append_meta(f"run.{self.run_no}.refine",
-                               f"{cells - count}/{cells} cells decided, {count} undecided after "
-                               f"{used} refinement launches ({seconds:.0f} s)")
+        sweep.table.append_meta(f"run.{sweep.run_no}.refine",
+                                f"{cells - count}/{cells} cells decided, {count} undecided "
+                                f"after {used} refinement launches ({seconds:.0f} s)")
+
+    def closing_meta(self, sweep):
+        if not self.watch.warned:
+            return []
+        return [(f"run.{sweep.run_no}.not_idle",
+                 "busy during the run: " + " ".join(sorted(self.watch.warned)))]
+
+    def finish(self, sweep):
+        """The table from the journal, atomically (refined cells carry all their launches);
+        --raw's file from its parts."""
+        cfg = self.cfg
+        doc = csvfile.read(cfg.out, "a sweep table")
+        rows = [row for shape, m in self.plan.cells() for row in self.plan.cell_rows(shape, m)]
+        write_file(cfg.out, render_table(rows, doc.metadata, columns=self.columns))
+        if cfg.raw:
+            raw_files.collect(cfg.raw, cfg.collective)
+
+    def failed_text(self, failures):
+        return (f"{failures} (size, method, launch) point(s) failed, so their cells have no "
+                f"rows; see the failed.* lines in {self.cfg.out} (rerun with --resume to retry "
+                "them)")
+
+    def journal_launch(self, sweep, launch, wall_s, load_end):
+        """The launch's rows, its unusable marks (`# unusable.SHAPE.K=`, also a table note:
+        those methods have no rows in their cells) and its `# launch.` line, in one write; then
+        the table rows of the cells it completed."""
+        shape, k = launch.shape, launch.k
+        marks = launch.unusable_marks()
+        for m, method in marks:
+            self.plan.mark_unusable(shape, m, method, k)
+        rows = []
+        for m in sorted(launch.done):
+            for method, fields in launch.done[m].items():
+                if self.plan.has(shape, m, method, k):
+                    continue            # measured again only because a grown grid needed it
+                row = self._journal_row(shape, k, launch.seed, m, method, fields,
+                                        launch.scheduled)
+                rows.append(row)
+                self.plan.add(shape, m, method, k, row)
+        text = render_table(rows, {}, columns=self.journal_columns).split("\n", 1)[1]
+        if marks:
+            key = f"{UNUSABLE_KEY}.{shape.mark}.{k}"
+            text += f"# {key}={unusable_text(marks)}\n"
+            self.journal_meta[key] = unusable_text(marks)
+            sweep.table.append_meta(key, unusable_text(marks) + " (method unusable: its forced "
+                                    "call returned an MPI error, or no call at that size; no "
+                                    "rows)")
+        # rank_hosts: every run of the launch (a failed size relaunches the rest), ';' apart
+        # when they differ.
+        mark = (f"seed={launch.seed} status={launch.status} sizes={len(launch.done)} "
+                f"wall_s={wall_s:.1f} start=[{launch.load_start}] end=[{load_end}] "
+                f"rank_hosts={';'.join(dict.fromkeys(launch.hosts)) or '?'}")
+        sweep.journal.append(text + f"# launch.{shape.mark}.{k}={' '.join(mark.split())}\n")
+        self.journal_meta[f"launch.{shape.mark}.{k}"] = mark
+        self.append_complete_cells(sweep.table, {shape: set(launch.done)})
+
+    def _journal_row(self, shape, k, seed, m, method, fields, scheduled):
+        cfg = self.cfg
+        return {"collective": cfg.collective, "comm_size": shape.p, "msg_size": m,
+                "algorithm": algorithm_text(cfg.collective, method.algorithm, cfg.family),
+                "segsize": method.segsize, "faninout": method.faninout, "launch": k,
+                "seed": seed, **{f: fields[f] for f in
+                                 ("mean_us", "median_us", "min_us", "max_us", "stdev_us",
+                                  "ci_halfwidth_us", "n", "ci_met")},
+                **shape.columns(),
+                **({bench.PROBE_FIELD: fields[bench.PROBE_FIELD]} if cfg.probe else {}),
+                **scheduled}
+
+
+class _PairedLaunch(engine.Launch):
+    """Launch k of `shape` over `sizes` (again for what a failed size left, like the
+    per-method mode), measuring `methods` (default all); its rows and mark, with the hosts its
+    ranks ran on, go to the journal in one write at its end. Ranks placed otherwise than the
+    mapping says stop the sweep (placement.PlacementError) before anything of the launch is
+    recorded."""
+
+    def __init__(self, protocol, sweep, shape, k, sizes, methods=None):
+        cfg = protocol.cfg
+        self.protocol, self.sweep, self.cfg = protocol, sweep, cfg
+        self.shape, self.k, self.sizes = shape, k, sizes
+        self.methods = methods or cfg.methods
+        self.tokens = [method_token(cfg.collective, x, cfg.family).split(":")
+                       for x in self.methods]
+        self.name = f"{shape.label} launch {k}"
+        self.label = (f"{shape.label} launch {k}/{cfg.launches}" if k <= cfg.launches
+                      else f"{shape.label} refine launch {k}")
+        self.counted = k <= cfg.launches      # refinement launches are beyond the total
+        self.done = {}          # m -> {Method: fields} of every measured size
+        self.current = {}       # Method -> fields of the size being reported
+        self.unusable = {}      # m -> indices into methods the benchmark did not measure at m
+        self.hosts = []         # the hosts of each run of the launch
+        self.status, self.seed, self.part = "ok", None, 0
+        self.load_start, self.scheduled, self.began = None, {}, None
+
+    def around(self):
+        """The launch's load level, when it has one (sweep/load.py: started before, stopped
+        after)."""
+        if not self.shape.load:
+            return contextlib.nullcontext()
+        return self.cfg.load.running(self.shape.load)
+
+    def _sample(self):
+        text, warning = self.protocol.watch.sample()
+        if warning:
+            self.sweep.progress.message(warning)
+        return text
+
+    def begin(self):
+        cfg = self.cfg
+        self.load_start = self._sample()
+        # the scheduler's view, taken under the level's load as a program would before its call
+        self.scheduled = ({} if cfg.scheduler is None
+                          else {load.SCHEDULER_COLUMN: cfg.scheduler()})
+        self.began = self.protocol.clock()
+
+    def command(self, todo):
+        cfg = self.cfg
+        self.part += 1
+        raw_path = raw_files.part_path(cfg.raw, self.shape, self.k, self.part) if cfg.raw else None
+        if raw_path and not self.sweep.launched:
+            self.protocol.made = [raw_path, os.path.dirname(raw_path)]
+        argv, env, self.seed = launch_command(cfg, self.shape, self.k, todo, raw_path,
+                                              self.methods)
+        return argv, env
+
+    def measure(self, argv, env, todo):
+        self.current = {}
+        return self.protocol.backend(self, argv, env, todo)
+
+    def _measured(self, m):
+        """The methods the benchmark reports at m (those it found unusable there left out)."""
+        return [x for j, x in enumerate(self.methods) if j not in self.unusable.get(m, ())]
+
+    def _size_done(self, m, got):
+        self.done[m] = got
+        if self.counted:
+            self.sweep.progress.advance(len(self.methods))
+
+    def on_line(self, fields):
+        """One (size, method) line; a size is done when all its measured methods are in."""
+        if not float(fields["median_us"]) > 0:
+            raise CollselError(f"benchmark reported a non-positive time: {fields}")
+        m = int(fields["msg_size"])
+        measured = self._measured(m)
+        self.current[measured[len(self.current)]] = fields
+        if len(self.current) == len(measured):
+            self._size_done(m, dict(self.current))
+            self.current.clear()
+
+    def on_meta(self, key, value):
+        """The benchmark's unusable and skipped marks: methods it will not report at a size."""
+        for m, method in bench.not_measured(key, value):
+            m = int(m)
+            self.unusable.setdefault(m, set()).update(
+                j for j, tok in enumerate(self.tokens) if not method or tuple(tok) == method)
+            if len(self.unusable[m]) == len(self.methods):     # nothing to wait for at m
+                self._size_done(m, {})
+
+    def on_header(self, meta):
+        """The hosts of one run of the launch (rank order, comma-joined), checked against the
+        launcher's mapping; '?' when the benchmark does not report them (only allowed
+        without an explicit mapping)."""
+        hosts = placement.check(meta, self.shape.p, self.cfg.launcher.expected(
+            self.shape.p, self.shape.ppn or None), self.name, required=self.cfg.explicit)
+        self.hosts.append(",".join(hosts) or "?")
+
+    def settle(self, todo, result):
+        if result.failure is not None:
+            self.status = "failed"
+        return [m for m in todo if m not in self.done]
+
+    def gives_up(self, result):
+        # Without a header, or when a method could not be forced (the benchmark refuses
+        # before measuring), every size would fail alike.
+        return (not result.header_seen
+                or f"exited with status {bench.EXIT_FORCING_FAILED}" in result.failure)
+
+    def points(self, sizes):
+        return sizes * len(self.cfg.methods)
+
+    def failure_text(self, lost, failure, command):
+        return (f"{self.shape.label} launch={self.k} msg_size={engine.sizes_text(lost)} "
+                f"(all methods): {failure}; command: {command}")
+
+    def unusable_marks(self):
+        """[(m, Method)] the benchmark found unusable, at the sizes the launch measured."""
+        return [(m, self.methods[j]) for m in sorted(self.unusable) if m in self.done
+                for j in sorted(self.unusable[m])]
+
+    def end(self):
+        load_end = self._sample()
+        wall_s = self.protocol.clock() - self.began
+        self.protocol.journal_launch(self.sweep, self, wall_s, load_end)
+

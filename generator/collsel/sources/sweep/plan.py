@@ -1,6 +1,5 @@
 """What a sweep measures and what is left of it: the methods of a collective, the MCA settings
 forcing each, the sweep's configuration, and the launches still to run."""
-import time
 from dataclasses import dataclass
 
 from collsel.core import algorithms, fallbacks, intel_algorithms, values
@@ -8,8 +7,7 @@ from collsel.core.algorithms import Method
 from collsel.core.sizes import parse_size, parse_size_list
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers
-from collsel.sources.measure.supervise import run_launch
-from collsel.sources.sweep import hygiene, launch_stats, racing, shapes
+from collsel.sources.sweep import launch_stats, racing, shapes
 from collsel.sources.sweep.journal import point_key
 
 DEFAULT_COMM_SIZES = (2, 3, 4, 6, 8, 12, 16)
@@ -186,7 +184,7 @@ class Config:
     methods: list               # core.algorithms.Method, faninout 0
     launcher: launchers.Launcher
     bench_path: str
-    bench_args: list            # options passed to every benchmark run
+    bench_args: list            # options of every benchmark run but --time-cap (time_cap)
     silence_timeout: float
     resume: bool = False
     force: bool = False
@@ -213,12 +211,12 @@ class Config:
     load: object = None         # paired: the load generator (sweep/load.py) of load_levels
     scheduler: object = None    # paired, --cluster with levels: load.SchedulerView (cluster_load)
     warnings: list = ()         # lines shown once the sweep is known to start (not refused)
-    # The measurement backend of a paired sweep: one launch (supervise.run_launch's contract),
-    # the clock its wall times are read on and what watches the machine around it (a factory);
-    # a replay (sweep/replay.py) swaps all three.
-    measure: object = run_launch
-    clock: object = time.monotonic
-    watch: object = hygiene.Watch
+
+    def bench_options(self, time_cap=None):
+        """The benchmark's options: --time-cap (`time_cap`, a text; default the sweep's own
+        time_cap: a paired launch scales it by its methods), then bench_args."""
+        return ["--time-cap", str(self.time_cap) if time_cap is None else time_cap,
+                *self.bench_args]
 
     def groups(self):
         """What each launch runs on: the explicit shapes, or one plain shape per P; each once

@@ -1,11 +1,12 @@
 """Replay: the sweep engine measuring a recorded table instead of an MPI (`collsel sweep
 --replay TABLE`, `collsel tune --replay TABLE`).
 
-The paired sweep runs exactly as it does live; only its measurement backend is swapped
-(sweep/plan.Config's `measure` and `clock`): a launch's request for (P, sizes, methods, seed)
-is answered from the recording, and the launch is charged what measuring it took on the real
-machine, on a simulated clock that the journal's `wall_s` records (so --refine's and collsel
-tune's budgets, read from the journal, spend simulated seconds).
+The paired sweep runs exactly as it does live; only its measurement backend is swapped (Replay:
+the paired protocol, paired.Paired, with its backend, clock and watch overridden): a launch's
+request for (P, sizes, methods, seed) is answered from the recording, and the launch is charged
+what measuring it took on the real machine, on a simulated clock that the journal's `wall_s`
+records (so --refine's and collsel tune's budgets, read from the journal, spend simulated
+seconds).
 
 What a launch returns, per (size, method):
 - the table has a journal (TABLE.launches, a paired sweep's): the row of one recorded launch of
@@ -34,16 +35,12 @@ from collsel.core.algorithms import Method
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.measure.supervise import LaunchResult
-from collsel.sources.sweep import journal, shapes, ties
-from collsel.sources.sweep.paired_plan import launch_seed, method_token
+from collsel.sources.sweep import estimate, journal, ties
+from collsel.sources.sweep.paired import Paired
+from collsel.sources.sweep.paired_plan import method_token
 
-# Seconds one launch of collsel_bench costs beyond its measuring, measured on this project's
-# machine (2026-11-29, 2 cores shared with other work, load average 1.4-1.7): Open MPI 4.1.4
-# mpirun.openmpi, 2 methods x 1 size at --time-cap 0.001 (about 1 ms of measuring), wall times
-# (/usr/bin/time) P=2: 0.58 0.57 0.53 0.53 0.56 0.58 s, P=4: 0.66 0.64 0.63 0.64 0.64 s; the
-# mean of the 11 runs, 0.596 s. (sweep/estimate.STARTUP_S's local 0.8 s adds MPI_T set-up and a
-# communicator per method of a 6-method launch; those are in the recorded times here.)
-START_S = 0.6
+# Seconds one replayed launch costs beyond its measuring (measured: sweep/estimate.py)
+START_S = estimate.STARTUP_S["replay"]
 
 STAT_FIELDS = bench.PAIRED_OUTPUT_FIELDS[4:]       # mean_us .. ci_met, as a launch prints them
 
@@ -189,17 +186,21 @@ def _repetitions(recorded, times, cap_s, min_reps, max_reps):
 
 class ReplayLauncher:
     """The launcher and measurement backend of a replayed sweep: `command` names a launch as
-    the benchmark's own argv (P first), `measure` answers it from the Recording, `clock` is the
-    simulated wall time its launches have cost so far."""
+    the benchmark's own argv (P first; what the dry run and failure lines show), `measure`
+    answers the launch Replay asks for from the Recording, `clock` is the simulated wall time
+    its launches have cost so far."""
     name = "replay"
     shares_this_machine = False
 
-    def __init__(self, recording, seed, collective, family):
+    def __init__(self, recording, seed, collective, family, time_cap, min_reps, max_reps,
+                 warmup):
         self.recording = recording
         self.program = "replay"
         self.seed, self.collective, self.family = seed, collective, family
+        # the benchmark's options a replayed launch is charged by (--time-cap: per method)
+        self.time_cap, self.min_reps, self.max_reps = time_cap, min_reps, max_reps
+        self.warmup = warmup
         self.now = 0.0
-        self._launch_of = {}        # (P, launch seed) -> k
         self._order = {}            # P -> seeded permutation of its recorded launches
 
     def describe(self):
@@ -226,18 +227,6 @@ class ReplayLauncher:
     def clock(self):
         return self.now
 
-    def _launch_number(self, p, seed):
-        """k of the launch of P whose seed the sweep derived (paired_plan.launch_seed)."""
-        shape = shapes.plain([p])[0]
-        k = 0
-        while (p, seed) not in self._launch_of:
-            k += 1
-            self._launch_of[(p, launch_seed(self.seed, self.collective, shape, k))] = k
-            if k > 100000:
-                raise InputError(f"replay: launch seed {seed} is no launch of P={p} of this "
-                                 "sweep's --seed")
-        return self._launch_of[(p, seed)]
-
     def _recorded_launch(self, p, k, seed):
         """The index (into P's recorded launches) that replayed launch k of P answers with."""
         ids = self.recording.launch_ids.get(p, [1])
@@ -248,18 +237,12 @@ class ReplayLauncher:
             return int(self._order[p][k - 1])
         return int(np.random.default_rng(seed).integers(len(ids)))
 
-    def measure(self, argv, env, sizes, silence_timeout, on_point, lines=None,
-                names=bench.PAIRED_OUTPUT_FIELDS, on_header=None, on_meta=None):
-        """One replayed paired launch: supervise.run_launch's contract, answered from the
-        recording; the simulated clock advances by what the launch cost."""
-        opts = _options(argv)
-        p, seed = int(opts["-np"]), int(opts["--seed"])
-        tokens = opts["--methods"].split(",")
-        methods = [self._method(token) for token in tokens]
-        cap = float(opts["--time-cap"]) / len(methods)      # the sweep scales it by methods
-        min_reps, max_reps = int(opts["--min-reps"]), int(opts["--max-reps"])
-        warmup = int(opts["--warmup"])
-        k = self._launch_number(p, seed)
+    def measure(self, p, k, seed, sizes, methods, on_point, names=bench.PAIRED_OUTPUT_FIELDS,
+                on_header=None, on_meta=None):
+        """Replayed launch k of P (its `seed`, paired_plan.launch_seed) over `sizes` and
+        `methods`: supervise.run_launch's callbacks and result, answered from the recording;
+        the simulated clock advances by what the launch cost."""
+        tokens = [method_token(self.collective, x, self.family) for x in methods]
         which = self._recorded_launch(p, k, seed)
         result = LaunchResult()
         result.header_seen = True
@@ -270,7 +253,7 @@ class ReplayLauncher:
                 on_meta(key, value)
         spent = START_S
         rng = np.random.default_rng(seed)
-        for m in (int(x) for x in opts["--sizes"].split(",")):
+        for m in sizes:
             got = [(token, x, self.recording.points.get((p, m, x)))
                    for token, x in zip(tokens, methods)]
             gone = [token for token, _, point in got if point is None]
@@ -284,10 +267,10 @@ class ReplayLauncher:
                 if point is None:
                     continue
                 fields = self._fields(p, m, x, point, which, rng)
-                reps = _repetitions(np.array([fields[6]]), np.array([fields[1]]), cap,
-                                    min_reps, max_reps)[0]
+                reps = _repetitions(np.array([fields[6]]), np.array([fields[1]]), self.time_cap,
+                                    self.min_reps, self.max_reps)[0]
                 fields[6] = reps
-                spent += (warmup + reps) * fields[1] * 1e-6
+                spent += (self.warmup + reps) * fields[1] * 1e-6
                 if on_header is not None and result.rows == 0:
                     on_header(result.meta)
                 on_point(dict(zip(names, [str(m), *token.split(":"),
@@ -295,11 +278,6 @@ class ReplayLauncher:
                 result.rows += 1
         self.now += spent
         return result
-
-    def _method(self, token):
-        alg, seg, fan = token.split(":")
-        return Method(algorithms.algorithm_id(self.collective, alg, self.family), int(seg),
-                      int(fan))
 
     def _fields(self, p, m, x, point, which, rng):
         """The statistics (STAT_FIELDS order) replayed launch `which` returns for a point."""
@@ -317,6 +295,23 @@ class ReplayLauncher:
         return fields
 
 
+class Replay(Paired):
+    """The paired protocol answered from a recording: cfg.launcher is a ReplayLauncher, which
+    names each launch as the benchmark's argv (`command`, for the dry run and failure lines)
+    and answers the launch it is asked for (`measure`) on its simulated clock."""
+
+    def backend(self, launch, argv, env, todo):
+        return self.cfg.launcher.measure(launch.shape.p, launch.k, launch.seed, todo,
+                                         launch.methods, launch.on_line, names=self.fields,
+                                         on_header=launch.on_header, on_meta=launch.on_meta)
+
+    def clock(self):
+        return self.cfg.launcher.clock()
+
+    def new_watch(self):
+        return Unwatched()
+
+
 class Unwatched:
     """hygiene.Watch of a replay: there is no machine to watch, nothing is ever busy."""
 
@@ -331,10 +326,3 @@ def _text(value):
     value = float(value)
     return str(int(value)) if value.is_integer() else f"{value:.9g}"
 
-
-def _options(argv):
-    """{flag: value} of a replayed launch's argv (['replay', '-np', P, benchmark options])."""
-    out = {}
-    for flag, value in zip(argv[1::2], argv[2::2]):
-        out[flag] = value
-    return out
