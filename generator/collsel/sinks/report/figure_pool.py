@@ -51,12 +51,18 @@ def _draw(report, png, group):
     return plots.render_group(report, group, png)
 
 
-def render_all(report, workers=None, png=False):
+def render_all(report, workers=None, png=False, meanwhile=None):
     """[(name, caption, width in pixels, png bytes or None, svg bytes)] of every figure, in
-    PAGE_ORDER (plots.render_group; the PNG only with `png`)."""
+    PAGE_ORDER (plots.render_group; the PNG only with `png`); `meanwhile()`, the caller's own
+    work, runs while the workers draw."""
     draw = functools.partial(_draw, report, png)
     if workers is None:
         drawn = dict(zip(SCHEDULE, map(draw, SCHEDULE)))
+        if meanwhile:
+            meanwhile()
     else:
-        drawn = dict(zip(SCHEDULE, workers.map(draw, SCHEDULE, chunksize=1)))
+        pending = workers.map_async(draw, SCHEDULE, chunksize=1)
+        if meanwhile:
+            meanwhile()
+        drawn = dict(zip(SCHEDULE, pending.get()))
     return [fig for group in PAGE_ORDER for fig in drawn[group]]

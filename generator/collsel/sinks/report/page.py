@@ -4,7 +4,7 @@ import json
 
 from collsel.core import method_text, tree
 from collsel.errors import CollselError
-from collsel.sinks.emit import render
+from collsel.sinks.emit import load, render
 from collsel.sinks.report import compute, figure_pool
 
 
@@ -24,7 +24,8 @@ def render_files(report, progress=None, tree_json=None, workers=None, png=False)
     """{file name: bytes} of a report dict: report.json, index.html, every plot as SVG (and as
     PNG with `png`), and the recommended tree's tree.json (`tree_json`, as `collsel build
     --recommend` writes it); the plots drawn by `workers` (figure_pool.pool()) when given."""
-    figures = figure_pool.render_all(json.loads(dumps(report)), workers, png)
+    figures = figure_pool.render_all(json.loads(dumps(report)), workers, png,
+                                     meanwhile=lambda: load("report.html.j2"))
     if progress:
         progress(f"{len(figures)} figures drawn")
     report = dict(report, figures=[{"name": n, "caption": c, "svg": f"{n}.svg",
