@@ -13,13 +13,14 @@ the tune's own, `--recommend`), and scored by core.held_out on the FULL recorded
   share one tree: nothing is removed from its training rows).
 """
 import argparse
+import contextlib
 import os
 import tempfile
 
 import numpy as np
 
 from collsel.commands import evaluate, options
-from collsel.core import algorithms, held_out, table as table_io
+from collsel.core import algorithms, held_out, parallel, table as table_io
 from collsel.core.files import write_file
 from collsel.sources.sweep import journal, refine
 
@@ -69,12 +70,13 @@ def _table_of(plan, metadata, scratch):
     return table_io.read_table(path)
 
 
-def score(part, full, config):
+def score(part, full, config, workers=None):
     """{exact_mean, exact_max, P_mean, m_mean} of the tree `config` builds from `part`, on the
-    full table (module docstring); None where nothing could be scored."""
+    full table (module docstring); None where nothing could be scored. `workers`
+    (core.parallel.pool()) share each recommendation's folds."""
     has_default = bool((full.algorithm == algorithms.BASELINE_ALGORITHM).any())
     out = {}
-    got = held_out.scores(part, full, [config], has_default)
+    got = held_out.scores(part, full, [config], has_default, workers)
     exact = held_out.summary(got[0][0] if got else [])
     out["exact_mean"], out["exact_max"] = exact["mean"], exact["max"]
     for protocol in PROTOCOLS:
@@ -85,11 +87,12 @@ def score(part, full, config):
         unmeasured = [v for v in held if v not in mine]
         if unmeasured:
             test = full.take(np.isin(getattr(full, column), unmeasured))
-            got = held_out.scores(part, test, [config], has_default)
+            got = held_out.scores(part, test, [config], has_default, workers)
             penalties += [got[0][0]] if got else []
         for v in (v for v in held if v in mine):
             got = held_out.scores(part.take(getattr(part, column) != v),
-                                  full.take(getattr(full, column) == v), [config], has_default)
+                                  full.take(getattr(full, column) == v), [config], has_default,
+                                  workers)
             penalties += [got[0][0]] if got else []
         out[f"{protocol}_mean"] = held_out.summary(
             np.concatenate(penalties) if penalties else [])["mean"]
@@ -103,12 +106,14 @@ def curve(collective, table_path, full_path, config, full_cost, count=CHECKPOINT
     order = launch_order(table_path)
     metadata = refine.csvfile.read(table_path, "a sweep table").metadata
     rows = []
-    with tempfile.TemporaryDirectory(prefix="collsel-curve-") as scratch:
+    # a recommendation per fold and checkpoint: its folds shared by two processes
+    pool = parallel.pool() if config.recommend else contextlib.nullcontext()
+    with tempfile.TemporaryDirectory(prefix="collsel-curve-") as scratch, pool as workers:
         for n in checkpoints(order, count):
             launches = {(mark, k) for mark, k, _ in order[:n]}
             part = _table_of(refine.table_plan(table_path, launches), metadata, scratch)
             cost = float(sum(wall for _, _, wall in order[:n]))
-            figures = (score(part, full, config) if part is not None
+            figures = (score(part, full, config, workers) if part is not None
                        else dict.fromkeys(COLUMNS[5:]))
             cells = 0 if part is None else len(set(zip(part.comm_size.tolist(),
                                                        part.msg_size.tolist())))
