@@ -13,7 +13,6 @@ the tune's own, `--recommend`), and scored by core.held_out on the FULL recorded
   share one tree: nothing is removed from its training rows).
 """
 import argparse
-import contextlib
 import os
 import tempfile
 
@@ -70,30 +69,36 @@ def _table_of(plan, metadata, scratch):
     return table_io.read_table(path)
 
 
+def _penalties(train, test, config, has_default):
+    """The held-out penalties of the tree `config` builds from `train`, asked at `test`'s cells
+    (core.held_out.scores), or None where nothing could be scored."""
+    got = held_out.scores(train, test, [config], has_default)
+    return got[0][0] if got else None
+
+
 def score(part, full, config, workers=None):
     """{exact_mean, exact_max, P_mean, m_mean} of the tree `config` builds from `part`, on the
-    full table (module docstring); None where nothing could be scored. `workers`
-    (core.parallel.pool()) share each recommendation's folds."""
+    full table (module docstring); None where nothing could be scored. The trees (a
+    recommendation each, by default) are built by `workers` (core.parallel.pool()) when given,
+    one build a task."""
     has_default = bool((full.algorithm == algorithms.BASELINE_ALGORITHM).any())
-    out = {}
-    got = held_out.scores(part, full, [config], has_default, workers)
-    exact = held_out.summary(got[0][0] if got else [])
-    out["exact_mean"], out["exact_max"] = exact["mean"], exact["max"]
+    tasks = [(None, part, full)]            # (protocol, training part, test cells)
     for protocol in PROTOCOLS:
         column = held_out.COLUMN[protocol]
         held = held_out.held_values(full, protocol)
         mine = set(getattr(part, column).tolist())
-        penalties = []
         unmeasured = [v for v in held if v not in mine]
         if unmeasured:
-            test = full.take(np.isin(getattr(full, column), unmeasured))
-            got = held_out.scores(part, test, [config], has_default, workers)
-            penalties += [got[0][0]] if got else []
-        for v in (v for v in held if v in mine):
-            got = held_out.scores(part.take(getattr(part, column) != v),
-                                  full.take(getattr(full, column) == v), [config], has_default,
-                                  workers)
-            penalties += [got[0][0]] if got else []
+            tasks.append((protocol, part, full.take(np.isin(getattr(full, column), unmeasured))))
+        tasks += [(protocol, part.take(getattr(part, column) != v),
+                   full.take(getattr(full, column) == v)) for v in held if v in mine]
+    args = [(train, test, config, has_default) for _, train, test in tasks]
+    done = (workers.starmap(_penalties, args, chunksize=1) if workers is not None
+            else [_penalties(*a) for a in args])
+    exact = held_out.summary(done[0] if done[0] is not None else [])
+    out = {"exact_mean": exact["mean"], "exact_max": exact["max"]}
+    for protocol in PROTOCOLS:
+        penalties = [d for (p, _, _), d in zip(tasks, done) if p == protocol and d is not None]
         out[f"{protocol}_mean"] = held_out.summary(
             np.concatenate(penalties) if penalties else [])["mean"]
     return out
@@ -106,8 +111,8 @@ def curve(collective, table_path, full_path, config, full_cost, count=CHECKPOINT
     order = launch_order(table_path)
     metadata = refine.csvfile.read(table_path, "a sweep table").metadata
     rows = []
-    # a recommendation per fold and checkpoint: its folds shared by two processes
-    pool = parallel.pool() if config.recommend else contextlib.nullcontext()
+    # a tree (a recommendation, by default) per fold and checkpoint: built by two processes
+    pool = parallel.pool()
     with tempfile.TemporaryDirectory(prefix="collsel-curve-") as scratch, pool as workers:
         for n in checkpoints(order, count):
             launches = {(mark, k) for mark, k, _ in order[:n]}
