@@ -113,15 +113,22 @@ def summary(penalties):
             "max": float(p[ok].max()), "cells": int(ok.sum()), "unscorable": int((~ok).sum())}
 
 
+def _fold_task(args):
+    return fold_scores(*args)
+
+
 def evaluate(table, configs, protocols, max_folds=None, progress=None, workers=None):
     """{protocol: {"folds", "held_out", "configs": [summary], "default", "best_fixed"}} for
     the configurations (core.build_config.Config) on `table`; None for a protocol with no
     fold. `progress(done, total)` is told after every fold; `workers` (core.parallel.pool())
-    share a recommending configuration's folds within each fold's build."""
+    score the folds, one fold a task (its trees built in that process, as one process builds
+    them: the figures do not depend on the pool)."""
     plan = [(p, v) for p in protocols for v in held_values(table, p, max_folds)]
     parts = {p: [] for p in protocols}
-    for done, (protocol, value) in enumerate(plan, 1):
-        got = fold_scores(table, value, protocol, configs, workers)
+    tasks = [(table, value, protocol, configs) for protocol, value in plan]
+    scored = (map(_fold_task, tasks) if workers is None
+              else workers.imap(_fold_task, tasks, chunksize=1))
+    for done, ((protocol, value), got) in enumerate(zip(plan, scored), 1):
         if got is not None:
             parts[protocol].append((value, got))
         if progress:
