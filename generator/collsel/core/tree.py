@@ -254,7 +254,7 @@ class _LeafChooser:
         self.dmap, self.levels, self.grid, self.rule = dmap, levels, levels.grid, options.leaf
         self.cap = options.max_penalty
         self.defers = dmap.defer_index is not None     # asked per level: a list search each
-        self._scores = self._relative = None
+        self._relative = None
         self.ties = options.ties and bool((dmap.tied.sum(axis=-1) > 1).any())
 
     @staticmethod
@@ -303,15 +303,14 @@ class _LeafChooser:
     def scores(self, lo, hi):
         """Per box and method: summed relative penalty, whether scorable on every measured cell,
         whether tied on every measured cell, whether within the cap on every measured cell."""
-        if self._scores is None:
-            # the same for every tree of the map and cap: kept on the map (model selection
-            # builds a dozen variants on each training map)
-            cache = self.dmap.cache.setdefault("score_tables", {})
-            if self.cap not in cache:
-                cache[self.cap] = self._score_tables()
-            self._scores = cache[self.cap]
+        # the same for every tree of the map and cap: kept on the map (model selection builds
+        # a dozen variants on each training map)
+        cache = self.dmap.cache.setdefault("score_tables", {})
+        if self.cap not in cache:
+            cache[self.cap] = self._score_tables()
         olo, ohi = self.original(lo, hi)
-        summed, has, cells, tied, over = np.moveaxis(self._box_sum(self._scores, olo, ohi), -1, 0)
+        summed, has, cells, tied, over = np.moveaxis(self._box_sum(cache[self.cap], olo, ohi),
+                                                     -1, 0)
         valid = (has == cells) & (cells > 0)
         return summed, valid, valid & (tied == cells), valid & (over == 0)
 
