@@ -9,7 +9,8 @@ import sys
 
 import numpy as np
 
-from collsel.core import algorithms
+from collsel.core import algorithms, candidates
+from collsel.core.recommendation_figures import CandidateRow, Recommendation, Selected
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -256,3 +257,13 @@ def run_in_process(*args):
         except SystemExit as e:
             code = e.code
     return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def recommendation_with(nested=None, compared=None, criterion="combined", fallback=None,
+                        edge=None):
+    """A Recommendation (core.recommendation_figures) whose selection holds these figures, the
+    rest placeholders."""
+    row = CandidateRow("exact, balanced split, majority leaves", 3, 1.0, {}, 0.0)
+    return Recommendation(criterion, (), "why", selection=Selected(
+        "scored", "statistic", "se over", "rule", 3, row, candidates.Candidate("exact"), row,
+        compared or {}, nested or {}, {}, edge, fallback))

@@ -18,7 +18,7 @@ import contextlib
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from collsel.core import (baseline_warning, build_config, decision_map, method_text,
                           out_of_sample, penalty, third_axis, tree, treefile, values)
@@ -69,10 +69,10 @@ def build(tables: Sequence[str], *, out: str, collective: str | None = None,
     t = built.tree
     rebuild = fold_builder(dmap, options, built.figures)
     extra = {}
-    if recommend:
-        extra["recommendation"] = {**built.figures, "command": build_command(
+    if built.figures is not None:       # --recommend
+        extra["recommendation"] = replace(built.figures, command=build_command(
             tables, collective, chosen_options(options, built.figures), settings,
-            journal if launches else None, out, criterion, beyond)}
+            journal if launches else None, out, criterion, beyond)).to_json()
     extra["out_of_sample"] = {**out_of_sample.tree_figures(
         folds, rebuild, nested_builders(built.figures)),
                               "launch_journal": journal}

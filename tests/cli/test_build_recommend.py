@@ -10,7 +10,7 @@ import pytest
 
 from collsel.sources import launch_tables
 from collsel.core import decision_map, fold_maps, model_selection, table as tables
-from helpers import REPO, collsel
+from helpers import REPO, collsel, recommendation_with
 
 
 def test_recommend_same_bytes_and_recorded_command(tmp_path, tanjaderin):
@@ -161,8 +161,8 @@ def test_recommended_is_near_the_best_candidate(which, tanjaderin):
     path, collective = which
     path = tanjaderin[collective] if path == "trieste" else REPO / path
     sel = _selection(path, collective, _launches(path, collective))
-    nested = sel.nested["combined"]["capped"]
-    best = sel.nested_best["combined"]["capped"]
+    nested = sel.nested["combined"].capped
+    best = sel.nested_best["combined"].capped
     assert nested <= best + 0.5, (sel.candidates[sel.chosen].label(), nested, best)
 
 
@@ -170,7 +170,7 @@ def test_near_the_best_can_fail(monkeypatch, tanjaderin):
     """The comparison above catches a rule that is too conservative: four standard errors."""
     monkeypatch.setattr(model_selection, "SE_RULE", 4.0)
     sel = _selection(tanjaderin["bcast"], "bcast")
-    assert sel.nested["combined"]["capped"] > sel.nested_best["combined"]["capped"] + 0.5
+    assert sel.nested["combined"].capped > sel.nested_best["combined"].capped + 0.5
 
 
 def test_without_folds_the_exact_tree_and_why(tmp_path):
@@ -202,7 +202,7 @@ def test_two_launches_nest_on_the_other_kinds_folds():
     grid = fold_maps.FoldGrid(decision_map.build_map(table), two)
     outer = grid.folds("launches")[0]
     assert grid.folds("launches", without=outer) == []
-    assert sel.nested["launches"]["cells"] > 0 and len(sel.nested["launches"]["picked"]) == 2
+    assert sel.nested["launches"].cells > 0 and len(sel.nested["launches"].picked) == 2
     assert "launches" in sel.per_kind and 0 <= sel.chosen < len(sel.candidates)
 
 
@@ -249,14 +249,15 @@ def test_the_default_beside_the_nested_figure_is_on_the_same_folds():
     leave-one-P-out with 4 P): the default shown beside it averages the same kinds (the
     reduce_scatter figures of bench-data/tune-vm: 10.20 % there, not the all-kinds 9.18 %)."""
     from collsel.core.recommendation import baseline_on_nested_folds
-    kinds = {"launches": {"capped": 12.89}, "leave_one_P_out": {"capped": 7.13},
-             "leave_one_m_out": {"capped": 7.51}}
-    figures = {"criterion": "combined",
-               "compared": {"default": {"criterion_capped": 9.18, "kinds": kinds}},
-               "nested": {"combined": {"capped": 10.37,
-                                       "kinds": ["launches", "leave_one_m_out"]}}}
+    from collsel.core.recommendation_figures import (CandidateRow, KindFigures, NestedFigures,
+                                                     Recommendation)
+    kinds = {k: KindFigures(v, v, v, 10) for k, v in (
+        ("launches", 12.89), ("leave_one_P_out", 7.13), ("leave_one_m_out", 7.51))}
+    compared = {"default": CandidateRow("defer to the MPI everywhere", 1, 9.18, kinds)}
+    figures = recommendation_with({"combined": NestedFigures(
+        10.37, 10.37, 20.0, kinds=("launches", "leave_one_m_out"))}, compared)
     assert baseline_on_nested_folds(figures) == pytest.approx((12.89 + 7.51) / 2)
-    one = {"criterion": "launches", "compared": figures["compared"],
-           "nested": {"launches": {"capped": 9.23}}}
+    one = recommendation_with({"launches": NestedFigures(9.23, 9.23, 20.0, 10)}, compared,
+                              "launches")
     assert baseline_on_nested_folds(one) == pytest.approx(12.89)
-    assert baseline_on_nested_folds({"criterion": "combined"}) is None
+    assert baseline_on_nested_folds(Recommendation("combined", (), "no folds")) is None

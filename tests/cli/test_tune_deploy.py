@@ -18,7 +18,7 @@ import pytest
 from collsel.commands import tune_summary
 from collsel.core import algorithms, headline, method_text
 from collsel.sinks.emit import deploy
-from collsel.sources.tune import layout
+from collsel.sources.tune import layout, plan as tune_plan
 
 from helpers import REPO, collsel
 from test_sweep import one_error_line
@@ -35,6 +35,7 @@ def tune_dir(tmp_path, collectives=("allreduce", "barrier", "bcast")):
     plan["collectives"] = [g["collective"] for g in plan["grids"]]
     out.mkdir()
     (out / layout.PLAN).write_text(json.dumps(plan))
+    plan = tune_plan.TunePlan.from_json(plan)
     shutil.copy(SALLOC / layout.RULES, out / layout.RULES)
     (out / layout.BLOBS).mkdir()
     for c in collectives:

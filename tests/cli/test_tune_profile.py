@@ -3,13 +3,14 @@
 refinement is shared by time share, and (slow: the fake benchmark under real mpirun, about
 15 s) the sweeps measure only the profiled points and the summary's expected saving is the
 tables' figures times the profile's calls."""
+import dataclasses
 import json
 import pathlib
 
 import pytest
 
 from collsel.core import algorithms, table as perf_table, treefile
-from collsel.sources.tune import layout, profile_region
+from collsel.sources.tune import layout, plan as tune_plan, profile_region
 
 from helpers import collsel, write_fake_bench
 from test_sweep import needs_mpirun, one_error_line
@@ -63,12 +64,14 @@ def test_collectives_narrow_the_profile_and_refinement_follows_time_share(tmp_pa
     # barrier's 1 ms is under 1 % of what bcast and barrier take: it is left out too
     assert r.stdout.startswith("collsel tune: 1 collective (bcast)")
     assert "left out: allreduce (" in r.stdout and "not tuned here" in r.stdout
-    plan = {"collectives": ["allreduce", "bcast"],
-            "profile": profile_region.read(write_profile(tmp_path / "q.json"), "openmpi",
-                                           None)}
+    plan = tune_plan.TunePlan("host h", "collsel tune", "openmpi", "local", "10m", 600.0,
+                              ("allreduce", "bcast"), "coarse-refine", (), (), (),
+                              profile_region.read(write_profile(tmp_path / "q.json"),
+                                                  "openmpi", None))
     assert profile_region.refinement_weight(plan, "allreduce") == pytest.approx(1.0 / 1.1)
     assert profile_region.refinement_weight(plan, "bcast") == pytest.approx(0.1 / 1.1)
-    assert profile_region.refinement_weight({"collectives": ["bcast"]}, "bcast") == 1.0
+    alone = dataclasses.replace(plan, collectives=("bcast",), profile=None)
+    assert profile_region.refinement_weight(alone, "bcast") == 1.0
 
 
 def spoiled(spoil):

@@ -98,10 +98,15 @@ def test_sweep_request_is_what_the_sweep_parses():
                                 "--dry-run"]
 
 
+def plan_of(grids, budget_s=15.0):
+    """A TunePlan of these grids (the rest placeholders)."""
+    return tune_plan.TunePlan("host h", "collsel tune", "openmpi", "local", f"{budget_s}s",
+                              budget_s, tuple(g.collective for g in grids), "coarse-refine",
+                              (), ("--mpi=openmpi",), tuple(grids))
+
+
 def one_grid_plan(mode="paired"):
-    grid = tune_plan.Grid("bcast", (2, 4), (8,), 3, 2, 3, mode, 10.0, 5.0)
-    return {"grids": [grid.to_json()], "sweep_options": ["--mpi=openmpi"],
-            "collectives": ["bcast"], "budget_s": 15.0}
+    return plan_of([tune_plan.Grid("bcast", (2, 4), (8,), 3, 2, 3, mode, 10.0, 5.0)])
 
 
 def test_a_failing_dry_run_shows_what_the_sweep_said(monkeypatch, capsys):
@@ -139,8 +144,7 @@ def test_a_passing_dry_run_keeps_only_its_warnings(monkeypatch, capsys):
 
 def test_a_per_method_collective_gets_no_refinement(tmp_path):
     plan = one_grid_plan("per-method")
-    got = refinement.share(str(tmp_path), plan, [tune_plan.Grid.from_json(g)
-                                                 for g in plan["grids"]], 0)
+    got = refinement.share(str(tmp_path), plan, plan.grids, 0)
     assert got == refinement.Refinement(None, "measured per method, not refined")
 
 
@@ -149,7 +153,7 @@ def test_refinement_shares_what_is_left_by_undecided_cells_times_methods(tmp_pat
     collectives from this one on, by undecided cells x methods (read from their sweeps)."""
     grids = [tune_plan.Grid(c, (2, 4), (8,), methods, 2, 3, "paired", 10.0, 5.0)
              for c, methods in (("bcast", 4), ("reduce", 2), ("scan", 3))]
-    plan = {"budget_s": 100.0, "collectives": [g.collective for g in grids]}
+    plan = plan_of(grids, 100.0)
     undecided = {"bcast": {2: [8]}, "reduce": {2: [8], 4: [8]}, "scan": {}}
     monkeypatch.setattr(refinement, "coarse_seconds", lambda out, g: 10.0)
     monkeypatch.setattr(refinement, "journal_meta", lambda out, c: c)
@@ -162,5 +166,5 @@ def test_refinement_shares_what_is_left_by_undecided_cells_times_methods(tmp_pat
     assert refinement.share(str(tmp_path), plan, grids, 1).seconds == pytest.approx(64.0)
     assert refinement.share(str(tmp_path), plan, grids, 2) == refinement.Refinement(
         None, "every cell decided, nothing to refine")
-    plan["budget_s"] = 30.5
+    plan = plan_of(grids, 30.5)
     assert refinement.share(str(tmp_path), plan, grids, 0).why == "no budget left to refine"

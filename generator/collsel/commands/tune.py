@@ -188,7 +188,7 @@ def run_tune(args):
         print("\n".join(_plan_lines(plan)))
         return 0
     layout.create(args.out, plan)
-    for collective, why in plan["left_out"]:
+    for collective, why in plan.left_out:
         print(f"collsel tune: left out: {why}", file=sys.stderr)
     return _Stages(args.out, plan).run()
 
@@ -203,7 +203,7 @@ def _resume(args):
     if given:
         raise InputError(f"--resume takes the options recorded in {args.out}/{layout.PLAN}: "
                          f"drop --{given[0].replace('_', '-')}")
-    plan = layout.load(args.out, lambda recorded: recorded["launcher"])
+    plan = layout.load(args.out)
     if args.dry_run:
         print("\n".join(_plan_lines(plan, layout.done(args.out))))
         return 0
@@ -293,19 +293,16 @@ def _plan(args):
             options.append(f"{flag}={os.path.abspath(value) if flag in FILES else value}")
     if args.progress_interval is not None:
         options.append(f"--progress-interval={args.progress_interval}")
-    replayed = {"replay": os.path.abspath(args.replay),
-                "full_cost_s": round(recording.full_cost(time_cap, *REPS_WARMUP), 3),
-                "score": REPLAY_SCORE if args.score is None else args.score,
-                "checkpoints": (tune_replay.CHECKPOINTS if args.checkpoints is None else
-                                values.integer(args.checkpoints, "--checkpoints", 1, 1000))
-                } if recording else {}
-    return {**replayed, "machine": layout.machine(launcher_name, replayed.get("replay")),
-            "command": shlex.join(
-                ["collsel", *sys.argv[1:]]), "mpi": family, "launcher": launcher_name,
-            "budget": budget_text, "budget_s": budget_s, "collectives": collectives,
-            "strategy": strategy,
-            "left_out": left_out, "sweep_options": options,
-            "grids": [g.to_json() for g in grids], **({"profile": region} if region else {})}
+    replayed = tune_plan.Replayed(
+        os.path.abspath(args.replay), round(recording.full_cost(time_cap, *REPS_WARMUP), 3),
+        REPLAY_SCORE if args.score is None else args.score,
+        (tune_replay.CHECKPOINTS if args.checkpoints is None else
+         values.integer(args.checkpoints, "--checkpoints", 1, 1000))) if recording else None
+    return tune_plan.TunePlan(
+        layout.machine(launcher_name, replayed and replayed.replay),
+        shlex.join(["collsel", *sys.argv[1:]]), family, launcher_name, budget_text, budget_s,
+        tuple(collectives), strategy, tuple(map(tuple, left_out)), tuple(options), tuple(grids),
+        region, replayed)
 
 
 # the sweep's defaults of --min-reps, --max-reps and --warmup (the replay's repetitions rule)
@@ -364,17 +361,13 @@ def _collectives(text, family, placed):
     return list(dict.fromkeys(chosen)), []
 
 
-def _grids(plan):
-    return [tune_plan.Grid.from_json(g) for g in plan["grids"]]
-
-
 def _sweep_request(out, plan, grid, refine_s=None, dry_run=False):
     """The sweep of `grid` into its table in tune DIR `out` (its --refine within `refine_s`
     seconds when given), resumed when the table exists."""
     table = layout.table(out, grid.collective)
-    strategy = plan.get("strategy", racing.DEFAULT)     # a tune.json of an older collsel: none
+    strategy = plan.strategy or racing.DEFAULT     # a tune.json of an older collsel: none
     return pipeline.SweepRequest(
-        collective=grid.collective, out=table, options=tuple(plan["sweep_options"]),
+        collective=grid.collective, out=table, options=plan.sweep_options,
         launches=grid.launches, mode=grid.mode, comm_sizes=grid.comm_sizes,
         msg_sizes=grid.msg_sizes, algorithms=grid.algorithms,
         strategy=strategy if grid.mode == "paired" and strategy != racing.DEFAULT else None,
@@ -389,7 +382,7 @@ def _preflight(plan):
     fails has what it said on stderr shown, and the tune stops there, naming the collective."""
     warnings = {}
     with tempfile.TemporaryDirectory(prefix="collsel-tune-") as scratch:
-        for grid in _grids(plan):
+        for grid in plan.grids:
             os.makedirs(os.path.join(scratch, grid.collective))
             said = io.StringIO()
             try:
@@ -407,7 +400,7 @@ def _preflight(plan):
                                    f"status {status})" + (f": {failed[0]}" if failed else ""))
             warnings.update(dict.fromkeys(line for line in lines
                                           if line.startswith("warning: ")))
-    ps = {p for g in _grids(plan) for p in g.comm_sizes}
+    ps = {p for g in plan.grids for p in g.comm_sizes}
     if len(ps) == 1:
         warnings[f"warning: {extrapolation.tree_note(sorted(ps))}"] = None
     return list(warnings)
@@ -420,14 +413,14 @@ def _echo(said):
 
 def _plan_lines(plan, done=frozenset()):
     """The plan as `--dry-run` prints it: what each sweep runs, as `_sweep_request` gives it."""
-    grids = _grids(plan)
+    grids = plan.grids
     coarse = sum(g.coarse_s for g in grids)
     lines = [f"collsel tune: {method_text.count_text(len(grids), 'collective')} "
-             f"({', '.join(plan['collectives'])}), "
-             f"budget {plan['budget']} (coarse grids about {estimate.duration(coarse)}, "
-             f"refinement the rest), {plan['mpi']}, launcher {plan['launcher']}, on "
-             f"{plan['machine']}",
-             f"sweep options: {shlex.join(plan['sweep_options'])}",
+             f"({', '.join(plan.collectives)}), "
+             f"budget {plan.budget} (coarse grids about {estimate.duration(coarse)}, "
+             f"refinement the rest), {plan.mpi}, launcher {plan.launcher}, on "
+             f"{plan.machine}",
+             f"sweep options: {shlex.join(plan.sweep_options)}",
              f"{'collective':<22} {'mode':<10} {'methods':>7} {'P':>3} {'sizes':>5} "
              f"{'launches':>8} {'coarse (est.)':>13} {'refine (plan)':>13}  done"]
     for g in grids:
@@ -442,11 +435,11 @@ def _plan_lines(plan, done=frozenset()):
                                                                                  msg_sizes)]
         where = f"P = {','.join(map(str, comm_sizes))}; " if comm_sizes else ""
         lines.append(f"{', '.join(names)}: {where}m = {','.join(map(str, msg_sizes))}")
-    for collective, why in plan.get("left_out", ()):
+    for collective, why in plan.left_out:
         lines.append(f"left out: {why}")
     lines += profile_region.plan_lines(plan)
     lines.append(f"estimated: coarse sweeps {estimate.duration(coarse)} + refinement at most "
-                 f"{estimate.duration(plan['budget_s'] - coarse)} (shared at run time by "
+                 f"{estimate.duration(plan.budget_s - coarse)} (shared at run time by "
                  f"undecided cells x methods), then build, emit and report (about "
                  f"{estimate.duration(POST_S * len(grids))})")
     return lines
@@ -456,7 +449,7 @@ class _Stages:
     """The tune's stages in order; each is skipped when progress.json records it done."""
 
     def __init__(self, out, plan):
-        self.out, self.plan, self.grids = out, plan, _grids(plan)
+        self.out, self.plan, self.grids = out, plan, plan.grids
         self.done = layout.done(out)
         self.started = time.monotonic()
 
@@ -468,7 +461,7 @@ class _Stages:
             yield f"{g.collective}:refine", g.refine_s, lambda i=i: self.refine(i)
         for g in self.grids:
             yield f"{g.collective}:tree", POST_S / 2, lambda g=g: self.tree(g.collective)
-        if self.plan.get("replay"):
+        if self.plan.replayed:
             # a replay's result is its curve: no deploy file, no report (nothing ran here)
             for g in self.grids:
                 yield f"{g.collective}:curve", POST_S, lambda g=g: self.curve(g.collective)
@@ -495,7 +488,7 @@ class _Stages:
                           f"(about {estimate.duration(seconds)}); ETA {_clock(left)}")
             work()
             layout.mark_done(self.out, name)
-        text = (self.replay_summary() if self.plan.get("replay")
+        text = (self.replay_summary() if self.plan.replayed
                 else tune_summary.table(self.out, self.plan)
                 + profile_region.saving_lines(self.out, self.plan))
         write_file(os.path.join(self.out, layout.SUMMARY), text)
@@ -535,19 +528,19 @@ class _Stages:
 
     def curve(self, collective):
         """The anytime curve of a replayed collective (commands/tune_replay.py), saved."""
+        replayed = self.plan.replayed
         rows = tune_replay.curve(collective, layout.table(self.out, collective),
-                                 self.plan["replay"], tune_replay.score_config(self.plan["score"]),
-                                 self.plan["full_cost_s"], self.plan["checkpoints"],
-                                 self.progress)
+                                 replayed.replay, tune_replay.score_config(replayed.score),
+                                 replayed.full_cost_s, replayed.checkpoints, self.progress)
         write_file(layout.curve(self.out, collective), tune_replay.text(rows))
 
     def replay_summary(self):
         """What a replayed tune prints: the budget against the full table's cost, and each
         collective's curve (its last point is the tune's tree)."""
-        plan = self.plan
-        lines = [f"replay of {plan['replay']}: budget {plan['budget']} = "
-                 f"{plan['budget_s']:.1f} s of its full cost {plan['full_cost_s']:.1f} s "
-                 f"(simulated); trees scored with '{plan['score']}' on the full table; "
+        plan, replayed = self.plan, self.plan.replayed
+        lines = [f"replay of {replayed.replay}: budget {plan.budget} = "
+                 f"{plan.budget_s:.1f} s of its full cost {replayed.full_cost_s:.1f} s "
+                 f"(simulated); trees scored with '{replayed.score}' on the full table; "
                  "penalties in % against the fastest forced method"]
         for g in self.grids:
             with open(layout.curve(self.out, g.collective)) as f:
@@ -570,9 +563,9 @@ class _Stages:
     def deploy_file(self):
         """(emit target, file name in DIR, the collectives it can hold) of the MPI's own
         deployment file, or (None, None, ()) when the MPI has none."""
-        if self.plan["mpi"] == "openmpi":
+        if self.plan.mpi == "openmpi":
             return "ompi-rules", layout.RULES, COLLECTIVE_IDS
-        if self.plan["mpi"] == "mpich":
+        if self.plan.mpi == "mpich":
             return "mpich-json", layout.MPICH, mpich_json.MPICH_NAMES
         return None, None, ()
 
@@ -581,11 +574,11 @@ class _Stages:
         collectives it maps."""
         target, name, known = self.deploy_file()
         if target is None:
-            self.progress(f"no deployment file for --mpi {self.plan['mpi']}: its trees, blobs "
+            self.progress(f"no deployment file for --mpi {self.plan.mpi}: its trees, blobs "
                           f"and reports are in {self.out}")
             return
-        trees = [layout.tree_json(self.out, c) for c in self.plan["collectives"] if c in known]
-        outside = [c for c in self.plan["collectives"] if c not in known]
+        trees = [layout.tree_json(self.out, c) for c in self.plan.collectives if c in known]
+        outside = [c for c in self.plan.collectives if c not in known]
         if outside:
             self.progress(f"{name} holds {len(trees)} of the collectives; left out (emit "
                           f"--target {target} maps none of their algorithms): "

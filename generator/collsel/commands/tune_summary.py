@@ -11,26 +11,27 @@ from collsel.core import csvfile, headline, method_text
 from collsel.sinks.emit import deploy
 from collsel.sources.sweep import refine
 from collsel.sources.tune import layout
+from collsel.sources.tune.plan import TunePlan
 
 # methods named per collective in the summary (the rest counted; stats.json lists them all)
 METHODS_SHOWN = 4
 
 
-def table(out, plan):
+def table(out: str, plan: TunePlan) -> str:
     """The summary as text: the table, the methods each tree decides, what the figures are,
     and how to deploy."""
-    family = plan["mpi"]
+    family = plan.mpi
     default = method_text.default_name(family)
     rows = [f"{'collective':<22} {'methods':>7} {'cells':>6} {'undecided':>9} {'leaves':>6} "
             f"{'this tree':>9} {default:>{max(len(default), 9)}}  figures"]
     chosen, bases, deferring = [], {}, []
-    for grid in plan["grids"]:
-        c = grid["collective"]
-        cells, undecided = _measured(layout.table(out, c), grid.get("mode", "paired"))
+    for grid in plan.grids:
+        c = grid.collective
+        cells, undecided = _measured(layout.table(out, c), grid.mode)
         stats = _stats(layout.stats_json(out, c))
         figure = headline.of_stats(stats)
         bases.setdefault(figure.basis(), []).append(c)
-        rows.append(f"{c:<22} {grid['methods']:>7} {cells:>6} {undecided:>9} "
+        rows.append(f"{c:<22} {grid.methods:>7} {cells:>6} {undecided:>9} "
                     f"{stats['leaves']:>6} {headline.percent(figure.tree):>9} "
                     f"{headline.percent(figure.default):>{max(len(default), 9)}}  "
                     f"{figure.short_basis()}")
@@ -46,12 +47,12 @@ def table(out, plan):
                      + deploy_lines(out, plan, deferring)) + "\n"
 
 
-def deploy_lines(out, plan, deferring):
+def deploy_lines(out: str, plan: TunePlan, deferring: list[str]) -> list[str]:
     """How to run a program with the tune's result: the MPI's own file (Open MPI's rules file,
     MPICH's selection file) and libcollsel with the blob directory, absolute paths; nothing to
     deploy when every tree defers."""
-    family = plan["mpi"]
-    tuned = [c for c in plan["collectives"] if c not in deferring]
+    family = plan.mpi
+    tuned = [c for c in plan.collectives if c not in deferring]
     if not tuned:
         return [f"deploy: nothing to deploy: every tree defers to "
                 f"{method_text.default_name(family)} (running without collsel is the same)"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from collsel.core import decision_map, recommend, recommendation, tree, treefile
+from collsel.core.recommendation_figures import Recommendation
 
 
 @dataclass(frozen=True)
@@ -26,23 +27,24 @@ class Built:
     dmap: object            # DecisionMap
     tree: object            # TreeArrays
     options: object         # the BuildOptions tree.json records
-    figures: dict           # the recommendation's figures ({} without --recommend)
+    figures: Optional[Recommendation]   # the recommendation's (None without --recommend)
     beyond: str             # "defer" or "keep" beyond the largest measured P
 
-    def document(self):
+    def document(self) -> dict:
         return treefile.tree_document(self.dmap, self.tree, self.options,
                                       treefile.beyond_of(self.dmap, self.beyond))
 
-    def loaded(self):
+    def loaded(self) -> treefile.LoadedTree:
         """The tree as `collsel query` reads it back (its cuts, `beyond`, the refusals)."""
         return treefile.LoadedTree(self.document(), "tree.json", schema=False)
 
 
-def build(table, config, dmap=None, launch_tables=None, workers=None):
+def build(table, config, dmap=None, launch_tables=None, workers=None) -> Built:
     """The Built tree of `table` (one collective) under `config`; `dmap`: its map, when made
     already; `launch_tables` and `workers` as core.recommend.recommend takes them."""
     dmap = config.settings.build(table) if dmap is None else dmap
-    options, figures = config.options, {}
+    options = config.options
+    figures: Optional[Recommendation] = None
     if config.recommend:
         t, figures = recommend.recommend(dmap, options, launch_tables, config.settings,
                                          config.criterion, workers)
@@ -50,4 +52,4 @@ def build(table, config, dmap=None, launch_tables=None, workers=None):
     else:
         t = tree.build_tree(dmap, options)
     return Built(dmap, t, options, figures,
-                 recommendation.beyond_decision(config.beyond, figures or None))
+                 recommendation.beyond_decision(config.beyond, figures))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from collsel.core import algorithms, recommendation
+from collsel.core.recommendation_figures import Recommendation
 
 KIND_LABELS = {"launches": "across launches", "leave_one_P_out": "leave-one-P-out",
                "leave_one_m_out": "leave-one-m-out"}
@@ -47,26 +48,29 @@ def defers_everywhere(leaf_methods):
                                       for m in leaf_methods)
 
 
-def headline(figures, defers, in_sample=(None, None)):
+def headline(figures: Optional[Recommendation], defers: bool,
+             in_sample=(None, None)) -> Headline:
     """The Headline of a tree: `figures` is stats.json's `recommendation` (or None: a tree not
     built by --recommend), `defers` whether it defers everywhere, `in_sample` its and the
     default's in-sample mean penalty (stats.json's penalty_mean, baseline_penalty_mean), used
     when there is no out-of-sample figure."""
-    figures = figures or {}
-    default = recommendation.baseline_on_nested_folds(figures) if figures else None
-    tree = recommendation.recommended_on_nested_folds(figures) if figures else None
-    if default is not None and tree is not None:
-        nested = (figures.get("nested") or {}).get(figures.get("criterion", "combined")) or {}
-        kinds = tuple(nested.get("kinds") or [figures.get("criterion", "combined")])
-        return Headline(default if defers else tree, default, True, kinds, defers)
+    if figures is not None:
+        default = recommendation.baseline_on_nested_folds(figures)
+        tree = recommendation.recommended_on_nested_folds(figures)
+        nested = figures.nested_figure()
+        if nested is not None and default is not None and tree is not None:
+            kinds = nested.kinds or (figures.criterion,)
+            return Headline(default if defers else tree, default, True, kinds, defers)
     tree, default = in_sample
     return Headline(default if defers and default is not None else tree, default, False, (),
                     defers)
 
 
-def of_stats(stats):
+def of_stats(stats: dict) -> Headline:
     """The Headline of a stats.json (as a dict)."""
-    return headline(stats.get("recommendation"), defers_everywhere(stats.get("leaf_methods")),
+    recorded = stats.get("recommendation")
+    return headline(Recommendation.from_json(recorded) if recorded else None,
+                    defers_everywhere(stats.get("leaf_methods")),
                     (stats.get("penalty_mean"), stats.get("baseline_penalty_mean")))
 
 

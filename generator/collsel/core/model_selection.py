@@ -58,6 +58,7 @@ from typing import Optional
 import numpy as np
 
 from collsel.core import candidates as cands, parallel, tree
+from collsel.core.recommendation_figures import Edge, Fallback, NestedFigures
 from collsel.errors import InputError
 
 CAP = math.inf     # no cell capped (above: the statistic)
@@ -177,11 +178,11 @@ class Selection:
     best: int
     leaves: np.ndarray
     per_kind: dict               # kind -> per candidate {capped, mean, max, cells} arrays
-    nested: dict                 # kind (and "combined") -> figures of the procedure
-    nested_best: dict            # the same for "take the best candidate" (no one-SE rule)
-    trained: object              # candidates.Trained on the whole map
-    edge: Optional[dict] = None
-    fallback: Optional[dict] = None   # the tree chosen did not beat a trivial candidate nested
+    nested: dict[str, Optional[NestedFigures]]       # kind (and "combined") -> the procedure's
+    nested_best: dict[str, Optional[NestedFigures]]  # the same taking the best (no one-SE rule)
+    trained: cands.Trained       # every candidate on the whole map
+    edge: Optional[Edge] = None
+    fallback: Optional[Fallback] = None   # the tree chosen did not beat a trivial one nested
     indexes: dict = field(default_factory=dict)
 
 
@@ -230,7 +231,7 @@ def _costs_by_workers(study, folds, workers):
             study._leaves[frozenset(r)] = n
 
 
-def select(grid, criterion="combined", workers=None):
+def select(grid, criterion="combined", workers=None) -> Optional[Selection]:
     """The Selection for a core.fold_maps.FoldGrid, or None when no kind of fold exists; the
     folds' costs computed by `workers` (core.parallel.pool()) when given."""
     candidates = cands.grid(grid.dmap)
@@ -253,14 +254,16 @@ def select(grid, criterion="combined", workers=None):
                                 leaf="majority", ties=False, defer=True)
     nested, nested_best = (_nested(study, folds, outer, scored, trivial, rule, exact)
                            for rule in (None, 0.0))
-    fallback = (None if chosen in trivial else
-                _fallback({k: v for k, v in nested.items() if v is not None}, outer, trivial,
-                          candidates, chosen))
-    if fallback is not None:
-        chosen = fallback.pop("index")
+    fell = (None if chosen in trivial else
+            _fallback({k: v for k, v in nested.items() if v is not None}, outer, trivial,
+                      candidates, chosen))
+    fallback = None
+    if fell is not None:
+        chosen, fallback = fell
     sel = Selection(candidates, kinds, criterion, chosen, info["score"], info["se"],
-                    info["best"], leaves, per_kind, _combine(_figures_only(nested)),
-                    _combine(_figures_only(nested_best)), whole, fallback=fallback)
+                    info["best"], leaves, per_kind, _combine(_figures_only(nested, candidates)),
+                    _combine(_figures_only(nested_best, candidates)), whole,
+                    fallback=fallback)
     sel.edge = _edge(study, grid, chosen, candidates)
     return sel
 
@@ -280,20 +283,23 @@ def _inner_keys(grid, folds, r):
     return [(r + s, s, r) for k in kinds for s in grid.folds(k, without=r)]
 
 
-def _figures_only(nested):
-    """Nested figures without their per-cell costs and pick indexes (kept for _fallback and
-    core.recommendation)."""
-    return {k: v if v is None else {n: x for n, x in v.items() if n != "costs"}
+def _figures_only(nested, candidates):
+    """The NestedFigures of _nested's figures (without the per-cell costs _fallback uses),
+    each pick as its candidate."""
+    return {k: v if v is None else NestedFigures(
+                v["capped"], v["mean"], v["max"], v["cells"], tuple(v["picked"]),
+                tuple(candidates[i] for i in v["picks"]))
             for k, v in nested.items()}
 
 
 def _fallback(nested, outer, trivial, candidates, chosen):
-    """The trivial candidate to recommend instead of the chosen tree, with the figures that
-    decided it, or None: None when the tree's nested figure beats every trivial candidate's on
-    the same held-out cells (kinds averaged as `choose` does), else the trivial one with the
-    lower figure there. `se` (of the paired per-cell difference) is recorded, not required: on
-    the corpus, demanding a one-SE win gave up trees that beat the fallback held out (a ragged
-    bcast table: the fixed method's 4.36 % kept over the exact tree's 0.13 %)."""
+    """(index, Fallback) of the trivial candidate to recommend instead of the chosen tree, with
+    the figures that decided it, or None: None when the tree's nested figure beats every
+    trivial candidate's on the same held-out cells (kinds averaged as `choose` does), else the
+    trivial one with the lower figure there. `se` (of the paired per-cell difference) is
+    recorded, not required: on the corpus, demanding a one-SE win gave up trees that beat the
+    fallback held out (a ragged bcast table: the fixed method's 4.36 % kept over the exact
+    tree's 0.13 %)."""
     if not nested:
         return None
     out = []
@@ -309,22 +315,21 @@ def _fallback(nested, outer, trivial, candidates, chosen):
         se = float(np.sqrt(var) / len(diffs))
         gap = float(np.mean([d.mean() for d in diffs]))
         if gap >= 0:          # the tree's nested figure is no better than the trivial one's
-            out.append({"index": t, "to": "default" if candidates[t].limit == "defer"
-                        else "best_fixed", "instead_of": candidates[chosen].label(),
-                        "tree_capped": float(np.mean(tree_f)),
-                        "capped": float(np.mean(triv_f)), "se": se,
-                        "kinds": [KIND_KEYS[k] for k in nested]})
-    return min(out, key=lambda f: (f["capped"], f["index"])) if out else None
+            out.append((t, Fallback("default" if candidates[t].limit == "defer"
+                                    else "best_fixed", candidates[chosen].label(),
+                                    float(np.mean(tree_f)), float(np.mean(triv_f)), se,
+                                    tuple(KIND_KEYS[k] for k in nested))))
+    return min(out, key=lambda f: (f[1].capped, f[0])) if out else None
 
 
 def _combine(nested):
     """`nested` with its "combined" entry: the mean over the kinds that have a figure."""
-    done = [k for k in nested if nested[k] is not None]
+    done = [f for f in nested.values() if f is not None]
     if done:
-        nested["combined"] = {"capped": float(np.mean([nested[k]["capped"] for k in done])),
-                              "mean": float(np.mean([nested[k]["mean"] for k in done])),
-                              "max": float(max(nested[k]["max"] for k in done)),
-                              "kinds": [KIND_KEYS[k] for k in done]}
+        nested["combined"] = NestedFigures(
+            float(np.mean([f.capped for f in done])), float(np.mean([f.mean for f in done])),
+            float(max(f.max for f in done)),
+            kinds=tuple(KIND_KEYS[k] for k, f in nested.items() if f is not None))
     return nested
 
 
@@ -373,19 +378,17 @@ def _edge(study, grid, chosen, candidates):
     if not len(held):       # no counted cell there (e.g. the default not measured at that P)
         return None
     default = held.default[np.isfinite(held.default)]
-    out = {"comm_size": int(grid.dmap.axes[0].values[removal[0][1]]), "cells": len(held),
-           "tree_capped": float(capped(costs[chosen])), "tree_mean": float(costs[chosen].mean()),
-           "default_capped": float(capped(default)) if default.size else None,
-           "default_mean": float(default.mean()) if default.size else None,
-           "default_cells": int(default.size)}
     # by data: on the cells the default is measured, does the edge decision beat deferring?
     on = np.isfinite(held.default)
-    out["beyond"] = ("no default measured at the edge" if not on.any() else
-                     "defer (the recommendation defers everywhere)"
-                     if candidates[chosen].limit == "defer" else
-                     EDGE_DEFER if capped(held.default[on])
-                     < capped(costs[chosen][on]) else "keep the edge decision")
-    return out
+    beyond = ("no default measured at the edge" if not on.any() else
+              "defer (the recommendation defers everywhere)"
+              if candidates[chosen].limit == "defer" else
+              EDGE_DEFER if capped(held.default[on])
+              < capped(costs[chosen][on]) else "keep the edge decision")
+    return Edge(int(grid.dmap.axes[0].values[removal[0][1]]), len(held),
+                float(capped(costs[chosen])), float(costs[chosen].mean()),
+                float(capped(default)) if default.size else None,
+                float(default.mean()) if default.size else None, int(default.size), beyond)
 
 
 def index_of(selection, **match):

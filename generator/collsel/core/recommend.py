@@ -10,22 +10,26 @@ same tree.
 """
 import dataclasses
 import shlex
+from collections.abc import Callable
+from typing import Optional
 
 from collsel.core import candidates, out_of_sample, recommendation, tree
+from collsel.core.recommendation_figures import Recommendation
 
 DEFAULT_BUDGET = 1.0      # kept for `collsel report --budget` (its trade-off plot's line)
 
 
-def fold_builder(dmap, options, figures):
+def fold_builder(dmap, options, figures: Optional[Recommendation]) -> Callable:
     """How a training fold makes the recommended tree again (for its out-of-sample figures):
-    the chosen candidate built on the fold's training map."""
-    if "chosen" not in figures:
+    the chosen candidate built on the fold's training map; the tree of `options` when nothing
+    was chosen (`figures` None: no --recommend)."""
+    if figures is None or figures.selection is None:
         return lambda m: tree.build_tree(m, options)
-    chosen = candidates.from_dict(figures["chosen"]["fields"])
+    chosen = figures.selection.choice
     return lambda train: candidates.build(chosen, train)
 
 
-def nested_builders(figures) -> dict:
+def nested_builders(figures: Optional[Recommendation]) -> dict:
     """{kind: [per outer fold, how its training map makes the tree the recommendation's nested
     procedure picked there]} (stats.json's `recommendation`; core.model_selection), so the
     printed out-of-sample figures are the procedure's, as `collsel evaluate
@@ -33,15 +37,17 @@ def nested_builders(figures) -> dict:
     default or the best fixed method (chosen, or fallen back to), that one on every fold: what
     is deployed then is that trivial choice, and a tree that defers everywhere scores as the
     default, never "worse than doing nothing". {} without nested picks."""
-    fallback = figures.get("fallback")
-    chosen = (figures.get("chosen") or {}).get("fields") or {}
-    trivial = ("defer" if fallback["to"] == "default" else "fixed") if fallback else (
-        chosen.get("limit") if chosen.get("limit") in ("defer", "fixed") else None)
+    selected = None if figures is None else figures.selection
+    if selected is None:
+        return {}
+    fallback, limit = selected.fallback, selected.choice.limit
+    trivial = ("defer" if fallback.to == "default" else "fixed") if fallback else (
+        limit if limit in ("defer", "fixed") else None)
     out = {}
-    for kind, block in (figures.get("nested") or {}).items():
-        if kind == "combined" or not block or "picked_fields" not in block:
+    for kind, block in selected.nested.items():
+        if kind == "combined" or block is None or block.picked_fields is None:
             continue
-        picks = [candidates.from_dict(f) for f in block["picked_fields"]]
+        picks = list(block.picked_fields)
         if trivial:
             picks = [candidates.Candidate(trivial)] * len(picks)
         out[kind] = [lambda train, c=c: candidates.build(c, train) for c in picks]
@@ -60,32 +66,29 @@ def build_command(tables, collective, options, settings=out_of_sample.DEFAULT_SE
     return shlex.join(words + ["--out", str(out)])
 
 
-def chosen_options(options, figures):
+def chosen_options(options: tree.BuildOptions,
+                   figures: Optional[Recommendation]) -> tree.BuildOptions:
     """The BuildOptions of the recommended tree's variant (`options` when nothing was chosen)."""
-    if "chosen" not in figures:
+    if figures is None or figures.selection is None:
         return options
-    return candidates.from_dict(figures["chosen"]["fields"]).options()
+    return figures.selection.choice.options()
 
 
-def recorded_options(options, t):
+def recorded_options(options: tree.BuildOptions, t: tree.TreeArrays) -> tree.BuildOptions:
     """The options tree.json records for a recommended tree: the given ones, limited to the
     depth the chosen tree reaches."""
     return dataclasses.replace(options, max_depth=int(t.depth.max()), threshold=None)
 
 
 def recommend(dmap, options, launch_tables=None, settings=out_of_sample.DEFAULT_SETTINGS,
-              criterion="combined", workers=None):
+              criterion="combined", workers=None) -> tuple[tree.TreeArrays, Recommendation]:
     """(TreeArrays, figures) of the recommended tree of `dmap` (built with `settings`,
     core.decision_map.MapSettings): the candidate core.model_selection chooses by
     cross-validation under `criterion`, with its nested out-of-sample figure. Without any fold
     the exact tree of `options`. `workers` (core.parallel.pool()) share the folds' work when
-    given. figures["budget"] stays None: stats.json and report.json keep the key, though the
-    one-standard-error rule, not a penalty budget, picks the tree."""
+    given."""
     t, figures = recommendation.choose(dmap, launch_tables, settings, criterion, workers)
-    figures["budget"] = None
     if t is None:
-        figures["why"] = ("no out-of-sample data (fewer than 3 communicator sizes and 3 message "
-                          "sizes with candidates, and no journal of 2+ launches): the exact tree")
         return tree.build_tree(dmap, dataclasses.replace(options, max_depth=None,
                                                          threshold=None)), figures
     return t, figures

@@ -3,11 +3,13 @@ as a recommendation made on its training set would (what `collsel evaluate
 --candidate=--recommend` runs directly): on that set's own folds of every kind, trained without
 both folds and scored without the outer fold's cells, so nothing of the outer held-out data
 reaches the choice."""
+import dataclasses
+
 import numpy as np
 import pytest
 
-from collsel.core import (build_config, decision_map, fold_maps, held_out, model_selection,
-                          out_of_sample, recommend, table as tables, tree)
+from collsel.core import (build_config, candidates, decision_map, fold_maps, held_out,
+                          model_selection, out_of_sample, recommend, table as tables, tree)
 
 
 def _values(grid, removals):
@@ -101,10 +103,10 @@ def test_a_trivial_recommendation_scores_as_what_is_deployed(tanjaderin):
                                  recommend=True)
     built = build_config.build(table, config)
     folds = out_of_sample.all_folds(table, None, config.settings, dmap=built.dmap)
-    deferring = {**built.figures, "fallback": None,
-                 "chosen": {**built.figures["chosen"], "fields": {"limit": "defer"}}}
-    assert any(f["limit"] != "defer" for f in
-               built.figures["nested"]["leave_one_P_out"]["picked_fields"])
+    selected = built.figures.selection
+    deferring = dataclasses.replace(built.figures, selection=dataclasses.replace(
+        selected, fallback=None, choice=candidates.Candidate("defer")))
+    assert any(c.limit != "defer" for c in selected.nested["leave_one_P_out"].picked_fields)
     printed = out_of_sample.tree_figures(folds, None, recommend.nested_builders(deferring))
     for kind in ("leave_one_P_out", "leave_one_m_out"):
         assert printed[kind]["tree"]["mean"] == pytest.approx(printed[kind]["default"]["mean"])

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from collsel.core import candidates as cands, model_selection
-from helpers import REPO, collsel
+from collsel.core.recommendation_figures import Fallback, NestedFigures, Recommendation
+from helpers import REPO, collsel, recommendation_with
 
 TRIVIAL = [cands.Candidate("defer"), cands.Candidate("fixed"),
            cands.Candidate("exact", None, "balanced", "majority")]
@@ -21,10 +22,10 @@ def test_a_tree_no_better_than_the_default_gives_way_to_it():
     cells = np.array([[5.0, 7.0, 4.0, 9.0], [7.0, 7.0, 7.0, 7.0], [4.0, 8.0, 5.0, 8.0]])
     outer = {"P": [cells[:, :2], cells[:, 2:]]}
     nested = _nested([4.0, 8.0, 5.0, 8.0])      # the tree's picks: as good as the default
-    got = model_selection._fallback(nested, outer, [0, 1], TRIVIAL, 2)
-    assert got["to"] == "default" and got["index"] == 0
-    assert got["capped"] == 6.25 and got["tree_capped"] == 6.25
-    assert got["instead_of"] == TRIVIAL[2].label()
+    index, got = model_selection._fallback(nested, outer, [0, 1], TRIVIAL, 2)
+    assert got.to == "default" and index == 0
+    assert got.capped == 6.25 and got.tree_capped == 6.25
+    assert got.instead_of == TRIVIAL[2].label()
 
 
 def test_a_tree_better_beyond_noise_stays():
@@ -37,8 +38,9 @@ def test_a_tree_better_beyond_noise_stays():
 def test_the_best_fixed_method_when_it_is_the_lower_of_the_two():
     cells = np.array([[30.0, 30.0, 30.0, 30.0], [3.0, 5.0, 4.0, 4.0], [3.0, 5.0, 4.0, 5.0]])
     outer = {"P": [cells[:, :2], cells[:, 2:]]}
-    got = model_selection._fallback(_nested([3.0, 5.0, 4.0, 5.0]), outer, [0, 1], TRIVIAL, 2)
-    assert got["to"] == "best_fixed" and got["index"] == 1
+    index, got = model_selection._fallback(_nested([3.0, 5.0, 4.0, 5.0]), outer, [0, 1],
+                                           TRIVIAL, 2)
+    assert got.to == "best_fixed" and index == 1
 
 
 @pytest.mark.slow
@@ -52,9 +54,11 @@ def test_reduce_scatter_of_the_tune_vm_keeps_only_a_tree_that_beats_the_default(
     r = collsel("build", REPO / "bench-data/tune-vm/reduce_scatter.csv", "--collective",
                 "reduce_scatter", "--recommend", "--out", tmp_path / "o")
     assert r.returncode == 0, r.stderr
-    rec = json.loads((tmp_path / "o" / "stats.json").read_text())["recommendation"]
-    if rec["fallback"]:
-        assert rec["chosen"]["fields"]["limit"] in ("defer", "fixed")
+    rec = Recommendation.from_json(
+        json.loads((tmp_path / "o" / "stats.json").read_text())["recommendation"])
+    assert rec.selection is not None
+    if rec.selection.fallback:
+        assert rec.selection.choice.limit in ("defer", "fixed")
     else:
         assert recommended_on_nested_folds(rec) < baseline_on_nested_folds(rec, "default")
 
@@ -62,7 +66,8 @@ def test_reduce_scatter_of_the_tune_vm_keeps_only_a_tree_that_beats_the_default(
 def test_the_figure_of_what_is_recommended():
     """A tune summary shows the recommendation's figure: the default's when it gave way."""
     from collsel.core.recommendation import recommended_on_nested_folds
-    nested = {"criterion": "combined", "nested": {"combined": {"capped": 10.37}}}
-    assert recommended_on_nested_folds(nested) == 10.37
-    assert recommended_on_nested_folds({**nested, "fallback": {"capped": 10.20}}) == 10.20
-    assert recommended_on_nested_folds({"criterion": "combined"}) is None
+    nested = {"combined": NestedFigures(10.37, 10.37, 20.0)}
+    assert recommended_on_nested_folds(recommendation_with(nested)) == 10.37
+    fallen = Fallback("default", "exact", 10.37, 10.20, 0.1, ("launches",))
+    assert recommended_on_nested_folds(recommendation_with(nested, fallback=fallen)) == 10.20
+    assert recommended_on_nested_folds(Recommendation("combined", (), "no folds")) is None

@@ -16,6 +16,7 @@ from collsel.core import (decision_map, extrapolation, headline, penalty, probe_
                           recommendation as recommendation_figures, tree)
 from collsel.core.algorithms import BASELINE_ALGORITHM, Method, algorithm_name, describe
 from collsel.core.method_text import mpi_name
+from collsel.core.recommendation_figures import Recommendation
 from collsel.errors import InputError
 from collsel.core import algorithms
 from collsel.sinks.emit import ompi_dec_fixed
@@ -25,6 +26,9 @@ from collsel.sinks.report.colours import DEFER_COLOUR, method_colour, variant_la
 
 FORMAT = "collsel-report"
 VERSION = 1
+# report.json's `baselines` key of the MPI's own decision (algorithm 0 rows), whichever the MPI
+# (the name dates from Open MPI only; the page's readers and tests know it by it)
+OWN_DECISION = "ompi"
 
 # What one report draws in reasonable time and memory (measured on the 2-core development VM: a
 # 2000 x 64 map, 128,000 cells, took 40 s and 0.9 GB and wrote 43 MB). Every panel shows every
@@ -176,7 +180,7 @@ class Recommended:
     recommended tree) and core.out_of_sample, for the report to show."""
     tree: object                # TreeArrays of `collsel build --recommend`
     options: object             # its BuildOptions (split mode, leaf rule)
-    figures: dict               # core.recommend's figures (why, scored_by, path, ...)
+    figures: Recommendation     # core.recommend's figures (why, scored_by, ...)
     command: str                # the `collsel build --recommend` command line
     out_of_sample: dict         # {kind: None or {label, folds, recommended, exact, default,
                                 #  best_fixed}} (robust.out_of_sample_table)
@@ -284,7 +288,7 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
             entry["losses"] = _losses(dmap, np.where(has, rec_time, np.nan), dmap.baseline_time,
                                       rec_choice, None if dmap.defer_index is None else
                                       np.full(shape, dmap.defer_index))
-        baselines["ompi"] = entry
+        baselines[OWN_DECISION] = entry
     if mmap is not None:
         picked = mmap.best[tuple(model_cells)]
         index = {m: i for i, m in enumerate(methods)}
@@ -315,10 +319,9 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
     steps = [] if defers else deploy_steps(dmap.collective, dmap.family, options.z,
                                            options.tree_dir, options.deployed, not hier)
     recommendation = {k: v for k, v in rec.items() if k != "choice_grid"}
-    base = baselines.get("ompi", {})
-    figure = headline.headline(recommended.figures, defers,
-                               ((base.get("tree_same_cells") or {}).get(
-                                   "mean", rec["penalty_mean"]), base.get("mean")))
+    own = baselines.get(OWN_DECISION)     # None: no algorithm-0 row measured
+    figure = headline.headline(recommended.figures, defers, (rec["penalty_mean"], None)
+                               if own is None else (own["tree_same_cells"]["mean"], own["mean"]))
     tree_json = os.path.join(options.tree_dir or f"tree-{dmap.collective}", "tree.json")
     recommendation.update(
         budget=budget, choice=_grid(rec_choice, int), **panel_penalties(rec_choice),
@@ -461,9 +464,8 @@ def _recommended(dmap, recommended, rows, choices):
                                       "penalty_mean", "penalty_median", "penalty_max",
                                       "unmeasured_choices")},
             **resolution.excess(dmap, choice),
-            "scored_by": figures.get("scored_by"), "why": figures.get("why"),
-            "deferred": bool(figures.get("deferred")),
-            "deferral_advised": bool(figures.get("deferral_advised")),
+            "scored_by": figures.scored_by, "why": figures.why,
+            "deferred": figures.deferred, "deferral_advised": figures.deferral_advised,
             "build_command": recommended.command, "choice_grid": choice,
             "methods": _methods_used(dmap, choice), "cells": int(choice.size),
             "leaf_ids": _grid(t.leaf_grid(dmap.shape), int)}

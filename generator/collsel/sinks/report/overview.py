@@ -8,6 +8,7 @@ command line.
 import json
 from dataclasses import dataclass
 
+from collsel.core.recommendation_figures import Recommendation
 from collsel.sinks.emit import render
 from collsel.sinks.report import page
 
@@ -27,7 +28,7 @@ CHOICES = ("recommended", "default", "best_fixed")
 class CollectiveReport:
     link: str          # the collective's own page, relative to the overview's index.html
     report: dict       # compute.compute's dict (what report.json holds)
-    figures: dict      # the recommendation's figures (core.recommend)
+    figures: Recommendation     # the recommendation's figures (core.recommend)
 
 
 def _held_out(report):
@@ -53,17 +54,18 @@ def _criterion(figures):
     """The selection criterion's own figures (mean penalty, percent) of the chosen tree,
     the MPI's default and the best fixed method, and the nested figure of the whole selection;
     None when nothing was selected (no out-of-sample data: the exact tree)."""
-    if "chosen" not in figures:
+    selected = figures.selection
+    if selected is None:
         return None
-    compared = figures.get("compared", {})
-    nested = figures.get("nested", {}).get(figures["criterion"])
-    return {"name": figures["criterion"], "scored_by": figures["scored_by"],
-            "statistic": figures["statistic"],
-            "recommended": figures["chosen"]["criterion_capped"],
-            "default": compared.get("default", {}).get("criterion_capped"),
-            "best_fixed": compared.get("best_fixed", {}).get("criterion_capped"),
-            "nested_capped": None if nested is None else nested["capped"],
-            "nested_mean": None if nested is None else nested["mean"]}
+    default, best_fixed = (selected.compared.get(k) for k in ("default", "best_fixed"))
+    nested = figures.nested_figure()
+    return {"name": figures.criterion, "scored_by": selected.scored_by,
+            "statistic": selected.statistic,
+            "recommended": selected.chosen.criterion_capped,
+            "default": None if default is None else default.criterion_capped,
+            "best_fixed": None if best_fixed is None else best_fixed.criterion_capped,
+            "nested_capped": None if nested is None else nested.capped,
+            "nested_mean": None if nested is None else nested.mean}
 
 
 def _row(part):

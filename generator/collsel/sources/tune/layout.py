@@ -20,6 +20,7 @@ import socket
 from collsel.core.files import write_file
 from collsel.core import jsonfile, values
 from collsel.errors import InputError
+from collsel.sources.tune.plan import TunePlan
 
 PLAN = "tune.json"
 PROGRESS = "progress.json"
@@ -97,33 +98,44 @@ def check_new(out):
     values.output_directory(out)
 
 
-def load(out, launcher_of):
+def load(out: str) -> TunePlan:
     """The recorded plan of the tune in `out`, for --resume; refused when `out` holds none or
-    another machine's (`launcher_of(plan)` names the launcher the plan records)."""
+    another machine's."""
     if not os.path.isfile(os.path.join(out, PLAN)):
         raise InputError(f"--resume: {out} holds no tune ({PLAN} missing): start one without "
                          "--resume")
-    plan = _read(out)
-    here = machine(launcher_of(plan), plan.get("replay"))
-    if plan.get("machine") != here:
-        raise InputError(f"--resume: {out} holds the tune of {plan.get('machine')}, this is "
+    data = _read(out)       # whose tune it is, before the rest of it is read
+    here = machine(data.get("launcher"), data.get("replay"))
+    if data.get("machine") != here:
+        raise InputError(f"--resume: {out} holds the tune of {data.get('machine')}, this is "
                          f"{here}: resume it there, or start a new tune in another directory")
-    return plan
+    try:
+        return TunePlan.from_json(data)
+    except KeyError as e:
+        raise InputError(f"{os.path.join(out, PLAN)}: a collsel tune plan without {e}") from None
+    except (TypeError, ValueError):
+        raise InputError(f"{os.path.join(out, PLAN)}: not a collsel tune plan of format "
+                         f"{FORMAT}") from None
 
 
-def _read(out):
+def _read(out: str) -> dict:
     path = os.path.join(out, PLAN)
-    plan = jsonfile.read(path)
-    if not isinstance(plan, dict) or plan.get("format") != FORMAT:
+    data = jsonfile.read(path)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InputError(f"{path}: not a collsel tune plan of format {FORMAT}")
-    return plan
+    return data
 
 
-def create(out, plan):
+def create(out: str, plan: TunePlan) -> None:
     os.makedirs(blobs(out), exist_ok=True)
-    for collective in plan["collectives"]:
+    for collective in plan.collectives:
         os.makedirs(os.path.join(out, collective), exist_ok=True)
-    write_file(os.path.join(out, PLAN), json.dumps({"format": FORMAT, **plan}, indent=1) + "\n")
+    write_file(os.path.join(out, PLAN), dumps(plan))
+
+
+def dumps(plan: TunePlan) -> str:
+    """tune.json's text."""
+    return json.dumps({"format": FORMAT, **plan.to_json()}, indent=1) + "\n"
 
 
 def done(out):

@@ -35,11 +35,15 @@ coarse cost; at run time refinement.py gives each collective in turn a part of w
 has really left (its wall time so far, read from the journals) in proportion to its undecided
 cells x methods (sources/sweep/refine.undecided_in_table), nothing to one whose cells are all
 decided (a refinement resumed after a kill is shared by the counts its journal holds then).
-The plan is made once and recorded (tune.json), so a resumed tune runs the same grids.
+The plan is made once and recorded (tune.json, TunePlan), so a resumed tune runs the same
+grids.
 """
+from __future__ import annotations
+
 import math
 import re
 from dataclasses import asdict, dataclass, replace
+from typing import Any, Optional
 
 from collsel.core.method_text import count_text
 from collsel.errors import InputError
@@ -86,14 +90,67 @@ class Grid:
     refine_s: float             # planned refinement: the rest, shared by coarse cost
     algorithms: str = ""        # the sweep's --algorithms ("": all; `refused` left out)
 
-    def to_json(self):
+    def to_json(self) -> dict:
         return {**asdict(self), "comm_sizes": list(self.comm_sizes),
                 "msg_sizes": list(self.msg_sizes)}
 
     @classmethod
-    def from_json(cls, data):
+    def from_json(cls, data: dict) -> Grid:
         return cls(**{**data, "comm_sizes": tuple(data["comm_sizes"]),
                       "msg_sizes": tuple(data["msg_sizes"])})
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """A replayed tune's own settings (--replay; commands/tune_replay.py)."""
+    replay: str                 # the recorded table, absolute
+    full_cost_s: float          # what measuring all of it took (simulated)
+    score: str                  # the build flags the curve's trees are scored with
+    checkpoints: int            # points of the anytime curve
+
+
+@dataclass(frozen=True)
+class TunePlan:
+    """The whole tune, as recorded in DIR/tune.json (sources/tune/layout.py) and read back by
+    --resume: collectives, budget, each collective's Grid and the sweep options every sweep
+    of the tune gets."""
+    machine: str                # what is measured (layout.machine): a resume must match it
+    command: str                # the `collsel tune` command line
+    mpi: str
+    launcher: str
+    budget: str                 # --budget as given
+    budget_s: float
+    collectives: tuple[str, ...]
+    strategy: Optional[str]     # the sweep's --strategy (None: a tune.json of an older collsel)
+    left_out: tuple[tuple[str, str], ...]   # (collective, why) of those not tuned
+    sweep_options: tuple[str, ...]
+    grids: tuple[Grid, ...]
+    profile: Optional[dict] = None      # --profile's region (sources/tune/profile_region.py)
+    replayed: Optional[Replayed] = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {} if self.replayed is None else asdict(self.replayed)
+        out.update(machine=self.machine, command=self.command, mpi=self.mpi,
+                   launcher=self.launcher, budget=self.budget, budget_s=self.budget_s,
+                   collectives=list(self.collectives))
+        if self.strategy is not None:
+            out["strategy"] = self.strategy
+        out.update(left_out=[list(x) for x in self.left_out],
+                   sweep_options=list(self.sweep_options),
+                   grids=[g.to_json() for g in self.grids])
+        if self.profile is not None:
+            out["profile"] = self.profile
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TunePlan:
+        replayed = (Replayed(data["replay"], data["full_cost_s"], data["score"],
+                             data["checkpoints"]) if "replay" in data else None)
+        return cls(data["machine"], data["command"], data["mpi"], data["launcher"],
+                   data["budget"], data["budget_s"], tuple(data["collectives"]),
+                   data.get("strategy"), tuple((c, why) for c, why in data["left_out"]),
+                   tuple(data["sweep_options"]), tuple(Grid.from_json(g) for g in data["grids"]),
+                   data.get("profile"), replayed)
 
 
 def thinned(values, octaves):

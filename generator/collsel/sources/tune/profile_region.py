@@ -155,25 +155,25 @@ def _shares(region, collectives):
     return {c: t / total for c, t in seconds.items()}
 
 
-def refinement_weight(plan, collective):
+def refinement_weight(plan: tune_plan.TunePlan, collective: str) -> float:
     """The factor the refinement (refinement.share) gives a collective's undecided cells x methods:
     its time share under --profile (so a collective the program barely calls gets little), 1
     without a profile."""
-    region = plan.get("profile")
+    region = plan.profile
     if not region:
         return 1.0
-    return _shares(region, plan["collectives"]).get(collective, 0.0)
+    return _shares(region, plan.collectives).get(collective, 0.0)
 
 
-def plan_lines(plan):
+def plan_lines(plan: tune_plan.TunePlan) -> list[str]:
     """What the dry run adds under --profile: whose profile, and each collective's share."""
-    region = plan.get("profile")
+    region = plan.profile
     if not region:
         return []
-    shares = _shares(region, plan["collectives"])
+    shares = _shares(region, plan.collectives)
     return [f"profile {region['path']}: {region['ranks']} ranks, "
             f"{region['wall_s']:.3g} s per rank; tuned by time share: "
-            + ", ".join(f"{c} {shares[c]:.1%}" for c in plan["collectives"])]
+            + ", ".join(f"{c} {shares[c]:.1%}" for c in plan.collectives)]
 
 
 def _measured_time(perf, p, m, method):
@@ -188,21 +188,21 @@ def _measured_time(perf, p, m, method):
     return float(perf.time_us[rows][nearest])
 
 
-def saving_lines(out, plan):
+def saving_lines(out: str, plan: tune_plan.TunePlan) -> str:
     """The summary's lines for the application (none without --profile): per collective the
     program's time in it per rank, the tree's expected saving against the MPI's default
     (sum over its points of calls per rank x (default time - tree time)), and the caveat."""
-    region = plan.get("profile")
+    region = plan.profile
     if not region:
         return ""
-    default = method_text.default_name(plan["mpi"])
+    default = method_text.default_name(plan.mpi)
     baseline = algorithms.Method(algorithms.BASELINE_ALGORITHM, 0, 0)
     lines = [f"for the application profiled in {region['path']} "
              f"({region['wall_s']:.3g} s per rank):",
              f"  {'collective':<22} {'in it/rank':>10} {'saving/rank':>11} {'of run':>7}  "
              f"points"]
     total = 0.0
-    for c in plan["collectives"]:
+    for c in plan.collectives:
         tree = treefile.load(layout.tree_json(out, c))
         perf = perf_table.read_table(layout.table(out, c)).select(c)
         spent = saved = 0.0

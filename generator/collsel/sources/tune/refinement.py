@@ -9,6 +9,7 @@ after a kill is shared by the counts its journal holds then.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from collsel.core import csvfile
@@ -43,7 +44,8 @@ def coarse_seconds(out: str, grid: tune_plan.Grid) -> float:
                if key.startswith("run.") and key.endswith(".wall_s"))
 
 
-def share(out: str, plan: dict, grids: list[tune_plan.Grid], index: int) -> Refinement:
+def share(out: str, plan: tune_plan.TunePlan, grids: Sequence[tune_plan.Grid],
+          index: int) -> Refinement:
     """The refinement of collective `grids[index]` (tune.plan's grids, in the tune's order):
     its part of what the budget has left, or none when it is measured per method (no tie
     test), when its cells are all decided, or when its part is under MIN_SECONDS."""
@@ -59,7 +61,7 @@ def share(out: str, plan: dict, grids: list[tune_plan.Grid], index: int) -> Refi
             for g in grids[index:] if g.mode == "paired"}
     if not need[grid.collective]:
         return Refinement(why="every cell decided, nothing to refine")
-    left = (plan["budget_s"] - used) * need[grid.collective] / sum(need.values())
+    left = (plan.budget_s - used) * need[grid.collective] / sum(need.values())
     if left < MIN_SECONDS:
         return Refinement(why="no budget left to refine")
     return Refinement(left)

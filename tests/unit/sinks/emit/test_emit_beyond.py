@@ -15,10 +15,11 @@ import pytest
 from collsel import cli
 from collsel.core.recommendation import beyond_decision
 from collsel.core import model_selection, treefile
+from collsel.core.recommendation_figures import Edge
 from collsel.sinks.emit import ompi_rules, ompi_rules_reader, targets
 
 import defer_tree
-from helpers import CFLAGS, DRIVER
+from helpers import CFLAGS, DRIVER, recommendation_with
 from mpich_walk import csel_walk
 from test_emit_defer import query_tree, run, spliced_dec_fixed, write  # noqa: F401 (a fixture)
 from test_mpich_json import BASE
@@ -146,10 +147,12 @@ def test_blob_is_format_3_and_the_runtime_defers_past_above(tree, query_tree, tm
 
 
 def test_build_beyond_option_and_the_recommendations_edge_decision(tmp_path, capsys):
+    def edge(beyond):
+        return recommendation_with(edge=Edge(16, 4, 2.0, 2.0, 1.0, 1.0, 4, beyond))
     assert beyond_decision(None, None) == "keep"
-    assert beyond_decision(None, {"edge": {"beyond": model_selection.EDGE_DEFER}}) == "defer"
-    assert beyond_decision(None, {"edge": {"beyond": "keep the edge decision"}}) == "keep"
-    assert beyond_decision("keep", {"edge": {"beyond": model_selection.EDGE_DEFER}}) == "keep"
+    assert beyond_decision(None, edge(model_selection.EDGE_DEFER)) == "defer"
+    assert beyond_decision(None, edge("keep the edge decision")) == "keep"
+    assert beyond_decision("keep", edge(model_selection.EDGE_DEFER)) == "keep"
     table = tmp_path / "t.csv"
     table.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us\n" + "".join(
         f"bcast,{p},{m},{a},0,{(1 + m / 1024) * (1 + (a == 6) * (p > 2))}\n"
