@@ -97,7 +97,8 @@ def build_recommended(table_path: str, *, collective: str, out: str) -> BuildRes
     return build([table_path], out=out, collective=collective, recommend=True)
 
 
-def render_files(dmap, t, options, prefix=None, extra_stats=None, beyond=None):
+def render_files(dmap, t, options, prefix=None, extra_stats=None,
+                 beyond=None) -> tuple[dict[str, str], dict, str | None]:
     """Every output of `collsel build` for tree `t` (`beyond`: a treefile.Beyond or None),
     rendered in memory, and why the C files are left out (a hierarchical leaf, which C cannot
     run) or None."""

@@ -49,10 +49,20 @@ class Candidate:
     defer: bool = True
 
     @property
-    def variant(self):
+    def variant(self) -> tuple:
         return (self.split, self.leaf, self.ties, self.defer)
 
-    def label(self):
+    def to_json(self) -> dict:
+        """The candidate's fields as stats.json records them (`chosen.fields`,
+        `picked_fields`)."""
+        return {"limit": self.limit, "value": self.value, "split": self.split,
+                "leaf": self.leaf, "ties": self.ties, "defer": self.defer}
+
+    @classmethod
+    def from_json(cls, fields: dict) -> "Candidate":
+        return cls(**fields)
+
+    def label(self) -> str:
         if self.limit == "defer":
             return "defer to the MPI everywhere"
         if self.limit == "fixed":
@@ -62,13 +72,13 @@ class Candidate:
         return (f"{limit}, {self.split} split, {self.leaf} leaves"
                 + (", ties" if self.ties else "") + ("" if self.defer else ", no defer"))
 
-    def options(self):
+    def options(self) -> tree.BuildOptions:
         """The BuildOptions of the candidate's variant (its limit is a pruning of them)."""
         return tree.BuildOptions(self.split or "balanced", self.leaf or "majority",
                                  ties=self.ties)
 
 
-def grid(dmap):
+def grid(dmap) -> list[Candidate]:
     """Every candidate for a map, trivial ones first."""
     out = [Candidate("defer")] if DEFER in dmap.methods else []
     out.append(Candidate("fixed"))
@@ -257,7 +267,7 @@ class Trained:
         return t
 
 
-def maps_for(grid_, removal, candidates):
+def maps_for(grid_, removal, candidates) -> dict:
     """The training maps a removal needs: with "defer", and without it when a candidate asks."""
     maps = {True: grid_.training(removal, True)}
     if any(not c.defer for c in candidates):
@@ -265,17 +275,7 @@ def maps_for(grid_, removal, candidates):
     return maps
 
 
-def from_dict(fields):
-    """The Candidate stats.json records (`as_dict`)."""
-    return Candidate(**fields)
-
-
-def as_dict(c):
-    return {"limit": c.limit, "value": c.value, "split": c.split, "leaf": c.leaf,
-            "ties": c.ties, "defer": c.defer}
-
-
-def build(candidate, dmap):
+def build(candidate, dmap) -> TreeArrays:
     """Candidate's tree on any map (e.g. a training map of core.out_of_sample's folds)."""
     if candidate.limit == "defer" and DEFER not in dmap.methods:
         candidate = Candidate("fixed")

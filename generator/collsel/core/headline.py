@@ -29,7 +29,7 @@ class Headline:
     kinds: tuple = ()           # the fold kinds the out-of-sample figures average
     defers: bool = False        # the tree defers to the MPI everywhere
 
-    def basis(self):
+    def basis(self) -> str:
         """'out of sample (nested, mean; across launches, leave-one-m-out)' or
         'in sample (mean)'."""
         if not self.out_of_sample:
@@ -38,11 +38,11 @@ class Headline:
         return ("out of sample (nested cross-validation, mean penalty"
                 + (f"; {kinds}" if kinds else "") + ")")
 
-    def short_basis(self):
+    def short_basis(self) -> str:
         return "oos" if self.out_of_sample else "in sample"
 
 
-def defers_everywhere(leaf_methods):
+def defers_everywhere(leaf_methods) -> bool:
     """True when every leaf defers (stats.json's `leaf_methods`, dicts with `algorithm`)."""
     return bool(leaf_methods) and all(m["algorithm"] == algorithms.BASELINE_ALGORITHM
                                       for m in leaf_methods)
@@ -74,5 +74,5 @@ def of_stats(stats: dict) -> Headline:
                     (stats.get("penalty_mean"), stats.get("baseline_penalty_mean")))
 
 
-def percent(value):
+def percent(value) -> str:
     return "n/a" if value is None else f"{value:.2f}%"

@@ -69,7 +69,7 @@ LABELS = {"launches": "across launches", "P": "leave-P-out", "m": "leave-m-out",
           "combined": "combined"}
 
 
-def capped(costs):
+def capped(costs) -> np.ndarray:
     """Capped mean over the last axis (the selection statistic); NaN (unscorable) cells are
     left out."""
     return _nanmean(np.minimum(costs, CAP))
@@ -132,7 +132,7 @@ class Study:
         return self._held[(removal, excluding)]
 
 
-def kinds_for(criterion, grid):
+def kinds_for(criterion, grid) -> list[str]:
     """The kinds of folds a criterion uses on this data (an error when it asks for missing data)."""
     available = [k for k in ("launches", "P", "m") if grid.folds(k)]
     if criterion == "combined":
@@ -146,7 +146,7 @@ def kinds_for(criterion, grid):
     return [criterion]
 
 
-def choose(kind_costs, leaves, trivial, se_rule=None):
+def choose(kind_costs, leaves, trivial, se_rule=None) -> tuple[int, dict]:
     """(index, details) by the one-standard-error rule; `kind_costs` {kind: (candidates, cells)}
     held-out penalties pooled over the kind's folds, `leaves` per candidate, `trivial` the
     indexes a choice may not be worse than (the MPI's default, the best fixed method);
@@ -391,12 +391,12 @@ def _edge(study, grid, chosen, candidates):
                 float(default.mean()) if default.size else None, int(default.size), beyond)
 
 
-def index_of(selection, **match):
+def index_of(selection, **match) -> Optional[int]:
     """The index of the first candidate whose fields equal `match`, or None."""
     return index_of_candidates(selection.candidates, **match)
 
 
-def index_of_candidates(candidates, **match):
+def index_of_candidates(candidates, **match) -> Optional[int]:
     for i, c in enumerate(candidates):
         if all(getattr(c, k) == v for k, v in match.items()):
             return i

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
-from collsel.core.candidates import Candidate, as_dict, from_dict
+from collsel.core.candidates import Candidate
 
 Json = dict[str, Any]
 
@@ -77,7 +77,7 @@ class NestedFigures:
         if self.picked is not None:
             out["picked"] = list(self.picked)
         if self.picked_fields is not None:
-            out["picked_fields"] = [as_dict(c) for c in self.picked_fields]
+            out["picked_fields"] = [c.to_json() for c in self.picked_fields]
         if self.kinds is not None:
             out["kinds"] = list(self.kinds)
         return out
@@ -88,7 +88,7 @@ class NestedFigures:
             return None if data.get(key) is None else tuple(data[key])
         fields = data.get("picked_fields")
         return cls(data["capped"], data["mean"], data["max"], data.get("cells"), seq("picked"),
-                   None if fields is None else tuple(from_dict(f) for f in fields),
+                   None if fields is None else tuple(Candidate.from_json(f) for f in fields),
                    seq("kinds"))
 
 
@@ -192,7 +192,7 @@ class Recommendation:
             out.update(
                 scored_by=s.scored_by, kind=self.criterion, statistic=s.statistic,
                 se_over=s.se_over, rule=s.rule, candidates=s.candidates,
-                chosen={**s.chosen.to_json(), "fields": as_dict(s.choice)},
+                chosen={**s.chosen.to_json(), "fields": s.choice.to_json()},
                 best=s.best.to_json(),
                 compared={k: v.to_json() for k, v in s.compared.items()},
                 nested=_nested_json(s.nested), nested_best=_nested_json(s.nested_best),
@@ -214,7 +214,7 @@ class Recommendation:
             selection = Selected(
                 data["scored_by"], data["statistic"], data["se_over"], data["rule"],
                 data["candidates"], CandidateRow.from_json(data["chosen"]),
-                from_dict(data["chosen"]["fields"]), CandidateRow.from_json(data["best"]),
+                Candidate.from_json(data["chosen"]["fields"]), CandidateRow.from_json(data["best"]),
                 {k: CandidateRow.from_json(v) for k, v in data["compared"].items()},
                 _nested_of(data["nested"]), _nested_of(data["nested_best"]),
                 None if data.get("edge") is None else Edge.from_json(data["edge"]),

@@ -85,7 +85,7 @@ def _row(part):
             "warnings": sum(1 for w in r["warnings"] if w["tree"] == "recommended")}
 
 
-def overview(parts):
+def overview(parts) -> dict:
     """overview.json's dict: the rows in the order given, and the collective whose recommended
     tree gains most over the default held out (None when no row has both figures)."""
     rows = [_row(p) for p in parts]
@@ -100,7 +100,7 @@ def _pct(v):
     return "–" if v is None else f"{v:.2f}%"
 
 
-def text_lines(doc):
+def text_lines(doc) -> list[str]:
     """The overview as a fixed-width table for the terminal, one line per collective."""
     head = (f"{'collective':<21} {'methods':>7} {'cells':>6} {'leaves':>6}  "
             f"{'held out':<16} {'default':>8} {'tree':>8} {'fixed':>8}  criterion (mean)")
@@ -116,7 +116,7 @@ def text_lines(doc):
     return lines
 
 
-def render_files(doc):
+def render_files(doc) -> dict[str, bytes]:
     """{file name: bytes}: the overview page (index.html) and overview.json."""
     text = page.dumps(doc)
     html = render("report_overview.html.j2", o=json.loads(text), fmt=page.Format)

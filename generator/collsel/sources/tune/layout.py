@@ -13,6 +13,8 @@
     DIR/<collective>/log.txt             what build, emit and report printed
     DIR/<collective>/curve.csv           --replay: the anytime curve (no report, no rules)
 """
+from __future__ import annotations
+
 import json
 import os
 import socket
@@ -32,46 +34,46 @@ BLOBS = "trees"
 FORMAT = 2           # 2: grids carry their P values and mode
 
 
-def table(out, collective):
+def table(out, collective) -> str:
     return os.path.join(out, collective, "table.csv")
 
 
-def tree_dir(out, collective):
+def tree_dir(out, collective) -> str:
     return os.path.join(out, collective, "tree")
 
 
-def tree_json(out, collective):
+def tree_json(out, collective) -> str:
     return os.path.join(tree_dir(out, collective), "tree.json")
 
 
-def stats_json(out, collective):
+def stats_json(out, collective) -> str:
     return os.path.join(tree_dir(out, collective), "stats.json")
 
 
-def blobs(out):
+def blobs(out) -> str:
     """The directory of every tuned collective's blob: libcollsel loads a directory's *.bin
     (COLLSEL_TREES=DIR), so this one is deployable as it stands."""
     return os.path.join(out, BLOBS)
 
 
-def blob(out, collective):
+def blob(out, collective) -> str:
     return os.path.join(blobs(out), f"{collective}.bin")
 
 
-def report_dir(out, collective):
+def report_dir(out, collective) -> str:
     return os.path.join(out, collective, "report")
 
 
-def log(out, collective):
+def log(out, collective) -> str:
     return os.path.join(out, collective, "log.txt")
 
 
-def curve(out, collective):
+def curve(out, collective) -> str:
     """A replayed tune's anytime curve (commands/tune_replay.py)."""
     return os.path.join(out, collective, "curve.csv")
 
 
-def machine(launcher_name, replayed=None):
+def machine(launcher_name: str, replayed: str | None = None) -> str:
     """What the tune measures: the recorded table it replays, the Slurm cluster inside an
     allocation (its hosts change from one allocation to the next), else this host."""
     if replayed:
@@ -82,7 +84,7 @@ def machine(launcher_name, replayed=None):
     return f"host {socket.gethostname()}"
 
 
-def check_new(out):
+def check_new(out: str) -> None:
     """--out for a new tune: absent or an empty directory; a file, another tune or other files
     are refused (nothing there is touched)."""
     if os.path.exists(out) and not os.path.isdir(out):
@@ -138,11 +140,11 @@ def dumps(plan: TunePlan) -> str:
     return json.dumps({"format": FORMAT, **plan.to_json()}, indent=1) + "\n"
 
 
-def done(out):
+def done(out: str) -> set[str]:
     path = os.path.join(out, PROGRESS)
     return set(jsonfile.read(path).get("done", ())) if os.path.exists(path) else set()
 
 
-def mark_done(out, stage):
+def mark_done(out: str, stage: str) -> None:
     stages = sorted(done(out) | {stage})
     write_file(os.path.join(out, PROGRESS), json.dumps({"done": stages}, indent=1) + "\n")

@@ -64,7 +64,7 @@ MAX_BUDGET_S = 7 * 86400
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?:in)?)?(?:(\d+(?:\.\d+)?)s)?")
 
 
-def parse_budget(text):
+def parse_budget(text) -> float:
     """--budget '30m', '90s', '2h', '1h30m' -> seconds; one line naming the flag otherwise."""
     match = _DURATION.fullmatch(str(text).strip().lower())
     if not match or not any(match.groups()):
@@ -153,7 +153,7 @@ class TunePlan:
                    data.get("profile"), replayed)
 
 
-def thinned(values, octaves):
+def thinned(values, octaves) -> tuple:
     """The ascending `values` with at least 2^octaves between kept ones, from the smallest (0
     counts as 1), and the largest."""
     kept = [values[0]]
@@ -178,7 +178,8 @@ mode_of = sweep_plan.mode_of
 refused = sweep_plan.refused
 
 
-def coarse_estimate(shapes, sizes, methods, launches, launcher_name, time_cap, mode="paired"):
+def coarse_estimate(shapes, sizes, methods, launches, launcher_name, time_cap,
+                    mode="paired") -> float:
     """The estimated wall time of a coarse sweep: paired, one launch per shape and launch
     measuring every method; per-method, one per shape, method and launch."""
     if mode == "paired":
@@ -189,7 +190,7 @@ def coarse_estimate(shapes, sizes, methods, launches, launcher_name, time_cap, m
 
 
 def grids_at(step, collectives, methods_of, comm_sizes, shape_count, msg_sizes, launches,
-             launcher_name, time_cap, family, algorithms_of):
+             launcher_name, time_cap, family, algorithms_of) -> list[Grid]:
     """[Grid] of every collective at LADDER[step] (refine_s 0: `plan` shares it)."""
     p_octaves, m_octaves = LADDER[step]
     ps = _thinned_at_least(comm_sizes, p_octaves, MIN_COMM_SIZES) if comm_sizes else ()
@@ -207,7 +208,8 @@ def grids_at(step, collectives, methods_of, comm_sizes, shape_count, msg_sizes, 
 
 
 def plan(collectives, methods_of, comm_sizes, shape_count, msg_sizes, budget_s, launches,
-         launcher_name, time_cap, budget_text, family="openmpi", algorithms_of=None):
+         launcher_name, time_cap, budget_text, family="openmpi",
+         algorithms_of=None) -> list[Grid]:
     """[Grid] of every collective (in the given order): the finest LADDER step whose coarse
     sweeps fit COARSE_SHARE of the budget, the rest shared as planned refinement by coarse
     cost among the paired ones; one line naming what the budget needs when even the coarsest

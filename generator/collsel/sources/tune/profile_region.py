@@ -43,7 +43,7 @@ COVERED = 0.99          # the collectives kept cover this much of the time in co
 GRID_FLAGS = ("comm_sizes", "msg_sizes", "nodes", "ppn")
 
 
-def read(path, family, args):
+def read(path, family, args) -> dict:
     """The profile FILE's region as it is recorded in tune.json: {"path", "wall_s", "ranks",
     "points": [[collective, P, m, calls_per_rank, time_s per rank], ...]}, refused in one
     line when the profile is bad or a flag gives P or m as well."""
@@ -65,7 +65,7 @@ def _sizeless(collective):
     return collective in bench.capabilities().sizeless
 
 
-def restrict(region, collectives):
+def restrict(region, collectives) -> tuple[list, list]:
     """(the collectives to tune: the profile's, of `collectives` (what --collectives and the
     MPI allow), largest time first, [[collective, why it is left out]])."""
     time_of, tunable, left_out = {}, {}, []
@@ -99,7 +99,7 @@ def restrict(region, collectives):
     return kept, left_out
 
 
-def axes(region, collective):
+def axes(region, collective) -> tuple[list, list]:
     """(the P values, the m values) the profile calls `collective` at, ascending."""
     ps, ms = set(), set()
     for c, p, m, _, _ in region["points"]:
@@ -109,7 +109,7 @@ def axes(region, collective):
     return sorted(ps), sorted(ms)
 
 
-def all_axes(region, collectives):
+def all_axes(region, collectives) -> tuple[list, list]:
     """(every P, every m) of the collectives: the ranges tune's checks of methods see."""
     ps, ms = set(), set()
     for c in collectives:
@@ -120,7 +120,7 @@ def all_axes(region, collectives):
 
 
 def grids(region, collectives, methods_of, budget_s, launches, launcher_name, time_cap,
-          budget_text, family, algorithms_of):
+          budget_text, family, algorithms_of) -> list[tune_plan.Grid]:
     """[Grid] of each collective on its own profiled P and m: the finest step of tune's ladder
     whose coarse sweeps fit tune_plan.COARSE_SHARE of the budget (the profile's points as they
     are when they fit), the rest planned as refinement by time share."""
