@@ -146,7 +146,7 @@ def kinds_for(criterion, grid) -> list[str]:
     return [criterion]
 
 
-def choose(kind_costs, leaves, trivial, se_rule=None) -> tuple[int, dict]:
+def one_se_pick(kind_costs, leaves, trivial, se_rule=None) -> tuple[int, dict]:
     """(index, details) by the one-standard-error rule; `kind_costs` {kind: (candidates, cells)}
     held-out penalties pooled over the kind's folds, `leaves` per candidate, `trivial` the
     indexes a choice may not be worse than (the MPI's default, the best fixed method);
@@ -246,8 +246,8 @@ def select(grid, criterion="combined", workers=None) -> Optional[Selection]:
     whole = study.trained(())
     leaves = whole.leaves()
     outer = {k: [study.costs(r, r) for r in folds[k]] for k in kinds}
-    chosen, info = choose({k: np.concatenate(outer[k], axis=1) for k in kinds}, leaves,
-                          trivial)
+    chosen, info = one_se_pick({k: np.concatenate(outer[k], axis=1) for k in kinds}, leaves,
+                               trivial)
     scored = {k: [study.scored(r, r) for r in folds[k]] for k in kinds}
     per_kind = {k: _figures(scored[k]) for k in kinds}
     exact = index_of_candidates(candidates, limit="exact", split=tree.BuildOptions().split,
@@ -295,7 +295,7 @@ def _figures_only(nested, candidates):
 def _fallback(nested, outer, trivial, candidates, chosen):
     """(index, Fallback) of the trivial candidate to recommend instead of the chosen tree, with
     the figures that decided it, or None: None when the tree's nested figure beats every
-    trivial candidate's on the same held-out cells (kinds averaged as `choose` does), else the
+    trivial candidate's on the same held-out cells (kinds averaged as `one_se_pick` does), else the
     trivial one with the lower figure there. `se` (of the paired per-cell difference) is
     recorded, not required: on the corpus, demanding a one-SE win gave up trees that beat the
     fallback held out (a ragged bcast table: the fixed method's 4.36 % kept over the exact
@@ -349,8 +349,8 @@ def _nested(study, folds, outer, scored, trivial, se_rule, exact):
                 if costs.shape[1]:
                     inner.setdefault(test[0][0], []).append(costs)
             # the leaves of the trees as the training set makes them (its one-SE rule's order)
-            c = (choose({j: np.concatenate(v, axis=1) for j, v in inner.items()},
-                        study.leaves(r), trivial, se_rule)[0] if inner else exact)
+            c = (one_se_pick({j: np.concatenate(v, axis=1) for j, v in inner.items()},
+                             study.leaves(r), trivial, se_rule)[0] if inner else exact)
             picks.append(c)
             parts.append(outer[k][i][c])
             shown.append(scored[k][i][c])

@@ -87,7 +87,8 @@ def recommend(dmap, options, launch_tables=None, settings=out_of_sample.DEFAULT_
     cross-validation under `criterion`, with its nested out-of-sample figure. Without any fold
     the exact tree of `options`. `workers` (core.parallel.pool()) share the folds' work when
     given."""
-    t, figures = recommendation.choose(dmap, launch_tables, settings, criterion, workers)
+    t, figures = recommendation.by_cross_validation(dmap, launch_tables, settings, criterion,
+                                                    workers)
     if t is None:
         return tree.build_tree(dmap, dataclasses.replace(options, max_depth=None,
                                                          threshold=None)), figures

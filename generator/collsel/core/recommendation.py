@@ -44,7 +44,7 @@ def _json_kind(kind):
     return "combined" if kind == "combined" else ms.KIND_KEYS[kind]
 
 
-def choose(dmap, launch_tables, settings, criterion="combined",
+def by_cross_validation(dmap, launch_tables, settings, criterion="combined",
            workers=None) -> tuple[Optional[TreeArrays], Recommendation]:
     """(TreeArrays, figures) of the recommended tree, or (None, figures) without any fold; the
     folds computed by `workers` (core.parallel.pool()) when given."""
