@@ -8,14 +8,26 @@ same functions for every collective, so what tune writes is what the commands wr
 A step's warnings that arise on the way (tables that measure different statistics) go to stderr
 as every command prints them, and so do a report's and a sweep's progress lines.
 """
-from collsel.pipeline.building import (BuildResult, build, build_recommended, leaf_methods,
-                                       render_files, third_axis_block)
-from collsel.pipeline.emitting import emit, emit_options, mpich_base, write_emitted
-from collsel.pipeline.reporting import (CollectiveReport, ReportRequest, ReportResult,
-                                        report)
-from collsel.pipeline.sweeping import SweepRequest, SweepResult, sweep
+import importlib
 
-__all__ = ["BuildResult", "CollectiveReport", "ReportRequest", "ReportResult", "SweepRequest",
-           "SweepResult", "build", "build_recommended", "emit", "emit_options",
-           "leaf_methods", "mpich_base", "render_files", "report", "sweep",
-           "third_axis_block", "write_emitted"]
+# Each name is imported from its module when first used, so a command loads only its own step
+# (a sweep's launchers and a report's plots are not a build's).
+_MODULE_OF = {
+    **dict.fromkeys(("BuildResult", "build", "build_recommended", "leaf_methods",
+                     "render_files", "third_axis_block"), "building"),
+    **dict.fromkeys(("emit", "emit_options", "mpich_base", "write_emitted"), "emitting"),
+    **dict.fromkeys(("CollectiveReport", "ReportRequest", "ReportResult", "report"),
+                    "reporting"),
+    **dict.fromkeys(("SweepRequest", "SweepResult", "sweep"), "sweeping"),
+}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name):
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_MODULE_OF[name]}"), name)
+
+
+def __dir__():
+    return __all__
