@@ -1,24 +1,13 @@
 """`collsel report TABLE... [--collective C] --out DIR`: one collective's report, or, when the
-tables hold several and no --collective is given, each one's report and an overview page."""
-import argparse
-import math
-import os
-import shutil
-import sys
-import tempfile
-import time
+tables hold several and no --collective is given, each one's report and an overview page. This
+module holds the flags and prints; collsel.pipeline.report writes the report."""
+import dataclasses
 
+from collsel import pipeline
 from collsel.commands.options import (add_criterion_option, add_launches_option,
-                                      add_table_options, load_launches, load_table_and_map,
-                                      map_settings, percent, read_tables)
-from collsel.commands.stats import depths_option, thresholds_option
-from collsel.core import (algorithms, decision_map, out_of_sample, probe_latency, recommend,
-                          recommendation, table, tree, treefile, values)
-from collsel.core.files import write_directory
-from collsel.errors import InputError
-from collsel.sources import launch_tables
-from collsel.sinks.report.compute import (DEPLOY_TARGETS, MAX_THRESHOLDS, ProbePairs,
-                                          Recommended, ReportOptions, check_size, count)
+                                      add_table_options, percent)
+from collsel.core import recommend, tree
+from collsel.sinks.report.compute import count
 from collsel.commands import add_command
 
 
@@ -82,225 +71,40 @@ def register(sub):
     p.set_defaults(run=run_report)
 
 
-def _check_out(path):
-    """--out must be a directory collsel can write into (checked before the long work). Access
-    bits do not stop root, so a temporary directory is made where the report's will be."""
-    values.output_directory(path)
-    parent = os.path.dirname(os.path.abspath(path))
-    try:
-        if os.path.isdir(parent):
-            shutil.rmtree(tempfile.mkdtemp(dir=parent, prefix=".collsel-probe-"))
-    except OSError as e:
-        raise InputError(f"--out {path}: cannot write in {parent}: {e.strerror or e}") from None
-
-
-# The names of the files a report wrote, so a rerun can remove the ones it no longer makes.
-REPORT_MANIFEST = "report-files.txt"
+def request(args) -> pipeline.ReportRequest:
+    """The report of the parsed flags: every flag is a field of the request, as given."""
+    return pipeline.ReportRequest(**{f.name: getattr(args, f.name)
+                                     for f in dataclasses.fields(pipeline.ReportRequest)})
 
 
 def run_report(args):
-    start = time.monotonic()
-    # Every flag is checked before the long work, and the output directory too, so a bad one is
-    # one line and nothing written.
-    depths = depths_option(args.depths)
-    thresholds = thresholds_option(args.thresholds, limit=MAX_THRESHOLDS)
-    if not (math.isfinite(args.budget) and args.budget >= 0):
-        raise InputError(f"--budget {args.budget:g} is not a percentage >= 0")
-    _check_out(args.out)
-    _deployed(args.deployed)
-
-    def progress(msg):
-        if not args.quiet:
-            print(f"collsel report: {msg} ({time.monotonic() - start:.1f} s)", file=sys.stderr)
-
-    from collsel.sinks.report import figure_pool
-    with figure_pool.pool() as workers:     # the recommendation's folds, then the figures
-        per_collective, read = overview_tables(args)
-        if per_collective:
-            return run_overview(args, per_collective, depths, thresholds, progress, workers, read)
-        # sets args.collective when inferred; the tables overview_tables read are not read again
-        measured, dmap = load_table_and_map(args, read and [read[p] for p in args.tables])
-        report, files, _ = collective_report(args, measured, dmap, depths, thresholds,
-                                             progress, workers)
-    write_directory(args.out, files, manifest=REPORT_MANIFEST)
-    print_summary(args.out, report, files)
+    print_result(pipeline.report(request(args)))
     return 0
 
 
-def collective_report(args, measured, dmap, depths, thresholds, progress, workers=None):
-    """(report dict, {file name: bytes}, the recommendation's figures) of one collective, its
-    plots drawn by `workers` (figure_pool.pool()) when given."""
-    tree_dir = _tree_dir(args)
-    options = ReportOptions(tuple(args.tables), args.collective, args.z, depths,
-                            tuple(thresholds), args.budget, tuple(args.model_tables or ()),
-                            args.split, args.leaf, tree_dir,
-                            os.path.isfile(os.path.join(tree_dir, "tree.json")),
-                            _deployed(args.deployed))
-    check_size(dmap, options)
-    mmap = None
-    if args.model_tables:
-        mmap = decision_map.build_map(model_table(args.model_tables, args.collective), args.z)
-    with launch_tables.shared_parses():
-        journal, launches = load_launches(args)
-        probe = probe_pairs(journal, args.collective)
-    recommended = recommended_tree(dmap, measured, args, journal, launches, workers)
-    progress("recommended tree built and scored out of sample")
-    from collsel.sinks.report import compute, page   # matplotlib only when a report is made
-    report = compute.compute(dmap, table.summary(measured), options, recommended, mmap,
-                             progress, probe)
-    files = page.render_files(report, progress, recommended.tree_json, workers, args.png)
-    return report, files, recommended.figures
+def print_result(result: pipeline.ReportResult) -> None:
+    """What `collsel report` prints: each collective's summary, and an overview's table."""
+    for one in result.reports:
+        print_summary(one.out, one.report, one.files)
+    if result.overview is None:
+        return
+    from collsel.sinks.report import overview
+    for line in overview.text_lines(result.overview):
+        print(line)
+    print(f"{result.out}/index.html: overview of {len(result.reports)} collectives "
+          f"({', '.join(one.report.collective for one in result.reports)}); largest held-out "
+          f"gain over the default: {result.overview['largest_gain'] or 'none'}")
 
 
 def print_summary(out, report, files):
-    rec = report["recommendation"]
+    rec = report.recommendation
     pen = "n/a" if rec["penalty_mean"] is None else f"{rec['penalty_mean']:.2f}%"
     print(f"{out}/index.html: {len(files)} files; recommended tree ({rec['split']} split, "
           f"{rec['leaf']} leaves): {count(rec['nodes'], 'node', 'nodes')}, "
           f"{count(rec['leaves'], 'leaf', 'leaves')}, in-sample mean penalty {pen}"
           + (f"; chosen by criterion {rec['scored_by']}" if rec.get("scored_by") else ""))
-    for w in report["warnings"]:
+    for w in report.warnings:
         if w["tree"] == "recommended":
             print(f"{out}/index.html: warning: {w['column']}, the recommended tree's mean "
                   f"penalty {w['tree_mean']:.2f}% is above that of {w['against_name']} "
                   f"({w['other_mean']:.2f}%)")
-
-
-def _tree_dir(args):
-    """The absolute directory the report's build command writes the tree to."""
-    return os.path.abspath(args.tree_dir or f"tree-{args.collective}")
-
-
-def _deployed(given):
-    """--deployed TARGET=PATH,... as ((target, absolute path), ...), each checked: a known
-    target, given once, and a file or directory that exists."""
-    found = {}
-    for text in given or ():
-        target, sep, path = text.partition("=")
-        if not sep or not path:
-            raise InputError(f"--deployed {text!r}: expected TARGET=PATH, e.g. "
-                             "ompi-rules=tune/rules.conf")
-        if target not in DEPLOY_TARGETS:
-            raise InputError(f"--deployed {text!r}: unknown target {target!r}; one of "
-                             f"{', '.join(DEPLOY_TARGETS)}")
-        if target in found:
-            raise InputError(f"--deployed: {target} given twice")
-        if not os.path.exists(path):
-            raise InputError(f"--deployed {text!r}: {path} does not exist")
-        found[target] = os.path.abspath(path)
-    return tuple(found.items())
-
-
-def overview_tables(args):
-    """({collective: [its tables]} when the report is an overview (no --collective, and the
-    tables hold several collectives) else None, {path: its table as read to find out} or None
-    when --collective is given). Each collective's journal is the one beside its table
-    (TABLE.launches), so --launches and --model-table, which name one file for one collective,
-    are refused here; so is a collective collsel does not know."""
-    if args.collective is not None:
-        return None, None
-    held, family, read = {}, {}, {}
-    for path in args.tables:
-        one = read[path] = read_tables([path])
-        for coll in sorted(set(one.collective.tolist())):
-            held.setdefault(coll, []).append(path)
-            family[coll] = one.family
-    if len(held) < 2:
-        return None, read
-    for flag, given in (("--launches", args.launches), ("--model-table", args.model_tables),
-                        ("--tree-dir", args.tree_dir), ("--deployed", args.deployed)):
-        if given:
-            raise InputError(f"{flag}: the tables hold {len(held)} collectives "
-                             f"({', '.join(held)}) and {flag} names files of one; give "
-                             f"--collective for that one's report (each table's journal "
-                             f"TABLE.launches is found beside it)")
-    for coll, paths in held.items():
-        try:
-            algorithms.check_collective(coll, family[coll])
-        except InputError as e:
-            raise InputError(f"{', '.join(paths)}: {e}") from None
-        values.output_directory(os.path.join(args.out, coll))
-    return held, read
-
-
-def run_overview(args, per_collective, depths, thresholds, progress, workers=None, read=None):
-    """Each collective's report in DIR/<collective>/ (as `--collective C` writes it, from the
-    tables holding C and the journal beside a single one) and the overview in DIR/index.html."""
-    from collsel.sinks.report import overview
-    parts, written = [], {}
-    for coll, paths in per_collective.items():
-        one = argparse.Namespace(**{**vars(args), "collective": coll, "tables": paths})
-        measured, dmap = load_table_and_map(one, read and [read[p] for p in paths])
-        report, files, figures = collective_report(
-            one, measured, dmap, depths, thresholds, lambda msg: progress(f"{coll}: {msg}"),
-            workers)
-        parts.append(overview.CollectiveReport(f"{coll}/index.html", report, figures))
-        written[coll] = (report, files)
-    doc = overview.overview(parts)
-    write_directory(args.out, overview.render_files(doc), manifest=REPORT_MANIFEST)
-    for coll, (report, files) in written.items():
-        write_directory(os.path.join(args.out, coll), files, manifest=REPORT_MANIFEST)
-        print_summary(os.path.join(args.out, coll), report, files)
-    for line in overview.text_lines(doc):
-        print(line)
-    print(f"{args.out}/index.html: overview of {len(parts)} collectives "
-          f"({', '.join(per_collective)}); largest held-out gain over the default: "
-          f"{doc['largest_gain'] or 'none'}")
-    return 0
-
-
-def model_table(paths, collective):
-    """The predicted rows of `collective` in --model-table files; refused, naming both
-    collectives, when they predict others only."""
-    predicted = read_tables(paths)
-    present = sorted(set(predicted.collective.tolist()))
-    if collective not in present:
-        raise InputError(f"--model-table {', '.join(paths)}: predicts {', '.join(present)}, but "
-                         f"the report is of {collective}; give a table predicted for "
-                         f"{collective}")
-    return predicted.select(collective)
-
-
-def probe_pairs(journal, collective):
-    """The probe-vs-latency pairs (core.probe_latency) when the sweep's journal has a probe_us
-    column (a sweep with --probe or --load-levels), else None: the report's section on whether
-    the probe predicts the latency (the paper's figure 2)."""
-    if journal is None:
-        return None
-    probed = launch_tables.read_launch_tables(journal, collective, "probe_us")
-    if not probed:
-        return None
-    levels = launch_tables.read_launch_tables(journal, collective, "load_level")
-    return ProbePairs(journal, probe_latency.from_launch_tables(probed, levels=levels))
-
-
-def recommended_tree(dmap, measured, args, journal, launches, workers=None):
-    """The tree `collsel build --recommend` writes for these arguments (core.recommend, the one
-    implementation; the same steps as commands/build.py), its command line and tree.json bytes,
-    and its out-of-sample figures of every kind beside the MPI's default, the best fixed method
-    and the exact map on the same folds (core.out_of_sample)."""
-    options = tree.BuildOptions(args.split or "balanced", args.leaf or "majority").check()
-    settings = map_settings(args)
-    t, figures = recommend.recommend(dmap, options, launches, settings, args.criterion, workers)
-    from collsel.sinks.report import figure_pool
-    figure_pool.warm(workers)   # the workers are done with the folds: matplotlib, while we score
-    out = _tree_dir(args)
-    rebuild = recommend.fold_builder(dmap, options, figures)
-    options = recommend.chosen_options(options, figures)
-    # absolute paths: the page is read from anywhere, and its commands must still work
-    command = recommend.build_command([os.path.abspath(t) for t in args.tables],
-                                      args.collective, options,
-                                      settings, journal if args.launches else None, out,
-                                      args.criterion)
-    recorded = recommend.recorded_options(options, t)
-    beyond = treefile.beyond_of(dmap, recommendation.beyond_decision(None, figures))
-    tree_json = treefile.dumps(treefile.tree_document(dmap, t, recorded, beyond)).encode("utf-8")
-    folds = out_of_sample.all_folds(measured, launches, settings, dmap=dmap)
-    rec = out_of_sample.tree_figures(folds, rebuild, recommend.nested_builders(figures))
-    exact = out_of_sample.tree_figures(folds, lambda m: tree.build_tree(m, options))
-    kinds = {kind: None if rec[kind] is None else {
-        "label": rec[kind]["label"], "folds": rec[kind]["folds"],
-        "recommended": rec[kind]["tree"], "exact": exact[kind]["tree"],
-        "default": rec[kind]["default"], "best_fixed": rec[kind]["best_fixed"]}
-        for kind in out_of_sample.KINDS}
-    return Recommended(t, options, figures, command, kinds, tree_json)

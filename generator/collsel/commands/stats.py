@@ -88,21 +88,6 @@ def format_stats(rows, fmt):
 MAX_THRESHOLDS = 100
 
 
-def depths_option(value, flag="--depths"):
-    """K of 'max depths 1..K': 1 up to the deepest tree collsel builds (core.values.DEPTH)."""
-    return values.integer(value, flag, 1, values.DEPTH[1])
-
-
-def thresholds_option(text, flag="--thresholds", limit=MAX_THRESHOLDS):
-    """The percentages of a comma list (empty items are skipped; at least one is needed)."""
-    items = [x for x in text.split(",") if x.strip()]
-    if not items:
-        raise InputError(f"{flag} '{text}': no percentage given (e.g. 60,80,95)")
-    if len(items) > limit:
-        raise InputError(f"{flag}: {len(items)} thresholds, at most {limit}")
-    return list(dict.fromkeys(values.percent(x, flag) for x in items))
-
-
 def run_probe_latency(args):
     """--probe-latency: the correlation table (core.probe_latency)."""
     from collsel.core import algorithms, probe_latency
@@ -150,8 +135,8 @@ def run_probe_latency(args):
 def run_stats(args):
     if args.probe_latency:
         return run_probe_latency(args)
-    depths = depths_option(args.depths)
-    thresholds = thresholds_option(args.thresholds)
+    depths = values.depths(args.depths)
+    thresholds = values.thresholds(args.thresholds, MAX_THRESHOLDS)
     table, dmap = load_table_and_map(args)
     journal, launches = load_launches(args)
     folds = out_of_sample.all_folds(table, launches, map_settings(args))

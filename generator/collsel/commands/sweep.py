@@ -1,18 +1,17 @@
-"""`collsel sweep`: measure every forced MPI algorithm into a performance table."""
+"""`collsel sweep`: measure every forced MPI algorithm into a performance table. This module
+holds the flags and prints; collsel.pipeline.sweep runs the sweep."""
 import argparse
-import os
-import re
-import shlex
+import dataclasses
 import sys
 
-from collsel.core import algorithms, names, sizes, values
-from collsel.core.files import write_file
-from collsel.errors import InputError
-from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
-from collsel.sources.sweep import (engine, launch_stats, load, paired, plan, racing, refine,
-                                   replay, run, shapes)
-from collsel.sources.sweep.sbatch import sbatch_script
+from collsel import pipeline
+from collsel.pipeline.sweeping import PROBE_DEFAULT, check_collective, collectives
+from collsel.sources.measure import launchers, mpi_home
+from collsel.sources.sweep import load, racing
 from collsel.commands import add_command
+
+__all__ = ["check_collective", "collectives", "register", "request", "print_result",
+           "run_sweep"]
 
 SWEEP_HELP = """\
 Measure every algorithm (and segment size) of one collective for each communicator size P and
@@ -120,7 +119,7 @@ def register(subparsers):
                             "still in the race there (adaptive: sources/sweep/racing.py)")
     stats.add_argument("--confidence", default=0.95, metavar="P",
                        help="paired: p_best a decided cell's best reaches (default 0.95)")
-    stats.add_argument("--equivalence", default="5", metavar="PCT",
+    stats.add_argument("--equivalence", default=5.0, metavar="PCT",
                        help="--refine: methods within +-PCT%% of the best count as equal "
                             "(default 5)")
 
@@ -192,449 +191,24 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, width=100, max_help_position=28)
 
 
-def collectives(family=None):
-    """The collectives the sweep can measure: the benchmark's own (what it reports of itself),
-    of those the MPI family (all families when None) has algorithms for."""
-    families = [family] if family else algorithms.FAMILIES
-    return [c for c in bench.capabilities().collectives
-            if any(c in algorithms.registry(f) for f in families)]
+def request(args) -> pipeline.SweepRequest:
+    """The sweep of the parsed flags: every flag is a field of the request, as given."""
+    return pipeline.SweepRequest(**{f.name: getattr(args, f.name)
+                                    for f in dataclasses.fields(pipeline.SweepRequest)})
 
 
-# --probe's default: 8 exchanges per pair, none started after 200 us; the probe's own limits
-# (include/collsel_probe.h: COLLSEL_PROBE_MAX_REPS, COLLSEL_PROBE_MAX_TIME_CAP_US).
-PROBE_DEFAULT = "8:200"
-PROBE_REPS_MAX = 100000
-PROBE_CAP_US_MAX = 1e9
-# Flag ranges that are not the benchmark's own (benchmark_program.py holds those).
-TIMEOUT_S = (0.0, 7 * 86400.0)          # --timeout: open below, a week above
-PROGRESS_S = (0.0, 86400.0)             # --progress-interval: open below, a day above
-SBATCH_TIME = re.compile(r"\d+(:\d{1,2}){0,2}|\d+-\d{1,2}(:\d{1,2}){0,2}")
-
-
-def _check_numbers(args):
-    """Every numeric flag, checked and converted in place (core.values ranges; the benchmark's
-    own option ranges from benchmark_program.py); one line naming the flag."""
-    apart = args.collective in plan.PER_METHOD.get(args.mpi, ())
-    why = plan.PER_METHOD_WHY.format(c=args.collective)
-    args.mode_note = None
-    if args.mode is None:
-        args.mode = "per-method" if args.mpi == "intel" else plan.mode_of(args.collective,
-                                                                          args.mpi)
-        if apart:
-            args.mode_note = f"note: {args.collective} is measured --mode per-method: {why}"
-    if apart and args.mode == "paired":
-        raise InputError(f"--collective {args.collective} --mode paired: {why}; measure it with "
-                         "--mode per-method (its default: leave --mode out)")
-    if args.mpi == "intel" and args.mode == "paired":
-        raise InputError("--mpi intel --mode paired: Intel MPI reads I_MPI_ADJUST_* in MPI_Init "
-                         "only (its MPI_T cvars take no effect at run time); use --mode "
-                         "per-method")
-    if args.launches is None:
-        args.launches = 5 if args.mode == "paired" else 3
-    args.launches = values.integer(args.launches, "--launches", *launch_stats.LAUNCHES)
-    args.seed = values.integer(args.seed, "--seed", 0, 2**64 - 1)
-    args.confidence = values.number(args.confidence, "--confidence", 0.0, 1.0)
-    args.equivalence = values.number(args.equivalence, "--equivalence", 0.0, 100.0) / 100.0
-    args.refine_budget = refine.parse_budget(args.refine)
-    if args.mode == "per-method":
-        for flag, given in (("--mpi mpich", args.mpi == "mpich"),
-                            ("--refine", args.refine is not None), ("--raw", args.raw),
-                            ("--strategy adaptive", args.strategy != racing.DEFAULT),
-                            ("--nodes/--ppn", args.nodes or args.ppn),
-                            ("--cluster", args.cluster is not None),
-                            ("--probe", args.probe), ("--load-levels", args.load_levels)):
-            if given and apart:
-                raise InputError(f"{flag}: --collective {args.collective} is measured --mode "
-                                 f"per-method ({why}), which takes no {flag}")
-            if given:
-                raise InputError(f"{flag} needs --mode paired (the per-method mode measures "
-                                 "Open MPI and Intel MPI only, one method per launch)")
-    args.load_levels = (load.parse_levels(args.load_levels) if args.load_levels is not None
-                        else None)
-    if args.load is not None and not args.load_levels:
-        raise InputError(f"--load {args.load} needs --load-levels (the levels to make)")
-    args.load = args.load or load.GENERATORS[0]
-    if args.load_levels and args.probe is None:
-        args.probe = PROBE_DEFAULT
-    if args.probe is not None:
-        args.probe = _probe(args.probe)
-    if args.load_levels and args.raw:
-        raise InputError("--raw with --load-levels: not supported yet (the raw parts are named "
-                         "by P and launch, not by level)")
-    args.time_cap = values.number(args.time_cap, "--time-cap", *bench.TIME_CAP_S)
-    args.rel_ci = values.number(args.rel_ci, "--rel-ci", *bench.REL_CI)
-    args.min_reps = values.integer(args.min_reps, "--min-reps", *bench.REPS)
-    args.max_reps = values.integer(args.max_reps, "--max-reps", args.min_reps, bench.REPS[1])
-    args.warmup = values.integer(args.warmup, "--warmup", *bench.WARMUP)
-    args.timeout = values.number(args.timeout, "--timeout", *TIMEOUT_S, low_open=True)
-    args.progress_interval = values.number(args.progress_interval, "--progress-interval",
-                                    *PROGRESS_S, low_open=True)
-    if args.sbatch_nodes is not None:
-        low, _, high = str(args.sbatch_nodes).partition("-")
-        first = values.integer(low, "--sbatch-nodes", *values.COMM_SIZE)
-        if high:
-            values.integer(high, "--sbatch-nodes (the maximum of MIN-MAX)", first,
-                           values.COMM_SIZE[1])
-    if not SBATCH_TIME.fullmatch(args.sbatch_time.strip()):
-        raise InputError(f"--sbatch-time {args.sbatch_time!r} is not a Slurm time (MINUTES, "
-                         "H:MM:SS, D-HH, D-HH:MM:SS, ...)")
-    for flag, text in (("--sbatch-args", args.sbatch_args), ("--launcher-args",
-                                                             args.launcher_args)):
-        try:
-            shlex.split(text or "")
-        except ValueError as e:
-            raise InputError(f"{flag} {text!r}: {e} (one string of shell words)") from None
-        values.one_line(text, flag)
-
-
-def _probe(text):
-    """--probe REPS[:CAP_US], checked against the probe's limits, as 'REPS:CAP_US'."""
-    reps, _, cap = str(text).strip().partition(":")
-    reps = values.integer(reps, "--probe (REPS)", 1, PROBE_REPS_MAX)
-    cap = values.number(cap or PROBE_DEFAULT.split(":")[1], "--probe (CAP_US)", 0.0,
-                        PROBE_CAP_US_MAX)
-    return f"{reps}:{cap:g}"
-
-
-def _canonical(args, cfg, launcher_name, program=("collsel",), cluster=None):
-    """The sweep as explicit options, so a batch script or a log reproduces it exactly."""
-    if cfg.explicit:
-        grid = ["--nodes", ",".join(map(str, sorted({s.nodes for s in cfg.shapes}))),
-                "--ppn", ",".join(map(str, sorted({s.ppn for s in cfg.shapes})))]
-    else:
-        grid = ["--comm-sizes", ",".join(map(str, cfg.comm_sizes))]
-    parts = [*program, "sweep", "--mode", cfg.mode, "--mpi", cfg.family, "--collective",
-             cfg.collective, "--out", os.path.abspath(cfg.out), *grid,
-             "--msg-sizes", ",".join(map(str, cfg.msg_sizes)),
-             "--algorithms", ",".join(f"{m.algorithm}:{m.segsize}" for m in cfg.methods
-                                      if m.algorithm != algorithms.BASELINE_ALGORITHM),
-             "--launches", str(args.launches),
-             "--time-cap", str(args.time_cap), "--rel-ci", str(args.rel_ci),
-             "--min-reps", str(args.min_reps), "--max-reps", str(args.max_reps),
-             "--warmup", str(args.warmup), "--timeout", str(args.timeout),
-             "--launcher", launcher_name]
-    if args.mpi_home:
-        parts += ["--mpi-home", os.path.abspath(args.mpi_home)]
-    if cluster is not None:
-        parts += ["--cluster", cluster.state_dir]
-    if cfg.mode == "paired":
-        parts += ["--seed", str(cfg.seed), "--confidence", str(cfg.confidence),
-                  "--equivalence", f"{100 * cfg.equivalence:g}"]
-        if cfg.strategy != racing.DEFAULT:
-            parts += ["--strategy", cfg.strategy]
-        if args.refine:
-            parts += ["--refine", args.refine.strip()]
-        if args.raw:
-            parts += ["--raw", os.path.abspath(args.raw)]
-        if args.probe:
-            parts += ["--probe", args.probe]
-        if args.load_levels:
-            parts += ["--load-levels", ",".join(args.load_levels), "--load", args.load]
-    if args.no_baseline:
-        parts.append("--no-baseline")
-    if args.mpi_home:
-        parts += ["--mpi-home", args.mpi_home]
-    if launcher_name == "srun":
-        parts += ["--srun-mpi", cfg.launcher.mpi_plugin]
-    if args.launcher_args:
-        parts += ["--launcher-args", args.launcher_args]
-    if args.bench:
-        parts += ["--bench", os.path.abspath(args.bench)]
-    if args.fault:
-        parts += ["--fault", args.fault]
-    if args.replay:
-        parts += ["--replay", os.path.abspath(args.replay)]
-    return shlex.join(parts)
+def print_result(result: pipeline.SweepResult) -> int:
+    """What `collsel sweep` prints of a sweep: a dry run's warnings on stderr and its plan on
+    stdout, the batch script written; returns the exit status."""
+    if result.sbatch is not None:
+        print(f"wrote {result.sbatch}; submit it with: sbatch {result.sbatch}")
+    if result.plan is not None:
+        print("\n".join(result.warnings), file=sys.stderr, end="\n" if result.warnings else "",
+              flush=True)
+        for line in result.plan:
+            print(line)
+    return result.status
 
 
 def run_sweep(args):
-    # Everything given is checked before anything is built, launched, read or written.
-    for flag in ("out", "emit_sbatch", "bench", "hostfile", "mpirun", "mpicc", "mpi_home",
-                 "map_by",
-                 "collective", "algorithms", "segsizes", "comm_sizes", "msg_sizes", "fault",
-                 "raw", "refine", "nodes", "ppn", "cluster", "probe", "load_levels", "replay"):
-        values.one_line(getattr(args, flag), "--" + flag.replace("_", "-"))
-    recording = _replayed(args)
-    values.output_file(args.out, "--out")
-    if args.raw is not None:
-        values.output_file(args.raw, "--raw")
-    if args.emit_sbatch is not None:
-        values.output_file(args.emit_sbatch, "--emit-sbatch")
-    install = mpi_home.resolve(args.mpi, args.mpi_home)
-    collective = check_collective(args.collective, args.mpi)
-    args.mpicc = args.mpicc or install.mpicc
-    _check_numbers(args)
-    methods = plan.plan_methods(collective, args.algorithms, args.segsizes,
-                                baseline=not args.no_baseline, family=args.mpi,
-                                mpich_version=(mpi_home.mpich_version(install)
-                                               if args.mpi == "mpich" and not recording
-                                               else None))
-    groups = _shapes(args)
-    comm_sizes = sorted({s.p for s in groups}) if groups else (
-        sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
-        else list(plan.DEFAULT_COMM_SIZES))
-    msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE,
-                                       name="message size (an int count in the benchmark)")
-                 if args.msg_sizes else sizes.default_msg_sizes())
-    if collective in bench.capabilities().sizeless:
-        if args.msg_sizes and msg_sizes != [0]:
-            raise InputError(f"--msg-sizes: {collective} has no message size; leave "
-                             "--msg-sizes out (or give 0)")
-        msg_sizes = [0]
-    if args.resume and args.force:
-        raise InputError("--resume and --force contradict each other")
-    left_out = []
-    if args.mode == "per-method" and not args.algorithms:
-        # a refused call ends a per-method launch: by default such a method is left out (as
-        # tune does), said; --algorithms naming it measures it anyway
-        left_out = plan.refused(collective, methods, comm_sizes, msg_sizes, args.mpi)
-        methods = [m for m in methods if m not in {x for x, _ in left_out}]
-    plan.check_benchmark_can(args.mode, methods, msg_sizes, args.max_reps, args.time_cap)
-
-    sbatch = args.emit_sbatch is not None
-    cluster = _cluster(args)
-    name = args.launcher or ("hostfile" if cluster is not None else "local")
-    if args.srun_mpi is not None and not (name == "srun" or sbatch):
-        raise InputError(f"--srun-mpi {args.srun_mpi} is for --launcher srun (or "
-                         f"--emit-sbatch), not --launcher {name}")
-    launcher = (replay.ReplayLauncher(recording, args.seed, collective, args.mpi, args.time_cap,
-                                      args.min_reps, args.max_reps, args.warmup) if recording
-                else launchers.make("srun" if sbatch else name, args.mpirun or install.mpirun,
-                                    args.launcher_args, args.hostfile, args.map_by,
-                                    for_script=sbatch, family=args.mpi, cluster=cluster,
-                                    mpi_plugin=args.srun_mpi, env=install.env))
-    if not sbatch:
-        launcher.check()
-    for shape in groups or ():
-        launcher.check_shape(shape.nodes, shape.ppn)
-    # --time-cap is Config.time_cap (Config.bench_options puts it first)
-    bench_args = ["--rel-ci", str(args.rel_ci),
-                  "--min-reps", str(args.min_reps), "--max-reps", str(args.max_reps),
-                  "--warmup", str(args.warmup)]
-    if args.fault:
-        bench_args += ["--fault", args.fault]
-    if args.probe:
-        bench_args += ["--probe", args.probe]
-    bench_args += _runtime(cluster, groups)
-    # A batch script for a real cluster builds the benchmark where it runs; the emulated
-    # cluster's nodes share this machine's files, so it is built now.
-    bench_path = "collsel_bench" if recording else _locate_bench(
-        args, install.env, build=not (args.dry_run or (sbatch and cluster is None)))
-    if cluster is not None and launcher.name == "srun":
-        _visible_on_the_nodes(args, bench_path, whole_sweep=sbatch)
-    argv0 = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "collsel"
-    argv0 = "collsel" if argv0 in ("collsel", "__main__.py", "cli.py") else argv0
-    cfg = plan.Config(
-        collective=collective, out=args.out, comm_sizes=comm_sizes, msg_sizes=msg_sizes,
-        methods=methods, launcher=launcher, bench_path=bench_path, bench_args=bench_args,
-        silence_timeout=args.timeout, resume=args.resume, force=args.force,
-        dry_run=args.dry_run,
-        command=shlex.join([argv0] + sys.argv[1:]),
-        progress_interval=args.progress_interval, launches=args.launches, rel_ci=args.rel_ci,
-        time_cap=args.time_cap,
-        mode=args.mode, family=args.mpi, mpi_home=install.home, seed=args.seed,
-        refine=args.refine_budget,
-        confidence=args.confidence, equivalence=args.equivalence, strategy=args.strategy,
-        raw=args.raw,
-        shapes=groups, links=cluster.describe() if cluster is not None else None,
-        probe=args.probe, load_levels=args.load_levels,
-        load=_load_generator(args, cluster, bench_path, check=not (args.dry_run or sbatch)),
-        scheduler=(load.SchedulerView(cluster)
-                   if cluster is not None and args.load_levels else None),
-        warnings=[line for line in (_oversubscribed(launcher, groups or shapes.plain(comm_sizes)),
-                                    _emulated_without_cluster(args, launcher),
-                                    args.mode_note) if line]
-        + [f"note: left out {why_out}: the per-method mode cannot mark it unusable per cell; "
-           "name it in --algorithms to measure it anyway" for _, why_out in left_out])
-    cfg.options = _canonical(args, cfg, launcher.name, cluster=cluster)
-
-    if sbatch:
-        # On the emulated cluster the script runs inside node n1's namespace: this Python and
-        # the package it imports (outside /tmp) rather than whatever `collsel` PATH finds.
-        program = (sys.executable, "-m", "collsel.cli") if cluster is not None else ("collsel",)
-        inner = _canonical(args, cfg, "srun", program, cluster) + " --resume"
-        text = sbatch_script(cfg, inner, args.sbatch_time, args.sbatch_nodes, args.sbatch_args,
-                             partition=cluster.partition if cluster is not None else None)
-        write_file(args.emit_sbatch, text)
-        os.chmod(args.emit_sbatch, 0o755)
-        print(f"wrote {args.emit_sbatch}; submit it with: sbatch {args.emit_sbatch}")
-        return 0
-    protocol = (replay.Replay if recording else paired.Paired if args.mode == "paired"
-                else run.PerMethod)(cfg)
-    if args.dry_run:
-        lines = engine.dry_run(protocol)
-        print("\n".join(cfg.warnings), file=sys.stderr, end="\n" if cfg.warnings else "",
-              flush=True)
-        for line in lines:
-            print(line)
-        return 0
-    try:
-        return engine.run(protocol, sys.stderr)
-    except KeyboardInterrupt:
-        # the sweep's explicit options (the table records them): a resume must match them
-        raise KeyboardInterrupt(f"continue with: {cfg.options} --resume") from None
-
-
-def _replayed(args):
-    """The replay.Recording of --replay (None without it); the grid, the algorithms and the MPI
-    not given default to the recording's. Refused with what a replay cannot answer."""
-    if args.replay is None:
-        return None
-    for flag, given in (("--mode per-method", args.mode == "per-method"), ("--raw", args.raw),
-                        ("--nodes/--ppn", args.nodes or args.ppn), ("--probe", args.probe),
-                        ("--cluster", args.cluster is not None),
-                        ("--load-levels", args.load_levels),
-                        ("--emit-sbatch", args.emit_sbatch)):
-        if given:
-            raise InputError(f"--replay with {flag}: a replay answers paired launches of plain "
-                             "P from the recorded table only")
-    recording = replay.load(args.replay)
-    if names.canonical(args.collective, collectives()) != recording.collective:
-        raise InputError(f"--collective {args.collective}: --replay {args.replay} records "
-                         f"{recording.collective}")
-    args.mpi = recording.family
-    args.comm_sizes = args.comm_sizes or ",".join(map(str, recording.comm_sizes))
-    args.msg_sizes = args.msg_sizes or ",".join(map(str, recording.msg_sizes))
-    forced = [x for x in recording.methods if x.algorithm != algorithms.BASELINE_ALGORITHM]
-    args.algorithms = args.algorithms or ",".join(f"{x.algorithm}:{x.segsize}" for x in forced)
-    if len(forced) == len(recording.methods):
-        args.no_baseline = True         # the recording has no default to replay
-    return recording
-
-
-def check_collective(collective, family):
-    """The --collective, if the benchmark runs it under `family`; one line otherwise."""
-    if family not in algorithms.FAMILIES:
-        raise InputError(f"--mpi {family}: collsel knows no {mpi_home.TITLE[family]} "
-                         "algorithms yet (core.algorithms has no catalogue of them)")
-    known = collectives(family)
-    collective = names.canonical(collective, collectives())     # 'MPI_Allreduce' (core.names)
-    if collective in known:
-        return collective
-    measures = f"the sweep's benchmark, collsel_bench, measures {', '.join(known)}"
-    if collective in collectives():
-        raise InputError(f"--collective {collective}: with --mpi {family} {measures} only "
-                         f"(collsel knows no {family} {collective} algorithms)")
-    if collective in algorithms.registry(family):
-        raise InputError(f"--collective {collective}: {measures} only ({collective} tables can "
-                         "be read by collsel ingest)")
-    raise InputError(f"--collective: unknown collective '{collective}'"
-                     f"{names.did_you_mean(collective, collectives())} ({measures})")
-
-
-def _oversubscribed(launcher, groups):
-    """One warning line when some launch puts more ranks on a machine than it has cores (the
-    emulated cluster's nodes all share this one), or None."""
-    over, cores = [], None
-    for shape in groups:
-        sharing = launcher.sharing(shape.p, shape.ppn or None)
-        if sharing and sharing[0] > sharing[1]:
-            where = f"{shape.nodes}x{shape.ppn}" if shape.explicit else ""
-            per_node = launcher.name == "srun" and not launcher.shares_this_machine
-            over.append(f"P={shape.p}" + (f" ({where})" if where else ""))
-            cores = f"{sharing[1]} cores" + (" per node" if per_node else "")
-    if not over:
-        return None
-    why = (" (the emulated nodes share this machine's cores)" if launcher.shares_this_machine
-           else "")
-    return (f"warning: {', '.join(dict.fromkeys(over))} on {cores}: oversubscribed{why}; "
-            "times include time-sharing of the cores between ranks, not what dedicated cores "
-            "would give")
-
-
-def _emulated_without_cluster(args, launcher):
-    """A note when srun runs on the emulated cluster (SLURM_CONF is its slurm.conf) without
-    --cluster: the sweep works, but without the cluster's settings; None otherwise."""
-    conf = os.environ.get("SLURM_CONF")
-    if args.cluster is not None or launcher.name != "srun" or not conf:
-        return None
-    from collsel.sources import cluster
-    try:
-        emulated = cluster.load()
-    except InputError:
-        return None
-    if os.path.realpath(emulated.slurm_conf) != os.path.realpath(conf):
-        return None
-    return (f"note: this allocation is on the emulated cluster ({emulated.state_dir}); "
-            "--cluster would add its settings: ranks unbound and yielding the shared cores, "
-            "one clock (--runtime global), the links in the table")
-
-
-def _load_generator(args, cluster, bench_path, check):
-    """The --load generator of --load-levels (sweep/load.py), its program checked when the sweep
-    runs here; None without levels."""
-    if not args.load_levels:
-        return None
-    generator = load.make(args.load, cluster, bench_path)
-    if check:
-        generator.check()
-    return generator
-
-
-def _runtime(cluster, groups):
-    """The benchmark's --runtime when one table mixes one-node and multi-node launches, so
-    every row has one meaning. The emulated nodes share this machine's clock: the global
-    runtime (latest end - earliest start; right when ranks share cores, see
-    docs/formats/benchmark-output.md).
-    Real nodes have their own clocks: the slowest rank's local time, on one node too.
-    Otherwise the benchmark decides (global on one node)."""
-    if cluster is not None:
-        return ["--runtime", "global"]
-    if groups and any(s.nodes > 1 for s in groups):
-        return ["--runtime", "local"]
-    return []
-
-
-def _shapes(args):
-    """The explicit nodes x ppn shapes of --nodes/--ppn, or None (a --comm-sizes sweep)."""
-    if args.nodes is None and args.ppn is None:
-        return None
-    if args.comm_sizes:
-        raise InputError("--comm-sizes cannot be given with --nodes/--ppn: P is nodes x ppn "
-                         "for every pair (drop --comm-sizes)")
-    if args.sbatch_nodes is not None:
-        raise InputError("--sbatch-nodes cannot be given with --nodes/--ppn: the batch script "
-                         "asks for max(--nodes) nodes")
-    return shapes.explicit(args.nodes, args.ppn)
-
-
-def _cluster(args):
-    """The emulated cluster of --cluster (collsel.sources.cluster.load), or None."""
-    if args.cluster is None:
-        return None
-    from collsel.sources import cluster
-    return cluster.load(args.cluster or None)
-
-
-# Each emulated node mounts its own directory over /tmp (sources/cluster): a batch script
-# running on a node cannot see this machine's /tmp.
-PRIVATE_ON_NODES = "/tmp"
-
-
-def _visible_on_the_nodes(args, bench_path, whole_sweep):
-    """One line when what srun starts on a node of the emulated cluster could not reach a file
-    it needs: the benchmark and its --raw parts; for the batch script (`whole_sweep`, the
-    sweep itself runs on a node) also the directory, --out, this Python and collsel."""
-    import collsel
-    paths = [("the benchmark", bench_path), ("--raw", args.raw)]
-    if whole_sweep:
-        paths += [("the current directory", os.getcwd()), ("--out", args.out),
-                  ("this Python", sys.executable),
-                  ("the collsel package", os.path.dirname(collsel.__file__))]
-    for what, path in paths:
-        if path is None:
-            continue
-        # The path as the node uses it, and where its links lead (a venv's python under /tmp
-        # links to /usr/bin, yet the node cannot reach the link itself).
-        for full in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
-            if full == PRIVATE_ON_NODES or full.startswith(PRIVATE_ON_NODES + "/"):
-                how = "--emit-sbatch" if whole_sweep else "--launcher srun"
-                raise InputError(f"{how} on the emulated cluster: {what} ({full}) is under "
-                                 f"{PRIVATE_ON_NODES}, which every node of the emulated "
-                                 "cluster replaces by its own: use a directory outside /tmp")
-
-
-def _locate_bench(args, env, build):
-    """The benchmark binary, built with --mpicc (the --mpi installation's compiler wrapper
-    unless given) in the installation's environment `env`."""
-    return bench.locate(args.bench, args.mpicc, build=build, env=env)
+    return print_result(pipeline.sweep(request(args)))

@@ -1,8 +1,8 @@
 """`collsel tune`: every collective of the benchmark on this machine or allocation, in one
 directory, within a time budget: paired sweep (coarse grid, then --refine), build --recommend,
-emit and report per collective, one Open MPI rules file. It builds and emits through
-collsel.pipeline, as `collsel build` and `emit` do, and hands the sweep and the report their
-typed requests; the plan, the directory and the refinement's budget are sources/tune's."""
+emit and report per collective, one Open MPI rules file. It sweeps, builds, emits and reports
+through collsel.pipeline, as the commands do, and prints what they print; the plan, the
+directory and the refinement's budget are sources/tune's."""
 import argparse
 import contextlib
 import io
@@ -165,14 +165,10 @@ class _Inner(argparse.ArgumentParser):
 
 
 def run_sweep(request, stdout=None):
-    """The sweep `request` (a pipeline.SweepRequest) in this process, through commands/sweep's
-    own parser and run function: its one entry point takes parsed flags, and a tune's recorded
-    sweep options are flags."""
-    parser = _Inner(prog="collsel")
-    sweep.register(parser.add_subparsers())
-    args = parser.parse_args(request.argv())
+    """The sweep `request` (a pipeline.SweepRequest) in this process, printed as `collsel
+    sweep` prints it (to `stdout` when given); returns its exit status."""
     with contextlib.redirect_stdout(stdout or sys.stdout):
-        return args.run(args)
+        return sweep.print_result(pipeline.sweep(request))
 
 
 def run_tune(args):
@@ -261,7 +257,7 @@ def _plan(args):
     version = (mpi_home.mpich_version(mpi_home.resolve(family, args.mpi_home))
                if family == "mpich" and not recording else None)
     for c in collectives:
-        if recording:       # the sweep replays the recorded methods (commands/sweep._replayed)
+        if recording:       # the sweep replays the recorded methods (pipeline/sweeping._replayed)
             methods[c] = len(recording.methods)
             continue
         every = sweep_plan.plan_methods(c, baseline=True, family=family, mpich_version=version)
@@ -363,15 +359,26 @@ def _collectives(text, family, placed):
 
 def _sweep_request(out, plan, grid, refine_s=None, dry_run=False):
     """The sweep of `grid` into its table in tune DIR `out` (its --refine within `refine_s`
-    seconds when given), resumed when the table exists."""
+    seconds when given), resumed when the table exists. The plan records the sweep's options
+    as flags, so the sweep's own parser reads them, and the grid's after them."""
     table = layout.table(out, grid.collective)
     strategy = plan.strategy or racing.DEFAULT     # a tune.json of an older collsel: none
-    return pipeline.SweepRequest(
-        collective=grid.collective, out=table, options=plan.sweep_options,
-        launches=grid.launches, mode=grid.mode, comm_sizes=grid.comm_sizes,
-        msg_sizes=grid.msg_sizes, algorithms=grid.algorithms,
-        strategy=strategy if grid.mode == "paired" and strategy != racing.DEFAULT else None,
-        refine_s=refine_s, resume=os.path.exists(table), dry_run=dry_run)
+    words = ["sweep", f"--collective={grid.collective}", f"--out={table}",
+             *plan.sweep_options, f"--launches={grid.launches}", f"--mode={grid.mode}"]
+    if grid.comm_sizes:
+        words.append(f"--comm-sizes={','.join(map(str, grid.comm_sizes))}")
+    if grid.algorithms:
+        words.append(f"--algorithms={grid.algorithms}")
+    if grid.mode == "paired" and strategy != racing.DEFAULT:
+        words.append(f"--strategy={strategy}")
+    if grid.msg_sizes and tuple(grid.msg_sizes) != (0,):
+        words.append(f"--msg-sizes={','.join(map(str, grid.msg_sizes))}")
+    if refine_s is not None:
+        words.append(f"--refine={refine_s:.0f}s")
+    words += (["--resume"] if os.path.exists(table) else []) + (["--dry-run"] if dry_run else [])
+    parser = _Inner(prog="collsel")
+    sweep.register(parser.add_subparsers())
+    return sweep.request(parser.parse_args(words))
 
 
 def _preflight(plan):
@@ -555,10 +562,10 @@ class _Stages:
         if target and collective in known and os.path.exists(os.path.join(self.out, name)):
             deployed.append(f"{target}={os.path.join(self.out, name)}")
         with open(layout.log(self.out, collective), "a") as log, contextlib.redirect_stdout(log):
-            report.run_report(pipeline.ReportRequest(
+            report.print_result(pipeline.report(pipeline.ReportRequest(
                 tables=[layout.table(self.out, collective)], collective=collective, quiet=True,
                 tree_dir=layout.tree_dir(self.out, collective), deployed=deployed,
-                out=layout.report_dir(self.out, collective)))
+                out=layout.report_dir(self.out, collective))))
 
     def deploy_file(self):
         """(emit target, file name in DIR, the collectives it can hold) of the MPI's own

@@ -102,6 +102,23 @@ def number(value, name, low, high, where="", low_open=False) -> float:
     return result
 
 
+def depths(value, flag="--depths") -> int:
+    """K of 'max depths 1..K' (`collsel stats`, `collsel report`): 1 up to the deepest tree
+    collsel builds (DEPTH)."""
+    return integer(value, flag, 1, DEPTH[1])
+
+
+def thresholds(text, limit, flag="--thresholds") -> list:
+    """The accuracy thresholds (percentages) of a comma list, each once, in order (empty items
+    are skipped; at least one is needed, at most `limit`)."""
+    items = [x for x in text.split(",") if x.strip()]
+    if not items:
+        raise InputError(f"{flag} '{text}': no percentage given (e.g. 60,80,95)")
+    if len(items) > limit:
+        raise InputError(f"{flag}: {len(items)} thresholds, at most {limit}")
+    return list(dict.fromkeys(percent(x, flag) for x in items))
+
+
 def one_line(value, flag):
     """A path or word that goes into a command line, a batch script or a one-line message: no
     line breaks (a newline in --out would end a script's comment line and start a command)."""

@@ -1,4 +1,5 @@
-"""Everything the report shows, as one JSON-ready dict (report.json); plots and page read only it.
+"""Everything the report shows, as one Report record (its to_json() is report.json); plots and
+page read only that document.
 
 Input: the decision map (and optionally a model's predicted map), a summary of the table it came
 from, and typed options; nothing here reads files or knows the command line.
@@ -194,8 +195,41 @@ class ProbePairs:
     pairs: object               # core.probe_latency.Pairs, one pair per launch
 
 
+@dataclass(frozen=True)
+class Report:
+    """Everything one collective's report shows; to_json() is report.json (without the figures
+    page.render_files adds). The parts are JSON-ready: grids are nested lists, `null` where a
+    value does not exist."""
+    collective: str
+    family: str
+    mpi: str                    # the MPI's name in text (core.method_text.mpi_name)
+    options: dict               # the report's options as given (tables, z, depths, ...)
+    data: dict                  # the table's summary, axes, methods, cells and exact map
+    stats: list                 # one row per (split, leaf, limit) tree
+    pareto: dict                # the rows on the penalty / size fronts
+    pictured: list              # the pictured trees' panels
+    baselines: dict             # the MPI's own decision and the model-based choice
+    recommendation: dict        # the recommended tree, its panels and deploy steps
+    out_of_sample: dict         # sinks.report.robust.out_of_sample_table
+    warnings: list              # trees worse than a baseline out of sample
+    robust: dict                # the tie-set and candidate-count maps
+    probe_latency: dict | None  # the probe-vs-latency section of a probed sweep
+
+    def to_json(self) -> dict:
+        """report.json's document, its keys in their order."""
+        return {
+            "format": FORMAT, "version": VERSION, "collective": self.collective,
+            "family": self.family, "mpi": self.mpi, "options": self.options, "data": self.data,
+            "stats": self.stats, "pareto": self.pareto, "pictured": self.pictured,
+            "baselines": self.baselines, "recommendation": self.recommendation,
+            "out_of_sample": self.out_of_sample, "warnings": self.warnings,
+            "robust": self.robust, "resolution_us": resolution.RESOLUTION_US,
+            "penalty_bins": PENALTY_BINS, "not_measured": NOT_MEASURED, "unscored": UNSCORED,
+            "defer": DEFER, "probe_latency": self.probe_latency}
+
+
 def compute(dmap, table_summary, options, recommended, mmap=None, progress=None, probe=None):
-    """The report dict of a decision map. `table_summary` is core.table.summary() of the table
+    """The Report of a decision map. `table_summary` is core.table.summary() of the table
     behind it; `recommended` the Recommended tree; `mmap` the decision map of predicted tables
     (the model-based choice); `probe` the ProbePairs of a journal with a probe_us column."""
     check_size(dmap, options)
@@ -336,28 +370,16 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
     oos = robust.out_of_sample_table(dmap, rec_choice, recommended.out_of_sample)
     if progress:
         progress("baselines scored")
-    return {
-        "format": FORMAT, "version": VERSION, "collective": dmap.collective,
-        "family": dmap.family, "mpi": mpi,
-        "options": {"tables": list(options.tables), "z": options.z, "depths": options.depths,
-                    "thresholds": list(options.thresholds), "budget": budget,
-                    "model_tables": list(options.model_tables),
-                    "pictured_split": split, "pictured_leaf": leaf},
-        "data": data,
-        "stats": rows,
-        "pareto": pareto,
-        "pictured": pictured,
-        "baselines": baselines,
-        "recommendation": recommendation,
-        "out_of_sample": oos,
-        "warnings": robust.warnings(oos),
-        "robust": robust.cell_maps(dmap),
-        "resolution_us": resolution.RESOLUTION_US,
-        "penalty_bins": PENALTY_BINS, "not_measured": NOT_MEASURED, "unscored": UNSCORED,
-        "defer": DEFER,
-        "probe_latency": None if probe is None else probe_latency_section(dmap.collective,
-                                                                          probe),
-    }
+    return Report(
+        collective=dmap.collective, family=dmap.family, mpi=mpi,
+        options={"tables": list(options.tables), "z": options.z, "depths": options.depths,
+                 "thresholds": list(options.thresholds), "budget": budget,
+                 "model_tables": list(options.model_tables),
+                 "pictured_split": split, "pictured_leaf": leaf},
+        data=data, stats=rows, pareto=pareto, pictured=pictured, baselines=baselines,
+        recommendation=recommendation, out_of_sample=oos, warnings=robust.warnings(oos),
+        robust=robust.cell_maps(dmap),
+        probe_latency=None if probe is None else probe_latency_section(dmap.collective, probe))
 
 
 def probe_latency_section(collective, probe):

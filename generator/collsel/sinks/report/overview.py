@@ -1,7 +1,7 @@
 """The overview page of a report over several collectives: one row per collective (its methods
 and cells, the recommended tree's leaves, its out-of-sample penalty beside the MPI's default's
 and the best fixed method's, the criterion that chose it), each linking to the collective's own
-page. Input: each collective's report dict (compute.compute) and its recommendation's figures
+page. Input: each collective's Report (compute.compute) and its recommendation's figures
 (core.recommend's, which report.json keeps only as text); nothing here reads files or knows the
 command line.
 """
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from collsel.core.recommendation_figures import Recommendation
 from collsel.sinks.emit import render
 from collsel.sinks.report import page
+from collsel.sinks.report.compute import Report
 
 FORMAT = "collsel-report-overview"
 VERSION = 1
@@ -27,14 +28,14 @@ CHOICES = ("recommended", "default", "best_fixed")
 @dataclass(frozen=True)
 class CollectiveReport:
     link: str          # the collective's own page, relative to the overview's index.html
-    report: dict       # compute.compute's dict (what report.json holds)
+    report: Report     # compute.compute's record (its to_json() is report.json)
     figures: Recommendation     # the recommendation's figures (core.recommend)
 
 
 def _held_out(report):
     """The headline held-out column: {kind, label, folds, and per choice its mean penalty and
     cells}, or None when no out-of-sample kind was computed."""
-    oos = report["out_of_sample"]
+    oos = report.out_of_sample
     at = {c["kind"]: i for i, c in enumerate(oos["columns"]) if c.get("available")}
     kind = next((k for k in HEADLINE_KINDS if k in at), None)
     if kind is None:
@@ -70,11 +71,11 @@ def _criterion(figures):
 
 def _row(part):
     r = part.report
-    rec, data = r["recommendation"], r["data"]
+    rec, data = r.recommendation, r.data
     held = _held_out(r)
     gain = (None if held is None or None in (held["default"], held["recommended"])
             else held["default"] - held["recommended"])
-    return {"collective": r["collective"], "mpi": r["mpi"], "family": r["family"],
+    return {"collective": r.collective, "mpi": r.mpi, "family": r.family,
             "link": part.link,
             "methods": sum(1 for m in data["methods"] if not m["defer"]),
             "comm_sizes": data["axes"][0]["count"], "msg_sizes": data["axes"][1]["count"],
@@ -82,7 +83,7 @@ def _row(part):
             "leaves": rec["leaves"], "nodes": rec["nodes"], "deferred": rec["deferred"],
             "why": rec["why"], "held_out": held, "criterion": _criterion(part.figures),
             "gain_over_default": gain,
-            "warnings": sum(1 for w in r["warnings"] if w["tree"] == "recommended")}
+            "warnings": sum(1 for w in r.warnings if w["tree"] == "recommended")}
 
 
 def overview(parts) -> dict:

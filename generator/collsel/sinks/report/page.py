@@ -1,4 +1,4 @@
-"""report.json and index.html (with the figures embedded) from the report dict."""
+"""report.json and index.html (with the figures embedded) from the Report (compute.py)."""
 import base64
 import json
 
@@ -8,11 +8,12 @@ from collsel.sinks.emit import load, render
 from collsel.sinks.report import compute, figure_pool
 
 
-def dumps(report):
-    """report.json's text: strict JSON, never NaN or Infinity (a number that is not finite is
-    a collsel bug, reported as one line, exit status 1)."""
+def dumps(document):
+    """The JSON text of `document` (Report.to_json() and the figures: report.json; or the
+    overview's): strict JSON, never NaN or Infinity (a number that is not finite is a collsel
+    bug, reported as one line, exit status 1)."""
     try:
-        return json.dumps(report, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
+        return json.dumps(document, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
     except ValueError as e:
         raise CollselError(f"report: a number is not finite ({e}); nothing written") from None
 
@@ -21,18 +22,19 @@ RECOMMENDED_TREE = "recommended-tree.json"
 
 
 def render_files(report, progress=None, tree_json=None, workers=None, png=False):
-    """{file name: bytes} of a report dict: report.json, index.html, every plot as SVG (and as
+    """{file name: bytes} of a Report: report.json, index.html, every plot as SVG (and as
     PNG with `png`), and the recommended tree's tree.json (`tree_json`, as `collsel build
     --recommend` writes it); the plots drawn by `workers` (figure_pool.pool()) when given."""
-    figures = figure_pool.render_all(json.loads(dumps(report)), workers, png,
+    document = report.to_json()
+    figures = figure_pool.render_all(json.loads(dumps(document)), workers, png,
                                      meanwhile=lambda: load("report.html.j2"))
     if progress:
         progress(f"{len(figures)} figures drawn")
-    report = dict(report, figures=[{"name": n, "caption": c, "svg": f"{n}.svg",
-                                    "png": None if raster is None else f"{n}.png",
-                                    "width_px": width}
-                                   for n, c, width, raster, _ in figures])
-    text = dumps(report)
+    document = dict(document, figures=[{"name": n, "caption": c, "svg": f"{n}.svg",
+                                        "png": None if raster is None else f"{n}.png",
+                                        "width_px": width}
+                                       for n, c, width, raster, _ in figures])
+    text = dumps(document)
     data = json.loads(text)          # the page sees exactly what report.json holds
     images = {n: "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
               for n, _, _, _, svg in figures}

@@ -3,6 +3,7 @@ commands write; the typed requests of the sweep and the report are what their pa
 the same flags; tune's dry runs show a failing sweep's stderr; the refinement's budget policy
 (sources/tune/refinement.py) answers without a sweep when there is nothing to refine."""
 import argparse
+import dataclasses
 import io
 import json
 
@@ -10,6 +11,7 @@ import pytest
 
 from collsel import pipeline
 from collsel.commands import report as report_command, sweep as sweep_command, tune
+from collsel.core import tree
 from collsel.errors import CollselError, InputError
 from collsel.sources.tune import plan as tune_plan, refinement
 
@@ -45,7 +47,7 @@ def test_build_prints_from_the_result(tmp_path, capsys):
     done = run_in_process("build", table, "--max-depth", "2", "--out", tmp_path / "cli")
     assert done.returncode == 0, done.stderr
     built = pipeline.build([str(table)], out=str(tmp_path / "cli"),
-                           options=pipeline.tree.BuildOptions(max_depth=2).check())
+                           options=tree.BuildOptions(max_depth=2).check())
     build.print_built(built)
     printed = capsys.readouterr()
     assert (printed.out, printed.err) == (done.stdout, done.stderr)
@@ -80,22 +82,34 @@ def test_report_request_defaults_are_the_report_commands():
     assert parsed == vars(pipeline.ReportRequest(tables=["t.csv"], out="DIR"))
 
 
-def test_sweep_request_is_what_the_sweep_parses():
-    request = pipeline.SweepRequest(collective="barrier", out="t.csv", options=("--mpi=openmpi",),
-                                    launches=3, mode="paired", comm_sizes=(2, 4),
-                                    msg_sizes=(0,), refine_s=41.6, resume=True)
-    assert request.argv() == ["sweep", "--collective=barrier", "--out=t.csv", "--mpi=openmpi",
-                              "--launches=3", "--mode=paired", "--comm-sizes=2,4",
-                              "--refine=42s", "--resume"]
+def test_sweep_request_defaults_are_the_sweep_commands():
     parser = argparse.ArgumentParser()
     sweep_command.register(parser.add_subparsers())
-    args = parser.parse_args(request.argv())
-    assert (args.collective, args.out, args.launches, args.msg_sizes, args.resume) == (
-        "barrier", "t.csv", "3", None, True)
-    sized = pipeline.SweepRequest(collective="bcast", out="t.csv", msg_sizes=(1, 8),
-                                  algorithms="1:0", strategy="adaptive", dry_run=True)
-    assert sized.argv()[3:] == ["--algorithms=1:0", "--strategy=adaptive", "--msg-sizes=1,8",
-                                "--dry-run"]
+    parsed = vars(parser.parse_args(["sweep", "--collective", "bcast", "--out", "t.csv"]))
+    parsed.pop("run")
+    assert parsed == vars(pipeline.SweepRequest(collective="bcast", out="t.csv"))
+
+
+def test_a_tunes_sweep_request_is_its_grid_after_its_recorded_options(tmp_path):
+    """tune hands pipeline.sweep the request the sweep's parser makes of the plan's recorded
+    options and the grid's flags after them."""
+    grid = tune_plan.Grid("barrier", (2, 4), (0,), 3, 2, 3, "paired", 10.0, 5.0)
+    plan = dataclasses.replace(plan_of([grid]), sweep_options=(
+        "--mpi=openmpi", "--launches=9", "--time-cap=0.01"))
+    (tmp_path / "barrier").mkdir()
+    (tmp_path / "barrier" / "table.csv").write_text("")
+    request = tune._sweep_request(str(tmp_path), plan, grid, refine_s=41.6)
+    assert (request.collective, request.mpi, request.launches, request.time_cap) == (
+        "barrier", "openmpi", "3", "0.01")
+    assert (request.mode, request.comm_sizes, request.msg_sizes, request.refine) == (
+        "paired", "2,4", None, "42s")
+    assert request.resume and not request.dry_run and request.strategy == "coarse-refine"
+    sized = tune_plan.Grid("bcast", (2,), (1, 8), 3, 1, 3, "paired", 1.0, 0.0, "1:0")
+    request = tune._sweep_request(str(tmp_path), dataclasses.replace(plan, strategy="adaptive"), sized,
+                                  dry_run=True)
+    assert (request.msg_sizes, request.algorithms, request.strategy) == ("1,8", "1:0",
+                                                                         "adaptive")
+    assert request.dry_run and not request.resume
 
 
 def plan_of(grids, budget_s=15.0):
