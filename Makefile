@@ -301,7 +301,7 @@ measure-lmo:
 
 # runtime/collsel_mpi_table.h: what the C runtimes and the benchmark know of the MPIs (collectives,
 # Open MPI's catalogue and refusals per release, MPICH's names, the forcing variables), generated
-# from core/algorithms.py and core/fallbacks.py and committed; tests/unit/sinks/emit/test_mpi_table.py fails while
+# from core/mpi/algorithms.py and core/mpi/fallbacks.py and committed; tests/unit/sinks/emit/test_mpi_table.py fails while
 # it differs from a regeneration.
 .PHONY: regen-mpi-table
 regen-mpi-table:
@@ -531,7 +531,7 @@ corpus:
 	$(DOCS_PYTHON) speed/corpus/ingest.py --corpus $(SHARED)/corpus --out $(BUILD)/corpus
 
 # Every corpus table scored by `collsel evaluate` (interior leave-one-P-out, leave-one-m-out,
-# edge; as many held-out values each as build --recommend's own folds, core/fold_maps.py's
+# edge; as many held-out values each as build --recommend's own folds, core/evaluate/fold_maps.py's
 # MAX_FOLDS): the recommended tree beside the default, the best fixed method, exact and depth
 # 2/3/4 penalty trees, build --recommend's printed figure beside the direct one, and the count
 # of tables meeting each target (build/corpus-scoreboard/).

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-from collsel.core.method_text import chosen_text, leaves_text as leaves, mpi_name, stats_counts
+from collsel.core.mpi.method_text import chosen_text, leaves_text as leaves, mpi_name, stats_counts
 
 KINDS = ("launches", "leave_one_P_out", "leave_one_m_out")
 

@@ -153,7 +153,8 @@ def _methods(collective, family):
     """'34: basic_linear, chain (5 segment sizes), ...' of a sweep's default methods, the
     MPI's own decision (0) included, or '-' when the sweep does not measure it."""
     from collsel.commands import sweep
-    from collsel.core import algorithms, sizes
+    from collsel.core.io import sizes
+    from collsel.core.mpi import algorithms
     from collsel.sources.sweep import plan
     if collective not in sweep.collectives(family):
         return "-"
@@ -179,11 +180,11 @@ def support_page():
     default methods, the MPI's own decision included) and which emit targets, models and
     hierarchical methods take it, all read from the code."""
     from collsel.commands import sweep
-    from collsel.core import algorithms
+    from collsel.core.mpi import algorithms
     from collsel.sinks.emit import mpich_json, ompi_dec_fixed
     from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
     from collsel.sources.measure import benchmark_program as bench
-    from collsel.sources.models import lmo_predict, predict
+    from collsel.research.models import lmo_predict, predict
     every = sweep.collectives()
     sizeless = bench.capabilities().sizeless
     yes = lambda ok: "yes" if ok else "-"   # noqa: E731

@@ -1,4 +1,4 @@
-/* Generated from generator/collsel/core/algorithms.py and core/fallbacks.py by
+/* Generated from generator/collsel/core/mpi/algorithms.py and core/mpi/fallbacks.py by
  * `make regen-mpi-table` (collsel.sinks.emit.mpi_table): do not edit; edit the table there.
  * tests/unit/sinks/emit/test_mpi_table.py fails when this file differs from a regeneration.
  *
@@ -61,7 +61,7 @@ static const char *const collsel_mpi_coll_names[COLLSEL_MPI_NCOLL] COLLSEL_MPI_U
 };
 
 /* The name a tree blob's header carries for collective c (16 bytes at most): collsel's name,
- * or its short form (core/algorithms.py BLOB_NAMES). */
+ * or its short form (core/mpi/algorithms.py BLOB_NAMES). */
 static inline const char *collsel_mpi_blob_name(int c)
 {
     switch (c) {
@@ -165,7 +165,7 @@ struct collsel_mpi_refusal {
 };
 
 /* The distinct refusal lists, one entry per collective, and the Open MPI releases collsel states
- * refusals for (core/fallbacks.py OMPI_RELEASE_REFUSALS, with their sources), oldest first, each
+ * refusals for (core/mpi/fallbacks.py OMPI_RELEASE_REFUSALS, with their sources), oldest first, each
  * naming its list: releases with the same refusals share one. */
 #define COLLSEL_MPI_OMPI_REFUSAL_LISTS 1
 

@@ -6,7 +6,8 @@ import time
 
 import numpy as np
 
-from collsel.core import decision_map, penalty, tree
+from collsel.core.maps import decision_map
+from collsel.core.trees import penalty, tree
 
 SIDE, METHODS, REPEAT = 1024, 40, 3
 

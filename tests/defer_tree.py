@@ -12,7 +12,7 @@ choice at P = beyond is FORCED[...][1] for m < 2048, at beyond + 1 the defer.
 """
 import json
 
-from collsel.core import algorithms
+from collsel.core.mpi import algorithms
 
 P_VALUES = [2, 4, 8, 16]
 M_VALUES = [4**k for k in range(11)]

@@ -9,8 +9,9 @@ import sys
 
 import numpy as np
 
-from collsel.core import algorithms, candidates
-from collsel.core.recommendation_figures import CandidateRow, Recommendation, Selected
+from collsel.core.evaluate import candidates
+from collsel.core.mpi import algorithms
+from collsel.core.evaluate.recommendation_figures import CandidateRow, Recommendation, Selected
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -261,7 +262,7 @@ def run_in_process(*args):
 
 def recommendation_with(nested=None, compared=None, criterion="combined", fallback=None,
                         edge=None):
-    """A Recommendation (core.recommendation_figures) whose selection holds these figures, the
+    """A Recommendation (core.evaluate.recommendation_figures) whose selection holds these figures, the
     rest placeholders."""
     row = CandidateRow("exact, balanced split, majority leaves", 3, 1.0, {}, 0.0)
     return Recommendation(criterion, (), "why", selection=Selected(

@@ -6,7 +6,7 @@ parent of its node communicator and its ranks are node-consecutive, as MPICH's o
 smp for barrier and scan show in tests/integration/test_mpich_json_collectives.py)."""
 import re
 
-from collsel.core import algorithms
+from collsel.core.mpi import algorithms
 from collsel.sinks.emit import mpich_csel
 
 PRUNED = ("comm_type", "comm_size", "comm_hierarchy", "is_node_consecutive", "comm_avg_ppn")

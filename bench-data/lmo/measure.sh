@@ -36,7 +36,7 @@ cluster_up=0
 cleanup() { if [ "$cluster_up" = 1 ]; then collsel cluster down >/dev/null 2>&1 || true; fi; }
 trap cleanup EXIT INT TERM
 
-# Sizes well above tbf's 256 KiB bucket (sources/cluster/config.py TBF_BURST): a message that
+# Sizes well above tbf's 256 KiB bucket (cluster/config.py TBF_BURST): a message that
 # fits in a bucket refilled while its link idles passes unshaped, so below it the links are not
 # at their configured rates (the parallel schedule and the binomial trees idle links most).
 if [ "$SMALL" = 1 ]; then

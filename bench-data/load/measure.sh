@@ -75,7 +75,7 @@ hosts=$(seq -s, 1 "$P_MAX" | sed 's/\([0-9]*\)/n\1:1/g')
 for level in off high; do
     python3 - "$level" "$OUT" "$P_MAX" "$hosts" "$COST_CALLS" "${FIG_SIZES//,/ }" "$BIN" <<'EOF'
 import subprocess, sys
-from collsel.sources import cluster
+from collsel import cluster
 from collsel.sources.sweep import load
 level, out, p, hosts, calls, sizes, bin_dir = sys.argv[1:8]
 sizes = sizes.split()

@@ -3,7 +3,7 @@
  * counts its calls, their total time and a log-bucket histogram of their times in a fixed table
  * (no allocation after MPI_Init: a call costs two clock reads, one attribute lookup and a slot
  * update under a mutex); at MPI_Finalize each rank writes PREFIX.<world rank>.json, which
- * collsel.core.profile merges and checks. m is the one pmpi.c queries the trees with, so the
+ * collsel.core.io.profile merges and checks. m is the one pmpi.c queries the trees with, so the
  * profile's points are the trees' points. Works with or without COLLSEL_TREES: with trees the
  * times are those of the decided methods. */
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime */

@@ -63,7 +63,7 @@ enum lc_need { LC_NEED_COMMUTATIVE = 1, LC_NEED_EQUAL_COUNTS = 2 };
 /* The needs (enum lc_need bits) of method c of coll. */
 unsigned lc_force_needs(enum collsel_mpi_coll coll, const collsel_tree_choice *c);
 /* 0 when this MPI refuses the forced method c on comm_size ranks (the call would fail: Open MPI's
- * two_proc algorithms at P != 2, core/fallbacks.py); it then defers, traced as pass=unusable. */
+ * two_proc algorithms at P != 2, core/mpi/fallbacks.py); it then defers, traced as pass=unusable. */
 int lc_force_usable(enum collsel_mpi_coll coll, const collsel_tree_choice *c, int comm_size);
 /* What the flat method m->choice needs on the user's communicator comm (m->comm = comm and
  * m->owns_comm = 0 on entry). Open MPI: the shadow communicator (collective over comm); MPICH:

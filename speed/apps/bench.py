@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from collsel.core import profile as profiles
+from collsel.core.io import profile as profiles
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

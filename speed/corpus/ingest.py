@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from collsel import cli
-from collsel.core import algorithms, table as tables
-from collsel.core.method_text import size_text
+from collsel.core.maps import table as tables
+from collsel.core.mpi import algorithms
+from collsel.core.mpi.method_text import size_text
 
 # Every Trieste dataset is OSU's average over the ranks of each rank's mean time (--kind mean)
 # with the segment size left at coll/tuned's default, 0 = no segmentation (--segsize 0: none
@@ -218,7 +219,7 @@ def run_ingest(argv):
 def summarize(path):
     """Per table: its collective, P and m values, methods, measured cells, the (method, cell)
     pairs not measured, whether Open MPI's default (algorithm 0) was measured, and the rows
-    decisions leave out (core.fallbacks: where the forced method silently ran another)."""
+    decisions leave out (core.mpi.fallbacks: where the forced method silently ran another)."""
     t = tables.read_table(path, measured=True)
     comm_sizes, msg_sizes = np.unique(t.comm_size), np.unique(t.msg_size)
     keys = np.stack([t.algorithm, t.segsize, t.faninout], axis=1)

@@ -59,7 +59,7 @@ def main():
     ap.add_argument("--out", default="build/ragged")
     args = ap.parse_args()
     if args.max_folds is None:
-        from collsel.core.fold_maps import MAX_FOLDS
+        from collsel.core.evaluate.fold_maps import MAX_FOLDS
         args.max_folds = MAX_FOLDS
     os.makedirs(args.out, exist_ok=True)
     copy = os.path.join(args.out, os.path.basename(args.table))

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from collsel.core.fold_maps import MAX_FOLDS
+from collsel.core.evaluate.fold_maps import MAX_FOLDS
 
 CANDIDATES = ["--recommend", "", "--max-depth 2 --leaf penalty", "--max-depth 3 --leaf penalty",
               "--max-depth 4 --leaf penalty"]

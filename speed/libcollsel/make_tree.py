@@ -12,7 +12,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"))
 import defer_tree  # noqa: E402
-from collsel.core import algorithms  # noqa: E402
+from collsel.core.mpi import algorithms  # noqa: E402
 
 FORCED = {"patho": {"bcast": (3, 64), "reduce": (2, 64)},
           "hier": {"bcast": (algorithms.hier_id("bcast", 2, 1, 1), 0),

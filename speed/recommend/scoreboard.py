@@ -7,7 +7,7 @@ experiment (the largest P held out: the tree's edge decision kept there vs defer
     python speed/recommend/scoreboard.py TABLE[:COLLECTIVE]... [--before DIR]
 
 Figures are capped mean penalties (%) on the fold kinds the nested figure covers
-(core.recommendation.baseline_on_nested_folds): a trivial or fixed-size tree is not chosen, so
+(core.evaluate.recommendation.baseline_on_nested_folds): a trivial or fixed-size tree is not chosen, so
 its cross-validated figure is honest as it is. A Trieste fixture (trieste_tanjaderin_*.csv) is
 mapped to the canonical columns first. Then the two constructed cases, made from the Trieste
 bcast fixture: a sparse table (at every other communicator size, every method with an even
@@ -28,8 +28,9 @@ import tempfile
 import numpy as np
 
 from collsel.sources import launch_tables
-from collsel.core import decision_map, parallel, recommendation, table as tables
-from collsel.core.model_selection import LABELS
+from collsel.core.evaluate import parallel, recommendation
+from collsel.core.maps import decision_map, table as tables
+from collsel.core.evaluate.model_selection import LABELS
 
 TRIESTE = "trieste_tanjaderin_"
 COMPARED = ("default", "best_fixed", "exact", "depth_3_penalty")

@@ -1,7 +1,7 @@
 """Issue 40's comparison of tune's measuring strategies by replay: per table, `collsel tune
 --replay TABLE --strategy S --budget B%` for each strategy and budget; the tree each run ends
 with scored by its curve's last point (interior leave-one-P-out and leave-one-m-out on the full
-table, core/held_out.py through commands/tune_replay.score), beside the tree built from the
+table, core/evaluate/held_out.py through commands/tune_replay.score), beside the tree built from the
 full table itself, scored the same way once per table.
 
 Prints one line per table: the full table's figures, then per strategy the cost (% of the full
@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 from collsel.commands import tune_replay
-from collsel.core import table as table_io
+from collsel.core.maps import table as table_io
 
 STRATEGIES = ("coarse-refine", "adaptive")
 GAP = 0.5

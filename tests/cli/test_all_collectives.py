@@ -1,12 +1,12 @@
 """Every collective `ompi_info --param coll tuned` lists goes through build, query, stats and the
-emitters (c, blob, ompi-rules) from one algorithm table (core.algorithms), barrier with its one
+emitters (c, blob, ompi-rules) from one algorithm table (core.mpi.algorithms), barrier with its one
 message-size column; names and spellings resolve per collective."""
 import json
 
 import pytest
 
 from collsel import cli
-from collsel.core import algorithms
+from collsel.core.mpi import algorithms
 from collsel.errors import InputError
 from helpers import synthetic_table
 

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from collsel.core import algorithms, catalogue
+from collsel.core.mpi import algorithms, catalogue
 from helpers import FIXTURES, collsel
 
 SAVED = pathlib.Path(__file__).parents[1] / "data" / "ompi_info" / "coll-tuned-4.1.4.txt"

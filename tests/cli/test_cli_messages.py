@@ -1,5 +1,5 @@
 """The smaller points of issue "Lean": collective names as people type them (MPI_Allreduce) and
-"did you mean" (core/names.py); Ctrl-C says how to continue; ingest replaces its --out as build
+"did you mean" (core/io/names.py); Ctrl-C says how to continue; ingest replaces its --out as build
 and emit do; "1 collective"; the progress bar ends at ETA 0:00 and counts refinement; the
 paired time cap without binary noise; `collsel --help` and the README lead with tune; the
 support table generated from the code. The stand-in launcher and fake benchmark of
@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from collsel.core import names
+from collsel.core.io import names
 from collsel.sources.measure.progress import Progress
 
 from helpers import REPO, collsel, synthetic_table, write_fake_bench
@@ -37,7 +37,7 @@ def tools(tmp_path):
                                         ("mpi_reduce_scatter_block", "reduce_scatter_block"),
                                         ("Reduce-Scatter", "reduce_scatter"), ("bcast", "bcast")])
 def test_collective_names_as_typed(text, name):
-    from collsel.core import algorithms
+    from collsel.core.mpi import algorithms
     assert algorithms.given_collective(text) == name
 
 

@@ -41,7 +41,7 @@ def scored(tree, *tables_and_flags):
 def test_tree_default_and_peer_on_fresh_cells(tmp_path):
     tree = tree_of(tmp_path, "train", grid())              # algorithm 1 everywhere
     # fresh: algorithm 1 is 3x slower at (4, 1024), where algorithm 6 (20) is the fastest forced
-    # method (the reference, core.cell_cost) and the default (15) beats it: the tree pays 50 %
+    # method (the reference, core.maps.cell_cost) and the default (15) beats it: the tree pays 50 %
     fresh = write(tmp_path / "fresh.csv", grid(slow={(4, 1024, 1): 30.0}))
     # the peer has three of the four cells: 12/10, 15/20, 9/10 -> 20 %, -25 %, -10 %
     peer = write(tmp_path / "peer.csv", {(2, 1, 0): 12.0, (4, 1024, 0): 15.0, (4, 1, 0): 9.0})

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from collsel.core import extrapolation
+from collsel.core.trees import extrapolation
 
 from helpers import collsel, synthetic_table
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from collsel import cli
-from collsel.core import table
+from collsel.core.maps import table
 from collsel.sources.ingest import output
 
 MAP = "comm_size=P,msg_size=bytes,algorithm=alg,time_us=t(us)"

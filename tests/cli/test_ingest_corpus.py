@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from collsel import cli
-from collsel.core import table
+from collsel.core.maps import table
 from helpers import REPO, SHARED
 
 CORPUS = SHARED / "corpus"

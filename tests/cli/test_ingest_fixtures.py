@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from collsel import cli
-from collsel.core import table
+from collsel.core.maps import table
 
 FIX = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 if not FIX.is_dir():
@@ -35,7 +35,7 @@ def test_ten_osu_files_make_one_table_with_ten_methods(tmp_path, capsys):
                          "--comm-size", 8, "--segsize", 0)
     assert err == ""                                   # one statistic kind: no warning
     # 21 sizes x 10 algorithms, less the 7 rows where Open MPI silently ran another algorithm
-    # (core/fallbacks.py): split_bintree at 1 B, scatter_allgather(_ring) at m < P = 8
+    # (core/mpi/fallbacks.py): split_bintree at 1 B, scatter_allgather(_ring) at m < P = 8
     assert len(t) == 210 - 7
     assert set(t.comm_size.tolist()) == {8}
     assert set(t.msg_size.tolist()) == POW2(0, 20)     # 1 .. 1048576
@@ -104,7 +104,7 @@ def test_reprompi_summary(tmp_path, capsys):
     t, _, _ = ingest(tmp_path, capsys, FIX / "reprompi/reprompi_allreduce_p4_summary.txt",
                      "--algorithm", "ring", "--statistic", "mean")
     # 5 sizes, less the smallest (m < P: Open MPI's ring runs recursive doubling there, so
-    # the row is dropped when read: core/fallbacks.py)
+    # the row is dropped when read: core/mpi/fallbacks.py)
     assert len(t) == 4 and set(t.algorithm.tolist()) == {4}
     r = rows_at(t, msg_size=10000)                     # mean_sec 0.0000719138
     assert r.time_us[0] == pytest.approx(71.9138)
@@ -154,7 +154,7 @@ def test_skampi_pt2pt_demo_is_not_a_collective(tmp_path, capsys):
 @pytest.mark.parametrize("name,collective,rows,methods", [
     ("bcast", "bcast", 640, {0, 1, 3, 6}),     # Default, Basic Linear, Pipeline, Binomial
     # Default, Linear, Binomial, Rabenseifner; Rabenseifner's 28 rows at m < P dropped when read
-    # (it runs basic_linear there, core/fallbacks.py)
+    # (it runs basic_linear there, core/mpi/fallbacks.py)
     ("reduce", "reduce", 639 - 28, {0, 1, 5, 7}),
 ])
 def test_tanjaderin_csv_through_map(tmp_path, capsys, name, collective, rows, methods):

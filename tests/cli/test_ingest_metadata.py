@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from collsel import cli
-from collsel.core import table
+from collsel.core.maps import table
 
 FIX = Path("/work/shared/fixtures")
 pytestmark = pytest.mark.skipif(not FIX.is_dir(), reason="shared fixtures not present")

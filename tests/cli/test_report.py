@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from collsel import cli
-from collsel.core import decision_map, table, tree
+from collsel.core.maps import decision_map, table
+from collsel.core.trees import tree
 
 from helpers import collsel, read_points, synthetic_3d
 
@@ -82,7 +83,7 @@ def test_stats_recomputed_from_table_and_tree(report):
                 cell = times.get((p, m))
                 if not cell:
                     continue
-                reference = min(cell.values())    # the fastest forced method (core.cell_cost)
+                reference = min(cell.values())    # the fastest forced method (core.maps.cell_cost)
                 if (0, 0, 0) in methods and (p, m) in base:    # "defer to the MPI"
                     cell = {**cell, (0, 0, 0): base[(p, m)]}
                 chosen = methods[t.method[leaf]]
@@ -113,7 +114,7 @@ def test_stats_recomputed_from_table_and_tree(report):
 def test_baselines_recomputed(report):
     rep = report["json"]
     times, base = read_points(report["table"])
-    # against the fastest forced method (core.cell_cost): negative where the default beats it
+    # against the fastest forced method (core.maps.cell_cost): negative where the default beats it
     best = {k: min(v.values()) for k, v in times.items()}
     ompi = [100 * (base[k] / best[k] - 1) for k in sorted(times) if k in base]
     b = rep["baselines"]["ompi"]

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from collsel.core.algorithms import algorithm_name
+from collsel.core.mpi.algorithms import algorithm_name
 from collsel.sinks.emit.deploy import deploy_line, libcollsel
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -73,7 +73,7 @@ def test_mpich_deploy_lines(mpich):
 
 def test_worse_than_a_baseline_is_a_plain_warning(mpich):
     """Each (column, tree) where the tree's mean is above the MPI's own decision's or the best
-    fixed method's by more than one standard error of the per-cell difference (core.verdict:
+    fixed method's by more than one standard error of the per-cell difference (core.evaluate.verdict:
     a gap the noise explains is no verdict) is a warning naming both figures, recomputed here
     from the table."""
     rep = mpich["json"]
@@ -112,9 +112,9 @@ def test_zero_penalty_panel_says_so(mpich):
 
 def test_warning_on_stdout(tmp_path, monkeypatch, capsys):
     """A recommended tree worse than a baseline is also said on stdout, one line per finding
-    (core.verdict stubbed to find every baseline worse-off, so every column warns)."""
+    (core.evaluate.verdict stubbed to find every baseline worse-off, so every column warns)."""
     from collsel import cli
-    from collsel.core import verdict
+    from collsel.core.evaluate import verdict
     monkeypatch.setattr(verdict, "worse_than", lambda mine, others, margins=None: [
         (name, -1.0) for name, mean in others.items() if name == "default" and mine is not None])
     out = tmp_path / "r"

@@ -1,5 +1,5 @@
 """`collsel report` of a sweep with a probe_us column shows the probe-vs-latency section (the
-paper's figure 2: plot and Pearson/Spearman per (P, m, method), core.probe_latency), and a
+paper's figure 2: plot and Pearson/Spearman per (P, m, method), core.evaluate.probe_latency), and a
 report without one does not."""
 import json
 

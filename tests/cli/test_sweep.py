@@ -14,10 +14,10 @@ import time
 import numpy as np
 import pytest
 
-from collsel.core import table as tbl
-from collsel.core.files import write_file
-from collsel.core import sizes as size_notation
-from collsel.core.algorithms import Method
+from collsel.core.maps import table as tbl
+from collsel.core.io.files import write_file
+from collsel.core.io import sizes as size_notation
+from collsel.core.mpi.algorithms import Method
 from collsel.sources.sweep import journal as sweep_journal, plan
 
 from helpers import write_fake_bench

@@ -19,7 +19,7 @@ import sys
 import pytest
 
 import collsel as collsel_package
-from collsel.core import csvfile
+from collsel.core.io import csvfile
 from collsel.sources.measure import launchers, placement
 from collsel.sources.measure.placement import Expected
 from collsel.sources.sweep import journal as sweep_journal, shapes
@@ -359,7 +359,7 @@ def test_local_ranks_must_share_one_host(tmp_path, tools):
 # --- the emulated cluster's options, with a stand-in cluster.json ------------------------------
 
 def fake_cluster(state_dir, hostfile):
-    """A cluster.json as `collsel cluster up` writes it (sources/cluster/state.py), pointing at
+    """A cluster.json as `collsel cluster up` writes it (cluster/state.py), pointing at
     the stand-in hostfile; nothing runs."""
     state_dir.mkdir(exist_ok=True)
     nodes = [{"name": h, "netns": f"collsel-{h}", "address": f"198.18.0.{i + 1}",

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from collsel.core import csvfile
+from collsel.core.io import csvfile
 from collsel.sources.sweep import load
 
 needs_mpirun = pytest.mark.skipif(shutil.which("mpirun") is None,

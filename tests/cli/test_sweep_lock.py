@@ -16,7 +16,7 @@ import time
 import pytest
 
 from collsel import cli
-from collsel.core import table as tbl
+from collsel.core.maps import table as tbl
 from collsel.sources.sweep import journal as sweep_journal, lock as sweep_lock
 
 from helpers import write_fake_bench

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from collsel import cli
-from collsel.core import csvfile, table as tbl
+from collsel.core.io import csvfile
+from collsel.core.maps import table as tbl
 from collsel.sources.sweep import hygiene, journal as sweep_journal, lock as sweep_lock, ties
 
 from helpers import write_fake_bench

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from collsel.commands import sweep as sweep_command
-from collsel.core.algorithms import Method
+from collsel.core.mpi.algorithms import Method
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers
 from collsel.sources.sweep import estimate, journal as sweep_journal, plan

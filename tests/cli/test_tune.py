@@ -15,10 +15,11 @@ import time
 
 import pytest
 
-from collsel.core import algorithms, sizes
+from collsel.core.io import sizes
+from collsel.core.mpi import algorithms
 from collsel.errors import InputError
 from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
-from collsel.sources.tune import layout, plan
+from collsel.pipeline.tune import layout, plan
 
 from helpers import collsel, write_fake_bench
 from test_sweep import needs_mpirun, one_error_line
@@ -61,7 +62,7 @@ def test_thinning_keeps_both_ends_and_widens():
 
 def every_collective_plan(budget_s, comm_sizes=(2, 3, 4, 6, 8, 12, 16), shape_count=None):
     from collsel.commands import sweep
-    from collsel.core import sizes
+    from collsel.core.io import sizes
     from collsel.sources.sweep import plan as sweep_plan
     collectives = sweep.collectives("openmpi")
     methods = {c: len(sweep_plan.plan_methods(c)) for c in collectives}
@@ -100,7 +101,7 @@ def test_a_larger_budget_gives_a_finer_grid_and_p_never_drops_below_three():
 
 
 def test_refused_methods_are_those_whose_call_fails_somewhere_on_the_grid():
-    from collsel.core.algorithms import Method
+    from collsel.core.mpi.algorithms import Method
     methods = [Method(a, 0) for a in range(7)]
     assert [x.algorithm for x, _ in plan.refused("allgatherv", methods, (2, 3), (8,),
                                                   "openmpi")] == [5]
@@ -110,7 +111,7 @@ def test_refused_methods_are_those_whose_call_fails_somewhere_on_the_grid():
 
 def test_a_per_method_sweeps_time_counts_against_the_budget(tmp_path):
     # its journal has no launch lines: the table's run wall times are what it took
-    from collsel.sources.tune import refinement
+    from collsel.pipeline.tune import refinement
     (tmp_path / "allgatherv").mkdir()
     (tmp_path / "allgatherv" / "table.csv").write_text(
         "# run.1.wall_s=31.6\n# run.2.wall_s=2.4\ncollective,comm_size\n")
@@ -392,7 +393,7 @@ def test_mpich_tune_writes_the_selection_file_not_rules(tmp_path):
 def test_undecided_cells_of_a_table_are_those_the_refinement_counts(tmp_path):
     """One rule: refine.undecided_in_table (tune's summary) finds the count the sweep's own
     --refine records."""
-    from collsel.core import csvfile
+    from collsel.core.io import csvfile
     from collsel.sources.sweep import refine
     bench = write_fake_bench(tmp_path / "fake_bench.sh")
     out = tmp_path / "b.csv"

@@ -1,6 +1,6 @@
 """From `collsel tune` to a running application (issue "Lean"): the summary names each tree's
 methods and says where it defers, scores a deferring tree as the default, one definition of the
-default's figure (core.headline) in the summary, build's printout and the report; the deploy
+default's figure (core.evaluate.headline) in the summary, build's printout and the report; the deploy
 lines (absolute, libcollsel built or built first); the blobs where COLLSEL_TREES=DIR finds
 them; the report's deploy box pointing at the tune's own files, or at nothing to deploy.
 
@@ -16,9 +16,10 @@ import subprocess
 import pytest
 
 from collsel.commands import tune_summary
-from collsel.core import algorithms, headline, method_text
+from collsel.core.evaluate import headline
+from collsel.core.mpi import algorithms, method_text
 from collsel.sinks.emit import deploy
-from collsel.sources.tune import layout, plan as tune_plan
+from collsel.pipeline.tune import layout, plan as tune_plan
 
 from helpers import REPO, collsel
 from test_sweep import one_error_line

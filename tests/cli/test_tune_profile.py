@@ -9,8 +9,10 @@ import pathlib
 
 import pytest
 
-from collsel.core import algorithms, table as perf_table, treefile
-from collsel.sources.tune import layout, plan as tune_plan, profile_region
+from collsel.core.maps import table as perf_table
+from collsel.core.mpi import algorithms
+from collsel.core.trees import treefile
+from collsel.pipeline.tune import layout, plan as tune_plan, profile_region
 
 from helpers import collsel, write_fake_bench
 from test_sweep import needs_mpirun, one_error_line

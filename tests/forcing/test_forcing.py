@@ -1,6 +1,6 @@
 """Proof that paired-mode forcing takes under Open MPI, for every method of the 14 collectives
 coll/tuned can force, observed from inside the library; that the benchmark's m is the quantity
-coll/tuned's fixed decision computes; and that core.fallbacks predicts Open MPI's silent
+coll/tuned's fixed decision computes; and that core.mpi.fallbacks predicts Open MPI's silent
 fallbacks.
 
 collsel_coll_probe.c (the probe `collsel verify` runs, package data beside the benchmark), preloaded into every rank, counts the calls of Open MPI's base
@@ -18,18 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from collsel.core import algorithms, fallbacks
+from collsel.core.mpi import algorithms, fallbacks
 from collsel.sources.measure import benchmark_program as bench, coll_probe
 
 pytestmark = pytest.mark.skipif(
     shutil.which("mpirun") is None or shutil.which("mpicc") is None or shutil.which("cc") is None
     or not bench.source_path().is_file(), reason="Open MPI (mpirun, mpicc) and cc needed")
 
-# coll/tuned algorithm id -> the base function it calls (core.algorithms, which collsel verify
+# coll/tuned algorithm id -> the base function it calls (core.mpi.algorithms, which collsel verify
 # reads the probe with).
 FUNCTIONS = algorithms.OMPI_BASE_FUNCTIONS
 # Methods proven at -np 4: every algorithm with its parameters, except two_procs, which refuses
-# any P but 2 (core.fallbacks) and is proven at -np 2 by test_the_fallback_table_matches_the_library.
+# any P but 2 (core.mpi.fallbacks) and is proven at -np 2 by test_the_fallback_table_matches_the_library.
 SEGMENTED = {"bcast": {2: "2:0:2", 3: "3:1024", 6: "6:1024"}, "reduce": {2: "2:1024:2", 3: "3:1024"},
              "allreduce": {5: "5:1024"}}
 TWO_PROCS = {"allgather": 6, "allgatherv": 5, "alltoall": 5, "barrier": 5}
@@ -231,7 +231,7 @@ def fallback_points():
 def test_the_fallback_table_matches_the_library(probe, tmp_path, collective, method, nprocs, m,
                                                 entry):
     """The probe sees the method's communicator call the other algorithm's function exactly
-    where core.fallbacks predicts it; where the table predicts a refusal the benchmark reports
+    where core.mpi.fallbacks predicts it; where the table predicts a refusal the benchmark reports
     the method unusable at m (#@unusable.M)."""
     status, stderr, calls = run_probed(probe, tmp_path, collective, FORCING_ON, [method],
                                        str(m), nprocs)

@@ -12,7 +12,7 @@ mca_coll_tuned.so; 5.0 builds it into libmpi.so.40, whose calls of the ompi_coll
 functions go through the PLT (R_X86_64_JUMP_SLOT relocations): the probe interposes both. LOW
 and HIGH are chosen away from what the fixed decision runs there (FIXED, the same in 4.1.4 and
 5.0.11 at these points), so the fixed decision cannot pass for the file; no method falls back at
-P = 3 or 4 (core.fallbacks)."""
+P = 3 or 4 (core.mpi.fallbacks)."""
 import os
 import shutil
 import subprocess
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from collsel.core import fallbacks, rules_size
+from collsel.core.mpi import fallbacks, rules_size
 from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.measure import benchmark_program as bench, coll_probe
 from helpers import switching_table

@@ -1,6 +1,6 @@
 """Proof on real Open MPI 4.1.4 that one `collsel emit --target ompi-rules` file for several
 collectives takes effect at the message sizes of the tree, also where Open MPI's dynamic decision
-matches rules at P · m (core.rules_size: alltoall, allgather, gather).
+matches rules at P · m (core.mpi.rules_size: alltoall, allgather, gather).
 
 Per collective, a table in which method LOW is fastest below 1024 bytes (collsel's m: one rank's
 block) and HIGH from 2048, at P = 2, 4, 8; its exact tree; one rules file for all three. At P = 4
@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from collsel.core import rules_size
+from collsel.core.mpi import rules_size
 from helpers import switching_table
 from test_forcing import FUNCTIONS, _launch, outermost, probe  # noqa: F401 (probe: fixture)
 

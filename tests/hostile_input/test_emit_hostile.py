@@ -344,7 +344,7 @@ def test_known_holes_are_refused_by_query_and_emit(trees, tmp_path, edit, expect
 def test_free_text_in_a_tree_cannot_leave_its_comment(trees, tmp_path):
     """Names from the file are not used (they are re-derived), and category labels and the z
     column name, which may hold any text, are escaped in C comments."""
-    from collsel.core import treefile
+    from collsel.core.trees import treefile
     from collsel.sinks.emit.targets import EmitOptions, emit
     doc = copy.deepcopy(trees["3d-category"])
     doc["axes"][2]["name"] = "*/ int evil; /* ??/"
@@ -370,7 +370,7 @@ def test_free_text_in_a_tree_cannot_leave_its_comment(trees, tmp_path):
 
 def test_trees_made_in_memory_are_held_to_the_targets_limits(trees, tmp_path):
     """A library user can edit a loaded tree; the emitters check what they print themselves."""
-    from collsel.core import treefile
+    from collsel.core.trees import treefile
     from collsel.errors import InputError
     from collsel.sinks.emit.targets import EmitOptions, emit
     base = treefile.load(_write(tmp_path, trees["3d"]))

@@ -516,7 +516,7 @@ def expand(text, scratch, made):
         if key == "s":
             return str(scratch)
         if key == "presets":
-            from collsel.sources.models import params
+            from collsel.research.models import params
             return str(params.preset_path("gros").parent)
         kind, _, rel = key.partition(":")
         if key not in made:
@@ -725,10 +725,10 @@ def test_collective_inferred_builds_what_naming_it_builds(tmp_path, capsys):
 
 
 def test_one_size_grammar_for_every_option():
-    """core.sizes.parse_size reads every size and count option (and points files): K, M, G are
+    """core.io.sizes.parse_size reads every size and count option (and points files): K, M, G are
     2^10, 2^20, 2^30; lists take A-B ranges (powers of two between; every integer for
     communicator sizes); a refusal lists the accepted forms."""
-    from collsel.core import sizes
+    from collsel.core.io import sizes
     from collsel.errors import InputError
     assert [sizes.parse_size(t, "--x") for t in ("4096", "64K", "64KiB", "1M", "1G", "2^20")] \
         == [4096, 65536, 65536, 1 << 20, 1 << 30, 1 << 20]

@@ -12,8 +12,8 @@ import os
 import pytest
 
 from collsel import cli
-from collsel.core import table as tbl
-from collsel.sources.models import experiments, predict
+from collsel.core.maps import table as tbl
+from collsel.research.models import experiments, predict
 from collsel.sources.sweep import engine as sweep_engine
 
 OUT = "{tmp}/out.csv"
@@ -151,7 +151,7 @@ def test_unusable_output_paths_are_refused_up_front(capsys, scratch, no_work, ar
 
 def test_predict_into_proc_is_one_line(capsys, scratch):
     """/proc/x: refused with one line and nothing written (today by the atomic writer, after
-    the prediction: core.values.output_file accepts it, see the report)."""
+    the prediction: core.io.values.output_file accepts it, see the report)."""
     line = refused(capsys, scratch, ["model", "predict", "--preset", "gros", "--comm-sizes", "2",
                                      "--msg-sizes", "1", "--out", "/proc/x"])
     assert "/proc/x" in line
@@ -207,7 +207,7 @@ def test_predict_refuses_times_no_table_can_hold(capsys, scratch):
     """A prediction beyond a day (here from an absurd per-byte cost) would make a table the
     reader refuses: one line naming the cell, no output."""
     import json
-    from collsel.sources.models import params
+    from collsel.research.models import params
     doc = json.loads(open(params.preset_path("gros")).read())
     for method in doc["methods"]:
         method["tlop"]["L1p"] = 1e9

@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from collsel.core.flock import wait_exclusive
+from collsel.core.io.flock import wait_exclusive
 
 CLUSTER_ARGS = ("--nodes", "4", "--rate", "1gbit")
 
@@ -56,7 +56,7 @@ def _need_cluster_tools():
 def cluster_up():
     done = cluster_command("up", *CLUSTER_ARGS)
     assert done.returncode == 0, done.stderr
-    from collsel.sources.cluster import load
+    from collsel.cluster import load
     return load()
 
 
@@ -107,13 +107,13 @@ def _on_sigterm(signum, frame):
 
 @pytest.fixture(scope="session")
 def cluster():
-    """The loaded emulated cluster (collsel.sources.cluster.Cluster) of 4 nodes."""
+    """The loaded emulated cluster (collsel.cluster.Cluster) of 4 nodes."""
     _need_cluster_tools()
     _SESSION.take_the_machine()
     if os.environ.get("COLLSEL_TEST_REUSE_CLUSTER") == "1":
         done = cluster_command("up", *CLUSTER_ARGS)
         if done.returncode == 0 and "already up and healthy" in done.stderr:
-            from collsel.sources.cluster import load
+            from collsel.cluster import load
             _SESSION.reused = True
             yield load()
             return

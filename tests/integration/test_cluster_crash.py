@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from collsel.sources.cluster import names, processes
-from collsel.sources.cluster.layout import Layout
+from collsel.cluster import names, processes
+from collsel.cluster.layout import Layout
 
 # Outside /tmp (the nodes' slurmd have a private /tmp) and not the default directory, so `down`
 # run without --state-dir has to find it through what `up` recorded.

@@ -24,7 +24,7 @@ import subprocess
 import pytest
 
 from coll_trace import TRACE, UNIT
-from collsel.core import treefile
+from collsel.core.trees import treefile
 from collsel.sinks.emit import mpich_json
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

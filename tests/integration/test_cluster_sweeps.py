@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from collsel.core import csvfile
+from collsel.core.io import csvfile
 from collsel.sources.sweep import journal as sweep_journal
 from conftest import outside_tmp, under_tmp
 

@@ -24,7 +24,7 @@ import sys
 
 import pytest
 
-from collsel.core import intel_algorithms
+from collsel.core.mpi import intel_algorithms
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 HOME = pathlib.Path(os.environ.get("COLLSEL_INTEL_HOME", REPO / "build" / "mpis" / "intel"))

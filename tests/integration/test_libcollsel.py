@@ -33,8 +33,8 @@ import zlib
 import pytest
 
 from coll_trace import FUNCTIONS, TRACE as ALG_TRACE, UNIT
-from collsel.core import treefile
-from collsel.core.algorithms import MPICH_ALGORITHMS
+from collsel.core.trees import treefile
+from collsel.core.mpi.algorithms import MPICH_ALGORITHMS
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 HERE = pathlib.Path(__file__).resolve().parent
@@ -347,7 +347,7 @@ def test_collsel_trees_spec(trees, rules_driver, tmp_path):
 
 def test_mpich_names_are_collsels_mpich_algorithms():
     """force_mpich.c's id -> name table is the generated MPI table's (runtime/collsel_mpi_table.h,
-    from generator/collsel/core/algorithms.py; tests/unit/sinks/emit/test_mpi_table.py checks it is current)."""
+    from generator/collsel/core/mpi/algorithms.py; tests/unit/sinks/emit/test_mpi_table.py checks it is current)."""
     text = (REPO / "runtime" / "libcollsel" / "force_mpich.c").read_text()
     assert "collsel_mpi_mpich_names[coll]" in text
     assert not re.search(r'"scatter_ring_allgather"', text)

@@ -6,7 +6,7 @@
     every rule boundary; the coll/base function that ran (collsel_coll_probe.c, LD_PRELOAD)
     is the decided algorithm's; every result is correct. Calls the library must not force are
     passed and say why: allgatherv (4.1 registers its algorithm variable constant: MPI_T cannot
-    force it), a two_proc method the tree names at P != 2 (core/fallbacks.py: the call would
+    force it), a two_proc method the tree names at P != 2 (core/mpi/fallbacks.py: the call would
     fail). Without the library the same check fails (nothing is traced, the defaults run).
   - Variants (P = 3, 4): roots P-1, MPI_INT, MPI_IN_PLACE, a non-commutative op, unequal
     counts, an inter-communicator: results correct, passes only for the documented reasons.
@@ -27,7 +27,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from collsel.core import fallbacks, treefile
+from collsel.core.mpi import fallbacks
+from collsel.core.trees import treefile
 from collsel.sources.measure import coll_probe
 from test_libcollsel import (BIN, DYNAMIC_RULES, HERE, REPO, counts_of, expected_rules, launch,
                              library, query, run)
@@ -67,7 +68,7 @@ def checks_ok(stdout, expected):
 
 
 # MPICH 4.0.2 aborts in its "noncommutative" reduce-scatter algorithms at P not a power of two
-# (force_mpich.c); Open MPI's refusals are core/fallbacks.py's entries that fail the call
+# (force_mpich.c); Open MPI's refusals are core/mpi/fallbacks.py's entries that fail the call
 MPICH_POF2_ONLY = {"reduce_scatter": 2, "reduce_scatter_block": 1}
 
 
@@ -147,7 +148,7 @@ def probed(directory):
 
 def leaves(tree_json, points):
     """The tree's own leaf at each (P, m), (alg, segsize, faninout), before the refusal rule
-    that `collsel query` applies (core.fallbacks.refused)."""
+    that `collsel query` applies (core.mpi.fallbacks.refused)."""
     tree = treefile.load(tree_json)
     index = tree.decide([np.array([p for p, _ in points], dtype=np.int64),
                          np.array([m for _, m in points], dtype=np.uint64)], refusals=False)
@@ -203,7 +204,7 @@ def test_open_mpi_every_collective_decides_as_query(p, library, all_trees, progr
         if alg == 0 or refused("openmpi", c, pp, m, (alg, 0, 0)):
             continue
         # the outermost call is the forced algorithm's coll/base function even where it falls
-        # back (core/fallbacks.py: the fallback runs inside it, a nested call the probe skips)
+        # back (core/mpi/fallbacks.py: the fallback runs inside it, a nested call the probe skips)
         function = FUNCTIONS[c][alg]
         program_m = [x for x in sizes[c] if x == m] or sizes[c]   # alltoallv: decided at 0
         assert any(ran.get((function, x), 0) >= p for x in program_m), (c, pp, m, function,

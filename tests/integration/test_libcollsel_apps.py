@@ -83,7 +83,7 @@ def test_fortran_decides_as_query(family, binding, library, all_trees, mpich_tre
             if alg == 0 or refused(family, c, p, m, (alg, 0, 0)):
                 continue
             # the outermost call is the forced algorithm's coll/base function even where it
-            # falls back (core/fallbacks.py: the fallback runs inside it, a nested call)
+            # falls back (core/mpi/fallbacks.py: the fallback runs inside it, a nested call)
             function = FUNCTIONS[c][alg]
             assert ran.get((function, m), 0) >= P, (c, p, m, function)
             forced += 1

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from collsel.sources.models import lmo_experiments
+from collsel.research.models import lmo_experiments
 
 pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None or shutil.which("mpicc") is None,
                                 reason="Open MPI (mpirun, mpicc) not installed; run make setup")

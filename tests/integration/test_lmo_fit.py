@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from collsel.core.table import read_table
-from collsel.sources.models import lmo_experiments, lmo_params
+from collsel.core.maps.table import read_table
+from collsel.research.models import lmo_experiments, lmo_params
 
 pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None or shutil.which("mpicc") is None,
                                 reason="Open MPI (mpirun, mpicc) not installed; run make setup")

@@ -5,9 +5,9 @@ import json
 import subprocess
 import sys
 
-from collsel.sources.models import params
-from collsel.core import fallbacks
-from collsel.core.table import read_table
+from collsel.research.models import params
+from collsel.core.mpi import fallbacks
+from collsel.core.maps.table import read_table
 
 
 def run_cli(*argv, timeout=900):
@@ -34,7 +34,7 @@ def test_fit_predict_validate(tmp_path):
                    "--out", str(table))
     assert done.returncode == 0, done.stderr
     # every method at 4 P x 4 sizes; read for decisions, less the rows where Open MPI would
-    # silently run another algorithm (core/fallbacks.py: predictions too)
+    # silently run another algorithm (core/mpi/fallbacks.py: predictions too)
     every = read_table(table, measured=True)
     assert len(every) == 4 * 4 * 33
     falls_back = sum(not fallbacks.usable("bcast", int(a), int(p), int(m), int(s))

@@ -7,8 +7,8 @@ import csv
 import subprocess
 import sys
 
-from collsel.core.table import read_table
-from collsel.sources.models import params
+from collsel.core.maps.table import read_table
+from collsel.research.models import params
 
 METHODS = "basic_linear,binomial:0,knomial:8192"
 

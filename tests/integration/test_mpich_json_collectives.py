@@ -27,8 +27,9 @@ import sys
 
 import pytest
 
-from collsel.core import algorithms, treefile
-from collsel.core.flock import wait_exclusive
+from collsel.core.mpi import algorithms
+from collsel.core.trees import treefile
+from collsel.core.io.flock import wait_exclusive
 from collsel.sinks.emit import mpich_csel, mpich_json
 from collsel.sources.measure import mpich_base
 

@@ -35,8 +35,8 @@ import subprocess
 
 import pytest
 
-from collsel.core import treefile
-from collsel.core.flock import wait_exclusive
+from collsel.core.trees import treefile
+from collsel.core.io.flock import wait_exclusive
 from collsel.sinks.emit import mpich_json
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

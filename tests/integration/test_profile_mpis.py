@@ -2,7 +2,7 @@
 Fortran one (coll_check_fortran.F90, `use mpi_f08` under Open MPI, `use mpi` under MPICH) and an
 mpi4py one (libcollsel_mpi4py.py), under Debian's Open MPI 4.1 and MPICH 4.0, and the C program
 under Open MPI 5 and MPICH 5 of make setup-mpis where they are installed; P = 3, local, under
-`timeout`. Each profile is read back through its schema (core/profile.read) and holds exactly
+`timeout`. Each profile is read back through its schema (core/io/profile.read) and holds exactly
 the points the program calls (the mpi4py program: at least them; mpi4py adds its own object
 calls), with the calls per rank it makes, every rank and m as libcollsel computes it; no
 "libcollsel:" line (census without trees says nothing). Timings are not asserted."""
@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from collsel.core import profile
+from collsel.core.io import profile
 from test_libcollsel import BIN, HERE, OMPI_FLAGS, REPO, TIMEOUT_S, run
 
 P = 3

@@ -308,7 +308,7 @@ def test_report_page_in_chromium(browser, tmp_path):
             assert legend_beside_panels(geometry), (f["svg"], geometry)
         if f["name"].startswith(("penalty", "baselines")):
             for texts in browser.evaluate(PANEL_TEXTS):
-                # negative where the default beats every forced method (core.cell_cost)
+                # negative where the default beats every forced method (core.maps.cell_cost)
                 means = [t for t in texts
                          if re.fullmatch(r"mean -?\d+\.\d\d %, max -?\d+\.\d\d %", t)]
                 assert len(means) == 1, (f["svg"], texts)

@@ -1,5 +1,5 @@
 """A rules file from trees that pick two_proc in their P = 2 cell (which spans P = 3) runs on
-Debian's Open MPI 4.1.4 at P = 3: the file defers there (rule algorithm 0, core.fallbacks), so
+Debian's Open MPI 4.1.4 at P = 3: the file defers there (rule algorithm 0, core.mpi.fallbacks), so
 MPI_Alltoall and MPI_Allgather run Open MPI's fixed decision and give correct results. Before
 the rule, the file forced two_proc at P = 3 and the job aborted with
 MPI_ERR_UNSUPPORTED_OPERATION; the control launch (the same file with two_proc written back

@@ -58,7 +58,7 @@ def test_package_data_is_beside_the_package():
 
     from collsel.core import schemas
     from collsel.sources.measure import benchmark_program, coll_probe
-    from collsel.sources.models import params
+    from collsel.research.models import params
 
     package = pathlib.Path(collsel.__file__).resolve().parent
     found = [benchmark_program.source_path(), coll_probe.source_path(),

@@ -1,10 +1,12 @@
 """`collsel baseline`: how far the MPI's own decision (the algorithm-0 rows) is from the best
-measured method, per point, scored by core.penalty."""
+measured method, per point, scored by core.trees.penalty."""
 import numpy as np
 
 from collsel.commands.options import read_tables, the_collective
-from collsel.core import decision_map, penalty, values
-from collsel.core.method_text import method_text, mpi_name
+from collsel.core.io import values
+from collsel.core.maps import decision_map
+from collsel.core.trees import penalty
+from collsel.core.mpi.method_text import method_text, mpi_name
 from collsel.errors import InputError
 from collsel.commands import add_command
 

@@ -3,7 +3,10 @@ are collsel.pipeline.build's; this module reads the flags and prints)."""
 import sys
 
 from collsel import pipeline
-from collsel.core import extrapolation, headline, method_text, out_of_sample, values
+from collsel.core.evaluate import headline, out_of_sample
+from collsel.core.io import values
+from collsel.core.mpi import method_text
+from collsel.core.trees import extrapolation
 from collsel.errors import InputError
 from collsel.commands.options import (add_criterion_option, add_launches_option,
                                       add_table_options, add_tree_options, build_options,
@@ -119,7 +122,7 @@ def third_axis_line(block, family):
 def out_of_sample_line(block, family):
     """One line: the out-of-sample mean penalties of the tree, of the MPI's default and of the
     best fixed method ("nested" where the tree's figure is the recommendation's nested one:
-    core.out_of_sample.NESTED)."""
+    core.evaluate.out_of_sample.NESTED)."""
     parts = []
     for kind in out_of_sample.KINDS:
         f = block.get(kind)

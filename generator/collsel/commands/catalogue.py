@@ -1,8 +1,9 @@
 """`collsel catalogue`: the built-in algorithm tables checked against the installed MPI (Open
 MPI's coll/tuned through ompi_info, MPICH's algorithm variables through MPI_T)."""
-from collsel.core import catalogue, csvfile
-from collsel.core.algorithms import (MPICH_READ_FROM, MPICH_UNMEASURED, MPICH_VERSIONS,
-                                     TUNED_ALGORITHMS)
+from collsel.core.io import csvfile
+from collsel.core.mpi import catalogue
+from collsel.core.mpi.algorithms import (MPICH_READ_FROM, MPICH_UNMEASURED, MPICH_VERSIONS,
+                                         TUNED_ALGORITHMS)
 from collsel.sources.measure import mpich_cvars, ompi_info
 from collsel.commands import add_command
 

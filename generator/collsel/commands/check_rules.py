@@ -2,14 +2,17 @@
 collsel.sinks.emit.ompi_rules_reader), report every trap, and optionally evaluate it: at given
 points (--query, --points), against trees (--tree: per collective, where it decides otherwise
 than its tree, compared as `collsel emit` compares) or on measurements (--table: the penalty of
-its decisions, scored by core.penalty as every other chooser is)."""
+its decisions, scored by core.trees.penalty as every other chooser is)."""
 import sys
 
 import numpy as np
 
 from collsel.commands.options import read_tables, the_collective
-from collsel.core import csvfile, decision_map, method_text, names, penalty, sizes, treefile
-from collsel.core.algorithms import Method
+from collsel.core.io import csvfile, names, sizes
+from collsel.core.maps import decision_map
+from collsel.core.mpi import method_text
+from collsel.core.trees import penalty, treefile
+from collsel.core.mpi.algorithms import Method
 from collsel.errors import InputError, printable
 from collsel.sinks.emit import ompi_rules
 from collsel.sinks.emit.ompi_rules_reader import (COLLCOUNT, COLLECTIVE_IDS, COLLECTIVE_NAMES,
@@ -73,7 +76,7 @@ def _collective_id(text):
         raise InputError("--query/--points need --collective")
     if text.isdigit() and int(text) < COLLCOUNT:
         return int(text)
-    name = names.canonical(text, COLLECTIVE_IDS)        # 'MPI_Bcast' too (core.names)
+    name = names.canonical(text, COLLECTIVE_IDS)        # 'MPI_Bcast' too (core.io.names)
     if name in COLLECTIVE_IDS:
         return COLLECTIVE_IDS[name]
     raise InputError(f"--collective '{text}' is not an Open MPI collective name or id"
@@ -81,7 +84,7 @@ def _collective_id(text):
 
 
 def _point(p, m, where):
-    """(P, m) checked as `collsel query` checks them (core.values)."""
+    """(P, m) checked as `collsel query` checks them (core.io.values)."""
     return sizes.comm_size(p, where), sizes.msg_size(m, where)
 
 

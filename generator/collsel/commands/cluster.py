@@ -26,7 +26,7 @@ import signal
 import sys
 
 from collsel.errors import InputError
-from collsel.sources.cluster import config, lifecycle, names
+from collsel.cluster import config, lifecycle, names
 from collsel.commands import add_command
 
 

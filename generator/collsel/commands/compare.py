@@ -6,8 +6,10 @@ from dataclasses import replace
 import numpy as np
 
 from collsel.commands.options import add_table_options, map_settings, read_tables, select_each
-from collsel.core import deployed, out_of_sample, penalty, third_axis, tree, treefile
-from collsel.core.method_text import default_name
+from collsel.core.evaluate import deployed, out_of_sample
+from collsel.core.maps import third_axis
+from collsel.core.trees import penalty, tree, treefile
+from collsel.core.mpi.method_text import default_name
 from collsel.errors import InputError
 from collsel.commands import add_command
 
@@ -30,8 +32,8 @@ def register(sub):
                         "(e.g. one-launch sweeps at load levels drawn at random), the exact tree "
                         "of A with its third axis (--z, e.g. probe_us: asked at each fresh "
                         "cell's own value), the z-oblivious tree of A (the same runs with z "
-                        "pooled, core.third_axis.pooled) and the MPI's default: penalty mean, "
-                        "median, max of each (core.penalty)")
+                        "pooled, core.maps.third_axis.pooled) and the MPI's default: penalty mean, "
+                        "median, max of each (core.trees.penalty)")
     p.add_argument("--probe-cost-us", type=float, metavar="US",
                    help="with --fresh: what one probe costs (e.g. the median the example "
                         "program mpi_probe_query measures); adds the time the z-aware tree "
@@ -55,7 +57,7 @@ def register(sub):
 
 
 def compare(table_a, table_b, settings):
-    """{"A->B": figures, "B->A": figures} (core.out_of_sample.cross_table)."""
+    """{"A->B": figures, "B->A": figures} (core.evaluate.out_of_sample.cross_table)."""
     maps = {"A": settings.build(table_a), "B": settings.build(table_b)}
     out = {}
     for src, dst in (("A", "B"), ("B", "A")):

@@ -8,7 +8,7 @@ files go into the --out directory.
 import argparse
 
 from collsel import pipeline
-from collsel.core import values
+from collsel.core.io import values
 from collsel.sinks.emit.targets import TARGETS
 from collsel.commands import add_command
 

@@ -1,5 +1,5 @@
 """`collsel evaluate`: direct held-out evaluation of build configurations on a table
-(core.held_out: the protocol collsel is judged by)."""
+(core.evaluate.held_out: the protocol collsel is judged by)."""
 import argparse
 import contextlib
 import csv
@@ -8,8 +8,8 @@ import json
 import shlex
 import sys
 
-from collsel.core import build_config, held_out, model_selection
-from collsel.core.files import write_file
+from collsel.core.evaluate import build_config, held_out, model_selection
+from collsel.core.io.files import write_file
 from collsel.errors import InputError, printable
 from collsel.commands.options import (add_table_options, add_tree_options, build_options,
                                       map_settings, read_tables, select_collective)
@@ -104,7 +104,8 @@ def run_evaluate(args):
                   end="" if tty and done < total else "\n", file=sys.stderr, flush=True)
 
     if any(c.recommend for c in configs):
-        from collsel.core import parallel   # only here: a pool costs a plain evaluation time
+        # only here: a pool costs a plain evaluation time
+        from collsel.core.evaluate import parallel
     with (parallel.pool() if any(c.recommend for c in configs)
           else contextlib.nullcontext()) as workers:
         result = held_out.evaluate(table, configs, protocols, args.max_folds, progress,

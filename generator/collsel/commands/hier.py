@@ -7,9 +7,11 @@ import sys
 
 import numpy as np
 
-from collsel.core import algorithms, csvfile, table as table_mod, values
+from collsel.core.io import csvfile, values
+from collsel.core.maps import table as table_mod
+from collsel.core.mpi import algorithms
 from collsel.errors import InputError
-from collsel.sources.models import reduce as reduce_model
+from collsel.research.models import reduce as reduce_model
 from collsel.commands import add_command
 
 

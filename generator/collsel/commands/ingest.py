@@ -1,8 +1,10 @@
 """`collsel ingest`: existing benchmark results -> the canonical performance table."""
 import sys
 
-from collsel.core import algorithms, sizes, statistic, table, values
-from collsel.core.files import write_file
+from collsel.core.io import sizes, statistic, values
+from collsel.core.maps import table
+from collsel.core.mpi import algorithms
+from collsel.core.io.files import write_file
 from collsel.errors import InputError, printable
 from collsel.sources.ingest import assemble, common, csvmap, given, output
 from collsel.sources.ingest.common import read_lines

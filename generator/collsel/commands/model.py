@@ -16,14 +16,14 @@ import os
 import sys
 import time
 
-from collsel.core import sizes, values
-from collsel.core.files import write_file
-from collsel.core.table import read_table
+from collsel.core.io import sizes, values
+from collsel.core.io.files import write_file
+from collsel.core.maps.table import read_table
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
-from collsel.sources.models import experiments, fit, params, predict, validation
-from collsel.sources.models import lmo_experiments, lmo_fit, lmo_params, lmo_predict, lmo_score
-from collsel.sources.models.paper import paper_comparison
+from collsel.research.models import experiments, fit, params, predict, validation
+from collsel.research.models import lmo_experiments, lmo_fit, lmo_params, lmo_predict, lmo_score
+from collsel.research.models.paper import paper_comparison
 from collsel.sources.sweep import launch_stats, plan as sweep_plan
 from collsel.commands import add_command
 
@@ -172,7 +172,7 @@ def run_predict(args):
     if args.collective not in predict.TAU_LOP_COLLECTIVES:
         raise InputError(f"--collective {args.collective}: only "
                          f"{' and '.join(predict.TAU_LOP_COLLECTIVES)} has tau-Lop models "
-                         "(reduce models are in collsel.sources.models.reduce)")
+                         "(reduce models are in collsel.research.models.reduce)")
     ranks_per_node = (None if args.ranks_per_node is None else
                       sizes.parse_size(args.ranks_per_node, "--ranks-per-node",
                                        *values.COMM_SIZE, "ranks per node"))
@@ -232,13 +232,13 @@ def run_fit(args):
         meta = experiments.base_metadata()
     else:
         if args.cluster is not None:
-            from collsel.sources import cluster as emulated    # only fits on the cluster need it
+            from collsel import cluster as emulated    # only fits on the cluster need it
             cluster = emulated.load(args.cluster or None)
             net_nodes = len(cluster.node_names)
             if max(n for n, _ in placements) > net_nodes:
                 raise InputError(f"--nodes {args.nodes}: the emulated cluster has "
                                  f"{net_nodes} node{'s' if net_nodes != 1 else ''}")
-        # Measured whole, then written at once (core.files): an experiment file is never
+        # Measured whole, then written at once (core.io.files): an experiment file is never
         # written incrementally, so two fits into one file cannot interleave (the last wins).
         runner = experiments.Runner(mpirun=args.mpirun, bench_path=args.bench,
                                     time_cap=time_cap, cluster=cluster)
@@ -418,7 +418,7 @@ def _run_predict_lmo(args):
 def _lmo_runner(args, cluster_arg, time_cap, max_reps=1000, rel_ci=lmo_experiments.REL_CI):
     cluster = None
     if cluster_arg is not None:
-        from collsel.sources import cluster as emulated    # only runs on the cluster need it
+        from collsel import cluster as emulated    # only runs on the cluster need it
         cluster = emulated.load(cluster_arg or None)
     return lmo_experiments.Runner(mpirun=args.mpirun, bench_path=args.bench, time_cap=time_cap,
                                   max_reps=max_reps, rel_ci=rel_ci, cluster=cluster)

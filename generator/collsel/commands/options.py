@@ -2,7 +2,9 @@
 and journals, and the launch command of those that run a program (launch_words)."""
 import argparse
 
-from collsel.core import decision_map, model_selection, tree
+from collsel.core.evaluate import model_selection
+from collsel.core.maps import decision_map
+from collsel.core.trees import tree
 from collsel.errors import InputError
 from collsel.sources import launch_tables
 from collsel.sources.tables import read_tables, the_collective
@@ -41,7 +43,7 @@ def add_tree_options(p):
 
 
 def add_criterion_option(p, lead=""):
-    """--criterion of `build --recommend` and `report` (core.model_selection)."""
+    """--criterion of `build --recommend` and `report` (core.evaluate.model_selection)."""
     p.add_argument("--criterion", choices=model_selection.CRITERIA, default="combined",
                    help=f"{lead}what out of sample means when the recommended tree is chosen: "
                         "launches (the held-out launch), P (unmeasured communicator sizes), m "

@@ -1,6 +1,6 @@
 """`collsel profile --out FILE -- LAUNCH...`: run an unmodified MPI program under libcollsel in
 census mode (COLLSEL_CENSUS, runtime/libcollsel/census.c), merge the ranks' census files into
-one profile (core/profile.py) and print which collectives take the program's time, at which P
+one profile (core/io/profile.py) and print which collectives take the program's time, at which P
 and m. `collsel profile --show FILE` prints the summary of a profile written before."""
 import argparse
 import os
@@ -10,8 +10,8 @@ import subprocess
 import sys
 import tempfile
 
-from collsel.core import files, profile
-from collsel.core.method_text import size_text
+from collsel.core.io import files, profile
+from collsel.core.mpi.method_text import size_text
 from collsel.errors import CollselError, InputError, printable
 from collsel.sinks.emit import deploy
 from collsel.sources.measure import coll_probe

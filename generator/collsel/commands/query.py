@@ -1,8 +1,9 @@
 """`collsel query`: the decision of a tree.json for given points."""
 import sys
 
-from collsel.core import (csvfile, extrapolation, fallbacks, method_text, sizes, treefile,
-                          values)
+from collsel.core.io import csvfile, sizes, values
+from collsel.core.mpi import fallbacks, method_text
+from collsel.core.trees import extrapolation, treefile
 from collsel.errors import InputError
 from collsel.commands import add_command
 
@@ -75,7 +76,7 @@ def _point_text(loaded, point):
 
 def _refusal_text(loaded, leaf, point):
     """' (two_proc fails at P = 3: P != 2 ...)': why the point defers where the tree's leaf names a
-    method the MPI refuses there (core.fallbacks.refusal)."""
+    method the MPI refuses there (core.mpi.fallbacks.refusal)."""
     method = loaded.methods[leaf]
     entry = fallbacks.refusal(loaded.collective, method.algorithm, point[0], point[1])
     return (f" ({method_text.method_text(loaded.collective, method, loaded.family)} fails at "
@@ -111,7 +112,7 @@ NOTES_SHOWN = 5
 
 
 def _extrapolated(loaded, comm_sizes):
-    """One stderr line per queried P outside the measured P (core.extrapolation), so an answer
+    """One stderr line per queried P outside the measured P (core.trees.extrapolation), so an answer
     the data does not back is never silent; stdout keeps its format."""
     p_values = list(loaded.axes[0].values)
     above = loaded.beyond.above if loaded.beyond is not None else None

@@ -6,7 +6,8 @@ import dataclasses
 from collsel import pipeline
 from collsel.commands.options import (add_criterion_option, add_launches_option,
                                       add_table_options, percent)
-from collsel.core import recommend, tree
+from collsel.core.evaluate import recommend
+from collsel.core.trees import tree
 from collsel.sinks.report.compute import count
 from collsel.commands import add_command
 

@@ -4,10 +4,12 @@ import sys
 
 import numpy as np
 
-from collsel.core import baseline_warning, out_of_sample, penalty, tree, values
-from collsel.core.method_text import default_name
+from collsel.core.evaluate import baseline_warning, out_of_sample
+from collsel.core.io import values
+from collsel.core.trees import penalty, tree
+from collsel.core.mpi.method_text import default_name
 from collsel.errors import CollselError, InputError
-from collsel.core.files import write_file
+from collsel.core.io.files import write_file
 from collsel.commands.options import (add_launches_option, add_table_options,
                                       load_launches, load_table_and_map, map_settings)
 from collsel.sources import launch_tables
@@ -39,8 +41,8 @@ def register(sub):
 
 def stats_rows(dmap, depths, thresholds, folds=None):
     """Statistics of every (split, leaf rule, limit) combination, plus the exact tree: in-sample,
-    and out-of-sample on `folds` (core.out_of_sample.all_folds) when given, with the warnings
-    of core.baseline_warning (`warnings`, `worse_than`)."""
+    and out-of-sample on `folds` (core.evaluate.out_of_sample.all_folds) when given, with the
+    warnings of core.evaluate.baseline_warning (`warnings`, `worse_than`)."""
     rows = []
     for split, leaf, kind, value, opts in tree.limit_family(depths, thresholds):
         row = {"split": split, "leaf": leaf, "limit": kind, "value": value,
@@ -89,8 +91,9 @@ MAX_THRESHOLDS = 100
 
 
 def run_probe_latency(args):
-    """--probe-latency: the correlation table (core.probe_latency)."""
-    from collsel.core import algorithms, probe_latency
+    """--probe-latency: the correlation table (core.evaluate.probe_latency)."""
+    from collsel.core.evaluate import probe_latency
+    from collsel.core.mpi import algorithms
     path = launch_tables.journal_of(args.tables, args.launches)
     if path is None:
         raise InputError("--probe-latency needs the sweep's journal: TABLE.launches beside "

@@ -2,7 +2,7 @@
 directory, within a time budget: paired sweep (coarse grid, then --refine), build --recommend,
 emit and report per collective, one Open MPI rules file. It sweeps, builds, emits and reports
 through collsel.pipeline, as the commands do, and prints what they print; the plan, the
-directory and the refinement's budget are sources/tune's."""
+directory and the refinement's budget are pipeline/tune's."""
 import argparse
 import contextlib
 import io
@@ -14,15 +14,17 @@ import time
 
 from collsel import pipeline
 from collsel.commands import build, emit, report, sweep, tune_replay, tune_summary
-from collsel.core import algorithms, extrapolation, method_text, sizes, values
-from collsel.core.files import write_file
+from collsel.core.io import sizes, values
+from collsel.core.mpi import algorithms, method_text
+from collsel.core.trees import extrapolation
+from collsel.core.io.files import write_file
 from collsel.errors import CollselError, InputError
 from collsel.sinks.emit import mpich_json
 from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
 from collsel.sources.sweep import (estimate, launch_stats, plan as sweep_plan, racing, replay,
                                    shapes)
-from collsel.sources.tune import layout, plan as tune_plan, profile_region, refinement
+from collsel.pipeline.tune import layout, plan as tune_plan, profile_region, refinement
 from collsel.commands import add_command
 
 COARSE, SHARE = tune_plan.COARSE_LAUNCHES, f"{tune_plan.COARSE_SHARE:.0%}"
@@ -247,7 +249,7 @@ def _plan(args):
         comm_sizes, msg_sizes = profile_region.all_axes(region, collectives)
         count = len(comm_sizes)
     strategy = args.strategy or racing.DEFAULT
-    # adaptive races from one launch; coarse-refine's tie test needs 3 (sources/tune/plan.py)
+    # adaptive races from one launch; coarse-refine's tie test needs 3 (pipeline/tune/plan.py)
     fewest = racing.SEED_LAUNCHES if strategy == "adaptive" else tune_plan.COARSE_LAUNCHES
     launches = (fewest if args.launches is None else values.integer(
         args.launches, "--launches", fewest, launch_stats.LAUNCHES[1]))
@@ -513,7 +515,7 @@ class _Stages:
 
     def refine(self, index):
         """Refinement of collective `index`, within its part of what the budget has left
-        (sources/tune/refinement.py)."""
+        (pipeline/tune/refinement.py)."""
         grid = self.grids[index]
         part = refinement.share(self.out, self.plan, self.grids, index)
         if part.seconds is None:

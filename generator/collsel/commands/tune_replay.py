@@ -6,7 +6,7 @@ The tune's sweeps ran on the replay backend (sources/sweep/replay.py), so their 
 every launch in the order it ran with its simulated wall time. A checkpoint is a prefix of those
 launches: the table the sweep would have had then (sources/sweep/refine.table_plan: the complete
 cells, their launches combined) is built into a tree with the scoring configuration (default
-the tune's own, `--recommend`), and scored by core.held_out on the FULL recorded table:
+the tune's own, `--recommend`), and scored by core.evaluate.held_out on the FULL recorded table:
 - exact: the tree asked at every cell of the full table (its exact map);
 - P, m: `collsel evaluate`'s interior leave-one-P-out / leave-one-m-out folds of the full table,
   the fold's value removed from what was measured (folds at a value the tune never measured
@@ -19,8 +19,10 @@ import tempfile
 import numpy as np
 
 from collsel.commands import evaluate, options
-from collsel.core import algorithms, held_out, parallel, table as table_io
-from collsel.core.files import write_file
+from collsel.core.evaluate import held_out, parallel
+from collsel.core.maps import table as table_io
+from collsel.core.mpi import algorithms
+from collsel.core.io.files import write_file
 from collsel.sources.sweep import journal, refine
 
 CHECKPOINTS = 8
@@ -31,7 +33,7 @@ COLUMNS = ("collective", "launches", "cost_s", "cost_pct", "cells", "exact_mean"
 
 
 def score_config(text):
-    """The core.build_config.Config of `collsel build` flags (evaluate's --candidate)."""
+    """The core.evaluate.build_config.Config of `collsel build` flags (evaluate's --candidate)."""
     parser = argparse.ArgumentParser(add_help=False)
     options.add_table_options(parser)
     return evaluate.parse_candidate(text, parser.parse_args(["-"]))
@@ -71,7 +73,7 @@ def _table_of(plan, metadata, scratch):
 
 def _penalties(train, test, config, has_default):
     """The held-out penalties of the tree `config` builds from `train`, asked at `test`'s cells
-    (core.held_out.scores), or None where nothing could be scored."""
+    (core.evaluate.held_out.scores), or None where nothing could be scored."""
     got = held_out.scores(train, test, [config], has_default)
     return got[0][0] if got else None
 
@@ -79,8 +81,8 @@ def _penalties(train, test, config, has_default):
 def score(part, full, config, workers=None):
     """{exact_mean, exact_max, P_mean, m_mean} of the tree `config` builds from `part`, on the
     full table (module docstring); None where nothing could be scored. The trees (a
-    recommendation each, by default) are built by `workers` (core.parallel.pool()) when given,
-    one build a task."""
+    recommendation each, by default) are built by `workers` (core.evaluate.parallel.pool()) when
+    given, one build a task."""
     has_default = bool((full.algorithm == algorithms.BASELINE_ALGORITHM).any())
     tasks = [(None, part, full)]            # (protocol, training part, test cells)
     for protocol in PROTOCOLS:

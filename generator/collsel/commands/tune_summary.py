@@ -2,16 +2,18 @@
 undecided (the sweep's own rule, sources/sweep/refine.undecided_in_table; '-' for a per-method
 sweep, which has no tie test), what the recommended tree decides (its methods by name, or
 "defer: Open MPI's default") and its headline figure beside the MPI's default's
-(core.headline: the one definition build, the report and `make demo` print too), then the lines
-that deploy the result (sinks.emit.deploy)."""
+(core.evaluate.headline: the one definition build, the report and `make demo` print too), then the
+lines that deploy the result (sinks.emit.deploy)."""
 import json
 import os
 
-from collsel.core import csvfile, headline, method_text
+from collsel.core.evaluate import headline
+from collsel.core.io import csvfile
+from collsel.core.mpi import method_text
 from collsel.sinks.emit import deploy
 from collsel.sources.sweep import refine
-from collsel.sources.tune import layout
-from collsel.sources.tune.plan import TunePlan
+from collsel.pipeline.tune import layout
+from collsel.pipeline.tune.plan import TunePlan
 
 # methods named per collective in the summary (the rest counted; stats.json lists them all)
 METHODS_SHOWN = 4

@@ -2,7 +2,7 @@
 coll/base probe (sources/measure/coll_probe.py) and print, per call site, the algorithm Open MPI
 ran beside the one the deployed selection says (a rules file read by the reader `collsel
 check-rules` uses; trees deployed through libcollsel, decided as `collsel query` decides), then
-why they differ when the launch can tell (core/verify.py judges)."""
+why they differ when the launch can tell (core/mpi/verify.py judges)."""
 import glob
 import argparse
 import os
@@ -11,8 +11,9 @@ import subprocess
 import sys
 import tempfile
 
-from collsel.core import treefile, verify
-from collsel.core.algorithms import BASELINE_ALGORITHM, Method
+from collsel.core.mpi import verify
+from collsel.core.trees import treefile
+from collsel.core.mpi.algorithms import BASELINE_ALGORITHM, Method
 from collsel.errors import InputError, printable
 from collsel.sinks.emit.ompi_rules_reader import (COLLECTIVE_IDS, parse_version, read,
                                                   rule_size_of)
@@ -93,7 +94,7 @@ def _reader_version(args, reports, notes):
 
 
 def expectation(rules):
-    """expect(collective, P, m) -> core.verify.Expected: what the rules file makes Open MPI run
+    """expect(collective, P, m) -> core.mpi.verify.Expected: what the rules file makes Open MPI run
     (RulesFile.decide: the reader's own matching, at the rule size of the collective)."""
     def expect(collective, comm_size, m):
         coll_id = COLLECTIVE_IDS[collective]
@@ -131,7 +132,7 @@ def tree_files(directory):
 
 
 def tree_expectation(trees):
-    """expect(collective, P, m) -> core.verify.Expected: what the trees make libcollsel run
+    """expect(collective, P, m) -> core.mpi.verify.Expected: what the trees make libcollsel run
     (LoadedTree.decide: the cuts, `beyond`, the refusals; "defer" and a collective without a
     tree leave the call to Open MPI's own decision)."""
     def expect(collective, comm_size, m):

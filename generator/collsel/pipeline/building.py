@@ -9,10 +9,14 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from collsel.core import (baseline_warning, build_config, decision_map, method_text,
-                          out_of_sample, penalty, third_axis, tree, treefile, values)
-from collsel.core.recommend import build_command, chosen_options, fold_builder, nested_builders
-from collsel.core.files import write_directory
+from collsel.core.evaluate import baseline_warning, build_config, out_of_sample
+from collsel.core.io import values
+from collsel.core.maps import decision_map, third_axis
+from collsel.core.mpi import method_text
+from collsel.core.trees import penalty, tree, treefile
+from collsel.core.evaluate.recommend import (build_command, chosen_options, fold_builder,
+                                             nested_builders)
+from collsel.core.io.files import write_directory
 from collsel.sinks.emit import c_ladder as emit_c, ompi_dec_fixed, targets
 from collsel.sources import launch_tables, tables as given_tables
 
@@ -49,7 +53,8 @@ def build(tables: Sequence[str], *, out: str, collective: str | None = None,
     folds = out_of_sample.all_folds(measured, launch_runs, settings, dmap=dmap)
     config = build_config.Config(out, options, settings, recommend, criterion, beyond)
     if recommend:
-        from collsel.core import parallel   # only here: multiprocessing costs a build ~10 ms
+        # only here: multiprocessing costs a build ~10 ms
+        from collsel.core.evaluate import parallel
     with (parallel.pool() if recommend else contextlib.nullcontext()) as workers:
         built = build_config.build(measured, config, dmap, launch_runs, workers)
     t = built.tree
@@ -105,7 +110,7 @@ def render_files(dmap, t, options, prefix=None, extra_stats=None,
 
 def leaf_methods(dmap, t) -> list:
     """stats.json's `leaf_methods`: every method the tree's leaves hold, with its ids, its name
-    (core.method_text) and how many leaves hold it."""
+    (core.mpi.method_text) and how many leaves hold it."""
     return [{"algorithm": m.algorithm, "segsize": m.segsize, "faninout": m.faninout,
              "name": method_text.method_text(dmap.collective, m, dmap.family), "leaves": n}
             for m, n in method_text.leaf_method_counts(t, dmap.methods)]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from collsel.core import treefile, values
-from collsel.core.files import write_directory, write_file
+from collsel.core.io import values
+from collsel.core.trees import treefile
+from collsel.core.io.files import write_directory, write_file
 from collsel.sinks.emit import mpich_json, ompi_rules, targets
 
 

@@ -11,9 +11,12 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 
-from collsel.core import (algorithms, decision_map, out_of_sample, probe_latency, recommend,
-                          recommendation, table, tree, treefile, values)
-from collsel.core.files import write_directory
+from collsel.core.evaluate import out_of_sample, probe_latency, recommend, recommendation
+from collsel.core.io import values
+from collsel.core.maps import decision_map, table
+from collsel.core.mpi import algorithms
+from collsel.core.trees import tree, treefile
+from collsel.core.io.files import write_directory
 from collsel.errors import InputError
 from collsel.sinks.report.compute import (DEPLOY_TARGETS, MAX_THRESHOLDS, ProbePairs,
                                           Recommended, Report, ReportOptions, check_size)
@@ -57,7 +60,7 @@ class CollectiveReport:
     out: str
     report: Report
     files: tuple[str, ...]      # the file names written
-    figures: dict               # the recommendation's figures (core.recommend)
+    figures: dict               # the recommendation's figures (core.evaluate.recommend)
 
 
 @dataclass(frozen=True)
@@ -246,9 +249,9 @@ def model_table(paths, collective):
 
 
 def probe_pairs(journal, collective):
-    """The probe-vs-latency pairs (core.probe_latency) when the sweep's journal has a probe_us
-    column (a sweep with --probe or --load-levels), else None: the report's section on whether
-    the probe predicts the latency (the paper's figure 2)."""
+    """The probe-vs-latency pairs (core.evaluate.probe_latency) when the sweep's journal has a
+    probe_us column (a sweep with --probe or --load-levels), else None: the report's section on
+    whether the probe predicts the latency (the paper's figure 2)."""
     if journal is None:
         return None
     probed = launch_tables.read_launch_tables(journal, collective, "probe_us")
@@ -259,10 +262,10 @@ def probe_pairs(journal, collective):
 
 
 def recommended_tree(dmap, measured, request, journal, launches, workers=None):
-    """The tree `collsel build --recommend` writes for this request (core.recommend, the one
-    implementation; the same steps as pipeline/building.py), its command line and tree.json
+    """The tree `collsel build --recommend` writes for this request (core.evaluate.recommend, the
+    one implementation; the same steps as pipeline/building.py), its command line and tree.json
     bytes, and its out-of-sample figures of every kind beside the MPI's default, the best fixed
-    method and the exact map on the same folds (core.out_of_sample)."""
+    method and the exact map on the same folds (core.evaluate.out_of_sample)."""
     options = tree.BuildOptions(request.split or "balanced", request.leaf or "majority").check()
     settings = request.settings()
     t, figures = recommend.recommend(dmap, options, launches, settings, request.criterion,

@@ -11,8 +11,9 @@ import shlex
 import sys
 from dataclasses import dataclass, replace
 
-from collsel.core import algorithms, names, sizes, values
-from collsel.core.files import write_file
+from collsel.core.io import names, sizes, values
+from collsel.core.mpi import algorithms
+from collsel.core.io.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
 from collsel.sources.sweep import (engine, launch_stats, load, paired, plan, racing, refine,
@@ -112,7 +113,7 @@ SBATCH_TIME = re.compile(r"\d+(:\d{1,2}){0,2}|\d+-\d{1,2}(:\d{1,2}){0,2}")
 
 
 def _check_numbers(flags):
-    """Every numeric flag, checked and converted in place (core.values ranges; the benchmark's
+    """Every numeric flag, checked and converted in place (core.io.values ranges; the benchmark's
     own option ranges from benchmark_program.py); one line naming the flag. Returns (the note
     on a collective measured per method, or None; --refine's budget)."""
     apart = flags.collective in plan.PER_METHOD.get(flags.mpi, ())
@@ -407,9 +408,9 @@ def check_collective(collective, family):
     """The --collective, if the benchmark runs it under `family`; one line otherwise."""
     if family not in algorithms.FAMILIES:
         raise InputError(f"--mpi {family}: collsel knows no {mpi_home.TITLE[family]} "
-                         "algorithms yet (core.algorithms has no catalogue of them)")
+                         "algorithms yet (core.mpi.algorithms has no catalogue of them)")
     known = collectives(family)
-    collective = names.canonical(collective, collectives())     # 'MPI_Allreduce' (core.names)
+    collective = names.canonical(collective, collectives())     # 'MPI_Allreduce' (core.io.names)
     if collective in known:
         return collective
     measures = f"the sweep's benchmark, collsel_bench, measures {', '.join(known)}"
@@ -449,7 +450,7 @@ def _emulated_without_cluster(flags, launcher):
     conf = os.environ.get("SLURM_CONF")
     if flags.cluster is not None or launcher.name != "srun" or not conf:
         return None
-    from collsel.sources import cluster
+    from collsel import cluster
     try:
         emulated = cluster.load()
     except InputError:
@@ -500,14 +501,14 @@ def _shapes(flags):
 
 
 def _cluster(flags):
-    """The emulated cluster of --cluster (collsel.sources.cluster.load), or None."""
+    """The emulated cluster of --cluster (collsel.cluster.load), or None."""
     if flags.cluster is None:
         return None
-    from collsel.sources import cluster
+    from collsel import cluster
     return cluster.load(flags.cluster or None)
 
 
-# Each emulated node mounts its own directory over /tmp (sources/cluster): a batch script
+# Each emulated node mounts its own directory over /tmp (cluster): a batch script
 # running on a node cannot see this machine's /tmp.
 PRIVATE_ON_NODES = "/tmp"
 

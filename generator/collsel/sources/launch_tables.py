@@ -1,7 +1,7 @@
 """A sweep's journal (TABLE.launches) as per-launch tables, for out-of-sample statistics.
 
 Reads the columns every journal has (comm_size, msg_size, algorithm, segsize, launch, median_us;
-faninout when present; interfaces section D) through core.csvfile, so journals of either sweep
+faninout when present; interfaces section D) through core.io.csvfile, so journals of either sweep
 mode and of older versions load alike (sweep.journal.load_existing insists on this version's
 exact header, which --resume needs and this does not). Launch k's table is the table whose
 time_us is launch k's median_us.
@@ -11,8 +11,9 @@ import os
 
 import numpy as np
 
-from collsel.core import algorithms, csvfile, values
-from collsel.core.table import PerfTable, Source, family_of
+from collsel.core.io import csvfile, values
+from collsel.core.mpi import algorithms
+from collsel.core.maps.table import PerfTable, Source, family_of
 from collsel.errors import InputError, located
 from collsel.sources.sweep import journal_path
 
@@ -109,7 +110,7 @@ INTEGERS = {"comm_size": values.COMM_SIZE, "msg_size": values.TABLE_MSG_SIZE,
 
 
 def _plain_columns(doc, at, collective, z, path):
-    """The columns of a plain document (core.csvfile.parse_plain) as arrays when every field
+    """The columns of a plain document (core.io.csvfile.parse_plain) as arrays when every field
     is plain (integers as ASCII digits in range, times in range), else None: the row-by-row
     reader then names the first bad field. A journal has tens of thousands of rows; this reads
     them in a few vectorised passes."""

@@ -8,7 +8,9 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from collsel.core import algorithms, decision_map, names, statistic, table
+from collsel.core.io import names, statistic
+from collsel.core.maps import decision_map, table
+from collsel.core.mpi import algorithms
 from collsel.errors import InputError, printable
 
 
@@ -22,7 +24,7 @@ class Loaded:
 
 def read_tables(paths: Sequence[str], parts: list | None = None) -> table.PerfTable:
     """The tables combined (`parts`: the same tables, already read one by one); a warning on
-    stderr, naming the files, when they measure different statistics (core.statistic)."""
+    stderr, naming the files, when they measure different statistics (core.io.statistic)."""
     combined = table.read_tables(paths) if parts is None else table.combine(parts)
     warning = statistic.mismatch_warning(
         [(s.path, s.metadata.get("statistic")) for s in combined.sources])
@@ -33,13 +35,13 @@ def read_tables(paths: Sequence[str], parts: list | None = None) -> table.PerfTa
 
 def the_collective(tables: table.PerfTable | list, name: str | None = None) -> str:
     """`name`, or the one collective the tables (a table or a list of them) hold (an error
-    naming them when several); a collective core.algorithms does not know is refused, naming
+    naming them when several); a collective core.mpi.algorithms does not know is refused, naming
     those it knows (its tree could be neither queried nor emitted)."""
     tables = tables if isinstance(tables, list) else [tables]
     files = ", ".join(s.path for t in tables for s in t.sources)
     where = f"--collective {printable(name)[:40]}" if name is not None else files
     present = sorted({c for t in tables for c in t.collective.tolist()})
-    if name is not None:        # 'MPI_Allreduce' as 'allreduce' (core.names)
+    if name is not None:        # 'MPI_Allreduce' as 'allreduce' (core.io.names)
         name = names.canonical(name, algorithms.registry(tables[0].family))
     if name is None:
         if len(present) != 1:

@@ -1,15 +1,15 @@
-"""Hierarchical methods without MPI: ids and names (core/algorithms.py), sweep planning, the
+"""Hierarchical methods without MPI: ids and names (core/mpi/algorithms.py), sweep planning, the
 model's G (models/reduce.py), the blob's format-2 records (sinks/emit/blob.py), `collsel hier`."""
 import struct
 import subprocess
 
 import pytest
 
-from collsel.core import algorithms
-from collsel.core.algorithms import Method
+from collsel.core.mpi import algorithms
+from collsel.core.mpi.algorithms import Method
 from collsel.errors import InputError
 from collsel.sinks.emit import blob
-from collsel.sources.models import reduce as reduce_model
+from collsel.research.models import reduce as reduce_model
 from collsel.sources.sweep.plan import plan_methods
 
 

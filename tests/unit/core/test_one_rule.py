@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 
 from collsel.sources.launch_tables import read_launch_tables
-from collsel.core import decision_map, names, schemas, table, tree, values
-from collsel.core.method_text import size_text
+from collsel.core import schemas
+from collsel.core.io import names, values
+from collsel.core.maps import decision_map, table
+from collsel.core.trees import tree
+from collsel.core.mpi.method_text import size_text
 from collsel.errors import InputError
 from collsel.sinks.report.page import Format
 
@@ -49,7 +52,7 @@ def test_bytes_as_text_in_words_and_on_axes():
 
 def test_a_rows_algorithm_is_the_same_read_column_wise_or_row_by_row(tmp_path):
     """A plain table is read column-wise, one with a quoted field row by row (to name the
-    first bad field): both take the algorithm from the same rule (core.table._algorithm)."""
+    first bad field): both take the algorithm from the same rule (core.maps.table._algorithm)."""
     rows = ["bcast,2,8,binomial,0,1.5", "bcast,2,8,1,0,1.0", "bcast,2,8,0,0,2.0",
             "newcoll,2,8,7,0,1.0"]
     plain, quoted = tmp_path / "plain.csv", tmp_path / "quoted.csv"
@@ -62,7 +65,7 @@ def test_a_rows_algorithm_is_the_same_read_column_wise_or_row_by_row(tmp_path):
 
 def test_a_journal_holds_message_sizes_to_the_table_readers_bound(tmp_path):
     """A journal's rows become table rows (and per-launch tables): both readers take a message
-    size up to core.values.TABLE_MSG_SIZE (2^63 - 1, Open MPI's long) and no further."""
+    size up to core.io.values.TABLE_MSG_SIZE (2^63 - 1, Open MPI's long) and no further."""
     top = values.TABLE_MSG_SIZE[1]
     head = "collective,comm_size,msg_size,algorithm,segsize,launch,median_us\n"
     for m, ok in ((top, True), (top + 1, False)):

@@ -1,7 +1,7 @@
 """collsel.pipeline: the typed steps the commands and `collsel tune` share write what the
 commands write; the typed requests of the sweep and the report are what their parsers make of
 the same flags; tune's dry runs show a failing sweep's stderr; the refinement's budget policy
-(sources/tune/refinement.py) answers without a sweep when there is nothing to refine."""
+(pipeline/tune/refinement.py) answers without a sweep when there is nothing to refine."""
 import argparse
 import dataclasses
 import io
@@ -11,9 +11,9 @@ import pytest
 
 from collsel import pipeline
 from collsel.commands import report as report_command, sweep as sweep_command, tune
-from collsel.core import tree
+from collsel.core.trees import tree
 from collsel.errors import CollselError, InputError
-from collsel.sources.tune import plan as tune_plan, refinement
+from collsel.pipeline.tune import plan as tune_plan, refinement
 
 from helpers import run_in_process, synthetic_table
 

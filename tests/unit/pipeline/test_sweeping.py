@@ -7,7 +7,7 @@ import pathlib
 import pytest
 
 from collsel import pipeline
-from collsel.core import csvfile
+from collsel.core.io import csvfile
 from collsel.errors import InputError
 
 from helpers import run_in_process

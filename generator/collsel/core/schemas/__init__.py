@@ -1,10 +1,10 @@
 """JSON Schemas (draft 2020-12) of the files collsel reads back, and the check every load runs.
 
-    tree.schema.json          tree.json (collsel.core.treefile)
-    model-params.schema.json  model parameter files (collsel.sources.models.params)
-    lmo-params.schema.json    LMO parameter files (collsel.sources.models.lmo_params)
-    census.schema.json        one rank's libcollsel census file (collsel.core.profile)
-    profile.schema.json       a program's collective profile (collsel.core.profile)
+    tree.schema.json          tree.json (collsel.core.trees.treefile)
+    model-params.schema.json  model parameter files (collsel.research.models.params)
+    lmo-params.schema.json    LMO parameter files (collsel.research.models.lmo_params)
+    census.schema.json        one rank's libcollsel census file (collsel.core.io.profile)
+    profile.schema.json       a program's collective profile (collsel.core.io.profile)
 
 The schema files are package data, read with importlib.resources, so an installed collsel finds
 them as a checkout does. `check` validates a document with the `jsonschema` package and turns the

@@ -4,8 +4,8 @@ tree.json's `beyond`) for the C runtime, and the same bytes as a C array.
 The byte layout is documented in include/collsel_tree.h (the C runtime's public header) and in
 docs/formats/blob.md. Split positions are not stored: the runtime derives each node's split from
 its box of cells, as `collsel build` chooses it. `encode` checks the tree's splits and node
-layout against that derivation (core.treefile.layout_error, which loading a tree.json runs too),
-and refuses (InputError) any tree it could not encode exactly, so a blob always answers as
+layout against that derivation (core.trees.treefile.layout_error, which loading a tree.json runs
+too), and refuses (InputError) any tree it could not encode exactly, so a blob always answers as
 `collsel query` on the same tree.json.
 
 Knows nothing of benchmark tables: it reads a loaded tree.json only.
@@ -18,8 +18,10 @@ import numpy as np
 
 from collsel import __version__
 from collsel.errors import InputError
-from collsel.core import algorithms, treefile, values
-from collsel.core.tree import LEAF
+from collsel.core.io import values
+from collsel.core.mpi import algorithms
+from collsel.core.trees import treefile
+from collsel.core.trees.tree import LEAF
 from collsel.sinks.emit import render, text
 from collsel.sinks.emit.targets import Emitted, one_tree
 
@@ -65,7 +67,7 @@ def _axes_bytes(axes):
 
 def _methods_bytes(methods, family):
     """12 bytes a method: u16 algorithm, u16 faninout, u32 segsize, u16 groups, u8 inner,
-    u8 outer; a hierarchical method (core.algorithms.hier_parts) is algorithm 0 with groups."""
+    u8 outer; a hierarchical method (core.mpi.algorithms.hier_parts) is algorithm 0 with groups."""
     out = b""
     for i, m in enumerate(methods):
         h = algorithms.hier_parts(m.algorithm) if family == "openmpi" else None

@@ -7,7 +7,7 @@ each a list of (axis, op, threshold) terms with op '<' or '>=' against the axis'
 """
 from dataclasses import dataclass, field
 
-from collsel.core.tree import LEAF, UNDEFINED
+from collsel.core.trees.tree import LEAF, UNDEFINED
 
 
 @dataclass

@@ -2,7 +2,9 @@
 <prefix>_decide(), what `collsel build` writes too), and the context every C ladder template
 renders (ompi_dec_fixed.py's too)."""
 from collsel import __version__
-from collsel.core import algorithms, fallbacks, values, zbins
+from collsel.core.io import values
+from collsel.core.maps import zbins
+from collsel.core.mpi import algorithms, fallbacks
 from collsel.errors import InputError
 from collsel.sinks.emit import render, text
 from collsel.sinks.emit.branches import flatten
@@ -23,7 +25,7 @@ def _summary(build):
 
 def _refused_if(loaded, algorithm):
     """(C condition on comm_size, comment) under which Open MPI fails the forced call of this
-    method (core.fallbacks: two_proc at P != 2), where the decision defers instead; (None, None)
+    method (core.mpi.fallbacks: two_proc at P != 2), where the decision defers instead; (None, None)
     for a method it never refuses (or a tree of another MPI's ids)."""
     entry = fallbacks.refusable(loaded.collective, algorithm) if getattr(
         loaded, "family", algorithms.DEFAULT_FAMILY) == algorithms.DEFAULT_FAMILY else None

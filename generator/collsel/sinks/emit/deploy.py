@@ -7,7 +7,7 @@ start of a command line; the MPI program and its arguments follow it.
 import os
 import shlex
 
-from collsel.core.algorithms import DEFAULT_FAMILY
+from collsel.core.mpi.algorithms import DEFAULT_FAMILY
 
 # (target, family) -> the launch line; {file} is the emitted file (a blob: a file, a directory
 # of *.bin or a `:` list, as COLLSEL_TREES takes them), {lib} libcollsel.so (`libcollsel`).

@@ -20,7 +20,7 @@ not its tuning file (a note says where).
 """
 import numpy as np
 
-from collsel.core import algorithms, intel_algorithms
+from collsel.core.mpi import algorithms, intel_algorithms
 from collsel.errors import InputError
 from collsel.sinks.emit import render, text
 from collsel.sinks.emit.targets import Emitted

@@ -24,7 +24,7 @@ import json
 
 import numpy as np
 
-from collsel.core import algorithms, intel_algorithms
+from collsel.core.mpi import algorithms, intel_algorithms
 from collsel.errors import InputError
 from collsel.sinks.emit.intel_env import preset_grid, runs
 from collsel.sinks.emit.targets import Emitted

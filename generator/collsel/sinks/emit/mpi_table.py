@@ -1,7 +1,7 @@
-"""The C runtimes' MPI knowledge, generated: runtime/collsel_mpi_table.h from core/algorithms.py
+"""The C runtimes' MPI knowledge, generated: runtime/collsel_mpi_table.h from core/mpi/algorithms.py
 (collectives, blob names, Open MPI's catalogue, which algorithms need a commutative operation,
 MPICH's names, the forcing variables) and
-core/fallbacks.py (Open MPI's refusals per release), through templates/collsel_mpi_table.h.j2.
+core/mpi/fallbacks.py (Open MPI's refusals per release), through templates/collsel_mpi_table.h.j2.
 
 The header is committed, so a C build needs no Python; `make regen-mpi-table` (or
 `python -m collsel.sinks.emit.mpi_table FILE`) rewrites it after the table changed, and
@@ -11,7 +11,7 @@ The header holds no version or date, so it changes only when the facts do.
 import re
 import sys
 
-from collsel.core import algorithms, fallbacks
+from collsel.core.mpi import algorithms, fallbacks
 from collsel.sinks.emit import render
 
 HEADER = "runtime/collsel_mpi_table.h"

@@ -38,7 +38,7 @@ k_dissemination, 4.0.2's none of 5.0's additions.
 """
 import re
 
-from collsel.core import algorithms
+from collsel.core.mpi import algorithms
 
 AVG, TOTAL = "avg_msg_size", "total_msg_size"
 IDENTITY, TIMES_P = "m", "P·m"

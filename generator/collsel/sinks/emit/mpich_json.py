@@ -63,7 +63,8 @@ import re
 
 import numpy as np
 
-from collsel.core import algorithms, jsonfile
+from collsel.core.io import jsonfile
+from collsel.core.mpi import algorithms
 from collsel.errors import InputError
 from collsel.sinks.emit import mpich_csel, render, text
 from collsel.sinks.emit.targets import Emitted

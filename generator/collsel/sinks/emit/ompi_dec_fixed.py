@@ -19,7 +19,7 @@ alltoallv algorithms tolerate (linear and pairwise both exchange exactly one mes
 pair of ranks, zero bytes included, with tag MCA_COLL_BASE_TAG_ALLTOALLV,
 coll_base_alltoallv.c:173-316).
 
-A leaf whose method 4.1.4 refuses at some P (two_proc, any P but 2: core.fallbacks) tests P
+A leaf whose method 4.1.4 refuses at some P (two_proc, any P but 2: core.mpi.fallbacks) tests P
 first and defers there, in the ladder every C target shares (c_ladder, templates/_branches.c.j2).
 """
 from dataclasses import dataclass

@@ -28,7 +28,7 @@ tree's (P, m, ppn) grid points with ppn <= P.
 """
 import numpy as np
 
-from collsel.core.decision_map import CATEGORY
+from collsel.core.maps.decision_map import CATEGORY
 from collsel.errors import InputError
 from collsel.sinks.emit import text
 

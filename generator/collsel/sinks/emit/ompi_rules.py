@@ -18,7 +18,7 @@ the share of the tree's grid points (measured P x measured m) where the written 
 with Open MPI's own matching (`ompi_rules_check`), decides differently from the tree.
 
 Message size. Thresholds are written in the size Open MPI's dynamic decision matches, which for
-eight collectives is not the tree's m (core.rules_size): P · m (alltoall, allgather, gather,
+eight collectives is not the tree's m (core.mpi.rules_size): P · m (alltoall, allgather, gather,
 scatter, reduce_scatter_block) gets one block per communicator size up to the largest measured
 P, exact there (a chosen block converts at its median measured P); a size that ignores the count
 (scan, exscan, alltoallv) gets one rule per block, the method the tree picks at the most
@@ -36,7 +36,7 @@ with `beyond` (tree.json) gets a last communicator-size block from above + 1 wit
 rule: every larger P takes Open MPI's own decision.
 
 Refused methods. Open MPI 4.1.4's two_proc algorithms fail the call at any P but 2
-(core.fallbacks.refused); a tree measured at P = 2, 4, 8 spans P = 3 with its P = 2 cell and may
+(core.mpi.fallbacks.refused); a tree measured at P = 2, 4, 8 spans P = 3 with its P = 2 cell and may
 pick one there. The blocks are split where such a method starts or stops running (at P = 2 and
 3), and the rule is ALG 0 wherever the method fails: P = 2 keeps two_proc, P >= 3 defers, as
 `collsel query` decides.
@@ -58,8 +58,9 @@ import json
 import numpy as np
 
 from collsel import __version__
-from collsel.core import fallbacks, rules_size, values
-from collsel.core.sizes import parse_size
+from collsel.core.io import values
+from collsel.core.mpi import fallbacks, rules_size
+from collsel.core.io.sizes import parse_size
 from collsel.errors import CollselError, InputError
 from collsel.sinks.emit import ompi_ppn, render, text
 from collsel.sinks.emit import ompi_rules_reader as check
@@ -115,7 +116,7 @@ def cell_decisions(loaded):
 
 def _ladder(row, loaded, comm_size):
     """[(first rule message size of the run, method index)] for one row of m-cell decisions, in
-    the size Open MPI's dynamic decision matches at `comm_size` (core.rules_size); one rule when
+    the size Open MPI's dynamic decision matches at `comm_size` (core.mpi.rules_size); one rule when
     that size ignores the count. Thresholds past a long are dropped: no call reaches them."""
     m_axis, collective = loaded.axes[1], loaded.collective
     if rules_size.relation(collective) == rules_size.IGNORED:
@@ -231,10 +232,10 @@ def _runs_merged(ladder):
 
 
 def with_refusals(loaded, blocks):
-    """`blocks` split at the P where one of their methods starts or stops failing (core.fallbacks:
-    two_proc runs at P = 2 only, a refusal reads P alone), each block's refused rules written as
-    algorithm 0 (Open MPI's fixed decision, as a deferring leaf): a P cell 2..3 choosing
-    two_proc becomes a block P 2..2 keeping it and one from P = 3 deferring."""
+    """`blocks` split at the P where one of their methods starts or stops failing
+    (core.mpi.fallbacks: two_proc runs at P = 2 only, a refusal reads P alone), each block's refused
+    rules written as algorithm 0 (Open MPI's fixed decision, as a deferring leaf): a P cell 2..3
+    choosing two_proc becomes a block P 2..2 keeping it and one from P = 3 deferring."""
     if not loaded.refusable:
         return blocks
     ids = [m.algorithm for m in loaded.methods]
@@ -315,7 +316,7 @@ RULES_DEFER = ("rule algorithm 0: coll/tuned runs its fixed decision there "
                "(or coll_tuned_<coll>_algorithm if that forces one)")
 
 
-# The template's line per collective: what its MSGSIZE is (core.rules_size).
+# The template's line per collective: what its MSGSIZE is (core.mpi.rules_size).
 SIZE_TEXT = {rules_size.IDENTITY: "",
              rules_size.TIMES_P: ": MSGSIZE is P * m, the size Open MPI's dynamic decision "
                                  "matches (m = one rank's block)",
@@ -356,7 +357,7 @@ def _notes(loaded, blocks, differ, total, ppn_rule):
 
 
 def _size_notes(loaded, blocks):
-    """What the rule's message size (core.rules_size) made of the tree's m axis."""
+    """What the rule's message size (core.mpi.rules_size) made of the tree's m axis."""
     coll = loaded.collective
     kind, source = rules_size.relation(coll), rules_size.SOURCE.get(coll)
     if kind == rules_size.IDENTITY or source is None:

@@ -42,10 +42,10 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from collsel.core import algorithms, rules_size
+from collsel.core.mpi import algorithms, rules_size
 from collsel.errors import InputError
 
-# Open MPI's collective ids (core/algorithms.py, enum COLLTYPE of 4.1, 5.0 and main)
+# Open MPI's collective ids (core/mpi/algorithms.py, enum COLLTYPE of 4.1, 5.0 and main)
 COLLECTIVE_IDS = algorithms.OMPI_COLLTYPE
 COLLCOUNT = len(COLLECTIVE_IDS)
 COLLECTIVE_NAMES = {v: k for k, v in COLLECTIVE_IDS.items()}
@@ -161,7 +161,7 @@ class RulesFile:
 
     def decide(self, coll_id, comm_size, m, ppn=None):
         """lookup() for a call whose collsel m (docs/guide/collectives.md) is `m`: at the size
-        Open MPI's dynamic decision computes for it (core.rules_size)."""
+        Open MPI's dynamic decision computes for it (core.mpi.rules_size)."""
         return self.lookup(coll_id, comm_size, rule_size_of(coll_id, comm_size, m), ppn)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from collsel.core.algorithms import DEFAULT_FAMILY, describe, hier_parts
+from collsel.core.mpi.algorithms import DEFAULT_FAMILY, describe, hier_parts
 from collsel.errors import InputError
 from collsel.sinks.emit import text
 

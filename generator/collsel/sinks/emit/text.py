@@ -1,7 +1,7 @@
 """What emitters write of a tree: numbers re-rendered from checked Python ints, names checked
 against strict patterns, and every free text escaped for the comment syntax of its target.
 
-A loaded tree.json is already checked (core.treefile); these checks hold the emitters to their
+A loaded tree.json is already checked (core.trees.treefile); these checks hold the emitters to their
 own targets' limits too, for trees made in memory, and name what does not fit:
 
     --target c: ppn cut 1180591620717411303424 out of range [-9223372036854775807, ...]
@@ -17,8 +17,10 @@ import re
 
 import numpy as np
 
-from collsel.core import algorithms, extrapolation, fallbacks, values
-from collsel.core.names import COLLECTIVE_NAME
+from collsel.core.io import values
+from collsel.core.mpi import algorithms, fallbacks
+from collsel.core.trees import extrapolation
+from collsel.core.io.names import COLLECTIVE_NAME
 from collsel.errors import InputError
 
 INT64_MIN = -2**63
@@ -40,7 +42,7 @@ def collective(loaded, target):
 
 def method(loaded, index, target):
     """(algorithm, segsize, faninout, name) of a method: each number checked for a C int, the
-    name derived from them (core.algorithms.describe), never read from the file."""
+    name derived from them (core.mpi.algorithms.describe), never read from the file."""
     m = loaded.methods[index]
     where = f"--target {target}: methods[{index}]"
     alg = values.integer(m.algorithm, "algorithm", *values.ALGORITHM_ID, where)
@@ -87,7 +89,7 @@ def defer_notes(loaded, mpi, meaning):
 
 
 def refusal_notes(loaded, meaning):
-    """[one line per method of the tree Open MPI refuses at some P] (core.fallbacks: two_proc at
+    """[one line per method of the tree Open MPI refuses at some P] (core.mpi.fallbacks: two_proc at
     P != 2): the decision defers there, as `collsel query` does."""
     if not getattr(loaded, "refusable", False):
         return []
@@ -193,7 +195,7 @@ def json_string(value):
 
 def measured_p(loaded):
     """The measured P and what the tree does outside them, for the emitted files' comments
-    (core.extrapolation: the text build, query and the report print)."""
+    (core.trees.extrapolation: the text build, query and the report print)."""
     p_values = [int(v) for v in loaded.axes[0].values]
     return extrapolation.tree_note(p_values, None if loaded.beyond is None
                                    else loaded.beyond.above)

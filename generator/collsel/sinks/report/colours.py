@@ -7,7 +7,7 @@ methods present in the report, ordered by segment size then fan-in/out, from dar
 """
 import colorsys
 
-from collsel.core.algorithms import BASELINE_ALGORITHM, hier_parts
+from collsel.core.mpi.algorithms import BASELINE_ALGORITHM, hier_parts
 
 # matplotlib's tab10 without its grey (kept for "defer"): nine hues a reader tells apart, then
 # three more for collectives or hierarchical methods beyond nine algorithms.
@@ -29,7 +29,7 @@ def _hue_index(algorithm, algorithms):
 
 
 def method_colour(method, methods):
-    """'#RRGGBB' of `method` (a core.algorithms.Method) in a report whose methods are `methods`.
+    """'#RRGGBB' of `method` (a core.mpi.algorithms.Method) in a report whose methods are `methods`.
     Deterministic: the same method list gives the same colours, in every panel of the report."""
     if method.algorithm == BASELINE_ALGORITHM:
         return DEFER_COLOUR

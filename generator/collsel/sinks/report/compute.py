@@ -3,7 +3,7 @@ page read only that document.
 
 Input: the decision map (and optionally a model's predicted map), a summary of the table it came
 from, and typed options; nothing here reads files or knows the command line.
-Penalties are in percent, against the exact decision map, over measured cells (core.penalty).
+Penalties are in percent, against the exact decision map, over measured cells (core.trees.penalty).
 Grids are nested lists indexed [comm_size][msg_size][z]; `null` where a value does not exist.
 """
 import math
@@ -13,13 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collsel.core import (decision_map, extrapolation, headline, penalty, probe_latency,
-                          recommendation as recommendation_figures, tree)
-from collsel.core.algorithms import BASELINE_ALGORITHM, Method, algorithm_name, describe
-from collsel.core.method_text import mpi_name
-from collsel.core.recommendation_figures import Recommendation
+from collsel.core.evaluate import headline, probe_latency, recommendation as recommendation_figures
+from collsel.core.maps import decision_map
+from collsel.core.trees import extrapolation, penalty, tree
+from collsel.core.mpi.algorithms import BASELINE_ALGORITHM, Method, algorithm_name, describe
+from collsel.core.mpi.method_text import mpi_name
+from collsel.core.evaluate.recommendation_figures import Recommendation
 from collsel.errors import InputError
-from collsel.core import algorithms
+from collsel.core.mpi import algorithms
 from collsel.sinks.emit import ompi_dec_fixed
 from collsel.sinks.emit.deploy import deploy_line
 from collsel.sinks.report import resolution, robust
@@ -89,7 +90,7 @@ def _num(v):
 
 
 def _summary(chosen_time, best_time):
-    """The penalty summary of a choice as the page shows it (core.penalty.score)."""
+    """The penalty summary of a choice as the page shows it (core.trees.penalty.score)."""
     s = penalty.score(chosen_time, best_time)
     return {k: s[k] for k in ("cells", "mean", "median", "max", "min")}
 
@@ -177,11 +178,11 @@ def check_size(dmap, options):
 
 @dataclass(frozen=True)
 class Recommended:
-    """What the command computed through core.recommend (the one implementation of the
-    recommended tree) and core.out_of_sample, for the report to show."""
+    """What the command computed through core.evaluate.recommend (the one implementation of the
+    recommended tree) and core.evaluate.out_of_sample, for the report to show."""
     tree: object                # TreeArrays of `collsel build --recommend`
     options: object             # its BuildOptions (split mode, leaf rule)
-    figures: Recommendation     # core.recommend's figures (why, scored_by, ...)
+    figures: Recommendation     # core.evaluate.recommend's figures (why, scored_by, ...)
     command: str                # the `collsel build --recommend` command line
     out_of_sample: dict         # {kind: None or {label, folds, recommended, exact, default,
                                 #  best_fixed}} (robust.out_of_sample_table)
@@ -192,7 +193,7 @@ class Recommended:
 class ProbePairs:
     """The probe-vs-latency pairs of a sweep's journal (issue 19, the paper's figure 2)."""
     journal: str                # where they were read (named on the page)
-    pairs: object               # core.probe_latency.Pairs, one pair per launch
+    pairs: object               # core.evaluate.probe_latency.Pairs, one pair per launch
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,7 @@ class Report:
     value does not exist."""
     collective: str
     family: str
-    mpi: str                    # the MPI's name in text (core.method_text.mpi_name)
+    mpi: str                    # the MPI's name in text (core.mpi.method_text.mpi_name)
     options: dict               # the report's options as given (tables, z, depths, ...)
     data: dict                  # the table's summary, axes, methods, cells and exact map
     stats: list                 # one row per (split, leaf, limit) tree
@@ -229,7 +230,7 @@ class Report:
 
 
 def compute(dmap, table_summary, options, recommended, mmap=None, progress=None, probe=None):
-    """The Report of a decision map. `table_summary` is core.table.summary() of the table
+    """The Report of a decision map. `table_summary` is core.maps.table.summary() of the table
     behind it; `recommended` the Recommended tree; `mmap` the decision map of predicted tables
     (the model-based choice); `probe` the ProbePairs of a journal with a probe_us column."""
     check_size(dmap, options)
@@ -383,9 +384,9 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
 
 
 def probe_latency_section(collective, probe):
-    """Pearson's r and Spearman's rho per (P, m, method) (core.probe_latency.correlations, the
-    one implementation `collsel stats --probe-latency` prints too) and the pairs of the plot
-    (core.probe_latency.panels)."""
+    """Pearson's r and Spearman's rho per (P, m, method) (core.evaluate.probe_latency.correlations,
+    the one implementation `collsel stats --probe-latency` prints too) and the pairs of the plot
+    (core.evaluate.probe_latency.panels)."""
     rows = probe_latency.correlations(probe.pairs)
     groups = [dict(r, method="default (0)" if r["algorithm"] == BASELINE_ALGORITHM
                    else Method(r["algorithm"], r["segsize"], 0).label(collective))
@@ -403,8 +404,8 @@ def probe_latency_section(collective, probe):
 
 
 def _extrapolation(dmap, recommended):
-    """The measured P and what the recommended tree does outside them (core.extrapolation):
-    beyond the largest it defers when its tree.json says so (core.recommendation's edge
+    """The measured P and what the recommended tree does outside them (core.trees.extrapolation):
+    beyond the largest it defers when its tree.json says so (core.evaluate.recommendation's edge
     decision, as `build --recommend` writes it)."""
     p_values = [int(v) for v in dmap.axes[0].values]
     defers = recommendation_figures.beyond_decision(None, recommended.figures) == "defer"
@@ -435,7 +436,7 @@ def deploy_steps(collective, family, z, tree_dir=None, deployed=(), c_files=True
                                   os.path.join(out, "tree.json"), "--out", file]),
                       "run": deploy_line(target, file, family)})
 
-    # every target serves the 14 collectives: Open MPI's rules file (core.rules_size converts
+    # every target serves the 14 collectives: Open MPI's rules file (core.mpi.rules_size converts
     # m), MPICH's selection file, libcollsel and coll/collsel (the blob), the patched dec_fixed
     if z in (None, "ppn"):
         if family != "mpich":
@@ -469,8 +470,9 @@ def _methods_used(dmap, choice):
 
 
 def _recommended(dmap, recommended, rows, choices):
-    """The recommendation block: the tree `collsel build --recommend` makes (core.recommend,
-    computed by the command and passed in), scored in sample like every row."""
+    """The recommendation block: the tree `collsel build --recommend` makes
+    (core.evaluate.recommend, computed by the command and passed in), scored in sample like every
+    row."""
     t = recommended.tree
     stats = penalty.tree_stats(dmap, t)
     choice = t.method_grid(dmap.shape)

@@ -1,12 +1,12 @@
 """The report's figures drawn by two processes (matplotlib is most of a report's time and the
 machines collsel runs on have at least two cores). The pool is started before the long work:
-its workers first compute the recommended tree's fold costs (core.model_selection), then load
-matplotlib (warm) while the parent scores the trees the report shows, then draw; the parent
+its workers first compute the recommended tree's fold costs (core.evaluate.model_selection), then
+load matplotlib (warm) while the parent scores the trees the report shows, then draw; the parent
 never imports matplotlib itself. Each figure group is drawn whole by one process, so the bytes
 are those a single process draws."""
 import functools
 
-from collsel.core import parallel
+from collsel.core.evaluate import parallel
 
 PAGE_ORDER = ("maps", "robust", "penalty", "baselines", "tradeoff", "probe")
 # Groups in the order they are handed out: the slowest first, so the two processes finish
@@ -19,9 +19,9 @@ _meeting = None
 
 
 def pool():
-    """core.parallel's pool (or None on a machine with fewer cores). Its workers load matplotlib
-    only when told (warm): loading it as they start (0.3-0.5 s of CPU each) delayed the fold
-    costs the parent waits for, and took the cores the parent's own work needed."""
+    """core.evaluate.parallel's pool (or None on a machine with fewer cores). Its workers load
+    matplotlib only when told (warm): loading it as they start (0.3-0.5 s of CPU each) delayed the
+    fold costs the parent waits for, and took the cores the parent's own work needed."""
     global _meeting
     import multiprocessing
     _meeting = multiprocessing.get_context("fork").Barrier(parallel.WORKERS)

@@ -2,13 +2,13 @@
 and cells, the recommended tree's leaves, its out-of-sample penalty beside the MPI's default's
 and the best fixed method's, the criterion that chose it), each linking to the collective's own
 page. Input: each collective's Report (compute.compute) and its recommendation's figures
-(core.recommend's, which report.json keeps only as text); nothing here reads files or knows the
-command line.
+(core.evaluate.recommend's, which report.json keeps only as text); nothing here reads files or knows
+the command line.
 """
 import json
 from dataclasses import dataclass
 
-from collsel.core.recommendation_figures import Recommendation
+from collsel.core.evaluate.recommendation_figures import Recommendation
 from collsel.sinks.emit import render
 from collsel.sinks.report import page
 from collsel.sinks.report.compute import Report
@@ -29,7 +29,7 @@ CHOICES = ("recommended", "default", "best_fixed")
 class CollectiveReport:
     link: str          # the collective's own page, relative to the overview's index.html
     report: Report     # compute.compute's record (its to_json() is report.json)
-    figures: Recommendation     # the recommendation's figures (core.recommend)
+    figures: Recommendation     # the recommendation's figures (core.evaluate.recommend)
 
 
 def _held_out(report):

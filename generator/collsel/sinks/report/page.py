@@ -2,7 +2,8 @@
 import base64
 import json
 
-from collsel.core import method_text, tree
+from collsel.core.mpi import method_text
+from collsel.core.trees import tree
 from collsel.errors import CollselError
 from collsel.sinks.emit import load, render
 from collsel.sinks.report import compute, figure_pool

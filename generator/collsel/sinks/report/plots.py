@@ -24,7 +24,8 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 import numpy as np
 
-from collsel.core import method_text, probe_latency
+from collsel.core.evaluate import probe_latency
+from collsel.core.mpi import method_text
 from collsel.sinks.report import probe_plot
 
 DPI = 100

@@ -1,6 +1,6 @@
 """The paper's figure 2: probe latency against the collective's latency, one panel per (P, m)
-(core.probe_latency.panels), one point per launch, coloured by the nominal load level (for the
-eye only). Drawn by `collsel stats --probe-latency --plot` and in `collsel report`."""
+(core.evaluate.probe_latency.panels), one point per launch, coloured by the nominal load level (for
+the eye only). Drawn by `collsel stats --probe-latency --plot` and in `collsel report`."""
 import io
 
 import numpy as np
@@ -18,7 +18,7 @@ def title(collective, panel):
 
 
 def probe_latency_figure(collective, panels):
-    """A matplotlib Figure; `panels`: [core.probe_latency.Panel]."""
+    """A matplotlib Figure; `panels`: [core.evaluate.probe_latency.Panel]."""
     fig = Figure(figsize=(4.2 * max(1, len(panels)), 3.6), dpi=100)
     for i, panel in enumerate(panels):
         ax = fig.add_subplot(1, len(panels), i + 1)

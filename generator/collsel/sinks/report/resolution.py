@@ -2,7 +2,7 @@
 
 A difference in one cell is below the data's resolution when it is under RESOLUTION_US, or when
 both choices are in the cell's tie set (DecisionMap.tied: the methods the paired sweep, the
-confidence intervals or a --tolerance could not tell from the best; core.ties). The page then
+confidence intervals or a --tolerance could not tell from the best; core.maps.ties). The page then
 shows the absolute time first ("0.3 µs (12 %)"), since the percentage alone overstates it.
 """
 import numpy as np

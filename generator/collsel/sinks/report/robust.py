@@ -1,13 +1,15 @@
 """The report's robust-decision sections: per-cell tie-set sizes, decision confidence and
-candidate counts (from the DecisionMap, core.ties and core.imputation), and the out-of-sample
-table beside the in-sample figures.
+candidate counts (from the DecisionMap, core.maps.ties and core.maps.imputation), and the
+out-of-sample table beside the in-sample figures.
 
-The out-of-sample figures themselves are computed by the command through core.recommend and
-core.out_of_sample (they need the table, which sinks never read); here they are only arranged.
+The out-of-sample figures themselves are computed by the command through core.evaluate.recommend and
+core.evaluate.out_of_sample (they need the table, which sinks never read); here they are only
+arranged.
 """
 import numpy as np
 
-from collsel.core import penalty, pruning, verdict
+from collsel.core.evaluate import verdict
+from collsel.core.trees import penalty, pruning
 
 CHOOSERS = (("recommended", "recommended tree (collsel build --recommend)"),
             ("default", "the MPI's own decision (algorithm 0 rows)"),
@@ -51,7 +53,7 @@ def cell_maps(dmap):
 
 
 def in_sample(dmap, rec_choice):
-    """The four choosers scored on the map they were chosen on (core.cell_cost's reference)."""
+    """The four choosers scored on the map they were chosen on (core.maps.cell_cost's reference)."""
     best = dmap.reference_time
     measured = dmap.measured
 
@@ -102,7 +104,7 @@ BASELINES = ("default", "best_fixed")
 def warnings(table):
     """Each column of the out-of-sample table (in sample too) where a tree (the recommended,
     the exact) has a higher mean penalty than the MPI's own decision or the best single fixed
-    method (core.verdict), with both figures: the page's plain warnings."""
+    method (core.evaluate.verdict), with both figures: the page's plain warnings."""
     rows = {r["key"]: r for r in table["rows"]}
     out = []
     for k, column in enumerate(table["columns"]):

@@ -5,8 +5,9 @@ error naming the flag that would (segsize only for algorithms that segment, sinc
 ignore it; faninout defaults to the table's 0). ppn and nodes are optional: a column only when
 the file or a given value says them.
 """
-from collsel.core import algorithms, table
-from collsel.core.sizes import parse_size
+from collsel.core.maps import table
+from collsel.core.mpi import algorithms
+from collsel.core.io.sizes import parse_size
 from collsel.errors import InputError, located
 from collsel.sources.ingest import msgsize
 from collsel.sources.ingest.common import printable
@@ -29,7 +30,7 @@ def _resolve(path, key, values, convert):
 
 
 def _int(low, high, name):
-    """A given value (flag, pattern, manifest) in the notation of every size (core.sizes)."""
+    """A given value (flag, pattern, manifest) in the notation of every size (core.io.sizes)."""
     return lambda text: parse_size(text, "", low, high, name)
 
 

@@ -14,7 +14,7 @@ for a single run, is not read.)
 """
 import re
 
-from collsel.core.statistic import kind
+from collsel.core.io.statistic import kind
 from collsel.errors import located
 from collsel.sources.ingest.common import Parsed, Point, parse_float, parse_int, parse_time
 

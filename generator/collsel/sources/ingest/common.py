@@ -8,11 +8,12 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from collsel.core import csvfile, table, values
-from collsel.core.statistic import kind
+from collsel.core.io import csvfile, values
+from collsel.core.maps import table
+from collsel.core.io.statistic import kind
 from collsel.errors import InputError, located
 
-# Times accepted, in µs: core.values' range (a femtosecond to a day). Anything outside is a unit
+# Times accepted, in µs: core.io.values' range (a femtosecond to a day). Anything outside is a unit
 # or parsing mistake, and the bounds keep every ratio later steps form finite.
 MIN_TIME_US, MAX_TIME_US = values.MIN_TIME_US, values.MAX_TIME_US
 # Longest digit string read as an integer: 2^64 has 20 digits. Longer ones are refused before
@@ -44,7 +45,7 @@ class Point:
 class Parsed:
     format: str
     points: list
-    statistic: str                  # what time_us is, in the core.statistic vocabulary
+    statistic: str                  # what time_us is, in the core.io.statistic vocabulary
     detail: str                     # the same in words (metadata statistic_detail)
     info: dict = field(default_factory=dict)     # file facts worth keeping (tool version, ...)
     skipped: list = field(default_factory=list)  # blocks read but not collectives we know
@@ -83,7 +84,7 @@ def unit_factor(unit, path, line):
 
 
 def check_regular(path, what="benchmark output"):
-    """A path that is a regular file (core.csvfile's check, with this module's wording)."""
+    """A path that is a regular file (core.io.csvfile's check, with this module's wording)."""
     csvfile.check_regular(path, what)
 
 
@@ -135,7 +136,7 @@ def parse_float(text, path, line, name):
 
 def parse_time(text, path, line, name, factor=1.0):
     """A time in the file's unit, returned in µs; must be positive and plausible (within
-    core.values' range: a femtosecond to a day)."""
+    core.io.values' range: a femtosecond to a day)."""
     value = parse_float(text, path, line, name) * factor
     if value <= 0:
         raise located(path, line, f"{name} {text.strip()} is not a positive time")

@@ -4,7 +4,7 @@
 
 Algorithm names go through the built-in name table ("Basic Linear", "binomial", "Default").
 The time unit comes from the column name ("Latency(us)", "t[ms]") or --time-unit. Lines are
-read by core.csvfile (comments, quoting). What the time is says --kind (the ranks part of the
+read by core.io.csvfile (comments, quoting). What the time is says --kind (the ranks part of the
 statistic; the rest is `?`).
 
 Columns beyond the canonical ones are kept two ways: the process layout, `ppn=COLUMN` and
@@ -22,12 +22,13 @@ all (barrier: m = 0).
 """
 import re
 
-from collsel.core import csvfile, statistic, table
+from collsel.core.io import csvfile, statistic
+from collsel.core.maps import table
 from collsel.errors import InputError, located
 from collsel.sources.ingest.common import (Parsed, Point, parse_float, parse_int, parse_pairs,
                                            parse_relabel, parse_time, printable, unit_factor)
 
-# Where the ranks ran: integer columns a mapped CSV may carry (core.table keeps them as extra
+# Where the ranks ran: integer columns a mapped CSV may carry (core.maps.table keeps them as extra
 # columns; `collsel build --z ppn` reads ppn as the third axis).
 LAYOUT = ("ppn", "nodes")
 TARGETS = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout",

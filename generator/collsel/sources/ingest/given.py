@@ -6,7 +6,7 @@ supply it and two sources that disagree are an error rather than a silent choice
 import os
 import re
 
-from collsel.core import csvfile
+from collsel.core.io import csvfile
 from collsel.errors import InputError, located
 from collsel.sources.ingest.common import check_regular, parse_relabel
 

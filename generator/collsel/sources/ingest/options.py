@@ -2,7 +2,7 @@
 the command builds from its flags, so no parser sees the command line."""
 from dataclasses import dataclass
 
-from collsel.core import statistic
+from collsel.core.io import statistic
 
 # --kind of a mapped CSV: which rank the time is (the vocabulary's ranks part); the older names
 # rank-mean, rank-max, rank-min are accepted too.

@@ -1,8 +1,10 @@
 """Rows of all inputs -> one canonical table: duplicates, metadata (the table's statistic is
-core.statistic.combined of its sources')."""
+core.io.statistic.combined of its sources')."""
 import statistics as stats_lib
 
-from collsel.core import algorithms, statistic, table
+from collsel.core.io import statistic
+from collsel.core.maps import table
+from collsel.core.mpi import algorithms
 from collsel.errors import InputError
 
 KEY = ("collective", "comm_size", "msg_size", "algorithm", "segsize", "faninout")
@@ -18,7 +20,7 @@ def carried(row):
 
 
 def identity(row):
-    """What names a point: KEY and every carried column (as core.table.point_keys: all but the
+    """What names a point: KEY and every carried column (as core.maps.table.point_keys: all but the
     times and their spread). Rows that differ in a carried column are different points."""
     return tuple(row[k] for k in KEY) + carried(row)
 

@@ -12,7 +12,7 @@ run-time; global: latest end minus earliest start). Per-repetition rows are summ
 import statistics as stats_lib
 from collections import OrderedDict
 
-from collsel.core.statistic import kind
+from collsel.core.io.statistic import kind
 from collsel.errors import located
 from collsel.sources.ingest.common import (Parsed, Point, check_order, check_size, collective_name,
                                            parse_float, parse_int, parse_time)

@@ -11,7 +11,7 @@ called set_unit, which the output does not show: --time-unit then says so).
 """
 import re
 
-from collsel.core.statistic import kind
+from collsel.core.io.statistic import kind
 from collsel.errors import located
 from collsel.sources.ingest.common import (Parsed, Point, parse_float, parse_int, parse_time,
                                            unit_factor)

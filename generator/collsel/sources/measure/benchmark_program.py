@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from collsel.core import jsonfile, values
+from collsel.core.io import jsonfile, values
 from collsel.errors import CollselError, InputError
 
 CFLAGS = ["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
@@ -54,7 +54,7 @@ EXIT_FORCING_FAILED = 6
 MPICC = {"openmpi": "mpicc", "mpich": "mpicc.mpich", "intel": "mpicc"}   # intel: --mpi-home
 # The ranges of the benchmark's options, as bench/options.c checks them (options_parse_long /
 # options_parse_double calls in options_parse); the sweep and model fit check their flags
-# against these through core.values before anything runs.
+# against these through core.io.values before anything runs.
 MSG_SIZE = (0, 2**31 - 1)           # m is passed to MPI as an int count
 TIME_CAP_S = (1e-6, 1e6)            # --time-cap
 REL_CI = (1e-6, 10.0)               # --rel-ci
@@ -65,7 +65,7 @@ REPETITIONS = (1, REPS[1])          # n of one output line (one call can exceed 
 
 def check_field(key, text, where):
     """One statistic of an output line (or of a journal line that keeps it), checked: the times
-    through core.values.time_us, the spreads finite and >= 0 (the CI of a single repetition is
+    through core.io.values.time_us, the spreads finite and >= 0 (the CI of a single repetition is
     inf), n a repetition count, ci_met 0 or 1. Returns the number or raises InputError naming
     `where`."""
     if key in ("mean_us", "median_us", "min_us", "max_us", PROBE_FIELD):

@@ -1,6 +1,6 @@
 """The coll/base probe of `collsel verify` (collsel_coll_probe.c, shipped beside this module):
 built with the MPI's compiler wrapper on first use into the cache (as the benchmark is), put
-into a user's launch, and its per-rank reports read back as core.verify.RankReport.
+into a user's launch, and its per-rank reports read back as core.mpi.verify.RankReport.
 
 A launch is the user's own words (`mpirun -n 4 ./app`, possibly behind `timeout 60` or `env`):
 the probe goes in right after the launcher word as `-x LD_PRELOAD=...` (Open MPI's way to give
@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from collsel.core.verify import Origin, RankReport, RulesRead, Site
+from collsel.core.mpi.verify import Origin, RankReport, RulesRead, Site
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program
 

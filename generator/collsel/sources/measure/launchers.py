@@ -4,7 +4,7 @@ Open MPI or MPICH.
 Each launcher turns (P, MCA settings, benchmark argv) into (argv, extra environment), and, given
 ppn, places P = nodes x ppn ranks explicitly (ppn on each of P / ppn nodes). It also says where
 the ranks should land (`expected`, checked against the benchmark's `#@rank_hosts=`). On the
-emulated cluster (`cluster`, collsel.sources.cluster) the hostfile launcher uses the cluster's
+emulated cluster (`cluster`, collsel.cluster) the hostfile launcher uses the cluster's
 hostfile and both use its launch environment (agent, TCP interfaces, SLURM_CONF). Forcing
 uses Open MPI MCA parameters: `--mca` flags for mpirun (they reach remote daemons too), and
 OMPI_MCA_* variables for srun (which exports the environment to the tasks). MPICH's hydra mpirun
@@ -405,7 +405,7 @@ def allocation_hosts(env):
 
 def make(name, mpirun=None, extra_args="", hostfile=None, map_by="core", for_script=False,
          family="openmpi", cluster=None, mpi_plugin=None, env=None):
-    """The launcher `name`; on the emulated `cluster` (collsel.sources.cluster.Cluster) with its
+    """The launcher `name`; on the emulated `cluster` (collsel.cluster.Cluster) with its
     hostfile and launch environment, ranks unbound and yielding (SHARED_CORES_ENV). srun gets
     `--mpi=` srun_mpi(mpi_plugin) (--srun-mpi, else the cluster's MpiDefault or pmix). `env`:
     the MPI installation's environment (mpi_home), added to every launch's."""

@@ -106,7 +106,7 @@ def _environment(family, home, environ):
 def mpich_version(install):
     """The MPICH version `mpichversion` of the installation prints (e.g. '5.0.2'; Debian's on
     PATH without a home), which decides the algorithm names a sweep may force
-    (core.algorithms.MPICH_VERSIONS); None when it cannot tell (then MPICH 4.0's names)."""
+    (core.mpi.algorithms.MPICH_VERSIONS); None when it cannot tell (then MPICH 4.0's names)."""
     program = (os.path.join(install.home, "bin", MARKERS["mpich"]) if install.home
                else shutil.which(MARKERS["mpich"]))
     try:

@@ -1,5 +1,5 @@
 """Read MPICH's control variable descriptions through MPI_T (mpi_t_cvars.c, built with MPICH's
-mpicc in a temporary directory and run as a plain process): the text core.catalogue reads
+mpicc in a temporary directory and run as a plain process): the text core.mpi.catalogue reads
 MPICH's algorithm names from."""
 import shutil
 import tempfile

@@ -1,4 +1,4 @@
-"""Run `ompi_info` for the coll/tuned parameters (the text core.catalogue reads)."""
+"""Run `ompi_info` for the coll/tuned parameters (the text core.mpi.catalogue reads)."""
 import shutil
 import subprocess
 

@@ -1,16 +1,17 @@
 """The files a sweep fills: its table and the journal beside it (TABLE.launches, every launch of
 every point), both append-only, and reading them back for --resume.
 
-Each starts as metadata + header, written atomically (core.files); each finished point is then
+Each starts as metadata + header, written atomically (core.io.files); each finished point is then
 appended as one whole line with a single write() followed by fsync(), so a sweep killed at any
 moment leaves complete rows plus at most one truncated last line per file, which `load_existing`
 cuts off.
 """
 import os
 
-from collsel.core import algorithms, csvfile, values
-from collsel.core.files import write_file
-from collsel.core.table import COLUMN_ORDER, render_table
+from collsel.core.io import csvfile, values
+from collsel.core.mpi import algorithms
+from collsel.core.io.files import write_file
+from collsel.core.maps.table import COLUMN_ORDER, render_table
 from collsel.errors import InputError, located
 from collsel.sources.measure import benchmark_program as bench
 # journal_path lives in the package (light to import); journal.journal_path is the same function

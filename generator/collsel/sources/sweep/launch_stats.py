@@ -8,7 +8,7 @@ CI is taken across them, not across the repetitions of one launch.
 """
 import math
 
-from collsel.core import statistic as vocabulary
+from collsel.core.io import statistic as vocabulary
 
 
 LAUNCH_FIELDS = ("mean_us", "median_us", "min_us", "max_us", "stdev_us", "ci_halfwidth_us", "n",
@@ -29,7 +29,7 @@ STATISTIC_DETAIL = ("time_us = mean over launches of each launch's median per-re
 
 
 def statistic(launches):
-    """The sweep's `# statistic=` in the core.statistic vocabulary: the slowest rank (or latest
+    """The sweep's `# statistic=` in the core.io.statistic vocabulary: the slowest rank (or latest
     end minus earliest start), the median over repetitions, the mean over launches."""
     return vocabulary.kind("max", "median", "mean" if launches > 1 else "one")
 

@@ -173,7 +173,7 @@ class StressMemory(Generator):
 
 
 class Iperf3(Generator):
-    """TCP streams between the emulated cluster's nodes (sources/cluster): node k sends to node
+    """TCP streams between the emulated cluster's nodes (cluster): node k sends to node
     k + 1 (mod N), at a share of node k's link rate; each node runs one server."""
     name = "iperf3"
     program = "iperf3"
@@ -186,7 +186,7 @@ class Iperf3(Generator):
         self.cluster = cluster
 
     def _level(self, name):
-        from collsel.sources.cluster.config import rate_bits
+        from collsel.cluster.config import rate_bits
         nodes = self.cluster.nodes
         if len(nodes) < 2:
             raise InputError("--load iperf3 needs an emulated cluster of 2 nodes or more")

@@ -15,9 +15,9 @@ import re
 import time
 from collections import Counter
 
-from collsel.core import csvfile
-from collsel.core.files import write_file
-from collsel.core.table import render_table
+from collsel.core.io import csvfile
+from collsel.core.io.files import write_file
+from collsel.core.maps.table import render_table
 from collsel.errors import CollselError
 from collsel.sources.measure import benchmark_program as bench, launchers, placement
 from collsel.sources.measure.supervise import run_launch

@@ -14,8 +14,8 @@ journal keeps these as `# unusable.SHAPE.K=M:A:S:F,...` lines (UNUSABLE_KEY).
 """
 import numpy as np
 
-from collsel.core import algorithms
-from collsel.core.algorithms import Method
+from collsel.core.mpi import algorithms
+from collsel.core.mpi.algorithms import Method
 from collsel.sources.measure.benchmark_program import PROBE_FIELD
 from collsel.sources.sweep import launch_stats, shapes, ties
 from collsel.sources.sweep.load import SCHEDULER_COLUMN

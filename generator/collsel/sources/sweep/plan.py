@@ -2,9 +2,10 @@
 forcing each, the sweep's configuration, and the launches still to run."""
 from dataclasses import dataclass
 
-from collsel.core import algorithms, fallbacks, intel_algorithms, values
-from collsel.core.algorithms import Method
-from collsel.core.sizes import parse_size, parse_size_list
+from collsel.core.io import values
+from collsel.core.mpi import algorithms, fallbacks, intel_algorithms
+from collsel.core.mpi.algorithms import Method
+from collsel.core.io.sizes import parse_size, parse_size_list
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers
 from collsel.sources.sweep import launch_stats, racing, shapes
@@ -51,7 +52,7 @@ def mode_of(collective, family):
 
 def refused(collective, methods, comm_sizes, msg_sizes, family):
     """[(method, why)] of the `methods` Open MPI refuses at some (P, m) of the grid (the call
-    fails: core.fallbacks entries that run nothing instead)."""
+    fails: core.mpi.fallbacks entries that run nothing instead)."""
     if family != "openmpi":
         return []
     found = []
@@ -83,7 +84,7 @@ def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=
     """Methods to measure. Segmenting algorithms get every segment size; the others get 0.
     `ALG:SEG` pins one segment size. Asking for a segment size on an algorithm that ignores it
     is an error rather than a silently repeated measurement. `hier:G:INNER:OUTER` adds a
-    hierarchical method (core.algorithms.hier_id; unsegmented). MPICH: its own algorithms (none
+    hierarchical method (core.mpi.algorithms.hier_id; unsegmented). MPICH: its own algorithms (none
     segments), those of the release `mpich_version` names (None: MPICH 4.0), by default all but
     the ones left out above (mpich_defaults); a name that release lacks is refused."""
     segsizes = (parse_size_list(segsizes_text, "--segsizes", *values.SEGSIZE,
@@ -99,7 +100,7 @@ def plan_methods(collective, algorithms_text=None, segsizes_text=None, baseline=
                else sorted(algorithms.registry(family)[collective]))
         items = [str(a) for a in ids if a != algorithms.BASELINE_ALGORITHM]
     for item in items:
-        if item.lower().startswith("hier:"):   # hier:G:INNER:OUTER (core.algorithms.HIER_BASE)
+        if item.lower().startswith("hier:"):   # hier:G:INNER:OUTER (core.mpi.algorithms.HIER_BASE)
             try:
                 methods.add(Method(algorithms.algorithm_id(collective, item, family), 0))
             except InputError as e:
@@ -181,7 +182,7 @@ class Config:
     out: str
     comm_sizes: list
     msg_sizes: list
-    methods: list               # core.algorithms.Method, faninout 0
+    methods: list               # core.mpi.algorithms.Method, faninout 0
     launcher: launchers.Launcher
     bench_path: str
     bench_args: list            # options of every benchmark run but --time-cap (time_cap)

@@ -23,7 +23,7 @@ A dropped method keeps the rows of the launches that measured it: the tree sees 
 """
 import numpy as np
 
-from collsel.core import algorithms
+from collsel.core.mpi import algorithms
 from collsel.sources.sweep import ties
 
 STRATEGIES = ("coarse-refine", "adaptive")

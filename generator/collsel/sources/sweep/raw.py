@@ -3,13 +3,13 @@
 Each launch's benchmark writes its own raw file (its --raw) into FILE.parts/ beside FILE, named
 after P (and NODESxPPN), the launch number and the attempt; they stay there, so a resumed sweep
 keeps the launches of earlier runs. At the end FILE is rebuilt from all parts atomically
-(core.files.write_file): per launch a block of `#@` lines (P, nodes and ppn when explicit,
+(core.io.files.write_file): per launch a block of `#@` lines (P, nodes and ppn when explicit,
 launch, attempt, then the benchmark's own header, seed included) and its repetition lines.
 """
 import os
 import re
 
-from collsel.core.files import write_file
+from collsel.core.io.files import write_file
 
 _PART = re.compile(r"P(\d+)(?:-N(\d+)x(\d+))?-L(\d+)-a(\d+)\.raw")
 

@@ -8,8 +8,8 @@ above --launches, their `wall_s`), so a resumed sweep continues the same budget.
 """
 import re
 
-from collsel.core import csvfile
-from collsel.core.algorithms import BASELINE_ALGORITHM, Method
+from collsel.core.io import csvfile
+from collsel.core.mpi.algorithms import BASELINE_ALGORITHM, Method
 from collsel.errors import InputError
 from collsel.sources.sweep import journal, racing, shapes
 from collsel.sources.sweep.paired_plan import UNUSABLE_KEY, PairedPlan

@@ -30,8 +30,10 @@ import os
 
 import numpy as np
 
-from collsel.core import algorithms, csvfile, table as table_io
-from collsel.core.algorithms import Method
+from collsel.core.io import csvfile
+from collsel.core.maps import table as table_io
+from collsel.core.mpi import algorithms
+from collsel.core.mpi.algorithms import Method
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.measure.supervise import LaunchResult

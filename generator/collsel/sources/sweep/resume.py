@@ -118,7 +118,7 @@ def differences(recorded, wanted):
 def check_mode(table, options):
     """One line when a table of the other mode, or of the other grid kind (--comm-sizes or
     --nodes/--ppn), is resumed (before its header is read, which differs between them)."""
-    from collsel.core import csvfile
+    from collsel.core.io import csvfile
     try:
         recorded = parse_options(csvfile.read(table, "a sweep table").metadata.get("options", ""))
     except (InputError, ValueError):

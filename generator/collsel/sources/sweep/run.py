@@ -12,7 +12,7 @@ the next point.
 import os
 
 from collsel import __version__
-from collsel.core import intel_algorithms
+from collsel.core.mpi import intel_algorithms
 from collsel.errors import CollselError
 from collsel.sources.measure import benchmark_program as bench, launchers, placement
 from collsel.sources.measure.machine import machine_metadata, now_iso

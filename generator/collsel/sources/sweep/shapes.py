@@ -13,7 +13,7 @@ the shape, so its launches, journal marks (`# launch.2@high.K=`), seeds and rows
 """
 from dataclasses import dataclass, replace
 
-from collsel.core import sizes, values
+from collsel.core.io import sizes, values
 from collsel.errors import InputError
 
 # The table's and journal's columns of an explicit shape (after the mode's own columns).

@@ -9,8 +9,8 @@ import zlib
 
 import pytest
 
-from collsel.core import treefile
-from collsel.core.algorithms import Method
+from collsel.core.trees import treefile
+from collsel.core.mpi.algorithms import Method
 from collsel.errors import InputError
 from collsel.sinks.emit import blob
 

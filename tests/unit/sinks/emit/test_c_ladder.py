@@ -48,7 +48,7 @@ def test_stats_recomputed_from_compiled_decisions(tmp_path, tanjaderin, collecti
     penalties, unmeasured = [], 0
     for key, line in zip(keys, decided):
         method = tuple(int(x) for x in line.split())
-        # against the fastest forced method (core.cell_cost), "defer" at the default's time
+        # against the fastest forced method (core.maps.cell_cost), "defer" at the default's time
         best = min(v for k, v in times[key].items() if k != (0, 0, 0))
         if method in times[key]:
             penalties.append(100 * (times[key][method] / best - 1))

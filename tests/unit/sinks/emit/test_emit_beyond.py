@@ -13,9 +13,10 @@ import subprocess
 import pytest
 
 from collsel import cli
-from collsel.core.recommendation import beyond_decision
-from collsel.core import model_selection, treefile
-from collsel.core.recommendation_figures import Edge
+from collsel.core.evaluate.recommendation import beyond_decision
+from collsel.core.evaluate import model_selection
+from collsel.core.trees import treefile
+from collsel.core.evaluate.recommendation_figures import Edge
 from collsel.sinks.emit import ompi_rules, ompi_rules_reader, targets
 
 import defer_tree

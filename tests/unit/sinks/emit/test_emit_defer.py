@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import pytest
 
-from collsel.core import treefile
+from collsel.core.trees import treefile
 from collsel.sinks.emit import ompi_rules, ompi_rules_reader, targets
 
 import defer_tree

@@ -4,7 +4,7 @@ written, instead of writing its id (1000000 + ...) as an Open MPI algorithm numb
 import pytest
 
 from collsel import cli
-from collsel.core import algorithms
+from collsel.core.mpi import algorithms
 from collsel.sinks.emit.targets import HIERARCHICAL, TARGETS
 
 HIER = algorithms.hier_id("reduce", 2, 1, 1)    # hier:2:linear:linear

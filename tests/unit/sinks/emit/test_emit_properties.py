@@ -1,7 +1,7 @@
 """Property tests of every emit target on random valid trees (hypothesis).
 
-Trees come from collsel's own pipeline on random decision maps: core.decision_map.make_axis
-(midpoint cuts) -> core.tree.build_tree -> core.treefile.tree_document -> LoadedTree (the checks
+Trees come from collsel's own pipeline on random decision maps: core.maps.decision_map.make_axis
+(midpoint cuts) -> core.trees.tree.build_tree -> core.trees.treefile.tree_document -> LoadedTree (the checks
 every tree.json load runs). They are 2-D and 3-D (numeric and category z, with hostile but valid
 labels and column names), both split modes, both leaf rules, depth and threshold limits, with
 values at every bound (P 1 and 2^31-1, m 0 and 2^64-1, z -2^63 and 2^63-1, segsize and
@@ -38,7 +38,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from collsel import cli
-from collsel.core import algorithms, decision_map, rules_size, tree as treemod, treefile
+from collsel.core.maps import decision_map
+from collsel.core.mpi import algorithms, rules_size
+from collsel.core.trees import tree as treemod, treefile
 from collsel.errors import InputError
 from collsel.sinks.emit import mpich_csel, mpich_json, ompi_rules, ompi_rules_reader
 from collsel.sinks.emit.targets import EmitOptions, emit

@@ -1,4 +1,4 @@
-"""A method Open MPI refuses at a P defers there (core.fallbacks.refused): one rule in `collsel
+"""A method Open MPI refuses at a P defers there (core.mpi.fallbacks.refused): one rule in `collsel
 query`, the rules files and the C targets.
 
 The table (alltoall at P = 2, 4, 8) makes two_proc (5) the fastest at P = 2 and pairwise (2)
@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from collsel import cli
-from collsel.core import fallbacks, treefile
+from collsel.core.mpi import fallbacks
+from collsel.core.trees import treefile
 from collsel.sinks.emit import ompi_rules, ompi_rules_reader, targets
 
 from helpers import CFLAGS, DRIVER

@@ -6,8 +6,8 @@ import os
 import pytest
 
 from collsel import cli
-from collsel.core import algorithms, intel_algorithms
-from collsel.core.algorithms import Method
+from collsel.core.mpi import algorithms, intel_algorithms
+from collsel.core.mpi.algorithms import Method
 from collsel.sources.sweep.plan import mca_settings
 
 HEADER = "# algorithm_family=intel\ncollective,comm_size,msg_size,algorithm,segsize,time_us\n"

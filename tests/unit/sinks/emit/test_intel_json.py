@@ -2,7 +2,7 @@
 inclusive upper bounds on comm_size and msg_size, -1 open-ended, `<COLL>=<preset>` leaves)."""
 import json
 
-from collsel.core import intel_algorithms
+from collsel.core.mpi import intel_algorithms
 from test_intel import run, tree
 
 ANY_PPN = "ppn=-1"

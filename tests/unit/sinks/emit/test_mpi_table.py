@@ -1,5 +1,5 @@
-"""runtime/collsel_mpi_table.h, the C side's MPI knowledge, is generated from core/algorithms.py and
-core/fallbacks.py (sinks/emit/mpi_table.py) and committed: it must equal a regeneration, its
+"""runtime/collsel_mpi_table.h, the C side's MPI knowledge, is generated from core/mpi/algorithms.py and
+core/mpi/fallbacks.py (sinks/emit/mpi_table.py) and committed: it must equal a regeneration, its
 inline rules must answer as the Python table does, and no other C file may keep a copy of what
 it holds."""
 import json
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from collsel.core import algorithms, fallbacks
+from collsel.core.mpi import algorithms, fallbacks
 from collsel.sinks.emit import mpi_table
 
 REPO = Path(__file__).resolve().parents[4]
@@ -146,7 +146,7 @@ needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
 @needs_gcc
 def test_compiled_rules_answer_as_the_python_table(tmp_path):
     assert _probe(tmp_path, HEADER.read_text()) == _want()
-    # 4.1.4's refusals are the ones the Python decisions apply (core.fallbacks.refused)
+    # 4.1.4's refusals are the ones the Python decisions apply (core.mpi.fallbacks.refused)
     assert fallbacks.OMPI_RELEASE_REFUSALS["4.1"] == fallbacks.REFUSALS
 
 

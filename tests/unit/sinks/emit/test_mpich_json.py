@@ -11,7 +11,7 @@ import types
 import pytest
 
 from collsel import cli
-from collsel.core import treefile
+from collsel.core.trees import treefile
 from collsel.sinks.emit import mpich_json
 from collsel.sources.measure import mpich_base
 from mpich_walk import csel_walk

@@ -11,7 +11,8 @@ import types
 import pytest
 
 from collsel import cli
-from collsel.core import algorithms, treefile
+from collsel.core.mpi import algorithms
+from collsel.core.trees import treefile
 from collsel.sinks.emit import mpich_csel, mpich_json
 from mpich_walk import csel_walk, mpich_table
 

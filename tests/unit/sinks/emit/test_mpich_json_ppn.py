@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from collsel.core import treefile
+from collsel.core.trees import treefile
 from collsel.sinks.emit import mpich_json
 from test_mpich_json import BASE, run, search
 

@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from collsel.core import algorithms, treefile
+from collsel.core.mpi import algorithms
+from collsel.core.trees import treefile
 from collsel.errors import InputError
 from collsel.sinks.emit import ompi_dec_fixed
 from defer_tree import document
@@ -143,7 +144,7 @@ def test_an_algorithm_open_mpi_does_not_have_is_refused(tmp_path):
     r = collsel("emit", path, "--target", "ompi-dec-fixed", "--out", out)
     assert r.returncode == 2
     assert r.stderr == (f"collsel: error: {path}: methods[2].algorithm: 9 is not one of "
-                        "[0, 1, 2, 3, 4, 5, 6]\n")     # core.treefile, for every target
+                        "[0, 1, 2, 3, 4, 5, 6]\n")     # core.trees.treefile, for every target
     assert not out.exists()
 
 

@@ -27,7 +27,9 @@ import numpy as np
 import pytest
 
 from collsel import cli
-from collsel.core import algorithms, decision_map, tree as treemod, treefile
+from collsel.core.maps import decision_map
+from collsel.core.mpi import algorithms
+from collsel.core.trees import tree as treemod, treefile
 from collsel.errors import InputError
 from collsel.sinks.emit import ompi_rules, ompi_rules_reader
 from collsel.sinks.emit.targets import EmitOptions, emit

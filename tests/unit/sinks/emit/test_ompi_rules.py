@@ -13,7 +13,8 @@ import pytest
 from collsel import cli
 from helpers import run_in_process
 
-from collsel.core import decision_map, table, tree, treefile
+from collsel.core.maps import decision_map, table
+from collsel.core.trees import tree, treefile
 from collsel.sinks.emit import ompi_rules, targets
 from collsel.sinks.emit import ompi_rules_reader as check
 

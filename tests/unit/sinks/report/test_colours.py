@@ -2,7 +2,7 @@
 segment size, "defer" grey, the same colour for the same method every time."""
 import colorsys
 
-from collsel.core.algorithms import Method
+from collsel.core.mpi.algorithms import Method
 from collsel.sinks.report.colours import DEFER_COLOUR, method_colour, variant_label
 
 

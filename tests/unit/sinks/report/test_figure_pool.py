@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from collsel.core import parallel
+from collsel.core.evaluate import parallel
 from collsel.sinks.report import figure_pool
 
 # In a fresh interpreter (this one may have loaded matplotlib, which forked workers inherit):

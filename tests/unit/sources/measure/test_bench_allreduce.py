@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from collsel.core import algorithms
+from collsel.core.mpi import algorithms
 from collsel.sources.measure import benchmark_program as bench
 from test_bench_paired import HAVE_OMPI, QUICK, ompi, parse
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from collsel.core import algorithms
+from collsel.core.mpi import algorithms
 from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.measure.supervise import run_launch
 from test_bench_paired import HAVE_MPICH, HAVE_OMPI, QUICK, ompi, parse

@@ -131,7 +131,7 @@ def test_mpich_forces_its_own_algorithms_by_name():
     assert r.returncode == 0, r.stderr
     meta, rows = parse(r.stdout)
     assert meta["mpi_family"] == "mpich" and meta["collective_fallback"] == "error"
-    # the values MPICH 4.0's enum gives these names (core/algorithms.py's MPICH ids)
+    # the values MPICH 4.0's enum gives these names (core/mpi/algorithms.py's MPICH ids)
     assert meta["algorithm_values"] == "auto=0,binomial=1,scatter_ring_allgather=5"
     assert [x["algorithm"] for x in rows] == methods.replace(":0", "").split(",") * 2
     bad = subprocess.run(["mpirun.mpich", "-np", "2", binary, "--collective", "bcast",

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from collsel.core import algorithms
+from collsel.core.mpi import algorithms
 from collsel.errors import InputError
 from collsel.sources.measure import launchers, machine, mpi_home
 
@@ -106,7 +106,7 @@ def test_a_family_without_a_catalogue_is_refused_by_name(tmp_path):
                  "--out", tmp_path / "t.csv"])
     assert r.returncode == 2
     assert r.stderr == ("collsel: error: --mpi intel: collsel knows no Intel MPI algorithms yet "
-                        "(core.algorithms has no catalogue of them)\n")
+                        "(core.mpi.algorithms has no catalogue of them)\n")
 
 
 def test_the_dry_run_launches_the_homes_launcher_and_records_the_home(tmp_path):

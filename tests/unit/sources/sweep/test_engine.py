@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from collsel.core import csvfile
+from collsel.core.io import csvfile
 from collsel.errors import CollselError, InputError
 from collsel.sources.measure.supervise import LaunchResult
 from collsel.sources.sweep import engine, startup

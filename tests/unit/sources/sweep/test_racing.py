@@ -4,7 +4,7 @@ import csv
 
 import numpy as np
 
-from collsel.core.algorithms import Method
+from collsel.core.mpi.algorithms import Method
 from collsel.sources.sweep import racing, shapes
 from collsel.sources.sweep.paired_plan import PairedPlan
 from collsel.sources.sweep.plan import Config

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from collsel.core import csvfile
+from collsel.core.io import csvfile
 from collsel.sources.sweep import replay
 from helpers import REPO, run_in_process
 
