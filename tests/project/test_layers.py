@@ -23,7 +23,7 @@ def lint_imports(*, pythonpath=None, cwd):
 def test_contracts_hold(tmp_path):
     done = lint_imports(cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "4 kept, 0 broken" in done.stdout
+    assert "5 kept, 0 broken" in done.stdout
 
 
 def copy_package(tmp_path):
@@ -35,17 +35,18 @@ def copy_package(tmp_path):
 
 def test_core_importing_a_sink_breaks_the_layers(tmp_path):
     copy = copy_package(tmp_path)
-    module = copy / "core" / "penalty.py"
+    module = copy / "core" / "trees" / "penalty.py"
     module.write_text(module.read_text() + "\nfrom collsel.sinks.emit import targets  # noqa\n")
     done = lint_imports(pythonpath=copy.parent, cwd=tmp_path)
     assert done.returncode != 0
-    assert "layers: cli > commands > pipeline > sources | sinks > core > errors BROKEN" in done.stdout
+    assert ("layers: cli > commands > pipeline | research > sources | sinks > cluster > core > "
+            "errors BROKEN" in done.stdout)
     assert "collsel.core.trees.penalty -> collsel.sinks.emit.targets" in done.stdout
 
 
 def test_a_source_importing_a_sink_breaks_the_layers(tmp_path):
     copy = copy_package(tmp_path)
-    module = copy / "sources" / "models" / "fit.py"
+    module = copy / "sources" / "sweep" / "plan.py"
     module.write_text(module.read_text() + "\nfrom collsel.sinks.report import compute  # noqa\n")
     done = lint_imports(pythonpath=copy.parent, cwd=tmp_path)
     assert done.returncode != 0 and "BROKEN" in done.stdout
@@ -54,7 +55,7 @@ def test_a_source_importing_a_sink_breaks_the_layers(tmp_path):
 def test_a_sink_reading_tables_breaks_its_contract(tmp_path):
     copy = copy_package(tmp_path)
     module = copy / "sinks" / "emit" / "blob.py"
-    module.write_text(module.read_text() + "\nfrom collsel.core import table  # noqa\n")
+    module.write_text(module.read_text() + "\nfrom collsel.core.maps import table  # noqa\n")
     done = lint_imports(pythonpath=copy.parent, cwd=tmp_path)
     assert done.returncode != 0
     assert "collsel.sinks.emit.blob -> collsel.core.maps.table" in done.stdout
@@ -71,4 +72,28 @@ def test_an_import_circle_breaks_its_contract(tmp_path):
     assert done.returncode != 0
     assert "no import circles between the modules of any package BROKEN" in done.stdout
     assert ".targets -> .c_ladder" in done.stdout
-    assert "3 kept, 1 broken" in done.stdout
+    assert "4 kept, 1 broken" in done.stdout
+
+
+def test_a_map_using_a_tree_breaks_the_order_of_core(tmp_path):
+    """core's sub-packages follow the data (io -> mpi -> maps -> trees -> evaluate): an earlier
+    one importing a later one breaks the contract."""
+    copy = copy_package(tmp_path)
+    module = copy / "core" / "maps" / "decision_map.py"
+    module.write_text(module.read_text() + "\nfrom collsel.core.trees import tree  # noqa\n")
+    done = lint_imports(pythonpath=copy.parent, cwd=tmp_path)
+    assert done.returncode != 0
+    assert "core's sub-packages follow the data: evaluate > trees > maps > mpi > io BROKEN" \
+        in done.stdout
+    assert "collsel.core.maps.decision_map -> collsel.core.trees.tree" in done.stdout
+
+
+def test_the_product_path_using_research_breaks_the_layers(tmp_path):
+    """Research features (the analytical models) sit beside the pipeline: neither the pipeline
+    nor the sources below it may import them."""
+    for where in (("pipeline.py",), ("sources", "sweep", "engine.py")):
+        copy = copy_package(tmp_path / where[-1])
+        module = copy.joinpath(*where)
+        module.write_text(module.read_text() + "\nfrom collsel.research.models import fit  # noqa\n")
+        done = lint_imports(pythonpath=copy.parent, cwd=tmp_path)
+        assert done.returncode != 0 and "BROKEN" in done.stdout, where

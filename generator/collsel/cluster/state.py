@@ -4,6 +4,7 @@ import json
 from collsel.core.io.files import write_file
 from collsel.errors import InputError
 from collsel.cluster import names
+from collsel.cluster.config import rate_bits
 from collsel.cluster.layout import Layout
 
 VERSION = 1
@@ -25,6 +26,11 @@ class Node:
 
     def __repr__(self):
         return f"Node({self.as_dict()})"
+
+    @property
+    def rate_bits(self):
+        """The node's link rate in bits per second (what a load generator shares out)."""
+        return rate_bits(self.rate)
 
 
 class Cluster:

@@ -3,7 +3,8 @@ records: build one collective's tree from its tables and write `collsel build`'s
 (building.py), render trees for an emit target and write them (emitting.py), write a report
 (reporting.py) and run a sweep (sweeping.py). The commands parse the flags into these
 functions' arguments or requests and print the records they return; `collsel tune` calls the
-same functions for every collective, so what tune writes is what the commands write.
+same functions for every collective, so what tune writes is what the commands write. tune/ is
+`collsel tune`'s own part: its plan, its directory and how its budget is shared.
 
 A step's warnings that arise on the way (tables that measure different statistics) go to stderr
 as every command prints them, and so do a report's and a sweep's progress lines.

@@ -173,8 +173,8 @@ class StressMemory(Generator):
 
 
 class Iperf3(Generator):
-    """TCP streams between the emulated cluster's nodes (cluster): node k sends to node
-    k + 1 (mod N), at a share of node k's link rate; each node runs one server."""
+    """TCP streams between the emulated cluster's nodes (collsel.cluster): node k sends
+    to node k + 1 (mod N), at a share of node k's link rate; each node runs one server."""
     name = "iperf3"
     program = "iperf3"
     where = "cluster"
@@ -186,7 +186,6 @@ class Iperf3(Generator):
         self.cluster = cluster
 
     def _level(self, name):
-        from collsel.cluster.config import rate_bits
         nodes = self.cluster.nodes
         if len(nodes) < 2:
             raise InputError("--load iperf3 needs an emulated cluster of 2 nodes or more")
@@ -195,7 +194,7 @@ class Iperf3(Generator):
                          str(self.PORT)) for n in nodes)
         clients = tuple(("ip", "netns", "exec", n.netns, "iperf3", "--client",
                          nodes[(i + 1) % len(nodes)].address, "--port", str(self.PORT),
-                         "--bitrate", str(int(share * rate_bits(n.rate))), "--time", "0")
+                         "--bitrate", str(int(share * n.rate_bits)), "--time", "0")
                         for i, n in enumerate(nodes))
         return Level(name, (servers, clients),
                      f"{len(nodes)} TCP streams n_k -> n_k+1, each {share:.0%} of the sender's "

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from collsel.errors import CollselError, InputError
+from collsel.cluster.state import Node
 from collsel.sources.sweep import load, shapes
 
 
@@ -36,8 +37,8 @@ def test_stress_levels_demand_more_at_each_level():
 
 
 def cluster(*rates):
-    nodes = [SimpleNamespace(name=f"n{k}", netns=f"collsel-n{k}", address=f"198.18.0.{k}",
-                             rate=rate) for k, rate in enumerate(rates, 1)]
+    nodes = [Node({"name": f"n{k}", "netns": f"collsel-n{k}", "address": f"198.18.0.{k}",
+                   "rate": rate, "cpu_share": 1.0, "cpus": "0"}) for k, rate in enumerate(rates, 1)]
     return SimpleNamespace(nodes=nodes, partition="collsel",
                            launch_env={"SLURM_CONF": "/var/lib/collsel/cluster/slurm.conf"})
 
