@@ -220,20 +220,21 @@ def _describe_word(word, values):
     return f"'{word}': {what}; Open MPI reads {read}; write plain decimal digits"
 
 
-class _Reader:
-    def __init__(self, numbers):
-        self.numbers, self.i = numbers, 0
-
-    def next(self):
-        if self.i >= len(self.numbers):
-            return None
-        n = self.numbers[self.i]
-        self.i += 1
-        return n
-
-
 def read(path, data, version=(4, 1, 4)):
     """Parse `data` (bytes) as Open MPI `version` would; collect every problem."""
+    m, file_version, skip, errors = _version_line(data, version)
+    numbers, problems = _words(data, skip)
+    errors += _word_errors(problems, m, skip, version)
+    parser = _Parser(numbers, file_version, errors)
+    parser.parse()
+    errors.sort(key=lambda e: e[0])
+    return RulesFile(path, file_version, parser.collectives, parser.rejected, errors,
+                     parser.rule_count)
+
+
+def _version_line(data, version):
+    """The file's version line as Open MPI `version` reads it: (its match or None, the file
+    version, the bytes it takes, [(line, message)] for a version Open MPI cannot use)."""
     errors = []
     file_version, skip = 1, 0
     m = VERSION_LINE.match(data)
@@ -247,7 +248,13 @@ def read(path, data, version=(4, 1, 4)):
             errors.append((1, f"rule-file-version-{file_version}: Open MPI knows versions 1 "
                            "and 2 (it reads any version above 1 as 2); write "
                            "rule-file-version-2 (or -1)"))
-    numbers, problems = _words(data, skip)
+    return m, file_version, skip, errors
+
+
+def _word_errors(problems, m, skip, version):
+    """(line, message) of each word not plain decimal (_words); a version line that `version`
+    does not understand (`m` matched, nothing skipped) is explained as what Open MPI reads."""
+    errors = []
     for line, word, message in problems:
         if m and line == 1 and word == m.group(0).decode() and not skip:
             message = (f"'{word}': Open MPI {'.'.join(map(str, version))} has no version line "
@@ -255,141 +262,171 @@ def read(path, data, version=(4, 1, 4)):
                        f"{' then '.join(map(str, ompi_reads(word)))} as the number of "
                        "collectives and rejects the file")
         errors.append((line, message))
-    reader = _Reader(numbers)
-    rejected = False
-    collectives = {}
-    rule_count = 0
+    return errors
 
-    def fail(line, message):
-        nonlocal rejected
-        rejected = True
-        errors.append((line, message + "; Open MPI ignores the whole file"))
 
-    def take(what, lo=0, hi=LONG_MAX):
-        n = reader.next()
-        if n is None:
-            last = numbers[-1].line if numbers else 1
-            fail(last, f"file ends where {what} is expected")
+def _type_name(hi):
+    """The C type whose largest value is `hi`."""
+    return "int" if hi == INT_MAX else "long"
+
+
+class _Parser:
+    """Open MPI's walk over the numbers of a classic file (NCOL, then per collective its blocks,
+    per block its rules), appending every problem to `errors`; a problem Open MPI rejects the
+    file for sets `rejected` and ends the walk, as it ends Open MPI's."""
+
+    def __init__(self, numbers, file_version, errors):
+        self.numbers, self.i = numbers, 0
+        self.file_version = file_version
+        self.errors = errors
+        self.rejected = False
+        self.collectives = {}
+        self.rule_count = 0
+        self.layout_ok = True     # no layout error reported yet (only the first is)
+
+    def parse(self):
+        """NCOL and the collectives it announces, then the numbers left after them."""
+        ncol = self.take("the number of collectives (NCOL)")
+        if ncol is not None and ncol.value > COLLCOUNT:
+            self.fail(ncol.line, f"NCOL {ncol.value} is more than the {COLLCOUNT} collectives "
+                      "Open MPI has")
+        self.layout_ok = ncol is not None and self.layout([ncol], "NCOL")
+        for _ in range(ncol.value if ncol is not None and not self.rejected else 0):
+            self.collective()
+            if self.rejected:
+                break
+        if not self.rejected and self.i < len(self.numbers):
+            extra = self.numbers[self.i]
+            self.errors.append((extra.line, f"{len(self.numbers) - self.i} number(s) after the "
+                                f"last of the {ncol.value} collective(s) NCOL announces (line "
+                                f"{ncol.line}): Open MPI ignores them silently"))
+
+    def collective(self):
+        """COLID NCOMSIZES and its blocks."""
+        colid = self.take("a collective id (COLID)")
+        if colid is None:
+            return
+        if colid.value >= COLLCOUNT:
+            self.fail(colid.line, f"collective id {colid.value} >= {COLLCOUNT}")
+            return
+        self.layout_ok = self.layout_ok and self.layout([colid], "COLID")
+        name = COLLECTIVE_NAMES[colid.value]
+        if colid.value in self.collectives:
+            self.errors.append((colid.line, f"{name} (id {colid.value}) appears again (first on "
+                                f"line {self.collectives[colid.value].line}): Open MPI "
+                                "silently uses the last"))
+        coll = Collective(colid.value, colid.line)
+        self.collectives[colid.value] = coll
+        ncs = self.take(f"{name}: the number of communicator sizes (NCOMSIZES)", hi=INT_MAX)
+        if ncs is None:
+            return
+        for b in range(ncs.value):
+            self.block(coll, name, b)
+            if self.rejected:
+                return
+
+    def block(self, coll, name, b):
+        """Block `b` of collective `coll`: COMSIZE NMSGSIZES and its rules."""
+        cs = self.take(f"{name}: communicator size (COMSIZE) of block {b + 1}", hi=INT_MAX)
+        if cs is None:
+            return
+        self.layout_ok = self.layout_ok and self.layout([cs], "COMSIZE")
+        block = Block(cs.value, cs.line)
+        if coll.blocks and cs.value <= coll.blocks[-1].comm_size:
+            self.errors.append((cs.line, f"{name}: communicator size {cs.value} is not above the "
+                                f"previous block's {coll.blocks[-1].comm_size} (line "
+                                f"{coll.blocks[-1].line}): blocks must ascend; Open MPI stops "
+                                "at the first larger size, so blocks after it are misapplied"))
+        coll.blocks.append(block)
+        nms = self.take(f"{name}: the number of message sizes (NMSGSIZES) of block "
+                        f"P>={cs.value}", hi=INT_MAX)
+        if nms is None:
+            return
+        for r in range(nms.value):
+            self.rule(block, name, r)
+            if self.rejected:
+                return
+
+    def rule(self, block, name, r):
+        """Rule `r` of `block`: MSGSIZE ALG FANINOUT SEGSIZE, and MAXREQ (version 2) when the
+        rule's line has it."""
+        where = f"{name}, block P>={block.comm_size}, rule {r + 1}"
+        group = []
+        for k, fname in enumerate(FIELDS[:4]):
+            n = self.take(f"{where}: {fname}", hi=LONG_MAX if k == 0 else INT_MAX)
+            if n is None:
+                return
+            group.append(n)
+        maxreq = 0
+        if self.file_version > 1:
+            nxt = self.numbers[self.i] if self.i < len(self.numbers) else None
+            if nxt is not None and nxt.line == group[-1].line and nxt.word_starts_digit:
+                n = self.take(f"{where}: MAXREQ", hi=INT_MAX)
+                if n is None:
+                    return
+                group.append(n)
+                maxreq = n.value
+        if self.layout_ok:
+            self.layout_ok = self.layout(group, "rule")
+        rule = Rule(group[0].value, group[1].value, group[2].value, group[3].value,
+                    maxreq, group[0].line)
+        if r == 0 and rule.msg_size != 0:
+            self.fail(rule.line, f"{name}: the first message rule of block P>={block.comm_size} "
+                      f"has MSGSIZE {rule.msg_size}; it must be 0")
+        if block.rules and rule.msg_size <= block.rules[-1].msg_size:
+            self.errors.append((rule.line, f"{name}: message size {rule.msg_size} is not above "
+                                f"the previous rule's {block.rules[-1].msg_size}: rules must "
+                                "ascend; Open MPI stops at the first larger size"))
+        known = algorithms.ALGORITHMS.get(name)
+        if known is not None and rule.alg not in known:
+            self.errors.append((rule.line, f"{name}: algorithm {rule.alg} does not exist "
+                                f"(0-{max(known)}): the MPI call would fail with MPI_ERR_ARG"))
+        block.rules.append(rule)
+        self.rule_count += 1
+
+    def fail(self, line, message):
+        """A problem Open MPI rejects the whole file for."""
+        self.rejected = True
+        self.errors.append((line, message + "; Open MPI ignores the whole file"))
+
+    def take(self, what, hi=LONG_MAX):
+        """The next number, read as `what`; None (the file rejected) at the end of the file or
+        for a negative number. A value above `hi` is truncated by Open MPI: reported."""
+        if self.i >= len(self.numbers):
+            last = self.numbers[-1].line if self.numbers else 1
+            self.fail(last, f"file ends where {what} is expected")
             return None
+        n = self.numbers[self.i]
+        self.i += 1
         if n.value < 0:
-            fail(n.line, f"{what} is negative ({n.value})")
+            self.fail(n.line, f"{what} is negative ({n.value})")
             return None
         if n.value > hi:
-            errors.append((n.line, f"{what} {n.value} does not fit Open MPI's {hi_name(hi)}: "
-                           f"it is silently truncated; write a value up to {hi}"))
+            self.errors.append((n.line, f"{what} {n.value} does not fit Open MPI's "
+                                f"{_type_name(hi)}: it is silently truncated; write a value up "
+                                f"to {hi}"))
         return n
 
-    def hi_name(hi):
-        return "int" if hi == INT_MAX else "long"
-
-    def layout(group, role):
+    def layout(self, group, role):
         """A group of numbers must fill its own line(s): catches counts that do not match."""
         lines = sorted({n.line for n in group})
         if role == "rule":
             first = group[0]
             maxreq_note = " with MAXREQ" if len(group) == 5 else ""
             if len(lines) > 1 or not first.first_on_line:
-                errors.append((first.line, f"Open MPI reads a message rule "
-                               f"({' '.join(FIELDS[:len(group)])}) from "
-                               f"{_where(group)}: a count above does not match the rules that "
-                               "follow, or a line has the wrong number of fields "
-                               f"({len(group)} per rule{maxreq_note})"))
+                self.errors.append((first.line, f"Open MPI reads a message rule "
+                                    f"({' '.join(FIELDS[:len(group)])}) from "
+                                    f"{_where(group)}: a count above does not match the rules "
+                                    "that follow, or a line has the wrong number of fields "
+                                    f"({len(group)} per rule{maxreq_note})"))
                 return False
         elif not group[0].first_on_line:
-            errors.append((group[0].line, f"Open MPI reads {role} {group[0].value} from the middle "
-                           f"of line {group[0].line} (after a message rule's fields): a count "
-                           "above does not match, or a rule line has too many fields"))
+            self.errors.append((group[0].line, f"Open MPI reads {role} {group[0].value} from the "
+                                f"middle of line {group[0].line} (after a message rule's "
+                                "fields): a count above does not match, or a rule line has too "
+                                "many fields"))
             return False
         return True
-
-    ncol = take("the number of collectives (NCOL)")
-    if ncol is not None and ncol.value > COLLCOUNT:
-        fail(ncol.line, f"NCOL {ncol.value} is more than the {COLLCOUNT} collectives Open MPI has")
-    layout_ok = ncol is not None and layout([ncol], "NCOL")
-    for _ in range(ncol.value if ncol is not None and not rejected else 0):
-        colid = take("a collective id (COLID)")
-        if colid is None:
-            break
-        if colid.value >= COLLCOUNT:
-            fail(colid.line, f"collective id {colid.value} >= {COLLCOUNT}")
-            break
-        layout_ok = layout_ok and layout([colid], "COLID")
-        name = COLLECTIVE_NAMES[colid.value]
-        if colid.value in collectives:
-            errors.append((colid.line, f"{name} (id {colid.value}) appears again (first on line "
-                           f"{collectives[colid.value].line}): Open MPI silently uses the last"))
-        coll = Collective(colid.value, colid.line)
-        collectives[colid.value] = coll
-        ncs = take(f"{name}: the number of communicator sizes (NCOMSIZES)", hi=INT_MAX)
-        if ncs is None:
-            break
-        for b in range(ncs.value):
-            cs = take(f"{name}: communicator size (COMSIZE) of block {b + 1}", hi=INT_MAX)
-            if cs is None:
-                break
-            layout_ok = layout_ok and layout([cs], "COMSIZE")
-            block = Block(cs.value, cs.line)
-            if coll.blocks and cs.value <= coll.blocks[-1].comm_size:
-                errors.append((cs.line, f"{name}: communicator size {cs.value} is not above the "
-                               f"previous block's {coll.blocks[-1].comm_size} (line "
-                               f"{coll.blocks[-1].line}): blocks must ascend; Open MPI stops at "
-                               "the first larger size, so blocks after it are misapplied"))
-            coll.blocks.append(block)
-            nms = take(f"{name}: the number of message sizes (NMSGSIZES) of block P>={cs.value}",
-                       hi=INT_MAX)
-            if nms is None:
-                break
-            for r in range(nms.value):
-                group = []
-                for k, fname in enumerate(FIELDS[:4]):
-                    n = take(f"{name}, block P>={cs.value}, rule {r + 1}: {fname}",
-                             hi=LONG_MAX if k == 0 else INT_MAX)
-                    if n is None:
-                        break
-                    group.append(n)
-                if len(group) < 4:
-                    break
-                maxreq = 0
-                if file_version > 1:
-                    nxt = reader.numbers[reader.i] if reader.i < len(numbers) else None
-                    if (nxt is not None and nxt.line == group[-1].line
-                            and nxt.word_starts_digit):
-                        n = take(f"{name}, block P>={cs.value}, rule {r + 1}: MAXREQ", hi=INT_MAX)
-                        if n is None:
-                            break
-                        group.append(n)
-                        maxreq = n.value
-                if layout_ok:
-                    layout_ok = layout(group, "rule")
-                rule = Rule(group[0].value, group[1].value, group[2].value, group[3].value,
-                            maxreq, group[0].line)
-                if r == 0 and rule.msg_size != 0:
-                    fail(rule.line, f"{name}: the first message rule of block P>={cs.value} has "
-                         f"MSGSIZE {rule.msg_size}; it must be 0")
-                if block.rules and rule.msg_size <= block.rules[-1].msg_size:
-                    errors.append((rule.line, f"{name}: message size {rule.msg_size} is not above "
-                                   f"the previous rule's {block.rules[-1].msg_size}: rules must "
-                                   "ascend; Open MPI stops at the first larger size"))
-                known = algorithms.ALGORITHMS.get(name)
-                if known is not None and rule.alg not in known:
-                    errors.append((rule.line, f"{name}: algorithm {rule.alg} does not exist "
-                                   f"(0-{max(known)}): the MPI call would fail with "
-                                   "MPI_ERR_ARG"))
-                block.rules.append(rule)
-                rule_count += 1
-                if rejected:
-                    break
-            if rejected:
-                break
-        if rejected:
-            break
-    if not rejected and reader.i < len(numbers):
-        extra = numbers[reader.i]
-        errors.append((extra.line, f"{len(numbers) - reader.i} number(s) after the last of the "
-                       f"{ncol.value} collective(s) NCOL announces (line {ncol.line}): Open MPI "
-                       "ignores them silently"))
-    errors.sort(key=lambda e: e[0])
-    return RulesFile(path, file_version, collectives, rejected, errors, rule_count)
 
 
 def _where(group):

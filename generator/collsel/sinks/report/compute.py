@@ -234,31 +234,85 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
     behind it; `recommended` the Recommended tree; `mmap` the decision map of predicted tables
     (the model-based choice); `probe` the ProbePairs of a journal with a probe_us column."""
     check_size(dmap, options)
-    if mmap is not None:        # checked before the long work
-        if len(mmap.axes) != len(dmap.axes):
-            raise InputError("--model-table: axes differ from the measured table's")
-        model_cells = _cells_in(dmap, mmap)
-    names = dmap.method_names()
-    methods = dmap.methods
-    mpi = mpi_name(dmap.family)
-    shape = dmap.shape
-    measured = dmap.measured
+    model_cells = None if mmap is None else _model_cells(dmap, mmap)   # before the long work
+    rows, choices, leaf_ids = _tree_family(dmap, options)
+    if progress:
+        progress(f"{len(rows)} trees built and scored")
+    pareto = _tradeoff(dmap, rows, choices)
+    rec = _recommended(dmap, recommended, rows, choices)
+    split = options.split or recommended.options.split
+    leaf = options.leaf or recommended.options.leaf
+    baselines = _baselines(dmap, options, rec["choice_grid"], mmap, model_cells)
+    recommendation = _recommendation_box(dmap, options, recommended, rec,
+                                         baselines.get(OWN_DECISION))
+    oos = robust.out_of_sample_table(dmap, rec["choice_grid"], recommended.out_of_sample)
+    if progress:
+        progress("baselines scored")
+    return Report(
+        collective=dmap.collective, family=dmap.family, mpi=mpi_name(dmap.family),
+        options=_options_record(options, split, leaf),
+        data=_data_summary(dmap, table_summary, recommended), stats=rows, pareto=pareto,
+        pictured=_pictured(dmap, rows, choices, leaf_ids, split, leaf), baselines=baselines,
+        recommendation=recommendation, out_of_sample=oos, warnings=robust.warnings(oos),
+        robust=robust.cell_maps(dmap),
+        probe_latency=None if probe is None else probe_latency_section(dmap.collective, probe))
 
-    data = {
+
+def _model_cells(dmap, mmap):
+    """Cell index in the model's map `mmap` of every cell of `dmap`; an InputError when the
+    predicted tables have other axes or lack a category value."""
+    if len(mmap.axes) != len(dmap.axes):
+        raise InputError("--model-table: axes differ from the measured table's")
+    return _cells_in(dmap, mmap)
+
+
+def _options_record(options, split, leaf):
+    """report.json's `options`: the report's options as given, and the pictured trees' split
+    mode and leaf rule."""
+    return {"tables": list(options.tables), "z": options.z, "depths": options.depths,
+            "thresholds": list(options.thresholds), "budget": options.budget,
+            "model_tables": list(options.model_tables),
+            "pictured_split": split, "pictured_leaf": leaf}
+
+
+def _method_label(method, name):
+    """How the page names a method: "defer to the MPI" for algorithm 0, else `name` (its name
+    in the table's algorithm family, decision_map.DecisionMap.method_names)."""
+    return DEFER["label"] if method.algorithm == BASELINE_ALGORITHM else name
+
+
+def _axis_summary(axis):
+    """One axis of the map as the data summary shows it: name, kind, values, range, count."""
+    category = axis.kind == decision_map.CATEGORY
+    return {"name": axis.name, "kind": axis.kind, "values": list(axis.values),
+            "labels": list(axis.labels), "min": axis.labels[0] if category else axis.values[0],
+            "max": axis.labels[-1] if category else axis.values[-1], "count": len(axis.values)}
+
+
+def _method_summary(dmap, i, name):
+    """Method `i` of the map as the data summary shows it: names, parameters, colour, and the
+    measured cells where it is the exact map's choice."""
+    m = dmap.methods[i]
+    defer = m.algorithm == BASELINE_ALGORITHM
+    return {"index": i, "name": _method_label(m, name), "defer": defer,
+            "algorithm": m.algorithm, "algorithm_name": "defer" if defer else algorithm_name(
+                dmap.collective, m.algorithm, dmap.family),
+            "variant": variant_label(m), "segsize": m.segsize, "faninout": m.faninout,
+            "colour": method_colour(m, dmap.methods),
+            "best_cells": int((dmap.measured & (dmap.best == i)).sum())}
+
+
+def _data_summary(dmap, table_summary, recommended):
+    """report.json's `data`: the table's summary (sources, rows, precision, times), the map's
+    axes, methods and cell counts, where the recommended tree extrapolates, the measured mask
+    and the exact decision map."""
+    measured = dmap.measured
+    names = dmap.method_names()
+    return {
         **{k: table_summary[k] for k in ("sources", "rows", "baseline_rows")},
-        "axes": [{"name": a.name, "kind": a.kind, "values": list(a.values),
-                  "labels": list(a.labels), "min": a.labels[0] if a.kind == "category"
-                  else a.values[0], "max": a.labels[-1] if a.kind == "category"
-                  else a.values[-1], "count": len(a.values)} for a in dmap.axes],
-        "methods": [{"index": i, "name": DEFER["label"] if m.algorithm == 0 else names[i],
-                     "defer": m.algorithm == 0, "algorithm": m.algorithm,
-                     "algorithm_name": "defer" if m.algorithm == 0 else algorithm_name(
-                         dmap.collective, m.algorithm, dmap.family),
-                     "variant": variant_label(m), "segsize": m.segsize,
-                     "faninout": m.faninout, "colour": method_colour(m, methods),
-                     "best_cells": int((measured & (dmap.best == i)).sum())}
-                    for i, m in enumerate(methods)],
-        "cells": {"total": int(np.prod(shape)), "measured": int(measured.sum()),
+        "axes": [_axis_summary(a) for a in dmap.axes],
+        "methods": [_method_summary(dmap, i, name) for i, name in enumerate(names)],
+        "cells": {"total": int(np.prod(dmap.shape)), "measured": int(measured.sum()),
                   "filled": int((~measured).sum())},
         "precision": table_summary["precision"],
         "extrapolation": _extrapolation(dmap, recommended),
@@ -267,120 +321,149 @@ def compute(dmap, table_summary, options, recommended, mmap=None, progress=None,
         "exact": _grid(dmap.best, int),
     }
 
-    # every (split, leaf, limit) tree: statistics, and its choice per cell
+
+def _tree_family(dmap, options):
+    """Every (split, leaf, limit) tree of core.trees.tree.limit_family, built by
+    core.trees.tree.build_tree and scored by core.trees.penalty.tree_stats: (statistics rows,
+    each tree's method per cell, each tree's leaf per cell)."""
     rows, choices, leaf_ids = [], [], []
     for split, leaf, kind, value, opts in tree.limit_family(options.depths, options.thresholds):
         tr = tree.build_tree(dmap, opts)
         stats = penalty.tree_stats(dmap, tr)
-        leaf_ids.append(tr.leaf_grid(shape))
+        leaf_ids.append(tr.leaf_grid(dmap.shape))
         choices.append(tr.method[leaf_ids[-1]])
         keep = {k: v for k, v in stats.items() if not k.startswith("baseline_")
                 and k not in ("measured_cells", "filled_cells")}
         rows.append({"id": len(rows), "split": split, "leaf": leaf, "limit": kind,
                      "value": value, "label": tree.limit_label(kind, value), **keep})
-    if progress:
-        progress(f"{len(rows)} trees built and scored")
+    return rows, choices, leaf_ids
+
+
+def _tradeoff(dmap, rows, choices):
+    """The penalty / size trade-off: the ids of the rows on the Pareto fronts of mean penalty
+    against mean depth and against nodes. Marks each row (in place) with whether it is on each
+    front and with its choice's excess over the resolution (sinks.report.resolution.excess)."""
     pareto = {"mean_depth": _pareto(rows, "mean_depth"), "nodes": _pareto(rows, "nodes")}
-    budget = options.budget
     for r, choice in zip(rows, choices):
         r["pareto_depth"] = r["id"] in pareto["mean_depth"]
         r["pareto_nodes"] = r["id"] in pareto["nodes"]
         r.update(resolution.excess(dmap, choice))
+    return pareto
 
-    rec = _recommended(dmap, recommended, rows, choices)
-    split = options.split or recommended.options.split
-    leaf = options.leaf or recommended.options.leaf
 
-    def chosen_time(choice):
-        return penalty.chosen_time(dmap, choice)
+def _choice_penalties(dmap, choice):
+    """The penalty panels of a choice grid, scored at its measured times on the measured cells
+    (_panel_penalties)."""
+    return _panel_penalties(np.where(dmap.measured, penalty.chosen_time(dmap, choice), np.nan),
+                            dmap.reference_time)
 
-    def panel_penalties(choice):
-        return _panel_penalties(np.where(measured, chosen_time(choice), np.nan),
-                                dmap.reference_time)
 
-    def leaf_grid(i):
-        return _grid(leaf_ids[i], int)
+def _pictured(dmap, rows, choices, leaf_ids, split, leaf):
+    """The pictured trees' panels: every limit of the `split` / `leaf` trees, with its choice
+    grid, leaf grid and penalty panels."""
+    return [{"row": r["id"], "label": r["label"], "limit": r["limit"],
+             "choice": _grid(choices[r["id"]], int), "leaf": _grid(leaf_ids[r["id"]], int),
+             **_choice_penalties(dmap, choices[r["id"]])}
+            for r in rows if r["split"] == split and r["leaf"] == leaf]
 
-    family = [r for r in rows if r["split"] == split and r["leaf"] == leaf]
-    pictured = [{"row": r["id"], "label": r["label"], "limit": r["limit"],
-                 "choice": _grid(choices[r["id"]], int), "leaf": leaf_grid(r["id"]),
-                 **panel_penalties(choices[r["id"]])} for r in family]
 
-    # baselines on the same points
+def _baselines(dmap, options, rec_choice, mmap, model_cells):
+    """report.json's `baselines`: the MPI's own decision where an algorithm-0 row was measured,
+    and the model-based choice when there is a model map; each scored on the same cells as the
+    recommended tree (`rec_choice`)."""
     baselines = {}
-    rec_choice = rec["choice_grid"]
-    rec_time = chosen_time(rec_choice)
-    has = measured & np.isfinite(dmap.baseline_time)
-    if has.any():
-        base_time = np.where(has, dmap.baseline_time, np.nan)
-        entry = {"name": f"{mpi}'s own decision (algorithm 0 rows)",
-                 "short": f"{mpi}'s own decision",
-                 **_panel_penalties(base_time, dmap.reference_time),
-                 **_summary(base_time, dmap.reference_time)}
-        if rec is not None:
-            entry["tree_same_cells"] = _summary(np.where(has, rec_time, np.nan),
-                                                dmap.reference_time)
-            entry["losses"] = _losses(dmap, np.where(has, rec_time, np.nan), dmap.baseline_time,
-                                      rec_choice, None if dmap.defer_index is None else
-                                      np.full(shape, dmap.defer_index))
-        baselines[OWN_DECISION] = entry
+    own = _own_decision(dmap, rec_choice)
+    if own is not None:
+        baselines[OWN_DECISION] = own
     if mmap is not None:
-        picked = mmap.best[tuple(model_cells)]
-        index = {m: i for i, m in enumerate(methods)}
-        mchoice = np.array([index.get(mmap.methods[k], -1) for k in picked.ravel().tolist()],
-                           dtype=np.int64).reshape(shape)
-        mname = np.array([describe(dmap.collective, mmap.methods[k])
-                          for k in picked.ravel().tolist()], dtype=object).reshape(shape)
-        mtime = np.where(mchoice >= 0, chosen_time(np.maximum(mchoice, 0)), np.nan)
-        scored = measured & np.isfinite(mtime)
-        model_time = np.where(scored, mtime, np.nan)
-        entry = {"name": "model-based choice (argmin of predicted times)",
-                 "short": "model-based choice",
-                 "sources": list(options.model_tables),
-                 "unmeasured_choices": int((measured & ~scored).sum()),
-                 **_panel_penalties(model_time, dmap.reference_time),
-                 **_summary(model_time, dmap.reference_time)}
-        if rec is not None:
-            entry["tree_same_cells"] = _summary(np.where(scored, rec_time, np.nan),
-                                                dmap.reference_time)
-            entry["losses"] = _losses(dmap, np.where(scored, rec_time, np.nan), mtime, rec_choice,
-                                      np.maximum(mchoice, 0), mname)
-        baselines["model"] = entry
+        baselines["model"] = _model_choice(dmap, mmap, model_cells, options.model_tables,
+                                           rec_choice)
+    return baselines
 
-    # A tree that defers everywhere changes nothing once deployed: no recipe for it.
-    defers = bool(rec["methods"]) and all(m["name"] == DEFER["label"] for m in rec["methods"])
+
+def _scored_baseline(dmap, time):
+    """A baseline's penalty panels and summary, `time` NaN outside the cells it is scored on."""
+    return {**_panel_penalties(time, dmap.reference_time), **_summary(time, dmap.reference_time)}
+
+
+def _against_tree(dmap, scored, rec_choice, other_time, other_choice, other_names=None):
+    """The recommended tree on a baseline's `scored` cells: its penalty summary there and the
+    cells where it loses to the baseline (_losses)."""
+    rec_time = np.where(scored, penalty.chosen_time(dmap, rec_choice), np.nan)
+    return {"tree_same_cells": _summary(rec_time, dmap.reference_time),
+            "losses": _losses(dmap, rec_time, other_time, rec_choice, other_choice, other_names)}
+
+
+def _own_decision(dmap, rec_choice):
+    """The MPI's own decision (the algorithm-0 rows) as a baseline, on the measured cells that
+    have one; None when no cell has."""
+    has = dmap.measured & np.isfinite(dmap.baseline_time)
+    if not has.any():
+        return None
+    mpi = mpi_name(dmap.family)
+    defer = None if dmap.defer_index is None else np.full(dmap.shape, dmap.defer_index)
+    return {"name": f"{mpi}'s own decision (algorithm 0 rows)", "short": f"{mpi}'s own decision",
+            **_scored_baseline(dmap, np.where(has, dmap.baseline_time, np.nan)),
+            **_against_tree(dmap, has, rec_choice, dmap.baseline_time, defer)}
+
+
+def _model_choice(dmap, mmap, model_cells, model_tables, rec_choice):
+    """The model-based choice (the fastest method of the predicted map `mmap` per cell) as a
+    baseline, scored at the measured times of the methods it picks; a pick not measured in a
+    cell is counted in `unmeasured_choices`."""
+    picked = mmap.best[tuple(model_cells)].ravel().tolist()
+    index = {m: i for i, m in enumerate(dmap.methods)}
+    choice = np.array([index.get(mmap.methods[k], -1) for k in picked],
+                      dtype=np.int64).reshape(dmap.shape)
+    names = np.array([describe(dmap.collective, mmap.methods[k]) for k in picked],
+                     dtype=object).reshape(dmap.shape)
+    time = np.where(choice >= 0, penalty.chosen_time(dmap, np.maximum(choice, 0)), np.nan)
+    scored = dmap.measured & np.isfinite(time)
+    return {"name": "model-based choice (argmin of predicted times)",
+            "short": "model-based choice", "sources": list(model_tables),
+            "unmeasured_choices": int((dmap.measured & ~scored).sum()),
+            **_scored_baseline(dmap, np.where(scored, time, np.nan)),
+            **_against_tree(dmap, scored, rec_choice, time, np.maximum(choice, 0), names)}
+
+
+def _defers_everywhere(rec):
+    """Whether the recommended tree defers to the MPI in every cell (then deploying it changes
+    nothing)."""
+    return bool(rec["methods"]) and all(m["name"] == DEFER["label"] for m in rec["methods"])
+
+
+def _deploy_box(dmap, options, rec):
+    """The recommendation's deploy steps (deploy_steps); none for a tree that defers
+    everywhere, and no C step for an Open MPI tree with a hierarchical leaf."""
+    if _defers_everywhere(rec):
+        return []
     hier = any(algorithms.hier_parts(dmap.methods[m["index"]].algorithm)
                for m in rec["methods"]) if dmap.family == "openmpi" else False
-    steps = [] if defers else deploy_steps(dmap.collective, dmap.family, options.z,
-                                           options.tree_dir, options.deployed, not hier)
-    recommendation = {k: v for k, v in rec.items() if k != "choice_grid"}
-    own = baselines.get(OWN_DECISION)     # None: no algorithm-0 row measured
+    return deploy_steps(dmap.collective, dmap.family, options.z, options.tree_dir,
+                        options.deployed, not hier)
+
+
+def _recommendation_box(dmap, options, recommended, rec, own):
+    """report.json's `recommendation`: the recommended tree's block (_recommended) with its
+    panels, headline figures (core.evaluate.headline, against the MPI's own decision `own`
+    when measured), deploy steps and commands."""
+    rec_choice = rec["choice_grid"]
+    defers = _defers_everywhere(rec)
+    steps = _deploy_box(dmap, options, rec)
     figure = headline.headline(recommended.figures, defers, (rec["penalty_mean"], None)
                                if own is None else (own["tree_same_cells"]["mean"], own["mean"]))
-    tree_json = os.path.join(options.tree_dir or f"tree-{dmap.collective}", "tree.json")
-    recommendation.update(
-        budget=budget, choice=_grid(rec_choice, int), **panel_penalties(rec_choice),
+    box = {k: v for k, v in rec.items() if k != "choice_grid"}
+    box.update(
+        budget=options.budget, choice=_grid(rec_choice, int), **_choice_penalties(dmap, rec_choice),
         imputed_choice=_grid(dmap.measured & np.take_along_axis(
             dmap.imputed, rec_choice[..., None], axis=-1)[..., 0], bool),
-        defers_everywhere=defers, tree_json=tree_json,
+        defers_everywhere=defers,
+        tree_json=os.path.join(options.tree_dir or f"tree-{dmap.collective}", "tree.json"),
         tree_written=options.tree_written,
         headline={"tree": figure.tree, "default": figure.default, "basis": figure.basis(),
                   "out_of_sample": figure.out_of_sample},
-        deploy=steps, commands=[recommended.command] + [x["emit"] for x in steps
-                                                        if x["emit"]])
-    oos = robust.out_of_sample_table(dmap, rec_choice, recommended.out_of_sample)
-    if progress:
-        progress("baselines scored")
-    return Report(
-        collective=dmap.collective, family=dmap.family, mpi=mpi,
-        options={"tables": list(options.tables), "z": options.z, "depths": options.depths,
-                 "thresholds": list(options.thresholds), "budget": budget,
-                 "model_tables": list(options.model_tables),
-                 "pictured_split": split, "pictured_leaf": leaf},
-        data=data, stats=rows, pareto=pareto, pictured=pictured, baselines=baselines,
-        recommendation=recommendation, out_of_sample=oos, warnings=robust.warnings(oos),
-        robust=robust.cell_maps(dmap),
-        probe_latency=None if probe is None else probe_latency_section(dmap.collective, probe))
+        deploy=steps, commands=[recommended.command] + [x["emit"] for x in steps if x["emit"]])
+    return box
 
 
 def probe_latency_section(collective, probe):
@@ -464,8 +547,7 @@ def _methods_used(dmap, choice):
     each decides, most first."""
     index, counts = np.unique(choice, return_counts=True)
     names = dmap.method_names()
-    return [{"index": int(i), "cells": int(n), "name": DEFER["label"]
-             if dmap.methods[i].algorithm == BASELINE_ALGORITHM else names[i]}
+    return [{"index": int(i), "cells": int(n), "name": _method_label(dmap.methods[i], names[i])}
             for n, i in sorted(zip(counts.tolist(), index.tolist()), key=lambda x: (-x[0], x[1]))]
 
 
