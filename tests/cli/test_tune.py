@@ -412,7 +412,7 @@ def test_undecided_cells_of_a_table_are_those_the_refinement_counts(tmp_path):
 def test_summary_counts_cells_per_shape_on_a_placed_tune():
     """On a --nodes/--ppn tune a cell is (nodes, ppn, m), as the refinement counts undecided
     ones: the allocation's tune once printed 21 cells and 26 undecided for bcast (cells per P)."""
-    from collsel.commands import tune_summary
+    from collsel.pipeline.tune import summary as tune_summary
     table = os.path.join(os.path.dirname(__file__), "..", "..", "bench-data", "cluster-colls",
                          "tune-salloc", "bcast", "table.csv")
     cells, undecided = tune_summary._measured(table, "paired")

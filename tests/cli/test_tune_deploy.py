@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from collsel.commands import tune_summary
+from collsel.pipeline.tune import summary as tune_summary
 from collsel.core.evaluate import headline
 from collsel.core.mpi import algorithms, method_text
 from collsel.sinks.emit import deploy

@@ -69,14 +69,31 @@ def emit_files(target, trees, out, options, base_given=False):
     """Render the tree.json files `trees` for `target` into `out` (collsel.pipeline), saying
     where MPICH's base came from, the target's notes and what was written."""
     rendered = pipeline.emit(target, trees, options=options)
+    print_notes(out, rendered, options, base_given)
+    pipeline.write_emitted(out, rendered.files)
+    print_written(out, rendered)
+    return 0
+
+
+def print_emitted(out, rendered, options):
+    """What emit_files says of `rendered` (pipeline.emit's result) written into `out`: tune's
+    logs hold the same lines."""
+    print_notes(out, rendered, options)
+    print_written(out, rendered)
+
+
+def print_notes(out, rendered, options, base_given=False):
+    """Where MPICH's base came from (unless --mpich-base named it) and the target's notes."""
     if options.mpich_base is not None and not base_given:
         print(f"{out}: base: {options.mpich_base_name} (--mpich-base FILE for another)")
     for note in rendered.notes:
         print(f"{out}: {note}")
-    pipeline.write_emitted(out, rendered.files)
+
+
+def print_written(out, rendered):
+    """The file written and its size, or the directory and its files."""
     if len(rendered.files) == 1:
         (data,) = rendered.files.values()
         print(f"{out}: {len(data)} bytes")
     else:
         print(f"{out}/: " + ", ".join(sorted(rendered.files)))
-    return 0

@@ -1,13 +1,14 @@
 """The steps under the commands, as typed functions that read and write files and return
 records: build one collective's tree from its tables and write `collsel build`'s files
 (building.py), render trees for an emit target and write them (emitting.py), write a report
-(reporting.py) and run a sweep (sweeping.py). The commands parse the flags into these
-functions' arguments or requests and print the records they return; `collsel tune` calls the
-same functions for every collective, so what tune writes is what the commands write. tune/ is
-`collsel tune`'s own part: its plan, its directory and how its budget is shared.
+(reporting.py), run a sweep (sweeping.py) and run a whole tune (tuning.py). The commands parse
+the flags into these functions' arguments or requests and print the records they return; the
+tune calls the same functions for every collective, so what tune writes is what the commands
+write. tune/ is `collsel tune`'s own part: its request and plan, its stages, its directory and
+how its budget is shared.
 
 A step's warnings that arise on the way (tables that measure different statistics) go to stderr
-as every command prints them, and so do a report's and a sweep's progress lines.
+as every command prints them, and so do a report's, a sweep's and a tune's progress lines.
 """
 import importlib
 
@@ -20,6 +21,7 @@ _MODULE_OF = {
     **dict.fromkeys(("CollectiveReport", "ReportRequest", "ReportResult", "report"),
                     "reporting"),
     **dict.fromkeys(("SweepRequest", "SweepResult", "sweep"), "sweeping"),
+    **dict.fromkeys(("Printers", "TuneRequest", "TuneResult", "run_tune"), "tuning"),
 }
 __all__ = sorted(_MODULE_OF)
 

@@ -6,14 +6,15 @@ import argparse
 import dataclasses
 import io
 import json
+import sys
 
 import pytest
 
 from collsel import pipeline
-from collsel.commands import report as report_command, sweep as sweep_command, tune
+from collsel.commands import report as report_command, sweep as sweep_command
 from collsel.core.trees import tree
 from collsel.errors import CollselError, InputError
-from collsel.pipeline.tune import plan as tune_plan, refinement
+from collsel.pipeline.tune import plan as tune_plan, refinement, stages
 
 from helpers import run_in_process, synthetic_table
 
@@ -92,24 +93,39 @@ def test_sweep_request_defaults_are_the_sweep_commands():
 
 def test_a_tunes_sweep_request_is_its_grid_after_its_recorded_options(tmp_path):
     """tune hands pipeline.sweep the request the sweep's parser makes of the plan's recorded
-    options and the grid's flags after them."""
+    options and the grid's flags after them; an option the sweep has not is refused."""
     grid = tune_plan.Grid("barrier", (2, 4), (0,), 3, 2, 3, "paired", 10.0, 5.0)
     plan = dataclasses.replace(plan_of([grid]), sweep_options=(
         "--mpi=openmpi", "--launches=9", "--time-cap=0.01"))
     (tmp_path / "barrier").mkdir()
     (tmp_path / "barrier" / "table.csv").write_text("")
-    request = tune._sweep_request(str(tmp_path), plan, grid, refine_s=41.6)
+    request = stages.sweep_request(str(tmp_path), plan, grid, refine_s=41.6)
+    assert request == parsed_sweep(tmp_path, "barrier", plan.sweep_options, "--launches=3",
+                                   "--mode=paired", "--comm-sizes=2,4", "--refine=42s",
+                                   "--resume")
     assert (request.collective, request.mpi, request.launches, request.time_cap) == (
         "barrier", "openmpi", "3", "0.01")
     assert (request.mode, request.comm_sizes, request.msg_sizes, request.refine) == (
         "paired", "2,4", None, "42s")
     assert request.resume and not request.dry_run and request.strategy == "coarse-refine"
     sized = tune_plan.Grid("bcast", (2,), (1, 8), 3, 1, 3, "paired", 1.0, 0.0, "1:0")
-    request = tune._sweep_request(str(tmp_path), dataclasses.replace(plan, strategy="adaptive"), sized,
-                                  dry_run=True)
+    request = stages.sweep_request(str(tmp_path), dataclasses.replace(plan, strategy="adaptive"),
+                                   sized, dry_run=True)
     assert (request.msg_sizes, request.algorithms, request.strategy) == ("1,8", "1:0",
                                                                          "adaptive")
     assert request.dry_run and not request.resume
+    with pytest.raises(InputError, match="sweep option '--frobnicate=1' is not one of"):
+        stages.sweep_request(str(tmp_path), dataclasses.replace(
+            plan, sweep_options=("--frobnicate=1",)), grid)
+
+
+def parsed_sweep(tmp_path, collective, options, *words):
+    """The request the sweep's parser makes of the plan's options and the grid's words."""
+    parser = argparse.ArgumentParser()
+    sweep_command.register(parser.add_subparsers())
+    table = str(tmp_path / collective / "table.csv")
+    return sweep_command.request(parser.parse_args(
+        ["sweep", f"--collective={collective}", f"--out={table}", *options, *words]))
 
 
 def plan_of(grids, budget_s=15.0):
@@ -124,35 +140,35 @@ def one_grid_plan(mode="paired"):
 
 
 def test_a_failing_dry_run_shows_what_the_sweep_said(monkeypatch, capsys):
-    def fails(request, stdout=None):
+    def fails(request, printers, stdout=None):
         assert request.dry_run
-        print("warning: oversubscribed", file=tune.sys.stderr)
-        print("mpirun: cannot start", file=tune.sys.stderr)
+        print("warning: oversubscribed", file=sys.stderr)
+        print("mpirun: cannot start", file=sys.stderr)
         return 3
-    monkeypatch.setattr(tune, "run_sweep", fails)
+    monkeypatch.setattr(stages, "run_sweep", fails)
     with pytest.raises(CollselError, match=r"the dry run of bcast's sweep failed \(exit status "
                                            r"3\): mpirun: cannot start"):
-        tune._preflight(one_grid_plan())
+        stages.preflight(one_grid_plan(), None)
     assert capsys.readouterr().err == "warning: oversubscribed\nmpirun: cannot start\n"
 
 
 def test_a_dry_run_that_raises_shows_its_stderr_first(monkeypatch, capsys):
-    def raises(request, stdout=None):
-        print("collsel sweep: looking for the benchmark", file=tune.sys.stderr)
+    def raises(request, printers, stdout=None):
+        print("collsel sweep: looking for the benchmark", file=sys.stderr)
         raise InputError("--mpirun /x: not found")
-    monkeypatch.setattr(tune, "run_sweep", raises)
+    monkeypatch.setattr(stages, "run_sweep", raises)
     with pytest.raises(InputError, match="/x: not found"):
-        tune._preflight(one_grid_plan())
+        stages.preflight(one_grid_plan(), None)
     assert capsys.readouterr().err == "collsel sweep: looking for the benchmark\n"
 
 
 def test_a_passing_dry_run_keeps_only_its_warnings(monkeypatch, capsys):
-    def passes(request, stdout=None):
-        print("warning: oversubscribed\nnote: left out 5", file=tune.sys.stderr)
+    def passes(request, printers, stdout=None):
+        print("warning: oversubscribed\nnote: left out 5", file=sys.stderr)
         print("the plan", file=stdout or io.StringIO())
         return 0
-    monkeypatch.setattr(tune, "run_sweep", passes)
-    assert tune._preflight(one_grid_plan()) == ["warning: oversubscribed"]
+    monkeypatch.setattr(stages, "run_sweep", passes)
+    assert stages.preflight(one_grid_plan(), None) == ["warning: oversubscribed"]
     assert capsys.readouterr() == ("", "")
 
 

@@ -53,7 +53,7 @@ def fold_scores(table, value, protocol, configs, workers=None):
 
 def scores(train, test, configs, has_default, workers=None):
     """fold_scores of any training and test rows (a replayed tune scores the tree of what it
-    measured on the full table's cells: commands/tune_replay.py); `has_default`: whether the
+    measured on the full table's cells: pipeline/tune/curve.py); `has_default`: whether the
     table the test rows come from has a default at all (core.maps.cell_cost.scored_cells)."""
     if not (train.algorithm != algorithms.BASELINE_ALGORITHM).any() or not len(test):
         return None

@@ -69,7 +69,7 @@ def log(out, collective) -> str:
 
 
 def curve(out, collective) -> str:
-    """A replayed tune's anytime curve (commands/tune_replay.py)."""
+    """A replayed tune's anytime curve (pipeline/tune/curve.py)."""
     return os.path.join(out, collective, "curve.csv")
 
 

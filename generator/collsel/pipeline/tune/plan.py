@@ -102,7 +102,7 @@ class Grid:
 
 @dataclass(frozen=True)
 class Replayed:
-    """A replayed tune's own settings (--replay; commands/tune_replay.py)."""
+    """A replayed tune's own settings (--replay; pipeline/tune/curve.py)."""
     replay: str                 # the recorded table, absolute
     full_cost_s: float          # what measuring all of it took (simulated)
     score: str                  # the build flags the curve's trees are scored with

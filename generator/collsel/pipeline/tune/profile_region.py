@@ -27,6 +27,8 @@ tree was chosen on the same measurements, so the figure is optimistic; the out-o
 penalty in the table above says how much of a tree's choice holds up on launches it was not
 built from.
 """
+from __future__ import annotations
+
 import math
 import os
 from dataclasses import replace
@@ -46,15 +48,19 @@ COVERED = 0.99          # the collectives kept cover this much of the time in co
 GRID_FLAGS = ("comm_sizes", "msg_sizes", "nodes", "ppn")
 
 
-def read(path, family, args) -> dict:
+def read(path: str, family: str, replay: str | None = None, *, comm_sizes: str | None = None,
+         msg_sizes: str | None = None, nodes: str | None = None,
+         ppn: str | None = None) -> dict:
     """The profile FILE's region as it is recorded in tune.json: {"path", "wall_s", "ranks",
     "points": [[collective, P, m, calls_per_rank, time_s per rank], ...]}, refused in one
-    line when the profile is bad or a flag gives P or m as well."""
-    if getattr(args, "replay", None) is not None:
+    line when the profile is bad, a table is replayed or a grid flag (`comm_sizes`, ...: the
+    values of --comm-sizes, ..., None when not given) gives P or m as well."""
+    if replay is not None:
         raise InputError(f"--profile {path} with --replay: a replay answers for its recorded "
                          "table's collective and grid, not for a profile's")
+    grid = {"comm_sizes": comm_sizes, "msg_sizes": msg_sizes, "nodes": nodes, "ppn": ppn}
     for flag in GRID_FLAGS:
-        if getattr(args, flag, None) is not None:
+        if grid[flag] is not None:
             raise InputError(f"--profile {path}: the profile gives P and m; drop "
                              f"--{flag.replace('_', '-')}")
     doc = profile.read(path)

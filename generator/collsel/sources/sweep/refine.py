@@ -84,7 +84,7 @@ def table_plan(path, launches=None):
     """The PairedPlan of a paired sweep's table on disk (its journal read back, with the options
     its last '# options=' line records); `launches`: only the journal's launches whose
     (shape mark, K) it holds (what the sweep had measured at some point of its run: a replayed
-    tune's anytime curve, commands/tune_replay.py)."""
+    tune's anytime curve, pipeline/tune/curve.py)."""
     options = parse_options(csvfile.read(path, "a sweep table").metadata.get("options", ""))
     collective, family = options["--collective"], options.get("--mpi", "openmpi")
     if "--nodes" in options:

@@ -6,37 +6,29 @@ The tune's sweeps ran on the replay backend (sources/sweep/replay.py), so their 
 every launch in the order it ran with its simulated wall time. A checkpoint is a prefix of those
 launches: the table the sweep would have had then (sources/sweep/refine.table_plan: the complete
 cells, their launches combined) is built into a tree with the scoring configuration (default
-the tune's own, `--recommend`), and scored by core.evaluate.held_out on the FULL recorded table:
+the tune's own, `--recommend`; the command reads those build flags into it), and scored by
+core.evaluate.held_out on the FULL recorded table:
 - exact: the tree asked at every cell of the full table (its exact map);
 - P, m: `collsel evaluate`'s interior leave-one-P-out / leave-one-m-out folds of the full table,
   the fold's value removed from what was measured (folds at a value the tune never measured
   share one tree: nothing is removed from its training rows).
 """
-import argparse
 import os
 import tempfile
 
 import numpy as np
 
-from collsel.commands import evaluate, options
 from collsel.core.evaluate import held_out, parallel
 from collsel.core.maps import table as table_io
 from collsel.core.mpi import algorithms
 from collsel.core.io.files import write_file
 from collsel.sources.sweep import journal, refine
+from collsel.pipeline.tune.planning import CHECKPOINTS
 
-CHECKPOINTS = 8
 CURVE = "curve.csv"
 PROTOCOLS = ("P", "m")
 COLUMNS = ("collective", "launches", "cost_s", "cost_pct", "cells", "exact_mean", "exact_max",
            "P_mean", "m_mean")
-
-
-def score_config(text):
-    """The core.evaluate.build_config.Config of `collsel build` flags (evaluate's --candidate)."""
-    parser = argparse.ArgumentParser(add_help=False)
-    options.add_table_options(parser)
-    return evaluate.parse_candidate(text, parser.parse_args(["-"]))
 
 
 def launch_order(table_path):

@@ -1,0 +1,66 @@
+"""pipeline/tune/planning.py: the TuneRequest is what tune's parser makes of its flags (the same
+defaults, a field per flag); plan() checks it, naming the flag; a resumed request takes no
+recorded option; the profile's region is read from typed values."""
+import argparse
+import dataclasses
+import json
+
+import pytest
+
+from collsel import pipeline
+from collsel.commands import tune as tune_command
+from collsel.errors import InputError
+from collsel.pipeline.tune import planning, profile_region
+
+
+
+def write_profile(path):
+    """A `collsel profile` file: allreduce and bcast on two ranks."""
+    entries = [{"collective": c, "comm_size": 2, "m": m, "ppn": 2, "ranks": 2, "calls": 20,
+                "calls_per_rank": 10, "time_s": t, "median_us": 10.0, "share": t / 4}
+               for c, m, t in (("allreduce", 8192, 0.8), ("bcast", 64, 0.1))]
+    path.write_text(json.dumps({
+        "format": "collsel-profile", "version": 1, "command": ["./app"],
+        "library": "Open MPI v4.1.4", "ranks": 2, "hosts": 1,
+        "wall_time_s": {"mean": 2.0, "max": 2.1}, "dropped_calls": 0, "entries": entries}))
+    return path
+
+
+def test_tune_request_defaults_are_the_tune_commands():
+    parser = argparse.ArgumentParser()
+    tune_command.register(parser.add_subparsers())
+    parsed = vars(parser.parse_args(["tune", "--out", "t"]))
+    parsed.pop("run")
+    assert parsed == vars(pipeline.TuneRequest(out="t"))
+
+
+def test_every_passed_sweep_option_is_a_request_field_with_its_help():
+    names = {f.name for f in dataclasses.fields(pipeline.TuneRequest)}
+    assert {planning._dest(flag) for flag in planning.PASSED} <= names
+    assert set(tune_command.PASSED_HELP) == set(planning.PASSED)
+
+
+def test_plan_names_the_bad_flag(tmp_path):
+    request = pipeline.TuneRequest(out=str(tmp_path / "t"), collectives="bcast",
+                                   launches="2")
+    with pytest.raises(InputError, match=r"--launches 2 out of range \[3, 100\]"):
+        planning.plan(request, tune_command.score_config)
+
+
+def test_a_resumed_request_takes_no_recorded_option(tmp_path):
+    planning.check_resume(pipeline.TuneRequest(out="t", resume=True, dry_run=True))
+    with pytest.raises(InputError, match="drop --budget$"):
+        planning.check_resume(pipeline.TuneRequest(out="t", resume=True, budget="1h",
+                                                   map_by="core"))
+    with pytest.raises(InputError, match="drop --map-by$"):
+        planning.check_resume(pipeline.TuneRequest(out="t", resume=True, map_by="core"))
+
+
+def test_the_profile_is_read_from_typed_values(tmp_path):
+    path = str(write_profile(tmp_path / "p.json"))
+    region = profile_region.read(path, "openmpi")
+    assert region["ranks"] == 2 and region["family"] == "openmpi"
+    with pytest.raises(InputError, match="the profile gives P and m; drop --msg-sizes"):
+        profile_region.read(path, "openmpi", msg_sizes="8")
+    with pytest.raises(InputError, match="with --replay"):
+        profile_region.read(path, "openmpi", "t.csv")
