@@ -1,7 +1,7 @@
 """Issue 40's comparison of tune's measuring strategies by replay: per table, `collsel tune
 --replay TABLE --strategy S --budget B%` for each strategy and budget; the tree each run ends
 with scored by its curve's last point (interior leave-one-P-out and leave-one-m-out on the full
-table, core/evaluate/held_out.py through commands/tune_replay.score), beside the tree built from the
+table, core/evaluate/held_out.py through pipeline/tune/curve.score), beside the tree built from the
 full table itself, scored the same way once per table.
 
 Prints one line per table: the full table's figures, then per strategy the cost (% of the full
@@ -24,7 +24,8 @@ import subprocess
 import sys
 import tempfile
 
-from collsel.commands import tune_replay
+from collsel.commands.tune import score_config
+from collsel.pipeline.tune import curve as tune_curve
 from collsel.core.maps import table as table_io
 
 STRATEGIES = ("coarse-refine", "adaptive")
@@ -41,10 +42,10 @@ def default_tables():
 
 
 def full_figures(path, score):
-    """(P_mean, m_mean) of the tree built from the whole table (tune_replay.score, part =
+    """(P_mean, m_mean) of the tree built from the whole table (tune_curve.score, part =
     the full table: each fold's value removed from it)."""
     full = table_io.read_table(path)
-    got = tune_replay.score(full, full, tune_replay.score_config(score))
+    got = tune_curve.score(full, full, score_config(score))
     return got["P_mean"], got["m_mean"]
 
 
@@ -60,7 +61,7 @@ def replayed(path, strategy, budget, score, scratch):
         if "too small" in run.stderr:
             return None
         raise SystemExit(f"{path} {strategy} {budget}%: {run.stderr.strip()[-400:]}")
-    curves = glob.glob(os.path.join(out, "*", tune_replay.CURVE))
+    curves = glob.glob(os.path.join(out, "*", tune_curve.CURVE))
     with open(curves[0]) as f:
         last = list(csv.DictReader(f))[-1]
     if not last["P_mean"] or not last["m_mean"]:
