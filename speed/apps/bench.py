@@ -8,7 +8,10 @@ For each application (APPS below; installed by `make apps-setup`):
      libcollsel with COLLSEL_TREES for the Python one;
   4. `collsel profile` of the tuned run (the time in collectives after);
   5. --rounds pairs of runs, default and tuned, the order swapped every round (ABBA), each run's
-     end-to-end wall time (mpirun start to exit) recorded.
+     end-to-end wall time (mpirun start to exit) recorded; in the first --census-rounds rounds a
+     third run, the default under `collsel profile` (census mode), its order rotating with the
+     other two: its wall time (the whole `collsel profile` command, merging the ranks' files
+     included) against the same round's default run is the census overhead.
 It prints per application the median, min and max of each way, the tuned/default ratio of every
 pair, the time in collectives per rank before and after (from the two profiles), and which
 collectives the tune changed (their trees' methods); and writes it all with the machine, the
@@ -170,14 +173,14 @@ def deploy_args(kind, tune_dir, profiling):
     return preload + ["-x", f"COLLSEL_TREES={trees}", "--mca", "coll_tuned_use_dynamic_rules", "1"]
 
 
-def profile(place, argv, directory, out, timeout):
+def profile(place, argv, directory, out, timeout, quiet=False):
+    """(wall seconds, printed text) of `collsel profile` of `argv`, written to `out`."""
     census = tempfile.mkdtemp(prefix="census-", dir=directory)
     try:
-        seconds, text = run([COLLSEL, "profile", "--census-dir", census, "--out", out, "--",
-                             *argv], timeout, place.env, directory)
+        return run([COLLSEL, "profile", "--census-dir", census, "--out", out, "--", *argv],
+                   timeout, place.env, directory, quiet=quiet)
     finally:
         shutil.rmtree(census, ignore_errors=True)
-    return text
 
 
 def collective_times(path):
@@ -214,7 +217,8 @@ def bench_app(name, place, args, report, rows):
     say(f"   input: {input_text}")
 
     default_profile = os.path.join(record, "profile-default.json")
-    text = profile(place, place.mpirun() + app_argv, directory, default_profile, args.timeout)
+    _, text = profile(place, place.mpirun() + app_argv, directory, default_profile,
+                      args.timeout)
     say("   profile (default):")
     say("     " + "\n     ".join(text.rstrip().splitlines()))
 
@@ -246,24 +250,41 @@ def bench_app(name, place, args, report, rows):
     profile(place, place.mpirun() + deploy_args(kind, tune_dir, profiling=True) + app_argv,
             directory, tuned_profile, args.timeout)
 
-    times = {"default": [], "tuned": []}
+    times = {"default": [], "tuned": [], "census": []}
+    census_out = os.path.join(directory, "profile-census.json")
     for i in range(args.rounds):
         order = ("default", "tuned") if i % 2 == 0 else ("tuned", "default")
+        if i < args.census_rounds:      # the census run takes each place in turn
+            order = list(order)
+            order.insert(i % 3, "census")
         for way in order:
-            argv = place.mpirun() + (tuned if way == "tuned" else []) + app_argv
-            seconds, _ = run(argv, args.timeout, place.env, directory, quiet=True)
+            if way == "census":
+                seconds, _ = profile(place, place.mpirun() + app_argv, directory, census_out,
+                                     args.timeout, quiet=True)
+            else:
+                argv = place.mpirun() + (tuned if way == "tuned" else []) + app_argv
+                seconds, _ = run(argv, args.timeout, place.env, directory, quiet=True)
             times[way].append(seconds)
             rows.append([name, i + 1, way, f"{seconds:.3f}"])
             print(f"apps-bench: {name} round {i + 1} {way} {seconds:.2f} s", file=sys.stderr,
                   flush=True)
     ratios = [t / d for d, t in zip(times["default"], times["tuned"])]
     say(f"   end-to-end wall time, {args.rounds} rounds alternated (ABBA):")
-    for way in ("default", "tuned"):
+    for way in ("default", "tuned", "census"):
         values = times[way]
+        if not values:
+            continue
         say(f"     {way:<8} median {statistics.median(values):7.2f} s  min {min(values):7.2f}  "
             f"max {max(values):7.2f}   runs: {' '.join(f'{v:.2f}' for v in values)}")
     say(f"     tuned/default per pair: {' '.join(f'{r:.3f}' for r in ratios)}; median "
         f"{statistics.median(ratios):.3f}")
+    if times["census"]:
+        census = [c / d for d, c in zip(times["default"], times["census"])]
+        spread = max(times["default"]) / min(times["default"])
+        say(f"     census/default per round: {' '.join(f'{r:.3f}' for r in census)}; median "
+            f"{statistics.median(census):.3f} (census overhead "
+            f"{statistics.median(census) - 1:+.1%}; the default's own spread, max/min: "
+            f"{spread:.3f})")
     before, wall_before = collective_times(default_profile)
     after, wall_after = collective_times(tuned_profile)
     say(f"   time in collectives per rank (profiles): default {sum(before.values()):.3f} s of "
@@ -281,6 +302,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--census-rounds", type=int, default=3,
+                        help="rounds (the first ones) that also run the default under `collsel "
+                        "profile`, for the census overhead (0: none)")
     parser.add_argument("--budget", default="3m")
     parser.add_argument("--out", default=os.path.join(ROOT, "bench-data", "apps"))
     parser.add_argument("--apps", default=",".join(APPS))
