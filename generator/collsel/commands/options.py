@@ -1,6 +1,7 @@
 """Options and helpers shared by the commands: their tables (read by sources/tables.py), trees
 and journals, and the launch command of those that run a program (launch_words)."""
 import argparse
+import dataclasses
 
 from collsel.core.evaluate import model_selection
 from collsel.core.maps import decision_map
@@ -127,3 +128,17 @@ def launch_words(args, example):
         raise InputError("no LAUNCH: give the command that starts your program after --, e.g. "
                          f"`{example} -- mpirun -n 4 ./app`")
     return words
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """A long command's help (sweep, tune): the description as written, the options in 100
+    columns (the description's width)."""
+
+    def __init__(self, prog):
+        super().__init__(prog, width=100, max_help_position=28)
+
+
+def request_of(record, args):
+    """The pipeline's request `record` (a dataclass whose every field is a flag) of the parsed
+    flags `args`, each as given."""
+    return record(**{f.name: getattr(args, f.name) for f in dataclasses.fields(record)})

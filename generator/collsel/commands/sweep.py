@@ -1,14 +1,13 @@
 """`collsel sweep`: measure every forced MPI algorithm into a performance table. This module
 holds the flags and prints; collsel.pipeline.sweep runs the sweep."""
 import argparse
-import dataclasses
 import sys
 
 from collsel import pipeline
 from collsel.pipeline.sweeping import PROBE_DEFAULT, check_collective, collectives
 from collsel.sources.measure import launchers, mpi_home
 from collsel.sources.sweep import load, racing
-from collsel.commands import add_command
+from collsel.commands import add_command, options
 
 __all__ = ["check_collective", "collectives", "register", "request", "print_result",
            "run_sweep"]
@@ -50,7 +49,7 @@ examples:
 def register(subparsers):
     p = add_command(subparsers, "sweep",
                     usage="collsel sweep --collective NAME --out FILE [options]",
-                    description=SWEEP_HELP, formatter_class=_HelpFormatter)
+                    description=SWEEP_HELP, formatter_class=options.HelpFormatter)
     what = p.add_argument_group("what to measure")
     what.add_argument("--collective", required=True, metavar="NAME",
                       help=f"{' or '.join(collectives())} (the benchmark's collectives)")
@@ -184,17 +183,9 @@ def register(subparsers):
     p.set_defaults(run=run_sweep)
 
 
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """The description as written, options in 100 columns (the description's width)."""
-
-    def __init__(self, prog):
-        super().__init__(prog, width=100, max_help_position=28)
-
-
 def request(args) -> pipeline.SweepRequest:
     """The sweep of the parsed flags: every flag is a field of the request, as given."""
-    return pipeline.SweepRequest(**{f.name: getattr(args, f.name)
-                                    for f in dataclasses.fields(pipeline.SweepRequest)})
+    return options.request_of(pipeline.SweepRequest, args)
 
 
 def print_result(result: pipeline.SweepResult) -> int:

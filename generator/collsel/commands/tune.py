@@ -4,7 +4,6 @@ emit and report per collective, one Open MPI rules file. This module holds the f
 collsel.pipeline.run_tune plans and runs the tune (pipeline/tune: its request and plan, its
 stages and directory), printing each step's result through the commands' own printers."""
 import argparse
-import dataclasses
 import sys
 
 from collsel import pipeline
@@ -89,7 +88,7 @@ PASSED_HELP = {
 def register(subparsers):
     p = add_command(subparsers, "tune",
                     usage="collsel tune --out DIR [--budget 30m] [options]",
-                    description=TUNE_HELP, formatter_class=_HelpFormatter)
+                    description=TUNE_HELP, formatter_class=options.HelpFormatter)
     p.add_argument("--out", required=True, metavar="DIR", help="the output directory (above)")
     p.add_argument("--collectives", metavar="all|LIST",
                    help="all (default: every collective the benchmark measures under --mpi) "
@@ -132,20 +131,9 @@ def register(subparsers):
     p.set_defaults(run=run_tune)
 
 
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    def __init__(self, prog):
-        super().__init__(prog, width=100, max_help_position=28)
-
-
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    def __init__(self, prog):
-        super().__init__(prog, width=100, max_help_position=28)
-
-
 def request(args) -> pipeline.TuneRequest:
     """The TuneRequest of tune's parsed flags."""
-    return pipeline.TuneRequest(**{f.name: getattr(args, f.name)
-                                   for f in dataclasses.fields(pipeline.TuneRequest)})
+    return options.request_of(pipeline.TuneRequest, args)
 
 
 def score_config(text):
