@@ -50,29 +50,31 @@ def sweep_request(out: str, plan: TunePlan, grid: Grid, refine_s: float | None =
                   dry_run: bool = False) -> SweepRequest:
     """The sweep of `grid` into its table in tune DIR `out` (its --refine within `refine_s`
     seconds when given), resumed when the table exists. The plan records the sweep's options
-    as `--flag=value` words, each the request's field of that flag, and the grid's after them
-    (tests/unit/pipeline/test_pipeline.py holds this the sweep parser's request of them)."""
+    as `--flag=value` words, each the request's field of that flag; the grid's values come after
+    them (tests/unit/pipeline/test_pipeline.py holds this the sweep parser's request of the same
+    flags)."""
     table = layout.table(out, grid.collective)
-    strategy = plan.strategy or racing.DEFAULT     # a tune.json of an older collsel: none
-    words = [*plan.sweep_options, f"--launches={grid.launches}", f"--mode={grid.mode}"]
-    if grid.comm_sizes:
-        words.append(f"--comm-sizes={','.join(map(str, grid.comm_sizes))}")
-    if grid.algorithms:
-        words.append(f"--algorithms={grid.algorithms}")
-    if grid.mode == "paired" and strategy != racing.DEFAULT:
-        words.append(f"--strategy={strategy}")
-    if grid.msg_sizes and tuple(grid.msg_sizes) != (0,):
-        words.append(f"--msg-sizes={','.join(map(str, grid.msg_sizes))}")
-    if refine_s is not None:
-        words.append(f"--refine={refine_s:.0f}s")
     fields = {}
-    for word in words:
+    for word in plan.sweep_options:
         flag, is_set, value = word.partition("=")
         name = flag[2:].replace("-", "_")
         if not (flag.startswith("--") and is_set and name in _SWEEP_FIELDS):
             raise InputError(f"{os.path.join(out, layout.PLAN)}: sweep option {word!r} is not "
                              "one of collsel sweep's (--FLAG=VALUE)")
         fields[name] = value
+    # the grid's own values after the recorded options, as text as the flags would give them
+    fields.update(launches=str(grid.launches), mode=grid.mode)
+    strategy = plan.strategy or racing.DEFAULT     # a tune.json of an older collsel: none
+    if grid.comm_sizes:
+        fields["comm_sizes"] = ",".join(map(str, grid.comm_sizes))
+    if grid.algorithms:
+        fields["algorithms"] = grid.algorithms
+    if grid.mode == "paired" and strategy != racing.DEFAULT:
+        fields["strategy"] = strategy
+    if grid.msg_sizes and tuple(grid.msg_sizes) != (0,):
+        fields["msg_sizes"] = ",".join(map(str, grid.msg_sizes))
+    if refine_s is not None:
+        fields["refine"] = f"{refine_s:.0f}s"
     return SweepRequest(collective=grid.collective, out=table, resume=os.path.exists(table),
                         dry_run=dry_run, **fields)
 
