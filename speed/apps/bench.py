@@ -10,8 +10,10 @@ For each application (APPS below; installed by `make apps-setup`):
   5. --rounds pairs of runs, default and tuned, the order swapped every round (ABBA), each run's
      end-to-end wall time (mpirun start to exit) recorded; in the first --census-rounds rounds a
      third run, the default under `collsel profile` (census mode), its order rotating with the
-     other two: its wall time (the whole `collsel profile` command, merging the ranks' files
-     included) against the same round's default run is the census overhead.
+     other two: its launch's wall time (launcher start to exit, as `collsel profile` records it
+     in the profile's launch_s) against the same round's default run is the census overhead;
+     the whole command's time less the launch's is collsel profile's own cost (its start, the
+     merging of the ranks' files), a fixed cost apart from the program.
 It prints per application the median, min and max of each way, the tuned/default ratio of every
 pair, the time in collectives per rank before and after (from the two profiles), and which
 collectives the tune changed (their trees' methods); and writes it all with the machine, the
@@ -250,7 +252,7 @@ def bench_app(name, place, args, report, rows):
     profile(place, place.mpirun() + deploy_args(kind, tune_dir, profiling=True) + app_argv,
             directory, tuned_profile, args.timeout)
 
-    times = {"default": [], "tuned": [], "census": []}
+    times = {"default": [], "tuned": [], "census": [], "profile": []}
     census_out = os.path.join(directory, "profile-census.json")
     for i in range(args.rounds):
         order = ("default", "tuned") if i % 2 == 0 else ("tuned", "default")
@@ -259,8 +261,11 @@ def bench_app(name, place, args, report, rows):
             order.insert(i % 3, "census")
         for way in order:
             if way == "census":
-                seconds, _ = profile(place, place.mpirun() + app_argv, directory, census_out,
-                                     args.timeout, quiet=True)
+                whole, _ = profile(place, place.mpirun() + app_argv, directory, census_out,
+                                   args.timeout, quiet=True)
+                seconds = profiles.read(census_out)["launch_s"]
+                times["profile"].append(whole)
+                rows.append([name, i + 1, "profile", f"{whole:.3f}"])
             else:
                 argv = place.mpirun() + (tuned if way == "tuned" else []) + app_argv
                 seconds, _ = run(argv, args.timeout, place.env, directory, quiet=True)
@@ -270,7 +275,7 @@ def bench_app(name, place, args, report, rows):
                   flush=True)
     ratios = [t / d for d, t in zip(times["default"], times["tuned"])]
     say(f"   end-to-end wall time, {args.rounds} rounds alternated (ABBA):")
-    for way in ("default", "tuned", "census"):
+    for way in ("default", "tuned", "census", "profile"):
         values = times[way]
         if not values:
             continue
@@ -285,6 +290,9 @@ def bench_app(name, place, args, report, rows):
             f"{statistics.median(census):.3f} (census overhead "
             f"{statistics.median(census) - 1:+.1%}; the default's own spread, max/min: "
             f"{spread:.3f})")
+        own = [w - c for w, c in zip(times["profile"], times["census"])]
+        say(f"     collsel profile's own cost (whole command less its launch): "
+            f"{' '.join(f'{s:.2f}' for s in own)} s; median {statistics.median(own):.2f} s")
     before, wall_before = collective_times(default_profile)
     after, wall_after = collective_times(tuned_profile)
     say(f"   time in collectives per rank (profiles): default {sum(before.values()):.3f} s of "

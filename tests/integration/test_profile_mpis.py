@@ -72,6 +72,7 @@ def profile_launch(tmp_path, name, argv, env=None):
     assert not [line for line in done.stderr.splitlines() if line.startswith("libcollsel")], \
         done.stderr
     assert f"points -> {out}" in done.stdout, done.stdout
+    assert "s wall, launcher start to exit, under census mode" in done.stdout, done.stdout
     return profile.read(out), done.stdout
 
 
@@ -83,6 +84,8 @@ def checked(doc, name):
     assert doc["ranks"] == P and doc["hosts"] == 1
     assert ("Open MPI" if name.startswith("openmpi") else "MPICH") in doc["library"]
     assert 0 < sum(e["share"] for e in doc["entries"]) <= 1
+    # the ranks run inside the launch collsel profile timed (1 ms: launch_s's rounding)
+    assert doc["launch_s"] + 0.001 >= doc["wall_time_s"]["max"] > 0
     for e in doc["entries"]:
         assert e["calls"] == e["ranks"] * e["calls_per_rank"]   # every rank calls alike here
         assert e["median_us"] > 0 and e["time_s"] > 0

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 from collsel.core.io import files, profile
 from collsel.core.mpi.method_text import size_text
@@ -157,15 +158,17 @@ def run_profile(args):
     try:
         argv = with_census(words, at, kind, library, prefix)
         sys.stdout.flush()
+        started = time.monotonic()
         try:
             status = subprocess.run(argv).returncode
         except OSError as e:
             raise InputError(f"LAUNCH: cannot run '{argv[0]}': {e.strerror}") from None
+        launch_s = time.monotonic() - started
         if status != 0:
             raise CollselError(f"the launch exited with status {status}"
                                + (" (timeout's: the program ran too long)" if status == 124
                                   else "") + f"; no profile written to {args.out}")
-        merged = profile.merge_prefix(prefix, words)
+        merged = {**profile.merge_prefix(prefix, words), "launch_s": round(launch_s, 3)}
         files.write_file(args.out, profile.dumps(merged))
     finally:
         if made:
@@ -197,6 +200,8 @@ def print_summary(doc, path, top):
                     f"{library}; wall time {wall['mean']:.3g} s per rank "
                     f"(mean; max {wall['max']:.3g} s), {_percent(in_collectives)} of it in "
                     f"collectives; {len(doc['entries'])} points -> {path}"))
+    if "launch_s" in doc:   # the census overhead is this against the program's own launch
+        print(f"launch: {doc['launch_s']:.3g} s wall, launcher start to exit, under census mode")
     if doc["dropped_calls"]:
         print(f"note: {doc['dropped_calls']} calls at points beyond the ranks' tables are "
               "counted in no point")
