@@ -559,7 +559,7 @@ scoreboard:
 # distributed FFT is alltoall(v)s). All packaged; nothing built from downloaded source.
 # `make setup` stays lean: these come only with `make apps-setup`. docs/guide/applications.md.
 APPS_APT := hpcc lammps lammps-examples python3-mpi4py-fft
-.PHONY: apps-setup apps-bench
+.PHONY: apps-setup apps-bench apps-tune-cost
 apps-setup:
 	@if [ "$$(id -u)" != 0 ]; then echo "make apps-setup: apt-get needs root"; exit 1; fi
 	@if ! dpkg -s $(APPS_APT) >/dev/null 2>&1; then apt-get update -qq && \
@@ -572,3 +572,8 @@ APPS_ROUNDS ?= 5
 APPS_BUDGET ?= 3m
 apps-bench: apps-setup libcollsel
 	$(COLLSEL_BIN)/python speed/apps/bench.py --rounds $(APPS_ROUNDS) --budget $(APPS_BUDGET) --out bench-data/apps
+
+# A profile-driven tune (LAMMPS' profile from apps-bench) against the full tune of the same
+# collectives: cost ratio and decisions at the application's own points (about 35 minutes).
+apps-tune-cost: apps-setup libcollsel
+	$(COLLSEL_BIN)/python speed/apps/profile_vs_full.py --out bench-data/apps/tune-cost
