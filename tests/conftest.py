@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import TANJADERIN, tanjaderin_table
+from helpers import SHARED, TANJADERIN, tanjaderin_table
 
 INTEGRATION = Path(__file__).parent / "integration"
 
@@ -21,6 +21,10 @@ def pytest_configure(config):
     `.venv/bin/python -m pytest tests` needs no activated venv)."""
     os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable),
                                           os.environ.get("PATH", "")])
+    if not SHARED.is_dir():     # else ninety-odd tests each fail on a fixture's path
+        raise pytest.UsageError(f"{SHARED}: no such directory: the tests read the project's "
+                                "shared fixtures from shared/ beside the checkout (clone into "
+                                "a directory next to it)")
 
 
 def pytest_ignore_collect(collection_path, config):
