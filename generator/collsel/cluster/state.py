@@ -1,11 +1,14 @@
-"""cluster.json: what `up` built, read back by `load()` (sweeps, emitters and models use it)."""
+"""cluster.json: what `up` built, read back by `load()` (sweeps, emitters and models use it),
+and which of its nodes are gone since (`lost_text`)."""
 import json
+import os
 
 from collsel.core.io.files import write_file
 from collsel.errors import InputError
 from collsel.cluster import names
 from collsel.cluster.config import rate_bits
 from collsel.cluster.layout import Layout
+from collsel.cluster.processes import NETNS_DIR
 
 VERSION = 1
 
@@ -47,6 +50,21 @@ class Cluster:
     @property
     def node_names(self):
         return [n.name for n in self.nodes]
+
+    def lost_nodes(self):
+        """The nodes whose network namespace is gone: a node lost while the cluster is up
+        (its links went with the namespace, nothing can reach it)."""
+        return [n for n in self.nodes if not os.path.exists(os.path.join(NETNS_DIR, n.netns))]
+
+    def lost_text(self):
+        """What a failed launch says of the lost nodes: '' when none is."""
+        gone = self.lost_nodes()
+        if not gone:
+            return ""
+        one = len(gone) == 1
+        return (f"node{'' if one else 's'} {','.join(n.name for n in gone)} of the emulated "
+                f"cluster {'is' if one else 'are'} gone (no network namespace"
+                f"{'' if one else 's'} {','.join(n.netns for n in gone)})")
 
     def describe(self):
         """One line: the link and CPU configuration (for a table's metadata)."""

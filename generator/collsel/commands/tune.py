@@ -47,6 +47,11 @@ back from DIR/tune.json, the stages done are skipped, a sweep in flight resumes 
 journal; the result is the one an uninterrupted run gives. --dry-run prints the plan (grid and
 estimated time per collective) and measures nothing.
 
+A launch that fails (a node lost, a launch silent for --timeout) costs that launch, not the
+tune: it is recorded in its table (a `# failed.K=` line, said on stderr), the tune goes on with
+the others, builds from what was measured, ends the summary with what was lost and exits 1;
+`collsel tune --resume --out DIR` measures the failed launches again once the cause is fixed.
+
 Where to run: as `collsel sweep` (its --launcher, --hostfile, --srun-mpi, ... are passed
 through). Inside an allocation: salloc -N 4 collsel tune --launcher srun --nodes 1,2,4 --ppn 1
 --out DIR, or the same line in an sbatch script; a new job with `collsel tune --resume --out
@@ -157,5 +162,7 @@ def run_tune(args):
               flush=True)
         print("\n".join(result.lines))
     else:
-        print(result.summary, end="")
+        print(result.summary, end="", flush=True)
+        for line in result.lost:        # also the summary's last lines: said where errors go
+            print(f"collsel tune: {line}", file=sys.stderr)
     return result.status

@@ -19,12 +19,14 @@ __all__ = ["Printers", "TuneRequest", "TuneResult", "run_tune"]
 @dataclass(frozen=True)
 class TuneResult:
     """What run_tune() did: with --dry-run, `lines` holds the plan's lines and `warnings` what
-    to say first on stderr; otherwise `summary` is the summary (DIR/summary.txt) to print."""
+    to say first on stderr; otherwise `summary` is the summary (DIR/summary.txt) to print, and
+    `lost` what the tune lost (status 1: launches failed), one line each."""
     status: int
     plan: TunePlan
     warnings: tuple[str, ...] = ()
     lines: tuple[str, ...] | None = None
     summary: str | None = None
+    lost: tuple[str, ...] = ()
 
 
 def run_tune(request: TuneRequest, printers: Printers) -> TuneResult:
@@ -36,7 +38,7 @@ def run_tune(request: TuneRequest, printers: Printers) -> TuneResult:
         if request.dry_run:
             return TuneResult(0, plan, lines=tuple(planning.plan_lines(
                 plan, layout.done(request.out))))
-        return TuneResult(0, plan, summary=Stages(request.out, plan, printers).run())
+        return _run(request.out, plan, printers)
     layout.check_new(request.out)
     plan = planning.plan(request, printers.score_config)
     warnings = tuple(preflight(plan, printers))
@@ -47,4 +49,12 @@ def run_tune(request: TuneRequest, printers: Printers) -> TuneResult:
     layout.create(request.out, plan)
     for _, why in plan.left_out:
         print(f"collsel tune: left out: {why}", file=sys.stderr)
-    return TuneResult(0, plan, summary=Stages(request.out, plan, printers).run())
+    return _run(request.out, plan, printers)
+
+
+def _run(out: str, plan: TunePlan, printers: Printers) -> TuneResult:
+    """The stages of `plan` not done in `out`; exit status 1 when launches failed."""
+    stages = Stages(out, plan, printers)
+    text = stages.run()
+    return TuneResult(1 if stages.lost else 0, plan, summary=text,
+                      lost=tuple(stages.lost_lines()))

@@ -1,6 +1,7 @@
 """The emulated cluster's pure parts, no root actions: names and addresses, link rates and CPU
 shares, slurm.conf, the agent's argument handling (with a stand-in `ip`), leftovers found by
-name in listings, and which processes `down` counts as the cluster's."""
+name in listings, which processes `down` counts as the cluster's, and which nodes are lost (their
+namespace gone)."""
 import ipaddress
 import os
 import subprocess
@@ -184,3 +185,24 @@ def test_cluster_record_round_trip(tmp_path):
     line = cluster.describe()
     assert "\n" not in line and "n2=100mbit" in line and "n2=0.5" in line
     assert "no propagation delay" in line
+
+
+def test_lost_nodes_are_those_whose_namespace_is_gone(tmp_path, monkeypatch):
+    layout = Layout(str(tmp_path))
+    wanted = config.desired(3, "1gbit", "", "", cpus=2)
+    state.save(layout, state.record(wanted, layout, launch.launch_env(layout),
+                                    launch.mpich_launch_args(layout)))
+    cluster = state.load(str(tmp_path))
+    netns = tmp_path / "netns"
+    netns.mkdir()
+    monkeypatch.setattr(state, "NETNS_DIR", str(netns))
+    for k in (1, 2, 3):
+        (netns / names.netns(k)).touch()
+    assert cluster.lost_nodes() == [] and cluster.lost_text() == ""
+    (netns / names.netns(3)).unlink()
+    assert [n.name for n in cluster.lost_nodes()] == ["n3"]
+    assert cluster.lost_text() == ("node n3 of the emulated cluster is gone (no network "
+                                   "namespace collsel-n3)")
+    (netns / names.netns(1)).unlink()
+    assert cluster.lost_text() == ("nodes n1,n3 of the emulated cluster are gone (no network "
+                                   "namespaces collsel-n1,collsel-n3)")

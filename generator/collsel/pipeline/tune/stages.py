@@ -25,6 +25,7 @@ from collsel.errors import CollselError, InputError
 from collsel.sinks.emit import mpich_json
 from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.sweep import estimate, racing
+from collsel.sources.sweep.engine import PointsFailed
 from collsel.pipeline.sweeping import SweepRequest
 from collsel.pipeline.tune import curve, layout, profile_region, refinement, summary
 from collsel.pipeline.tune.plan import Grid, TunePlan
@@ -124,12 +125,16 @@ def _echo(said):
 
 
 class Stages:
-    """The tune's stages in order; each is skipped when progress.json records it done."""
+    """The tune's stages in order; each is skipped when progress.json records it done. A sweep
+    whose launches failed (a node lost, a launch killed by --timeout) costs those launches, not
+    the tune: the stages go on with what was measured, and none of that collective's stages
+    nor the deploy file is recorded done, so --resume measures them again and redoes the rest."""
 
     def __init__(self, out: str, plan: TunePlan, printers: Printers):
         self.out, self.plan, self.grids, self.printers = out, plan, plan.grids, printers
         self.done = layout.done(out)
         self.started = time.monotonic()
+        self.lost: dict[str, str] = {}      # collective -> what its sweep said failed
 
     def stages(self):
         """(name, estimated seconds, function) of every stage, in order."""
@@ -166,10 +171,12 @@ class Stages:
             self.progress(f"[{total - len(todo) + i + 1}/{total}] {name.replace(':', ' ')} "
                           f"(about {estimate.duration(seconds)}); ETA {_clock(left)}")
             work()
-            layout.mark_done(self.out, name)
+            if not (name.split(":")[0] in self.lost or (name == "deploy" and self.lost)):
+                layout.mark_done(self.out, name)
         text = (self.replay_summary() if self.plan.replayed
                 else summary.table(self.out, self.plan)
-                + profile_region.saving_lines(self.out, self.plan))
+                + profile_region.saving_lines(self.out, self.plan)) + "".join(
+            f"{line}\n" for line in self.lost_lines())
         write_file(os.path.join(self.out, layout.SUMMARY), text)
         self.progress(f"done in {_clock(time.monotonic() - self.started)}; summary in "
                       f"{os.path.join(self.out, layout.SUMMARY)}")
@@ -180,7 +187,21 @@ class Stages:
               file=sys.stderr, flush=True)
 
     def sweep(self, grid, refine_s=None):
-        run_sweep(sweep_request(self.out, self.plan, grid, refine_s), self.printers)
+        try:
+            run_sweep(sweep_request(self.out, self.plan, grid, refine_s), self.printers)
+        except PointsFailed as e:
+            self.lost[grid.collective] = str(e)
+            self.progress(f"{grid.collective}: {e}; going on with what was measured")
+
+    def lost_lines(self):
+        """What the tune lost (the summary's last lines), with how to measure it again."""
+        if not self.lost:
+            return []
+        resume = shlex.join(["collsel", "tune", "--resume", "--out", self.out])
+        return [f"lost: {c}: {why}" for c, why in self.lost.items()] + [
+            f"lost: {', '.join(self.lost)}: {'trees' if len(self.lost) > 1 else 'tree'} built "
+            f"from what was measured; once the cause is fixed (a lost node back), {resume} "
+            "measures the failed launches again and redoes what follows from them"]
 
     def refine(self, index):
         """Refinement of collective `index`, within its part of what the budget has left

@@ -98,6 +98,7 @@ class Launcher:
     name = "?"
     # The emulated cluster's nodes are namespaces of this machine: all ranks share its cores.
     shares_this_machine = False
+    cluster = None          # the emulated cluster it launches on (collsel.cluster.Cluster)
 
     def __init__(self, program, extra_args="", env=None):
         self.program = program
@@ -418,6 +419,7 @@ def make(name, mpirun=None, extra_args="", hostfile=None, map_by="core", for_scr
                          cluster, mpi_plugin)
     launcher.env.update(env or {})
     launcher.shares_this_machine = cluster is not None
+    launcher.cluster = cluster
     return launcher
 
 

@@ -125,8 +125,6 @@ def run_launch(argv, env, sizes, silence_timeout, on_point, lines=None,
                     elif text.startswith("#") or not text:
                         continue
                     else:
-                        if on_header is not None and result.rows == 0:
-                            on_header(result.meta)
                         fields = text.split()
                         problem = _check_line(fields, expected, names)
                         if problem:
@@ -134,6 +132,10 @@ def run_launch(argv, env, sizes, silence_timeout, on_point, lines=None,
                             result.failure = (f"unexpected benchmark output line "
                                               f"'{text[:120]}' ({problem})")
                             break
+                        # only a line of the benchmark's: a launcher's message on stdout (a
+                        # box of mpirun's when a node is gone) is a failed launch, not a header
+                        if on_header is not None and result.rows == 0:
+                            on_header(result.meta)
                         expected.pop(0)
                         on_point(dict(zip(names, fields)))
                         result.rows += 1
@@ -148,8 +150,8 @@ def run_launch(argv, env, sizes, silence_timeout, on_point, lines=None,
         proc.stdout.close()
         if result.failure is None and rc != 0:
             how = (f"killed by signal {-rc}" if rc < 0 else
-                   f"exited with status {rc} (a rank died of signal {rc - 128})" if rc > 128 else
-                   f"exited with status {rc}")
+                   f"exited with status {rc} (a rank died of signal {rc - 128})"
+                   if 128 < rc <= 128 + MAX_SIGNAL else f"exited with status {rc}")
             errf.flush()
             result.failure = f"benchmark {how}: " + stderr_tail(errf)
         elif result.failure is None and expected:
@@ -166,6 +168,7 @@ def run_launch(argv, env, sizes, silence_timeout, on_point, lines=None,
     return result
 
 
+MAX_SIGNAL = 64     # Linux's last real-time signal: 255 is mpirun's own failure, no signal
 STDERR_LAST = 6     # lines of a failed launch's stderr kept whole (LaunchResult.stderr_last)
 
 

@@ -25,6 +25,11 @@ from collsel.sources.sweep.journal import (TableFile, drop_partial_line, journal
                                            load_existing)
 
 
+class PointsFailed(CollselError):
+    """Points of the sweep failed: their rows are missing, the rest was measured and written
+    (exit status 1; --resume retries them)."""
+
+
 class Launch:
     """One planned launch as a protocol runs it. `sizes`: what it measures; `label`: its
     progress label; `name`: how a failed start names it; `unit`: what a failure line says failed
@@ -317,7 +322,7 @@ class Sweep:
             signal.signal(signal.SIGTERM, previous)
         self.protocol.finish(self)
         if self.failures:
-            raise CollselError(self.protocol.failed_text(self.failures))
+            raise PointsFailed(self.protocol.failed_text(self.failures))
         return 0
 
     def _create(self):
@@ -346,15 +351,24 @@ class Sweep:
         self.progress.show()
         result = launch.measure(argv, env, todo)
         self.launched += 1
-        startup.check(result, self.launched == 1, self.cfg.launcher, argv, env, launch.name,
-                      self.after_first, self.progress)
+        gone = self._gone() if result.failure is not None else ""
+        if not gone:        # a lost node is no start-up problem: the launches without it run
+            startup.check(result, self.launched == 1, self.cfg.launcher, argv, env,
+                          launch.name, self.after_first, self.progress)
         self._library(result.meta)
         todo = launch.settle(todo, result)
         if result.failure is None:
             return []
         lost = todo if launch.gives_up(result) else todo[:1]
-        self._failed(launch, lost, result.failure, launchers.render(argv, env))
+        self._failed(launch, lost, f"{gone}: {result.failure}" if gone else result.failure,
+                     launchers.render(argv, env))
         return todo[len(lost):]
+
+    def _gone(self):
+        """What a failed launch says first when nodes of the emulated cluster it ran on are
+        gone (cluster.Cluster.lost_text), else ''."""
+        cluster = self.cfg.launcher.cluster
+        return cluster.lost_text() if cluster is not None else ""
 
     def _library(self, meta):
         """The MPI the benchmark reports, once per table."""

@@ -193,6 +193,7 @@ class ReplayLauncher:
     its launches have cost so far."""
     name = "replay"
     shares_this_machine = False
+    cluster = None
 
     def __init__(self, recording, seed, collective, family, time_cap, min_reps, max_reps,
                  warmup):

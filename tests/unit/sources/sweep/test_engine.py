@@ -1,7 +1,8 @@
 """The sweep engine (sources/sweep/engine.py) with a scripted protocol, in process and without
 MPI: a failed size is given up and the launch runs again over the rest; a launch that fails
 without a header gives up all it left; failures are `# failed.K=` lines and one error; a first
-launch that cannot start leaves nothing behind; an existing table needs --resume or --force (a
+launch that cannot start leaves nothing behind, unless a node of the emulated cluster is gone
+(then it is a failed launch naming the node, and the sweep goes on); an existing table needs --resume or --force (a
 dry run only reads it)."""
 import io
 import types
@@ -19,8 +20,8 @@ COLUMNS = ["collective", "comm_size", "msg_size", "algorithm", "segsize", "time_
 def config(tmp_path, **given):
     settings = dict(out=str(tmp_path / "t.csv"), command="collsel sweep (test)", options="",
                     warnings=[], progress_interval=1000.0,
-                    launcher=types.SimpleNamespace(name="local"), resume=False, force=False,
-                    dry_run=False)
+                    launcher=types.SimpleNamespace(name="local", cluster=None), resume=False,
+                    force=False, dry_run=False)
     return types.SimpleNamespace(**{**settings, **given})
 
 
@@ -120,6 +121,23 @@ def test_a_first_launch_that_cannot_start_leaves_nothing(tmp_path):
         engine.run(protocol, io.StringIO())
     assert protocol.ran == [("A", [1, 2])]
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_launch_failed_by_a_lost_node_names_it_and_the_sweep_goes_on(tmp_path):
+    gone = "node n3 of the emulated cluster is gone (no network namespace collsel-n3)"
+    cluster = types.SimpleNamespace(lost_text=lambda: gone)
+    cfg = config(tmp_path, launcher=types.SimpleNamespace(name="hostfile", cluster=cluster))
+    protocol = Protocol(cfg, [("A", [1, 2], [(0, "exited with status 255", False)]),
+                              ("B", [1], [(1, None)])])
+    stream = io.StringIO()
+    with pytest.raises(engine.PointsFailed, match="^2 failed$"):
+        engine.run(protocol, stream)
+    assert protocol.ran == [("A", [1, 2]), ("B", [1])]
+    meta = csvfile.read(cfg.out, "a sweep table").metadata
+    assert meta["failed.1"].startswith(f"A msg_size=1..2 (2 sizes): {gone}: exited with status "
+                                       "255; command: ")
+    assert f"collsel sweep: point failed, going on: A msg_size=1..2 (2 sizes): {gone}" \
+        in stream.getvalue()
 
 
 def test_an_existing_table_needs_resume_or_force(tmp_path):
