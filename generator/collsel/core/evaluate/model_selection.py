@@ -51,6 +51,7 @@ Scoring: core.maps.cell_cost, the protocol `collsel evaluate` judges by (penalty
 forced method, on the cells where the default was measured): choosing charges an unmeasured
 choice the cell's worst penalty (WORST), the figures leave it out as unscorable (UNSCORABLE).
 """
+import contextlib
 import math
 from dataclasses import dataclass, field
 from typing import Optional
@@ -84,6 +85,35 @@ def _nanmean(values):
         return np.where(finite, values, 0.0).sum(axis=-1) / count
 
 
+# content key of (training maps, candidates) -> candidates.Trained, while shared_training() is on
+_shared: Optional[dict] = None
+
+
+@contextlib.contextmanager
+def shared_training():
+    """Within it, every Study takes each training set's candidates.Trained from one store keyed
+    by the training maps' content and the candidates, so studies of overlapping data (the
+    folds of one replayed checkpoint, pipeline/tune/curve.py, whose trainings differ by a value
+    or two) build the trees of an equal training set once. A Trained is a function of its maps
+    and candidates alone, so nothing chosen or scored changes."""
+    global _shared
+    outer, _shared = _shared, ({} if _shared is None else _shared)
+    try:
+        yield
+    finally:
+        _shared = outer
+
+
+def _trained_of(maps, candidates):
+    """candidates.Trained of the maps, from the shared store when one is on (shared_training)."""
+    if _shared is None:
+        return cands.Trained(maps, candidates)
+    key = (tuple(candidates), tuple((d, m.content_key()) for d, m in maps.items()))
+    if key not in _shared:
+        _shared[key] = cands.Trained(maps, candidates)
+    return _shared[key]
+
+
 class Study:
     """Training sets, held-out sets and candidate costs, each computed once and shared by every
     fold and fold-within-a-fold that needs it."""
@@ -95,7 +125,7 @@ class Study:
     def trained(self, removal):
         key = frozenset(removal)
         if key not in self._trained:
-            self._trained[key] = cands.Trained(
+            self._trained[key] = _trained_of(
                 cands.maps_for(self.grid, tuple(sorted(key)), self.candidates), self.candidates)
         return self._trained[key]
 
