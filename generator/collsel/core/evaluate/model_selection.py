@@ -85,14 +85,15 @@ def _nanmean(values):
         return np.where(finite, values, 0.0).sum(axis=-1) / count
 
 
-# content key of (training maps, candidates) -> candidates.Trained, while shared_training() is on
+# candidates -> {the training maps' content keys -> candidates.Trained}, while
+# shared_training() is on
 _shared: Optional[dict] = None
 
 
 @contextlib.contextmanager
 def shared_training():
     """Within it, every Study takes each training set's candidates.Trained from one store keyed
-    by the training maps' content and the candidates, so studies of overlapping data (the
+    by the candidates and the training maps' content, so studies of overlapping data (the
     folds of one replayed checkpoint, pipeline/tune/curve.py, whose trainings differ by a value
     or two) build the trees of an equal training set once. A Trained is a function of its maps
     and candidates alone, so nothing chosen or scored changes."""
@@ -104,16 +105,6 @@ def shared_training():
         _shared = outer
 
 
-def _trained_of(maps, candidates):
-    """candidates.Trained of the maps, from the shared store when one is on (shared_training)."""
-    if _shared is None:
-        return cands.Trained(maps, candidates)
-    key = (tuple(candidates), tuple((d, m.content_key()) for d, m in maps.items()))
-    if key not in _shared:
-        _shared[key] = cands.Trained(maps, candidates)
-    return _shared[key]
-
-
 class Study:
     """Training sets, held-out sets and candidate costs, each computed once and shared by every
     fold and fold-within-a-fold that needs it."""
@@ -121,12 +112,20 @@ class Study:
     def __init__(self, grid, candidates):
         self.grid, self.candidates = grid, candidates
         self._trained, self._held, self._costs, self._leaves = {}, {}, {}, {}
+        # the shared store of these candidates' training sets (shared_training), or None
+        self._store = None if _shared is None else _shared.setdefault(tuple(candidates), {})
 
     def trained(self, removal):
         key = frozenset(removal)
         if key not in self._trained:
-            self._trained[key] = _trained_of(
-                cands.maps_for(self.grid, tuple(sorted(key)), self.candidates), self.candidates)
+            maps = cands.maps_for(self.grid, tuple(sorted(key)), self.candidates)
+            if self._store is None:
+                self._trained[key] = cands.Trained(maps, self.candidates)
+            else:
+                content = tuple((d, m.content_key()) for d, m in maps.items())
+                if content not in self._store:
+                    self._store[content] = cands.Trained(maps, self.candidates)
+                self._trained[key] = self._store[content]
         return self._trained[key]
 
     def pair(self, train_removal, test_removal, excluding=()):
