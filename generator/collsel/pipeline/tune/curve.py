@@ -63,10 +63,11 @@ def _table_of(plan, metadata, scratch):
     return table_io.read_table(path)
 
 
-def _penalties(train, test, config, has_default):
+def _penalties(train, test, config, has_default, builds=None):
     """The held-out penalties of the tree `config` builds from `train`, asked at `test`'s cells
-    (core.evaluate.held_out.scores), or None where nothing could be scored."""
-    got = held_out.scores(train, test, [config], has_default)
+    (core.evaluate.held_out.scores; `builds`: its trees of `train` already built), or None
+    where nothing could be scored."""
+    got = held_out.scores(train, test, [config], has_default, builds=builds)
     return got[0][0] if got else None
 
 
@@ -74,8 +75,8 @@ def score(part, full, config, workers=None):
     """{exact_mean, exact_max, P_mean, m_mean} of the tree `config` builds from `part`, on the
     full table (module docstring); None where nothing could be scored. The trees (a
     recommendation each, by default) are built by `workers` (core.evaluate.parallel.pool()) when
-    given, one build a task; else here, the folds' equal training sets built once
-    (core.evaluate.model_selection.shared_training)."""
+    given, one build a task; else here, the tree of `part` once and the folds' equal training
+    sets once (core.evaluate.model_selection.shared_training)."""
     has_default = bool((full.algorithm == algorithms.BASELINE_ALGORITHM).any())
     tasks = [(None, part, full)]            # (protocol, training part, test cells)
     for protocol in PROTOCOLS:
@@ -91,8 +92,9 @@ def score(part, full, config, workers=None):
     if workers is not None:
         done = workers.starmap(_penalties, args, chunksize=1)
     else:
+        builds = {}             # the tree of `part` itself, scored on the exact and unmeasured
         with model_selection.shared_training():
-            done = [_penalties(*a) for a in args]
+            done = [_penalties(*a, builds if a[0] is part else None) for a in args]
     exact = held_out.summary(done[0] if done[0] is not None else [])
     out = {"exact_mean": exact["mean"], "exact_max": exact["max"]}
     for protocol in PROTOCOLS:
@@ -122,8 +124,9 @@ def curve(collective, table_path, full_path, config, full_cost, count=CHECKPOINT
     # in one process), while this one makes the next checkpoints' tables
     pool = parallel.pool()
     with tempfile.TemporaryDirectory(prefix="collsel-curve-") as scratch, pool as workers:
-        tasks = ((_table_of(refine.table_plan(table_path, {(mark, k) for mark, k, _ in order[:n]}),
-                            metadata, scratch), full, config) for n in points)
+        plans = refine.table_plans(table_path, [{(mark, k) for mark, k, _ in order[:n]}
+                                                for n in points])
+        tasks = ((_table_of(plan, metadata, scratch), full, config) for plan in plans)
         done = (workers.imap(_checkpoint_task, tasks) if workers is not None
                 else map(_checkpoint_task, tasks))
         for n, (figures, cells) in zip(points, done):

@@ -61,3 +61,22 @@ def test_shared_folds_score_as_each_alone(tanjaderin):
         if a is not None:
             for x, y in zip([*a[0], a[1], a[2]], [*s[0], s[1], s[2]]):
                 np.testing.assert_array_equal(x, y)
+
+
+def test_held_out_scores_reuse_the_builds_of_one_training_set(tanjaderin):
+    """held_out.scores with a `builds` dict: the training set's tree built once, and each
+    test's penalties those of a build of its own."""
+    table = _table(tanjaderin)
+    config = build_config.Config("exact", tree.BuildOptions().check())
+    column = table.comm_size
+    values = held_out.held_values(table, "P")[:2]
+    train = table.take(~np.isin(column, values))
+    builds = {}
+    for v in values:
+        test = table.take(column == v)
+        alone = held_out.scores(train, test, [config], True)
+        reused = held_out.scores(train, test, [config], True, builds=builds)
+        first = builds[0]
+        for x, y in zip([*alone[0], alone[1], alone[2]], [*reused[0], reused[1], reused[2]]):
+            np.testing.assert_array_equal(x, y)
+    assert list(builds) == [0] and builds[0] is first
