@@ -51,10 +51,12 @@ def fold_scores(table, value, protocol, configs, workers=None):
                   has_default, workers)
 
 
-def scores(train, test, configs, has_default, workers=None):
+def scores(train, test, configs, has_default, workers=None, builds=None):
     """fold_scores of any training and test rows (a replayed tune scores the tree of what it
     measured on the full table's cells: pipeline/tune/curve.py); `has_default`: whether the
-    table the test rows come from has a default at all (core.maps.cell_cost.scored_cells)."""
+    table the test rows come from has a default at all (core.maps.cell_cost.scored_cells).
+    `builds`, a dict a caller keeps to score one training set on several tests: the trees
+    built from `train` (config index -> build_config.Built), built once."""
     if not (train.algorithm != algorithms.BASELINE_ALGORITHM).any() or not len(test):
         return None
     held = _held_cells(test, has_default)
@@ -62,8 +64,11 @@ def scores(train, test, configs, has_default, workers=None):
         return None
     values, times, base, reference, methods = held
     out, train_map = [], None
-    for config in configs:
-        built = build_config.build(train, config, workers=workers)
+    builds = {} if builds is None else builds
+    for i, config in enumerate(configs):
+        if i not in builds:
+            builds[i] = build_config.build(train, config, workers=workers)
+        built = builds[i]
         loaded = built.loaded()
         decided = loaded.decide(values)
         chosen = _time_of(loaded.methods, decided, methods, times, base)

@@ -51,6 +51,7 @@ Scoring: core.maps.cell_cost, the protocol `collsel evaluate` judges by (penalty
 forced method, on the cells where the default was measured): choosing charges an unmeasured
 choice the cell's worst penalty (WORST), the figures leave it out as unscorable (UNSCORABLE).
 """
+import contextlib
 import math
 from dataclasses import dataclass, field
 from typing import Optional
@@ -84,6 +85,26 @@ def _nanmean(values):
         return np.where(finite, values, 0.0).sum(axis=-1) / count
 
 
+# candidates -> {the training maps' content keys -> candidates.Trained}, while
+# shared_training() is on
+_shared: Optional[dict] = None
+
+
+@contextlib.contextmanager
+def shared_training():
+    """Within it, every Study takes each training set's candidates.Trained from one store keyed
+    by the candidates and the training maps' content, so studies of overlapping data (the
+    folds of one replayed checkpoint, pipeline/tune/curve.py, whose trainings differ by a value
+    or two) build the trees of an equal training set once. A Trained is a function of its maps
+    and candidates alone, so nothing chosen or scored changes."""
+    global _shared
+    outer, _shared = _shared, ({} if _shared is None else _shared)
+    try:
+        yield
+    finally:
+        _shared = outer
+
+
 class Study:
     """Training sets, held-out sets and candidate costs, each computed once and shared by every
     fold and fold-within-a-fold that needs it."""
@@ -91,12 +112,20 @@ class Study:
     def __init__(self, grid, candidates):
         self.grid, self.candidates = grid, candidates
         self._trained, self._held, self._costs, self._leaves = {}, {}, {}, {}
+        # the shared store of these candidates' training sets (shared_training), or None
+        self._store = None if _shared is None else _shared.setdefault(tuple(candidates), {})
 
     def trained(self, removal):
         key = frozenset(removal)
         if key not in self._trained:
-            self._trained[key] = cands.Trained(
-                cands.maps_for(self.grid, tuple(sorted(key)), self.candidates), self.candidates)
+            maps = cands.maps_for(self.grid, tuple(sorted(key)), self.candidates)
+            if self._store is None:
+                self._trained[key] = cands.Trained(maps, self.candidates)
+            else:
+                content = tuple((d, m.content_key()) for d, m in maps.items())
+                if content not in self._store:
+                    self._store[content] = cands.Trained(maps, self.candidates)
+                self._trained[key] = self._store[content]
         return self._trained[key]
 
     def pair(self, train_removal, test_removal, excluding=()):

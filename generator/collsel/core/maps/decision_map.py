@@ -167,6 +167,20 @@ class DecisionMap:
     def method_names(self) -> list:
         return [describe(self.collective, m, self.family) for m in self.methods]
 
+    def content_key(self) -> tuple:
+        """Every field but `cache`, as a hashable value: maps with equal keys are equal, so
+        what is derived from one holds for the other (core.evaluate.model_selection shares a
+        training set's trees by it)."""
+        arrays = (self.times, self.measured, self.best, self.best_time, self.baseline_time,
+                  self.filled_times, self.tied, self.confidence)
+        return (self.collective, self.family,
+                tuple((a.name, a.kind, tuple(a.values), tuple(a.labels), tuple(a.cuts))
+                      for a in self.axes),
+                tuple(self.methods),
+                tuple(None if a is None else (a.dtype.str, a.shape,
+                                              np.ascontiguousarray(a).tobytes())
+                      for a in arrays))
+
 
 def z_axis(name, raw, origin=None):
     """A third axis: numeric when every value is an integer, else categories in table order.

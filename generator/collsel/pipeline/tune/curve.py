@@ -18,7 +18,7 @@ import tempfile
 
 import numpy as np
 
-from collsel.core.evaluate import held_out, parallel
+from collsel.core.evaluate import held_out, model_selection, parallel
 from collsel.core.maps import table as table_io
 from collsel.core.mpi import algorithms
 from collsel.core.io.files import write_file
@@ -63,10 +63,11 @@ def _table_of(plan, metadata, scratch):
     return table_io.read_table(path)
 
 
-def _penalties(train, test, config, has_default):
+def _penalties(train, test, config, has_default, builds=None):
     """The held-out penalties of the tree `config` builds from `train`, asked at `test`'s cells
-    (core.evaluate.held_out.scores), or None where nothing could be scored."""
-    got = held_out.scores(train, test, [config], has_default)
+    (core.evaluate.held_out.scores; `builds`: its trees of `train` already built), or None
+    where nothing could be scored."""
+    got = held_out.scores(train, test, [config], has_default, builds=builds)
     return got[0][0] if got else None
 
 
@@ -74,7 +75,8 @@ def score(part, full, config, workers=None):
     """{exact_mean, exact_max, P_mean, m_mean} of the tree `config` builds from `part`, on the
     full table (module docstring); None where nothing could be scored. The trees (a
     recommendation each, by default) are built by `workers` (core.evaluate.parallel.pool()) when
-    given, one build a task."""
+    given, one build a task; else here, the tree of `part` once and the folds' equal training
+    sets once (core.evaluate.model_selection.shared_training)."""
     has_default = bool((full.algorithm == algorithms.BASELINE_ALGORITHM).any())
     tasks = [(None, part, full)]            # (protocol, training part, test cells)
     for protocol in PROTOCOLS:
@@ -87,8 +89,12 @@ def score(part, full, config, workers=None):
         tasks += [(protocol, part.take(getattr(part, column) != v),
                    full.take(getattr(full, column) == v)) for v in held if v in mine]
     args = [(train, test, config, has_default) for _, train, test in tasks]
-    done = (workers.starmap(_penalties, args, chunksize=1) if workers is not None
-            else [_penalties(*a) for a in args])
+    if workers is not None:
+        done = workers.starmap(_penalties, args, chunksize=1)
+    else:
+        builds = {}             # the tree of `part` itself, scored on the exact and unmeasured
+        with model_selection.shared_training():
+            done = [_penalties(*a, builds if a[0] is part else None) for a in args]
     exact = held_out.summary(done[0] if done[0] is not None else [])
     out = {"exact_mean": exact["mean"], "exact_max": exact["max"]}
     for protocol in PROTOCOLS:
@@ -98,30 +104,43 @@ def score(part, full, config, workers=None):
     return out
 
 
+def _checkpoint(part, full, config):
+    """(figures, cells) of one checkpoint's table (None: nothing complete yet)."""
+    if part is None:
+        return dict.fromkeys(COLUMNS[5:]), 0
+    return score(part, full, config), len(set(zip(part.comm_size.tolist(),
+                                                  part.msg_size.tolist())))
+
+
 def curve(collective, table_path, full_path, config, full_cost, count=CHECKPOINTS,
           progress=None):
     """[row dict (COLUMNS)] of the anytime curve of one collective's replayed sweeps."""
     full = table_io.read_table(full_path).select(collective)
     order = launch_order(table_path)
     metadata = refine.csvfile.read(table_path, "a sweep table").metadata
+    points = checkpoints(order, count)
     rows = []
-    # a tree (a recommendation, by default) per fold and checkpoint: built by two processes
+    # a checkpoint a task of two processes (its folds share training sets: score builds them
+    # in one process), while this one makes the next checkpoints' tables
     pool = parallel.pool()
     with tempfile.TemporaryDirectory(prefix="collsel-curve-") as scratch, pool as workers:
-        for n in checkpoints(order, count):
-            launches = {(mark, k) for mark, k, _ in order[:n]}
-            part = _table_of(refine.table_plan(table_path, launches), metadata, scratch)
+        plans = refine.table_plans(table_path, [{(mark, k) for mark, k, _ in order[:n]}
+                                                for n in points])
+        tasks = ((_table_of(plan, metadata, scratch), full, config) for plan in plans)
+        done = (workers.imap(_checkpoint_task, tasks) if workers is not None
+                else map(_checkpoint_task, tasks))
+        for n, (figures, cells) in zip(points, done):
             cost = float(sum(wall for _, _, wall in order[:n]))
-            figures = (score(part, full, config, workers) if part is not None
-                       else dict.fromkeys(COLUMNS[5:]))
-            cells = 0 if part is None else len(set(zip(part.comm_size.tolist(),
-                                                       part.msg_size.tolist())))
             rows.append({"collective": collective, "launches": n, "cost_s": cost,
                          "cost_pct": 100 * cost / full_cost, "cells": cells, **figures})
             if progress:
                 progress(f"{collective}: curve point {len(rows)}: {n} launches, "
                          f"{cost:.0f} s ({100 * cost / full_cost:.1f} % of the full table)")
     return rows
+
+
+def _checkpoint_task(args):
+    return _checkpoint(*args)
 
 
 def text(rows):

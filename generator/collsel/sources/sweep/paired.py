@@ -198,12 +198,11 @@ class Paired(engine.Protocol):
     def append_complete_cells(self, table, sizes_of=None):
         """Table rows of every complete cell not yet in the table (all of them, or those of
         {shape: sizes} just measured)."""
-        for shape, m in self.plan.cells():
-            if (shape, m) in self.plan.written or (sizes_of and m not in sizes_of.get(shape, ())):
-                continue
-            for row in self.plan.cell_rows(shape, m):
-                table.append_row(row)
-            self.plan.written.add((shape, m))
+        cells = [(shape, m) for shape, m in self.plan.cells()
+                 if (shape, m) not in self.plan.written
+                 and not (sizes_of and m not in sizes_of.get(shape, ()))]
+        table.append_rows([row for shape, m in cells for row in self.plan.cell_rows(shape, m)])
+        self.plan.written.update(cells)
 
     def launches(self, sweep):
         return [_PairedLaunch(self, sweep, shape, k, sizes)

@@ -85,6 +85,12 @@ def table_plan(path, launches=None):
     its last '# options=' line records); `launches`: only the journal's launches whose
     (shape mark, K) it holds (what the sweep had measured at some point of its run: a replayed
     tune's anytime curve, pipeline/tune/curve.py)."""
+    return next(table_plans(path, [launches]))
+
+
+def table_plans(path, launch_sets):
+    """table_plan(path, launches) of every one of `launch_sets`, lazily, the table and its
+    journal read once."""
     options = parse_options(csvfile.read(path, "a sweep table").metadata.get("options", ""))
     collective, family = options["--collective"], options.get("--mpi", "openmpi")
     if "--nodes" in options:
@@ -107,13 +113,15 @@ def table_plan(path, launches=None):
                  shapes=groups if "--nodes" in options else None, load_levels=levels)
     journal_file = journal.journal_path(path)
     header = csvfile.read(journal_file, "a sweep journal").header
-    meta, rows, _ = journal.load_existing(journal_file, header, collective, family=family,
-                                          launches=True)
-    if launches is not None:
-        rows = [r for r in rows if (shapes.of_row(r).mark, r["launch"]) in launches]
-        meta = {k: v for k, v in meta.items() if not k.startswith(UNUSABLE_KEY + ".")
-                or (k.split(".")[1], int(k.split(".")[-1])) in launches}
-    return PairedPlan(cfg, rows, set(), meta)
+    all_meta, all_rows, _ = journal.load_existing(journal_file, header, collective,
+                                                  family=family, launches=True)
+    for launches in launch_sets:
+        meta, rows = all_meta, all_rows
+        if launches is not None:
+            rows = [r for r in rows if (shapes.of_row(r).mark, r["launch"]) in launches]
+            meta = {k: v for k, v in meta.items() if not k.startswith(UNUSABLE_KEY + ".")
+                    or (k.split(".")[1], int(k.split(".")[-1])) in launches}
+        yield PairedPlan(cfg, rows, set(), meta)
 
 
 def _ints(text):

@@ -37,7 +37,7 @@ from collsel.core.mpi.algorithms import Method
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
 from collsel.sources.measure.supervise import LaunchResult
-from collsel.sources.sweep import estimate, journal, ties
+from collsel.sources.sweep import estimate, journal, launch_stats, ties
 from collsel.sources.sweep.paired import Paired
 from collsel.sources.sweep.paired_plan import method_token
 
@@ -143,8 +143,7 @@ class Recording:
                                 ci[i] if np.isfinite(ci[i]) else 0.0, reps, 1.0]])
             self.points[key] = (np.array([1]), fields)
             if np.isfinite(ci[i]) and launches[i] >= 2 and times[i] > 0:
-                from scipy import stats     # imported here: SciPy costs ~1 s to load
-                sd = ci[i] * math.sqrt(launches[i]) / stats.t.ppf(0.975, launches[i] - 1)
+                sd = ci[i] * math.sqrt(launches[i]) / launch_stats.t975(launches[i] - 1)
                 self.spread[key] = sd / times[i]
         self.launch_ids = {p: [1] for p in self.comm_sizes}
         recorded = {}

@@ -16,6 +16,8 @@ import warnings
 
 import numpy as np
 
+from collsel.sources.sweep import launch_stats
+
 BOOTSTRAP = 1000
 RULE = ("tied: 1 unless the method is distinguishably slower than the cell's best (least mean "
         "of launch medians): with 2+ launches the lower end of the 95 % paired Student-t "
@@ -40,13 +42,12 @@ def _paired_interval(medians, best):
     pairs = shared.sum(axis=0)
     logs = np.log(medians)
     d = np.where(shared, logs - logs[:, [best]], np.nan)
-    from scipy import stats     # imported here: SciPy costs every command ~1 s to load
     k = np.maximum(pairs, 2)
     with warnings.catch_warnings():     # a method with < 2 shared launches: NaN, no warning
         warnings.simplefilter("ignore", RuntimeWarning)
         mean_d = np.nanmean(d, axis=0)
         sd = np.nanstd(d, axis=0, ddof=1) if d.shape[0] > 1 else np.zeros(d.shape[1])
-    half = stats.t.ppf(0.975, k - 1) * np.nan_to_num(sd) / np.sqrt(k)
+    half = launch_stats.t975(k - 1) * np.nan_to_num(sd) / np.sqrt(k)
     return mean_d, half, pairs
 
 
