@@ -319,8 +319,8 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
 
     # Killed inside the second collective's third coarse launch, its first size measured: the
     # fake benchmark waits there (FAKE_BENCH_PAUSE) until the kill, so the kill lands at that
-    # moment however slow the machine is (a sleep before the kill once let a loaded machine
-    # decide where it landed).
+    # moment however slow the machine is (after a sleep instead, a test process kept off the
+    # CPU for a few seconds kills after the collective's sweep has ended).
     out, gate = tmp_path / "killed", tmp_path / "gate"
     gate.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", *tune_args(out, bench)],
