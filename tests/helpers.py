@@ -151,9 +151,13 @@ FAKE_BENCH = r"""#!/bin/sh
 # repetition in ReproMPI's layout.
 # $FAKE_BENCH_UNUSABLE=M:A:S:F,...: method A:S:F is unusable at size M (a `#@unusable.M=` line
 # before the size's lines, and no line of its own).
-sizes=""; methods=""; seed=1; raw=""
+# $FAKE_BENCH_PAUSE=COLLECTIVE:N:DIR: paired launch N of COLLECTIVE (its launches counted in
+# DIR) stops after its first size's lines: it creates DIR/paused, then waits until DIR/release
+# exists (at most 10 minutes), so a test kills the sweep at a known moment, not after a sleep.
+sizes=""; methods=""; seed=1; raw=""; collective=""; pause=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --collective) collective="$2"; shift 2;;
     --sizes) sizes="$2"; shift 2;;
     --methods) methods="$2"; shift 2;;
     --seed) seed="$2"; shift 2;;
@@ -162,6 +166,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" = 0 ] || exit 0
+if [ -n "$FAKE_BENCH_PAUSE" ] && [ "${FAKE_BENCH_PAUSE%%:*}" = "$collective" ]; then
+  pdir=${FAKE_BENCH_PAUSE#*:*:}; pn=${FAKE_BENCH_PAUSE#*:}; pn=${pn%%:*}
+  echo >> "$pdir/launches.$collective"
+  [ "$(wc -l < "$pdir/launches.$collective")" -eq "$pn" ] && pause=1
+fi
 echo "#@mpi_library=fake benchmark"
 echo "#@runtime_type=fake"
 echo "#@timer=fake"
@@ -199,6 +208,12 @@ for m in $(echo "$sizes" | tr , ' '); do
       printf "%s %s %s %s %.6f %.6f %.6f %.6f 1 0.5 20 1\n", m, f[1], f[2], f[3], t, t, t - 1, t + 2
       if (raw != "") for (r = 0; r < 20; r++)
         printf "fake %d %s %.10f %s %s %s\n", r, m, t / 1e6, f[1], f[2], f[3] >> raw }'
+  if [ -n "$pause" ]; then
+    pause=""; : > "$pdir/paused"; waited=0
+    while [ ! -e "$pdir/release" ] && [ $waited -lt 6000 ]; do
+      sleep 0.1; waited=$((waited + 1))
+    done
+  fi
 done
 """
 

@@ -144,23 +144,26 @@ def test_kill_and_resume_gives_the_same_rows(tmp_path, fake_bench):
     assert run_sweep(paired_args(ref, fake_bench)).returncode == 0
     _, want = table_rows(ref)
 
-    out = tmp_path / "killed.csv"
+    # killed inside the third launch, its first size measured: the fake benchmark waits there
+    # (FAKE_BENCH_PAUSE) until the kill, so no load decides where the kill lands
+    out, gate = tmp_path / "killed.csv", tmp_path / "gate"
+    gate.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", *paired_args(out, fake_bench)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, env={**os.environ, "FAKE_BENCH_SLEEP": "0.3"})
+                            start_new_session=True,
+                            env={**os.environ, "FAKE_BENCH_PAUSE": f"bcast:3:{gate}"})
     journal = sweep_journal.journal_path(str(out))
     deadline = time.monotonic() + WAIT_S
     try:
-        while time.monotonic() < deadline:      # killed mid-launch, after a few launches
-            if os.path.exists(journal) and open(journal).read().count("# launch.") >= 2:
-                break
+        while (not (gate / "paused").exists() and proc.poll() is None
+               and time.monotonic() < deadline):
             time.sleep(0.02)
-        time.sleep(0.4)
-        os.killpg(proc.pid, signal.SIGKILL)
+        paused = (gate / "paused").exists()
     finally:
         stop(proc)
-    marks = open(journal).read().count("# launch.")
-    assert 2 <= marks < len(P_VALUES) * LAUNCHES, "the kill did not land mid-sweep"
+        (gate / "release").touch()
+    assert paused, "the sweep never reached its third launch"
+    assert open(journal).read().count("# launch.") == 2
     # A kill while a launch's rows were written leaves rows without their mark and a cut line:
     # resume must drop both.
     with open(journal, "a") as f:

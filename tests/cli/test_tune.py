@@ -5,6 +5,7 @@ one short real run of collsel_bench.
 
 Every wait is bounded; every subprocess has a timeout.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -316,23 +317,32 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
     assert f"{ref / layout.RULES}</code> is written already" in box
     assert f"COLLSEL_TREES={ref / layout.BLOBS} " in box and "tree-bcast" not in box
 
-    out = tmp_path / "killed"
+    # Killed inside the second collective's third coarse launch, its first size measured: the
+    # fake benchmark waits there (FAKE_BENCH_PAUSE) until the kill, so the kill lands at that
+    # moment however slow the machine is (after a sleep instead, a test process kept off the
+    # CPU for a few seconds kills after the collective's sweep has ended).
+    out, gate = tmp_path / "killed", tmp_path / "gate"
+    gate.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", *tune_args(out, bench)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True,
-                            env={**os.environ, **CROSS, "FAKE_BENCH_SLEEP": "0.2"})
-    second = out / collectives[1] / "table.csv.launches"
+                            env={**os.environ, **CROSS,
+                                 "FAKE_BENCH_PAUSE": f"{collectives[1]}:3:{gate}"})
     deadline = time.monotonic() + WAIT_S
-    try:            # killed in the second collective's coarse sweep, inside a launch
-        while time.monotonic() < deadline and proc.poll() is None:
-            if second.exists() and second.read_text().count("# launch.") >= 2:
-                break
+    try:
+        while (not (gate / "paused").exists() and proc.poll() is None
+               and time.monotonic() < deadline):
             time.sleep(0.02)
-        time.sleep(0.3)
-        os.killpg(proc.pid, signal.SIGKILL)
+        paused = (gate / "paused").exists()
     finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL, "the tune ended before the kill"
+        (gate / "release").touch()      # the paused benchmark ends (its mpirun is stopped too)
+    assert paused, f"the tune never reached {collectives[1]}'s third launch"
+    assert proc.returncode == -signal.SIGKILL
+    second = out / collectives[1] / "table.csv.launches"
+    assert second.read_text().count("# launch.") == 2      # the third was in flight
     assert not (out / layout.RULES).exists()
     assert json.loads((out / layout.PROGRESS).read_text())["done"] == [f"{collectives[0]}:coarse"]
 

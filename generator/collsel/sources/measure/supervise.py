@@ -6,6 +6,7 @@ everything it started, and so is a launch whose supervisor dies (even by SIGKILL
 A failure (non-zero exit, crash, hang, wrong output) is described in one line that ends with the
 useful part of its stderr.
 """
+import functools
 import os
 import selectors
 import signal
@@ -29,16 +30,26 @@ class LaunchResult:
         self.stderr_last = []   # a failed launch: the last lines of its stderr, as written
 
 
-def _die_with_parent():
-    """Runs in the child before exec: on Linux, SIGTERM the launch when its supervisor (a sweep,
-    a model fit) dies, even by SIGKILL, so a killed sweep leaves no mpirun behind (mpirun passes
-    SIGTERM to its ranks)."""
+def die_with_parent():
+    """The preexec_fn of a child that ends with this process (a sweep, a model fit), even when
+    it is killed by SIGKILL, so a killed sweep leaves no mpirun behind (mpirun passes SIGTERM to
+    its ranks); None where only Linux's death signal could do it."""
+    return functools.partial(_die_with_parent, os.getpid()) if sys.platform == "linux" else None
+
+
+def _die_with_parent(parent):
+    """Runs in the child before exec: SIGTERM it when its supervisor `parent` dies. A supervisor
+    killed between the fork and this call sends no death signal: the child, its parent
+    already gone, ends here instead of starting a launch nobody supervises (which would run
+    beside the resumed sweep's own)."""
     try:
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def kill(proc):
@@ -89,7 +100,7 @@ def run_launch(argv, env, sizes, silence_timeout, on_point, lines=None,
     with tempfile.TemporaryFile() as errf:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errf, stdin=subprocess.DEVNULL,
                                 env={**os.environ, **env}, start_new_session=True,
-                                preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+                                preexec_fn=die_with_parent())
         sel = selectors.DefaultSelector()
         sel.register(proc.stdout, selectors.EVENT_READ)
         buf = b""

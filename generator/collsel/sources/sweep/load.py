@@ -23,7 +23,6 @@ Generators (GENERATORS; `offered` says what each level offers, recorded in the t
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from contextlib import contextmanager
@@ -122,8 +121,7 @@ def _start(argv):
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=err, start_new_session=True,
-                                preexec_fn=(supervise._die_with_parent
-                                            if sys.platform == "linux" else None))
+                                preexec_fn=supervise.die_with_parent())
     except OSError as e:
         err.close()
         raise CollselError(f"load: cannot start {shlex.join(argv)}: {e.strerror or e}") from None
