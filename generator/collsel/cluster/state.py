@@ -51,6 +51,11 @@ class Cluster:
     def node_names(self):
         return [n.name for n in self.nodes]
 
+    @property
+    def slots(self):
+        """Ranks the hostfile offers (a slot per CPU of each node): Open MPI starts no more."""
+        return sum(n.cpus for n in self.nodes)
+
     def lost_nodes(self):
         """The nodes whose network namespace is gone: a node lost while the cluster is up
         (its links went with the namespace, nothing can reach it)."""

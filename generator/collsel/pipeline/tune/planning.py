@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from collsel.cluster import state as cluster_state
 from collsel.core.io import sizes, values
 from collsel.core.mpi import algorithms, method_text
 from collsel.errors import InputError
@@ -131,7 +132,8 @@ def plan(request: TuneRequest, score_config: Callable[[str], Any]) -> tune_plan.
     else:
         comm_sizes = (sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
                       else recording.comm_sizes if recording else sweep_plan.DEFAULT_COMM_SIZES)
-        comm_sizes, count = sorted(comm_sizes), len(comm_sizes)
+        comm_sizes = _within_cluster(sorted(comm_sizes), args.cluster, bool(args.comm_sizes))
+        count = len(comm_sizes)
     msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE)
                  if args.msg_sizes else recording.msg_sizes if recording
                  else sizes.default_msg_sizes())
@@ -203,6 +205,25 @@ def _check_replayed(args, recording):
     if args.collectives not in (None, "all", recording.collective):
         raise InputError(f"--collectives {args.collectives}: --replay {args.replay} records "
                          f"{recording.collective} only")
+
+
+def _within_cluster(comm_sizes, state_dir, given):
+    """The P an emulated cluster can start: mpirun --hostfile refuses more ranks than its slots,
+    so the default P stop at them and a --comm-sizes beyond them is refused."""
+    if state_dir is None:
+        return comm_sizes
+    cluster = cluster_state.load(state_dir)
+    beyond = [p for p in comm_sizes if p > cluster.slots]
+    if beyond and given:
+        raise InputError(f"--comm-sizes {','.join(map(str, beyond))}: beyond the emulated "
+                         f"cluster's {cluster.slots} slots ({len(cluster.nodes)} nodes; "
+                         f"{cluster.state_dir}/hostfile), which mpirun will not exceed: give P up "
+                         f"to {cluster.slots}")
+    kept = [p for p in comm_sizes if p <= cluster.slots]
+    if not kept:
+        raise InputError(f"the emulated cluster at {cluster.state_dir} has {cluster.slots} "
+                         "slot(s): no P of the default grid fits; give --comm-sizes")
+    return kept
 
 
 def _budget_seconds(text, recording, collectives, methods, comm_sizes, count, msg_sizes,

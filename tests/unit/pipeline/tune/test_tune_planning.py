@@ -64,3 +64,28 @@ def test_the_profile_is_read_from_typed_values(tmp_path):
         profile_region.read(path, "openmpi", msg_sizes="8")
     with pytest.raises(InputError, match="with --replay"):
         profile_region.read(path, "openmpi", "t.csv")
+
+
+def _cluster(tmp_path, nodes, cpus):
+    """A cluster.json of `nodes` nodes of `cpus` CPUs each (their hostfile's slots)."""
+    from collsel.cluster import state
+    from collsel.cluster.layout import Layout
+    state_dir = tmp_path / "cluster"
+    state_dir.mkdir()
+    state.save(Layout(str(state_dir)), {"version": state.VERSION, "nodes": [
+        {"name": f"n{i}", "netns": f"collsel-n{i}", "address": f"198.18.0.{10 + i}",
+         "rate": "1gbit", "cpu_share": 1.0, "cpus": cpus} for i in range(1, nodes + 1)]})
+    return str(state_dir)
+
+
+def test_a_clusters_slots_bound_the_default_p_and_refuse_a_larger_one(tmp_path):
+    cluster = _cluster(tmp_path, 2, 2)         # 4 slots: mpirun --hostfile starts no more
+    plan = planning.plan(pipeline.TuneRequest(out=str(tmp_path / "t"), collectives="bcast",
+                                              cluster=cluster, dry_run=True),
+                         tune_command.score_config)
+    assert max(max(g.comm_sizes) for g in plan.grids) == 4
+    request = pipeline.TuneRequest(out=str(tmp_path / "t"), collectives="bcast",
+                                   cluster=cluster, comm_sizes="2,4,8,12", dry_run=True)
+    with pytest.raises(InputError, match=r"--comm-sizes 8,12: beyond the emulated cluster's 4 "
+                                         r"slots \(2 nodes; "):
+        planning.plan(request, tune_command.score_config)
