@@ -576,4 +576,4 @@ apps-bench: apps-setup libcollsel
 # A profile-driven tune (LAMMPS' profile from apps-bench) against the full tune of the same
 # collectives: cost ratio and decisions at the application's own points (about 35 minutes).
 apps-tune-cost: apps-setup libcollsel
-	$(COLLSEL_BIN)/python speed/apps/profile_vs_full.py --out bench-data/apps/tune-cost
+	$(COLLSEL_BIN)/python speed/apps/profile_vs_full.py --full-budget 20m --out bench-data/apps/tune-cost
