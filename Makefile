@@ -574,6 +574,6 @@ apps-bench: apps-setup libcollsel
 	$(COLLSEL_BIN)/python speed/apps/bench.py --rounds $(APPS_ROUNDS) --budget $(APPS_BUDGET) --out bench-data/apps
 
 # A profile-driven tune (LAMMPS' profile from apps-bench) against the full tune of the same
-# collectives: cost ratio and decisions at the application's own points (about 35 minutes).
+# collectives: cost ratio and decisions at the application's own points (about 30 minutes).
 apps-tune-cost: apps-setup libcollsel
 	$(COLLSEL_BIN)/python speed/apps/profile_vs_full.py --full-budget 20m --out bench-data/apps/tune-cost

@@ -90,7 +90,8 @@ def main(argv=None):
     parser.add_argument("--profile", default=os.path.join(bench.ROOT, "bench-data", "apps",
                                                           "lammps", "profile-default.json"))
     parser.add_argument("--profiled-budget", default="2m")
-    X
+    parser.add_argument("--full-budget", default="20m",
+                        help="the full tune's (tune's own default is 30m)")
     parser.add_argument("--out", default=os.path.join(bench.ROOT, "bench-data", "apps",
                                                       "tune-cost"))
     parser.add_argument("--timeout", type=int, default=3600, help="seconds per tune")
