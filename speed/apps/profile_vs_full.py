@@ -107,6 +107,7 @@ def main(argv=None):
     report = []
     say = report.append
     place = bench.Place(False, os.path.join(bench.ROOT, "build", "apps", "cluster"))
+    where = place.describe()            # before close(), which forgets the cluster
     try:
         if not place.cluster:
             print(f"profile-vs-full: error: the emulated cluster did not come up ({place.why})",
@@ -148,7 +149,7 @@ def main(argv=None):
     state = "idle" if before_load <= bench.IDLE_LOAD else f"loaded ({before_load:.2f})"
     head = [f"profile-vs-full: {started}, {os.uname().nodename}, {os.cpu_count()} cores",
             f"command: {shlex.join(['speed/apps/profile_vs_full.py', *(argv or sys.argv[1:])])}",
-            f"where: {place.describe()}", f"uptime before: {before}", f"uptime after:  {after}",
+            f"where: {where}", f"uptime before: {before}", f"uptime after:  {after}",
             f"machine: {state}"]
     text = "\n".join(head + report) + "\n"
     with open(os.path.join(args.out, "RESULTS.txt"), "w") as f:
