@@ -17,6 +17,7 @@ Everything, with the machine, the command and the load, goes to --out; nothing i
 import argparse
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -99,7 +100,7 @@ def main(argv=None):
     args.out, args.profile = os.path.abspath(args.out), os.path.abspath(args.profile)
     doc = profiles.read(args.profile)
     work = os.path.join(bench.ROOT, "build", "apps", "tune-cost")
-    subprocess.run(["rm", "-rf", work], check=True)
+    shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     os.makedirs(args.out, exist_ok=True)
     before_load, before = bench.load_average(), bench.uptime()
@@ -123,8 +124,8 @@ def main(argv=None):
         for name, summary in (("profiled", summary_p), ("full", summary_f)):
             with open(os.path.join(args.out, f"{name}-summary.txt"), "w") as f:
                 f.write(summary)
-            subprocess.run(["cp", os.path.join(work, name, "tune.json"),
-                            os.path.join(args.out, f"{name}-tune.json")], check=True)
+            shutil.copy(os.path.join(work, name, "tune.json"),
+                        os.path.join(args.out, f"{name}-tune.json"))
         say(f"profile: {args.profile} ({doc['command'][-6:]})")
         say(f"profiled tune: {cost_p:.0f} s wall (--budget {args.profiled_budget}); full tune of "
             f"{', '.join(collectives)}: {cost_f:.0f} s wall (--budget {args.full_budget}); "
