@@ -165,6 +165,19 @@ bench-paired:
 bench-replay:
 	COLLSEL="$${COLLSEL:-collsel}" sh speed/replay/bench_replay.sh
 
+# Issue 40 item 3 on this machine: full paired sweeps of bcast, allreduce and alltoall on tune's
+# default grid, tunes at a tenth of their time (both strategies), a fresh full sweep, every tree
+# scored on it (about 50 minutes, idle machine; bench-data/tune-cost/live/RESULTS.txt).
+.PHONY: tune-cost-live
+tune-cost-live:
+	$(COLLSEL_BIN)/python speed/tune_cost/live.py --out bench-data/tune-cost/live
+
+# Both strategies replayed on every corpus table (and the paired tables) at several budgets:
+# the cost at which each comes within 0.5 points of the full table's tree.
+.PHONY: compare-strategies
+compare-strategies:
+	$(COLLSEL_BIN)/python speed/replay/compare_strategies.py --budgets 5,10,20,35,50,100 --jobs 2
+
 # Exact tree + stats of a 1024 x 1024 x 40 map as a ratio to one NumPy pass (target <= 20).
 bench-encode:
 	$(PYTHON) speed/encode_speed.py

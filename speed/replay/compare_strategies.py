@@ -20,6 +20,7 @@ import concurrent.futures
 import csv
 import glob
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,8 @@ import tempfile
 from collsel.commands.tune import score_config
 from collsel.pipeline.tune import curve as tune_curve
 from collsel.core.maps import table as table_io
+from collsel.pipeline.tune.planning import REPS_WARMUP
+from collsel.sources.sweep import replay as replay_source
 
 STRATEGIES = ("coarse-refine", "adaptive")
 GAP = 0.5
@@ -47,6 +50,30 @@ def full_figures(path, score):
     full = table_io.read_table(path)
     got = tune_curve.score(full, full, score_config(score))
     return got["P_mean"], got["m_mean"]
+
+
+TIME_CAP_S = 0.03          # tune's default --time-cap, which the full cost is charged at
+_LEAST = re.compile(r"60% of ([0-9.]+) s")
+
+
+def costs(path):
+    """(full table's simulated cost in s, its launch starts' share in %): replay's own charge
+    (sources/sweep/replay.py), at tune's default time cap."""
+    recording = replay_source.load(path)
+    full = recording.full_cost(TIME_CAP_S, *REPS_WARMUP)
+    starts = replay_source.START_S * sum(recording.launches_of(p) for p in recording.comm_sizes)
+    return full, 100 * starts / full
+
+
+def least_budget(path, strategy, scratch):
+    """The least budget tune takes for this table and strategy, in % of its full cost (its
+    refusal of a 1 % budget names what its coarsest grid needs: that over 60 %)."""
+    out = os.path.join(scratch, f"{os.path.basename(path)}-{strategy}-least")
+    run = subprocess.run([sys.executable, "-m", "collsel.cli", "tune", "--replay", path,
+                          "--out", out, "--budget=1%", f"--strategy={strategy}",
+                          "--dry-run"], capture_output=True, text=True)
+    found = _LEAST.search(run.stderr)
+    return 100 * float(found.group(1)) / costs(path)[0] if found else 1.0
 
 
 def replayed(path, strategy, budget, score, scratch):
@@ -74,25 +101,104 @@ def within(got, full):
                                    if f is not None)
 
 
-def row(path, budgets, score, scratch):
-    full = full_figures(path, score)
-    cells = [os.path.basename(path)[:-4], _pair(full)]
+def row(path, budgets, score, scratch, raw=None, recorded=None):
+    """The table's line; `recorded`: its runs from a --raw file ({strategy: {budget: run}},
+    and "full"), nothing replayed but the least-budget probes."""
+    name = os.path.basename(path)[:-4]
+    full = recorded["full"] if recorded else full_figures(path, score)
+    _, starts = costs(path)
+    least = [least_budget(path, strategy, scratch) for strategy in STRATEGIES]
+    cells = [name, _shape(path), _pair(full), f"{starts:.0f}", "/".join(f"{x:.1f}" for x in least)]
+    if raw:
+        raw.writerow([name, "full", "", 100, *full])
     for strategy in STRATEGIES:
-        runs = {b: replayed(path, strategy, b, score, scratch) for b in budgets}
+        runs = (recorded[strategy] if recorded else
+                {b: replayed(path, strategy, b, score, scratch) for b in budgets})
+        if raw:
+            for b, got in runs.items():
+                raw.writerow([name, strategy, b, *(got or ("refused", "", ""))])
         reached = next((runs[b] for b in budgets if within(runs[b], full)), None)
         cells.append(f"{reached[0]:.1f}" if reached else f">{budgets[-1]:g}")
         for b in (5, 10):
-            got = runs.get(b) if b in runs else replayed(path, strategy, b, score, scratch)
+            got = runs[b]
             cells.append("refused" if got is None else f"{_pair(got[1:])} @{got[0]:.1f}")
     return cells
+
+
+def _shape(path):
+    """'P, methods' of a table: the issue's targets hold for 6+ P and 3+ forced methods."""
+    t = table_io.read_table(path)
+    forced = {x for x in zip(t.algorithm.tolist(), t.segsize.tolist(), t.faninout.tolist())
+              if x[0] != 0}
+    return f"{len(set(t.comm_size.tolist()))}, {len(forced)}"
+
+
+def read_raw(raw_path):
+    """{table: {"full": (P, m), strategy: {budget: (cost, P, m) or None}}} of a --raw file."""
+    out = {}
+    with open(raw_path) as f:
+        for r in csv.DictReader(f):
+            mine = out.setdefault(r["table"], {s: {} for s in STRATEGIES})
+            figures = (_num(r["P_mean"]), _num(r["m_mean"]))
+            if r["strategy"] == "full":
+                mine["full"] = figures
+            else:
+                budget = float(r["budget_pct"])
+                mine[r["strategy"]][int(budget) if budget.is_integer() else budget] = (
+                    None if r["cost_pct"] == "refused" else (float(r["cost_pct"]), *figures))
+    return out
 
 
 def _pair(figures):
     return "/".join("-" if f is None else f"{f:.2f}" for f in figures)
 
 
-HEADER = ["table", "full P/m", *(f"{s}: {what}" for s in STRATEGIES
+def page(raw_path):
+    """An HTML page of every table's curves (sinks/report/curve_plot.py): per strategy, the
+    tree each budget ends with, at what it spent, beside the full table's tree."""
+    from collsel.sinks.report import curve_plot
+    with open(raw_path) as f:
+        runs = list(csv.DictReader(f))
+    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>collsel: measuring "
+             "strategies by replay</title></head><body>",
+             "<h1>Measuring strategies by replay: cost against held-out penalty</h1>",
+             f"<p>From {os.path.basename(raw_path)}: each point is one `collsel tune --replay "
+             "TABLE --budget B% --strategy S` run's final tree at what it spent; the dashed "
+             f"line is the tree of the full table, the band {GAP} points above it.</p>"]
+    for table in dict.fromkeys(r["table"] for r in runs):
+        mine = [r for r in runs if r["table"] == table]
+        full = next(({"P_mean": _num(r["P_mean"]), "m_mean": _num(r["m_mean"])}
+                     for r in mine if r["strategy"] == "full"), None)
+        series = []
+        for strategy in STRATEGIES:
+            done = sorted((float(r["cost_pct"]), _num(r["P_mean"]), _num(r["m_mean"]))
+                          for r in mine if r["strategy"] == strategy
+                          and r["cost_pct"] not in ("refused", ""))
+            series.append(curve_plot.Series(strategy, [d[0] for d in done],
+                                            {"P_mean": [d[1] for d in done],
+                                             "m_mean": [d[2] for d in done]}))
+        svg = curve_plot.figure_svg(table, series, full).decode()
+        parts.append(f"<h2 id='{table}'>{table}</h2>" + svg[svg.index("<svg"):])
+    return "\n".join(parts + ["</body></html>"]) + "\n"
+
+
+def _num(text):
+    return float(text) if text not in ("", None) else None
+
+
+HEADER = ["table", "P, methods", "full P/m", "launch starts, % of full cost",
+          "least budget tune takes, %: " + " / ".join(STRATEGIES), *(f"{s}: {what}" for s in STRATEGIES
                                  for what in (f"cost% to {GAP}", "P/m @5%", "P/m @10%"))]
+
+
+def _print_header(budgets, score):
+    print(f"# budgets {','.join(map(str, budgets))} %; trees: build {score!r}; figures: "
+          "mean penalty % interior leave-one-P-out / leave-one-m-out on the full table; "
+          f"'cost% to {GAP}': the spending of the smallest budget within {GAP} points of the "
+          f"full table's tree on both ('>{budgets[-1]}': none of the budgets); 'P/m @5%': that "
+          "budget's tree @ its spending (% of the full table's cost)")
+    print("| " + " | ".join(HEADER) + " |")
+    print("|" + "---|" * len(HEADER))
 
 
 def main():
@@ -101,21 +207,44 @@ def main():
     parser.add_argument("--budgets", default="2,5,10,20,40")
     parser.add_argument("--score", default="")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--raw", help="also write every run as CSV rows (table, strategy, "
+                        "budget %%, spent %% or 'refused', P mean, m mean) to this file")
+    parser.add_argument("--page", help="write the curves of --raw's runs as an HTML page here "
+                        "(with --from-raw: of a file written before, nothing replayed)")
+    parser.add_argument("--from-raw", action="store_true")
     args = parser.parse_args()
+    if args.from_raw:          # the table and page of runs made before: nothing replayed
+        recorded = read_raw(args.raw)
+        paths = {os.path.basename(p)[:-4]: p for p in default_tables() + args.tables}
+        budgets = sorted(next(iter(recorded.values()))[STRATEGIES[0]])
+        _print_header(budgets, args.score)
+        with tempfile.TemporaryDirectory(prefix="collsel-compare-") as scratch:
+            for name, runs in recorded.items():
+                cells = row(paths[name], budgets, args.score, scratch, recorded=runs)
+                print("| " + " | ".join(cells) + " |", flush=True)
+        if args.page:
+            with open(args.page, "w") as f:
+                f.write(page(args.raw))
+        return
     budgets = sorted(float(b) for b in args.budgets.split(","))
     budgets = [int(b) if b.is_integer() else b for b in budgets]
     tables = args.tables or default_tables()
-    print(f"# budgets {','.join(map(str, budgets))} %; trees: build {args.score!r}; figures: "
-          "mean penalty % interior leave-one-P-out / leave-one-m-out on the full table; "
-          f"'cost% to {GAP}': the spending of the smallest budget within {GAP} points of the "
-          f"full table's tree on both ('>{budgets[-1]}': none of the budgets); 'P/m @5%': that "
-          "budget's tree @ its spending (% of the full table's cost)")
-    print("| " + " | ".join(HEADER) + " |")
-    print("|" + "---|" * len(HEADER))
+    _print_header(budgets, args.score)
+    raw_file = open(args.raw, "w", newline="") if args.raw else None
+    raw = csv.writer(raw_file) if raw_file else None
+    if raw:
+        raw.writerow(["table", "strategy", "budget_pct", "cost_pct", "P_mean", "m_mean"])
     with tempfile.TemporaryDirectory(prefix="collsel-compare-") as scratch, \
             concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for cells in pool.map(lambda t: row(t, budgets, args.score, scratch), tables):
+        for cells in pool.map(lambda t: row(t, budgets, args.score, scratch, raw), tables):
             print("| " + " | ".join(cells) + " |", flush=True)
+            if raw_file:
+                raw_file.flush()
+    if raw_file:
+        raw_file.close()
+        if args.page:
+            with open(args.page, "w") as f:
+                f.write(page(args.raw))
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ resampled from its CI) and costs what measuring them took on the real machine (r
 repetitions + {replay.START_S:g} s per launch) on a simulated clock; --budget 10% is a tenth of
 the full table's cost. No report or deploy file; instead DIR/<collective>/{curve.CURVE},
 the anytime curve: the cost spent against the penalty of the tree built from what was measured
-by then, on the full table (its exact map; evaluate's leave-one-P-out and leave-one-m-out).
+by then, on the full table (its exact map; evaluate's leave-one-P-out and leave-one-m-out),
+and curve.svg, that curve drawn.
 
 A killed tune (even kill -9) continues with `collsel tune --resume --out DIR`: the plan is read
 back from DIR/tune.json, the stages done are skipped, a sweep in flight resumes from its

@@ -12,6 +12,7 @@
     DIR/<collective>/report/             the report (index.html, report.json, plots)
     DIR/<collective>/log.txt             what build, emit and report printed
     DIR/<collective>/curve.csv           --replay: the anytime curve (no report, no rules)
+    DIR/<collective>/curve.svg           --replay: the curve drawn
 """
 from __future__ import annotations
 
@@ -71,6 +72,11 @@ def log(out, collective) -> str:
 def curve(out, collective) -> str:
     """A replayed tune's anytime curve (pipeline/tune/curve.py)."""
     return os.path.join(out, collective, "curve.csv")
+
+
+def curve_plot(out, collective) -> str:
+    """The anytime curve drawn (sinks/report/curve_plot.py)."""
+    return os.path.join(out, collective, "curve.svg")
 
 
 def machine(launcher_name: str, replayed: str | None = None) -> str:

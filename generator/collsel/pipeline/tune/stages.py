@@ -238,6 +238,10 @@ class Stages:
                            self.printers.score_config(replayed.score), replayed.full_cost_s,
                            replayed.checkpoints, self.progress)
         write_file(layout.curve(self.out, collective), curve.text(rows))
+        from collsel.sinks.report import curve_plot     # matplotlib, only for a replay
+        title = f"{collective}, --strategy {self.plan.strategy or racing.DEFAULT}"
+        write_file(layout.curve_plot(self.out, collective),
+                   curve_plot.figure_svg(title, [curve_plot.curve_series(title, rows)]))
 
     def replay_summary(self):
         """What a replayed tune prints: the budget against the full table's cost, and each

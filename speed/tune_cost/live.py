@@ -1,0 +1,185 @@
+"""`make tune-cost-live` (issue 40, item 3): does a tune at a tenth of a full sweep's time
+recommend what the full sweep does, judged on a fresh sweep made afterwards?
+
+On this machine, one after the other, each step on the idle machine (the sweeps' own lock and
+idle watch; the load is recorded before each step):
+  1. reference: a full paired sweep (every method at every cell, 5 launches) of each collective
+     on tune's default grid (`collsel tune --dry-run`'s P and m), its wall time measured;
+  2. tune: `collsel tune --budget B` with B a tenth (--share) of the reference sweeps' summed
+     wall time, once per strategy (coarse-refine, adaptive);
+  3. fresh: the same full sweeps again (another seed);
+  4. score: on the fresh tables, `collsel compare --tree` of each tune's deployed tree and of the
+     tree `collsel build --recommend` makes from the reference table (what tune would deploy
+     with unlimited time), beside Open MPI's default and the reference's exact tree; and the
+     noise floor, the reference's exact map on the fresh table (`collsel compare REF FRESH`).
+Tables, tune summaries and RESULTS.txt go to --out; a step whose output is there is skipped (so
+an interrupted run continues). Nothing is asserted: the figures are what was measured.
+"""
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COLLSEL = os.path.join(os.path.dirname(sys.executable), "collsel")
+COMM_SIZES = "2,3,4,6,8,12,16"
+MSG_SIZES = ",".join(str(1 << k) for k in range(23))     # tune's default: 1 B .. 4 MiB
+STRATEGIES = ("coarse-refine", "adaptive")
+IDLE_LOAD = 0.5
+
+
+def load_average():
+    return os.getloadavg()[0]
+
+
+def wait_idle(say, limit_s=900):
+    """Wait (at most limit_s) for the 1-minute load to fall below IDLE_LOAD; returns it."""
+    deadline = time.monotonic() + limit_s
+    while load_average() > IDLE_LOAD and time.monotonic() < deadline:
+        time.sleep(10)
+    load = load_average()
+    if load > IDLE_LOAD:
+        say(f"  (not idle: load {load:.2f} after waiting {limit_s} s)")
+    return load
+
+
+def run(argv, log):
+    """Run argv, its output to `log`; (wall seconds, stdout). A failure stops the script."""
+    print(f"tune-cost-live: {shlex.join(['collsel', *argv[1:]])}", file=sys.stderr, flush=True)
+    start = time.monotonic()
+    with open(log, "w") as f:
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=f, text=True)
+    wall = time.monotonic() - start
+    with open(log, "a") as f:
+        f.write(done.stdout)
+    if done.returncode not in (0,):
+        sys.exit(f"tune-cost-live: {argv[1]} exited {done.returncode}; see {log}")
+    return wall, done.stdout
+
+
+def sweeps(kind, out, collectives, seed, say):
+    """Step 1 or 3: the full paired sweep of each collective into out/kind/<c>.csv; returns
+    {collective: wall seconds} (from walls.json when the step was done before)."""
+    folder = os.path.join(out, kind)
+    walls_file = os.path.join(folder, "walls.json")
+    if os.path.exists(walls_file):
+        with open(walls_file) as f:
+            return json.load(f)
+    os.makedirs(folder, exist_ok=True)
+    walls = {}
+    for c in collectives:
+        table = os.path.join(folder, f"{c}.csv")
+        load = wait_idle(say)
+        walls[c], _ = run([COLLSEL, "sweep", "--collective", c, "--comm-sizes", COMM_SIZES,
+                           "--msg-sizes", MSG_SIZES, "--seed", str(seed), "--force",
+                           "--progress-interval", "120", "--out", table],
+                          os.path.join(folder, f"{c}.log"))
+        say(f"{kind} sweep of {c}: {walls[c]:.0f} s wall (load before {load:.2f})")
+    with open(walls_file, "w") as f:
+        json.dump(walls, f)
+    return walls
+
+
+def tune(out, collectives, budget_s, strategy, say):
+    """Step 2: one tune within budget_s of measuring; returns its wall seconds."""
+    folder = os.path.join(out, f"tune-{strategy}")
+    done = os.path.join(folder, "summary.txt")
+    if not os.path.exists(done):
+        shutil.rmtree(folder, ignore_errors=True)
+        load = wait_idle(say)
+        wall, _ = run([COLLSEL, "tune", "--out", folder, "--collectives", ",".join(collectives),
+                       "--budget", f"{budget_s:.0f}s", "--strategy", strategy],
+                      os.path.join(out, f"tune-{strategy}.log"))
+        with open(os.path.join(out, f"tune-{strategy}.wall"), "w") as f:
+            f.write(f"{wall:.1f} {load:.2f}\n")
+        for c in collectives:           # the report and the C sources are not kept
+            shutil.rmtree(os.path.join(folder, c, "report"), ignore_errors=True)
+    with open(os.path.join(out, f"tune-{strategy}.wall")) as f:
+        wall, load = (float(v) for v in f.read().split())
+    say(f"tune --strategy {strategy} --budget {budget_s:.0f}s: {wall:.0f} s wall (measuring, "
+        f"then trees, rules and reports; load before {load:.2f})")
+    return wall
+
+
+def scored(tree, fresh, collective):
+    """compare --tree's figures of `tree` on the fresh table: {selection: (mean, median, max)}."""
+    done = subprocess.run([COLLSEL, "compare", "--tree", tree, fresh, "--collective", collective,
+                           "--format", "json"], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def figures(selection):
+    if selection.get("mean") is None:
+        return "no cell scored"
+    return (f"{selection['mean']:6.2f} / {selection['median']:5.2f} / {selection['max']:6.1f} % "
+            f"({selection['cells']} cells)")
+
+
+def score(out, collectives, say):
+    """Step 4: every tree on the fresh tables."""
+    work = os.path.join(out, "trees")
+    shutil.rmtree(work, ignore_errors=True)
+    say("on the fresh sweep: penalty against its fastest forced method, mean / median / max")
+    for c in collectives:
+        reference, fresh = (os.path.join(out, k, f"{c}.csv") for k in ("reference", "fresh"))
+        built = {}
+        for name, flags in (("reference, build --recommend", ["--recommend"]),
+                            ("reference, exact tree", [])):
+            tree_dir = os.path.join(work, c, name.split()[-1].strip("-"))
+            subprocess.run([COLLSEL, "build", reference, "--collective", c, *flags, "--out",
+                            tree_dir], capture_output=True, text=True, check=True)
+            built[name] = os.path.join(tree_dir, "tree.json")
+        for strategy in STRATEGIES:
+            built[f"tune {strategy} (10 %)"] = os.path.join(out, f"tune-{strategy}", c, "tree",
+                                                            "tree.json")
+        say(f"  {c}:")
+        default = None
+        for name, tree in built.items():
+            doc = scored(tree, fresh, c)
+            default = default or doc.get("default")
+            say(f"    {name:<30} {figures(doc['tree'])}")
+        if default:
+            say(f"    {'Open MPI default':<30} {figures(default)}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench-data", "tune-cost", "live"))
+    parser.add_argument("--collectives", default="bcast,allreduce,alltoall")
+    parser.add_argument("--share", type=float, default=0.10,
+                        help="the tunes' budget as a share of the reference sweeps' wall time")
+    args = parser.parse_args(argv)
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    collectives = args.collectives.split(",")
+    lines = [f"tune-cost-live: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, "
+             f"{os.uname().nodename}, {os.cpu_count()} cores",
+             f"command: {shlex.join(['speed/tune_cost/live.py', *(argv or sys.argv[1:])])}",
+             f"grid: P = {COMM_SIZES}; m = 1 B .. 4 MiB, powers of two (23); paired, 5 launches"]
+
+    def say(line):
+        lines.append(line)
+        print(line, file=sys.stderr, flush=True)
+
+    walls = sweeps("reference", out, collectives, 1, say)
+    total = sum(walls.values())
+    budget = args.share * total
+    say(f"reference: {total:.0f} s of sweeps; tune budget {args.share:.0%} of it: {budget:.0f} s")
+    for strategy in STRATEGIES:
+        tune(out, collectives, budget, strategy, say)
+    sweeps("fresh", out, collectives, 2, say)
+    score(out, collectives, say)
+    with open(os.path.join(out, "RESULTS.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
