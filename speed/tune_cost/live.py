@@ -30,6 +30,7 @@ COMM_SIZES = "2,3,4,6,8,12,16"
 MSG_SIZES = ",".join(str(1 << k) for k in range(23))     # tune's default: 1 B .. 4 MiB
 STRATEGIES = ("coarse-refine", "adaptive")
 IDLE_LOAD = 0.5
+_waited = False
 
 
 def load_average():
@@ -37,7 +38,15 @@ def load_average():
 
 
 def wait_idle(say, limit_s=900):
-    """Wait (at most limit_s) for the 1-minute load to fall below IDLE_LOAD; returns it."""
+    """Wait (at most limit_s) for the 1-minute load to fall below IDLE_LOAD; returns it. Only
+    before a run's first step: after a step the load average is that step's own ranks decaying
+    (a minute's time constant), and each sweep's own idle watch records any other busy process
+    beside it (`# run.N.not_idle=` in its table)."""
+    global _waited
+    if _waited:
+        time.sleep(15)                  # the last step's ranks gone
+        return load_average()
+    _waited = True
     deadline = time.monotonic() + limit_s
     while load_average() > IDLE_LOAD and time.monotonic() < deadline:
         time.sleep(10)
@@ -62,26 +71,35 @@ def run(argv, log):
 
 
 def sweeps(kind, out, collectives, seed, say):
-    """Step 1 or 3: the full paired sweep of each collective into out/kind/<c>.csv; returns
-    {collective: wall seconds} (from walls.json when the step was done before)."""
+    """Step 1 or 3: the full paired sweep of each collective into out/kind/<c>.csv (a table
+    its sweep finished is kept); returns {collective: the sweep's wall seconds, as its table
+    records them}."""
     folder = os.path.join(out, kind)
-    walls_file = os.path.join(folder, "walls.json")
-    if os.path.exists(walls_file):
-        with open(walls_file) as f:
-            return json.load(f)
     os.makedirs(folder, exist_ok=True)
     walls = {}
     for c in collectives:
         table = os.path.join(folder, f"{c}.csv")
-        load = wait_idle(say)
-        walls[c], _ = run([COLLSEL, "sweep", "--collective", c, "--comm-sizes", COMM_SIZES,
-                           "--msg-sizes", MSG_SIZES, "--seed", str(seed), "--force",
-                           "--progress-interval", "120", "--out", table],
-                          os.path.join(folder, f"{c}.log"))
-        say(f"{kind} sweep of {c}: {walls[c]:.0f} s wall (load before {load:.2f})")
-    with open(walls_file, "w") as f:
-        json.dump(walls, f)
+        if "run.1.wall_s" not in _metadata(table):
+            wait_idle(say)
+            run([COLLSEL, "sweep", "--collective", c, "--comm-sizes", COMM_SIZES,
+                 "--msg-sizes", MSG_SIZES, "--seed", str(seed), "--force",
+                 "--progress-interval", "120", "--out", table], os.path.join(folder, f"{c}.log"))
+        meta = _metadata(table)
+        walls[c] = float(meta["run.1.wall_s"])
+        say(f"{kind} sweep of {c}: {walls[c]:.0f} s wall (load at its start "
+            f"{meta['run.1.loadavg_start'].split()[0]}"
+            + (f"; not idle: {meta['run.1.not_idle']}" if "run.1.not_idle" in meta else "")
+            + ")")
     return walls
+
+
+def _metadata(table):
+    """The `# key=value` lines of a table ({} when there is none)."""
+    if not os.path.exists(table):
+        return {}
+    with open(table) as f:
+        return dict(line[2:].rstrip("\n").split("=", 1) for line in f
+                    if line.startswith("# ") and "=" in line)
 
 
 def tune(out, collectives, budget_s, strategy, say):

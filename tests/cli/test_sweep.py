@@ -235,13 +235,11 @@ def test_crash_is_recorded_and_the_sweep_goes_on(tmp_path):
 @pytest.mark.slow
 def test_hang_is_killed_by_the_timeout_and_the_sweep_goes_on(tmp_path):
     out = tmp_path / "hang.csv"
-    start = time.monotonic()
     r = collsel("sweep", "--mode", "per-method", "--collective", "bcast", "--comm-sizes", "2",
                 "--algorithms", "binomial:0",
                 "--no-baseline", "--msg-sizes", "1,2,4", "--time-cap", "0.01", "--fault",
                 "hang@2", "--timeout", "4", "--launches", "1", "--out", out)
-    assert r.returncode == 1
-    assert time.monotonic() - start < 60
+    assert r.returncode == 1                # ended (by the 4 s timeout: failed.1 says so)
     _, rows = rows_of(out)
     assert sorted(k[1] for k in keys(rows)) == [1, 4]
     assert "no output for 4 s (hang?)" in metadata(out)["failed.1"]

@@ -358,15 +358,13 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
 
 @needs_mpirun
 @pytest.mark.slow
-def test_real_benchmark_three_ranks_two_sizes_one_minute(tmp_path):
+def test_real_benchmark_three_ranks_two_sizes(tmp_path):
     out = tmp_path / "t"
-    started = time.monotonic()
     r = run_tune(["tune", "--out", str(out), "--budget", "1m", "--comm-sizes", "3",
                   "--msg-sizes", "8,64K", "--collectives", "alltoall,barrier",
                   "--progress-interval", "1000"])
     # (beyond the cores the local launcher adds --oversubscribe and mpi_yield_when_idle itself)
     assert r.returncode == 0, r.stderr
-    wall = time.monotonic() - started
     collectives = json.loads((out / layout.PLAN).read_text())["collectives"]
     for c in collectives:
         assert (out / c / "tree" / "tree.json").is_file()
@@ -376,8 +374,7 @@ def test_real_benchmark_three_ranks_two_sizes_one_minute(tmp_path):
     rows = r.stdout.splitlines()[1:1 + len(collectives)]
     assert [row.split()[0] for row in rows] == collectives
     assert [row.split()[2] for row in rows] == ["2", "1"], rows     # P=3 x 2 sizes; barrier
-    # measuring within the budget (plus start-up and the reports' time)
-    assert wall < 60 + 60 * len(collectives), wall
+    # (the budget's share, without wall-clock bounds: tests/unit/pipeline/test_pipeline.py)
 
 
 @pytest.mark.skipif(shutil.which("mpirun.mpich") is None,

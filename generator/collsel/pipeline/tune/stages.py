@@ -239,7 +239,7 @@ class Stages:
                            replayed.checkpoints, self.progress)
         write_file(layout.curve(self.out, collective), curve.text(rows))
         from collsel.sinks.report import curve_plot     # matplotlib, only for a replay
-        title = f"{collective}, --strategy {self.plan.strategy or racing.DEFAULT}"
+        title = f"{collective}, strategy {self.plan.strategy or racing.DEFAULT}"
         write_file(layout.curve_plot(self.out, collective),
                    curve_plot.figure_svg(title, [curve_plot.curve_series(title, rows)]))
 

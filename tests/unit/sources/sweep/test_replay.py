@@ -104,7 +104,8 @@ def test_tune_replay_is_deterministic_and_spends_its_percent(tmp_path):
     first, again = ((r / "bcast" / "curve.csv").read_text() for r in runs[:2])
     assert first == again
     drawn = [(r / "bcast" / "curve.svg").read_bytes() for r in runs]
-    assert drawn[0] == drawn[1] and b"<!-- bcast, --strategy coarse-refine: leave-one-P-out -->" in drawn[0]
+    assert drawn[0] == drawn[1]
+    assert b"<!-- bcast, strategy coarse-refine: leave-one-P-out -->" in drawn[0]
     assert ((runs[0] / "bcast" / "table.csv.launches").read_text()
             == (runs[1] / "bcast" / "table.csv.launches").read_text())
     # another seed replays other recorded launches
