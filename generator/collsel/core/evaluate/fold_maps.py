@@ -127,13 +127,16 @@ class FoldGrid:
             if name in AXIS:
                 keep[(slice(None),) * AXIS[name] + (k,)] = False
         keep = keep.reshape(keep.shape + (1,) * (len(self.dmap.shape) - 2))
-        cand = self.dmap.times[..., :len(self.dmap.methods) - self.defer]
+        # the values measured in the data without `without`: without a launch too, whose
+        # cells may be all a value has (a replayed or refined sweep launches some P again)
+        times, base = self._times({k for name, k in without if name == "launches"})
+        cand = times[..., :len(self.dmap.methods) - self.defer]
         measured = np.isfinite(cand).any(axis=-1) & keep
         other = tuple(d for d in range(measured.ndim) if d != axis)
         present = np.flatnonzero(measured.any(axis=other))
         scorable = None
         if self.has_default:
-            counted = np.isfinite(self.dmap.baseline_time) & measured
+            counted = np.isfinite(base) & measured
             scorable = counted.any(axis=other)[present]
         return [((kind, int(present[i])),)
                 for i in held_out_positions(present.size, scorable, limit)]

@@ -112,3 +112,28 @@ def test_a_trivial_recommendation_scores_as_what_is_deployed(tanjaderin):
     printed = out_of_sample.tree_figures(folds, None, recommend.nested_builders(deferring))
     for kind in ("leave_one_P_out", "leave_one_m_out"):
         assert printed[kind]["tree"]["mean"] == pytest.approx(printed[kind]["default"]["mean"])
+
+
+def test_a_launch_fold_leaving_one_p_has_no_inner_p_folds():
+    """A refined or replayed sweep launches some P again: here launch 2 measured P = 8 alone.
+    Without launch 1 the training data holds P = 8 only, so it has no interior P to hold out
+    (holding out P = 8 would train on nothing: an IndexError in the tree builder before)."""
+    launches = {}
+    for k, ps in ((1, (2, 4, 6, 8, 10)), (2, (8,))):
+        rows = [(p, m, a, 1.0 + p * (a == 1) + m / 8 * (a == 2) + k / 100)
+                for p in ps for m in (1, 8, 64) for a in (1, 2)]
+        n = len(rows)
+        launches[k] = tables.PerfTable(
+            np.array(["bcast"] * n, dtype=object), np.array([r[0] for r in rows]),
+            np.array([r[1] for r in rows], dtype=np.uint64), np.array([r[2] for r in rows]),
+            np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
+            np.array([r[3] for r in rows]), {}, [f"launch{k}:{i}" for i in range(n)], [])
+    dmap = decision_map.build_map(out_of_sample.mean_table(list(launches.values())))
+    grid = fold_maps.FoldGrid(dmap, launches)
+    without_first = (("launches", 1),)
+    assert grid.folds("P", without=without_first) == []
+    assert grid.folds("m", without=without_first) == [(("m", 1),)]   # m = 8, at P = 8
+    assert len(grid.folds("P")) == 3                                 # P = 4, 6, 8
+    folds = {"launches": grid.folds("launches"), "P": grid.folds("P")}
+    for train, _, _ in model_selection._inner_keys(grid, folds, without_first):
+        assert np.isfinite(grid.training(train).times).any()
