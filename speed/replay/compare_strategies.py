@@ -91,14 +91,16 @@ def replayed(path, strategy, budget, score, scratch):
     curves = glob.glob(os.path.join(out, "*", tune_curve.CURVE))
     with open(curves[0]) as f:
         last = list(csv.DictReader(f))[-1]
-    if not last["P_mean"] or not last["m_mean"]:
-        return None
-    return float(last["cost_pct"]), float(last["P_mean"]), float(last["m_mean"])
+    figures = [_num(last[k]) for k in ("P_mean", "m_mean")]
+    if all(f is None for f in figures):
+        return None         # no tree (nothing complete): as good as refused
+    # a protocol without folds (leave-one-m-out of a barrier table, m = 0 only) stays None
+    return (float(last["cost_pct"]), *figures)
 
 
 def within(got, full):
-    return got is not None and all(g - f <= GAP for g, f in zip(got[1:], full)
-                                   if f is not None)
+    return got is not None and all(g is not None and g - f <= GAP
+                                   for g, f in zip(got[1:], full) if f is not None)
 
 
 def row(path, budgets, score, scratch, raw=None, recorded=None):
@@ -187,8 +189,9 @@ def _num(text):
 
 
 HEADER = ["table", "P, methods", "full P/m", "launch starts, % of full cost",
-          "least budget tune takes, %: " + " / ".join(STRATEGIES), *(f"{s}: {what}" for s in STRATEGIES
-                                 for what in (f"cost% to {GAP}", "P/m @5%", "P/m @10%"))]
+          "least budget tune takes, %: " + " / ".join(STRATEGIES),
+          *(f"{s}: {what}" for s in STRATEGIES
+            for what in (f"cost% to {GAP}", "P/m @5%", "P/m @10%"))]
 
 
 def _print_header(budgets, score):
