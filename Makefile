@@ -173,10 +173,18 @@ tune-cost-live:
 	$(COLLSEL_BIN)/python speed/tune_cost/live.py --out bench-data/tune-cost/live
 
 # Both strategies replayed on every corpus table (and the paired tables) at several budgets:
-# the cost at which each comes within 0.5 points of the full table's tree.
-.PHONY: compare-strategies
+# the cost at which each comes within 0.5 points of the full table's tree (about 40 minutes;
+# needs make corpus). `make strategies-page` prints the table and draws the curves of the runs
+# recorded in bench-data/tune-cost/strategies/raw.csv into build/strategies.html, replaying nothing.
+STRATEGIES_RAW := bench-data/tune-cost/strategies/raw.csv
+.PHONY: compare-strategies strategies-page
 compare-strategies:
-	$(COLLSEL_BIN)/python speed/replay/compare_strategies.py --budgets 5,10,20,35,50,100 --jobs 2
+	$(COLLSEL_BIN)/python speed/replay/compare_strategies.py --budgets 5,10,20,35,50,100 --jobs 2 \
+	    --raw build/strategies-raw.csv --page build/strategies.html
+strategies-page:
+	@mkdir -p build
+	$(COLLSEL_BIN)/python speed/replay/compare_strategies.py --raw $(STRATEGIES_RAW) \
+	    --page build/strategies.html --from-raw
 
 # Exact tree + stats of a 1024 x 1024 x 40 map as a ratio to one NumPy pass (target <= 20).
 bench-encode:
