@@ -146,8 +146,10 @@ def read_raw(raw_path):
                 mine["full"] = figures
             else:
                 budget = float(r["budget_pct"])
+                # "failed": a run that did not end (recorded by hand, with why, in the docs)
                 mine[r["strategy"]][int(budget) if budget.is_integer() else budget] = (
-                    None if r["cost_pct"] == "refused" else (float(r["cost_pct"]), *figures))
+                    None if r["cost_pct"] in ("refused", "failed") else
+                    (float(r["cost_pct"]), *figures))
     return out
 
 
@@ -175,7 +177,7 @@ def page(raw_path):
         for strategy in STRATEGIES:
             done = sorted((float(r["cost_pct"]), _num(r["P_mean"]), _num(r["m_mean"]))
                           for r in mine if r["strategy"] == strategy
-                          and r["cost_pct"] not in ("refused", ""))
+                          and r["cost_pct"] not in ("refused", "failed", ""))
             series.append(curve_plot.Series(strategy, [d[0] for d in done],
                                             {"P_mean": [d[1] for d in done],
                                              "m_mean": [d[2] for d in done]}))

@@ -191,9 +191,9 @@ def test_one_writer_per_paired_table(tmp_path, fake_bench, capsys):
     try:
         wait_until_measuring(first, out)
         args = paired_args(out, fake_bench)
-        refused(capsys, args, first.pid)
-        refused(capsys, args + ["--resume"], first.pid)
-        refused(capsys, args + ["--force"], first.pid)
+        refused(capsys, args, first, out)
+        refused(capsys, args + ["--resume"], first, out)
+        refused(capsys, args + ["--force"], first, out)
         os.kill(first.pid, signal.SIGKILL)          # the sweep only; its launch follows it
         assert first.wait(timeout=30) == -signal.SIGKILL
         capsys.readouterr()
