@@ -39,20 +39,28 @@ def test_inner_folds_are_those_of_the_training_set(tanjaderin, kind):
     assert moved or kind == "P"
 
 
-def _grid():
-    """A 5 x 5 map of two methods measured in three launches."""
-    launches = {}
-    for k in (1, 2, 3):
-        rows = [(p, m, a, 1.0 + p * (a == 1) + m / 8 * (a == 2) + k * (p + m) / 100)
-                for p in (2, 4, 6, 8, 10) for m in (1, 8, 64, 512, 4096) for a in (1, 2)]
-        n = len(rows)
-        launches[k] = tables.PerfTable(
-            np.array(["bcast"] * n, dtype=object), np.array([r[0] for r in rows]),
-            np.array([r[1] for r in rows], dtype=np.uint64), np.array([r[2] for r in rows]),
-            np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
-            np.array([r[3] for r in rows]), {}, [f"launch{k}:{i}" for i in range(n)], [])
+def _launch(k, rows):
+    """Launch k's table of (P, m, algorithm, time) rows."""
+    n = len(rows)
+    return tables.PerfTable(
+        np.array(["bcast"] * n, dtype=object), np.array([r[0] for r in rows]),
+        np.array([r[1] for r in rows], dtype=np.uint64), np.array([r[2] for r in rows]),
+        np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
+        np.array([r[3] for r in rows]), {}, [f"launch{k}:{i}" for i in range(n)], [])
+
+
+def _fold_grid(launches):
     dmap = decision_map.build_map(out_of_sample.mean_table(list(launches.values())))
     return fold_maps.FoldGrid(dmap, launches)
+
+
+def _grid():
+    """A 5 x 5 map of two methods measured in three launches."""
+    return _fold_grid({k: _launch(k, [(p, m, a, 1.0 + p * (a == 1) + m / 8 * (a == 2)
+                                       + k * (p + m) / 100)
+                                      for p in (2, 4, 6, 8, 10)
+                                      for m in (1, 8, 64, 512, 4096) for a in (1, 2)])
+                       for k in (1, 2, 3)})
 
 
 def test_an_inner_held_out_set_lacks_the_outer_cells_and_the_outer_launch():
@@ -118,18 +126,9 @@ def test_a_launch_fold_leaving_one_p_has_no_inner_p_folds():
     """A refined or replayed sweep launches some P again: here launch 2 measured P = 8 alone.
     Without launch 1 the training data holds P = 8 only, so it has no interior P to hold out
     (holding out P = 8 would train on nothing: an IndexError in the tree builder before)."""
-    launches = {}
-    for k, ps in ((1, (2, 4, 6, 8, 10)), (2, (8,))):
-        rows = [(p, m, a, 1.0 + p * (a == 1) + m / 8 * (a == 2) + k / 100)
-                for p in ps for m in (1, 8, 64) for a in (1, 2)]
-        n = len(rows)
-        launches[k] = tables.PerfTable(
-            np.array(["bcast"] * n, dtype=object), np.array([r[0] for r in rows]),
-            np.array([r[1] for r in rows], dtype=np.uint64), np.array([r[2] for r in rows]),
-            np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
-            np.array([r[3] for r in rows]), {}, [f"launch{k}:{i}" for i in range(n)], [])
-    dmap = decision_map.build_map(out_of_sample.mean_table(list(launches.values())))
-    grid = fold_maps.FoldGrid(dmap, launches)
+    grid = _fold_grid({k: _launch(k, [(p, m, a, 1.0 + p * (a == 1) + m / 8 * (a == 2) + k / 100)
+                                      for p in ps for m in (1, 8, 64) for a in (1, 2)])
+                       for k, ps in ((1, (2, 4, 6, 8, 10)), (2, (8,)))})
     without_first = (("launches", 1),)
     assert grid.folds("P", without=without_first) == []
     assert grid.folds("m", without=without_first) == [(("m", 1),)]   # m = 8, at P = 8
