@@ -20,7 +20,6 @@ import concurrent.futures
 import csv
 import glob
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ import tempfile
 from collsel.commands.tune import score_config
 from collsel.pipeline.tune import curve as tune_curve
 from collsel.core.maps import table as table_io
-from collsel.pipeline.tune.planning import REPS_WARMUP
+from collsel.pipeline.tune import plan as tune_plan, planning
 from collsel.sources.sweep import replay as replay_source
 
 STRATEGIES = ("coarse-refine", "adaptive")
@@ -52,28 +51,30 @@ def full_figures(path, score):
     return got["P_mean"], got["m_mean"]
 
 
-TIME_CAP_S = 0.03          # tune's default --time-cap, which the full cost is charged at
-_LEAST = re.compile(r"60% of ([0-9.]+) s")
-
-
 def costs(path):
-    """(full table's simulated cost in s, its launch starts' share in %): replay's own charge
-    (sources/sweep/replay.py), at tune's default time cap."""
+    """(the tune's plan of a replay: the full table's simulated cost in s, its launch starts'
+    share in %), as replay charges them (sources/sweep/replay.py)."""
     recording = replay_source.load(path)
-    full = recording.full_cost(TIME_CAP_S, *REPS_WARMUP)
+    # (a budget any recorded table's coarsest grid fits; the cost does not depend on it)
+    full = _plan(path, "adaptive", "100h").replayed.full_cost_s
     starts = replay_source.START_S * sum(recording.launches_of(p) for p in recording.comm_sizes)
     return full, 100 * starts / full
 
 
-def least_budget(path, strategy, scratch):
-    """The least budget tune takes for this table and strategy, in % of its full cost (its
-    refusal of a 1 % budget names what its coarsest grid needs: that over 60 %)."""
-    out = os.path.join(scratch, f"{os.path.basename(path)}-{strategy}-least")
-    run = subprocess.run([sys.executable, "-m", "collsel.cli", "tune", "--replay", path,
-                          "--out", out, "--budget=1%", f"--strategy={strategy}",
-                          "--dry-run"], capture_output=True, text=True)
-    found = _LEAST.search(run.stderr)
-    return 100 * float(found.group(1)) / costs(path)[0] if found else 1.0
+def least_budget(path, strategy, full_cost_s):
+    """The least budget tune takes for this table and strategy, in % of its full cost: what
+    its plan of a 0.01 % budget says the coarsest grid needs (tune.plan.BudgetTooSmall)."""
+    try:
+        _plan(path, strategy, "0.01%")
+    except tune_plan.BudgetTooSmall as e:
+        return 100 * e.need_s / full_cost_s
+    return 0.01
+
+
+def _plan(path, strategy, budget):
+    """tune's plan of `collsel tune --replay PATH --budget BUDGET --strategy STRATEGY`."""
+    return planning.plan(planning.TuneRequest(out="", replay=path, budget=budget,
+                                              strategy=strategy, score=""), score_config)
 
 
 def replayed(path, strategy, budget, score, scratch):
@@ -103,28 +104,25 @@ def within(got, full):
                                    for g, f in zip(got[1:], full) if f is not None)
 
 
-def row(path, budgets, score, scratch, raw=None, recorded=None):
-    """The table's line; `recorded`: its runs from a --raw file ({strategy: {budget: run}},
-    and "full"), nothing replayed but the least-budget probes."""
+def row(path, budgets, score, scratch, recorded=None):
+    """(the table's line, its runs as --raw rows); `recorded`: its runs from a --raw file
+    (read_raw), nothing replayed."""
     name = os.path.basename(path)[:-4]
     full = recorded["full"] if recorded else full_figures(path, score)
-    _, starts = costs(path)
-    least = [least_budget(path, strategy, scratch) for strategy in STRATEGIES]
+    full_cost, starts = costs(path)
+    least = [least_budget(path, strategy, full_cost) for strategy in STRATEGIES]
     cells = [name, _shape(path), _pair(full), f"{starts:.0f}", "/".join(f"{x:.1f}" for x in least)]
-    if raw:
-        raw.writerow([name, "full", "", 100, *full])
+    records = [[name, "full", "", 100, *full]]
     for strategy in STRATEGIES:
         runs = (recorded[strategy] if recorded else
                 {b: replayed(path, strategy, b, score, scratch) for b in budgets})
-        if raw:
-            for b, got in runs.items():
-                raw.writerow([name, strategy, b, *(got or ("refused", "", ""))])
+        records += [[name, strategy, b, *(got or ("refused", "", ""))] for b, got in runs.items()]
         reached = next((runs[b] for b in budgets if within(runs[b], full)), None)
         cells.append(f"{reached[0]:.1f}" if reached else f">{budgets[-1]:g}")
         for b in (5, 10):
             got = runs[b]
             cells.append("refused" if got is None else f"{_pair(got[1:])} @{got[0]:.1f}")
-    return cells
+    return cells, records
 
 
 def _shape(path):
@@ -157,30 +155,25 @@ def _pair(figures):
     return "/".join("-" if f is None else f"{f:.2f}" for f in figures)
 
 
-def page(raw_path):
-    """An HTML page of every table's curves (sinks/report/curve_plot.py): per strategy, the
-    tree each budget ends with, at what it spent, beside the full table's tree."""
+def page(recorded, source):
+    """An HTML page of every table's curves (sinks/report/curve_plot.py) from read_raw's
+    `recorded` runs (of the file `source`): per strategy, the tree each budget ends with, at
+    what it spent, beside the full table's tree."""
     from collsel.sinks.report import curve_plot
-    with open(raw_path) as f:
-        runs = list(csv.DictReader(f))
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>collsel: measuring "
              "strategies by replay</title></head><body>",
              "<h1>Measuring strategies by replay: cost against held-out penalty</h1>",
-             f"<p>From {os.path.basename(raw_path)}: each point is one `collsel tune --replay "
+             f"<p>From {os.path.basename(source)}: each point is one `collsel tune --replay "
              "TABLE --budget B% --strategy S` run's final tree at what it spent; the dashed "
              f"line is the tree of the full table, the band {GAP} points above it.</p>"]
-    for table in dict.fromkeys(r["table"] for r in runs):
-        mine = [r for r in runs if r["table"] == table]
-        full = next(({"P_mean": _num(r["P_mean"]), "m_mean": _num(r["m_mean"])}
-                     for r in mine if r["strategy"] == "full"), None)
+    for table, runs in recorded.items():
         series = []
         for strategy in STRATEGIES:
-            done = sorted((float(r["cost_pct"]), _num(r["P_mean"]), _num(r["m_mean"]))
-                          for r in mine if r["strategy"] == strategy
-                          and r["cost_pct"] not in ("refused", "failed", ""))
+            done = sorted(got for got in runs[strategy].values() if got is not None)
             series.append(curve_plot.Series(strategy, [d[0] for d in done],
                                             {"P_mean": [d[1] for d in done],
                                              "m_mean": [d[2] for d in done]}))
+        full = dict(zip(("P_mean", "m_mean"), runs["full"]))
         svg = curve_plot.figure_svg(table, series, full).decode()
         parts.append(f"<h2 id='{table}'>{table}</h2>" + svg[svg.index("<svg"):])
     return "\n".join(parts + ["</body></html>"]) + "\n"
@@ -218,6 +211,8 @@ def main():
                         "(with --from-raw: of a file written before, nothing replayed)")
     parser.add_argument("--from-raw", action="store_true")
     args = parser.parse_args()
+    if (args.page or args.from_raw) and not args.raw:
+        parser.error("--page and --from-raw read the runs of --raw FILE")
     if args.from_raw:          # the table and page of runs made before: nothing replayed
         recorded = read_raw(args.raw)
         paths = {os.path.basename(p)[:-4]: p for p in default_tables() + args.tables}
@@ -225,32 +220,26 @@ def main():
         _print_header(budgets, args.score)
         with tempfile.TemporaryDirectory(prefix="collsel-compare-") as scratch:
             for name, runs in recorded.items():
-                cells = row(paths[name], budgets, args.score, scratch, recorded=runs)
+                cells, _ = row(paths[name], budgets, args.score, scratch, recorded=runs)
                 print("| " + " | ".join(cells) + " |", flush=True)
-        if args.page:
-            with open(args.page, "w") as f:
-                f.write(page(args.raw))
-        return
-    budgets = sorted(float(b) for b in args.budgets.split(","))
-    budgets = [int(b) if b.is_integer() else b for b in budgets]
-    tables = args.tables or default_tables()
-    _print_header(budgets, args.score)
-    raw_file = open(args.raw, "w", newline="") if args.raw else None
-    raw = csv.writer(raw_file) if raw_file else None
-    if raw:
-        raw.writerow(["table", "strategy", "budget_pct", "cost_pct", "P_mean", "m_mean"])
-    with tempfile.TemporaryDirectory(prefix="collsel-compare-") as scratch, \
-            concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for cells in pool.map(lambda t: row(t, budgets, args.score, scratch, raw), tables):
-            print("| " + " | ".join(cells) + " |", flush=True)
-            if raw_file:
-                raw_file.flush()
-    if raw_file:
-        raw_file.close()
-        if args.page:
-            with open(args.page, "w") as f:
-                f.write(page(args.raw))
-
+    else:
+        budgets = sorted(float(b) for b in args.budgets.split(","))
+        budgets = [int(b) if b.is_integer() else b for b in budgets]
+        tables = args.tables or default_tables()
+        _print_header(budgets, args.score)
+        with tempfile.TemporaryDirectory(prefix="collsel-compare-") as scratch, \
+                concurrent.futures.ThreadPoolExecutor(args.jobs) as pool, \
+                open(args.raw or os.devnull, "w", newline="") as raw:
+            writer = csv.writer(raw)     # table by table, in order: an interrupted run keeps them
+            writer.writerow(["table", "strategy", "budget_pct", "cost_pct", "P_mean", "m_mean"])
+            for cells, records in pool.map(lambda t: row(t, budgets, args.score, scratch),
+                                           tables):
+                print("| " + " | ".join(cells) + " |", flush=True)
+                writer.writerows(records)
+                raw.flush()
+    if args.page:
+        with open(args.page, "w") as f:
+            f.write(page(read_raw(args.raw), args.raw))
 
 if __name__ == "__main__":
     main()

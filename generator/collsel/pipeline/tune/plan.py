@@ -207,6 +207,14 @@ def grids_at(step, collectives, methods_of, comm_sizes, shape_count, msg_sizes, 
     return grids
 
 
+class BudgetTooSmall(InputError):
+    """--budget below what the coarsest grids need (`need_s`: the least budget plan() takes)."""
+
+    def __init__(self, need_s: float, message: str):
+        super().__init__(message)
+        self.need_s = need_s
+
+
 def plan(collectives, methods_of, comm_sizes, shape_count, msg_sizes, budget_s, launches,
          launcher_name, time_cap, budget_text, family="openmpi",
          algorithms_of=None) -> list[Grid]:
@@ -234,7 +242,7 @@ def plan(collectives, methods_of, comm_sizes, shape_count, msg_sizes, budget_s, 
                     if g.mode == "paired" else g for g in grids]
     need = sum(g.coarse_s for g in grids) / COARSE_SHARE
     worst = max(grids, key=lambda g: g.coarse_s)
-    raise InputError(
+    raise BudgetTooSmall(need,
         f"--budget {budget_text}: too small for {count_text(len(collectives), 'collective')}: "
         f"their coarsest grids ({worst.shapes} communicator sizes x {len(worst.msg_sizes)} sizes x "
         f"{launches} launches) take about {estimate.duration(sum(g.coarse_s for g in grids))} "
