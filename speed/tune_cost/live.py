@@ -16,6 +16,7 @@ Tables, tune summaries and RESULTS.txt go to --out; a step whose output is there
 an interrupted run continues). Nothing is asserted: the figures are what was measured.
 """
 import argparse
+import glob
 import json
 import os
 import shlex
@@ -23,6 +24,8 @@ import shutil
 import subprocess
 import sys
 import time
+
+from collsel.core.io import csvfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLLSEL = os.path.join(os.path.dirname(sys.executable), "collsel")
@@ -57,17 +60,14 @@ def wait_idle(say, limit_s=900):
 
 
 def run(argv, log):
-    """Run argv, its output to `log`; (wall seconds, stdout). A failure stops the script."""
+    """Run argv, its output to `log`; its wall seconds. A failure stops the script."""
     print(f"tune-cost-live: {shlex.join(['collsel', *argv[1:]])}", file=sys.stderr, flush=True)
     start = time.monotonic()
     with open(log, "w") as f:
-        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=f, text=True)
-    wall = time.monotonic() - start
-    with open(log, "a") as f:
-        f.write(done.stdout)
-    if done.returncode not in (0,):
+        done = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
         sys.exit(f"tune-cost-live: {argv[1]} exited {done.returncode}; see {log}")
-    return wall, done.stdout
+    return time.monotonic() - start
 
 
 def sweeps(kind, out, collectives, seed, say):
@@ -95,11 +95,7 @@ def sweeps(kind, out, collectives, seed, say):
 
 def _metadata(table):
     """The `# key=value` lines of a table ({} when there is none)."""
-    if not os.path.exists(table):
-        return {}
-    with open(table) as f:
-        return dict(line[2:].rstrip("\n").split("=", 1) for line in f
-                    if line.startswith("# ") and "=" in line)
+    return csvfile.read(table, "a sweep table").metadata if os.path.exists(table) else {}
 
 
 def tune(out, collectives, budget_s, strategy, say):
@@ -109,13 +105,15 @@ def tune(out, collectives, budget_s, strategy, say):
     if not os.path.exists(done):
         shutil.rmtree(folder, ignore_errors=True)
         load = wait_idle(say)
-        wall, _ = run([COLLSEL, "tune", "--out", folder, "--collectives", ",".join(collectives),
+        wall = run([COLLSEL, "tune", "--out", folder, "--collectives", ",".join(collectives),
                        "--budget", f"{budget_s:.0f}s", "--strategy", strategy],
                       os.path.join(out, f"tune-{strategy}.log"))
         with open(os.path.join(out, f"tune-{strategy}.wall"), "w") as f:
             f.write(f"{wall:.1f} {load:.2f}\n")
         for c in collectives:           # the report and the C sources are not kept
             shutil.rmtree(os.path.join(folder, c, "report"), ignore_errors=True)
+            for name in glob.glob(os.path.join(folder, c, "tree", "*.[ch]")):
+                os.remove(name)
     with open(os.path.join(out, f"tune-{strategy}.wall")) as f:
         wall, load = (float(v) for v in f.read().split())
     say(f"tune --strategy {strategy} --budget {budget_s:.0f}s: {wall:.0f} s wall (measuring, "
@@ -124,7 +122,7 @@ def tune(out, collectives, budget_s, strategy, say):
 
 
 def scored(tree, fresh, collective):
-    """compare --tree's figures of `tree` on the fresh table: {selection: (mean, median, max)}."""
+    """compare --tree's JSON of `tree` on the fresh table ("tree", "default": their figures)."""
     done = subprocess.run([COLLSEL, "compare", "--tree", tree, fresh, "--collective", collective,
                            "--format", "json"], capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
