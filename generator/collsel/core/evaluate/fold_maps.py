@@ -13,7 +13,8 @@ flagged `unscorable` for the figures (UNSCORABLE).
 
 The folds are the protocol's (docs/guide/evaluate.md): one per interior value of P or m (the
 smallest and largest are never held out: that is extrapolation), an evenly spaced subset of at
-most MAX_FOLDS of them when there are more, always with the second and the second-to-last.
+most MAX_FOLDS of them when there are more, always with the second and the second-to-last; one
+per launch of the sweep's journal, at most MAX_FOLDS of them too.
 
 A removal is a tuple of (kind, key) pairs: ("launches", k) drops launch k, ("P", i) and
 ("m", i) drop an index of that axis. The methods keep their indexes in every training map
@@ -113,14 +114,20 @@ class FoldGrid:
 
     # --- folds -------------------------------------------------------------------------
     def folds(self, kind, limit=MAX_FOLDS, without=()):
-        """The removals of one kind's folds: one per launch (when 2+ are left); for P and m, one
-        per held-out value (held_out_positions of the values with candidates: at most `limit`).
+        """The removals of one kind's folds: one per launch (when 2+ are left; at most `limit`,
+        evenly spaced with the first and the last); for P and m, one per held-out value
+        (held_out_positions of the values with candidates: at most `limit`).
         `without`, a removal: the folds the data without its values would have (what a
         recommendation made on a fold's training set uses: core.evaluate.model_selection's
         nesting)."""
         if kind == "launches":
             left = [k for k in self.launch_ids if ("launches", k) not in without]
-            return [(("launches", k),) for k in left] if len(left) >= 2 else []
+            if len(left) < 2:
+                return []
+            # capped like P and m: the nesting makes a training set per pair of folds, so a
+            # refined sweep's 400 launches made 160,000 of them (a worker grew to 11.7 GB)
+            picks = np.round(np.linspace(0, len(left) - 1, min(limit, len(left))))
+            return [(("launches", left[i]),) for i in np.unique(picks.astype(int))]
         axis = AXIS[kind]
         keep = np.ones(self.dmap.shape[:2], dtype=bool)
         for name, k in without:

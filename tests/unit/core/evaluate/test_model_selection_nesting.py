@@ -136,3 +136,23 @@ def test_a_launch_fold_leaving_one_p_has_no_inner_p_folds():
     folds = {"launches": grid.folds("launches"), "P": grid.folds("P")}
     for train, _, _ in model_selection._inner_keys(grid, folds, without_first):
         assert np.isfinite(grid.training(train).times).any()
+
+
+def test_launch_folds_are_capped_like_p_and_m():
+    """A refined sweep's journal of many launches gives at most MAX_FOLDS launch folds, evenly
+    spaced with the first and the last, outer and inner alike (one per launch made a training
+    set per pair of launches: 400 launches, 160,000 of them, and a worker of 11.7 GB)."""
+    launches = {k: _launch(k, [(p, m, a, 1.0 + p * (a == 1) + m / 8 * (a == 2) + k / 100)
+                               for p in (2, 4, 6) for m in (1, 8, 64) for a in (1, 2)])
+                for k in range(1, 21)}
+    grid = _fold_grid(launches)
+    outer = grid.folds("launches")
+    assert len(outer) == fold_maps.MAX_FOLDS
+    held = [k for ((_, k),) in outer]
+    assert held[0] == 1 and held[-1] == 20 and held == sorted(set(held))
+    inner = grid.folds("launches", without=outer[0])
+    assert len(inner) == fold_maps.MAX_FOLDS and ("launches", 1) not in [f[0] for f in inner]
+    keys = model_selection._inner_keys(grid, {"launches": outer}, outer[0])
+    assert len(keys) == fold_maps.MAX_FOLDS
+    # three launches: every one is a fold, as before
+    assert len(_grid().folds("launches")) == 3

@@ -18,9 +18,9 @@ def loaded(_):
     return os.getpid(), "matplotlib" in sys.modules
 
 with figure_pool.pool() as workers:
-    before = workers.map(loaded, range(4))
-    pids = figure_pool.warm(workers).get(timeout=300)
-    after = [workers.apply(loaded, (0,)) for _ in range(8)]
+    before = workers.map_async(loaded, range(4), chunksize=1).get()
+    pids = figure_pool.warm(workers).get()
+    after = [workers.map_async(loaded, [0]).get()[0] for _ in range(8)]
 print(repr((before, pids, after)))
 """
 
