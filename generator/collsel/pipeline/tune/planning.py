@@ -16,7 +16,7 @@ from collsel.core.mpi import algorithms, method_text
 from collsel.errors import InputError
 from collsel.pipeline.sweeping import check_collective, collectives as measurable
 from collsel.pipeline.tune import layout, plan as tune_plan, profile_region
-from collsel.sources.measure import benchmark_program as bench, mpi_home
+from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
 from collsel.sources.sweep import (estimate, launch_stats, plan as sweep_plan, racing, replay,
                                    shapes)
 
@@ -132,7 +132,7 @@ def plan(request: TuneRequest, score_config: Callable[[str], Any]) -> tune_plan.
     else:
         comm_sizes = (sizes.parse_comm_sizes(args.comm_sizes) if args.comm_sizes
                       else recording.comm_sizes if recording else sweep_plan.DEFAULT_COMM_SIZES)
-        comm_sizes = _within_cluster(sorted(comm_sizes), args.cluster, bool(args.comm_sizes))
+        comm_sizes = _within_slots(sorted(comm_sizes), args)
         count = len(comm_sizes)
     msg_sizes = (sizes.parse_size_list(args.msg_sizes, "--msg-sizes", *bench.MSG_SIZE)
                  if args.msg_sizes else recording.msg_sizes if recording
@@ -207,22 +207,29 @@ def _check_replayed(args, recording):
                          f"{recording.collective} only")
 
 
-def _within_cluster(comm_sizes, state_dir, given):
-    """The P an emulated cluster can start: mpirun --hostfile refuses more ranks than its slots,
-    so the default P stop at them and a --comm-sizes beyond them is refused."""
-    if state_dir is None:
+def _within_slots(comm_sizes, args):
+    """The P the hosts can start: mpirun --hostfile refuses more ranks than its slots (an
+    emulated cluster's hostfile, or a --hostfile whose lines all give slots=), so the default
+    P stop at them and a --comm-sizes beyond them is refused."""
+    if args.cluster is not None:
+        cluster = cluster_state.load(args.cluster)
+        slots = cluster.slots
+        where = (f"the emulated cluster's {slots} slots ({len(cluster.nodes)} nodes; "
+                 f"{cluster.state_dir}/hostfile)")
+    elif args.hostfile is not None:
+        slots = launchers.hostfile_slots(args.hostfile)
+        where = f"the {slots} slots of --hostfile {args.hostfile}"
+    else:
         return comm_sizes
-    cluster = cluster_state.load(state_dir)
-    beyond = [p for p in comm_sizes if p > cluster.slots]
-    if beyond and given:
-        raise InputError(f"--comm-sizes {','.join(map(str, beyond))}: beyond the emulated "
-                         f"cluster's {cluster.slots} slots ({len(cluster.nodes)} nodes; "
-                         f"{cluster.state_dir}/hostfile), which mpirun will not exceed: give P up "
-                         f"to {cluster.slots}")
-    kept = [p for p in comm_sizes if p <= cluster.slots]
+    if slots is None:
+        return comm_sizes
+    beyond = [p for p in comm_sizes if p > slots]
+    if beyond and args.comm_sizes:
+        raise InputError(f"--comm-sizes {','.join(map(str, beyond))}: beyond {where}, which "
+                         f"mpirun will not exceed: give P up to {slots}")
+    kept = [p for p in comm_sizes if p <= slots]
     if not kept:
-        raise InputError(f"the emulated cluster at {cluster.state_dir} has {cluster.slots} "
-                         "slot(s): no P of the default grid fits; give --comm-sizes")
+        raise InputError(f"{where}: no P of the default grid fits; give --comm-sizes")
     return kept
 
 

@@ -316,6 +316,29 @@ def hostfile_hosts(path):
     return hosts
 
 
+def hostfile_slots(path):
+    """The ranks an Open MPI hostfile offers (the sum of its lines' `slots=N`: mpirun starts no
+    more without --oversubscribe), or None when a host line gives no slots= (mpirun then counts
+    that host's cores, unknown here)."""
+    total = 0
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                words = line.split("#", 1)[0].split()
+                if not words:
+                    continue
+                given = [w.split("=", 1)[1] for w in words[1:] if w.startswith("slots=")]
+                if not given:
+                    return None
+                if not given[0].isdigit():
+                    raise InputError(f"hostfile '{path}':{number}: slots={given[0]} is not a "
+                                     "count")
+                total += int(given[0])
+    except OSError as e:
+        raise InputError(f"hostfile '{path}': cannot read it: {e.strerror or e}") from None
+    return total
+
+
 def _is_address(host):
     try:
         ipaddress.ip_address(host)

@@ -11,6 +11,7 @@ from collsel import pipeline
 from collsel.commands import tune as tune_command
 from collsel.errors import InputError
 from collsel.pipeline.tune import planning, profile_region
+from collsel.sources.sweep import plan as sweep_plan
 
 
 
@@ -88,4 +89,25 @@ def test_a_clusters_slots_bound_the_default_p_and_refuse_a_larger_one(tmp_path):
                                    cluster=cluster, comm_sizes="2,4,8,12", dry_run=True)
     with pytest.raises(InputError, match=r"--comm-sizes 8,12: beyond the emulated cluster's 4 "
                                          r"slots \(2 nodes; "):
+        planning.plan(request, tune_command.score_config)
+
+
+def test_a_hostfiles_slots_bound_the_default_p_and_refuse_a_larger_one(tmp_path):
+    """--hostfile whose lines all give slots= (mpirun starts no more ranks): the default P
+    stop at their sum; a host line without slots= (mpirun counts its cores) bounds nothing."""
+    hosts = tmp_path / "hosts"
+    hosts.write_text("# two nodes\nnodeA slots=2\nnodeB slots=3 max_slots=8\n")
+    request = pipeline.TuneRequest(out=str(tmp_path / "t"), collectives="bcast",
+                                   hostfile=str(hosts), dry_run=True)
+    plan = planning.plan(request, tune_command.score_config)
+    assert max(max(g.comm_sizes) for g in plan.grids) == max(
+        p for p in sweep_plan.DEFAULT_COMM_SIZES if p <= 5)
+    with pytest.raises(InputError, match=r"--comm-sizes 8: beyond the 5 slots of --hostfile "):
+        planning.plan(dataclasses.replace(request, comm_sizes="2,4,8"),
+                      tune_command.score_config)
+    hosts.write_text("nodeA slots=2\nnodeB\n")
+    plan = planning.plan(request, tune_command.score_config)
+    assert max(max(g.comm_sizes) for g in plan.grids) == max(sweep_plan.DEFAULT_COMM_SIZES)
+    hosts.write_text("nodeA slots=two\n")
+    with pytest.raises(InputError, match=r"hosts':1: slots=two is not a count"):
         planning.plan(request, tune_command.score_config)
