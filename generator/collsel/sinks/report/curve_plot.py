@@ -7,6 +7,7 @@ Deterministic bytes: the report's matplotlib settings (sinks/report/plots.RC).""
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,7 +40,7 @@ def figure_svg(title: str, series: Sequence[Series],
         fig = Figure(figsize=(8.4, 3.0), dpi=plots.DPI)
         for i, (key, name) in enumerate(PROTOCOLS):
             ax = fig.add_subplot(1, len(PROTOCOLS), i + 1)
-            for colour, s in zip(COLOURS * len(series), series):
+            for colour, s in zip(itertools.cycle(COLOURS), series):
                 points = [(c, v) for c, v in zip(s.cost_pct, s.figures[key]) if v is not None]
                 if points:
                     ax.plot(*zip(*points), marker="o", markersize=3.5, linewidth=1.2,
