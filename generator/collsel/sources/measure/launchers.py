@@ -300,17 +300,20 @@ class MpichHostfileLauncher(HostfileLauncher):
         return argv, {**self.env, **MPICH_ENV}
 
 
-def hostfile_hosts(path):
-    """The distinct host names of an Open MPI hostfile, in order (`# comments`, `slots=`...)."""
-    hosts = []
+def _hostfile_lines(path):
+    """[(line number, words)] of an Open MPI hostfile's host lines (`# comments` and blank lines
+    left out)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                words = line.split("#", 1)[0].split()
-                if words and words[0] not in hosts:
-                    hosts.append(words[0])
+            lines = [(n, line.split("#", 1)[0].split()) for n, line in enumerate(f, 1)]
     except OSError as e:
         raise InputError(f"hostfile '{path}': cannot read it: {e.strerror or e}") from None
+    return [(n, words) for n, words in lines if words]
+
+
+def hostfile_hosts(path):
+    """The distinct host names of an Open MPI hostfile, in order (`# comments`, `slots=`...)."""
+    hosts = list(dict.fromkeys(words[0] for _, words in _hostfile_lines(path)))
     if not hosts:
         raise InputError(f"hostfile '{path}' names no host")
     return hosts
@@ -321,21 +324,13 @@ def hostfile_slots(path):
     more without --oversubscribe), or None when a host line gives no slots= (mpirun then counts
     that host's cores, unknown here)."""
     total = 0
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for number, line in enumerate(f, 1):
-                words = line.split("#", 1)[0].split()
-                if not words:
-                    continue
-                given = [w.split("=", 1)[1] for w in words[1:] if w.startswith("slots=")]
-                if not given:
-                    return None
-                if not given[0].isdigit():
-                    raise InputError(f"hostfile '{path}':{number}: slots={given[0]} is not a "
-                                     "count")
-                total += int(given[0])
-    except OSError as e:
-        raise InputError(f"hostfile '{path}': cannot read it: {e.strerror or e}") from None
+    for number, words in _hostfile_lines(path):
+        given = [w.split("=", 1)[1] for w in words[1:] if w.startswith("slots=")]
+        if not given:
+            return None
+        if not given[0].isdigit():
+            raise InputError(f"hostfile '{path}':{number}: slots={given[0]} is not a count")
+        total += int(given[0])
     return total
 
 
