@@ -22,7 +22,7 @@ import collsel as collsel_package
 from collsel.core.io import csvfile
 from collsel.sources.measure import launchers, placement
 from collsel.sources.measure.placement import Expected
-from collsel.sources.sweep import journal as sweep_journal, shapes
+from collsel.sources.sweep import journal as sweep_journal, plan, shapes
 
 from helpers import write_fake_bench
 
@@ -199,6 +199,22 @@ def test_dry_run_places_nodes_x_ppn_through_the_hostfile(tmp_path, tools):
     seeds = [c.split("--seed ")[1].split()[0] for c in cmds]
     assert len(set(seeds)) == len(seeds)
     assert r.stdout.splitlines()[-2].endswith("(2 launches per shape)")
+
+
+def test_plain_p_stop_at_the_hostfiles_slots(tmp_path, tools):
+    """Every host line gives slots=2 (6 slots): the default P stop at 6, as mpirun starts no
+    more ranks; a --comm-sizes beyond them is one line, exit 2, nothing written."""
+    r = collsel(hostfile_sweep(tools, tmp_path / "b.csv", "--dry-run"), tools["env"])
+    assert r.returncode == 0, r.stderr
+    counts = {int(c.split(" -np ")[1].split()[0]) for c in r.stdout.splitlines()
+              if not c.startswith("#")}
+    assert counts == {p for p in plan.DEFAULT_COMM_SIZES if p <= 2 * len(HOSTS)}
+    r = collsel(hostfile_sweep(tools, tmp_path / "b.csv", "--comm-sizes", "2,8,12"),
+                tools["env"])
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert (f"--comm-sizes 8,12: beyond the 6 slots of --hostfile {tools['hostfile']}, which "
+            "mpirun will not exceed: give P up to 6") in r.stderr
+    assert not (tmp_path / "b.csv").exists()
 
 
 def test_srun_places_nodes_x_ppn_in_the_allocation(tmp_path, tools):

@@ -277,9 +277,13 @@ def sweep(request: SweepRequest) -> SweepResult:
                                                if flags.mpi == "mpich" and not recording
                                                else None))
     groups = _shapes(flags)
-    comm_sizes = sorted({s.p for s in groups}) if groups else (
+    cluster = _cluster(flags)
+    name = flags.launcher or ("hostfile" if cluster is not None else "local")
+    comm_sizes = sorted({s.p for s in groups}) if groups else launchers.within_slots(
         sizes.parse_comm_sizes(flags.comm_sizes) if flags.comm_sizes
-        else list(plan.DEFAULT_COMM_SIZES))
+        else list(plan.DEFAULT_COMM_SIZES),
+        *launchers.host_slots(cluster, flags.hostfile if name == "hostfile" else None),
+        bool(flags.comm_sizes))
     msg_sizes = (sizes.parse_size_list(flags.msg_sizes, "--msg-sizes", *bench.MSG_SIZE,
                                        name="message size (an int count in the benchmark)")
                  if flags.msg_sizes else sizes.default_msg_sizes())
@@ -299,8 +303,6 @@ def sweep(request: SweepRequest) -> SweepResult:
     plan.check_benchmark_can(flags.mode, methods, msg_sizes, flags.max_reps, flags.time_cap)
 
     sbatch = flags.emit_sbatch is not None
-    cluster = _cluster(flags)
-    name = flags.launcher or ("hostfile" if cluster is not None else "local")
     if flags.srun_mpi is not None and not (name == "srun" or sbatch):
         raise InputError(f"--srun-mpi {flags.srun_mpi} is for --launcher srun (or "
                          f"--emit-sbatch), not --launcher {name}")

@@ -208,29 +208,11 @@ def _check_replayed(args, recording):
 
 
 def _within_slots(comm_sizes, args):
-    """The P the hosts can start: mpirun --hostfile refuses more ranks than its slots (an
-    emulated cluster's hostfile, or a --hostfile whose lines all give slots=), so the default
-    P stop at them and a --comm-sizes beyond them is refused."""
-    if args.cluster is not None:
-        cluster = cluster_state.load(args.cluster)
-        slots = cluster.slots
-        where = (f"the emulated cluster's {slots} slots ({len(cluster.nodes)} nodes; "
-                 f"{cluster.state_dir}/hostfile)")
-    elif args.hostfile is not None:
-        slots = launchers.hostfile_slots(args.hostfile)
-        where = f"the {slots} slots of --hostfile {args.hostfile}"
-    else:
-        return comm_sizes
-    if slots is None:
-        return comm_sizes
-    beyond = [p for p in comm_sizes if p > slots]
-    if beyond and args.comm_sizes:
-        raise InputError(f"--comm-sizes {','.join(map(str, beyond))}: beyond {where}, which "
-                         f"mpirun will not exceed: give P up to {slots}")
-    kept = [p for p in comm_sizes if p <= slots]
-    if not kept:
-        raise InputError(f"{where}: no P of the default grid fits; give --comm-sizes")
-    return kept
+    """The P the hosts can start (launchers.within_slots): an emulated cluster's slots, or those
+    of a --hostfile whose lines all give slots=."""
+    cluster = cluster_state.load(args.cluster) if args.cluster is not None else None
+    return launchers.within_slots(comm_sizes, *launchers.host_slots(cluster, args.hostfile),
+                                  bool(args.comm_sizes))
 
 
 def _budget_seconds(text, recording, collectives, methods, comm_sizes, count, msg_sizes,

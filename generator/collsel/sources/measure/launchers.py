@@ -334,6 +334,34 @@ def hostfile_slots(path):
     return total
 
 
+def host_slots(cluster=None, hostfile=None):
+    """(slots, where) of the hosts a launch runs on: an emulated cluster's (collsel.cluster.load:
+    a slot per CPU of each node), else a hostfile's (hostfile_slots); (None, None) when unknown."""
+    if cluster is not None:
+        return cluster.slots, (f"the emulated cluster's {cluster.slots} slots "
+                               f"({len(cluster.nodes)} nodes; {cluster.state_dir}/hostfile)")
+    if hostfile is not None:
+        slots = hostfile_slots(hostfile)
+        return slots, f"the {slots} slots of --hostfile {hostfile}"
+    return None, None
+
+
+def within_slots(comm_sizes, slots, where, given):
+    """The P of `comm_sizes` mpirun can start on hosts offering `slots` ranks (`where` names
+    them in messages; None slots: unknown, every P kept): mpirun --hostfile starts no more, so
+    the default P (`given` False) stop at them and a given P beyond them is refused."""
+    if slots is None:
+        return list(comm_sizes)
+    beyond = [p for p in comm_sizes if p > slots]
+    if beyond and given:
+        raise InputError(f"--comm-sizes {','.join(map(str, beyond))}: beyond {where}, which "
+                         f"mpirun will not exceed: give P up to {slots}")
+    kept = [p for p in comm_sizes if p <= slots]
+    if not kept:
+        raise InputError(f"{where}: no P of the default grid fits; give --comm-sizes")
+    return kept
+
+
 def _is_address(host):
     try:
         ipaddress.ip_address(host)
