@@ -322,9 +322,12 @@ def hostfile_hosts(path):
 def hostfile_slots(path):
     """The ranks an Open MPI hostfile offers (the sum of its lines' `slots=N`: mpirun starts no
     more without --oversubscribe), or None when a host line gives no slots= (mpirun then counts
-    that host's cores, unknown here)."""
+    that host's cores, unknown here; or none is named: the launcher says so)."""
+    lines = _hostfile_lines(path)
+    if not lines:
+        return None
     total = 0
-    for number, words in _hostfile_lines(path):
+    for number, words in lines:
         given = [w.split("=", 1)[1] for w in words[1:] if w.startswith("slots=")]
         if not given:
             return None

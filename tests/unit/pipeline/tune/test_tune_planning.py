@@ -11,6 +11,7 @@ from collsel import pipeline
 from collsel.commands import tune as tune_command
 from collsel.errors import InputError
 from collsel.pipeline.tune import planning, profile_region
+from collsel.sources.measure import launchers
 from collsel.sources.sweep import plan as sweep_plan
 
 
@@ -108,6 +109,8 @@ def test_a_hostfiles_slots_bound_the_default_p_and_refuse_a_larger_one(tmp_path)
     hosts.write_text("nodeA slots=2\nnodeB\n")
     plan = planning.plan(request, tune_command.score_config)
     assert max(max(g.comm_sizes) for g in plan.grids) == max(sweep_plan.DEFAULT_COMM_SIZES)
+    hosts.write_text("# no host yet\n")
+    assert launchers.hostfile_slots(str(hosts)) is None     # the launcher names this one
     hosts.write_text("nodeA slots=two\n")
     with pytest.raises(InputError, match=r"hosts':1: slots=two is not a count"):
         planning.plan(request, tune_command.score_config)
