@@ -224,6 +224,11 @@ def fallback_points():
             for c, meth, p, m in points]
 
 
+# MPI_ERR_UNSUPPORTED_OPERATION in Debian's Open MPI 4.1 (mpi.h): MPI_ERRORS_ARE_FATAL aborts
+# with the error class as the exit status
+ABORTED_UNSUPPORTED = 52
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("collective, method, nprocs, m, entry", fallback_points(),
                          ids=lambda v: ("falls-back" if isinstance(v, fallbacks.Fallback) else
@@ -237,8 +242,12 @@ def test_the_fallback_table_matches_the_library(probe, tmp_path, collective, met
                                        str(m), nprocs)
     if collective in PER_LAUNCH and entry is not None and entry.runs is None:
         # forced per launch on MPI_COMM_WORLD, whose errors are fatal: the refusal aborts the
-        # launch (before the probe writes its counts)
-        assert status != 0 and "MPI_ERR_UNSUPPORTED_OPERATION" in stderr, stderr[-2000:]
+        # launch (before the probe writes its counts) with the error class as mpirun's exit
+        # status. Its message travels through ORTE's show_help, which loses it under load
+        # ("ORTE_ERROR_LOG: Data unpack would read past end of buffer ... show_help.c"), so the
+        # status alone proves the refusal too.
+        assert status == ABORTED_UNSUPPORTED or (
+            status != 0 and "MPI_ERR_UNSUPPORTED_OPERATION" in stderr), (status, stderr[-2000:])
         return
     assert status == 0, stderr[-2000:]
     alg = int(method.split(":")[0])
