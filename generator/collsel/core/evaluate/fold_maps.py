@@ -43,10 +43,15 @@ def held_out_positions(count, scorable=None, limit=MAX_FOLDS):
     interior = np.arange(1, count - 1)
     if scorable is not None:
         interior = interior[np.asarray(scorable, bool)[interior]]
-    if interior.size <= limit:
-        return interior.tolist()
-    picks = np.round(np.linspace(0, interior.size - 1, limit)).astype(int)
-    return interior[np.unique(picks)].tolist()
+    return interior[evenly_spaced(interior.size, limit)].tolist()
+
+
+def evenly_spaced(count, limit):
+    """Positions of an evenly spaced subset of at most `limit` of `count` items, the first and
+    the last always among them (all of them when there are no more than `limit`)."""
+    if count <= limit:
+        return np.arange(count)
+    return np.unique(np.round(np.linspace(0, count - 1, limit)).astype(int))
 
 
 @dataclass
@@ -126,8 +131,7 @@ class FoldGrid:
                 return []
             # capped like P and m: the nesting makes a training set per pair of folds, so a
             # refined sweep's 400 launches made 160,000 of them (a worker grew to 11.7 GB)
-            picks = np.round(np.linspace(0, len(left) - 1, min(limit, len(left))))
-            return [(("launches", left[i]),) for i in np.unique(picks.astype(int))]
+            return [(("launches", left[i]),) for i in evenly_spaced(len(left), limit)]
         axis = AXIS[kind]
         keep = np.ones(self.dmap.shape[:2], dtype=bool)
         for name, k in without:
