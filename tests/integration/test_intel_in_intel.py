@@ -232,3 +232,28 @@ def test_pathological_json_file_is_slower_than_intels_default(probe, tmp_path):
     print(f"intel-json bcast P=2 1 MiB: default {default * 1e6:.0f} us, "
           f"pathological {slow * 1e6:.0f} us")
     print(f"pathological / default = {slow / default:.2f} (launch times {times})")
+
+
+# --mode by-size (sources/sweep/by_size.py): launch 1 forces preset 1 at m and preset 3 at m + 1
+# byte, launch 2 the reverse; each launch's file is kept beside the table.
+def test_by_size_sweep_runs_what_its_files_say(probe, tmp_path):
+    table = tmp_path / "bcast.csv"
+    subprocess.run([*COLLSEL, "sweep", "--mpi", "intel", "--mpi-home", str(HOME), "--collective",
+                    "bcast", "--comm-sizes", "2", "--msg-sizes", "65536", "--algorithms", "1,3",
+                    "--launches", "2", "--time-cap", "0.005", "--out", str(table)], check=True,
+                   capture_output=True, timeout=300, env=intel_env())
+    rows = [line.split(",") for line in table.read_text().splitlines()
+            if not line.startswith(("#", "collective"))]
+    assert sorted((r[1], r[2], r[3]) for r in rows) == [("2", "65536", a) for a in "013"]
+    files = sorted((tmp_path / "bcast.csv.forcing").iterdir())
+    assert [f.name for f in files] == ["P2-launch1-part1.json", "P2-launch2-part1.json"]
+    forced = {}
+    for launch, path in enumerate(files, 1):
+        entries = json.loads(path.read_text())["coll=Bcast"]["ppn=-1"]["comm_size=-1"]
+        forced[launch] = {int(k.split("=")[1]): int(next(iter(v)).split("=")[1])
+                          for k, v in entries["comm_id=-1"].items()}
+    assert forced == {1: {65536: 1, 65537: 3}, 2: {65536: 3, 65537: 1}}
+    for launch, path in enumerate(files, 1):
+        for size, preset in forced[launch].items():
+            assert ran(probe, {"I_MPI_TUNING": str(path)}, 2, "bcast", size) == \
+                RUNS["bcast"][preset], (path.name, size, preset)

@@ -23,8 +23,12 @@ the launcher's message.
 shuffled by the launch's seed, so the launch effect cancels; --launches such launches are the
 replications: time_us is the mean of the launch medians, its CI across launches, and `tied` /
 `p_best` say which methods are indistinguishable from the best ('# tie_rule=' in the table).
---mode per-method: one launch per (P, method), Open MPI and Intel MPI (--mpi intel: the only
-mode, its presets are forced through I_MPI_ADJUST_<COLL> in each launch's environment).
+--mode per-method: one launch per (P, method), Open MPI and Intel MPI (its presets forced
+through I_MPI_ADJUST_<COLL> in each launch's environment).
+--mode by-size (--mpi intel's default): one launch per (P, launch number) measures every preset,
+each at its own size a few bytes above m (m + 0..K-1 B, reversed in even launches), forced by an
+I_MPI_TUNING file kept in TABLE.forcing/; Intel's own selection (algorithm 0) gets a launch of
+its own.
 
 Defaults: all algorithms of --mpi (MPICH: but smp, which needs several nodes, and
 reduce_scatter's noncommutative, on which MPICH 4.0.2 asserts at a P no power of two); segment
@@ -62,9 +66,9 @@ def register(subparsers):
                            "intel its environment), e.g. build/mpis/openmpi5 of make "
                            "setup-mpis (default: Debian's Open MPI / MPICH; Intel MPI from "
                            "I_MPI_ROOT or impi_info on PATH)")
-    what.add_argument("--mode", choices=("paired", "per-method"),
-                      help="paired (default) or per-method (see above; the default under "
-                           "--mpi intel)")
+    what.add_argument("--mode", choices=("paired", "per-method", "by-size"),
+                      help="paired (default), per-method, or by-size (Intel MPI's default; see "
+                           "above)")
     what.add_argument("--algorithms", metavar="LIST", help="ids or names, comma list; ALG:SEG "
                       "pins a segment size; hier:G:INNER:OUTER adds a hierarchical method (Open "
                       "MPI, paired; G groups of consecutive ranks). Default: all but 0")

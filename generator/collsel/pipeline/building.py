@@ -82,10 +82,13 @@ def build(tables: Sequence[str], *, out: str, collective: str | None = None,
                        settings.z)
 
 
-def build_recommended(table_path: str, *, collective: str, out: str) -> BuildResult:
+def build_recommended(table_path: str, *, collective: str, out: str,
+                      defer: bool = True) -> BuildResult:
     """The recommended tree of one sweep's table (its journal beside it), as `collsel build
-    TABLE --collective C --recommend --out DIR` writes it: what `collsel tune` deploys."""
-    return build([table_path], out=out, collective=collective, recommend=True)
+    TABLE --collective C --recommend --out DIR` writes it (`defer` False: with --no-defer):
+    what `collsel tune` deploys."""
+    return build([table_path], out=out, collective=collective, recommend=True,
+                 settings=decision_map.MapSettings(defer=defer))
 
 
 def render_files(dmap, t, options, prefix=None, extra_stats=None,

@@ -16,8 +16,8 @@ from collsel.core.mpi import algorithms
 from collsel.core.io.files import write_file
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
-from collsel.sources.sweep import (engine, launch_stats, load, paired, plan, racing, refine,
-                                   replay, run, shapes)
+from collsel.sources.sweep import (by_size, engine, launch_stats, load, paired, plan, racing,
+                                   refine, replay, run, shapes)
 from collsel.sources.sweep.sbatch import sbatch_script
 
 
@@ -120,8 +120,7 @@ def _check_numbers(flags):
     why = plan.PER_METHOD_WHY.format(c=flags.collective)
     mode_note = None
     if flags.mode is None:
-        flags.mode = "per-method" if flags.mpi == "intel" else plan.mode_of(flags.collective,
-                                                                          flags.mpi)
+        flags.mode = plan.mode_of(flags.collective, flags.mpi)
         if apart:
             mode_note = f"note: {flags.collective} is measured --mode per-method: {why}"
     if apart and flags.mode == "paired":
@@ -129,8 +128,12 @@ def _check_numbers(flags):
                          "--mode per-method (its default: leave --mode out)")
     if flags.mpi == "intel" and flags.mode == "paired":
         raise InputError("--mpi intel --mode paired: Intel MPI reads I_MPI_ADJUST_* in MPI_Init "
-                         "only (its MPI_T cvars take no effect at run time); use --mode "
-                         "per-method")
+                         "only (its MPI_T cvars take no effect at run time); use --mode by-size "
+                         "(its default) or per-method")
+    if flags.mpi != "intel" and flags.mode == "by-size":
+        raise InputError(f"--mode by-size is Intel MPI's (its tuning file forces a preset per "
+                         f"message size); --mpi {flags.mpi} pairs methods per call: use --mode "
+                         "paired")
     if flags.launches is None:
         flags.launches = 5 if flags.mode == "paired" else 3
     flags.launches = values.integer(flags.launches, "--launches", *launch_stats.LAUNCHES)
@@ -138,7 +141,7 @@ def _check_numbers(flags):
     flags.confidence = values.number(flags.confidence, "--confidence", 0.0, 1.0)
     flags.equivalence = values.number(flags.equivalence, "--equivalence", 0.0, 100.0) / 100.0
     refine_budget = refine.parse_budget(flags.refine)
-    if flags.mode == "per-method":
+    if flags.mode in ("per-method", "by-size"):
         for flag, given in (("--mpi mpich", flags.mpi == "mpich"),
                             ("--refine", flags.refine is not None), ("--raw", flags.raw),
                             ("--strategy adaptive", flags.strategy != racing.DEFAULT),
@@ -149,8 +152,10 @@ def _check_numbers(flags):
                 raise InputError(f"{flag}: --collective {flags.collective} is measured --mode "
                                  f"per-method ({why}), which takes no {flag}")
             if given:
-                raise InputError(f"{flag} needs --mode paired (the per-method mode measures "
-                                 "Open MPI and Intel MPI only, one method per launch)")
+                raise InputError(f"{flag} needs --mode paired (--mode {flags.mode} measures "
+                                 + ("Open MPI and Intel MPI only, one method per launch)"
+                                    if flags.mode == "per-method" else
+                                    "Intel MPI only, whole grids of plain P)"))
     flags.load_levels = (load.parse_levels(flags.load_levels) if flags.load_levels is not None
                         else None)
     if flags.load is not None and not flags.load_levels:
@@ -301,6 +306,8 @@ def sweep(request: SweepRequest) -> SweepResult:
         left_out = plan.refused(collective, methods, comm_sizes, msg_sizes, flags.mpi)
         methods = [m for m in methods if m not in {x for x, _ in left_out}]
     plan.check_benchmark_can(flags.mode, methods, msg_sizes, flags.max_reps, flags.time_cap)
+    if flags.mode == "by-size":
+        by_size.check_grid(msg_sizes, by_size.forced_methods_of(methods))
 
     sbatch = flags.emit_sbatch is not None
     if flags.srun_mpi is not None and not (name == "srun" or sbatch):
@@ -368,7 +375,7 @@ def sweep(request: SweepRequest) -> SweepResult:
         os.chmod(flags.emit_sbatch, 0o755)
         return SweepResult(0, cfg.options, sbatch=flags.emit_sbatch)
     protocol = (replay.Replay if recording else paired.Paired if flags.mode == "paired"
-                else run.PerMethod)(cfg)
+                else by_size.BySize if flags.mode == "by-size" else run.PerMethod)(cfg)
     if flags.dry_run:
         return SweepResult(0, cfg.options, tuple(cfg.warnings),
                            tuple(engine.dry_run(protocol)))

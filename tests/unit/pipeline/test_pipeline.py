@@ -175,7 +175,7 @@ def test_a_passing_dry_run_keeps_only_its_warnings(monkeypatch, capsys):
 def test_a_per_method_collective_gets_no_refinement(tmp_path):
     plan = one_grid_plan("per-method")
     got = refinement.share(str(tmp_path), plan, plan.grids, 0)
-    assert got == refinement.Refinement(None, "measured per method, not refined")
+    assert got == refinement.Refinement(None, "measured per-method, not refined")
 
 
 def test_refinement_shares_what_is_left_by_undecided_cells_times_methods(tmp_path, monkeypatch):

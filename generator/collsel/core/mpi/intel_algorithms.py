@@ -124,3 +124,19 @@ def forcing_variable(collective):
 def tuning_file_keys(collective):
     """(the `coll=` key, the leaf name) of `collective` in Intel MPI's JSON tuning file."""
     return f"coll={collective.capitalize()}", collective.upper()
+
+
+OPEN = -1          # the tuning file's "no upper bound" (and "any" for ppn and comm_id)
+
+
+def tuning_document(collective, p_ranges):
+    """One collective's part of Intel MPI's JSON tuning file (I_MPI_TUNING), as a dict:
+    `p_ranges` is [(comm_size bound, [(msg_size bound, preset), ...]), ...], each bound inclusive
+    and ascending, OPEN last for no bound (docs/guide/intel-mpi.md: a value takes the first entry
+    it does not exceed). The emitter (`--target intel-json`) and the by-size sweep, which forces
+    one preset per message size, both write it."""
+    key, leaf = tuning_file_keys(collective)
+    body = {f"comm_size={p}": {"comm_id=-1": {f"msg_size={m}": {f"{leaf}={preset}": {}}
+                                              for m, preset in sizes}}
+            for p, sizes in p_ranges}
+    return {key: {"ppn=-1": body}}

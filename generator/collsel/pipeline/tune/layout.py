@@ -30,6 +30,7 @@ PROGRESS = "progress.json"
 SUMMARY = "summary.txt"
 RULES = "rules.conf"
 MPICH = "mpich_selection.json"
+INTEL = "intel_tuning.json"
 DEPLOY_LOG = "deploy.txt"
 BLOBS = "trees"
 FORMAT = 2           # 2: grids carry their P values and mode
@@ -135,7 +136,8 @@ def _read(out: str) -> dict:
 
 
 def create(out: str, plan: TunePlan) -> None:
-    os.makedirs(blobs(out), exist_ok=True)
+    if plan.mpi != "intel":             # Intel MPI: no blobs (stages.Stages.tree)
+        os.makedirs(blobs(out), exist_ok=True)
     for collective in plan.collectives:
         os.makedirs(os.path.join(out, collective), exist_ok=True)
     write_file(os.path.join(out, PLAN), dumps(plan))

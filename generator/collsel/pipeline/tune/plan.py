@@ -52,6 +52,7 @@ from collsel.sources.sweep import estimate, plan as sweep_plan
 
 COARSE_SHARE = 0.6
 COARSE_LAUNCHES = 3
+BY_SIZE_LAUNCHES = 1    # Intel MPI (by-size): not refined, so no tie test to feed
 MIN_SIZES = 4           # a coarser m axis than this has too little to decide on
 MIN_COMM_SIZES = 3      # the smallest and largest P and one interior P (leave-one-P-out)
 MAX_OCTAVES = 8
@@ -181,9 +182,12 @@ refused = sweep_plan.refused
 def coarse_estimate(shapes, sizes, methods, launches, launcher_name, time_cap,
                     mode="paired") -> float:
     """The estimated wall time of a coarse sweep: paired, one launch per shape and launch
-    measuring every method; per-method, one per shape, method and launch."""
+    measuring every method; by-size, the same but the baseline in a launch of its own (methods
+    counts it); per-method, one per shape, method and launch."""
     if mode == "paired":
         planned = [("", len(sizes) * methods)] * (shapes * launches)
+    elif mode == "by-size":
+        planned = [("", len(sizes) * (methods - 1)), ("", len(sizes))] * (shapes * launches)
     else:
         planned = [("", len(sizes))] * (shapes * methods * launches)
     return estimate.wall_seconds(planned, launcher_name, time_cap)

@@ -105,11 +105,6 @@ def plan(request: TuneRequest, score_config: Callable[[str], Any]) -> tune_plan.
     family = recording.family if recording else args.mpi or "openmpi"
     if recording and args.mpi and args.mpi != family:
         raise InputError(f"--mpi {args.mpi}: --replay {args.replay} records {family}")
-    if family == "intel":
-        raise InputError("collsel tune --mpi intel: not yet (an Intel tree has no blob family "
-                         "and --target intel-env carries trees of one axis only); measure with "
-                         "collsel sweep --mpi intel --mpi-home DIR, then build and emit "
-                         "--target intel-env")
     launcher_name = args.launcher or ("hostfile" if args.cluster is not None or args.hostfile
                                       else "local")
     placed = args.nodes is not None or args.ppn is not None or args.cluster is not None
@@ -142,7 +137,8 @@ def plan(request: TuneRequest, score_config: Callable[[str], Any]) -> tune_plan.
         count = len(comm_sizes)
     strategy = args.strategy or racing.DEFAULT
     # adaptive races from one launch; coarse-refine's tie test needs 3 (pipeline/tune/plan.py)
-    fewest = racing.SEED_LAUNCHES if strategy == "adaptive" else tune_plan.COARSE_LAUNCHES
+    fewest = (racing.SEED_LAUNCHES if strategy == "adaptive" else tune_plan.BY_SIZE_LAUNCHES
+              if family == "intel" else tune_plan.COARSE_LAUNCHES)
     launches = (fewest if args.launches is None else values.integer(
         args.launches, "--launches", fewest, launch_stats.LAUNCHES[1]))
     time_cap = values.number(args.time_cap or 0.03, "--time-cap", *bench.TIME_CAP_S)

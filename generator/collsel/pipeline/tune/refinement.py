@@ -47,11 +47,11 @@ def coarse_seconds(out: str, grid: tune_plan.Grid) -> float:
 def share(out: str, plan: tune_plan.TunePlan, grids: Sequence[tune_plan.Grid],
           index: int) -> Refinement:
     """The refinement of collective `grids[index]` (tune.plan's grids, in the tune's order):
-    its part of what the budget has left, or none when it is measured per method (no tie
+    its part of what the budget has left, or none when it is not measured paired (no tie
     test), when its cells are all decided, or when its part is under MIN_SECONDS."""
     grid = grids[index]
     if grid.mode != "paired":
-        return Refinement(why="measured per method, not refined")
+        return Refinement(why=f"measured {grid.mode}, not refined")
     used = sum(coarse_seconds(out, g) for g in grids)
     used += sum(refine.spent(journal_meta(out, g.collective), g.launches)[1]
                 for g in grids[:index] if g.mode == "paired")

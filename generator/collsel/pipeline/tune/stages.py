@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from collsel import pipeline
+from collsel.core.mpi import intel_algorithms
 from collsel.core.trees import extrapolation
 from collsel.core.io.files import write_file
 from collsel.errors import CollselError, InputError
@@ -215,14 +216,18 @@ class Stages:
 
     def tree(self, collective):
         """The recommended tree and its blob, as `collsel build --recommend` and `collsel emit
-        --target blob` write them and say it (into the collective's log)."""
-        os.makedirs(layout.blobs(self.out), exist_ok=True)    # a tune begun by an older collsel
+        --target blob` write them and say it (into the collective's log). Intel MPI: a tree that
+        never defers (its tuning file cannot defer one range), and no blob (libcollsel cannot
+        force an Intel preset at run time)."""
+        intel = self.plan.mpi == "intel"
         with open(layout.log(self.out, collective), "a") as log, contextlib.redirect_stdout(log):
             self.printers.built(pipeline.build_recommended(
                 layout.table(self.out, collective), collective=collective,
-                out=layout.tree_dir(self.out, collective)))
-            self.emit("blob", [layout.tree_json(self.out, collective)],
-                      layout.blob(self.out, collective))
+                out=layout.tree_dir(self.out, collective), defer=not intel))
+            if not intel:
+                os.makedirs(layout.blobs(self.out), exist_ok=True)   # a tune of an older collsel
+                self.emit("blob", [layout.tree_json(self.out, collective)],
+                          layout.blob(self.out, collective))
 
     def emit(self, target, trees, out):
         """The trees rendered for `target` into `out`, said as `collsel emit` says it."""
@@ -259,7 +264,7 @@ class Stages:
     def report(self, collective):
         """The report, its deploy box pointing at the tune's own files: the tree, the MPI's
         file when it holds this collective, the blob directory."""
-        deployed = [f"blob={layout.blobs(self.out)}"]
+        deployed = [] if self.plan.mpi == "intel" else [f"blob={layout.blobs(self.out)}"]
         target, name, known = self.deploy_file()
         if target and collective in known and os.path.exists(os.path.join(self.out, name)):
             deployed.append(f"{target}={os.path.join(self.out, name)}")
@@ -276,11 +281,13 @@ class Stages:
             return "ompi-rules", layout.RULES, COLLECTIVE_IDS
         if self.plan.mpi == "mpich":
             return "mpich-json", layout.MPICH, mpich_json.MPICH_NAMES
+        if self.plan.mpi == "intel":
+            return "intel-json", layout.INTEL, intel_algorithms.INTEL_ALGORITHMS
         return None, None, ()
 
     def deploy(self):
         """Open MPI: one rules file for every collective; MPICH: the selection file of the
-        collectives it maps."""
+        collectives it maps; Intel MPI: its JSON tuning file."""
         target, name, known = self.deploy_file()
         if target is None:
             self.progress(f"no deployment file for --mpi {self.plan.mpi}: its trees, blobs "

@@ -51,8 +51,8 @@ def table(out: str, plan: TunePlan) -> str:
 
 def deploy_lines(out: str, plan: TunePlan, deferring: list[str]) -> list[str]:
     """How to run a program with the tune's result: the MPI's own file (Open MPI's rules file,
-    MPICH's selection file) and libcollsel with the blob directory, absolute paths; nothing to
-    deploy when every tree defers."""
+    MPICH's selection file, Intel MPI's tuning file) and libcollsel with the blob directory
+    (not Intel's), absolute paths; nothing to deploy when every tree defers."""
     family = plan.mpi
     tuned = [c for c in plan.collectives if c not in deferring]
     if not tuned:
@@ -63,7 +63,8 @@ def deploy_lines(out: str, plan: TunePlan, deferring: list[str]) -> list[str]:
                 f"{method_text.default_name(family)}"
                 if deferring else "") + "):"]
     home = os.path.abspath(out)
-    for name, target in ((layout.RULES, "ompi-rules"), (layout.MPICH, "mpich-json")):
+    for name, target in ((layout.RULES, "ompi-rules"), (layout.MPICH, "mpich-json"),
+                         (layout.INTEL, "intel-json")):
         if os.path.exists(os.path.join(home, name)):
             lines.append(f"  {deploy.deploy_line(target, os.path.join(home, name), family)} "
                          "./app")

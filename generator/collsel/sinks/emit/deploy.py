@@ -22,6 +22,7 @@ DEPLOY = {
                          "mpirun.openmpi --mca coll_tuned_use_dynamic_rules 1 "
                          "-x LD_PRELOAD -x COLLSEL_TREES",
     ("blob", "mpich"): "mpirun.mpich -genv LD_PRELOAD {lib} -genv COLLSEL_TREES {file}",
+    ("intel-json", "intel"): "I_MPI_TUNING={file} mpirun",
 }
 
 # Where the Makefile builds libcollsel (`make setup` and `make libcollsel`), per family.

@@ -29,19 +29,18 @@ from collsel.errors import InputError
 from collsel.sinks.emit.intel_env import preset_grid, runs
 from collsel.sinks.emit.targets import Emitted
 
-OPEN = -1          # Intel's "no upper bound" (and "any" for ppn and comm_id)
+OPEN = intel_algorithms.OPEN
 TRACED = ("bcast", "allreduce")   # where msg_size = the m axis (count x type size) was traced
 
 
 def _p_ranges(path, loaded):
-    """(`coll=` key, {comm_size=...: {comm_id=-1: {msg_size=...: {<COLL>=<id>: {}}}}} or None
-    when the tree defers everywhere, notes) of one tree."""
+    """(the collective's part of the file (intel_algorithms.tuning_document) or None when the
+    tree defers everywhere, notes) of one tree."""
     coll, presets, p_cuts, m_cuts = preset_grid(path, loaded, "intel-json")
-    key, leaf = intel_algorithms.tuning_file_keys(coll)
     deferring = presets == algorithms.BASELINE_ALGORITHM
     if deferring.all():
-        return key, None, [f"{coll}: the tree defers everywhere: left out of the file, so Intel "
-                           "MPI's own tuned selection decides"]
+        return None, [f"{coll}: the tree defers everywhere: left out of the file, so Intel "
+                      "MPI's own tuned selection decides"]
     if deferring.any():
         row, col = (int(i[0]) for i in np.nonzero(deferring))
         more = int(deferring.sum()) - 1
@@ -52,11 +51,9 @@ def _p_ranges(path, loaded):
             "cannot defer one range (preset 0 runs its basic selection logic, not its tuning), "
             "so --target intel-json cannot carry it (rebuild with --no-defer, or use --target "
             "intel-env, which writes preset 0 there)")
-    body = {}
-    for _, p_high, row in runs([tuple(r) for r in presets.tolist()], p_cuts, OPEN):
-        sizes = {f"msg_size={hi}": {f"{leaf}={preset}": {}}
-                 for _, hi, preset in runs(list(row), m_cuts, OPEN)}
-        body[f"comm_size={p_high}"] = {"comm_id=-1": sizes}
+    doc = intel_algorithms.tuning_document(coll, [
+        (p_high, [(hi, preset) for _, hi, preset in runs(list(row), m_cuts, OPEN)])
+        for _, p_high, row in runs([tuple(r) for r in presets.tolist()], p_cuts, OPEN)])
     notes = []
     if loaded.beyond is not None:
         notes.append(f"{coll}: Intel MPI's JSON tuning file cannot defer past P = "
@@ -66,20 +63,19 @@ def _p_ranges(path, loaded):
         notes.append(f"{coll}: msg_size bounds are the tree's m cuts in bytes; that Intel MPI "
                      f"compares the same quantity for {coll} was traced for "
                      f"{' and '.join(TRACED)} only")
-    return key, body, notes
+    return doc, notes
 
 
 def emit(trees, options):
     names = options.tree_names or [f"tree {i + 1}" for i in range(len(trees))]
     doc, notes, seen = {}, [], set()
     for path, loaded in zip(names, trees):
-        key, body, more = _p_ranges(path, loaded)
-        if key in seen:
+        part, more = _p_ranges(path, loaded)
+        if loaded.collective in seen:
             raise InputError(f"{path}: a second {loaded.collective} tree (one per collective)")
-        seen.add(key)
+        seen.add(loaded.collective)
         notes += more
-        if body is not None:
-            doc[key] = {"ppn=-1": body}
+        doc.update(part or {})
     if not doc:
         raise InputError(f"{names[0]}: every tree defers everywhere: there is nothing to "
                          "override (run Intel MPI without I_MPI_TUNING)")

@@ -520,16 +520,23 @@ def deploy_steps(collective, family, z, tree_dir=None, deployed=(), c_files=True
                       "run": deploy_line(target, file, family)})
 
     # every target serves the 14 collectives: Open MPI's rules file (core.mpi.rules_size converts
-    # m), MPICH's selection file, libcollsel and coll/collsel (the blob), the patched dec_fixed
-    if z in (None, "ppn"):
+    # m), MPICH's selection file, Intel MPI's tuning file (P x m), libcollsel and coll/collsel
+    # (the blob: not Intel's, whose presets are read in MPI_Init), the patched dec_fixed
+    if family == "intel":
+        if z is None:
+            step("intel-json", "intel_tuning.json", "Intel MPI's JSON tuning file, read from "
+                 "I_MPI_TUNING (no rebuild)")
+    elif z in (None, "ppn"):
         if family != "mpich":
             step("ompi-rules", "rules.conf", "Open MPI's coll/tuned dynamic rules file "
                  "(no rebuild)")
         else:
             step("mpich-json", "mpich_selection.json", "MPICH's collective selection "
                  "file (no rebuild)")
-    step("blob", f"{collective}.bin", "libcollsel, the PMPI library" + (
-        "" if family == "mpich" else ", or Open MPI's coll/collsel component") + " (no rebuild)")
+    if family != "intel":
+        step("blob", f"{collective}.bin", "libcollsel, the PMPI library" + (
+            "" if family == "mpich" else ", or Open MPI's coll/collsel component")
+            + " (no rebuild)")
     if c_files:     # build writes decision.c/.h and (Open MPI, 2-D) the dec_fixed body
         step("c", "decision.c", "a C decision function (with decision.h), for code that "
              "forces the MPI's algorithm", by_build=True)
@@ -539,7 +546,7 @@ def deploy_steps(collective, family, z, tree_dir=None, deployed=(), c_files=True
     return steps
 
 
-DEPLOY_TARGETS = ("ompi-rules", "mpich-json", "blob", "c", "ompi-dec-fixed")
+DEPLOY_TARGETS = ("ompi-rules", "mpich-json", "intel-json", "blob", "c", "ompi-dec-fixed")
 
 
 def _methods_used(dmap, choice):

@@ -46,7 +46,10 @@ PER_METHOD_WHY = ("Open MPI exposes coll_tuned_{c}_algorithm read-only through M
 
 
 def mode_of(collective, family):
-    """The mode a sweep of `collective` under `family` takes when --mode is not given."""
+    """The mode a sweep of `collective` under `family` takes when --mode is not given: Intel
+    MPI's by size (sweep/by_size.py), else paired but where the MPI cannot force per call."""
+    if family == "intel":
+        return "by-size"
     return "per-method" if collective in PER_METHOD.get(family, ()) else "paired"
 
 

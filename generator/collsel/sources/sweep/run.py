@@ -23,7 +23,7 @@ from collsel.sources.sweep.journal import COLUMNS, JOURNAL_COLUMNS, journal_path
 from collsel.sources.sweep.plan import Plan, mca_settings
 
 
-def _bench_argv(cfg, sizes):
+def bench_argv(cfg, sizes):
     return [cfg.bench_path, "--collective", cfg.collective,
             "--sizes", ",".join(str(m) for m in sizes), *cfg.bench_options()]
 
@@ -67,9 +67,17 @@ def forcing_metadata(cfg):
     """How a per-method launch forces its method, and what the baseline rows are."""
     if cfg.family == "intel":
         var = intel_algorithms.forcing_variable(cfg.collective)
+        baseline = (f"algorithm 0 rows = Intel MPI's own selection ({var} unset: its tuning "
+                    "file), a baseline, not a candidate")
+        if cfg.mode == "by-size":
+            return {"algorithm_family": "intel", "baseline": baseline + ", in launches of its own",
+                    "forcing": "I_MPI_TUNING=TABLE.forcing/P<P>-launch<r>-part<i>.json, every "
+                               "forced method of a P in one launch, method k of K (in the "
+                               "methods' order) at m + k bytes in odd launches and m + K-1-k in "
+                               "even ones, each of those sizes its own msg_size entry; rows name "
+                               "the grid's m"}
         return {"algorithm_family": "intel",
-                "baseline": f"algorithm 0 rows = Intel MPI's own selection ({var} unset: its "
-                            "tuning file), a baseline, not a candidate",
+                "baseline": baseline,
                 "forcing": f"{var}=A in the launch's environment, one launch per method: Intel "
                            f"MPI reads it in MPI_Init only (its MPI_T cvar MPIR_CVAR_USE_"
                            f"{cfg.collective.upper()} accepts a write at run time, which changes "
@@ -85,6 +93,21 @@ def _table_row(collective, key, stats):
             "algorithm": key[2], "segsize": key[3], "faninout": 0, **stats}
 
 
+
+
+def record(protocol, sweep, key, r, fields):
+    """Point `key` (P, m, algorithm, segsize) measured by launch r: its journal line, and its
+    table row once its launches are all in."""
+    collective = protocol.cfg.collective
+    if not float(fields["median_us"]) > 0:
+        raise CollselError(f"benchmark reported a non-positive time: {fields}")
+    entry = dict(zip(("comm_size", "msg_size", "algorithm", "segsize"), key))
+    sweep.journal.append_row({"collective": collective, **entry, "launch": r,
+                              **{f: fields[f] for f in launch_stats.LAUNCH_FIELDS}})
+    combined = protocol.plan.add(key, r, fields)
+    if combined is not None:
+        sweep.table.append_row(_table_row(collective, key, combined))
+    sweep.progress.advance(1)
 
 
 class PerMethod(engine.Protocol):
@@ -103,7 +126,7 @@ class PerMethod(engine.Protocol):
         lines = []
         for p, r, method, sizes in plan.launches:
             argv, env = cfg.launcher.command(p, mca_settings(cfg.collective, method, cfg.family),
-                                             _bench_argv(cfg, sizes))
+                                             bench_argv(cfg, sizes))
             lines.append(launchers.render(argv, env))
         lines.append(f"# {len(plan.launches)} launches, {plan.left} of {plan.total} point "
                      f"launches to measure ({cfg.launches} per point)")
@@ -125,7 +148,7 @@ class PerMethod(engine.Protocol):
             sweep.table.append_row(_table_row(self.cfg.collective, key, self.plan.combine(key)))
 
     def launches(self, sweep):
-        return [_MethodLaunch(self, sweep, p, r, method, sizes)
+        return [MethodLaunch(self, sweep, p, r, method, sizes)
                 for p, r, method, sizes in self.plan.launches]
 
     def failed_text(self, failures):
@@ -133,7 +156,7 @@ class PerMethod(engine.Protocol):
                 f"failed.* lines in {self.cfg.out} (rerun with --resume to retry them)")
 
 
-class _MethodLaunch(engine.Launch):
+class MethodLaunch(engine.Launch):
     """Launch r of one (P, method), through the launcher with the method's forcing settings."""
     unit = "point"
 
@@ -146,26 +169,15 @@ class _MethodLaunch(engine.Launch):
     def command(self, todo):
         cfg = self.cfg
         return cfg.launcher.command(self.p, mca_settings(cfg.collective, self.method, cfg.family),
-                                    _bench_argv(cfg, todo))
+                                    bench_argv(cfg, todo))
 
     def measure(self, argv, env, todo):
         return run_launch(argv, env, todo, self.cfg.silence_timeout, self.on_point,
                           on_header=self.on_header)
 
     def on_point(self, fields):
-        """One point of the launch: its journal line, the table row once the point is
-        complete."""
-        cfg = self.cfg
-        key = (self.p, int(fields["msg_size"]), self.method.algorithm, self.method.segsize)
-        if not float(fields["median_us"]) > 0:
-            raise CollselError(f"benchmark reported a non-positive time: {fields}")
-        entry = dict(zip(("comm_size", "msg_size", "algorithm", "segsize"), key))
-        self.sweep.journal.append_row({"collective": cfg.collective, **entry, "launch": self.r,
-                                       **{f: fields[f] for f in launch_stats.LAUNCH_FIELDS}})
-        combined = self.protocol.plan.add(key, self.r, fields)
-        if combined is not None:
-            self.sweep.table.append_row(_table_row(cfg.collective, key, combined))
-        self.sweep.progress.advance(1)
+        record(self.protocol, self.sweep, (self.p, int(fields["msg_size"]), self.method.algorithm,
+                                           self.method.segsize), self.r, fields)
 
     def on_header(self, meta):
         # Before the launch's first row is recorded: ranks where the mapping says.

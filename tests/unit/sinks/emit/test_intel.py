@@ -133,18 +133,40 @@ def fake_home(tmp_path):
     return home
 
 
-def test_sweep_intel_is_per_method_through_the_environment(tmp_path, capsys, fake_home):
+def test_sweep_intel_per_method_forces_through_the_environment(tmp_path, capsys, fake_home):
     bench = fake_home / "bin" / "mpicc"      # any executable: a dry run starts nothing
     status, out, err = run(capsys, "sweep", "--mpi", "intel", "--mpi-home", fake_home,
                            "--collective", "bcast", "--comm-sizes", "2", "--msg-sizes", "1K",
                            "--algorithms", "1,3", "--launches", "1", "--bench", bench,
-                           "--out", tmp_path / "s.csv", "--dry-run")
+                           "--mode", "per-method", "--out", tmp_path / "s.csv", "--dry-run")
     assert status == 0, err
     launches = [x for x in out.splitlines() if not x.startswith("#")]
     assert len(launches) == 3
     assert "I_MPI_ADJUST_BCAST" not in launches[0]              # the baseline: Intel's own
     assert "I_MPI_ADJUST_BCAST=1 " in launches[1] and "I_MPI_ADJUST_BCAST=3 " in launches[2]
     assert f"I_MPI_ROOT={fake_home}" in launches[1] and f"{fake_home}/bin/mpiexec.hydra -n 2" in out
+
+
+def test_sweep_intel_by_size_is_its_default(tmp_path, capsys, fake_home):
+    """One launch per P and launch number measures every preset, each a byte apart from m
+    (reversed in even launches); the baseline keeps a launch of its own; nothing is written by
+    the dry run."""
+    bench = fake_home / "bin" / "mpicc"
+    status, out, err = run(capsys, "sweep", "--mpi", "intel", "--mpi-home", fake_home,
+                           "--collective", "bcast", "--comm-sizes", "2,4", "--msg-sizes",
+                           "8,1K", "--algorithms", "1,3,7", "--launches", "2", "--bench", bench,
+                           "--out", tmp_path / "s.csv", "--dry-run")
+    assert status == 0, err
+    launches = [x for x in out.splitlines() if not x.startswith("#")]
+    assert len(launches) == 8                       # 2 launches x 2 P x (by size + baseline)
+    forcing = tmp_path / "s.csv.forcing"
+    assert f"I_MPI_TUNING={forcing}/P2-launch1-part1.json " in launches[0]
+    assert "--sizes 8,9,10,1024,1025,1026 " in launches[0]
+    assert "I_MPI_TUNING" not in launches[1] and "--sizes 8,1024 " in launches[1]
+    assert f"I_MPI_TUNING={forcing}/P4-launch2-part1.json " in launches[6]
+    assert "I_MPI_ADJUST_BCAST" not in out
+    assert "# 8 launches, 32 of 32 point launches" in out
+    assert not forcing.exists() and not (tmp_path / "s.csv").exists()
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -163,8 +185,14 @@ def test_sweep_intel_refusals(tmp_path, capsys, fake_home, extra, message):
     assert not out.exists()
 
 
-def test_tune_intel_is_refused_in_one_line(tmp_path, capsys):
-    status, _, err = run(capsys, "tune", "--mpi", "intel", "--collectives", "bcast",
-                         "--out", tmp_path / "t", "--dry-run")
-    assert status == 2 and err.count("\n") == 1 and "collsel tune --mpi intel: not yet" in err
+def test_tune_intel_measures_by_size(tmp_path, capsys, fake_home):
+    status, out, err = run(capsys, "tune", "--mpi", "intel", "--mpi-home", fake_home,
+                           "--collectives", "bcast,allreduce", "--comm-sizes", "2,3,4",
+                           "--bench", fake_home / "bin" / "mpicc", "--out", tmp_path / "t",
+                           "--dry-run")
+    assert status == 0, err
+    rows = {line.split()[0]: line.split() for line in out.splitlines()
+            if line.startswith(("bcast ", "allreduce "))}
+    assert rows["bcast"][1:3] == ["by-size", "23"] and rows["allreduce"][1:3] == ["by-size", "33"]
+    assert rows["bcast"][5] == "1"                  # launches: no tie test to feed
     assert not (tmp_path / "t").exists()
