@@ -257,3 +257,26 @@ def test_by_size_sweep_runs_what_its_files_say(probe, tmp_path):
         for size, preset in forced[launch].items():
             assert ran(probe, {"I_MPI_TUNING": str(path)}, 2, "bcast", size) == \
                 RUNS["bcast"][preset], (path.name, size, preset)
+
+
+def test_tune_deploys_intels_tuning_file(tmp_path):
+    """`collsel tune --mpi intel`: measured by size, a tree without defer, Intel's JSON tuning
+    file the summary's deploy line names, and no blobs (libcollsel cannot force an Intel
+    preset)."""
+    if not (HOME / "bin" / "mpicc").exists():
+        pytest.skip(f"no Intel MPI at {HOME}")
+    out = tmp_path / "tune"
+    subprocess.run([*COLLSEL, "tune", "--mpi", "intel", "--mpi-home", str(HOME), "--collectives",
+                    "bcast", "--comm-sizes", "2,3,4", "--msg-sizes", "1K,64K,1M", "--time-cap",
+                    "0.005", "--out", str(out)], check=True, capture_output=True, timeout=600,
+                   env=intel_env())
+    table = (out / "bcast" / "table.csv").read_text()
+    assert "--mode by-size" in table
+    assert sorted(p.name for p in (out / "bcast" / "table.csv.forcing").iterdir()) == [
+        f"P{p}-launch1-part1.json" for p in (2, 3, 4)]
+    tree = json.loads((out / "bcast" / "tree" / "tree.json").read_text())
+    doc = json.loads((out / "intel_tuning.json").read_text())
+    assert list(doc) == ["coll=Bcast"] and 0 not in [x["algorithm"] for x in tree["methods"]]
+    assert f"I_MPI_TUNING={out / 'intel_tuning.json'} mpirun ./app" in (
+        out / "summary.txt").read_text()
+    assert not (out / "trees").exists()

@@ -6,10 +6,11 @@ and journal and their `# run.N.*` lines, the launch loop (a launch run again ove
 failure left), failures as `# failed.K=` lines, the `mpi_library` lines, progress, and SIGTERM as
 an interrupt.
 
-What a mode measures is its protocol (a Protocol: run.PerMethod, paired.Paired, replay.Replay):
-its columns and headers, its plan, its launches (Launch: the command, the backend call and its
-callbacks, what a failure costs) and what follows the planned launches. A replay is the paired
-protocol over another measurement backend (Replay overrides Paired.backend, clock and new_watch).
+What a mode measures is its protocol (a Protocol: run.PerMethod, by_size.BySize, paired.Paired,
+replay.Replay): its columns and headers, its plan, its launches (Launch: the command, the
+backend call and its callbacks, what a failure costs) and what follows the planned launches. A
+replay is the paired protocol over another measurement backend (Replay overrides
+Paired.backend, clock and new_watch).
 """
 import contextlib
 import os
