@@ -48,7 +48,7 @@ from typing import Any, Optional
 from collsel.core.mpi.method_text import count_text
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
-from collsel.sources.sweep import estimate, plan as sweep_plan
+from collsel.sources.sweep import by_size, estimate, plan as sweep_plan
 
 COARSE_SHARE = 0.6
 COARSE_LAUNCHES = 3
@@ -182,12 +182,16 @@ refused = sweep_plan.refused
 def coarse_estimate(shapes, sizes, methods, launches, launcher_name, time_cap,
                     mode="paired") -> float:
     """The estimated wall time of a coarse sweep: paired, one launch per shape and launch
-    measuring every method; by-size, the same but the baseline in a launch of its own (methods
-    counts it); per-method, one per shape, method and launch."""
+    measuring every method; by-size, the same in as many launches as sizes closer than its
+    offsets need (sweep/by_size.py), and the baseline in a launch of its own (methods counts
+    it); per-method, one per shape, method and launch."""
     if mode == "paired":
         planned = [("", len(sizes) * methods)] * (shapes * launches)
     elif mode == "by-size":
-        planned = [("", len(sizes) * (methods - 1)), ("", len(sizes))] * (shapes * launches)
+        forced = methods - 1
+        parts = by_size.parts_per_round(sizes, forced)
+        planned = ([("", len(sizes) * forced / parts)] * parts
+                   + [("", len(sizes))]) * (shapes * launches)
     else:
         planned = [("", len(sizes))] * (shapes * methods * launches)
     return estimate.wall_seconds(planned, launcher_name, time_cap)

@@ -280,8 +280,10 @@ def plan_lines(plan: tune_plan.TunePlan, done: frozenset[str] | set[str] = froze
     for collective, why in plan.left_out:
         lines.append(f"left out: {why}")
     lines += profile_region.plan_lines(plan)
-    lines.append(f"estimated: coarse sweeps {estimate.duration(coarse)} + refinement at most "
-                 f"{estimate.duration(plan.budget_s - coarse)} (shared at run time by "
-                 f"undecided cells x methods), then build, emit and report (about "
-                 f"{estimate.duration(POST_S * len(grids))})")
+    refined = (f"refinement at most {estimate.duration(plan.budget_s - coarse)} (shared at "
+               "run time by undecided cells x methods)"
+               if any(g.mode == "paired" for g in grids)
+               else "no refinement (no collective is measured paired)")
+    lines.append(f"estimated: coarse sweeps {estimate.duration(coarse)} + {refined}, then "
+                 f"build, emit and report (about {estimate.duration(POST_S * len(grids))})")
     return lines

@@ -23,6 +23,7 @@ import os
 
 from collsel.core.io.files import write_file
 from collsel.core.mpi import algorithms, intel_algorithms
+from collsel.core.mpi.algorithms import Method
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench, launchers, placement
 from collsel.sources.measure.supervise import run_launch
@@ -71,6 +72,13 @@ def parts(points, limit):
             out.append(list(group))
             used.append(set(sizes))
     return [sorted(part, key=lambda point: point[0]) for part in out]
+
+
+def parts_per_round(msg_sizes, methods):
+    """How many launches one P's round takes for `methods` forced methods (`parts`)."""
+    placeholders = [Method(i, 0) for i in range(methods)]
+    return max(1, len(parts([(m + k, m, x) for m in msg_sizes for k, x in enumerate(placeholders)],
+                            bench.capabilities().max_sizes)))
 
 
 def tuning_file(collective, points):
