@@ -25,8 +25,7 @@ from collsel.core.io.files import write_file
 from collsel.core.mpi import algorithms, intel_algorithms
 from collsel.core.mpi.algorithms import Method
 from collsel.errors import InputError
-from collsel.sources.measure import benchmark_program as bench, launchers, placement
-from collsel.sources.measure.supervise import run_launch
+from collsel.sources.measure import benchmark_program as bench, launchers
 from collsel.sources.sweep import engine, estimate, run
 from collsel.sources.sweep.journal import point_key
 from collsel.sources.sweep.plan import Plan
@@ -141,10 +140,9 @@ class BySize(run.PerMethod):
                 for kind, p, r, which, points in self.planned]
 
 
-class _SizedLaunch(engine.Launch):
+class _SizedLaunch(run.MethodLaunch):
     """Launch r of P (part `part`): every point's method forced at its own size by a tuning
-    file, written when the launch begins."""
-    unit = "point"
+    file, written when the launch begins; run, checked and settled as a per-method launch."""
 
     def __init__(self, protocol, sweep, p, r, part, points):
         self.protocol, self.sweep, self.cfg = protocol, sweep, protocol.cfg
@@ -166,21 +164,10 @@ class _SizedLaunch(engine.Launch):
         return self.cfg.launcher.command(self.p, {FORCING_FILE: os.path.abspath(self.path)},
                                          run.bench_argv(self.cfg, todo))
 
-    def measure(self, argv, env, todo):
-        return run_launch(argv, env, todo, self.cfg.silence_timeout, self.on_point,
-                          on_header=self.on_header)
-
     def on_point(self, fields):
         m, method = self.at[int(fields["msg_size"])]
         run.record(self.protocol, self.sweep, (self.p, m, method.algorithm, method.segsize),
                    self.r, fields)
-
-    def on_header(self, meta):
-        placement.check(meta, self.p, self.cfg.launcher.expected(self.p), self.label,
-                        required=False)
-
-    def settle(self, todo, result):
-        return todo[result.rows:]
 
     def failure_text(self, lost, failure, command):
         named = sorted({f"{self.at[s][0]}:{self.at[s][1].algorithm}" for s in lost})
