@@ -22,12 +22,16 @@ Tune the collectives of this machine (or cluster allocation) in one go, within -
      P (2, 4, ... times apart; the smallest, the largest and one interior P at least) until
      the sweep's own estimate of all of them fits {SHARE} of the budget, so each collective
      costs what its methods cost; barrier has no message size (m = 0); Open MPI's allgatherv
-     is measured per method (MPI_T cannot force it per communicator) and not refined;
+     is measured per method (MPI_T cannot force it per communicator) and not refined; Intel MPI
+     by size (every preset of a P in one launch, one launch per P unless --launches), not
+     refined, its trees without defer;
   2. refinement (`collsel sweep --refine`): more launches where cells are still undecided,
      until they are decided or the collective's part of what the budget has left is spent
      (the budget less the wall time so far, shared by undecided cells x methods);
-  3. per collective the recommended tree (`collsel build --recommend`), its blob and the report;
-  4. one Open MPI rules file for every collective (MPICH: the selection JSON of those it maps).
+  3. per collective the recommended tree (`collsel build --recommend`), its blob (not Intel
+     MPI's) and the report;
+  4. one Open MPI rules file for every collective (MPICH: the selection JSON of those it maps;
+     Intel MPI: its JSON tuning file, intel_tuning.json).
 
 The budget is measuring time (the estimate's); building and the reports come after it (tens of
 seconds per collective). Progress with an ETA goes to stderr, the summary table to stdout.

@@ -5,9 +5,11 @@
     DIR/summary.txt            the summary table (also printed at the end)
     DIR/rules.conf             Open MPI: one rules file for every tuned collective
     DIR/mpich_selection.json   MPICH: the selection file (the collectives it maps)
+    DIR/intel_tuning.json      Intel MPI: its JSON tuning file (I_MPI_TUNING=DIR/intel_tuning.json)
     DIR/deploy.txt             what emit printed about it (precision, deferring cells)
-    DIR/trees/<collective>.bin the trees as libcollsel blobs (COLLSEL_TREES=DIR/trees)
-    DIR/<collective>/table.csv           the paired sweep's table (+ table.csv.launches journal)
+    DIR/trees/<collective>.bin the trees as libcollsel blobs (COLLSEL_TREES=DIR/trees; not Intel)
+    DIR/<collective>/table.csv           the sweep's table (+ table.csv.launches journal; Intel
+                                         MPI: + table.csv.forcing/, each launch's tuning file)
     DIR/<collective>/tree/               build --recommend: tree.json, stats.json, decision.c/.h
     DIR/<collective>/report/             the report (index.html, report.json, plots)
     DIR/<collective>/log.txt             what build, emit and report printed
