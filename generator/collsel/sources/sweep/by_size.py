@@ -122,12 +122,10 @@ class BySize(run.PerMethod):
 
     def dry_run_lines(self, found):
         cfg, lines, planned = self.cfg, [], []
-        for kind, p, r, which, points in self.planned:
-            launch = (_SizedLaunch if kind == "sized" else run.MethodLaunch)(
-                self, None, p, r, which, points)
+        for launch in self.launches(None):
             argv, env = launch.command(launch.sizes)
             lines.append(launchers.render(argv, env))
-            planned.append((str(p), len(launch.sizes)))
+            planned.append((str(launch.p), len(launch.sizes)))
         lines.append(f"# {len(self.planned)} launches, {self.plan.left} of {self.plan.total} "
                      f"point launches to measure ({cfg.launches} per point), every forced "
                      "method of a P in one launch")
@@ -135,9 +133,8 @@ class BySize(run.PerMethod):
         return lines
 
     def launches(self, sweep):
-        return [(_SizedLaunch if kind == "sized" else run.MethodLaunch)(self, sweep, p, r, which,
-                                                                         points)
-                for kind, p, r, which, points in self.planned]
+        return [(_SizedLaunch if kind == "sized" else run.MethodLaunch)(self, sweep, *planned)
+                for kind, *planned in self.planned]
 
 
 class _SizedLaunch(run.MethodLaunch):

@@ -185,6 +185,14 @@ def test_sweep_intel_refusals(tmp_path, capsys, fake_home, extra, message):
     assert not out.exists()
 
 
+def test_by_size_is_intel_mpis_only(tmp_path, capsys):
+    status, _, err = run(capsys, "sweep", "--collective", "bcast", "--mode", "by-size",
+                         "--comm-sizes", "2", "--out", tmp_path / "s.csv", "--bench",
+                         "/bin/true", "--dry-run")
+    assert status == 2 and err.count("\n") == 1, err
+    assert "--mode by-size is Intel MPI's" in err and "use --mode paired" in err
+
+
 def test_tune_intel_measures_by_size(tmp_path, capsys, fake_home):
     status, out, err = run(capsys, "tune", "--mpi", "intel", "--mpi-home", fake_home,
                            "--collectives", "bcast,allreduce", "--comm-sizes", "2,3,4",
