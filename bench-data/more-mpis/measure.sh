@@ -32,6 +32,8 @@ for home in openmpi5 mpich5 intel; do
     for c in bcast allreduce; do
         algs=()
         [ "$home/$c" = mpich5/allreduce ] && algs=(--algorithms nb,recursive_doubling)
+        # Intel MPI per method, as measured then (its sweeps' default is --mode by-size since)
+        [ "$home" = intel ] && algs=(--mode per-method)
         sweep=(collsel sweep --mpi "${HOME_OF[$home]}" --mpi-home "$MPIS/$home" --collective "$c"
                "${GRID[@]}" "${algs[@]}" --force)
         run "${sweep[@]}" --launches 3 --out "$OUT/$c-$home.csv"
