@@ -41,6 +41,10 @@ def test_a_recommendation_without_folds_round_trips(tmp_path):
 
 OLDER = sorted(p for p in (REPO / "bench-data").rglob("stats.json")
                if json.loads(p.read_text()).get("recommendation"))
+# Built --no-defer (Intel MPI's tunes): the default is no candidate, so it has no figure on the
+# nested folds and the headline is the in-sample pair, said so.
+NO_DEFER = [p for p in OLDER
+            if "--no-defer" in json.loads(p.read_text())["recommendation"]["command"]]
 
 
 @pytest.mark.parametrize("path", OLDER, ids=lambda p: str(p.relative_to(REPO / "bench-data")))
@@ -54,4 +58,4 @@ def test_the_stats_json_of_an_older_collsel_is_read(path):
     assert {k: None if v is None else v["capped"] for k, v in nested.items()} == {
         k: None if v is None else v.capped for k, v in figures.selection.nested.items()}
     figure = headline.of_stats(stats)
-    assert figure.out_of_sample
+    assert figure.out_of_sample == (path not in NO_DEFER)
