@@ -137,8 +137,14 @@ def _read(out: str) -> dict:
     return data
 
 
+def has_blobs(mpi: str) -> bool:
+    """Whether a tune of `mpi` writes libcollsel blobs: not Intel MPI's, whose presets are read
+    in MPI_Init only (libcollsel cannot force one at run time)."""
+    return mpi != "intel"
+
+
 def create(out: str, plan: TunePlan) -> None:
-    if plan.mpi != "intel":             # Intel MPI: no blobs (stages.Stages.tree)
+    if has_blobs(plan.mpi):
         os.makedirs(blobs(out), exist_ok=True)
     for collective in plan.collectives:
         os.makedirs(os.path.join(out, collective), exist_ok=True)

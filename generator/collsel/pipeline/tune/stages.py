@@ -219,12 +219,11 @@ class Stages:
         --target blob` write them and say it (into the collective's log). Intel MPI: a tree that
         never defers (its tuning file cannot defer one range), and no blob (libcollsel cannot
         force an Intel preset at run time)."""
-        intel = self.plan.mpi == "intel"
         with open(layout.log(self.out, collective), "a") as log, contextlib.redirect_stdout(log):
             self.printers.built(pipeline.build_recommended(
                 layout.table(self.out, collective), collective=collective,
-                out=layout.tree_dir(self.out, collective), defer=not intel))
-            if not intel:
+                out=layout.tree_dir(self.out, collective), defer=self.plan.mpi != "intel"))
+            if layout.has_blobs(self.plan.mpi):
                 os.makedirs(layout.blobs(self.out), exist_ok=True)   # a tune of an older collsel
                 self.emit("blob", [layout.tree_json(self.out, collective)],
                           layout.blob(self.out, collective))
@@ -264,7 +263,7 @@ class Stages:
     def report(self, collective):
         """The report, its deploy box pointing at the tune's own files: the tree, the MPI's
         file when it holds this collective, the blob directory."""
-        deployed = [] if self.plan.mpi == "intel" else [f"blob={layout.blobs(self.out)}"]
+        deployed = [f"blob={layout.blobs(self.out)}"] if layout.has_blobs(self.plan.mpi) else []
         target, name, known = self.deploy_file()
         if target and collective in known and os.path.exists(os.path.join(self.out, name)):
             deployed.append(f"{target}={os.path.join(self.out, name)}")

@@ -68,7 +68,7 @@ def deploy_lines(out: str, plan: TunePlan, deferring: list[str]) -> list[str]:
         if os.path.exists(os.path.join(home, name)):
             lines.append(f"  {deploy.deploy_line(target, os.path.join(home, name), family)} "
                          "./app")
-    if family in ("openmpi", "mpich") and os.path.isdir(layout.blobs(home)):
+    if layout.has_blobs(family) and os.path.isdir(layout.blobs(home)):
         lines.append(f"  or with libcollsel: "
                      f"{deploy.deploy_line('blob', layout.blobs(home), family)} ./app")
     return lines
