@@ -124,6 +124,17 @@ integration: ompi-patched ompi-patched-ppn mpich-base setup-mpis mpich5-base
 bench-deploy: ompi-patched ompi-patched-ppn mpich-base setup-mpis mpich5-base
 	$(PYTHON) -m pytest -q -s -m timing tests/integration
 
+# Issue 40 item 4: Intel's tuner (mpitune_fast) and `collsel tune --mpi intel` alternated three
+# times, each timed, then fresh per-method sweeps scoring every tree; prints each tune's ratio to
+# the mpitune_fast run just before it (target <= 2) and the fresh-run penalties. About 8 minutes,
+# idle machine, alone; OUT=DIR (default a scratch directory; bench-data/intel-tune holds the run
+# of 2026-11-29 night).
+.PHONY: bench-intel-tune
+bench-intel-tune: setup-mpis
+	out=$${OUT:-$$(mktemp -d)}; PATH="$(VENV_BIN):$$PATH" flock /tmp/collsel-measure.lock \
+	    bench-data/intel-tune/measure.sh "$$out" \
+	    && PATH="$(VENV_BIN):$$PATH" sh bench-data/intel-tune/score.sh "$$out"
+
 # The main job, on the paired sweeps (every method of a P measured in the same launches, with
 # their journals TABLE.launches): per collective the recommended tree (build --recommend: its
 # out-of-sample penalty beside the MPI's default's and the best fixed method's), its blob and

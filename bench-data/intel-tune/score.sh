@@ -8,9 +8,11 @@
 #     (bench-data/more-mpis/<coll>-intel.csv, the peer table's "today's");
 # then the tuning wall times of timings.tsv, each tune beside the mpitune_fast just before it.
 # Reads only the files here; the reference trees go to a temporary directory, removed at the end.
-# Usage: sh bench-data/intel-tune/score.sh   (collsel on PATH, or COLLSEL=/path/to/collsel)
+# Usage: sh bench-data/intel-tune/score.sh [DIR]   (DIR: measure.sh's output, default this
+# directory; collsel on PATH, or COLLSEL=/path/to/collsel)
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "${1:-$(dirname "$0")}" && pwd)
+peers=$(cd "$(dirname "$0")/../more-mpis" && pwd)
 collsel=${COLLSEL:-collsel}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -37,7 +39,7 @@ for c in bcast allreduce; do
         round=$(basename "$(dirname "$(dirname "$(dirname "$tree")")")")
         echo "| $c | collsel tune --mpi intel ($round) | $(score "$tree" "$c" | figures tree) |"
     done
-    for ref in "today:$here/$c-per-method.csv" "2026-11-26:$here/../more-mpis/$c-intel.csv"; do
+    for ref in "today:$here/$c-per-method.csv" "2026-11-26:$peers/$c-intel.csv"; do
         name=${ref%%:*} table=${ref#*:}
         "$collsel" build "$table" --collective "$c" --recommend --no-defer \
             --out "$work/$c-$name" > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
