@@ -14,7 +14,7 @@ in bytes (0 = no segmentation); `time_us` is the statistic decisions use (the me
 STAT_COLUMNS, and any other column, kept as text (e.g. a third axis such as `ppn`).
 
 Rows with algorithm 0 are the MPI's own decision (Open MPI's fixed ladder, MPICH's `auto`): a
-baseline. Tables of different families never combine. A forced Open MPI method's rows at the
+baseline. Tables of different families never combine, nor sweeps of different modes (`# mode=`). A forced Open MPI method's rows at the
 (P, m) where it silently runs another algorithm are dropped on reading (core.mpi.fallbacks).
 """
 import csv
@@ -278,6 +278,7 @@ def combine(tables):
             raise InputError(f"{other}: algorithm family {t.family}, but {first} is "
                              f"{tables[0].family}; tables of different MPIs do not combine "
                              f"(their algorithm ids differ)")
+    check_modes(tables)
     names = []
     for t in tables:
         names += [k for k in t.extra if k not in names]
@@ -290,6 +291,37 @@ def combine(tables):
                          tables[0].family if tables else algorithms.DEFAULT_FAMILY)
     check_duplicates(combined)
     return combined
+
+
+def sweep_mode(metadata):
+    """The --mode a collsel sweep measured a table in (its `# mode=`, else the `--mode` of its
+    recorded `# options=`, else per-method, the mode before there were others), or None for a
+    table that did not come from a sweep."""
+    if metadata.get("source") != "collsel sweep":
+        return None
+    if metadata.get("mode"):
+        return metadata["mode"].strip()
+    words = metadata.get("options", "").split()
+    return words[words.index("--mode") + 1] if "--mode" in words[:-1] else "per-method"
+
+
+def check_modes(tables):
+    """Refuse sweeps of different modes in one table: their times differ by how they were
+    measured, not by the method (a by-size launch, every Intel preset in one process, measured
+    1.5-1.9x a per-method launch's times at P = 2; docs/measurements.md), so the fastest method
+    of a cell would be the mode's."""
+    first = None
+    for source in (s for t in tables for s in t.sources):
+        mode = sweep_mode(source.metadata)
+        if mode is None:
+            continue
+        if first is None:
+            first = (source.path, mode)
+        elif mode != first[1]:
+            raise InputError(f"{source.path}: measured by a {mode} sweep, but {first[0]} by a "
+                             f"{first[1]} sweep; their times do not compare (how a method is "
+                             "measured changes its time): build them apart, or sweep both in "
+                             "one --mode")
 
 
 def read_tables(paths):

@@ -119,12 +119,14 @@ def check_mode(table, options):
     """One line when a table of the other mode, or of the other grid kind (--comm-sizes or
     --nodes/--ppn), is resumed (before its header is read, which differs between them)."""
     from collsel.core.io import csvfile
+    from collsel.core.maps.table import sweep_mode
     try:
-        recorded = parse_options(csvfile.read(table, "a sweep table").metadata.get("options", ""))
+        meta = csvfile.read(table, "a sweep table").metadata
+        recorded = parse_options(meta.get("options", ""))
     except (InputError, ValueError):
         return                  # the full reader says what is wrong with it
     want = parse_options(options)
-    was, wanted = recorded.get("--mode", "per-method"), want.get("--mode", "per-method")
+    was, wanted = sweep_mode(meta) or "per-method", want.get("--mode", "per-method")
     if recorded and ("--nodes" in recorded) != ("--nodes" in want):
         kinds = ("a --nodes/--ppn sweep (rows carry nodes and ppn)", "a --comm-sizes sweep")
         was_kind, wanted_kind = kinds if "--nodes" in recorded else kinds[::-1]

@@ -32,6 +32,7 @@ def header_metadata(cfg):
     grid = grid_metadata(cfg)
     meta = {
         "source": "collsel sweep",
+        "mode": cfg.mode,
         "collsel_version": __version__,
         "collective": cfg.collective,
         "statistic": launch_stats.statistic(cfg.launches),
