@@ -42,10 +42,16 @@ no one-SE rule): the least plain cross-validated figure is the minimum of ~250 n
 optimistic by construction (by 3.35 points on the Trieste bcast table, where the one-SE rule
 itself costs 0.46), so the regret of the rule is nested - nested_best, like with like.
 
-Never worse than the MPI nor the obvious, out of sample: a tree is recommended only when its
-nested figure beats deferring to the MPI everywhere and the best fixed method on the same held-out
-cells; else the recommendation is the trivial candidate of the two with the lower figure there
-(`fallback`: the figures it was decided by).
+Never worse than the obvious: the trivial candidates (deferring to the MPI everywhere, the best
+fixed method) compete in the one-SE rule like any tree, and win it when within noise of the
+best. There is no second, nested test of the chosen tree against them. Such a fallback (up to
+2026-11-29) compared the procedure's nested figure with the trivial ones' on the same held-out
+cells and deployed the better: a choice made on the cells that score it, which no nested figure
+accounted for. Measured directly (`collsel evaluate --candidate=--recommend`, `make
+corpus-scoreboard`, the 53 corpus pairs), it made things worse: mean regret against the best of
+{exact, depth 2/3/4 penalty, best fixed} 11.98 points with it, 5.27 without; 27 against 29 pairs
+within 0.5 points of the better of exact and depth 3; 50 of 53 no worse than the default either
+way. (stats.json files written before keep their `fallback`, core.evaluate.recommendation_figures.)
 
 Scoring: core.maps.cell_cost, the protocol `collsel evaluate` judges by (penalty against the fastest
 forced method, on the cells where the default was measured): choosing charges an unmeasured
@@ -60,7 +66,7 @@ import numpy as np
 
 from collsel.core.evaluate import candidates as cands, parallel
 from collsel.core.trees import tree
-from collsel.core.evaluate.recommendation_figures import Edge, Fallback, NestedFigures
+from collsel.core.evaluate.recommendation_figures import Edge, NestedFigures
 from collsel.errors import InputError
 
 CAP = math.inf     # no cell capped (above: the statistic)
@@ -212,7 +218,6 @@ class Selection:
     nested_best: dict[str, Optional[NestedFigures]]  # the same taking the best (no one-SE rule)
     trained: cands.Trained       # every candidate on the whole map
     edge: Optional[Edge] = None
-    fallback: Optional[Fallback] = None   # the tree chosen did not beat a trivial one nested
     indexes: dict = field(default_factory=dict)
 
 
@@ -282,18 +287,11 @@ def select(grid, criterion="combined", workers=None) -> Optional[Selection]:
     per_kind = {k: _figures(scored[k]) for k in kinds}
     exact = index_of_candidates(candidates, limit="exact", split=tree.BuildOptions().split,
                                 leaf="majority", ties=False, defer=True)
-    nested, nested_best = (_nested(study, folds, outer, scored, trivial, rule, exact)
+    nested, nested_best = (_nested(study, folds, scored, trivial, rule, exact)
                            for rule in (None, 0.0))
-    fell = (None if chosen in trivial else
-            _fallback({k: v for k, v in nested.items() if v is not None}, outer, trivial,
-                      candidates, chosen))
-    fallback = None
-    if fell is not None:
-        chosen, fallback = fell
     sel = Selection(candidates, kinds, criterion, chosen, info["score"], info["se"],
-                    info["best"], leaves, per_kind, _combine(_figures_only(nested, candidates)),
-                    _combine(_figures_only(nested_best, candidates)), whole,
-                    fallback=fallback)
+                    info["best"], leaves, per_kind, _combine(nested), _combine(nested_best),
+                    whole)
     sel.edge = _edge(study, grid, chosen, candidates)
     return sel
 
@@ -313,45 +311,6 @@ def _inner_keys(grid, folds, r):
     return [(r + s, s, r) for k in kinds for s in grid.folds(k, without=r)]
 
 
-def _figures_only(nested, candidates):
-    """The NestedFigures of _nested's figures (without the per-cell costs _fallback uses),
-    each pick as its candidate."""
-    return {k: v if v is None else NestedFigures(
-                v["capped"], v["mean"], v["max"], v["cells"], tuple(v["picked"]),
-                tuple(candidates[i] for i in v["picks"]))
-            for k, v in nested.items()}
-
-
-def _fallback(nested, outer, trivial, candidates, chosen):
-    """(index, Fallback) of the trivial candidate to recommend instead of the chosen tree, with
-    the figures that decided it, or None: None when the tree's nested figure beats every
-    trivial candidate's on the same held-out cells (kinds averaged as `one_se_pick` does), else the
-    trivial one with the lower figure there. `se` (of the paired per-cell difference) is
-    recorded, not required: on the corpus, demanding a one-SE win gave up trees that beat the
-    fallback held out (a ragged bcast table: the fixed method's 4.36 % kept over the exact
-    tree's 0.13 %)."""
-    if not nested:
-        return None
-    out = []
-    for t in trivial:
-        diffs, tree_f, triv_f = [], [], []
-        for k, figures in nested.items():
-            mine = np.minimum(figures["costs"], CAP)
-            theirs = np.minimum(np.concatenate([c[t] for c in outer[k]]), CAP)
-            diffs.append(mine - theirs)
-            tree_f.append(mine.mean())
-            triv_f.append(theirs.mean())
-        var = sum(d.var(ddof=1) / d.size for d in diffs if d.size >= 2)
-        se = float(np.sqrt(var) / len(diffs))
-        gap = float(np.mean([d.mean() for d in diffs]))
-        if gap >= 0:          # the tree's nested figure is no better than the trivial one's
-            out.append((t, Fallback("default" if candidates[t].limit == "defer"
-                                    else "best_fixed", candidates[chosen].label(),
-                                    float(np.mean(tree_f)), float(np.mean(triv_f)), se,
-                                    tuple(KIND_KEYS[k] for k in nested))))
-    return min(out, key=lambda f: (f[1].capped, f[0])) if out else None
-
-
 def _combine(nested):
     """`nested` with its "combined" entry: the mean over the kinds that have a figure."""
     done = [f for f in nested.values() if f is not None]
@@ -363,15 +322,14 @@ def _combine(nested):
     return nested
 
 
-def _nested(study, folds, outer, scored, trivial, se_rule, exact):
-    """Per kind, the rule applied inside each outer fold's training set (_inner_keys; `exact`,
-    the exact tree's index, where no inner fold is left) and its pick scored on the outer
-    held-out cells (`scored`: unscorable cells left out of the figures, as `collsel evaluate`
-    does; `costs`, the choosing costs of `outer`, kept for _fallback; `picks`, the candidate
-    index per outer fold)."""
+def _nested(study, folds, scored, trivial, se_rule, exact):
+    """Per kind, the NestedFigures of the rule applied inside each outer fold's training set
+    (_inner_keys; `exact`, the exact tree's index, where no inner fold is left) and its pick
+    scored on the outer held-out cells (`scored`: unscorable cells left out of the figures, as
+    `collsel evaluate` does), with the pick of each outer fold."""
     out = {}
     for k in folds:
-        picks, parts, shown = [], [], []
+        picks, shown = [], []
         for i, r in enumerate(folds[k]):
             inner = {}
             for train, test, excluding in _inner_keys(study.grid, folds, r):
@@ -382,13 +340,12 @@ def _nested(study, folds, outer, scored, trivial, se_rule, exact):
             c = (one_se_pick({j: np.concatenate(v, axis=1) for j, v in inner.items()},
                              study.leaves(r), trivial, se_rule)[0] if inner else exact)
             picks.append(c)
-            parts.append(outer[k][i][c])
             shown.append(scored[k][i][c])
         figures = _figures([np.concatenate(shown)])
-        out[k] = {"capped": float(figures["capped"]), "mean": float(figures["mean"]),
-                  "max": float(figures["max"]), "cells": int(figures["cells"]),
-                  "picked": [study.candidates[c].label() for c in picks], "picks": picks,
-                  "costs": np.concatenate(parts)}
+        out[k] = NestedFigures(float(figures["capped"]), float(figures["mean"]),
+                               float(figures["max"]), int(figures["cells"]),
+                               tuple(study.candidates[c].label() for c in picks),
+                               tuple(study.candidates[c] for c in picks))
     return out
 
 

@@ -65,7 +65,7 @@ def by_cross_validation(dmap, launch_tables, settings, criterion="combined",
         # the best candidate's picks are not rebuilt: its figures alone
         {_json_kind(k): v and replace(v, picked_fields=None)
          for k, v in sel.nested_best.items()},
-        sel.edge, sel.fallback, NESTING)
+        sel.edge, nesting=NESTING)
     why = _why(sel, chosen, label, nested, compared, dmap.family)
     t = sel.trained.tree(sel.chosen)
     return t, Recommendation(criterion, tuple(ms.KIND_KEYS[k] for k in sel.kinds), why,
@@ -89,9 +89,10 @@ def baseline_on_nested_folds(figures: Recommendation, name="default") -> Optiona
 
 def recommended_on_nested_folds(figures: Recommendation) -> Optional[float]:
     """The capped figure, on the folds of the nested figure, of what stats.json's
-    `recommendation` recommends: the nested figure of the procedure, or, when it gave way to
-    the MPI's default or the best fixed method (`fallback`), that one's figure there; None
-    without a nested figure."""
+    `recommendation` recommends: the nested figure of the procedure, or, in a stats.json of
+    before 2026-11-30 whose recommendation gave way to the MPI's default or the best fixed
+    method (`fallback`, core.evaluate.model_selection), that one's figure there; None without a
+    nested figure."""
     if figures.selection is not None and figures.selection.fallback is not None:
         return figures.selection.fallback.capped
     nested = figures.nested_figure()
@@ -109,12 +110,6 @@ def _why(sel, chosen, label, nested, compared, family):
             "fixed": "the best single fixed method: no tree beats it out of sample by more "
                      "than noise"}.get(chosen.limit, f"{chosen.label()}, "
                                                      f"{leaves_text(int(sel.leaves[sel.chosen]))}")
-    fall = sel.fallback
-    if fall is not None:       # the nested figure is the tree's, not this recommendation's
-        lead += (f" (nested, on the same held-out cells: {fall.capped:.2f}% mean against "
-                 f"{fall.tree_capped:.2f}% +- {fall.se:.2f} for the tree "
-                 f"cross-validation chose, {fall.instead_of})")
-        honest = ""
     parts = [f"{lead} ({honest}criterion {label}: {sel.score[sel.chosen]:.2f}% mean "
              f"(one-SE rule over {len(sel.candidates)} candidates; best {best.label()} "
              f"{sel.score[sel.best]:.2f}% +- {sel.se[sel.chosen]:.2f}))"]

@@ -116,7 +116,9 @@ class Edge:
 @dataclass(frozen=True)
 class Fallback:
     """The trivial candidate recommended instead of the tree cross-validation chose, with the
-    nested figures on the same held-out cells that decided it."""
+    nested figures on the same held-out cells that decided it: written by collsel before
+    2026-11-30 (core.evaluate.model_selection says why no longer), read so that the figures of
+    a tree it deployed stay that tree's."""
     to: str                     # "default" or "best_fixed"
     instead_of: str             # the tree's label
     tree_capped: float

@@ -84,9 +84,7 @@ def test_the_printed_figure_is_the_direct_one(tanjaderin):
     """What `build --recommend` prints out of sample per kind (the nested figure: each fold's
     own pick, core.evaluate.recommend.nested_builders) is what `collsel evaluate --candidate=--recommend`
     measures directly on the same folds. Before, the chosen configuration refit on every fold
-    was printed (7.94 % leave-one-P-out on this table against the direct 15.90 %). The one
-    step not nested is the fallback to a trivial candidate (it needs a nested figure of its
-    own): a fold whose direct recommendation falls back can differ; none does here."""
+    was printed (7.94 % leave-one-P-out on this table against the direct 15.90 %)."""
     table = tables.read_tables([tanjaderin["reduce"]]).select("reduce")
     config = build_config.Config("unused", tree.BuildOptions(), out_of_sample.DEFAULT_SETTINGS,
                                  recommend=True)
