@@ -14,8 +14,9 @@ in bytes (0 = no segmentation); `time_us` is the statistic decisions use (the me
 STAT_COLUMNS, and any other column, kept as text (e.g. a third axis such as `ppn`).
 
 Rows with algorithm 0 are the MPI's own decision (Open MPI's fixed ladder, MPICH's `auto`): a
-baseline. Tables of different families never combine, nor sweeps of different modes (`# mode=`). A forced Open MPI method's rows at the
-(P, m) where it silently runs another algorithm are dropped on reading (core.mpi.fallbacks).
+baseline. Tables of different families never combine, nor sweeps of different modes (`# mode=`).
+A forced Open MPI method's rows at the (P, m) where it silently runs another algorithm are
+dropped on reading (core.mpi.fallbacks).
 """
 import csv
 import io
