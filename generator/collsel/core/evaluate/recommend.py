@@ -36,9 +36,9 @@ def nested_builders(figures: Optional[Recommendation]) -> dict:
     printed out-of-sample figures are the procedure's, as `collsel evaluate
     --candidate=--recommend` measures it directly. Where the recommendation is the MPI's
     default or the best fixed method (chosen, or fallen back to in an older stats.json), that
-    one on every fold: what
-    is deployed then is that trivial choice, and a tree that defers everywhere scores as the
-    default, never "worse than doing nothing". {} without nested picks."""
+    one on every fold: what is deployed then is that trivial choice, and a tree that defers
+    everywhere scores as the default, never "worse than doing nothing". {} without nested
+    picks."""
     selected = None if figures is None else figures.selection
     if selected is None:
         return {}
