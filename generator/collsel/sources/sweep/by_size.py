@@ -73,10 +73,16 @@ def parts(points, limit):
     return [sorted(part, key=lambda point: point[0]) for part in out]
 
 
+def sized_points(msg_sizes, forced, r, wanted=lambda m, method: True):
+    """[(size, m, method)] of launch r: each `wanted` (m, method) of the grid at m + its offset."""
+    return [(m + offset(k, len(forced), r), m, method)
+            for m in msg_sizes for k, method in enumerate(forced) if wanted(m, method)]
+
+
 def parts_per_round(msg_sizes, methods):
     """How many launches one P's round takes for `methods` forced methods (`parts`)."""
     placeholders = [Method(i, 0) for i in range(methods)]
-    return max(1, len(parts([(m + k, m, x) for m in msg_sizes for k, x in enumerate(placeholders)],
+    return max(1, len(parts(sized_points(msg_sizes, placeholders, 1),
                             bench.capabilities().max_sizes)))
 
 
@@ -109,9 +115,8 @@ class BySize(run.PerMethod):
         out = []
         for r in range(1, cfg.launches + 1):
             for p in cfg.comm_sizes:
-                points = [(m + offset(k, len(forced), r), m, method)
-                          for m in cfg.msg_sizes for k, method in enumerate(forced)
-                          if plan.needs(p, m, method, r)]
+                points = sized_points(cfg.msg_sizes, forced, r,
+                                      lambda m, method: plan.needs(p, m, method, r))
                 out += [("sized", p, r, i, part)
                         for i, part in enumerate(parts(points, limit), 1)]
                 for method in baseline:
