@@ -41,15 +41,17 @@ class Built:
         return treefile.LoadedTree(self.document(), "tree.json", schema=False)
 
 
-def build(table, config, dmap=None, launch_tables=None, workers=None) -> Built:
+def build(table, config, dmap=None, launch_tables=None, workers=None,
+          nested=True) -> Built:
     """The Built tree of `table` (one collective) under `config`; `dmap`: its map, when made
-    already; `launch_tables` and `workers` as core.evaluate.recommend.recommend takes them."""
+    already; `launch_tables`, `workers` and `nested` as core.evaluate.recommend.recommend takes
+    them (without `nested` the tree is the same, its figures lack the nested ones)."""
     dmap = config.settings.build(table) if dmap is None else dmap
     options = config.options
     figures: Optional[Recommendation] = None
     if config.recommend:
         t, figures = recommend.recommend(dmap, options, launch_tables, config.settings,
-                                         config.criterion, workers)
+                                         config.criterion, workers, nested)
         options = recommend.recorded_options(recommend.chosen_options(options, figures), t)
     else:
         t = tree.build_tree(dmap, options)

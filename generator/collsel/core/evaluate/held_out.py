@@ -66,8 +66,8 @@ def scores(train, test, configs, has_default, workers=None, builds=None):
     out, train_map = [], None
     builds = {} if builds is None else builds
     for i, config in enumerate(configs):
-        if i not in builds:
-            builds[i] = build_config.build(train, config, workers=workers)
+        if i not in builds:     # the tree alone: its own figures are not what is scored here
+            builds[i] = build_config.build(train, config, workers=workers, nested=False)
         built = builds[i]
         loaded = built.loaded()
         decided = loaded.decide(values)

@@ -83,14 +83,16 @@ def recorded_options(options: tree.BuildOptions, t: tree.TreeArrays) -> tree.Bui
 
 
 def recommend(dmap, options, launch_tables=None, settings=out_of_sample.DEFAULT_SETTINGS,
-              criterion="combined", workers=None) -> tuple[tree.TreeArrays, Recommendation]:
+              criterion="combined", workers=None,
+              nested=True) -> tuple[tree.TreeArrays, Recommendation]:
     """(TreeArrays, figures) of the recommended tree of `dmap` (built with `settings`,
     core.maps.decision_map.MapSettings): the candidate core.evaluate.model_selection chooses by
     cross-validation under `criterion`, with its nested out-of-sample figure. Without any fold
     the exact tree of `options`. `workers` (core.evaluate.parallel.pool()) share the folds' work
-    when given."""
+    when given; without `nested`, the same tree with no nested figures (faster: for a caller
+    that scores the tree itself)."""
     t, figures = recommendation.by_cross_validation(dmap, launch_tables, settings, criterion,
-                                                    workers)
+                                                    workers, nested)
     if t is None:
         return tree.build_tree(dmap, dataclasses.replace(options, max_depth=None,
                                                          threshold=None)), figures

@@ -45,11 +45,12 @@ def _json_kind(kind):
 
 
 def by_cross_validation(dmap, launch_tables, settings, criterion="combined",
-           workers=None) -> tuple[Optional[TreeArrays], Recommendation]:
+           workers=None, nested=True) -> tuple[Optional[TreeArrays], Recommendation]:
     """(TreeArrays, figures) of the recommended tree, or (None, figures) without any fold; the
-    folds computed by `workers` (core.evaluate.parallel.pool()) when given."""
+    folds computed by `workers` (core.evaluate.parallel.pool()) when given; without `nested`,
+    figures with no nested ones (core.evaluate.model_selection.select's `figures`)."""
     grid = fold_maps.FoldGrid(dmap, launch_tables, settings)
-    sel = ms.select(grid, criterion, workers)
+    sel = ms.select(grid, criterion, workers, figures=nested)
     if sel is None:
         return None, Recommendation(criterion, (), NO_FOLDS)
     chosen = sel.candidates[sel.chosen]
