@@ -566,7 +566,7 @@ corpus:
 # edge; as many held-out values each as build --recommend's own folds, core/evaluate/fold_maps.py's
 # MAX_FOLDS): the recommended tree beside the default, the best fixed method, exact and depth
 # 2/3/4 penalty trees, build --recommend's printed figure beside the direct one, and the count
-# of tables meeting each target (build/corpus-scoreboard/).
+# of tables meeting each target (build/corpus-scoreboard/; about 2.5 minutes here).
 .PHONY: corpus-scoreboard
 corpus-scoreboard: corpus
 	$(DOCS_PYTHON) speed/corpus/scoreboard.py \
