@@ -230,7 +230,7 @@ def _figures(costs_list):
             "cells": cat.shape[-1]}
 
 
-def _asked(grid, folds, nested=True):
+def _asked(grid, folds, nested):
     """Every (train removal, test removal, excluded removal) select asks the study for: each
     fold, the inner folds of each one (_inner_keys; only when `nested`) and the edge fold."""
     keys = [(r, r, ()) for k in folds for r in folds[k]]
@@ -245,10 +245,10 @@ def _costs_of(grid, candidates, keys, leaves_of):
     return [study.pair(*key) for key in keys], [study.leaves(r) for r in leaves_of]
 
 
-def _costs_by_workers(study, folds, workers, nested=True):
+def _costs_by_workers(study, folds, workers, nested):
     """The study's costs (and the leaves of the folds' training sets, which the nesting
     orders by) computed by two processes, each a half of the training sets (a training set's
-    trees are built once, whichever tests ask them); `nested`: select's `figures`."""
+    trees are built once, whichever tests ask them); `nested` as select takes it."""
     by_train = {}
     for key in _asked(study.grid, folds, nested):
         by_train.setdefault(frozenset(key[0]), []).append(key)
@@ -267,10 +267,10 @@ def _costs_by_workers(study, folds, workers, nested=True):
             study._leaves[frozenset(r)] = n
 
 
-def select(grid, criterion="combined", workers=None, figures=True) -> Optional[Selection]:
+def select(grid, criterion="combined", workers=None, nested=True) -> Optional[Selection]:
     """The Selection for a core.evaluate.fold_maps.FoldGrid, or None when no kind of fold exists;
     the folds' costs computed by `workers` (core.evaluate.parallel.pool()) when given. Without
-    `figures` (a tree wanted, not its figures: `collsel evaluate` and a replay's curve score the
+    `nested` (a tree wanted, not its figures: `collsel evaluate` and a replay's curve score the
     tree themselves) the nested figures are left out ({}), and with them the inner folds'
     training sets, most of the work; the choice is the same, made on the outer folds alone."""
     candidates = cands.grid(grid.dmap)
@@ -281,7 +281,7 @@ def select(grid, criterion="combined", workers=None, figures=True) -> Optional[S
     trivial = [i for i, c in enumerate(candidates) if c.limit in ("defer", "fixed")]
     folds = {k: grid.folds(k) for k in kinds}
     if workers is not None:
-        _costs_by_workers(study, folds, workers, figures)
+        _costs_by_workers(study, folds, workers, nested)
     whole = study.trained(())
     leaves = whole.leaves()
     outer = {k: [study.costs(r, r) for r in folds[k]] for k in kinds}
@@ -291,11 +291,10 @@ def select(grid, criterion="combined", workers=None, figures=True) -> Optional[S
     per_kind = {k: _figures(scored[k]) for k in kinds}
     exact = index_of_candidates(candidates, limit="exact", split=tree.BuildOptions().split,
                                 leaf="majority", ties=False, defer=True)
-    nested, nested_best = ([_nested(study, folds, scored, trivial, rule, exact)
-                            for rule in (None, 0.0)] if figures else ({}, {}))
+    by_rule, by_best = ([_nested(study, folds, scored, trivial, rule, exact)
+                         for rule in (None, 0.0)] if nested else ({}, {}))
     sel = Selection(candidates, kinds, criterion, chosen, info["score"], info["se"],
-                    info["best"], leaves, per_kind, _combine(nested), _combine(nested_best),
-                    whole)
+                    info["best"], leaves, per_kind, _combine(by_rule), _combine(by_best), whole)
     sel.edge = _edge(study, grid, chosen, candidates)
     return sel
 

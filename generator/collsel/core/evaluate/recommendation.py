@@ -48,9 +48,9 @@ def by_cross_validation(dmap, launch_tables, settings, criterion="combined",
            workers=None, nested=True) -> tuple[Optional[TreeArrays], Recommendation]:
     """(TreeArrays, figures) of the recommended tree, or (None, figures) without any fold; the
     folds computed by `workers` (core.evaluate.parallel.pool()) when given; without `nested`,
-    figures with no nested ones (core.evaluate.model_selection.select's `figures`)."""
+    figures with no nested ones (core.evaluate.model_selection.select)."""
     grid = fold_maps.FoldGrid(dmap, launch_tables, settings)
-    sel = ms.select(grid, criterion, workers, figures=nested)
+    sel = ms.select(grid, criterion, workers, nested)
     if sel is None:
         return None, Recommendation(criterion, (), NO_FOLDS)
     chosen = sel.candidates[sel.chosen]

@@ -7,8 +7,8 @@ from collsel.core.evaluate import fold_maps, model_selection
 from collsel.core.maps import decision_map, table as tables
 
 
-def _selected(grid, figures, monkeypatch):
-    """(Selection, the training sets the study built) of select(grid, figures=figures)."""
+def _selected(grid, nested, monkeypatch):
+    """(Selection, the training sets the study built) of select(grid, nested=nested)."""
     built = set()
     trained = model_selection.Study.trained
 
@@ -17,8 +17,8 @@ def _selected(grid, figures, monkeypatch):
         return trained(study, removal)
 
     monkeypatch.setattr(model_selection.Study, "trained", spy)
-    sel = model_selection.select(grid, figures=figures)
-    monkeypatch.setattr(model_selection.Study, "trained", trained)
+    sel = model_selection.select(grid, nested=nested)
+    monkeypatch.undo()
     return sel, built
 
 
