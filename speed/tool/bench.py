@@ -44,14 +44,19 @@ COLLSEL = [SCRIPT] if os.access(SCRIPT, os.X_OK) else [sys.executable, "-m", "co
 
 
 def commands(out):
-    """(name, argv, target seconds) of each timed command."""
+    """(name, argv, target seconds or None) of each timed command. `collsel evaluate` with the
+    recommendation as its candidate has no target of its own; it is what the corpus scoreboard
+    and a replay's curve run per table."""
     table = [TABLE, "--collective", COLLECTIVE]
     return [("collsel --version", ["--version"], 0.3),
             ("collsel --help", ["--help"], 0.3),
             ("collsel build", ["build", *table, "--out", f"{out}/b"], 1.0),
             ("build --recommend", ["build", *table, "--recommend", "--out", f"{out}/r"],
              3.0),
-            ("collsel report", ["report", *table, "--quiet", "--out", f"{out}/p"], 3.0)]
+            ("collsel report", ["report", *table, "--quiet", "--out", f"{out}/p"], 3.0),
+            ("evaluate --recommend", ["evaluate", *table, "--protocol", "P,m",
+                                      "--candidate=--recommend", "--quiet",
+                                      "--json", f"{out}/e.json"], None)]
 
 
 def cpu_of_children():
@@ -132,8 +137,9 @@ def main():
         c = {t: statistics.median(cpus[name, t]) for t in trees}
         cols = "".join(f" {w[t]:9.2f} {w[t] / one:8.0f} {c[t]:6.2f}" for t in trees)
         ratio = f"   {w['this'] / w['before']:.2f}" if args.before else ""
-        print(f"{name:<18}{cols} {target:6.1f}s  {'yes' if w['this'] <= target else 'no':>3}"
-              f"{ratio}")
+        met = ("   - s    -" if target is None else
+               f" {target:6.1f}s  {'yes' if w['this'] <= target else 'no':>3}")
+        print(f"{name:<18}{cols}{met}{ratio}")
 
 
 if __name__ == "__main__":
