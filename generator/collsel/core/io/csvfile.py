@@ -250,10 +250,38 @@ class PlainColumns(Sequence):
         power = 10 ** np.arange(18, dtype=np.int64)
         return np.add.reduceat(digit * power[np.repeat(ends, lengths) - pos - 1], firsts)
 
+    def floats(self, j):
+        """Column j as float64 values, parsed as float() parses each field, or None when a
+        field is empty or has a blank inside. The fields' bytes are gathered by NumPy into one
+        blank-separated string (no Python string per field: a journal has 8 such columns of
+        10^4-10^5 rows)."""
+        import numpy as np
+        starts, ends = self.starts[:, j], self.ends[:, j]
+        lengths = ends - starts
+        if not lengths.size:
+            return np.zeros(0)
+        if lengths.min() < 1:
+            return None
+        # the fields' bytes, each followed by one blank (a char's field `fid`, its place in it)
+        total = int(lengths.sum())
+        fid = np.repeat(np.arange(lengths.size), lengths)
+        within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        gathered = np.full(total + lengths.size, ord(" "), dtype=np.uint8)
+        gathered[np.arange(total) + fid] = np.frombuffer(self.raw, dtype=np.uint8)[
+            starts[fid] + within]
+        fields = gathered.tobytes().split()
+        if len(fields) != lengths.size:
+            return None
+        try:
+            return np.array(fields, dtype=float)
+        except ValueError:
+            return None
+
 
 class FieldTexts(Sequence):
     """One column of a PlainColumns: the field texts (a list of str when iterated or indexed),
-    cut on first use; `digits()` the column as integers when it is plain digits."""
+    cut on first use; `digits()` the column as integers when it is plain digits, `floats()` as
+    floats when every field is one."""
 
     def __init__(self, columns, j):
         self.columns, self.j, self._texts = columns, j, None
@@ -265,6 +293,9 @@ class FieldTexts(Sequence):
 
     def digits(self):
         return self.columns.digits(self.j)
+
+    def floats(self):
+        return self.columns.floats(self.j)
 
     def __len__(self):
         return self.columns.starts.shape[0]

@@ -13,8 +13,10 @@ core.evaluate.held_out on the FULL recorded table:
   the fold's value removed from what was measured (folds at a value the tune never measured
   share one tree: nothing is removed from its training rows).
 """
+import contextlib
 import os
 import tempfile
+import threading
 
 import numpy as np
 
@@ -113,8 +115,10 @@ def _checkpoint(part, full, config):
 
 
 def curve(collective, table_path, full_path, config, full_cost, count=CHECKPOINTS,
-          progress=None):
-    """[row dict (COLUMNS)] of the anytime curve of one collective's replayed sweeps."""
+          progress=None, meanwhile=None):
+    """[row dict (COLUMNS)] of the anytime curve of one collective's replayed sweeps;
+    `meanwhile`: a function run in a thread of this process while the workers score (started
+    once they are forked: a fork copies a lock another thread holds, held for ever)."""
     full = table_io.read_table(full_path).select(collective)
     order = launch_order(table_path)
     metadata = refine.csvfile.read(table_path, "a sweep table").metadata
@@ -123,7 +127,8 @@ def curve(collective, table_path, full_path, config, full_cost, count=CHECKPOINT
     # a checkpoint a task of two processes (its folds share training sets: score builds them
     # in one process), while this one makes the next checkpoints' tables
     pool = parallel.pool()
-    with tempfile.TemporaryDirectory(prefix="collsel-curve-") as scratch, pool as workers:
+    with tempfile.TemporaryDirectory(prefix="collsel-curve-") as scratch, pool as workers, \
+            _in_thread(meanwhile):
         plans = refine.table_plans(table_path, [{(mark, k) for mark, k, _ in order[:n]}
                                                 for n in points])
         tasks = ((_table_of(plan, metadata, scratch), full, config) for plan in plans)
@@ -137,6 +142,19 @@ def curve(collective, table_path, full_path, config, full_cost, count=CHECKPOINT
                 progress(f"{collective}: curve point {len(rows)}: {n} launches, "
                          f"{cost:.0f} s ({100 * cost / full_cost:.1f} % of the full table)")
     return rows
+
+
+@contextlib.contextmanager
+def _in_thread(work):
+    """`work` (None: nothing) run in a thread for the duration of the block, joined at its end."""
+    thread = threading.Thread(target=work, daemon=True) if work is not None else None
+    if thread is not None:
+        thread.start()
+    try:
+        yield
+    finally:
+        if thread is not None:
+            thread.join()
 
 
 def _checkpoint_task(args):

@@ -237,12 +237,13 @@ class Stages:
 
     def curve(self, collective):
         """The anytime curve of a replayed collective (pipeline/tune/curve.py), saved."""
+        from collsel.sinks.report import curve_plot     # matplotlib, only for a replay
         replayed = self.plan.replayed
+        # matplotlib loads while the scoring processes work, not after them
         rows = curve.curve(collective, layout.table(self.out, collective), replayed.replay,
                            self.printers.score_config(replayed.score), replayed.full_cost_s,
-                           replayed.checkpoints, self.progress)
+                           replayed.checkpoints, self.progress, meanwhile=curve_plot.preload)
         write_file(layout.curve(self.out, collective), curve.text(rows))
-        from collsel.sinks.report import curve_plot     # matplotlib, only for a replay
         title = f"{collective}, strategy {self.plan.strategy or racing.DEFAULT}"
         write_file(layout.curve_plot(self.out, collective),
                    curve_plot.figure_svg(title, [curve_plot.curve_series(title, rows)]))

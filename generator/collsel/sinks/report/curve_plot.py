@@ -24,6 +24,14 @@ class Series:
     figures: dict[str, Sequence[float | None]]   # "P_mean", "m_mean" -> one value a point
 
 
+def preload() -> None:
+    """Import what figure_svg draws with (half a second), e.g. in a thread while the curve's
+    points are being scored by other processes."""
+    import matplotlib.backends.backend_svg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
+    import matplotlib.ticker  # noqa: F401
+
+
 def figure_svg(title: str, series: Sequence[Series],
                full: dict[str, float | None] | None = None) -> bytes:
     """Two panels (leave-one-P-out, leave-one-m-out) of every series; `full`: the full

@@ -68,7 +68,40 @@ def _texts(doc, name):
     j = doc.header.index(name)
     if doc.columns is not None:
         return list(doc.columns[j].texts())
+    for lineno, fields in doc.rows:
+        if len(fields) != len(doc.header):
+            raise InputError(f"{doc.path}:{lineno}: {len(fields)} fields, header has "
+                             f"{len(doc.header)}")
     return [fields[j].strip() for _, fields in doc.rows]
+
+
+def _integers(doc, name):
+    """One integer column of a CSV document read by csvfile (parsed by NumPy when the document
+    was read column-wise and the column is plain digits)."""
+    got = _numbers(doc, name, "digits")
+    if got is not None:
+        return got
+    try:
+        return np.array([int(x) for x in _texts(doc, name)], dtype=np.int64)
+    except ValueError as e:
+        raise InputError(f"--replay: {doc.path}: column {name}: not an integer ({e})") from None
+
+
+def _floats(doc, name):
+    """One number column of a CSV document read by csvfile, as _integers reads one."""
+    got = _numbers(doc, name, "floats")
+    if got is not None:
+        return got
+    try:
+        return np.array(_texts(doc, name), dtype=float)
+    except ValueError as e:
+        raise InputError(f"--replay: {doc.path}: column {name}: not a number ({e})") from None
+
+
+def _numbers(doc, name, kind):
+    """The column by csvfile.FieldTexts' `kind` reader (None where it reads none)."""
+    return getattr(doc.columns[doc.header.index(name)], kind)() if doc.columns is not None \
+        else None
 
 
 class Recording:
@@ -106,26 +139,25 @@ class Recording:
         if doc.header is None or not {"launch", "median_us", "comm_size"} <= set(doc.header):
             raise InputError(f"--replay: {path} is not a paired sweep's journal (no launch, "
                              "comm_size, median_us columns)")
-        column = {name: _texts(doc, name) for name in
-                  ("comm_size", "msg_size", "algorithm", "segsize", "launch", *STAT_FIELDS)}
-        faninout = _texts(doc, "faninout") if "faninout" in doc.header else None
-        alg_ids = {}
-        stats = np.array([column[f] for f in STAT_FIELDS], dtype=float).T
-        grouped = {}
-        for i, (p, m, a, s, k) in enumerate(zip(column["comm_size"], column["msg_size"],
-                                                column["algorithm"], column["segsize"],
-                                                column["launch"])):
-            if a not in alg_ids:
-                alg_ids[a] = algorithms.algorithm_id(self.collective, a, self.family)
-            key = (int(p), int(m), Method(alg_ids[a], int(s), int(faninout[i]) if faninout
-                                          else 0))
-            grouped.setdefault(key, []).append(i)
-            self.launch_ids.setdefault(int(p), set()).add(int(k))
-        launch = np.array(column["launch"], dtype=np.int64)
-        for key, rows in grouped.items():
-            rows = sorted(rows, key=lambda i: launch[i])
-            self.points[key] = (launch[rows], stats[rows])
-        self.launch_ids = {p: sorted(ids) for p, ids in self.launch_ids.items()}
+        p, m, s, k = (_integers(doc, name) for name in ("comm_size", "msg_size", "segsize",
+                                                         "launch"))
+        f = _integers(doc, "faninout") if "faninout" in doc.header else np.zeros_like(p)
+        names_of_algorithms, alg_index = np.unique(_texts(doc, "algorithm"), return_inverse=True)
+        alg_ids = np.array([algorithms.algorithm_id(self.collective, a, self.family)
+                            for a in names_of_algorithms.tolist()], dtype=np.int64)
+        a = alg_ids[alg_index]
+        stats = np.array([_floats(doc, name) for name in STAT_FIELDS]).T
+        # the rows of one (P, m, method) together, in launch order
+        order = np.lexsort((k, f, s, a, m, p))
+        keys = np.stack([p, m, a, s, f])[:, order]
+        starts = np.flatnonzero(np.concatenate(
+            ([order.size > 0], (keys[:, 1:] != keys[:, :-1]).any(axis=0))))
+        ends = np.append(starts[1:], order.size)
+        for (pi, mi, ai, si, fi), lo, hi in zip(keys[:, starts].T.tolist(), starts.tolist(),
+                                                ends.tolist()):
+            rows = order[lo:hi]
+            self.points[(pi, mi, Method(ai, si, fi))] = (k[rows], stats[rows])
+        self.launch_ids = {int(q): np.unique(k[p == q]).tolist() for q in np.unique(p)}
 
     def _read_rows(self, t, keys):
         def column(name, default):
@@ -161,13 +193,21 @@ class Recording:
         """Simulated seconds of measuring the whole recorded table, as replay charges them:
         every recorded launch of every P (START_S each) and every point of it."""
         seconds = START_S * sum(self.launches_of(p) for p in self.comm_sizes)
-        for (p, _, _), (_, fields) in self.points.items():
-            times = fields[:, 1]
-            reps = _repetitions(fields[:, 6], times, time_cap, min_reps, max_reps)
-            spent = ((warmup + reps) * times * 1e-6).sum()
-            # without a journal one row stands for all the launches that measured it
-            seconds += spent if self.has_journal else spent * self.launches_of(p)
-        return seconds
+        times, recorded, weight = self._flat
+        reps = _repetitions(recorded, times, time_cap, min_reps, max_reps)
+        return seconds + float((weight * (warmup + reps) * times * 1e-6).sum())
+
+    @functools.cached_property
+    def _flat(self):
+        """(times, recorded repetitions, weight) of every recorded launch of every point, one
+        array each; without a journal, a row's weight is the launches it stands for."""
+        fields = [f for _, f in self.points.values()]
+        if not fields:
+            return np.zeros(0), np.zeros(0), np.zeros(0)
+        stacked = np.concatenate(fields)
+        weight = np.ones(len(stacked)) if self.has_journal else np.repeat(
+            [float(self.launches_of(p)) for p, _, _ in self.points], [len(f) for f in fields])
+        return stacked[:, 1], stacked[:, 6], weight
 
     def mean_point_seconds(self, time_cap, min_reps, max_reps, warmup):
         """The average simulated seconds of one (size, method) point of one launch: the time

@@ -62,6 +62,25 @@ def test_a_plain_column_reads_as_its_texts_read(texts):
                                        for t in texts)
 
 
+# Number columns: csvfile.FieldTexts.floats reads them from the bytes as float() reads each
+# text, or says None (the caller then reads the texts) where a field is empty or holds a blank.
+FLOAT_COLUMNS = [["0.5", "-1e-3", "7", "nan", "inf", "-inf", "1_000"], [" 2.5", "3 "],
+                 ["1.5", ""], ["1", "2 3"], ["1", "x"], ["é", "1"], ["0.000001", "12345678.9"]]
+
+
+@pytest.mark.parametrize("texts", FLOAT_COLUMNS)
+def test_a_number_column_reads_as_float_reads_its_texts(texts):
+    doc = csvfile.parse_plain("t.csv", ["a,b", *(f"x,{t}" for t in texts)])
+    got = doc.columns[1].floats()
+    try:
+        expected = [float(t) for t in texts]
+    except ValueError:
+        assert got is None
+        return
+    blank_inside = any(" " in t.strip() for t in texts)
+    assert got is None if blank_inside else str(got.tolist()) == str(expected)
+
+
 def test_a_command_imports_only_its_own_module():
     code = ("import sys, collsel.cli as c; c.parser(['build']); "
             "print(sorted(m for m in sys.modules if m.startswith('collsel.commands.')"

@@ -155,3 +155,46 @@ def test_live_budget_percent_is_a_share_of_the_full_grid_estimate(tmp_path):
     tiny = run_in_process("tune", "--out", tmp_path / "y", "--dry-run", "--collectives",
                           "bcast", "--comm-sizes", "2,4,8", "--budget", "0.1%")
     assert tiny.returncode == 2 and "too small" in tiny.stderr
+
+
+def _copy_recording(tmp_path, edit):
+    """PAIRED and its journal copied, the journal's data lines passed through `edit`."""
+    table = tmp_path / PAIRED.name
+    table.write_text(PAIRED.read_text())
+    lines = (PAIRED.parent / (PAIRED.name + ".launches")).read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("collective,"))
+    body = [edit(line) for line in lines[header + 1:]]
+    (tmp_path / (PAIRED.name + ".launches")).write_text(
+        "\n".join(lines[:header + 1] + body) + "\n")
+    return table
+
+
+def _quote_collective(line):
+    return '"bcast"' + line[5:] if line.startswith("bcast,") else line
+
+
+def test_a_journal_read_row_by_row_replays_as_one_read_column_wise(tmp_path):
+    """A quoted field makes csvfile read the journal row by row (no NumPy columns): the
+    recording is the same, launch for launch."""
+    plain = replay.Recording(str(PAIRED))
+    quoted = replay.Recording(str(_copy_recording(tmp_path, _quote_collective)))
+    assert quoted.launch_ids == plain.launch_ids and list(quoted.points) == list(plain.points)
+    for key, (launches, stats) in plain.points.items():
+        assert quoted.points[key][0].tolist() == launches.tolist()
+        assert quoted.points[key][1].tolist() == stats.tolist()
+
+
+@pytest.mark.parametrize("column, value, words", [
+    (2, "1k", "column msg_size: not an integer"), (9, "fast", "column median_us: not a number"),
+    (20, "x", ":7: 17 fields, header has 16")])
+def test_a_bad_journal_line_is_refused_in_one_line(tmp_path, column, value, words):
+    def edit(line):
+        if line.startswith("#"):
+            return line
+        fields = line.split(",")
+        return ",".join(fields[:column] + [value] + fields[column + 1:])
+    table = _copy_recording(tmp_path, edit)
+    got = run_in_process("tune", "--out", tmp_path / "o", "--replay", table)
+    assert got.returncode == 2
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and ".launches" in lines[0], got.stderr
