@@ -109,10 +109,12 @@ lint:
 
 # The slow tests of tests/ (marked `slow`), then real MPI libraries end to end (Open MPI rules,
 # patched Open MPI, MPICH JSON, the emulated cluster, libcollsel, report in Chromium).
-integration: ompi-patched ompi-patched-ppn mpich-base setup-mpis mpich5-base
+# Built here, not by the tests that use them: two test processes would build them at once.
+integration: ompi-patched ompi-patched-ppn mpich-base setup-mpis mpich5-base libcollsel \
+             libcollsel-mpis ompi-component probe
 	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "slow and not timing" tests
-	@# one process: the emulated cluster's tests of several files share one machine-wide lock
-	$(PYTHON) -m pytest -q -m "not timing" tests/integration
+	@# a file's tests in one process, the emulated cluster's in one (tests/integration/conftest.py)
+	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not timing" tests/integration
 	COLLSEL_MPICH_HOME=$(CURDIR)/$(MPIS)/mpich5 COLLSEL_MPICH_BASE=$(CURDIR)/$(MPICH5_BASE) \
 	    $(PYTHON) -m pytest -q -m "not timing" tests/integration/test_mpich_json_in_mpich.py
 

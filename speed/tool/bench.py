@@ -41,6 +41,7 @@ TABLE, COLLECTIVE = "bench-data/paired/bcast-openmpi.csv", "bcast"
 # The console script beside this Python (a venv's), as a user runs it; else the module.
 SCRIPT = os.path.join(os.path.dirname(sys.executable), "collsel")
 COLLSEL = [SCRIPT] if os.access(SCRIPT, os.X_OK) else [sys.executable, "-m", "collsel.cli"]
+FRESH = "{fresh}"       # in a command's argv: a new empty directory for each run
 
 
 def commands(out):
@@ -56,7 +57,10 @@ def commands(out):
             ("collsel report", ["report", *table, "--quiet", "--out", f"{out}/p"], 3.0),
             ("evaluate --recommend", ["evaluate", *table, "--protocol", "P,m",
                                       "--candidate=--recommend", "--quiet",
-                                      "--json", f"{out}/e.json"], None)]
+                                      "--json", f"{out}/e.json"], None),
+            # issue 40's target (a tune's --out must hold no tune: FRESH)
+            ("tune --replay", ["tune", "--replay", TABLE, "--budget", "10%", "--out", FRESH],
+             5.0)]
 
 
 def cpu_of_children():
@@ -66,11 +70,16 @@ def cpu_of_children():
 
 def run(argv, generator):
     """(wall seconds, CPU seconds) of one run of `collsel ARGV` with the package in
-    `generator`."""
+    `generator` (FRESH in ARGV: a new empty directory, removed afterwards)."""
     env = dict(os.environ, PYTHONPATH=generator, PYTHONDONTWRITEBYTECODE="1")
-    start, cpu = time.perf_counter(), cpu_of_children()
-    subprocess.run(COLLSEL + argv, check=True, capture_output=True, env=env)
-    return time.perf_counter() - start, cpu_of_children() - cpu
+    fresh = tempfile.mkdtemp(prefix="collsel-bench-")
+    argv = [fresh if a == FRESH else a for a in argv]
+    try:
+        start, cpu = time.perf_counter(), cpu_of_children()
+        subprocess.run(COLLSEL + argv, check=True, capture_output=True, env=env)
+        return time.perf_counter() - start, cpu_of_children() - cpu
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
 
 
 def numpy_pass():

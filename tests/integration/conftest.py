@@ -142,3 +142,36 @@ def cluster_names_free():
         if was_up:
             cluster_up()
 
+
+
+# What may run beside what: `make integration` runs these tests on two processes (--dist
+# loadfile): the tests of one file in one process (their module fixtures built once), and the
+# files of the emulated cluster all in one process, one after the other: its names are the
+# machine's, and the session that brings it up holds SESSION_LOCK until it ends. (xdist's
+# loadgroup would say it with marks, but groups nothing under pytest 9.)
+CLUSTER_FILES = {"test_cluster.py", "test_cluster_crash.py", "test_cluster_mpich_ppn.py",
+                 "test_cluster_ompi_ppn.py", "test_cluster_sweeps.py", "test_lmo_cluster.py",
+                 "test_model_fit_cluster.py", "test_tune_node_lost.py"}
+CLUSTER_FIXTURES = {"cluster", "cluster_names_free"}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class ClusterFilesTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid):
+            file = super()._split_scope(nodeid)
+            return "the emulated cluster" if pathlib.Path(file).name in CLUSTER_FILES else file
+
+    return ClusterFilesTogether(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test of the cluster in a file CLUSTER_FILES lacks would run beside the others: refused."""
+    stray = sorted({item.path.name for item in items if CLUSTER_FIXTURES & set(item.fixturenames)
+                    and item.path.name not in CLUSTER_FILES})
+    if stray:
+        raise pytest.UsageError(f"tests/integration/conftest.py: tests of the emulated cluster in "
+                                f"{', '.join(stray)}: add the file to CLUSTER_FILES")
