@@ -143,7 +143,6 @@ def cluster_names_free():
             cluster_up()
 
 
-
 # What may run beside what: `make integration` runs these tests on two processes (--dist
 # loadfile): the tests of one file in one process (their module fixtures built once), and the
 # files of the emulated cluster all in one process, one after the other: its names are the
