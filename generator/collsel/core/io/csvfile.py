@@ -242,8 +242,7 @@ class PlainColumns(Sequence):
             return np.zeros(0, dtype=np.int64)
         if lengths.min() < 1 or lengths.max() > 18:     # 18 digits always fit an int64
             return None
-        firsts = np.cumsum(lengths) - lengths           # each field's first digit, in `pos`
-        pos = np.arange(lengths.sum()) + np.repeat(starts - firsts, lengths)
+        firsts, pos = _field_bytes(starts, lengths)
         digit = np.frombuffer(self.raw, dtype=np.uint8)[pos] - np.uint8(ord("0"))
         if (digit > 9).any():
             return None
@@ -262,13 +261,12 @@ class PlainColumns(Sequence):
             return np.zeros(0)
         if lengths.min() < 1:
             return None
-        # the fields' bytes, each followed by one blank (a char's field `fid`, its place in it)
-        total = int(lengths.sum())
-        fid = np.repeat(np.arange(lengths.size), lengths)
-        within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        gathered = np.full(total + lengths.size, ord(" "), dtype=np.uint8)
-        gathered[np.arange(total) + fid] = np.frombuffer(self.raw, dtype=np.uint8)[
-            starts[fid] + within]
+        # the fields' bytes, each followed by one blank: byte i of the fields moves right by
+        # the number of fields before its own
+        _, pos = _field_bytes(starts, lengths)
+        gathered = np.full(pos.size + lengths.size, ord(" "), dtype=np.uint8)
+        gathered[np.arange(pos.size) + np.repeat(np.arange(lengths.size), lengths)] = \
+            np.frombuffer(self.raw, dtype=np.uint8)[pos]
         fields = gathered.tobytes().split()
         if len(fields) != lengths.size:
             return None
@@ -276,6 +274,14 @@ class PlainColumns(Sequence):
             return np.array(fields, dtype=float)
         except ValueError:
             return None
+
+
+def _field_bytes(starts, lengths):
+    """(each field's first byte in `pos`, `pos`: the offsets in the document of every byte of
+    the fields, field after field) of fields starting at `starts`, `lengths` bytes long."""
+    import numpy as np
+    firsts = np.cumsum(lengths) - lengths
+    return firsts, np.arange(lengths.sum()) + np.repeat(starts - firsts, lengths)
 
 
 class FieldTexts(Sequence):

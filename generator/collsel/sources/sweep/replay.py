@@ -64,44 +64,38 @@ def load(path):
 
 
 def _texts(doc, name):
-    """One column's field texts of a CSV document read by csvfile (plain or row by row)."""
+    """One column's field texts of a CSV document read by csvfile (plain or row by row; the
+    rows' field counts checked by _check_rows)."""
     j = doc.header.index(name)
     if doc.columns is not None:
         return list(doc.columns[j].texts())
+    return [fields[j].strip() for _, fields in doc.rows]
+
+
+def _check_rows(doc):
+    """A document read row by row: each row has the header's number of fields."""
     for lineno, fields in doc.rows:
         if len(fields) != len(doc.header):
             raise InputError(f"{doc.path}:{lineno}: {len(fields)} fields, header has "
                              f"{len(doc.header)}")
-    return [fields[j].strip() for _, fields in doc.rows]
 
 
-def _integers(doc, name):
-    """One integer column of a CSV document read by csvfile (parsed by NumPy when the document
-    was read column-wise and the column is plain digits)."""
-    got = _numbers(doc, name, "digits")
-    if got is not None:
-        return got
+def _numbers(doc, name, integer):
+    """One number column (int64 where `integer`, else float64) of a CSV document read by
+    csvfile: parsed by NumPy from a column-wise document's bytes when its fields are plain
+    (csvfile.FieldTexts.digits / floats), else from the field texts."""
+    if doc.columns is not None:
+        column = doc.columns[doc.header.index(name)]
+        got = column.digits() if integer else column.floats()
+        if got is not None:
+            return got
+    texts = _texts(doc, name)
     try:
-        return np.array([int(x) for x in _texts(doc, name)], dtype=np.int64)
+        return (np.array([int(x) for x in texts], dtype=np.int64) if integer
+                else np.array(texts, dtype=float))
     except ValueError as e:
-        raise InputError(f"--replay: {doc.path}: column {name}: not an integer ({e})") from None
-
-
-def _floats(doc, name):
-    """One number column of a CSV document read by csvfile, as _integers reads one."""
-    got = _numbers(doc, name, "floats")
-    if got is not None:
-        return got
-    try:
-        return np.array(_texts(doc, name), dtype=float)
-    except ValueError as e:
-        raise InputError(f"--replay: {doc.path}: column {name}: not a number ({e})") from None
-
-
-def _numbers(doc, name, kind):
-    """The column by csvfile.FieldTexts' `kind` reader (None where it reads none)."""
-    return getattr(doc.columns[doc.header.index(name)], kind)() if doc.columns is not None \
-        else None
+        kind = "an integer" if integer else "a number"
+        raise InputError(f"--replay: {doc.path}: column {name}: not {kind} ({e})") from None
 
 
 class Recording:
@@ -139,14 +133,17 @@ class Recording:
         if doc.header is None or not {"launch", "median_us", "comm_size"} <= set(doc.header):
             raise InputError(f"--replay: {path} is not a paired sweep's journal (no launch, "
                              "comm_size, median_us columns)")
-        p, m, s, k = (_integers(doc, name) for name in ("comm_size", "msg_size", "segsize",
-                                                         "launch"))
-        f = _integers(doc, "faninout") if "faninout" in doc.header else np.zeros_like(p)
+        if doc.columns is None:
+            _check_rows(doc)
+        p, m, s, k = (_numbers(doc, name, integer=True) for name in ("comm_size", "msg_size",
+                                                                      "segsize", "launch"))
+        f = (_numbers(doc, "faninout", integer=True) if "faninout" in doc.header
+             else np.zeros_like(p))
         names_of_algorithms, alg_index = np.unique(_texts(doc, "algorithm"), return_inverse=True)
         alg_ids = np.array([algorithms.algorithm_id(self.collective, a, self.family)
                             for a in names_of_algorithms.tolist()], dtype=np.int64)
         a = alg_ids[alg_index]
-        stats = np.array([_floats(doc, name) for name in STAT_FIELDS]).T
+        stats = np.array([_numbers(doc, name, integer=False) for name in STAT_FIELDS]).T
         # the rows of one (P, m, method) together, in launch order
         order = np.lexsort((k, f, s, a, m, p))
         keys = np.stack([p, m, a, s, f])[:, order]
