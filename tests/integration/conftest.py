@@ -168,3 +168,12 @@ def pytest_collection_modifyitems(config, items):
     if stray:
         raise pytest.UsageError(f"tests/integration/conftest.py: tests of the emulated cluster in "
                                 f"{', '.join(stray)}: add the file to CLUSTER_FILES")
+
+
+def pytest_xdist_node_collection_finished(node, ids):
+    """The cluster's tests selected beside others, on several test processes: refused."""
+    files = {pathlib.Path(nodeid.split("::")[0]).name in CLUSTER_FILES for nodeid in ids}
+    if files == {True, False}:
+        pytest.exit("tests/integration: the emulated cluster's tests run alone: select them with "
+                    "-m cluster, the others with -m 'not cluster' (as `make integration` does)",
+                    returncode=4)
