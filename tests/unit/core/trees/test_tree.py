@@ -19,9 +19,10 @@ def dmap_from_grid(colors, times=None):
                                    [2**k for k in range(colors.shape[1])])]
     methods = [Method(a, 0, 0) for a in range(1, n_methods + 1)]
     measured = np.isfinite(times).any(-1)
-    return decision_map.DecisionMap("bcast", axes, methods, times, measured,
-                                    np.nanargmin(np.where(np.isfinite(times), times, np.inf), -1),
-                                    np.nanmin(times, -1), np.full(colors.shape, np.nan))
+    finite = np.where(np.isfinite(times), times, np.inf)    # an unmeasured cell: no warning
+    return decision_map.DecisionMap("bcast", axes, methods, times, measured, finite.argmin(-1),
+                                    np.where(measured, finite.min(-1), np.nan),
+                                    np.full(colors.shape, np.nan))
 
 
 def check_invariants(t):
