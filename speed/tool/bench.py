@@ -72,14 +72,15 @@ def run(argv, generator):
     """(wall seconds, CPU seconds) of one run of `collsel ARGV` with the package in
     `generator` (FRESH in ARGV: a new empty directory, removed afterwards)."""
     env = dict(os.environ, PYTHONPATH=generator, PYTHONDONTWRITEBYTECODE="1")
-    fresh = tempfile.mkdtemp(prefix="collsel-bench-")
+    fresh = tempfile.mkdtemp(prefix="collsel-bench-") if FRESH in argv else None
     argv = [fresh if a == FRESH else a for a in argv]
     try:
         start, cpu = time.perf_counter(), cpu_of_children()
         subprocess.run(COLLSEL + argv, check=True, capture_output=True, env=env)
         return time.perf_counter() - start, cpu_of_children() - cpu
     finally:
-        shutil.rmtree(fresh, ignore_errors=True)
+        if fresh is not None:
+            shutil.rmtree(fresh, ignore_errors=True)
 
 
 def numpy_pass():
