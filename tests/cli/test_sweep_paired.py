@@ -302,6 +302,25 @@ def test_tie_rule_uses_the_pairing():
     assert ties.verdict(noisy, cis, 5)[2].tolist() == ties.verdict(noisy, cis, 5)[2].tolist()
 
 
+def test_a_repeated_verdict_is_the_first_one():
+    """verdict keeps what it worked out per cell (asked again after every launch): a caller
+    that changes the arrays it got back does not change the next answer, a view of the same
+    values (another memory layout) gets the same answer, other values or seed another."""
+    rng = np.random.default_rng(4)
+    medians = rng.uniform(90, 110, size=(4, 3))
+    cis = np.full_like(medians, 1.0)
+    best, tied, p_best = ties.verdict(medians, cis, seed=2)
+    first = (best, tied.tolist(), p_best.tolist())
+    tied[:] = 7
+    p_best[:] = -1
+    again = ties.verdict(np.asfortranarray(medians), cis, seed=2)
+    assert (again[0], again[1].tolist(), again[2].tolist()) == first
+    changed = medians.copy()
+    changed[:, first[0]] *= 2                    # the best, now twice as slow everywhere
+    assert ties.verdict(changed, cis, seed=2)[0] != first[0]
+    assert ties.verdict(medians, cis, seed=3)[2].tolist() != first[2]
+
+
 def test_idle_check_sees_other_busy_processes_only():
     """A busy process outside the sweep's tree is listed; its own busy child is not."""
     child = subprocess.Popen([sys.executable, "-c", "while True: pass"])

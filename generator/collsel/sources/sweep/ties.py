@@ -11,6 +11,7 @@ least mean of its launch medians (its time_us; the first in method order on equa
 - p_best (2+ launches): share of BOOTSTRAP seeded resamples of the launches (whole launches,
   which keeps the pairing) in which j has the least mean median. Empty with 1 launch.
 """
+import functools
 import hashlib
 import warnings
 
@@ -56,6 +57,20 @@ def verdict(medians, cis, seed):
     are (launches, methods) arrays, NaN where a method lacks a launch."""
     medians = np.asarray(medians, dtype=float)
     cis = np.asarray(cis, dtype=float)
+    best, tied, p_best = _verdict_of(medians.shape, medians.tobytes(), cis.tobytes(), seed)
+    return best, tied.copy(), None if p_best is None else p_best.copy()
+
+
+@functools.lru_cache(maxsize=4096)
+def _verdict_of(shape, medians, cis, seed):
+    """verdict of arrays given as bytes: a sweep asks again after every launch for the cells
+    it did not touch, and a replay's curve for every checkpoint's cells (two thirds of the
+    calls repeat one, a bootstrap each)."""
+    return _verdict(np.frombuffer(medians).reshape(shape), np.frombuffer(cis).reshape(shape),
+                    seed)
+
+
+def _verdict(medians, cis, seed):
     means = np.nanmean(medians, axis=0)
     best = int(np.nanargmin(means))
     present = ~np.isnan(medians)
