@@ -56,7 +56,7 @@ def verdict(medians, cis, seed):
     """(best index, tied array of 0/1, p_best array or None) of one cell. `medians` and `cis`
     are (launches, methods) arrays, NaN where a method lacks a launch."""
     medians = np.asarray(medians, dtype=float)
-    cis = np.asarray(cis, dtype=float)
+    cis = np.broadcast_to(np.asarray(cis, dtype=float), medians.shape)
     best, tied, p_best = _verdict_of(medians.shape, medians.tobytes(), cis.tobytes(), seed)
     return best, tied.copy(), None if p_best is None else p_best.copy()
 
