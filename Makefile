@@ -112,11 +112,13 @@ lint:
 # Built here, not by the tests that use them: two test processes would build them at once.
 integration: ompi-patched ompi-patched-ppn mpich-base setup-mpis mpich5-base libcollsel \
              libcollsel-mpis ompi-component probe
-	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "slow and not timing" tests
+	@# --durations: where CI's time goes, in its log
+	$(PYTHON) -m pytest -q --durations=10 -n $(TEST_WORKERS) --dist loadfile \
+	    -m "slow and not timing" tests
 	@# a file's tests in one process; the emulated cluster's after, alone (tests/integration/conftest.py)
-	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not timing and not cluster" \
-	    tests/integration
-	$(PYTHON) -m pytest -q -m "cluster and not timing" tests/integration
+	$(PYTHON) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile \
+	    -m "not timing and not cluster" tests/integration
+	$(PYTHON) -m pytest -q --durations=10 -m "cluster and not timing" tests/integration
 	COLLSEL_MPICH_HOME=$(CURDIR)/$(MPIS)/mpich5 COLLSEL_MPICH_BASE=$(CURDIR)/$(MPICH5_BASE) \
 	    $(PYTHON) -m pytest -q -m "not timing" tests/integration/test_mpich_json_in_mpich.py
 
