@@ -64,7 +64,7 @@ def verdict(medians, cis, seed):
 @functools.lru_cache(maxsize=4096)
 def _verdict_of(shape, medians, cis, seed):
     """verdict of arrays given as bytes: a sweep asks again after every launch for the cells
-    it did not touch, and a replay's curve for every checkpoint's cells (two thirds of the
+    it did not touch, and a replay's curve for every checkpoint's cells (three quarters of the
     calls repeat one, a bootstrap each)."""
     return _verdict(np.frombuffer(medians).reshape(shape), np.frombuffer(cis).reshape(shape),
                     seed)
