@@ -17,27 +17,42 @@ def pattern(i, who):
     return (i * 131 + who * 7 + 11) % 31
 
 
+# pattern(i, who) repeats every 31 i (131 * 31 is a multiple of 31): the expected bytes of an
+# m of a megabyte are one period repeated, not a million calls of a Python function per rank.
+PERIOD = 31
+
+
+def repeated(period, n):
+    """The first n bytes of `period` (PERIOD values) repeated."""
+    return (bytes(period) * (n // PERIOD + 1))[:n]
+
+
+def patterns(who, start, n):
+    """pattern(i, who) for i in [start, start + n), as bytes."""
+    return repeated([pattern(i, who) for i in range(start, start + PERIOD)], n)
+
+
 def check(comm, coll, m):
     rank, size = comm.Get_rank(), comm.Get_size()
-    mine = array("b", (pattern(i, rank) for i in range(m * size)))
+    mine = array("b", patterns(rank, 0, m * size))
     out = array("b", bytes(m * size))
-    summed = [sum(pattern(i, q) for q in range(size)) for i in range(m)]
+    summed = repeated([sum(pattern(i, q) for q in range(size)) for i in range(PERIOD)], m)
     if coll == "bcast":
         buf = bytearray(mine.tobytes()[:m])
         comm.Bcast([buf, MPI.BYTE], root=0)
-        return list(buf) == [pattern(i, 0) for i in range(m)]
+        return buf == patterns(0, 0, m)
     if coll == "reduce":
         comm.Reduce([mine, m, MPI.SIGNED_CHAR], [out, m, MPI.SIGNED_CHAR], op=MPI.SUM, root=0)
-        return rank != 0 or list(out[:m]) == summed
+        return rank != 0 or out[:m].tobytes() == summed
     if coll == "allreduce":
         comm.Allreduce([mine, m, MPI.SIGNED_CHAR], [out, m, MPI.SIGNED_CHAR], op=MPI.SUM)
-        return list(out[:m]) == summed
+        return out[:m].tobytes() == summed
     if coll == "allgather":
         comm.Allgather([mine, m, MPI.BYTE], [out, m, MPI.BYTE])
-        return list(out) == [pattern(i, q) for q in range(size) for i in range(m)]
+        return out.tobytes() == b"".join(patterns(q, 0, m) for q in range(size))
     if coll == "alltoall":   # rank q's block for this rank is pattern(rank * m + i, q)
         comm.Alltoall([mine, m, MPI.BYTE], [out, m, MPI.BYTE])
-        return list(out) == [pattern(rank * m + i, q) for q in range(size) for i in range(m)]
+        return out.tobytes() == b"".join(patterns(q, rank * m, m) for q in range(size))
     raise SystemExit(f"unknown collective {coll}")
 
 

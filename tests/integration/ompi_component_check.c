@@ -1,8 +1,6 @@
 /* The program tests/integration/test_ompi_component.py runs with and without coll/collsel.
  *   ompi_component_check check COLL M [M ...]   COLL on MPI_COMM_WORLD once per size M (bytes),
  *       checked for content: "check COLL m=M ok|FAIL" per size on rank 0
- *   ompi_component_check time COLL REPS   1-byte COLL, REPS calls per batch, 5 batches:
- *       "time COLL ns=<median per call>" on rank 0
  *   ompi_component_check split N   MPI_Comm_split + MPI_Comm_free N times:
  *       "split n=N ns=<per split and free>" on rank 0
  *   ompi_component_check threads T   MPI_THREAD_MULTIPLE, T threads, each on its own duplicate of
@@ -143,29 +141,21 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median over 5 batches of the time per call of `what` (1-byte collective or split), in ns. */
+/* Median over 5 batches of the time per split (and bcast) and free, in ns. */
 static double median_ns(const char *what, long reps, int rank, int size)
 {
     double t[5];
-    unsigned char byte = 1, out = 0;
+    unsigned char byte = 1;
     for (int b = 0; b < 5; b++) {
         double start;
         MPI_Barrier(MPI_COMM_WORLD);
         start = MPI_Wtime();
         for (long k = 0; k < reps; k++) {
-            if (strcmp(what, "bcast") == 0)
-                MPI_Bcast(&byte, 1, MPI_BYTE, 0, MPI_COMM_WORLD);
-            else if (strcmp(what, "allreduce") == 0)
-                MPI_Allreduce(&byte, &out, 1, MPI_UNSIGNED_CHAR, MPI_MAX, MPI_COMM_WORLD);
-            else if (strcmp(what, "reduce") == 0)
-                MPI_Reduce(&byte, &out, 1, MPI_UNSIGNED_CHAR, MPI_MAX, 0, MPI_COMM_WORLD);
-            else {
-                MPI_Comm c;
-                MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &c);   /* all of them, reordered */
-                if (strcmp(what, "splitcall") == 0)
-                    MPI_Bcast(&byte, 1, MPI_BYTE, 0, c);
-                MPI_Comm_free(&c);
-            }
+            MPI_Comm c;
+            MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &c);   /* all of them, reordered */
+            if (strcmp(what, "splitcall") == 0)
+                MPI_Bcast(&byte, 1, MPI_BYTE, 0, c);
+            MPI_Comm_free(&c);
         }
         t[b] = (MPI_Wtime() - start) / (double)reps * 1e9;
     }
@@ -196,17 +186,13 @@ int main(int argc, char **argv)
              && all_ok(run_threads(threads, rank, size), rank, size);
         if (rank == 0)
             printf("threads %d %s provided=%d\n", threads, ok ? "ok" : "FAIL", provided);
-    } else if (argc == 4 && strcmp(argv[1], "time") == 0) {
-        double ns = median_ns(argv[2], atol(argv[3]), rank, size);
-        if (rank == 0)
-            printf("time %s ns=%.0f\n", argv[2], ns);
     } else if (argc == 3 && (strcmp(argv[1], "split") == 0 || strcmp(argv[1], "splitcall") == 0)) {
         double ns = median_ns(argv[1], atol(argv[2]) / 5, rank, size);
         if (rank == 0)
             printf("%s n=%ld ns=%.0f\n", argv[1], atol(argv[2]), ns);
     } else {
         if (rank == 0)
-            fprintf(stderr, "usage: ompi_component_check check COLL M... | time COLL REPS | "
+            fprintf(stderr, "usage: ompi_component_check check COLL M... | "
                     "split N | splitcall N | threads T\n");
         ok = 0;
     }
