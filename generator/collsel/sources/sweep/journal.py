@@ -54,6 +54,32 @@ def _integer(text, key, path, lineno):
         raise located(path, lineno, f"{key} out of range") from None
 
 
+def _columns_in_range(rows, columns, family):
+    """{column: its ints (None: a statistic kept as text)} of the integer columns and launch
+    statistics that every row of `rows` has plain and in range, checked column by column
+    (core.io.values.plain_integers / plain_times, as the table reader checks): the row-by-row
+    checks then run only on the other columns, and name the first bad field there. A journal
+    has thousands of rows; checking each field alone took most of reading it."""
+    if any(len(fields) != len(columns) for _, fields in rows):
+        return {}
+    at = {name: j for j, name in enumerate(columns)}
+    texts = lambda name: [fields[at[name]] for _, fields in rows]  # noqa: E731
+    out = {}
+    for key in _INTEGER_COLUMNS:
+        if key in at and not (key == "algorithm" and family != "openmpi"):
+            got = values.plain_integers(texts(key), *_RANGES[key])
+            if got is not None:
+                out[key] = got.tolist()
+    if "launch" in at:
+        for key in ("mean_us", "median_us", "min_us", "max_us"):
+            if values.plain_times(texts(key)) is not None:
+                out[key] = None
+        for key, low, high in (("n", *bench.REPETITIONS), ("ci_met", 0, 1)):
+            if values.plain_integers(texts(key), low, high) is not None:
+                out[key] = None
+    return out
+
+
 def point_key(row):
     return (row["comm_size"], row["msg_size"], row["algorithm"], row["segsize"])
 
@@ -149,7 +175,10 @@ def load_existing(path, columns, collective, repair=False, family="openmpi", lau
                       f"{','.join(doc.header)[:200]}); cannot resume into it: start again with "
                       "--force or into another --out (or resume with the --mode that wrote it)")
     rows = []
-    for lineno, fields in doc.rows:
+    checked = _columns_in_range(doc.rows, columns, family)
+    integers = [k for k in _INTEGER_COLUMNS if k in columns and k not in checked]
+    stats = [k for k in launch_stats.LAUNCH_FIELDS if "launch" in columns and k not in checked]
+    for i, (lineno, fields) in enumerate(doc.rows):
         if len(fields) != len(columns):
             raise located(path, lineno, f"{len(fields)} fields, expected {len(columns)}")
         if fields[0] != collective:
@@ -161,12 +190,13 @@ def load_existing(path, columns, collective, repair=False, family="openmpi", lau
                 row["algorithm"] = algorithms.algorithm_id(collective, row["algorithm"], family)
             except InputError as e:
                 raise located(path, lineno, str(e)) from None
-        for key in _INTEGER_COLUMNS:
-            if key in row:
-                row[key] = _integer(row[key], key, path, lineno)
-        if "launch" in row:
-            for key in launch_stats.LAUNCH_FIELDS:
-                bench.check_field(key, row[key], f"{path}:{lineno}")
+        for key in integers:
+            row[key] = _integer(row[key], key, path, lineno)
+        for key, numbers in checked.items():
+            if numbers is not None:
+                row[key] = numbers[i]
+        for key in stats:
+            bench.check_field(key, row[key], f"{path}:{lineno}")
         if row.get(bench.PROBE_FIELD):
             bench.check_field(bench.PROBE_FIELD, row[bench.PROBE_FIELD], f"{path}:{lineno}")
         if row.get(load.SCHEDULER_COLUMN):

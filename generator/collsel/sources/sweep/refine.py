@@ -115,10 +115,12 @@ def table_plans(path, launch_sets):
     header = csvfile.read(journal_file, "a sweep journal").header
     all_meta, all_rows, _ = journal.load_existing(journal_file, header, collective,
                                                   family=family, launches=True)
+    launch_of = None        # each row's (shape mark, K), made once for every launch set
     for launches in launch_sets:
         meta, rows = all_meta, all_rows
         if launches is not None:
-            rows = [r for r in rows if (shapes.of_row(r).mark, r["launch"]) in launches]
+            launch_of = launch_of or [(shapes.of_row(r).mark, r["launch"]) for r in all_rows]
+            rows = [r for r, key in zip(all_rows, launch_of) if key in launches]
             meta = {k: v for k, v in meta.items() if not k.startswith(UNUSABLE_KEY + ".")
                     or (k.split(".")[1], int(k.split(".")[-1])) in launches}
         yield PairedPlan(cfg, rows, set(), meta)
