@@ -1,14 +1,12 @@
 /* The program tests/integration/test_ompi_component.py runs with and without coll/collsel.
  *   ompi_component_check check COLL M [M ...]   COLL on MPI_COMM_WORLD once per size M (bytes),
  *       checked for content: "check COLL m=M ok|FAIL" per size on rank 0
- *   ompi_component_check split N   MPI_Comm_split + MPI_Comm_free N times:
- *       "split n=N ns=<per split and free>" on rank 0
  *   ompi_component_check threads T   MPI_THREAD_MULTIPLE, T threads, each on its own duplicate of
  *       MPI_COMM_WORLD, bcast, reduce and allreduce of 1 B to 64 KiB concurrently, 5 times,
  *       checked: "threads T ok|FAIL provided=<level>" on rank 0
- *   ompi_component_check splitcall N   the same with one 1-byte MPI_Bcast on each new
- *       communicator (what a library that sets a communicator up at its first call pays):
- *       "splitcall n=N ns=<per split, bcast and free>" on rank 0
+ *   ompi_component_check splitcall N   MPI_Comm_split, one 1-byte MPI_Bcast on the new
+ *       communicator (what a library that sets a communicator up at its first call pays) and
+ *       MPI_Comm_free, N times: "splitcall n=N ns=<per split, bcast and free>" on rank 0
  * COLL: bcast (MPI_BYTE, root 0), reduce (root 0) or allreduce (MPI_UNSIGNED_CHAR, MPI_SUM), as
  * collsel's benchmark calls them, so m is the count; allreduce_nc: allreduce with the same sum
  * as a user operation created non-commutative. The checks travel to rank 0 by
@@ -141,8 +139,8 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median over 5 batches of the time per split (and bcast) and free, in ns. */
-static double median_ns(const char *what, long reps, int rank, int size)
+/* Median over 5 batches of the time per split, bcast and free, in ns. */
+static double median_ns(long reps, int rank, int size)
 {
     double t[5];
     unsigned char byte = 1;
@@ -153,8 +151,7 @@ static double median_ns(const char *what, long reps, int rank, int size)
         for (long k = 0; k < reps; k++) {
             MPI_Comm c;
             MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &c);   /* all of them, reordered */
-            if (strcmp(what, "splitcall") == 0)
-                MPI_Bcast(&byte, 1, MPI_BYTE, 0, c);
+            MPI_Bcast(&byte, 1, MPI_BYTE, 0, c);
             MPI_Comm_free(&c);
         }
         t[b] = (MPI_Wtime() - start) / (double)reps * 1e9;
@@ -186,14 +183,14 @@ int main(int argc, char **argv)
              && all_ok(run_threads(threads, rank, size), rank, size);
         if (rank == 0)
             printf("threads %d %s provided=%d\n", threads, ok ? "ok" : "FAIL", provided);
-    } else if (argc == 3 && (strcmp(argv[1], "split") == 0 || strcmp(argv[1], "splitcall") == 0)) {
-        double ns = median_ns(argv[1], atol(argv[2]) / 5, rank, size);
+    } else if (argc == 3 && strcmp(argv[1], "splitcall") == 0) {
+        double ns = median_ns(atol(argv[2]) / 5, rank, size);
         if (rank == 0)
-            printf("%s n=%ld ns=%.0f\n", argv[1], atol(argv[2]), ns);
+            printf("splitcall n=%ld ns=%.0f\n", atol(argv[2]), ns);
     } else {
         if (rank == 0)
             fprintf(stderr, "usage: ompi_component_check check COLL M... | "
-                    "split N | splitcall N | threads T\n");
+                    "splitcall N | threads T\n");
         ok = 0;
     }
     fflush(stdout);
