@@ -177,6 +177,7 @@ def load_existing(path, columns, collective, repair=False, family="openmpi", lau
     rows = []
     checked = _columns_in_range(doc.rows, columns, family)
     integers = [k for k in _INTEGER_COLUMNS if k in columns and k not in checked]
+    converted = [(k, numbers) for k, numbers in checked.items() if numbers is not None]
     stats = [k for k in launch_stats.LAUNCH_FIELDS if "launch" in columns and k not in checked]
     for i, (lineno, fields) in enumerate(doc.rows):
         if len(fields) != len(columns):
@@ -192,9 +193,8 @@ def load_existing(path, columns, collective, repair=False, family="openmpi", lau
                 raise located(path, lineno, str(e)) from None
         for key in integers:
             row[key] = _integer(row[key], key, path, lineno)
-        for key, numbers in checked.items():
-            if numbers is not None:
-                row[key] = numbers[i]
+        for key, numbers in converted:
+            row[key] = numbers[i]
         for key in stats:
             bench.check_field(key, row[key], f"{path}:{lineno}")
         if row.get(bench.PROBE_FIELD):
