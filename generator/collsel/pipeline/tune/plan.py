@@ -35,8 +35,9 @@ coarse cost; at run time refinement.py gives each collective in turn a part of w
 has really left (its wall time so far, read from the journals) in proportion to its undecided
 cells x methods (sources/sweep/refine.undecided_in_table), nothing to one whose cells are all
 decided (a refinement resumed after a kill is shared by the counts its journal holds then).
-The plan is made once and recorded (tune.json, TunePlan), so a resumed tune runs the same
-grids.
+What the refinement leaves goes to new P where the decisions change (densify.py), among the P
+the grid was thinned from (Grid.candidate_comm_sizes). The plan is made once and recorded
+(tune.json, TunePlan), so a resumed tune runs the same grids.
 """
 from __future__ import annotations
 
@@ -90,15 +91,22 @@ class Grid:
     coarse_s: float             # the sweep's estimate of the coarse grid
     refine_s: float             # planned refinement: the rest, shared by coarse cost
     algorithms: str = ""        # the sweep's --algorithms ("": all; `refused` left out)
+    # the P `comm_sizes` was thinned from: where densifying (densify.py) may add P
+    candidate_comm_sizes: tuple = ()
 
     def to_json(self) -> dict:
-        return {**asdict(self), "comm_sizes": list(self.comm_sizes),
-                "msg_sizes": list(self.msg_sizes)}
+        out = {**asdict(self), "comm_sizes": list(self.comm_sizes),
+               "msg_sizes": list(self.msg_sizes),
+               "candidate_comm_sizes": list(self.candidate_comm_sizes)}
+        if not self.candidate_comm_sizes:   # (a plan of an older collsel has none)
+            del out["candidate_comm_sizes"]
+        return out
 
     @classmethod
     def from_json(cls, data: dict) -> Grid:
         return cls(**{**data, "comm_sizes": tuple(data["comm_sizes"]),
-                      "msg_sizes": tuple(data["msg_sizes"])})
+                      "msg_sizes": tuple(data["msg_sizes"]),
+                      "candidate_comm_sizes": tuple(data.get("candidate_comm_sizes", ()))})
 
 
 @dataclass(frozen=True)
@@ -211,7 +219,7 @@ def grids_at(step, collectives, methods_of, comm_sizes, shape_count, msg_sizes, 
         seconds = coarse_estimate(count, sizes, methods_of[c], launches, launcher_name,
                                   time_cap, mode)
         grids.append(Grid(c, ps, sizes, methods_of[c], count, launches, mode,
-                          round(seconds, 1), 0.0, algorithms_of.get(c, "")))
+                          round(seconds, 1), 0.0, algorithms_of.get(c, ""), comm_sizes))
     return grids
 
 

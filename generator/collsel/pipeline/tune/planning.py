@@ -281,7 +281,8 @@ def plan_lines(plan: tune_plan.TunePlan, done: frozenset[str] | set[str] = froze
         lines.append(f"left out: {why}")
     lines += profile_region.plan_lines(plan)
     refined = (f"refinement at most {estimate.duration(plan.budget_s - coarse)} (shared at "
-               "run time by undecided cells x methods)"
+               "run time by undecided cells x methods; what it leaves adds P where decisions "
+               "change)"
                if any(g.mode == "paired" for g in grids)
                else "no refinement (no collective is measured paired)")
     lines.append(f"estimated: coarse sweeps {estimate.duration(coarse)} + {refined}, then "

@@ -28,7 +28,7 @@ from collsel.sinks.emit.ompi_rules_reader import COLLECTIVE_IDS
 from collsel.sources.sweep import estimate, racing
 from collsel.sources.sweep.engine import PointsFailed
 from collsel.pipeline.sweeping import SweepRequest
-from collsel.pipeline.tune import curve, layout, profile_region, refinement, summary
+from collsel.pipeline.tune import curve, densify, layout, profile_region, refinement, summary
 from collsel.pipeline.tune.plan import Grid, TunePlan
 from collsel.pipeline.tune.planning import POST_S
 
@@ -138,11 +138,15 @@ class Stages:
         self.lost: dict[str, str] = {}      # collective -> what its sweep said failed
 
     def stages(self):
-        """(name, estimated seconds, function) of every stage, in order."""
+        """(name, estimated seconds or None, function) of every stage, in order."""
         for g in self.grids:
             yield f"{g.collective}:coarse", g.coarse_s, lambda g=g: self.sweep(g)
         for i, g in enumerate(self.grids):
             yield f"{g.collective}:refine", g.refine_s, lambda i=i: self.refine(i)
+        for i, g in enumerate(self.grids):
+            if g.mode == "paired" and g.comm_sizes:
+                # (no estimate of its own: it spends what the refinement left of the budget)
+                yield f"{g.collective}:densify", None, lambda i=i: self.densify(i)
         for g in self.grids:
             yield f"{g.collective}:tree", POST_S / 2, lambda g=g: self.tree(g.collective)
         if self.plan.replayed:
@@ -168,9 +172,11 @@ class Stages:
         todo = [s for s in self.stages() if s[0] not in self.done]
         total = len(list(self.stages()))
         for i, (name, seconds, work) in enumerate(todo):
-            left = sum(s for _, s, _ in todo[i:])
+            left = sum(s or 0 for _, s, _ in todo[i:])
+            about = ("what the refinement left" if seconds is None
+                     else f"about {estimate.duration(seconds)}")
             self.progress(f"[{total - len(todo) + i + 1}/{total}] {name.replace(':', ' ')} "
-                          f"(about {estimate.duration(seconds)}); ETA {_clock(left)}")
+                          f"({about}); ETA {_clock(left)}")
             work()
             if not (name.split(":")[0] in self.lost or (name == "deploy" and self.lost)):
                 layout.mark_done(self.out, name)
@@ -188,8 +194,10 @@ class Stages:
               file=sys.stderr, flush=True)
 
     def sweep(self, grid, refine_s=None):
+        # every P the table asks for: a sweep run again after densifying must not shrink it
         try:
-            run_sweep(sweep_request(self.out, self.plan, grid, refine_s), self.printers)
+            run_sweep(sweep_request(self.out, self.plan, densify.grown(self.out, grid),
+                                    refine_s), self.printers)
         except PointsFailed as e:
             self.lost[grid.collective] = str(e)
             self.progress(f"{grid.collective}: {e}; going on with what was measured")
@@ -213,6 +221,39 @@ class Stages:
             self.progress(f"{grid.collective}: {part.why}")
         else:
             self.sweep(grid, part.seconds)
+
+    def densify(self, index):
+        """New P where the decisions change, in rounds, within the collective's allowance
+        (pipeline/tune/densify.py). A round's P go into the table's grid as its sweep starts,
+        so a resumed tune first completes that round (the sweep of the grown grid), then
+        chooses the next from the same table."""
+        grid = self.grids[index]
+        allowed = densify.allowance(self.out, self.plan, self.grids, index)
+        if not allowed.seconds:
+            self.progress(f"{grid.collective}: {allowed.why}")
+            return
+        current = densify.grown(self.out, grid)
+        if current != grid:
+            self.sweep(current)         # a round a kill interrupted, completed
+        rounds = 0
+        while grid.collective not in self.lost:
+            current = densify.grown(self.out, grid)
+            new = densify.next_round(densify.read_table(self.out, grid.collective),
+                                     [p for p in grid.candidate_comm_sizes
+                                      if p not in current.comm_sizes],
+                                     densify.p_costs(self.out, grid),
+                                     allowed.seconds - densify.spent(self.out, grid))
+            if not new:
+                break
+            rounds += 1
+            self.progress(f"{grid.collective}: densify round {rounds}: P "
+                          f"{','.join(map(str, new))} (between measured P whose decisions "
+                          "differ)")
+            self.sweep(dataclasses.replace(
+                current, comm_sizes=tuple(sorted({*current.comm_sizes, *new}))))
+        if not rounds:
+            self.progress(f"{grid.collective}: no P added (no gap between measured P whose "
+                          "decisions differ has a P to measure within the allowance)")
 
     def tree(self, collective):
         """The recommended tree and its blob, as `collsel build --recommend` and `collsel emit

@@ -33,27 +33,28 @@ def parse_budget(text):
     return ("seconds", value) if match.group(2) else ("launches", int(value))
 
 
-def _launch_walls(journal_meta):
-    """(launch number K, wall seconds) of every `# launch.P.K=` line of the journal."""
+def launch_walls(journal_meta):
+    """(shape mark, launch number K, wall seconds) of every `# launch.MARK.K=` line of the
+    journal."""
     for key, value in journal_meta.items():
         parts = key.split(".")
         if len(parts) == 3 and parts[0] == "launch" and parts[2].isdigit():
             fields = dict(x.split("=", 1) for x in value.split() if "=" in x)
             try:
-                yield int(parts[2]), float(fields.get("wall_s", 0))
+                yield parts[1], int(parts[2]), float(fields.get("wall_s", 0))
             except ValueError:
-                yield int(parts[2]), 0.0
+                yield parts[1], int(parts[2]), 0.0
 
 
 def spent(journal_meta, planned_launches):
     """(launches, seconds) the refinement has spent, from the journal's `# launch.P.K=` lines."""
-    walls = [wall for k, wall in _launch_walls(journal_meta) if k > planned_launches]
+    walls = [wall for _, k, wall in launch_walls(journal_meta) if k > planned_launches]
     return len(walls), sum(walls)
 
 
 def planned_seconds(journal_meta, planned_launches):
     """Seconds the planned launches took (collsel tune gives refinement what they left)."""
-    return sum(wall for k, wall in _launch_walls(journal_meta) if k <= planned_launches)
+    return sum(wall for _, k, wall in launch_walls(journal_meta) if k <= planned_launches)
 
 
 def left(budget, used_launches, used_seconds):

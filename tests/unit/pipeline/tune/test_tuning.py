@@ -26,7 +26,7 @@ def test_run_tune_on_a_replay_writes_what_the_command_writes(tmp_path, capsys):
     assert got.plan.replayed and got.plan.collectives == ("bcast",)
     assert got.summary == (api / layout.SUMMARY).read_text()
     assert got.summary.startswith(f"replay of {PAIRED}: budget 10% = ")
-    assert "collsel tune: [4/4] bcast curve" in capsys.readouterr().err
+    assert "collsel tune: [5/5] bcast curve" in capsys.readouterr().err
 
     cli = tmp_path / "cli"
     done = run_in_process("tune", "--out", cli, "--replay", PAIRED, "--budget", "10%",
