@@ -228,6 +228,9 @@ class Stages:
         so a resumed tune first completes that round (the sweep of the grown grid), then
         chooses the next from the same table."""
         grid = self.grids[index]
+        if grid.collective in self.lost:
+            self.progress(f"{grid.collective}: not densified (launches of its sweep failed)")
+            return
         allowed = densify.allowance(self.out, self.plan, self.grids, index)
         if not allowed.seconds:
             self.progress(f"{grid.collective}: {allowed.why}")
