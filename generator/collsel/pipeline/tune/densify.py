@@ -93,39 +93,56 @@ def next_round(table, candidates: Sequence[int], p_costs: dict[int, float],
     return sorted(chosen)
 
 
+def _asked(metadata: dict) -> tuple[int, ...]:
+    """The P a sweep table's metadata asks for (its last `# options=` line)."""
+    text = parse_options(metadata.get("options", "")).get("--comm-sizes", "")
+    return tuple(sorted({int(x) for x in text.split(",") if x}))
+
+
 def table_comm_sizes(out: str, collective: str) -> tuple[int, ...]:
-    """The P the collective's sweep table asks for (its last `# options=` line): the plan's
-    grid and every P a densifying round added; () when the table does not exist yet."""
+    """The P the collective's sweep table asks for: the plan's grid and every P a densifying
+    round added; () when the table does not exist yet."""
     path = layout.table(out, collective)
     if not os.path.exists(path):
         return ()
-    options = parse_options(csvfile.read(path, "a sweep table").metadata.get("options", ""))
-    text = options.get("--comm-sizes", "")
-    return tuple(sorted({int(x) for x in text.split(",") if x}))
+    return _asked(csvfile.read(path, "a sweep table").metadata)
+
+
+def _with(grid: tune_plan.Grid, asked: Sequence[int]) -> tune_plan.Grid:
+    ps = tuple(sorted(set(grid.comm_sizes) | set(asked)))
+    return grid if ps == grid.comm_sizes else replace(grid, comm_sizes=ps)
 
 
 def grown(out: str, grid: tune_plan.Grid) -> tune_plan.Grid:
     """`grid` with the P its table already asks for beyond the plan's (a sweep resumed after
     densifying must ask for every recorded P)."""
-    if not grid.comm_sizes:
-        return grid
-    ps = tuple(sorted(set(grid.comm_sizes) | set(table_comm_sizes(out, grid.collective))))
-    return grid if ps == grid.comm_sizes else replace(grid, comm_sizes=ps)
+    return _with(grid, table_comm_sizes(out, grid.collective)) if grid.comm_sizes else grid
 
 
-def p_costs(out: str, grid: tune_plan.Grid) -> dict[int, float]:
-    """{P: seconds its planned launches took} of every P the collective's journal records."""
+def p_costs(journal_meta: dict, launches: int) -> dict[int, float]:
+    """{P: seconds its planned launches (K <= `launches`) took} of every P a journal's
+    metadata records."""
     costs: dict[int, float] = {}
-    for mark, k, wall in refine.launch_walls(refinement.journal_meta(out, grid.collective)):
-        if k <= grid.launches and mark.isdigit():
+    for mark, k, wall in refine.launch_walls(journal_meta):
+        if k <= launches and mark.isdigit():
             costs[int(mark)] = costs.get(int(mark), 0.0) + wall
     return costs
 
 
-def spent(out: str, grid: tune_plan.Grid) -> float:
-    """Seconds the densifying of `grid` has spent: its journal's launches at P beyond the
-    plan's grid."""
-    return sum(wall for p, wall in p_costs(out, grid).items() if p not in grid.comm_sizes)
+def _added(costs: dict[int, float], grid: tune_plan.Grid) -> float:
+    """Seconds of the P beyond the plan's grid (what its densifying spent), of `p_costs`."""
+    return sum(wall for p, wall in costs.items() if p not in grid.comm_sizes)
+
+
+def round_of(out: str, grid: tune_plan.Grid, allowance_s: float
+             ) -> tuple[tune_plan.Grid, list[int]]:
+    """(the grid the collective's table asks for now, the P of its next round within
+    `allowance_s` less what its densifying spent): its table and journal read once."""
+    table = table_io.read_table(layout.table(out, grid.collective))
+    current = _with(grid, _asked(table.sources[0].metadata))
+    costs = p_costs(refinement.journal_meta(out, grid.collective), grid.launches)
+    candidates = [p for p in grid.candidate_comm_sizes if p not in current.comm_sizes]
+    return current, next_round(table, candidates, costs, allowance_s - _added(costs, grid))
 
 
 @dataclass(frozen=True)
@@ -151,9 +168,9 @@ def allowance(out: str, plan: tune_plan.TunePlan, grids: Sequence[tune_plan.Grid
     for i, g in enumerate(grids):
         if g.mode == "paired":
             meta = refinement.journal_meta(out, g.collective)
-            used += refine.spent(meta, g.launches)[1]
-            # coarse_seconds counts a paired grid's planned launches at every P, added ones too
-            used += refinement.coarse_seconds(out, g) - (spent(out, g) if i >= index else 0)
+            costs = p_costs(meta, g.launches)     # planned launches at every P, added ones too
+            used += (refine.spent(meta, g.launches)[1] + sum(costs.values())
+                     - (_added(costs, g) if i >= index else 0))
     weights = [profile_region.refinement_weight(plan, g.collective)
                for g in grids[index:] if g.mode == "paired"]
     share = weights[0] / sum(weights) if sum(weights) else 0.0
@@ -161,8 +178,3 @@ def allowance(out: str, plan: tune_plan.TunePlan, grids: Sequence[tune_plan.Grid
     if seconds < refinement.MIN_SECONDS:
         return Allowance(why="no budget left to densify")
     return Allowance(seconds)
-
-
-def read_table(out: str, collective: str):
-    """The collective's table as decisions see it."""
-    return table_io.read_table(layout.table(out, collective))

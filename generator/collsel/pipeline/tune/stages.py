@@ -240,12 +240,7 @@ class Stages:
             self.sweep(current)         # a round a kill interrupted, completed
         rounds = 0
         while grid.collective not in self.lost:
-            current = densify.grown(self.out, grid)
-            new = densify.next_round(densify.read_table(self.out, grid.collective),
-                                     [p for p in grid.candidate_comm_sizes
-                                      if p not in current.comm_sizes],
-                                     densify.p_costs(self.out, grid),
-                                     allowed.seconds - densify.spent(self.out, grid))
+            current, new = densify.round_of(self.out, grid, allowed.seconds)
             if not new:
                 break
             rounds += 1
