@@ -104,9 +104,17 @@ class Grid:
 
     @classmethod
     def from_json(cls, data: dict) -> Grid:
-        return cls(**{**data, "comm_sizes": tuple(data["comm_sizes"]),
-                      "msg_sizes": tuple(data["msg_sizes"]),
-                      "candidate_comm_sizes": tuple(data.get("candidate_comm_sizes", ()))})
+        """ValueError where a list of P or sizes holds anything but non-negative integers."""
+        return cls(**{**data, "comm_sizes": _sizes(data["comm_sizes"]),
+                      "msg_sizes": _sizes(data["msg_sizes"]),
+                      "candidate_comm_sizes": _sizes(data.get("candidate_comm_sizes", ()))})
+
+
+def _sizes(items) -> tuple:
+    if not isinstance(items, (list, tuple)) or not all(
+            type(x) is int and x >= 0 for x in items):
+        raise ValueError(f"not a list of non-negative integers: {items!r}")
+    return tuple(items)
 
 
 @dataclass(frozen=True)

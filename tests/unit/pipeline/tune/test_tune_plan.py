@@ -40,3 +40,15 @@ def test_a_plan_without_a_field_is_one_line(tmp_path):
     (tmp_path / layout.PLAN).write_text(json.dumps(data))
     with pytest.raises(InputError, match="a collsel tune plan without 'grids'"):
         layout.load(str(tmp_path))
+
+
+@pytest.mark.parametrize("field, value", [("comm_sizes", ["x", 3]), ("msg_sizes", "1,2"),
+                                          ("candidate_comm_sizes", [2, -4]),
+                                          ("candidate_comm_sizes", [True])])
+def test_a_plan_whose_sizes_are_not_integers_is_one_line(tmp_path, field, value):
+    data = json.loads(SHIPPED[0].read_text())
+    data["machine"] = layout.machine(data["launcher"])
+    data["grids"][0][field] = value
+    (tmp_path / layout.PLAN).write_text(json.dumps(data))
+    with pytest.raises(InputError, match="not a collsel tune plan of format"):
+        layout.load(str(tmp_path))
