@@ -118,7 +118,7 @@ def check_complete(out, tmp_path, capsys):
     assert len(points) == len(set(points)), "duplicated points in the table"
     assert set(points) == want
     tbl.check_duplicates(table)
-    meta, rows, dropped = sweep_journal.load_existing(
+    meta, rows, dropped, _ = sweep_journal.load_existing(
         sweep_journal.journal_path(str(out)), sweep_journal.JOURNAL_COLUMNS, "bcast")
     assert dropped == b""
     launches = [sweep_journal.point_key(r) + (r["launch"],) for r in rows]

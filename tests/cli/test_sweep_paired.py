@@ -52,7 +52,7 @@ def table_rows(path):
 
 
 def journal_of(out):
-    meta, rows, dropped = sweep_journal.load_existing(
+    meta, rows, dropped, _ = sweep_journal.load_existing(
         sweep_journal.journal_path(str(out)), sweep_journal.PAIRED_JOURNAL_COLUMNS, "bcast",
         launches=True)
     assert dropped == b""

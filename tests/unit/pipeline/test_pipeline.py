@@ -186,7 +186,7 @@ def test_refinement_shares_what_is_left_by_undecided_cells_times_methods(tmp_pat
     plan = plan_of(grids, 100.0)
     undecided = {"bcast": {2: [8]}, "reduce": {2: [8], 4: [8]}, "scan": {}}
     monkeypatch.setattr(refinement, "coarse_seconds", lambda out, g: 10.0)
-    monkeypatch.setattr(refinement, "journal_meta", lambda out, c: c)
+    monkeypatch.setattr(refinement, "launches", lambda out, c: c)
     monkeypatch.setattr(refinement.refine, "spent", lambda meta, launches: (1, 6.0))
     monkeypatch.setattr(refinement.refine, "undecided_in_table",
                         lambda path: undecided[path.split("/")[-2]])

@@ -33,22 +33,10 @@ COLUMNS = ("collective", "launches", "cost_s", "cost_pct", "cells", "exact_mean"
            "P_mean", "m_mean")
 
 
-def launch_order(table_path):
-    """[(shape mark, K, wall_s)] of the journal's launches, in the order they ran."""
-    meta = refine.csvfile.read(journal.journal_path(table_path), "a sweep journal").metadata
-    out = []
-    for key, value in meta.items():
-        parts = key.split(".")
-        if parts[0] == "launch" and len(parts) == 3 and parts[2].isdigit():
-            fields = dict(x.split("=", 1) for x in value.split() if "=" in x)
-            out.append((parts[1], int(parts[2]), float(fields.get("wall_s", 0))))
-    return out
-
-
 def checkpoints(order, count=CHECKPOINTS):
-    """The launch counts to score at: where the cumulative cost first reaches each 1/count of
-    the total, and the end."""
-    cost = np.cumsum([wall for _, _, wall in order])
+    """The launch counts to score at: where the cumulative cost of the launches `order`
+    ([journal.LaunchLine], as they ran) first reaches each 1/count of the total, and the end."""
+    cost = np.cumsum([x.wall_s for x in order])
     if not len(cost):
         return []
     marks = {int(np.searchsorted(cost, cost[-1] * i / count)) + 1 for i in range(1, count + 1)}
@@ -120,7 +108,7 @@ def curve(collective, table_path, full_path, config, full_cost, count=CHECKPOINT
     `meanwhile`: a function run in a thread of this process while the workers score (started
     once they are forked: a fork copies a lock another thread holds, held for ever)."""
     full = table_io.read_table(full_path).select(collective)
-    order = launch_order(table_path)
+    order = journal.read_launches(journal.journal_path(table_path))
     metadata = refine.csvfile.read(table_path, "a sweep table").metadata
     points = checkpoints(order, count)
     rows = []
@@ -129,13 +117,12 @@ def curve(collective, table_path, full_path, config, full_cost, count=CHECKPOINT
     pool = parallel.pool()
     with tempfile.TemporaryDirectory(prefix="collsel-curve-") as scratch, pool as workers, \
             _in_thread(meanwhile):
-        plans = refine.table_plans(table_path, [{(mark, k) for mark, k, _ in order[:n]}
-                                                for n in points])
+        plans = refine.table_plans(table_path, points)
         tasks = ((_table_of(plan, metadata, scratch), full, config) for plan in plans)
         done = (workers.imap(_checkpoint_task, tasks) if workers is not None
                 else map(_checkpoint_task, tasks))
         for n, (figures, cells) in zip(points, done):
-            cost = float(sum(wall for _, _, wall in order[:n]))
+            cost = float(sum(x.wall_s for x in order[:n]))
             rows.append({"collective": collective, "launches": n, "cost_s": cost,
                          "cost_pct": 100 * cost / full_cost, "cells": cells, **figures})
             if progress:

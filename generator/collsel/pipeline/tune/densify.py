@@ -119,13 +119,13 @@ def grown(out: str, grid: tune_plan.Grid) -> tune_plan.Grid:
     return _with(grid, table_comm_sizes(out, grid.collective)) if grid.comm_sizes else grid
 
 
-def p_costs(journal_meta: dict, launches: int) -> dict[int, float]:
-    """{P: seconds its planned launches (K <= `launches`) took} of every P a journal's
-    metadata records."""
+def p_costs(launches: Sequence, planned: int) -> dict[int, float]:
+    """{P: seconds its planned launches (K <= `planned`) took} of every P of a journal's
+    launches ([journal.LaunchLine])."""
     costs: dict[int, float] = {}
-    for mark, k, wall in refine.launch_walls(journal_meta):
-        if k <= launches and mark.isdigit():
-            costs[int(mark)] = costs.get(int(mark), 0.0) + wall
+    for x in launches:
+        if x.k <= planned and x.mark.isdigit():
+            costs[int(x.mark)] = costs.get(int(x.mark), 0.0) + x.wall_s
     return costs
 
 
@@ -140,7 +140,7 @@ def round_of(out: str, grid: tune_plan.Grid, allowance_s: float
     `allowance_s` less what its densifying spent): its table and journal read once."""
     table = table_io.read_table(layout.table(out, grid.collective))
     current = _with(grid, _asked(table.sources[0].metadata))
-    costs = p_costs(refinement.journal_meta(out, grid.collective), grid.launches)
+    costs = p_costs(refinement.launches(out, grid.collective), grid.launches)
     candidates = [p for p in grid.candidate_comm_sizes if p not in current.comm_sizes]
     return current, next_round(table, candidates, costs, allowance_s - _added(costs, grid))
 
@@ -167,9 +167,9 @@ def allowance(out: str, plan: tune_plan.TunePlan, grids: Sequence[tune_plan.Grid
     used = sum(refinement.coarse_seconds(out, g) for g in grids if g.mode != "paired")
     for i, g in enumerate(grids):
         if g.mode == "paired":
-            meta = refinement.journal_meta(out, g.collective)
-            costs = p_costs(meta, g.launches)     # planned launches at every P, added ones too
-            used += (refine.spent(meta, g.launches)[1] + sum(costs.values())
+            launches = refinement.launches(out, g.collective)
+            costs = p_costs(launches, g.launches)  # planned launches at every P, added ones too
+            used += (refine.spent(launches, g.launches)[1] + sum(costs.values())
                      - (_added(costs, g) if i >= index else 0))
     weights = [profile_region.refinement_weight(plan, g.collective)
                for g in grids[index:] if g.mode == "paired"]

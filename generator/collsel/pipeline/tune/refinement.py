@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from collsel.core.io import csvfile
-from collsel.sources.sweep import journal_path, refine
+from collsel.sources.sweep import journal, refine
 from collsel.pipeline.tune import layout, plan as tune_plan, profile_region
 
 # A part under this many seconds is not worth a launch.
@@ -27,10 +27,9 @@ class Refinement:
     why: str = ""
 
 
-def journal_meta(out: str, collective: str) -> dict:
-    """The metadata (`# key=value` lines) of a collective's sweep journal in tune DIR `out`."""
-    return csvfile.read(journal_path(layout.table(out, collective)),
-                        "a sweep journal").metadata
+def launches(out: str, collective: str) -> list:
+    """The launches ([journal.LaunchLine]) of a collective's sweep journal in tune DIR `out`."""
+    return journal.read_launches(journal.journal_path(layout.table(out, collective)))
 
 
 def coarse_seconds(out: str, grid: tune_plan.Grid) -> float:
@@ -38,7 +37,7 @@ def coarse_seconds(out: str, grid: tune_plan.Grid) -> float:
     journal's launch lines), or a per-method sweep's runs (its table's run.N.wall_s: its
     journal has no launch lines)."""
     if grid.mode == "paired":
-        return refine.planned_seconds(journal_meta(out, grid.collective), grid.launches)
+        return refine.planned_seconds(launches(out, grid.collective), grid.launches)
     meta = csvfile.read(layout.table(out, grid.collective), "a sweep table").metadata
     return sum(float(value) for key, value in meta.items()
                if key.startswith("run.") and key.endswith(".wall_s"))
@@ -53,7 +52,7 @@ def share(out: str, plan: tune_plan.TunePlan, grids: Sequence[tune_plan.Grid],
     if grid.mode != "paired":
         return Refinement(why=f"measured {grid.mode}, not refined")
     used = sum(coarse_seconds(out, g) for g in grids)
-    used += sum(refine.spent(journal_meta(out, g.collective), g.launches)[1]
+    used += sum(refine.spent(launches(out, g.collective), g.launches)[1]
                 for g in grids[:index] if g.mode == "paired")
     need = {g.collective: profile_region.refinement_weight(plan, g.collective)
             * g.methods * sum(map(len, refine.undecided_in_table(

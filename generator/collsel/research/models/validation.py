@@ -95,7 +95,7 @@ def journal_launches(path, mapped=False):
         raise InputError(f"{path}: the journal has no ppn column, so its launches cannot be "
                          "paired with the table's nodes x ppn cells")
     try:
-        _, rows, _ = journal.load_existing(path, header, "bcast", repair=False,
+        _, rows, _, _ = journal.load_existing(path, header, "bcast", repair=False,
                                            launches="seed" in header)
     except OSError as e:
         raise InputError(f"{path}: cannot read the sweep journal: {e.strerror}") from None

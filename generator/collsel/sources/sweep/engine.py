@@ -22,8 +22,8 @@ from collsel.sources.measure import launchers
 from collsel.sources.measure.machine import loadavg, now_iso
 from collsel.sources.measure.progress import Progress
 from collsel.sources.sweep import lock, resume, startup
-from collsel.sources.sweep.journal import (TableFile, drop_partial_line, journal_path,
-                                           load_existing)
+from collsel.sources.sweep.journal import (LaunchLog, TableFile, drop_partial_line,
+                                           journal_path, load_existing)
 
 
 class PointsFailed(CollselError):
@@ -160,18 +160,19 @@ class Found:
 
     def __init__(self, cfg, protocol):
         self.journal_file = journal_path(cfg.out)
-        self.meta, self.journal_meta, self.dropped, self.grew = {}, {}, [], False
+        self.meta, self.dropped, self.grew = {}, [], False
+        self.launches = LaunchLog()     # a paired journal's launches
         self.rows, self.journal_rows = [], []
         self.resuming = resuming(cfg)
         if not self.resuming:
             return
         resume.check_mode(cfg.out, cfg.options)
-        self.meta, self.rows, cut = _load(cfg.out, protocol.columns, cfg.collective,
+        self.meta, self.rows, cut, _ = _load(cfg.out, protocol.columns, cfg.collective,
                                           protocol.row_family, False)
         self.grew = resume.check(cfg.out, self.meta, cfg.options)
         self.dropped.append((cfg.out, cut))
         if os.path.exists(self.journal_file):
-            self.journal_meta, self.journal_rows, cut = _load(
+            _, self.journal_rows, cut, self.launches = _load(
                 self.journal_file, protocol.journal_columns, cfg.collective,
                 protocol.row_family, protocol.journal_marks)
             self.dropped.append((self.journal_file, cut))

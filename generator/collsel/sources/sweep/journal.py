@@ -7,6 +7,9 @@ moment leaves complete rows plus at most one truncated last line per file, which
 cuts off.
 """
 import os
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from collsel.core.io import csvfile, values
 from collsel.core.mpi import algorithms
@@ -29,6 +32,8 @@ PAIRED_COLUMNS = COLUMNS + ["tied", "p_best"]
 PAIRED_JOURNAL_COLUMNS = ["collective", "comm_size", "msg_size", "algorithm", "segsize",
                           "faninout", "launch", "seed", *launch_stats.LAUNCH_FIELDS]
 LAUNCH_MARK = b"# launch."
+LAUNCH_KEY = "launch"
+UNUSABLE_KEY = "unusable"       # `# unusable.SHAPE.K=M:A:S:F,...` (sweep/paired_plan.py)
 _INTEGER_COLUMNS = ("comm_size", "msg_size", "algorithm", "segsize", "faninout", "launch",
                     "seed", *shapes.COLUMNS)
 _RANGES = {"comm_size": values.COMM_SIZE, "msg_size": values.TABLE_MSG_SIZE,
@@ -78,6 +83,67 @@ def _columns_in_range(rows, columns, family):
             if values.plain_integers(texts(key), low, high) is not None:
                 out[key] = None
     return out
+
+
+@dataclass(frozen=True)
+class LaunchLine:
+    """One launch of a paired journal: its `# launch.MARK.K=...` line, which closes the rows
+    written just before it, and the value of the `# unusable.MARK.K=` line written with it
+    ("" without one). A resumed sweep whose grid grew by sizes runs launch K of a shape again
+    over the new sizes, so (mark, k) may repeat: a journal's launches are its lines, in order,
+    not its metadata keys (which keep only the last line of a key)."""
+    mark: str           # the shape (sweep/shapes.py Shape.mark)
+    k: int
+    wall_s: float
+    unusable: str = ""
+    line: int = 0       # its line number in the journal (0: a launch of the running sweep)
+
+
+@dataclass
+class LaunchLog:
+    """A paired journal's launches in the order they ran, and the launch of each row:
+    `of_row[i]` indexes `lines` (the launch line that follows row i)."""
+    lines: list = field(default_factory=list)
+    of_row: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+
+def _launch_key(key, kind):
+    """(mark, K) of a `KIND.MARK.K` metadata key, else None."""
+    head, _, rest = key.partition(".")
+    mark, _, k = rest.rpartition(".")
+    return (mark, int(k)) if head == kind and mark and k.isdigit() else None
+
+
+def launch_lines(lines):
+    """[LaunchLine] of a journal's text lines, in order."""
+    out, unusable = [], {}
+    for lineno, text in enumerate(lines, 1):
+        if text[:1] != "#" and not text.lstrip().startswith("#"):
+            continue                    # a row: the cheap test first (journals are long)
+        item = csvfile.metadata_item(text)
+        if item is None:
+            continue
+        key, value = item
+        found = _launch_key(key, UNUSABLE_KEY)
+        if found:
+            unusable[found] = value
+            continue
+        found = _launch_key(key, LAUNCH_KEY)
+        if found:
+            fields = dict(x.split("=", 1) for x in value.split() if "=" in x)
+            try:
+                wall = float(fields.get("wall_s", 0))
+            except ValueError:
+                wall = 0.0
+            out.append(LaunchLine(*found, wall, unusable.pop(found, ""), lineno))
+    return out
+
+
+def read_launches(path):
+    """[LaunchLine] of the journal at `path` (a truncated last line left out)."""
+    raw = csvfile.read_bytes(path, "a sweep journal")
+    raw = raw[:raw.rfind(b"\n") + 1]
+    return launch_lines(csvfile.decode_lines(path, raw, "a sweep journal"))
 
 
 def point_key(row):
@@ -151,9 +217,10 @@ def load_existing(path, columns, collective, repair=False, family="openmpi", lau
     """Metadata and rows of a table (or journal) a sweep wrote, without the truncated last line
     a killed sweep may have left (the point in flight), which `repair` (or, later,
     `drop_partial_line`) cuts off the file. Returns (metadata, rows as {column: text}, the dropped
-    bytes); one located error if malformed, OSError if unreadable. `launches` (a paired
-    journal): the rows of a launch whose `# launch.` line is missing are dropped too. MPICH
-    tables and journals name algorithms natively (`family`)."""
+    bytes, a LaunchLog); one located error if malformed, OSError if unreadable. `launches` (a
+    paired journal): the rows of a launch whose `# launch.` line is missing are dropped too, and
+    the LaunchLog holds its launches (else it is empty). MPICH tables and journals name
+    algorithms natively (`family`)."""
     with open(path, "rb") as f:
         raw = f.read()
     dropped = b""
@@ -168,7 +235,8 @@ def load_existing(path, columns, collective, repair=False, family="openmpi", lau
             raw = raw[:cut]
     if dropped and repair:
         os.truncate(path, len(raw))
-    doc = csvfile.parse(path, csvfile.decode_lines(path, raw, "a sweep table"))
+    lines = csvfile.decode_lines(path, raw, "a sweep table")
+    doc = csvfile.parse(path, lines)
     if doc.header is not None and doc.header != columns:
         raise located(path, doc.header_line, "not written by this version of 'collsel sweep' "
                       "in this mode (header "
@@ -210,4 +278,9 @@ def load_existing(path, columns, collective, repair=False, family="openmpi", lau
     meta = doc.metadata
     if "collective" in meta and meta["collective"] != collective:
         raise InputError(f"{path}: table is a '{meta['collective']}' sweep, not '{collective}'")
-    return meta, rows, dropped
+    log = LaunchLog()
+    if launches:
+        log.lines = launch_lines(lines)
+        log.of_row = np.searchsorted([x.line for x in log.lines],
+                                     [lineno for lineno, _ in doc.rows]).astype(np.int64)
+    return meta, rows, dropped, log

@@ -11,7 +11,6 @@ launches. A killed sweep loses at most the launch in flight; --resume continues.
 """
 import contextlib
 import os
-import re
 import time
 from collections import Counter
 
@@ -23,9 +22,10 @@ from collsel.sources.measure import benchmark_program as bench, launchers, place
 from collsel.sources.measure.supervise import run_launch
 from collsel.sources.sweep import (engine, estimate, hygiene, load, racing, raw as raw_files,
                                    refine, shapes, ties)
-from collsel.sources.sweep.journal import journal_path, paired_columns
-from collsel.sources.sweep.paired_plan import (UNUSABLE_KEY, PairedPlan, algorithm_text,
-                                               launch_seed, method_token, unusable_text)
+from collsel.sources.sweep.journal import (UNUSABLE_KEY, LaunchLine, journal_path,
+                                          paired_columns)
+from collsel.sources.sweep.paired_plan import (PairedPlan, algorithm_text, launch_seed,
+                                               method_token, unusable_text)
 from collsel.sources.sweep.run import header_metadata
 
 STATISTIC_DETAIL = ("time_us = mean over launches of each launch's median per-repetition "
@@ -103,16 +103,11 @@ def launch_command(cfg, shape, k, sizes, raw_path=None, methods=None):
                                 ppn=shape.ppn or None) + (seed,)
 
 
-def _launch_times(journal_meta, journal_rows):
-    """(shape mark, points, wall_s) of every launch the journal records (for the estimate)."""
-    points = Counter((shapes.of_row(r).mark, r["launch"]) for r in journal_rows)
-    found = []
-    for key, mark_text in journal_meta.items():
-        wall = re.search(r"\bwall_s=([0-9.]+)", mark_text)
-        mark, _, k = key[len("launch."):].rpartition(".")
-        if key.startswith("launch.") and wall and k.isdigit():
-            found.append((mark, points[(mark, int(k))], float(wall.group(1))))
-    return found
+def _launch_times(log):
+    """(shape mark, points, wall_s) of every launch of a journal's LaunchLog (for the
+    estimate)."""
+    points = Counter(log.of_row.tolist())
+    return [(x.mark, points[i], x.wall_s) for i, x in enumerate(log.lines)]
 
 
 class Paired(engine.Protocol):
@@ -147,11 +142,11 @@ class Paired(engine.Protocol):
         return hygiene.Watch()
 
     def load(self, found):
-        self.journal_meta = found.journal_meta      # grows with the launches of this run
+        self.launch_lines = list(found.launches.lines)     # grows with this run's launches
         self.plan = PairedPlan(self.cfg, found.journal_rows,
                                {(shapes.of_row(r), r["msg_size"]) for r in found.rows},
-                               found.journal_meta)
-        self.observed = _launch_times(found.journal_meta, found.journal_rows)
+                               self.launch_lines)
+        self.observed = _launch_times(found.launches)
 
     def dry_run_lines(self, found):
         cfg, plan = self.cfg, self.plan
@@ -216,7 +211,7 @@ class Paired(engine.Protocol):
         """--refine: launches where cells are undecided, until decided or the budget is spent
         (refine.py)."""
         cfg = self.cfg
-        used, seconds = refine.spent(self.journal_meta, cfg.launches)
+        used, seconds = refine.spent(self.launch_lines, cfg.launches)
         cells = len(self.plan.cells())
         while True:
             undecided = refine.undecided(self.plan)
@@ -283,7 +278,6 @@ class Paired(engine.Protocol):
         if marks:
             key = f"{UNUSABLE_KEY}.{shape.mark}.{k}"
             text += f"# {key}={unusable_text(marks)}\n"
-            self.journal_meta[key] = unusable_text(marks)
             sweep.table.append_meta(key, unusable_text(marks) + " (method unusable: its forced "
                                     "call returned an MPI error, or no call at that size; no "
                                     "rows)")
@@ -293,7 +287,9 @@ class Paired(engine.Protocol):
                 f"wall_s={wall_s:.1f} start=[{launch.load_start}] end=[{load_end}] "
                 f"rank_hosts={';'.join(dict.fromkeys(launch.hosts)) or '?'}")
         sweep.journal.append(text + f"# launch.{shape.mark}.{k}={' '.join(mark.split())}\n")
-        self.journal_meta[f"launch.{shape.mark}.{k}"] = mark
+        # as a resumed sweep reads it back: the line's rounded wall time
+        self.launch_lines.append(LaunchLine(shape.mark, k, float(f"{wall_s:.1f}"),
+                                            unusable_text(marks)))
         self.append_complete_cells(sweep.table, {shape: set(launch.done)})
 
     def _journal_row(self, shape, k, seed, m, method, fields, scheduled):

@@ -10,7 +10,8 @@ launches 1..N; its rows then combine all its launches (N planned, more from --re
 A method the benchmark reports unusable at a size in a launch (`#@unusable.M=`: its forced call
 returned an MPI error), or every method at a size the collective has no call for
 (`#@skipped=`), counts as measured there (no relaunch) and is left out of the cell's rows; the
-journal keeps these as `# unusable.SHAPE.K=M:A:S:F,...` lines (UNUSABLE_KEY).
+journal keeps these as `# unusable.SHAPE.K=M:A:S:F,...` lines (journal.UNUSABLE_KEY), read
+back with their launch (journal.LaunchLine.unusable).
 """
 import numpy as np
 
@@ -37,8 +38,6 @@ def algorithm_text(collective, alg, family):
     return algorithms.algorithm_name(collective, alg, family) if family == "mpich" else alg
 
 
-UNUSABLE_KEY = "unusable"
-
 
 def unusable_text(marks):
     """The journal's value of one launch's unusable marks: [(m, Method)] as M:A:S:F,..."""
@@ -46,7 +45,7 @@ def unusable_text(marks):
 
 
 class PairedPlan:
-    def __init__(self, cfg, journal_rows, written_cells, journal_meta=None):
+    def __init__(self, cfg, journal_rows, written_cells, launches=()):
         self.cfg = cfg
         self.groups = cfg.groups()      # the shapes, in launch order
         self.data = {}                  # (shape, m, Method) -> {launch: fields}
@@ -55,21 +54,20 @@ class PairedPlan:
             key = (shapes.of_row(row), row["msg_size"],
                    Method(row["algorithm"], row["segsize"], row["faninout"]))
             self.data.setdefault(key, {})[row["launch"]] = row
-        self._read_unusable(journal_meta or {})
+        self._read_unusable(launches)
         self.written = set(written_cells)      # cells with rows in the table
 
-    def _read_unusable(self, journal_meta):
-        """The journal's `# unusable.SHAPE.K=` lines."""
+    def _read_unusable(self, launches):
+        """The unusable marks of the journal's launches ([journal.LaunchLine])."""
         by_mark = {shape.mark: shape for shape in self.groups}
         by_token = {unusable_text([(0, x)]).split(":", 1)[1]: x for x in self.cfg.methods}
-        for key, value in journal_meta.items():
-            mark, _, k = key[len(UNUSABLE_KEY) + 1:].rpartition(".")
-            if not key.startswith(UNUSABLE_KEY + ".") or mark not in by_mark or not k.isdigit():
+        for launch in launches:
+            if not launch.unusable or launch.mark not in by_mark:
                 continue
-            for item in value.split(","):
+            for item in launch.unusable.split(","):
                 m, _, token = item.partition(":")
                 if m.isdigit() and token in by_token:
-                    self.mark_unusable(by_mark[mark], int(m), by_token[token], int(k))
+                    self.mark_unusable(by_mark[launch.mark], int(m), by_token[token], launch.k)
 
     def mark_unusable(self, shape, m, method, k):
         self.unusable.setdefault((shape, m, method), set()).add(k)

@@ -12,7 +12,7 @@ from collsel.core.io import csvfile
 from collsel.core.mpi.algorithms import BASELINE_ALGORITHM, Method
 from collsel.errors import InputError
 from collsel.sources.sweep import journal, racing, shapes
-from collsel.sources.sweep.paired_plan import UNUSABLE_KEY, PairedPlan
+from collsel.sources.sweep.paired_plan import PairedPlan
 from collsel.sources.sweep.plan import Config
 from collsel.sources.sweep.resume import parse_options
 
@@ -33,28 +33,16 @@ def parse_budget(text):
     return ("seconds", value) if match.group(2) else ("launches", int(value))
 
 
-def launch_walls(journal_meta):
-    """(shape mark, launch number K, wall seconds) of every `# launch.MARK.K=` line of the
-    journal."""
-    for key, value in journal_meta.items():
-        parts = key.split(".")
-        if len(parts) == 3 and parts[0] == "launch" and parts[2].isdigit():
-            fields = dict(x.split("=", 1) for x in value.split() if "=" in x)
-            try:
-                yield parts[1], int(parts[2]), float(fields.get("wall_s", 0))
-            except ValueError:
-                yield parts[1], int(parts[2]), 0.0
-
-
-def spent(journal_meta, planned_launches):
-    """(launches, seconds) the refinement has spent, from the journal's `# launch.P.K=` lines."""
-    walls = [wall for _, k, wall in launch_walls(journal_meta) if k > planned_launches]
+def spent(launches, planned_launches):
+    """(launches, seconds) the refinement has spent, of the journal's launches
+    ([journal.LaunchLine])."""
+    walls = [x.wall_s for x in launches if x.k > planned_launches]
     return len(walls), sum(walls)
 
 
-def planned_seconds(journal_meta, planned_launches):
+def planned_seconds(launches, planned_launches):
     """Seconds the planned launches took (collsel tune gives refinement what they left)."""
-    return sum(wall for _, k, wall in launch_walls(journal_meta) if k <= planned_launches)
+    return sum(x.wall_s for x in launches if x.k <= planned_launches)
 
 
 def left(budget, used_launches, used_seconds):
@@ -83,15 +71,15 @@ def undecided_in_table(path):
 
 def table_plan(path, launches=None):
     """The PairedPlan of a paired sweep's table on disk (its journal read back, with the options
-    its last '# options=' line records); `launches`: only the journal's launches whose
-    (shape mark, K) it holds (what the sweep had measured at some point of its run: a replayed
-    tune's anytime curve, pipeline/tune/curve.py)."""
+    its last '# options=' line records); `launches`: only the journal's first so many launches
+    (what the sweep had measured at some point of its run: a replayed tune's anytime curve,
+    pipeline/tune/curve.py)."""
     return next(table_plans(path, [launches]))
 
 
-def table_plans(path, launch_sets):
-    """table_plan(path, launches) of every one of `launch_sets`, lazily, the table and its
-    journal read once."""
+def table_plans(path, counts):
+    """table_plan(path, n) of every n of `counts`, lazily, the table and its journal read
+    once."""
     options = parse_options(csvfile.read(path, "a sweep table").metadata.get("options", ""))
     collective, family = options["--collective"], options.get("--mpi", "openmpi")
     if "--nodes" in options:
@@ -114,17 +102,15 @@ def table_plans(path, launch_sets):
                  shapes=groups if "--nodes" in options else None, load_levels=levels)
     journal_file = journal.journal_path(path)
     header = csvfile.read(journal_file, "a sweep journal").header
-    all_meta, all_rows, _ = journal.load_existing(journal_file, header, collective,
-                                                  family=family, launches=True)
-    launch_of = None        # each row's (shape mark, K), made once for every launch set
-    for launches in launch_sets:
-        meta, rows = all_meta, all_rows
-        if launches is not None:
-            launch_of = launch_of or [(shapes.of_row(r).mark, r["launch"]) for r in all_rows]
-            rows = [r for r, key in zip(all_rows, launch_of) if key in launches]
-            meta = {k: v for k, v in meta.items() if not k.startswith(UNUSABLE_KEY + ".")
-                    or (k.split(".")[1], int(k.split(".")[-1])) in launches}
-        yield PairedPlan(cfg, rows, set(), meta)
+    _, all_rows, _, log = journal.load_existing(journal_file, header, collective,
+                                                family=family, launches=True)
+    of_row = log.of_row.tolist()
+    for n in counts:
+        rows, launches = all_rows, log.lines
+        if n is not None:
+            rows = [r for r, i in zip(all_rows, of_row) if i < n]
+            launches = log.lines[:n]
+        yield PairedPlan(cfg, rows, set(), launches)
 
 
 def _ints(text):

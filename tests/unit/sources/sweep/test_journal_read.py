@@ -39,7 +39,7 @@ def test_rows_read_by_column_equal_rows_read_one_by_one(tmp_path):
     """A sign before the first row's numbers (accepted, but not plain) sends every column to
     the row-by-row checks: the same rows come back."""
     columns = journal.PAIRED_JOURNAL_COLUMNS
-    _, (_, by_column, _) = _read(tmp_path)
+    _, (_, by_column, _, _) = _read(tmp_path)
 
     def signed(i, fields):
         if i == 0:
@@ -47,7 +47,7 @@ def test_rows_read_by_column_equal_rows_read_one_by_one(tmp_path):
                 if name in INTEGERS + ("n", "ci_met"):
                     fields[j] = "+" + fields[j]
 
-    _, (_, one_by_one, _) = _read(tmp_path, signed)
+    _, (_, one_by_one, _, _) = _read(tmp_path, signed)
     assert len(by_column) == ROWS
     for a, b in zip(by_column, one_by_one):
         assert {k: v for k, v in a.items() if k not in ("n", "ci_met")} == \
