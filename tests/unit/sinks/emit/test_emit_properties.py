@@ -504,7 +504,11 @@ def check_rules(loaded, points, want):
         # exact up to the largest measured P (at most EXACT_P_LIMIT), as the emitter's notes
         # say: a block's P-scaled thresholds cannot hold for every larger P it covers
         last = min(int(max(loaded.axes[0].values)), ompi_rules.EXACT_P_LIMIT)
-        kept = [k for k, (p, _) in enumerate(points) if p <= last]
+        # and only calls whose P x m is at most a long, as the emitter's notes say too: Open MPI
+        # reads a rules file's thresholds as longs, so none can lie above (no real call does:
+        # 8 EiB)
+        kept = [k for k, (p, m) in enumerate(points)
+                if p <= last and p * m <= ompi_rules.MAX_LONG]
         points, want3 = [points[k] for k in kept], [want3[k] for k in kept]
     if files is not None:
         rules = ompi_rules_reader.read("rules.conf", files["rules.conf"].encode("ascii"))

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from collsel.core.io import csvfile
-from collsel.sources.sweep import replay
+from collsel.sources.sweep import journal, replay
 from helpers import REPO, run_in_process
 
 PAIRED = REPO / "bench-data" / "paired" / "bcast-mpich.csv"     # 300 rows and a journal
@@ -115,8 +115,8 @@ def test_tune_replay_is_deterministic_and_spends_its_percent(tmp_path):
     costs = [float(r["cost_s"]) for r in rows]
     assert costs == sorted(costs) and len(rows) == 3
     # the tune's last checkpoint is all it spent: the journal's simulated wall times
-    spent = sum(float(v["wall_s"]) for v in _journal_launches(runs[0] / "bcast" /
-                                                                "table.csv").values())
+    spent = sum(x.wall_s for x in journal.read_launches(
+        journal.journal_path(str(runs[0] / "bcast" / "table.csv"))))
     assert costs[-1] == pytest.approx(spent, abs=0.2)
     last = rows[-1]
     assert last["exact_mean"] and last["P_mean"] and last["m_mean"]
