@@ -91,37 +91,55 @@ def midpoint(gap: Gap, candidates: Sequence[int]) -> int | None:
 
 @dataclass(frozen=True)
 class RoundCost:
-    """What a round's new values are estimated to cost, from the collective's journal:
-    `per_p`, the seconds each measured P's planned launches took (each launch's first run, over
-    the `sizes` sizes of the grid), `launches` per P, `startup_s` a launch's start-up
-    (sources/sweep/estimate.py). A new P costs what the dearer of its gap's two P cost (a
-    collective's cost grows with P); new sizes cost one more start-up per planned launch of
-    every measured P, once a round, and each a size's share of each P's measuring."""
+    """What a round's new values are estimated to cost: `per_p`, the seconds each measured P's
+    planned launches took (the journal's, every run of them); `cell_s`, the seconds one launch
+    spent measuring each (P, m) cell, all its methods (`cell_seconds`); `launches` per P;
+    `startup_s` a launch's start-up (sources/sweep/estimate.py). A new P costs what the dearer
+    of its gap's two P cost (a collective's cost grows with P); a new size, at every measured
+    P, what the dearer of its gap's two sizes cost there in each planned launch, and the
+    round's first new size one more start-up per planned launch of every measured P."""
     per_p: dict[int, float]
-    sizes: int
+    cell_s: dict[tuple[int, int], float]
     launches: int
     startup_s: float
 
     def new_p(self, gap: Gap) -> float:
         return max(self.per_p.get(gap.low, 0.0), self.per_p.get(gap.high, 0.0))
 
-    def new_size(self, first: bool) -> float:
-        starts = self.launches * self.startup_s
-        return sum((starts if first else 0.0) + max(s - starts, 0.0) / max(self.sizes, 1)
-                   for s in self.per_p.values())
+    def new_size(self, gap: Gap, first: bool) -> float:
+        ps = {p for p, _ in self.cell_s}
+        measuring = sum(max(self.cell_s.get((p, gap.low), 0.0), self.cell_s.get((p, gap.high),
+                                                                                0.0)) for p in ps)
+        return self.launches * (measuring + (len(ps) * self.startup_s if first else 0.0))
+
+    def alone(self, gap: Gap) -> float:
+        """What the gap's value costs in a round of its own."""
+        return self.new_p(gap) if gap.axis == P else self.new_size(gap, True)
+
+
+def cell_seconds(table) -> dict[tuple[int, int], float]:
+    """{(P, m): seconds one launch spent measuring the cell, all methods} of a sweep's table:
+    its rows' repetitions (n, over all their launches) x mean time, per launch."""
+    n = np.asarray(table.column("n"), dtype=float)
+    mean = np.asarray(table.column("mean_us"), dtype=float)
+    launches = np.asarray(table.column("launches"), dtype=float)
+    seconds = n * mean * 1e-6 / np.maximum(launches, 1.0)
+    out: dict[tuple[int, int], float] = {}
+    for p, m, s in zip(table.comm_size.tolist(), table.msg_size.tolist(), seconds.tolist()):
+        out[(p, m)] = out.get((p, m), 0.0) + s
+    return out
 
 
 def next_round(table, candidates: tuple[Sequence[int], Sequence[int]], cost: RoundCost,
                left_s: float) -> tuple[list[int], list[int]]:
     """(the P, the sizes) of the next round, ascending: the midpoint of each changing gap of
-    either axis that has a candidate (`candidates`: the P, the sizes), most at stake first,
-    each if `left_s` still pays for it (`cost`)."""
+    either axis that has a candidate (`candidates`: the P, the sizes), the P gaps first, each
+    axis's most at stake first, each if `left_s` still pays for it (`cost`)."""
     chosen: tuple[list[int], list[int]] = ([], [])
-    gaps = sorted(changing_gaps(table, P) + changing_gaps(table, M),
-                  key=lambda g: (-g.stake, g.axis, g.low))
+    gaps = changing_gaps(table, P) + changing_gaps(table, M)
     for gap in gaps:
         value = midpoint(gap, candidates[gap.axis])
-        price = cost.new_p(gap) if gap.axis == P else cost.new_size(not chosen[M])
+        price = cost.new_p(gap) if gap.axis == P else cost.new_size(gap, not chosen[M])
         if value is not None and price <= left_s:
             chosen[gap.axis].append(value)
             left_s -= price
@@ -160,15 +178,12 @@ def grown(out: str, grid: tune_plan.Grid) -> tune_plan.Grid:
 
 
 def p_costs(launches: Sequence, planned: int) -> dict[int, float]:
-    """{P: seconds its planned launches (K <= `planned`) took when they first ran} of every P
-    of a journal's launches ([journal.LaunchLine]; a launch run again over new sizes is
-    densifying's, `densified_s`)."""
+    """{P: seconds its planned launches (K <= `planned`, every run of them) took} of every P
+    of a journal's launches ([journal.LaunchLine])."""
     costs: dict[int, float] = {}
-    seen = set()
     for x in launches:
-        if x.k <= planned and x.mark.isdigit() and (x.mark, x.k) not in seen:
+        if x.k <= planned and x.mark.isdigit():
             costs[int(x.mark)] = costs.get(int(x.mark), 0.0) + x.wall_s
-        seen.add((x.mark, x.k))
     return costs
 
 
@@ -191,7 +206,7 @@ def round_of(out: str, plan: tune_plan.TunePlan, grid: tune_plan.Grid, allowance
     table = table_io.read_table(layout.table(out, grid.collective))
     current = with_values(grid, _asked(table.sources[0].metadata))
     launches = refinement.launches(out, grid.collective)
-    cost = RoundCost(p_costs(launches, grid.launches), len(current.msg_sizes), grid.launches,
+    cost = RoundCost(p_costs(launches, grid.launches), cell_seconds(table), grid.launches,
                      estimate.startup(plan.launcher))
     candidates = ([p for p in grid.candidate_comm_sizes if p not in current.comm_sizes],
                   [m for m in grid.candidate_msg_sizes if m not in current.msg_sizes])

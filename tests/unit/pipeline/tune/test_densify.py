@@ -58,7 +58,7 @@ def test_next_round_takes_as_many_gaps_as_the_allowance_pays_for(tmp_path):
     table = table_io.read_table(tmp_path / "t.csv")
     candidates = ([4, 16, 64], [])
     # a new P costs its dearer neighbour's
-    cost = densify.RoundCost({2: 1.0, 8: 1.0, 32: 1.0, 128: 2.0}, 1, 1, 0.0)
+    cost = densify.RoundCost({2: 1.0, 8: 1.0, 32: 1.0, 128: 2.0}, {}, 1, 0.0)
     assert densify.next_round(table, candidates, cost, 4.0) == ([4, 16, 64], [])
     assert densify.next_round(table, candidates, cost, 3.9) == ([16, 64], [])  # most at stake
     assert densify.next_round(table, candidates, cost, 1.5) == ([16], [])  # 64's costs 2: skipped
@@ -80,14 +80,16 @@ def test_sizes_between_measured_sizes_whose_decisions_differ_cost_a_start_up_onc
     gaps = densify.changing_gaps(table, densify.M)
     assert [(g.low, g.high, g.axis) for g in gaps] == [(1024, 65536, densify.M)]
     assert gaps[0].stake == pytest.approx(2 * 50.0)       # 1's choice costs 50 % at both P
-    # 2 P, 4 sizes, 3 launches of 1 s start-up each: P 2 took 7 s (1 s of measuring a size),
-    # P 8 11 s (2 s): a first new size costs 2 x 3 s of start-ups and 1 + 2 s of measuring
-    cost = densify.RoundCost({2: 7.0, 8: 11.0}, 4, 3, 1.0)
-    assert cost.new_size(first=True) == pytest.approx(9.0)
-    assert cost.new_size(first=False) == pytest.approx(3.0)
+    # 3 launches of 1 s start-up each; a launch measured 1024 in 1 s at P 2 and 1.5 s at P 8,
+    # 65536 in 2 s and 3 s: a new size between them costs, in each launch, the dearer of the
+    # two at each P, and the round's first new size a start-up per launch at each P
+    cell_s = {(2, 1024): 1.0, (2, 65536): 2.0, (8, 1024): 1.5, (8, 65536): 3.0}
+    cost = densify.RoundCost({2: 12.0, 8: 18.0}, cell_s, 3, 1.0)
+    assert cost.new_size(gaps[0], first=True) == pytest.approx(3 * (2.0 + 3.0 + 2 * 1.0))
+    assert cost.new_size(gaps[0], first=False) == pytest.approx(3 * (2.0 + 3.0))
     candidates = ([4], [4096, 8192, 16384])
-    assert densify.next_round(table, candidates, cost, 9.0) == ([], [8192])   # 2^13 = midpoint
-    assert densify.next_round(table, candidates, cost, 8.9) == ([], [])
+    assert densify.next_round(table, candidates, cost, 21.0) == ([], [8192])  # 2^13: midpoint
+    assert densify.next_round(table, candidates, cost, 20.9) == ([], [])
 
 
 def _tune(recording, out, *more):
