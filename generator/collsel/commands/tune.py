@@ -28,12 +28,10 @@ Tune the collectives of this machine (or cluster allocation) in one go, within -
   2. refinement (`collsel sweep --refine`): more launches where cells are still undecided,
      until they are decided or the collective's part of what the budget has left is spent
      (the budget less the wall time so far, shared by undecided cells x methods);
-  3. densifying: what the refinement left goes to new P and sizes where the decisions change,
-     in rounds: between each two measured neighbouring P whose fastest methods differ at some
-     size (and each two neighbouring sizes that differ at some P), the value of the full list
-     (--comm-sizes/--msg-sizes, the defaults, or the replayed table's) nearest their geometric
-     midpoint, the gaps most at stake first; a new P is measured at every size, a new size at
-     every P (paired collectives on --comm-sizes only);
+  3. densifying: what the refinement left goes to new P where the decisions change, in
+     rounds: between each two measured neighbouring P whose fastest methods differ at some size,
+     the P of the full list (--comm-sizes, the defaults, or the replayed table's) nearest their
+     geometric midpoint, the gaps most at stake first (paired collectives on --comm-sizes only);
   4. per collective the recommended tree (`collsel build --recommend`), its blob (not Intel
      MPI's) and the report;
   5. one Open MPI rules file for every collective (MPICH: the selection JSON of those it maps;

@@ -35,9 +35,9 @@ coarse cost; at run time refinement.py gives each collective in turn a part of w
 has really left (its wall time so far, read from the journals) in proportion to its undecided
 cells x methods (sources/sweep/refine.undecided_in_table), nothing to one whose cells are all
 decided (a refinement resumed after a kill is shared by the counts its journal holds then).
-What the refinement leaves goes to new P and sizes where the decisions change (densify.py),
-among those the grid was thinned from (Grid.candidate_comm_sizes, candidate_msg_sizes). The
-plan is made once and recorded (tune.json, TunePlan), so a resumed tune runs the same grids.
+What the refinement leaves goes to new P where the decisions change (densify.py), among the P
+the grid was thinned from (Grid.candidate_comm_sizes). The plan is made once and recorded
+(tune.json, TunePlan), so a resumed tune runs the same grids.
 """
 from __future__ import annotations
 
@@ -91,27 +91,23 @@ class Grid:
     coarse_s: float             # the sweep's estimate of the coarse grid
     refine_s: float             # planned refinement: the rest, shared by coarse cost
     algorithms: str = ""        # the sweep's --algorithms ("": all; `refused` left out)
-    # the P and sizes `comm_sizes` and `msg_sizes` were thinned from: where densifying
-    # (densify.py) may add values
+    # the P `comm_sizes` was thinned from: where densifying (densify.py) may add P
     candidate_comm_sizes: tuple = ()
-    candidate_msg_sizes: tuple = ()
 
     def to_json(self) -> dict:
-        out = {**asdict(self), **{key: list(getattr(self, key)) for key in _LISTS}}
-        for key in _CANDIDATES:
-            if not out[key]:        # (a plan of an older collsel has none)
-                del out[key]
+        out = {**asdict(self), "comm_sizes": list(self.comm_sizes),
+               "msg_sizes": list(self.msg_sizes),
+               "candidate_comm_sizes": list(self.candidate_comm_sizes)}
+        if not self.candidate_comm_sizes:   # (a plan of an older collsel has none)
+            del out["candidate_comm_sizes"]
         return out
 
     @classmethod
     def from_json(cls, data: dict) -> Grid:
         """ValueError where a list of P or sizes holds anything but non-negative integers."""
-        return cls(**{**data, **{key: _sizes(data[key] if key not in _CANDIDATES
-                                             else data.get(key, ())) for key in _LISTS}})
-
-
-_CANDIDATES = ("candidate_comm_sizes", "candidate_msg_sizes")
-_LISTS = ("comm_sizes", "msg_sizes", *_CANDIDATES)
+        return cls(**{**data, "comm_sizes": _sizes(data["comm_sizes"]),
+                      "msg_sizes": _sizes(data["msg_sizes"]),
+                      "candidate_comm_sizes": _sizes(data.get("candidate_comm_sizes", ()))})
 
 
 def _sizes(items) -> tuple:
@@ -231,8 +227,7 @@ def grids_at(step, collectives, methods_of, comm_sizes, shape_count, msg_sizes, 
         seconds = coarse_estimate(count, sizes, methods_of[c], launches, launcher_name,
                                   time_cap, mode)
         grids.append(Grid(c, ps, sizes, methods_of[c], count, launches, mode,
-                          round(seconds, 1), 0.0, algorithms_of.get(c, ""), comm_sizes,
-                          () if sizes == (0,) else msg_sizes))
+                          round(seconds, 1), 0.0, algorithms_of.get(c, ""), comm_sizes))
     return grids
 
 

@@ -194,8 +194,7 @@ class Stages:
               file=sys.stderr, flush=True)
 
     def sweep(self, grid, refine_s=None):
-        # every P and size the table asks for: a sweep run again after densifying must not
-        # shrink it
+        # every P the table asks for: a sweep run again after densifying must not shrink it
         try:
             run_sweep(sweep_request(self.out, self.plan, densify.grown(self.out, grid),
                                     refine_s), self.printers)
@@ -224,10 +223,10 @@ class Stages:
             self.sweep(grid, part.seconds)
 
     def densify(self, index):
-        """New P and sizes where the decisions change, in rounds, within the collective's
-        allowance (pipeline/tune/densify.py). A round's values go into the table's grid as its
-        sweep starts, so a resumed tune first completes that round (the sweep of the grown
-        grid), then chooses the next from the same table."""
+        """New P where the decisions change, in rounds, within the collective's allowance
+        (pipeline/tune/densify.py). A round's P go into the table's grid as its sweep starts,
+        so a resumed tune first completes that round (the sweep of the grown grid), then
+        chooses the next from the same table."""
         grid = self.grids[index]
         if grid.collective in self.lost:
             self.progress(f"{grid.collective}: not densified (launches of its sweep failed)")
@@ -241,19 +240,18 @@ class Stages:
             self.sweep(current)         # a round a kill interrupted, completed
         rounds = 0
         while grid.collective not in self.lost:
-            current, ps, ms = densify.round_of(self.out, self.plan, grid, allowed.seconds)
-            if not ps and not ms:
+            current, new = densify.round_of(self.out, grid, allowed.seconds)
+            if not new:
                 break
             rounds += 1
-            added = [f"{name} {','.join(map(str, values))}"
-                     for name, values in (("P", ps), ("m", ms)) if values]
-            self.progress(f"{grid.collective}: densify round {rounds}: {'; '.join(added)} "
-                          "(between measured values whose decisions differ)")
-            self.sweep(densify.with_values(current, (ps, ms)))
+            self.progress(f"{grid.collective}: densify round {rounds}: P "
+                          f"{','.join(map(str, new))} (between measured P whose decisions "
+                          "differ)")
+            self.sweep(dataclasses.replace(
+                current, comm_sizes=tuple(sorted({*current.comm_sizes, *new}))))
         if not rounds:
-            self.progress(f"{grid.collective}: nothing added (no gap between measured P or "
-                          "sizes whose decisions differ has a value to measure within the "
-                          "allowance)")
+            self.progress(f"{grid.collective}: no P added (no gap between measured P whose "
+                          "decisions differ has a P to measure within the allowance)")
 
     def tree(self, collective):
         """The recommended tree and its blob, as `collsel build --recommend` and `collsel emit

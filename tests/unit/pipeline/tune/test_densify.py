@@ -1,6 +1,5 @@
-"""Densifying (pipeline/tune/densify.py): after the refinement, new P (and sizes) between
-measured P (and sizes) whose decisions differ, within what the budget has left, and a kill in a
-round resumed exactly."""
+"""Densifying (pipeline/tune/densify.py): after the refinement, new P between measured P whose
+decisions differ, within what the budget has left, and a kill in a round resumed exactly."""
 import csv
 import json
 
@@ -12,20 +11,17 @@ from collsel.sources.sweep import replay
 from helpers import run_in_process
 
 SIZES = (1, 1024, 65536, 1048576)
-MANY_SIZES = tuple(2 ** i for i in range(21))       # 1 B to 1 MiB, a coarse grid thins them
 
 
-def _switching(path, switch=20, ps=range(2, 65), sizes=SIZES, switch_m=None):
-    """A recorded bcast table, no noise: algorithm 1 fastest below P = `switch` (or, with
-    `switch_m`, below that size at every P), 2 from it on; 3 and the default slower
-    everywhere."""
+def _switching(path, switch=20, ps=range(2, 65)):
+    """A recorded bcast table, no noise: algorithm 1 fastest below P = `switch`, 2 from it on,
+    at every size; 3 and the default slower everywhere."""
     rows = ["collective,comm_size,msg_size,algorithm,segsize,time_us"]
     for p in ps:
-        for m in sizes:
+        for m in SIZES:
             base = 10 + p + m / 1000
-            first = p < switch if switch_m is None else m < switch_m
-            for alg, scale in ((0, 1.3), (1, 1.0 if first else 1.4),
-                               (2, 1.2 if first else 1.0), (3, 1.6)):
+            for alg, scale in ((0, 1.3), (1, 1.0 if p < switch else 1.4),
+                               (2, 1.2 if p < switch else 1.0), (3, 1.6)):
                 rows.append(f"bcast,{p},{m},{alg},0,{scale * base:.4f}")
     path.write_text("\n".join(rows) + "\n")
     return path
@@ -56,40 +52,13 @@ def test_next_round_takes_as_many_gaps_as_the_allowance_pays_for(tmp_path):
             rows.append(f"bcast,{p},1024,{alg},0,{10 * slow:.4f}")
     (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
     table = table_io.read_table(tmp_path / "t.csv")
-    candidates = ([4, 16, 64], [])
-    # a new P costs its dearer neighbour's
-    cost = densify.RoundCost({2: 1.0, 8: 1.0, 32: 1.0, 128: 2.0}, {}, 1, 0.0)
-    assert densify.next_round(table, candidates, cost, 4.0) == ([4, 16, 64], [])
-    assert densify.next_round(table, candidates, cost, 3.9) == ([16, 64], [])  # most at stake
-    assert densify.next_round(table, candidates, cost, 1.5) == ([16], [])  # 64's costs 2: skipped
-    assert densify.next_round(table, candidates, cost, 0.5) == ([], [])
-    assert densify.next_round(table, ([], []), cost, 4.0) == ([], [])
-
-
-def test_sizes_between_measured_sizes_whose_decisions_differ_cost_a_start_up_once(tmp_path):
-    """Along m as along P: algorithm 1 fastest up to 1024 bytes, 2 from 65536 on, at both P."""
-    rows = ["collective,comm_size,msg_size,algorithm,segsize,time_us"]
-    for p in (2, 8):
-        for m in (1, 1024, 65536, 1048576):
-            for alg in (1, 2):
-                slow = 1.5 if (alg == 1) == (m >= 65536) else 1.0
-                rows.append(f"bcast,{p},{m},{alg},0,{10 * slow:.4f}")
-    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
-    table = table_io.read_table(tmp_path / "t.csv")
-    assert densify.changing_gaps(table, densify.P) == []
-    gaps = densify.changing_gaps(table, densify.M)
-    assert [(g.low, g.high, g.axis) for g in gaps] == [(1024, 65536, densify.M)]
-    assert gaps[0].stake == pytest.approx(2 * 50.0)       # 1's choice costs 50 % at both P
-    # 3 launches of 1 s start-up each; a launch measured 1024 in 1 s at P 2 and 1.5 s at P 8,
-    # 65536 in 2 s and 3 s: a new size between them costs, in each launch, the dearer of the
-    # two at each P, and the round's first new size a start-up per launch at each P
-    cell_s = {(2, 1024): 1.0, (2, 65536): 2.0, (8, 1024): 1.5, (8, 65536): 3.0}
-    cost = densify.RoundCost({2: 12.0, 8: 18.0}, cell_s, 3, 1.0)
-    assert cost.new_size(gaps[0], first=True) == pytest.approx(3 * (2.0 + 3.0 + 2 * 1.0))
-    assert cost.new_size(gaps[0], first=False) == pytest.approx(3 * (2.0 + 3.0))
-    candidates = ([4], [4096, 8192, 16384])
-    assert densify.next_round(table, candidates, cost, 21.0) == ([], [8192])  # 2^13: midpoint
-    assert densify.next_round(table, candidates, cost, 20.9) == ([], [])
+    candidates = [4, 16, 64]
+    costs = {2: 1.0, 8: 1.0, 32: 1.0, 128: 2.0}      # a new P costs its dearer neighbour's
+    assert densify.next_round(table, candidates, costs, 4.0) == [4, 16, 64]
+    assert densify.next_round(table, candidates, costs, 3.9) == [16, 64]   # the most at stake
+    assert densify.next_round(table, candidates, costs, 1.5) == [16]   # 64's gap costs 2: skipped
+    assert densify.next_round(table, candidates, costs, 0.5) == []
+    assert densify.next_round(table, [], costs, 4.0) == []
 
 
 def _tune(recording, out, *more):
@@ -97,14 +66,10 @@ def _tune(recording, out, *more):
                           "--checkpoints", "1", "--strategy", "adaptive", *more)
 
 
-def _measured(out, column):
-    with open(out / "bcast" / "table.csv") as f:
-        return sorted({int(r[column]) for r in csv.DictReader(
-            line for line in f if not line.startswith("#"))})
-
-
 def _measured_ps(out):
-    return _measured(out, "comm_size")
+    with open(out / "bcast" / "table.csv") as f:
+        return sorted({int(r["comm_size"]) for r in csv.DictReader(
+            line for line in f if not line.startswith("#"))})
 
 
 def test_a_replayed_tune_finds_where_the_decision_changes_within_its_budget(tmp_path):
@@ -133,58 +98,34 @@ def test_a_replayed_tune_finds_where_the_decision_changes_within_its_budget(tmp_
     assert float(curve[-1]["cost_s"]) <= plan["budget_s"] + replay.START_S
 
 
-def test_a_replayed_tune_finds_the_size_where_the_decision_changes(tmp_path):
-    recording = _switching(tmp_path / "switch.csv", sizes=MANY_SIZES,
-                           switch_m=3000)
-    out = tmp_path / "o"
-    got = _tune(recording, out, "--budget", "15%")
-    assert got.returncode == 0, got.stderr
-    grid = json.loads((out / "tune.json").read_text())["grids"][0]
-    assert grid["candidate_msg_sizes"] == list(MANY_SIZES)
-    measured = set(_measured(out, "msg_size"))
-    assert set(grid["msg_sizes"]) < measured and "densify round 1: m" in got.stderr
-    assert {2048, 4096} <= measured       # the bisection ends at the switch
-    for m, alg in ((2048, 1), (4096, 2)):
-        said = run_in_process("query", out / "bcast" / "tree" / "tree.json", "--comm-size", 4,
-                              "--msg-size", m)
-        assert f"(alg {alg}, seg 0" in said.stdout, said.stdout
-
-
-def test_where_every_decision_agrees_nothing_is_added(tmp_path):
+def test_where_every_decision_agrees_no_p_is_added(tmp_path):
     recording = _switching(tmp_path / "same.csv", switch=1000)
     out = tmp_path / "o"
     got = _tune(recording, out, "--budget", "30%")
     assert got.returncode == 0, got.stderr
     plan = json.loads((out / "tune.json").read_text())
     assert _measured_ps(out) == plan["grids"][0]["comm_sizes"]
-    assert "bcast: nothing added" in got.stderr
+    assert "bcast: no P added" in got.stderr
 
 
-@pytest.mark.parametrize("axis", ["P", "m"])
-def test_a_kill_inside_a_round_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, axis):
-    """Killed at the second launch that measures a value densifying added (a new P, or a new
-    size at a coarse P: launch K run again): the round's values are in the table's grid, not
-    all measured; the resumed tune completes that round first, then goes on as the reference."""
-    recording = (_switching(tmp_path / "switch.csv") if axis == "P" else
-                 _switching(tmp_path / "switch.csv", sizes=MANY_SIZES, switch_m=3000))
-    budget = "30%" if axis == "P" else "15%"
+def test_a_kill_inside_a_round_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
+    recording = _switching(tmp_path / "switch.csv")
     ref = tmp_path / "ref"
     calls = []
     measure = replay.ReplayLauncher.measure
 
-    def counted(self, p, k, seed, sizes, *args, **kwargs):
-        calls.append((p, tuple(sizes)))
-        return measure(self, p, k, seed, sizes, *args, **kwargs)
+    def counted(self, p, *args, **kwargs):
+        calls.append(p)
+        return measure(self, p, *args, **kwargs)
 
     monkeypatch.setattr(replay.ReplayLauncher, "measure", counted)
-    assert _tune(recording, ref, "--budget", budget).returncode == 0
-    grid = json.loads((ref / "tune.json").read_text())["grids"][0]
-    added = [i for i, (p, sizes) in enumerate(calls)
-             if (p not in grid["comm_sizes"] if axis == "P"
-                 else not set(sizes) & set(grid["msg_sizes"]))]
+    assert _tune(recording, ref, "--budget", "30%").returncode == 0
+    coarse = json.loads((ref / "tune.json").read_text())["grids"][0]["comm_sizes"]
+    # killed at the launch of the second densifying round: its P is in the table's grid, not
+    # measured; the resumed tune completes that round first, then goes on as the reference
+    added = [i for i, p in enumerate(calls) if p not in coarse]
     assert len(added) >= 3
-    kill_at = added[1]
-    killed_p, killed_sizes = calls[kill_at]
+    kill_at, killed_p = added[1], calls[added[1]]
 
     def killed(self, p, *args, **kwargs):
         calls.append(p)
@@ -195,14 +136,11 @@ def test_a_kill_inside_a_round_resumes_to_the_uninterrupted_result(tmp_path, mon
     calls.clear()
     monkeypatch.setattr(replay.ReplayLauncher, "measure", killed)
     out = tmp_path / "killed"
-    stopped = _tune(recording, out, "--budget", budget)
+    stopped = _tune(recording, out, "--budget", "30%")
     assert stopped.returncode != 0 and "--resume" in stopped.stderr
     assert "bcast:densify" not in json.loads((out / "progress.json").read_text())["done"]
-    asked = densify.table_grid(str(out), "bcast")
-    if axis == "P":
-        assert killed_p in asked[densify.P] and killed_p not in _measured_ps(out)
-    else:
-        assert set(killed_sizes) <= set(asked[densify.M])
+    assert killed_p in densify.table_comm_sizes(str(out), "bcast")
+    assert killed_p not in _measured_ps(out)
     monkeypatch.setattr(replay.ReplayLauncher, "measure", measure)
     resumed = run_in_process("tune", "--resume", "--out", out)
     assert resumed.returncode == 0, resumed.stderr
