@@ -31,8 +31,8 @@ JOURNAL_COLUMNS = ["collective", "comm_size", "msg_size", "algorithm", "segsize"
 PAIRED_COLUMNS = COLUMNS + ["tied", "p_best"]
 PAIRED_JOURNAL_COLUMNS = ["collective", "comm_size", "msg_size", "algorithm", "segsize",
                           "faninout", "launch", "seed", *launch_stats.LAUNCH_FIELDS]
-LAUNCH_MARK = b"# launch."
 LAUNCH_KEY = "launch"
+LAUNCH_MARK = f"# {LAUNCH_KEY}.".encode()
 UNUSABLE_KEY = "unusable"       # `# unusable.SHAPE.K=M:A:S:F,...` (sweep/paired_plan.py)
 _INTEGER_COLUMNS = ("comm_size", "msg_size", "algorithm", "segsize", "faninout", "launch",
                     "seed", *shapes.COLUMNS)
