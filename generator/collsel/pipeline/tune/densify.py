@@ -36,7 +36,6 @@ from collsel.core.io import csvfile
 from collsel.core.maps import cell_cost, decision_map, table as table_io
 from collsel.pipeline.tune import layout, profile_region, refinement
 from collsel.pipeline.tune import plan as tune_plan
-from collsel.sources.sweep import refine
 from collsel.sources.sweep.resume import parse_options
 
 
@@ -168,9 +167,9 @@ def allowance(out: str, plan: tune_plan.TunePlan, grids: Sequence[tune_plan.Grid
     for i, g in enumerate(grids):
         if g.mode == "paired":
             launches = refinement.launches(out, g.collective)
-            costs = p_costs(launches, g.launches)  # planned launches at every P, added ones too
-            used += (refine.spent(launches, g.launches)[1] + sum(costs.values())
-                     - (_added(costs, g) if i >= index else 0))
+            used += sum(x.wall_s for x in launches)     # planned (added P too) and refining
+            if i >= index:
+                used -= _added(p_costs(launches, g.launches), g)
     weights = [profile_region.refinement_weight(plan, g.collective)
                for g in grids[index:] if g.mode == "paired"]
     share = weights[0] / sum(weights) if sum(weights) else 0.0
