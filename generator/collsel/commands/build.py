@@ -8,9 +8,9 @@ from collsel.core.io import values
 from collsel.core.mpi import method_text
 from collsel.core.trees import extrapolation
 from collsel.errors import InputError
-from collsel.commands.options import (add_criterion_option, add_launches_option,
-                                      add_table_options, add_tree_options, build_options,
-                                      map_settings)
+from collsel.commands.options import (add_criterion_option, add_interpolate_option,
+                                      add_launches_option, add_table_options, add_tree_options,
+                                      build_options, map_settings)
 from collsel.commands import add_command
 
 
@@ -22,6 +22,7 @@ def register(sub):
                     "penalties), DIR/decision.{c,h} and, for a collective of Open MPI's "
                     "coll/tuned, DIR/ompi_<collective>_intra_dec_fixed.c.")
     add_table_options(p)
+    add_interpolate_option(p)
     add_tree_options(p)
     p.add_argument("--recommend", action="store_true",
                    help="instead of --max-depth/--threshold: the tree chosen by cross-validation "

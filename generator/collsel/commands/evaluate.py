@@ -11,7 +11,8 @@ import sys
 from collsel.core.evaluate import build_config, held_out, model_selection
 from collsel.core.io.files import write_file
 from collsel.errors import InputError, printable
-from collsel.commands.options import (add_table_options, add_tree_options, build_options,
+from collsel.commands.options import (add_interpolate_option, add_table_options,
+                                      add_tree_options, build_options,
                                       map_settings, read_tables, select_collective)
 from collsel.commands import add_command
 
@@ -35,6 +36,7 @@ def register(sub):
         "  ('' is the exact tree; candidates default to: "
         + ", ".join(repr(c) for c in DEFAULT_CANDIDATES) + ")")
     add_table_options(p)
+    add_interpolate_option(p)
     p.add_argument("--candidate", action="append", metavar="FLAGS",
                    help="`collsel build` flags of one configuration (quoted; repeatable)")
     p.add_argument("--protocol", default="P,m", metavar="LIST",
@@ -58,6 +60,7 @@ def _candidate_parser():
     p.add_argument("--z")
     p.add_argument("--tolerance", type=float)
     p.add_argument("--no-defer", dest="defer", action="store_false")
+    add_interpolate_option(p)
     return p
 
 
@@ -77,6 +80,7 @@ def parse_candidate(text, table_args):
         if getattr(args, name) is None:
             setattr(args, name, getattr(table_args, name))
     args.defer = args.defer and table_args.defer
+    args.interpolate = args.interpolate or getattr(table_args, "interpolate", False)
     if args.recommend and (args.max_depth is not None or args.threshold is not None):
         raise InputError(f"--candidate {printable(text)!r}: --recommend chooses the tree's "
                          "size: give it without --max-depth and --threshold")

@@ -66,6 +66,14 @@ def add_table_options(p):
                         "(by default it is a candidate wherever it was measured)")
 
 
+def add_interpolate_option(p):
+    """--interpolate of `build` and `evaluate` (core.maps.interpolated)."""
+    p.add_argument("--interpolate", action="store_true",
+                   help="decide between measured P and m by each method's time interpolated "
+                        "from its neighbours (log time linear in log P and log m), so a switch "
+                        "falls where the times cross instead of at the midpoint")
+
+
 def add_launches_option(p):
     p.add_argument("--launches", metavar="JOURNAL",
                    help="the sweep's per-launch journal, for penalties cross-validated across "
@@ -97,7 +105,8 @@ def select_each(args):
 
 def map_settings(args):
     """How add_table_options' flags turn a table into a map (also for out-of-sample folds)."""
-    return decision_map.MapSettings(args.z, args.tolerance, args.defer)
+    return decision_map.MapSettings(args.z, args.tolerance, args.defer,
+                                    getattr(args, "interpolate", False))
 
 
 def load_table_and_map(args, parts=None):

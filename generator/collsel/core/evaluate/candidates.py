@@ -29,7 +29,7 @@ from typing import Optional
 import numpy as np
 
 from collsel.core.trees import pruning, tree
-from collsel.core.maps.decision_map import DEFER
+from collsel.core.maps.decision_map import DEFER, MapSettings
 from collsel.core.evaluate.fold_maps import FoldGrid, query_cells
 from collsel.core.trees.tree import LEAF, UNDEFINED, TreeArrays
 
@@ -281,5 +281,7 @@ def build(candidate, dmap) -> TreeArrays:
         candidate = Candidate("fixed")
     maps = {True: dmap, False: dmap}
     if not candidate.defer and DEFER in dmap.methods:
-        maps[False] = FoldGrid(dmap).training((), False)
+        # sliced and mapped as `dmap` was (its inserted values made again, if it has them)
+        settings = MapSettings(interpolate=dmap.inserted)
+        maps[False] = FoldGrid(dmap, settings=settings).training((), False)
     return Trained(maps, [candidate]).tree(0)

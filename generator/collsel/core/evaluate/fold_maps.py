@@ -83,6 +83,7 @@ class FoldGrid:
 
     def __init__(self, dmap, launch_tables=None, settings=decision_map.MapSettings()):
         self.dmap, self.tolerance = dmap, settings.tolerance
+        self.interpolate = settings.interpolate
         self.defer = DEFER in dmap.methods
         self.has_default = dmap.has_default     # the whole table's: scored_cells of every fold
         self.launch_ids, self.launch_times, self.launch_base = [], None, None
@@ -171,8 +172,9 @@ class FoldGrid:
         launches_out = {k for kind, k in removal if kind == "launches"}
         times, base = self._times(launches_out)
         drop = {name: [k for kind, k in removal if kind == name] for name in AXIS}
-        return self._assemble(times, base, None if launches_out else self.dmap.tied, drop,
-                              defer)
+        out = self._assemble(times, base, None if launches_out else self.dmap.tied, drop, defer)
+        # mapped as the whole table is: _assemble keeps the measured values alone
+        return decision_map.interpolated_map(out) if self.interpolate else out
 
     def held_map(self, removal):
         """The map of a fold's held-out cells alone (a launch's own, or the removed indexes)."""

@@ -27,7 +27,7 @@ from typing import Optional
 import numpy as np
 
 from collsel.core.io import values
-from collsel.core.maps import cell_cost, imputation, ties, zbins
+from collsel.core.maps import cell_cost, imputation, interpolated, ties, zbins
 from collsel.core.mpi import algorithms
 from collsel.core.mpi.algorithms import Method, describe
 from collsel.errors import InputError
@@ -155,6 +155,14 @@ class DecisionMap:
         return cell_cost.reference_time(self.times, self.defer_index)
 
     @property
+    def inserted(self) -> bool:
+        """Values were inserted between the measured ones (interpolated_map): some P or m holds
+        no measured cell, which the axes of a table's own values never do."""
+        rest = tuple(range(2, self.measured.ndim))
+        return not (self.measured.any(axis=(1,) + rest).all()
+                    and self.measured.any(axis=(0,) + rest).all())
+
+    @property
     def has_default(self):
         """The MPI's default (algorithm 0) was measured somewhere on this map."""
         return bool(np.isfinite(self.baseline_time).any())
@@ -215,15 +223,36 @@ class MapSettings:
     z: Optional[str] = None
     tolerance: Optional[float] = None
     defer: bool = True
+    interpolate: bool = False
 
     def build(self, table):
-        return build_map(table, self.z, self.tolerance, self.defer)
+        dmap = build_map(table, self.z, self.tolerance, self.defer)
+        return interpolated_map(dmap) if self.interpolate else dmap
 
     def flags(self):
         """The command-line words that give these settings."""
         return ((["--z", self.z] if self.z else [])
                 + ([] if self.tolerance is None else ["--tolerance", f"{self.tolerance:g}"])
-                + ([] if self.defer else ["--no-defer"]))
+                + ([] if self.defer else ["--no-defer"])
+                + (["--interpolate"] if self.interpolate else []))
+
+
+def interpolated_map(dmap):
+    """The map with values inserted between its measured P and m, each inserted cell decided
+    by the method of least interpolated time (core.maps.interpolated); unchanged when no gap
+    holds an integer. A map's inserted values are never measured, so slicing the measured
+    values out of it (core.evaluate.fold_maps) and inserting again gives the same map."""
+    gaps = interpolated.with_gaps(dmap.axes, dmap.times, dmap.baseline_time, dmap.tied,
+                                  make_axis)
+    if gaps is None:
+        return dmap
+    axes, times, base, tied, guess = gaps
+    out = from_times(dmap.collective, axes, dmap.methods, times, base, dmap.family, tied=tied)
+    inserted = ~out.measured & (guess >= 0)
+    out.best = np.where(inserted, guess, out.best).astype(np.int64)
+    at = np.ix_(*[np.searchsorted(new.values, old.values) for new, old in zip(axes, dmap.axes)])
+    out.confidence[at] = dmap.confidence
+    return out
 
 
 def build_map(table, z_column=None, tolerance=None, defer=True):
