@@ -17,11 +17,16 @@ replaces a measured time; `imputed` marks exactly the pairs this module filled.
 import numpy as np
 
 
+def log2_position(values):
+    """Interpolation coordinate of P or m values: log2 (m = 0 at -1)."""
+    return np.log2(np.maximum(np.asarray(values, dtype=float), 0.5))
+
+
 def axis_position(axis):
-    """Interpolation coordinate of an axis' values: log2 of comm_size and msg_size (m = 0 at -1),
-    the index for any third axis (only stage 3 crosses it)."""
+    """Interpolation coordinate of an axis' values: log2 of comm_size and msg_size
+    (log2_position), the index for any third axis (only stage 3 crosses it)."""
     if axis.name in ("comm_size", "msg_size"):
-        return np.log2(np.maximum(np.asarray(axis.values, dtype=float), 0.5))
+        return log2_position(axis.values)
     return np.arange(len(axis.values), dtype=float)
 
 

@@ -13,8 +13,6 @@ The inserted cells are unmeasured (times NaN): penalties, the leaf rules' sums a
 count the measured cells alone; only the decision grid, which a tree's splits and majority
 leaves read, is denser.
 """
-import math
-
 import numpy as np
 
 from collsel.core.maps import imputation
@@ -30,7 +28,7 @@ def virtual_values(values, per_gap=VIRTUAL_PER_GAP) -> list[int]:
         if b - a - 1 <= per_gap:
             out += range(a + 1, b)
             continue
-        la, lb = math.log2(max(a, 0.5)), math.log2(b)
+        la, lb = imputation.log2_position([a, b]).tolist()      # the imputation's coordinate
         picks = {int(round(2 ** (la + (lb - la) * j / (per_gap + 1))))
                  for j in range(1, per_gap + 1)}
         out += sorted(v for v in picks if a < v < b)
