@@ -25,13 +25,13 @@ def register(sub):
     add_interpolate_option(p)
     add_tree_options(p)
     p.add_argument("--recommend", action="store_true",
-                   help="instead of --max-depth/--threshold: the tree chosen by cross-validation "
-                        "among pruned, depth- and threshold-limited trees of both split modes "
-                        "and leaf rules (tie-aware or not, defer on and off), deferring to the "
-                        "MPI everywhere and the best fixed method: the smallest within one "
-                        "standard error of the best, never worse than the MPI's default; its "
-                        "figure comes from nested cross-validation (the tree the report "
-                        "recommends)")
+                   help="instead of --max-depth/--threshold: the tree chosen by cross-validation: "
+                        "the exact tree of the interpolated map (--interpolate) where it beats "
+                        "deferring to the MPI everywhere and the best fixed method, "
+                        "else the smallest within one standard error of the best among pruned, "
+                        "depth- and threshold-limited trees and those two, never worse than "
+                        "the MPI's default; its figure comes from nested cross-validation "
+                        "(the tree the report recommends)")
     add_criterion_option(p, "with --recommend, ")
     p.add_argument("--budget", metavar="PCT",
                    help="deprecated and ignored: --recommend now uses the one-standard-error "

@@ -57,7 +57,7 @@ def build(tables: Sequence[str], *, out: str, collective: str | None = None,
         from collsel.core.evaluate import parallel
     with (parallel.pool() if recommend else contextlib.nullcontext()) as workers:
         built = build_config.build(measured, config, dmap, launch_runs, workers)
-    t = built.tree
+    t, tree_map = built.tree, built.dmap     # an interpolated candidate's tree: its own map
     rebuild = fold_builder(dmap, options, built.figures)
     extra = {}
     if built.figures is not None:       # --recommend
@@ -67,18 +67,18 @@ def build(tables: Sequence[str], *, out: str, collective: str | None = None,
     extra["out_of_sample"] = {**out_of_sample.tree_figures(
         folds, rebuild, nested_builders(built.figures)),
                               "launch_journal": journal}
-    extra["leaf_methods"] = leaf_methods(dmap, t)
+    extra["leaf_methods"] = leaf_methods(tree_map, t)
     extra["warnings"] = baseline_warning.worse_than_baselines(extra["out_of_sample"], dmap.family)
     if settings.z:
         extra["third_axis"] = third_axis_block(measured, dmap, launch_runs, settings, options)
-    files, stats, no_c = render_files(dmap, t, built.options, prefix, extra,
-                                      treefile.beyond_of(dmap, built.beyond))
+    files, stats, no_c = render_files(tree_map, t, built.options, prefix, extra,
+                                      treefile.beyond_of(tree_map, built.beyond))
     write_directory(out, files)
     if no_c:
         for stale in ("decision.c", "decision.h", f"ompi_{dmap.collective}_intra_dec_fixed.c"):
             with contextlib.suppress(FileNotFoundError):   # an earlier build's C would disagree
                 os.remove(os.path.join(out, stale))
-    return BuildResult(out, dmap, t, stats, built.beyond, no_c, recommend, beyond is not None,
+    return BuildResult(out, tree_map, t, stats, built.beyond, no_c, recommend, beyond is not None,
                        settings.z)
 
 

@@ -281,8 +281,10 @@ def recommended_tree(dmap, measured, request, journal, launches, workers=None):
                                       settings, journal if request.launches else None, out,
                                       request.criterion)
     recorded = recommend.recorded_options(options, t)
-    beyond = treefile.beyond_of(dmap, recommendation.beyond_decision(None, figures))
-    tree_json = treefile.dumps(treefile.tree_document(dmap, t, recorded, beyond)).encode("utf-8")
+    tree_map = recommend.tree_map(dmap, figures)    # an interpolated candidate's: its own
+    beyond = treefile.beyond_of(tree_map, recommendation.beyond_decision(None, figures))
+    tree_json = treefile.dumps(treefile.tree_document(tree_map, t, recorded,
+                                                      beyond)).encode("utf-8")
     folds = out_of_sample.all_folds(measured, launches, settings, dmap=dmap)
     rec = out_of_sample.tree_figures(folds, rebuild, recommend.nested_builders(figures))
     exact = out_of_sample.tree_figures(folds, lambda m: tree.build_tree(m, options))
@@ -291,4 +293,5 @@ def recommended_tree(dmap, measured, request, journal, launches, workers=None):
         "recommended": rec[kind]["tree"], "exact": exact[kind]["tree"],
         "default": rec[kind]["default"], "best_fixed": rec[kind]["best_fixed"]}
         for kind in out_of_sample.KINDS}
-    return Recommended(t, options, figures, command, kinds, tree_json)
+    return Recommended(t, options, figures, command, kinds, tree_json,
+                       None if tree_map is dmap else tree_map)

@@ -55,5 +55,5 @@ def build(table, config, dmap=None, launch_tables=None, workers=None,
         options = recommend.recorded_options(recommend.chosen_options(options, figures), t)
     else:
         t = tree.build_tree(dmap, options)
-    return Built(dmap, t, options, figures,
+    return Built(recommend.tree_map(dmap, figures), t, options, figures,
                  recommendation.beyond_decision(config.beyond, figures))

@@ -14,7 +14,13 @@ candidate of the variant is that tree with some nodes turned into leaves:
   share of the block (as --threshold builds it).
 
 Variants: both split modes x both leaf rules; tie-aware leaves and "defer" off only with the
-balanced split (pruned so the whole nested cross-validation stays within seconds).
+balanced split (pruned so the whole nested cross-validation stays within seconds). Where
+interpolation would insert values (`interpolable`: nearly every real table), the exact tree of
+the interpolated training map (INTERPOLATED_EXACT; core.maps.interpolated: between measured P
+and m, the method of least interpolated time), which the selection prefers
+(core.evaluate.model_selection), and of the plain variants only the balanced split's, tie-blind,
+with "defer": the others are there for the rare table the preferred tree loses on, and cost
+the rest of `build --recommend`'s 3 s (the interpolated map is 4-16x the cells).
 Beside them the trivial candidates: "defer to the MPI" everywhere (the MPI's default; where the
 map has algorithm-0 rows) and the best single fixed method of the training map. Leaf rules:
 majority and penalty (robust without --max-penalty orders methods as penalty does); tie-aware
@@ -29,7 +35,8 @@ from typing import Optional
 import numpy as np
 
 from collsel.core.trees import pruning, tree
-from collsel.core.maps.decision_map import DEFER, MapSettings
+from collsel.core.maps import interpolated
+from collsel.core.maps.decision_map import DEFER, MapSettings, interpolated_map
 from collsel.core.evaluate.fold_maps import FoldGrid, query_cells
 from collsel.core.trees.tree import LEAF, UNDEFINED, TreeArrays
 
@@ -37,6 +44,7 @@ ALPHAS = tuple(np.concatenate(([0.0], np.logspace(-3, 1, 13))).tolist())
 DEPTHS = (1, 2, 3, 4, 5, 6)
 THRESHOLDS = (60.0, 80.0, 90.0, 95.0)
 LEAF_RULES = ("majority", "penalty")
+PLAIN = (True, False)      # the training map's key (defer, interp) of the plain map with defer
 
 
 @dataclass(frozen=True)
@@ -47,16 +55,18 @@ class Candidate:
     leaf: Optional[str] = None
     ties: bool = False
     defer: bool = True
+    interp: bool = False     # built on the interpolated map (core.maps.interpolated)
 
     @property
     def variant(self) -> tuple:
-        return (self.split, self.leaf, self.ties, self.defer)
+        return (self.split, self.leaf, self.ties, self.defer, self.interp)
 
     def to_json(self) -> dict:
         """The candidate's fields as stats.json records them (`chosen.fields`,
         `picked_fields`)."""
         return {"limit": self.limit, "value": self.value, "split": self.split,
-                "leaf": self.leaf, "ties": self.ties, "defer": self.defer}
+                "leaf": self.leaf, "ties": self.ties, "defer": self.defer,
+                "interp": self.interp}
 
     @classmethod
     def from_json(cls, fields: dict) -> "Candidate":
@@ -70,7 +80,8 @@ class Candidate:
         limit = ("exact" if self.limit == "exact" else f"pruned alpha={self.value:g}"
                  if self.limit == "alpha" else f"{self.limit} {self.value:g}")
         return (f"{limit}, {self.split} split, {self.leaf} leaves"
-                + (", ties" if self.ties else "") + ("" if self.defer else ", no defer"))
+                + (", ties" if self.ties else "") + ("" if self.defer else ", no defer")
+                + (", interpolated" if self.interp else ""))
 
     def options(self) -> tree.BuildOptions:
         """The BuildOptions of the candidate's variant (its limit is a pruning of them)."""
@@ -82,16 +93,33 @@ def grid(dmap) -> list[Candidate]:
     """Every candidate for a map, trivial ones first."""
     out = [Candidate("defer")] if DEFER in dmap.methods else []
     out.append(Candidate("fixed"))
+    interp = interpolable(dmap)
     has_ties = bool((dmap.tied.sum(axis=-1) > 1).any())
-    for split, leaf, ties, defer in itertools.product(
-            tree.SPLITS, LEAF_RULES, (False, True) if has_ties else (False,),
-            (True, False) if DEFER in dmap.methods else (True,)):
+    splits, ties_options, defer_options = (
+        (("balanced",), (False,), (True,)) if interp else
+        (tree.SPLITS, (False, True) if has_ties else (False,),
+         (True, False) if DEFER in dmap.methods else (True,)))
+    for split, leaf, ties, defer in itertools.product(splits, LEAF_RULES, ties_options,
+                                                      defer_options):
         if split == "replicate" and (ties or not defer):
             continue        # pruned for time: tie-aware and no-defer trees split balanced
         limits = ([("exact", None)] + [("alpha", a) for a in ALPHAS]
                   + [("depth", d) for d in DEPTHS] + [("threshold", t) for t in THRESHOLDS])
         out += [Candidate(k, v, split, leaf, ties, defer) for k, v in limits]
+    if interp:
+        out.append(INTERPOLATED_EXACT)
     return out
+
+
+# the exact tree of the interpolated map (model_selection's preferred candidate)
+INTERPOLATED_EXACT = Candidate("exact", None, "balanced", "majority", interp=True)
+
+
+def interpolable(dmap) -> bool:
+    """Interpolation would insert values into `dmap`: some gap of P or m holds an integer and
+    the map has none inserted yet (inserting into inserted values would insert more)."""
+    return not dmap.inserted and any(interpolated.virtual_values(a.values)
+                                     for a in dmap.axes[:2])
 
 
 class _Shape:
@@ -188,8 +216,8 @@ class _Variant:
 
 
 class Trained:
-    """Every candidate on one training set: `maps[defer]` the training map with or without
-    "defer" (core.evaluate.fold_maps.FoldGrid.training)."""
+    """Every candidate on one training set: `maps[(defer, interp)]` the training map with or
+    without "defer", interpolated or not (maps_for)."""
 
     def __init__(self, maps, candidates):
         self.maps, self.candidates = maps, candidates
@@ -198,22 +226,24 @@ class Trained:
             if c.split is not None:
                 self.groups.setdefault(c.variant, []).append(i)
         self._variants, self._shapes = {}, {}
-        base = maps[True]
+        base = maps[PLAIN]
         self.fixed = pruning.best_fixed(base)
 
     @staticmethod
     def _shape_of(key):
-        split, _, ties, defer = key
-        return split, ties, defer
+        split, _, ties, defer, interp = key
+        return split, ties, defer, interp
 
     def shape(self, shape):
-        """The _Shape (split, ties, defer): one tree pass for every leaf rule of its variants."""
+        """The _Shape (split, ties, defer, interp): one tree pass for every leaf rule of its
+        variants."""
         if shape not in self._shapes:
-            split, ties, defer = shape
+            split, ties, defer, interp = shape
             rules = tuple(sorted({k[1] for k in self.groups if self._shape_of(k) == shape}))
+            dmap = self.maps[(defer, interp)]
             built = tree.build_with_rule_blocks(
-                self.maps[defer], tree.BuildOptions(split, rules[0], ties=ties), rules)
-            self._shapes[shape] = _Shape(self.maps[defer], built, rules)
+                dmap, tree.BuildOptions(split, rules[0], ties=ties), rules)
+            self._shapes[shape] = _Shape(dmap, built, rules)
         return self._shapes[shape]
 
     def variant(self, key):
@@ -227,7 +257,7 @@ class Trained:
         out = np.empty((len(self.candidates), len(held)), dtype=np.int64)
         for i, c in enumerate(self.candidates):
             if c.limit == "defer":
-                out[i] = self.maps[True].methods.index(DEFER)
+                out[i] = self.maps[PLAIN].methods.index(DEFER)
             elif c.limit == "fixed":
                 out[i] = self.fixed
         cells = {d: query_cells(m, held) for d, m in self.maps.items()}
@@ -235,7 +265,7 @@ class Trained:
         for key, members in self.groups.items():
             shape = self._shape_of(key)
             if shape not in paths:
-                paths[shape] = self.shape(shape).paths(cells[shape[2]])
+                paths[shape] = self.shape(shape).paths(cells[shape[2:]])
             out[members] = self.variant(key).choices(*paths[shape])
         return out
 
@@ -256,32 +286,45 @@ class Trained:
         """Candidate i's TreeArrays on this training set."""
         c = self.candidates[i]
         if c.limit in ("defer", "fixed"):
-            m = self.maps[True]
+            m = self.maps[PLAIN]
             method = m.methods.index(DEFER) if c.limit == "defer" else self.fixed
             n = len(m.axes)
             return TreeArrays(np.array([LEAF], np.int32), np.full((1, n), UNDEFINED, np.int32),
                               np.array([method], np.int32), np.zeros(1, np.int32), m.family)
         members = self.groups[c.variant]
         t = self.variant(c.variant).tree(members.index(i))
-        t.family = self.maps[True].family
+        t.family = self.maps[PLAIN].family
         return t
+
+    def map_of(self, i):
+        """The map candidate i's tree is built on (its split boundaries are that map's cells)."""
+        c = self.candidates[i]
+        return self.maps[PLAIN if c.limit in ("defer", "fixed") else (c.defer, c.interp)]
 
 
 def maps_for(grid_, removal, candidates) -> dict:
-    """The training maps a removal needs: with "defer", and without it when a candidate asks."""
-    maps = {True: grid_.training(removal, True)}
+    """The training maps a removal needs, by (defer, interp): with "defer", without it when a
+    candidate asks, and interpolated when a candidate asks."""
+    maps = {PLAIN: grid_.training(removal, True)}
     if any(not c.defer for c in candidates):
-        maps[False] = grid_.training(removal, False)
+        maps[(False, False)] = grid_.training(removal, False)
+    if any(c.interp for c in candidates):
+        maps[(True, True)] = interpolated_map(maps[PLAIN])
     return maps
 
 
-def build(candidate, dmap) -> TreeArrays:
-    """Candidate's tree on any map (e.g. a training map of core.evaluate.out_of_sample's folds)."""
+def build(candidate, dmap) -> tuple[TreeArrays, object]:
+    """(tree, map): candidate's tree on any map (e.g. a training map of
+    core.evaluate.out_of_sample's folds), and the map its boundaries are cells of (`dmap`, or
+    the interpolated map of an interpolated candidate)."""
     if candidate.limit == "defer" and DEFER not in dmap.methods:
         candidate = Candidate("fixed")
-    maps = {True: dmap, False: dmap}
+    maps = {PLAIN: dmap, (False, False): dmap}
     if not candidate.defer and DEFER in dmap.methods:
         # sliced and mapped as `dmap` was (its inserted values made again, if it has them)
         settings = MapSettings(interpolate=dmap.inserted)
-        maps[False] = FoldGrid(dmap, settings=settings).training((), False)
-    return Trained(maps, [candidate]).tree(0)
+        maps[(False, False)] = FoldGrid(dmap, settings=settings).training((), False)
+    if candidate.interp:
+        maps[(True, True)] = interpolated_map(dmap)
+    trained = Trained(maps, [candidate])
+    return trained.tree(0), trained.map_of(0)

@@ -168,7 +168,8 @@ def _choices(t, cells, placed, lookup):
 
 
 def fold_times(fold, trees):
-    """On a fold's held-out cells: the time of each tree's choice (list of arrays), the
+    """On a fold's held-out cells: the time of each tree's choice (list of arrays; a tree, or
+    (tree, map) for a tree built on another map than the fold's training one), the
     reference (core.maps.cell_cost: the fastest forced method; NaN on the cells a figure does not
     count, so penalty.score skips them), the MPI's default's and the training set's best fixed
     method's."""
@@ -176,7 +177,13 @@ def fold_times(fold, trees):
     cells, flat, placed, lookup = _held_out(fold)
     times = test.times.reshape(-1, len(test.methods))[flat]
     time_of = lambda test_method: _time_of(times, test_method)  # noqa: E731
-    chosen = [time_of(_choices(t, cells, placed, lookup)) for t in trees]
+    chosen = []
+    for t in trees:
+        # (tree, the map it was built on: an interpolated one), asked on that map's cells
+        t, on = t if isinstance(t, tuple) else (t, fold.train)
+        asked = ((cells, flat, placed, lookup) if on is fold.train
+                 else _held_out(replace(fold, train=on)))
+        chosen.append(time_of(_choices(t, asked[0], *asked[2:])))
     fixed = best_fixed(fold.train)
     base = test.baseline_time.reshape(-1)[flat]
     return (chosen, _counted_reference(times, base, test.defer_index, fold.has_default), base,

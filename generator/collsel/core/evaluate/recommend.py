@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Optional
 
 from collsel.core.evaluate import candidates, out_of_sample, recommendation
+from collsel.core.maps import decision_map
 from collsel.core.trees import tree
 from collsel.core.evaluate.recommendation_figures import Recommendation
 
@@ -27,7 +28,7 @@ def fold_builder(dmap, options, figures: Optional[Recommendation]) -> Callable:
     if figures is None or figures.selection is None:
         return lambda m: tree.build_tree(m, options)
     chosen = figures.selection.choice
-    return lambda train: candidates.build(chosen, train)
+    return lambda train: candidates.build(chosen, train)     # (tree, its map)
 
 
 def nested_builders(figures: Optional[Recommendation]) -> dict:
@@ -66,6 +67,13 @@ def build_command(tables, collective, options, settings=out_of_sample.DEFAULT_SE
     words += ["--beyond", beyond] if beyond else []
     words += ["--launches", str(launches)] if launches else []
     return shlex.join(words + ["--out", str(out)])
+
+
+def tree_map(dmap, figures: Optional[Recommendation]):
+    """The map the recommended tree's boundaries are cells of: `dmap`, or its interpolated map
+    when the chosen candidate is interpolated."""
+    chosen = None if figures is None or figures.selection is None else figures.selection.choice
+    return decision_map.interpolated_map(dmap) if chosen is not None and chosen.interp else dmap
 
 
 def chosen_options(options: tree.BuildOptions,

@@ -4,7 +4,7 @@ figures are the records of core.evaluate.recommendation_figures)."""
 from dataclasses import replace
 from typing import Any, Optional
 
-from collsel.core.evaluate import fold_maps, model_selection as ms
+from collsel.core.evaluate import candidates as cands, fold_maps, model_selection as ms
 from collsel.core.mpi.method_text import default_name, leaves_text, mpi_name
 from collsel.core.evaluate.recommendation_figures import (CandidateRow, KindFigures,
                                                           Recommendation, Selected)
@@ -34,7 +34,8 @@ def _row(sel, i, se=False):
 STATISTIC = "mean penalty over the held-out cells (no cell capped)"
 NESTING = "each outer fold chooses on its own training set's folds of every kind"
 SE_OVER = "cells (paired per-cell differences with the best candidate)"
-RULE = "one standard error"
+RULE = ("the interpolated exact tree where better than the default and the best fixed method, "
+        "else one standard error")
 NO_FOLDS = ("no out-of-sample data (fewer than 3 communicator sizes and 3 message sizes with "
             "candidates, and no journal of 2+ launches): the exact tree")
 
@@ -111,8 +112,10 @@ def _why(sel, chosen, label, nested, compared, family):
             "fixed": "the best single fixed method: no tree beats it out of sample by more "
                      "than noise"}.get(chosen.limit, f"{chosen.label()}, "
                                                      f"{leaves_text(int(sel.leaves[sel.chosen]))}")
+    rule = ("preferred: better than the trivial ones" if chosen == cands.INTERPOLATED_EXACT
+            else "one-SE rule")
     parts = [f"{lead} ({honest}criterion {label}: {sel.score[sel.chosen]:.2f}% mean "
-             f"(one-SE rule over {len(sel.candidates)} candidates; best {best.label()} "
+             f"({rule} over {len(sel.candidates)} candidates; best {best.label()} "
              f"{sel.score[sel.best]:.2f}% +- {sel.se[sel.chosen]:.2f}))"]
     for name, text in (("default", the_default), ("best_fixed", "best fixed method")):
         if name in compared:

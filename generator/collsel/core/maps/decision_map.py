@@ -250,9 +250,22 @@ def interpolated_map(dmap):
     out = from_times(dmap.collective, axes, dmap.methods, times, base, dmap.family, tied=tied)
     inserted = ~out.measured & (guess >= 0)
     out.best = np.where(inserted, guess, out.best).astype(np.int64)
-    at = np.ix_(*[np.searchsorted(new.values, old.values) for new, old in zip(axes, dmap.axes)])
-    out.confidence[at] = dmap.confidence
+    within = cells_within(out, dmap)
+    out.confidence[within] = dmap.confidence
+    # the measured cells' times as the map scores them (its imputation, not one redone on the
+    # longer axes, where the nearest cell in index space differs); the inserted cells are
+    # unmeasured and never scored
+    out.filled_times = np.full(out.times.shape, np.nan)
+    out.filled_times[within] = dmap.filled()
     return out
+
+
+def cells_within(larger, dmap):
+    """The index (np.ix_) of `dmap`'s cells on the axes of `larger`, a map whose axes hold
+    every value of dmap's (its interpolated map): larger_grid[cells_within(...)] is on dmap's
+    grid."""
+    return np.ix_(*[np.searchsorted(big.values, own.values)
+                    for big, own in zip(larger.axes, dmap.axes)])
 
 
 def build_map(table, z_column=None, tolerance=None, defer=True):

@@ -54,6 +54,15 @@ def _along(log_times, known, x, axis):
     return np.moveaxis(out, -1, axis)
 
 
+def interpolate_along(times, axes, axis):
+    """`times` with every NaN on a line along `axis` that holds a time replaced by stage 1/2's
+    interpolation along that axis alone (what impute gives where every other line is already
+    complete: core.maps.interpolated's second pass)."""
+    known = np.isfinite(times)
+    stage = _along(np.log(np.where(known, times, 1.0)), known, axis_position(axes[axis]), axis)
+    return np.where(known, times, np.exp(stage))
+
+
 def impute(times, axes, skip=()):
     """(filled times, imputed flags): `times` (grid + (n_methods,), NaN = unmeasured) with every
     NaN of a method measured somewhere replaced by the module's rule. Stages 1 and 2 run for

@@ -52,23 +52,27 @@ def with_gaps(axes, times, base, tied, make_axis):
     longer axes (NaN, False at the inserted values), and `guess`, every cell's method with the
     least interpolated time (-1 where no method has one). None when no gap holds an integer."""
     axes = list(axes)
-    estimate, inserted = times, False
+    estimate = times
     # m first, then P: an inserted P row is interpolated along P from the measured rows, whose
     # inserted m cells the first pass filled, so no inserted cell is left to the nearest fill
+    complete = False
     for axis in (1, 0):
         old = axes[axis]
         extra = virtual_values(old.values)
         if not extra:
             continue
-        inserted = True
         values = sorted(set(old.values) | set(extra))
         where = np.searchsorted(values, old.values)
         times, estimate, base = (_spread(a, axis, where, len(values), np.nan)
                                  for a in (times, estimate, base))
         tied = _spread(tied, axis, where, len(values), False)
         axes[axis] = make_axis(old.name, old.kind, values)
-        estimate = imputation.impute(estimate, axes)[0]
-    if not inserted:
+        # after a first pass every method measured anywhere has a time in every measured row,
+        # so the inserted rows need only the interpolation along this axis (impute's result)
+        estimate = (imputation.interpolate_along(estimate, axes, axis) if complete
+                    else imputation.impute(estimate, axes)[0])
+        complete = True
+    if not complete:
         return None
     known = np.isfinite(estimate)
     guess = np.where(known.any(axis=-1),

@@ -187,6 +187,7 @@ class Recommended:
     out_of_sample: dict         # {kind: None or {label, folds, recommended, exact, default,
                                 #  best_fixed}} (robust.out_of_sample_table)
     tree_json: bytes = b""      # the tree.json that command writes (the report keeps a copy)
+    tree_map: object = None     # the map `tree` is built on when not the report's (interpolated)
 
 
 @dataclass(frozen=True)
@@ -562,9 +563,10 @@ def _recommended(dmap, recommended, rows, choices):
     """The recommendation block: the tree `collsel build --recommend` makes
     (core.evaluate.recommend, computed by the command and passed in), scored in sample like every
     row."""
-    t = recommended.tree
-    stats = penalty.tree_stats(dmap, t)
-    choice = t.method_grid(dmap.shape)
+    t, on = recommended.tree, recommended.tree_map or dmap
+    stats = penalty.tree_stats(on, t)       # the same measured cells on either map
+    at = decision_map.cells_within(on, dmap)
+    choice = t.method_grid(on.shape)[at]
     figures = recommended.figures
     # the row of the statistics table that is the same tree, if one is
     same = [r["id"] for r, c in zip(rows, choices) if r["nodes"] == t.node_count
@@ -581,4 +583,4 @@ def _recommended(dmap, recommended, rows, choices):
             "deferred": figures.deferred, "deferral_advised": figures.deferral_advised,
             "build_command": recommended.command, "choice_grid": choice,
             "methods": _methods_used(dmap, choice), "cells": int(choice.size),
-            "leaf_ids": _grid(t.leaf_grid(dmap.shape), int)}
+            "leaf_ids": _grid(t.leaf_grid(on.shape)[at], int)}

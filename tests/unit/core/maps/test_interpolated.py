@@ -57,7 +57,8 @@ def test_a_fold_is_mapped_as_the_whole_table(tmp_path):
     # the whole map sliced and mapped again is itself; a candidate built on it keeps its axes
     assert grid.training(()).content_key() == dense.content_key()
     no_defer = candidates.Candidate("exact", defer=False, split="balanced", leaf="majority")
-    assert candidates.build(no_defer, dense).split.max() <= len(dense.axes[0].values)
+    built, on = candidates.build(no_defer, dense)
+    assert on is dense and built.split.max() <= len(dense.axes[0].values)
 
 
 def test_build_and_evaluate_take_the_flag(tmp_path):
