@@ -37,6 +37,18 @@ def tanjaderin_table(collective, directory):
 
 
 
+def crossing_table(path, comm_sizes):
+    """A bcast table whose two methods cross between measured P: method 1 grows as P (10 us at
+    P = 4, 40 us at 16), method 2 stays at 30 us, at m = 8 and 1024. Log-linear in log P, their
+    times cross at P = 12, where a plain map cuts a gap at its midpoint."""
+    with open(path, "w") as f:
+        f.write("collective,comm_size,msg_size,algorithm,segsize,time_us\n")
+        for p in comm_sizes:
+            for m in (8, 1024):
+                f.write(f"bcast,{p},{m},1,0,{10.0 * p / 4}\nbcast,{p},{m},2,0,30\n")
+    return path
+
+
 def collsel(*args, **kw):
     """`collsel ARGS` in a subprocess of this Python (the installed package under `make
     test`): its own process, as a user runs it (commands fork workers, set signal handlers and

@@ -10,19 +10,15 @@ import pytest
 
 from collsel.core.evaluate import candidates, model_selection
 from collsel.core.maps import decision_map, table as tables
+import helpers
 from helpers import collsel
 
 
 def crossing_table(path):
-    """Method 1 grows as P (10 us at P = 4, 160 us at 64), method 2 stays at 30 us: their times,
-    log-linear in log P, cross at P = 12. Held out, P = 16 lies between 8 and 32: the plain
-    map's midpoint hands it method 1 (40 us, 33 %), the interpolated times method 2 (0 %)."""
-    with open(path, "w") as f:
-        f.write("collective,comm_size,msg_size,algorithm,segsize,time_us\n")
-        for p in (4, 8, 16, 32, 64):
-            for m in (8, 1024):
-                f.write(f"bcast,{p},{m},1,0,{10.0 * p / 4}\nbcast,{p},{m},2,0,30\n")
-    return path
+    """helpers.crossing_table at P = 4, 8, 16, 32 and 64: the times cross at 12. Held out,
+    P = 16 lies between 8 and 32: the plain map's midpoint hands it method 1 (40 us, 33 %),
+    the interpolated times method 2 (0 %)."""
+    return helpers.crossing_table(path, (4, 8, 16, 32, 64))
 
 
 def test_interpolated_candidates_exist_only_where_values_can_be_inserted(tmp_path):

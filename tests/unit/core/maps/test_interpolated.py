@@ -8,6 +8,7 @@ import pytest
 
 from collsel.core.evaluate import candidates, fold_maps
 from collsel.core.maps import decision_map, interpolated, table as tables
+import helpers
 from helpers import collsel
 
 
@@ -20,14 +21,9 @@ def test_virtual_values_fill_small_gaps_and_space_large_ones_in_log2():
 
 
 def crossing_table(path, extra_p=()):
-    """Method 1 grows as P (10 us at P = 4, 40 us at 16), method 2 stays at 30 us: their times,
-    log-linear in log P, cross at P = 12, while the plain map cuts the gap 4..16 at 10."""
-    with open(path, "w") as f:
-        f.write("collective,comm_size,msg_size,algorithm,segsize,time_us\n")
-        for p in (4, 16, 64) + tuple(extra_p):
-            for m in (8, 1024):
-                f.write(f"bcast,{p},{m},1,0,{10.0 * p / 4}\nbcast,{p},{m},2,0,30\n")
-    return path
+    """helpers.crossing_table at P = 4, 16 and 64 (and `extra_p`): the plain map cuts the gap
+    4..16 at 10, the times cross at 12."""
+    return helpers.crossing_table(path, (4, 16, 64) + tuple(extra_p))
 
 
 def test_the_switch_falls_where_the_interpolated_times_cross(tmp_path):
