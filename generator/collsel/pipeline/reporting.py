@@ -268,8 +268,8 @@ def recommended_tree(dmap, measured, request, journal, launches, workers=None):
     method and the exact map on the same folds (core.evaluate.out_of_sample)."""
     options = tree.BuildOptions(request.split or "balanced", request.leaf or "majority").check()
     settings = request.settings()
-    t, figures = recommend.recommend(dmap, options, launches, settings, request.criterion,
-                                     workers)
+    t, tree_map, figures = recommend.recommend(dmap, options, launches, settings,
+                                               request.criterion, workers)
     from collsel.sinks.report import figure_pool
     figure_pool.warm(workers)   # the workers are done with the folds: matplotlib, while we score
     out = _tree_dir(request)
@@ -281,7 +281,6 @@ def recommended_tree(dmap, measured, request, journal, launches, workers=None):
                                       settings, journal if request.launches else None, out,
                                       request.criterion)
     recorded = recommend.recorded_options(options, t)
-    tree_map = recommend.tree_map(dmap, figures)    # an interpolated candidate's: its own
     beyond = treefile.beyond_of(tree_map, recommendation.beyond_decision(None, figures))
     tree_json = treefile.dumps(treefile.tree_document(tree_map, t, recorded,
                                                       beyond)).encode("utf-8")

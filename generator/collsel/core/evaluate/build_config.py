@@ -50,10 +50,10 @@ def build(table, config, dmap=None, launch_tables=None, workers=None,
     options = config.options
     figures: Optional[Recommendation] = None
     if config.recommend:
-        t, figures = recommend.recommend(dmap, options, launch_tables, config.settings,
-                                         config.criterion, workers, nested)
+        t, dmap, figures = recommend.recommend(dmap, options, launch_tables, config.settings,
+                                               config.criterion, workers, nested)
         options = recommend.recorded_options(recommend.chosen_options(options, figures), t)
     else:
         t = tree.build_tree(dmap, options)
-    return Built(recommend.tree_map(dmap, figures), t, options, figures,
+    return Built(dmap, t, options, figures,
                  recommendation.beyond_decision(config.beyond, figures))

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Optional
 
 from collsel.core.evaluate import candidates, out_of_sample, recommendation
-from collsel.core.maps import decision_map
 from collsel.core.trees import tree
 from collsel.core.evaluate.recommendation_figures import Recommendation
 
@@ -69,13 +68,6 @@ def build_command(tables, collective, options, settings=out_of_sample.DEFAULT_SE
     return shlex.join(words + ["--out", str(out)])
 
 
-def tree_map(dmap, figures: Optional[Recommendation]):
-    """The map the recommended tree's boundaries are cells of: `dmap`, or its interpolated map
-    when the chosen candidate is interpolated."""
-    chosen = None if figures is None or figures.selection is None else figures.selection.choice
-    return decision_map.interpolated_map(dmap) if chosen is not None and chosen.interp else dmap
-
-
 def chosen_options(options: tree.BuildOptions,
                    figures: Optional[Recommendation]) -> tree.BuildOptions:
     """The BuildOptions of the recommended tree's variant (`options` when nothing was chosen)."""
@@ -92,16 +84,17 @@ def recorded_options(options: tree.BuildOptions, t: tree.TreeArrays) -> tree.Bui
 
 def recommend(dmap, options, launch_tables=None, settings=out_of_sample.DEFAULT_SETTINGS,
               criterion="combined", workers=None,
-              nested=True) -> tuple[tree.TreeArrays, Recommendation]:
-    """(TreeArrays, figures) of the recommended tree of `dmap` (built with `settings`,
+              nested=True) -> tuple[tree.TreeArrays, object, Recommendation]:
+    """(TreeArrays, map, figures) of the recommended tree of `dmap` (built with `settings`,
     core.maps.decision_map.MapSettings): the candidate core.evaluate.model_selection chooses by
-    cross-validation under `criterion`, with its nested out-of-sample figure. Without any fold
-    the exact tree of `options`. `workers` (core.evaluate.parallel.pool()) share the folds' work
-    when given; without `nested`, the same tree with no nested figures (faster: for a caller
-    that scores the tree itself)."""
-    t, figures = recommendation.by_cross_validation(dmap, launch_tables, settings, criterion,
-                                                    workers, nested)
+    cross-validation under `criterion`, with its nested out-of-sample figure, and the map its
+    cuts are cells of (`dmap`, or for an interpolated candidate the selection's interpolated
+    map, not made again). Without any fold the exact tree of `options`. `workers`
+    (core.evaluate.parallel.pool()) share the folds' work when given; without `nested`, the
+    same tree with no nested figures (faster: for a caller that scores the tree itself)."""
+    t, on, figures = recommendation.by_cross_validation(dmap, launch_tables, settings,
+                                                        criterion, workers, nested)
     if t is None:
         return tree.build_tree(dmap, dataclasses.replace(options, max_depth=None,
-                                                         threshold=None)), figures
-    return t, figures
+                                                         threshold=None)), dmap, figures
+    return t, on, figures

@@ -46,14 +46,15 @@ def _json_kind(kind):
 
 
 def by_cross_validation(dmap, launch_tables, settings, criterion="combined",
-           workers=None, nested=True) -> tuple[Optional[TreeArrays], Recommendation]:
-    """(TreeArrays, figures) of the recommended tree, or (None, figures) without any fold; the
+           workers=None, nested=True) -> tuple[Optional[TreeArrays], Any, Recommendation]:
+    """(TreeArrays, map, figures) of the recommended tree and the map its cuts are cells of
+    (`dmap`, or the selection's interpolated one), or (None, dmap, figures) without any fold; the
     folds computed by `workers` (core.evaluate.parallel.pool()) when given; without `nested`,
     figures with no nested ones (core.evaluate.model_selection.select)."""
     grid = fold_maps.FoldGrid(dmap, launch_tables, settings)
     sel = ms.select(grid, criterion, workers, nested)
     if sel is None:
-        return None, Recommendation(criterion, (), NO_FOLDS)
+        return None, dmap, Recommendation(criterion, (), NO_FOLDS)
     chosen = sel.candidates[sel.chosen]
     label = ms.LABELS[criterion] + ("" if criterion != "combined" else " (" + ", ".join(
         ms.LABELS[k] for k in sel.kinds) + ")")
@@ -70,8 +71,9 @@ def by_cross_validation(dmap, launch_tables, settings, criterion="combined",
         sel.edge, nesting=NESTING)
     why = _why(sel, chosen, label, nested, compared, dmap.family)
     t = sel.trained.tree(sel.chosen)
-    return t, Recommendation(criterion, tuple(ms.KIND_KEYS[k] for k in sel.kinds), why,
-                             deferred=chosen.limit == "defer", selection=selected)
+    on = sel.trained.map_of(sel.chosen) if chosen.interp else dmap
+    return t, on, Recommendation(criterion, tuple(ms.KIND_KEYS[k] for k in sel.kinds), why,
+                                 deferred=chosen.limit == "defer", selection=selected)
 
 
 def baseline_on_nested_folds(figures: Recommendation, name="default") -> Optional[float]:
