@@ -264,6 +264,9 @@ class Trained:
         paths = {}
         for key, members in self.groups.items():
             shape = self._shape_of(key)
+            if _map_itself(key, [self.candidates[i] for i in members]):
+                out[members] = self.maps[shape[2:]].best[tuple(cells[shape[2:]])]
+                continue
             if shape not in paths:
                 paths[shape] = self.shape(shape).paths(cells[shape[2:]])
             out[members] = self.variant(key).choices(*paths[shape])
@@ -300,6 +303,14 @@ class Trained:
         """The map candidate i's tree is built on (its split boundaries are that map's cells)."""
         c = self.candidates[i]
         return self.maps[PLAIN if c.limit in ("defer", "fixed") else (c.defer, c.interp)]
+
+
+def _map_itself(variant, members) -> bool:
+    """The variant's candidates are its exact tree alone, tie-blind: its leaves are the blocks
+    where the map's best method is uniform (core.trees.tree), so it answers every cell with the
+    map's best and its choices need no tree built (on the interpolated map, most of a nested
+    fold's time)."""
+    return not variant[2] and all(c.limit == "exact" for c in members)
 
 
 def maps_for(grid_, removal, candidates) -> dict:

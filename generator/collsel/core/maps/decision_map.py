@@ -247,9 +247,8 @@ def interpolated_map(dmap):
     if gaps is None:
         return dmap
     axes, times, base, tied, guess = gaps
-    out = from_times(dmap.collective, axes, dmap.methods, times, base, dmap.family, tied=tied)
-    inserted = ~out.measured & (guess >= 0)
-    out.best = np.where(inserted, guess, out.best).astype(np.int64)
+    out = from_times(dmap.collective, axes, dmap.methods, times, base, dmap.family, tied=tied,
+                     guess=guess)
     within = cells_within(out, dmap)
     out.confidence[within] = dmap.confidence
     # the measured cells' times as the map scores them (its imputation, not one redone on the
@@ -328,21 +327,25 @@ def build_map(table, z_column=None, tolerance=None, defer=True):
 
 
 def from_times(collective, axes, methods, times, base, family="openmpi", tolerance=None,
-               tied_column=None, ci=None, p_best=None, tied=None):
+               tied_column=None, ci=None, p_best=None, tied=None, guess=None):
     """The map of a grid of measured times (grid + (n_methods,), NaN = unmeasured) and baseline
     times: best method, nearest fill, tie sets, imputation. The one assembly of a map, for a
     table (build_map) and for the training maps of out-of-sample folds (core.evaluate.fold_maps),
     which slice or average a map's times instead of rebuilding a table. `tied`: tie sets known
-    already (a slice of a map's), kept where still measured."""
+    already (a slice of a map's), kept where still measured; `guess`: an int grid naming the
+    method of unmeasured cells where it is >= 0 (interpolated_map's), the nearest measured
+    cell's taken only where it is not."""
     measured = np.isfinite(times).any(axis=-1)
     filled_times = np.where(np.isfinite(times), times, np.inf)
     best = np.argmin(filled_times, axis=-1)   # first minimum: lowest method index wins ties
     best_time = np.where(measured, np.min(filled_times, axis=-1), np.nan)
-    if not measured.all() and measured.any():
+    guessed = np.zeros_like(measured) if guess is None else ~measured & (guess >= 0)
+    best = best if guess is None else np.where(guessed, guess, best)
+    if (~measured & ~guessed).any() and measured.any():
         from scipy import ndimage   # imported here: SciPy costs every command ~1 s to load
         nearest = ndimage.distance_transform_edt(~measured, return_distances=False,
                                                  return_indices=True)
-        best = best[tuple(nearest)]
+        best = np.where(guessed, best, best[tuple(nearest)])
     best = best.astype(np.int64)
     tie = ties.tie_sets(times, best, tied_column, ci, tolerance)
     if tied is not None:
