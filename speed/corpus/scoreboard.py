@@ -9,7 +9,9 @@ of the Generalize issue:
 - honest: the printed figure within max(1 point, 20 %) of the direct one;
 - never worse than the obvious: the recommendation no worse than the default and within 0.5
   points of the best of {exact, depth 2/3/4 penalty, best fixed}; the mean regret;
-- edge: the recommendation's beyond-range choice no worse than the best of keep/defer.
+- edge (tables with >= 6 P): the recommendation's beyond-range choice (its `beyond`) no worse
+  than the better of keeping the edge decision and deferring (`--beyond keep|defer`), on the
+  largest P held out; a table whose edge holds no scorable cell is not counted.
 
 Usage: scoreboard.py [--max-folds N] [--out DIR] TABLE...   (writes DIR/scoreboard.{json,txt})
 """
@@ -22,11 +24,14 @@ import tempfile
 import time
 
 from collsel.core.evaluate.fold_maps import MAX_FOLDS
+from collsel.core.maps import table as tables
 
 CANDIDATES = ["--recommend", "", "--max-depth 2 --leaf penalty", "--max-depth 3 --leaf penalty",
               "--max-depth 4 --leaf penalty"]
 NAMES = ["recommended", "exact", "depth 2", "depth 3", "depth 4"]
 KIND = {"P": "leave_one_P_out", "m": "leave_one_m_out"}
+BEYOND = ("keep", "defer")
+EDGE_MIN_P = 6
 
 
 def run(words):
@@ -46,6 +51,13 @@ def score_table(path, max_folds, work):
     run(words)
     with open(out) as f:
         evaluated = json.load(f)
+    # the two beyond-range choices the recommendation chooses between, on the edge fold alone
+    edge = os.path.join(work, os.path.basename(path) + ".edge.json")
+    run(["collsel", "evaluate", path, "--protocol", "edge", "--json", edge, "--quiet"]
+        + [f"--candidate=--recommend --beyond {b}" for b in BEYOND])
+    with open(edge) as f:
+        evaluated["beyond"] = json.load(f)["protocols"]["edge"]
+    evaluated["comm_sizes"] = len(set(tables.read_tables([path]).comm_size.tolist()))
     built = os.path.join(work, os.path.basename(path) + ".tree")
     run(["collsel", "build", path, "--recommend", "--out", built])
     with open(os.path.join(built, "stats.json")) as f:
@@ -89,8 +101,23 @@ def judge(path, evaluated, stats):
                 "within_half_point": regret is not None and regret <= 0.5}
         else:
             verdicts[protocol] = {"regret": regret}
+            line += edge_verdict(evaluated, rec, verdicts[protocol])
         lines.append(line)
     return lines, verdicts
+
+
+def edge_verdict(evaluated, rec, verdict):
+    """The edge line's ending: keep and defer beside the recommendation's own choice; sets
+    verdict["edge_no_worse"] where the target counts the table (>= EDGE_MIN_P values of P, a
+    scorable cell at the edge)."""
+    block = evaluated.get("beyond")
+    if block is None:
+        return ""
+    means = dict(zip(BEYOND, (c["mean"] for c in block["configs"])))
+    known = [v for v in means.values() if v is not None]
+    if rec is not None and known and evaluated["comm_sizes"] >= EDGE_MIN_P:
+        verdict["edge_no_worse"] = rec <= min(known) + 1e-9
+    return " | " + " ".join(f"{b} {fmt(v)}" for b, v in means.items())
 
 
 def main():
@@ -126,7 +153,13 @@ def main():
                 counts[target][1] += 1
             if got["regret"] is not None:
                 regrets.append(got["regret"])
-    summary = [f"{t}: {a} of {n} (table, protocol) pairs" for t, (a, n) in counts.items()]
+        edge = v["verdicts"].get("edge", {})
+        if "edge_no_worse" in edge:
+            counts.setdefault("edge_no_worse", [0, 0])
+            counts["edge_no_worse"][0] += edge["edge_no_worse"]
+            counts["edge_no_worse"][1] += 1
+    summary = [f"{t}: {a} of {n} " + ("tables" if t == "edge_no_worse" else
+                                      "(table, protocol) pairs") for t, (a, n) in counts.items()]
     if regrets:
         summary.append(f"mean regret over the corpus: {sum(regrets) / len(regrets):.2f} points "
                        f"(target <= 0.2)")
