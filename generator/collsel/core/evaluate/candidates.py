@@ -26,7 +26,10 @@ map has algorithm-0 rows) and the best single fixed method of the training map. 
 majority and penalty (robust without --max-penalty orders methods as penalty does); tie-aware
 variants only where the map has tie sets wider than the best; defer off only where it is on.
 A candidate's choice at held-out cells is its deciding node on the path from the exact tree's
-leaf to the root: the topmost turned-into-a-leaf node, else the leaf. Nothing recurses.
+leaf to the root: the topmost turned-into-a-leaf node, else the leaf. Nothing recurses. A
+variant whose only candidate is its tie-blind exact tree (the interpolated one) answers with
+its map's best method at the cell, which is what that tree answers: it is built only where its
+leaves are counted or it is the one recommended.
 """
 import itertools
 from dataclasses import dataclass
