@@ -11,9 +11,10 @@ import sys
 from collsel.core.evaluate import build_config, held_out, model_selection
 from collsel.core.io.files import write_file
 from collsel.errors import InputError, printable
-from collsel.commands.options import (add_interpolate_option, add_table_options,
-                                      add_tree_options, build_options,
-                                      map_settings, read_tables, select_collective)
+from collsel.commands.options import (add_interpolate_option,
+                                      add_table_options, add_tree_options, build_options,
+                                      load_launches, map_settings, read_tables,
+                                      select_collective)
 from collsel.commands import add_command
 
 DEFAULT_CANDIDATES = ("--recommend", "", "--max-depth 2 --leaf penalty",
@@ -41,7 +42,12 @@ def register(sub):
                    help="`collsel build` flags of one configuration (quoted; repeatable)")
     p.add_argument("--protocol", default="P,m", metavar="LIST",
                    help="comma-separated among P (interior leave-one-P-out), m (interior "
-                        "leave-one-m-out), edge (the largest P held out); default P,m")
+                        "leave-one-m-out), edge (the largest P held out), launches (each "
+                        "launch of the sweep's journal held out, the tree built on the mean "
+                        "of the others: needs --launches or TABLE.launches); default P,m")
+    p.add_argument("--launches", metavar="JOURNAL",
+                   help="the sweep's per-launch journal for --protocol launches (default: "
+                        "TABLE.launches beside a single TABLE)")
     p.add_argument("--max-folds", type=int, metavar="N",
                    help="hold out at most N values per protocol, evenly spaced (always the "
                         "first and last interior value with scorable cells); default: all")
@@ -99,6 +105,14 @@ def run_evaluate(args):
         raise InputError(f"--max-folds {args.max_folds}: give 1 or more")
     table = select_collective(args, read_tables(args.tables))
     configs = [parse_candidate(c, args) for c in (args.candidate or DEFAULT_CANDIDATES)]
+    launch_runs = None
+    if "launches" in protocols:
+        journal, launch_runs = load_launches(args)
+        if len(launch_runs) < 2:
+            raise InputError("--protocol launches: needs the sweep's journal of 2+ launches "
+                             + (f"({journal} has {len(launch_runs)} of {args.collective})"
+                                if journal else "(TABLE.launches beside the table, or "
+                                "--launches JOURNAL)"))
 
     tty = sys.stderr.isatty()
 
@@ -113,7 +127,7 @@ def run_evaluate(args):
     with (parallel.pool() if any(c.recommend for c in configs)
           else contextlib.nullcontext()) as workers:
         result = held_out.evaluate(table, configs, protocols, args.max_folds, progress,
-                                   workers)
+                                   workers, launch_runs)
     document = {"tables": list(args.tables), "collective": args.collective,
                 "candidates": [c.label for c in configs], "protocols": result}
     print(text(document))

@@ -14,18 +14,23 @@ Protocols:
 - P: interior leave-one-P-out (each interior P, or an evenly spaced subset of at most
   `max_folds` of those with scorable cells, always the first and last of them);
 - m: the same with message sizes;
-- edge: the largest P held out (asked beyond the measured range).
+- edge: the largest P held out (asked beyond the measured range);
+- launches: each launch of the sweep's journal held out (at most `max_folds` of them, evenly
+  spaced), the tree built on the mean of the other launches' times (as the training map of a
+  launch fold is, core.evaluate.fold_maps) with their journal beside it (`--recommend` chooses
+  on their launch folds too), asked at the held-out launch's cells and scored by its times:
+  the tree used again on the same machine.
 """
 import numpy as np
 
-from collsel.core.evaluate import build_config, fold_maps
+from collsel.core.evaluate import build_config, fold_maps, out_of_sample
 from collsel.core.maps import cell_cost, decision_map
 from collsel.core.mpi import algorithms
 from collsel.core.trees import pruning
 
-PROTOCOLS = ("P", "m", "edge")
+PROTOCOLS = ("P", "m", "edge", "launches")
 LABELS = {"P": "interior leave-one-P-out", "m": "interior leave-one-m-out",
-          "edge": "edge (largest P held out)"}
+          "edge": "edge (largest P held out)", "launches": "across launches (one held out)"}
 COLUMN = {"P": "comm_size", "m": "msg_size", "edge": "comm_size"}
 
 
@@ -41,22 +46,38 @@ def held_values(table, protocol, max_folds=None):
     return [int(known[i]) for i in fold_maps.held_out_positions(known.size, scorable, limit)]
 
 
-def fold_scores(table, value, protocol, configs, workers=None):
+def launch_folds(launch_runs, max_folds=None) -> list:
+    """The launches held out one at a time: every one of 2+, or an evenly spaced subset of
+    `max_folds` of them with the first and the last."""
+    ids = sorted(launch_runs)
+    if len(ids) < 2:
+        return []
+    return [ids[i] for i in fold_maps.evenly_spaced(len(ids), max_folds or len(ids))]
+
+
+def fold_scores(table, value, protocol, configs, workers=None, launch_runs=None):
     """One fold: (penalties per config, the default's, the best fixed method's) over the
     counted held-out cells, NaN where unscorable; each tree built as `collsel build` does
-    (core.evaluate.build_config)."""
-    column = getattr(table, COLUMN[protocol])
+    (core.evaluate.build_config). For "launches", `value` is the launch held out of
+    `launch_runs` ({launch: table})."""
     has_default = bool((table.algorithm == algorithms.BASELINE_ALGORITHM).any())
+    if protocol == "launches":
+        others = {k: t for k, t in launch_runs.items() if k != value}
+        train = out_of_sample.mean_table([t for _, t in sorted(others.items())])
+        return scores(train, launch_runs[value], configs, has_default, workers,
+                      launch_runs=others)
+    column = getattr(table, COLUMN[protocol])
     return scores(table.take(column != value), table.take(column == value), configs,
                   has_default, workers)
 
 
-def scores(train, test, configs, has_default, workers=None, builds=None):
+def scores(train, test, configs, has_default, workers=None, builds=None, launch_runs=None):
     """fold_scores of any training and test rows (a replayed tune scores the tree of what it
     measured on the full table's cells: pipeline/tune/curve.py); `has_default`: whether the
     table the test rows come from has a default at all (core.maps.cell_cost.scored_cells).
     `builds`, a dict a caller keeps to score one training set on several tests: the trees
-    built from `train` (config index -> build_config.Built), built once."""
+    built from `train` (config index -> build_config.Built), built once. `launch_runs`: the
+    training launches' tables, for a recommendation's launch folds."""
     if not (train.algorithm != algorithms.BASELINE_ALGORITHM).any() or not len(test):
         return None
     held = _held_cells(test, has_default)
@@ -67,7 +88,8 @@ def scores(train, test, configs, has_default, workers=None, builds=None):
     builds = {} if builds is None else builds
     for i, config in enumerate(configs):
         if i not in builds:     # the tree alone: its own figures are not what is scored here
-            builds[i] = build_config.build(train, config, workers=workers, nested=False)
+            builds[i] = build_config.build(train, config, launch_tables=launch_runs,
+                                           workers=workers, nested=False)
         built = builds[i]
         loaded = built.loaded()
         decided = loaded.decide(values)
@@ -125,15 +147,20 @@ def _fold_task(args):
     return fold_scores(*args)
 
 
-def evaluate(table, configs, protocols, max_folds=None, progress=None, workers=None):
+def evaluate(table, configs, protocols, max_folds=None, progress=None, workers=None,
+             launch_runs=None):
     """{protocol: {"folds", "held_out", "configs": [summary], "default", "best_fixed"}} for
     the configurations (core.evaluate.build_config.Config) on `table`; None for a protocol with no
     fold. `progress(done, total)` is told after every fold; `workers`
     (core.evaluate.parallel.pool()) score the folds, one fold a task (its trees built in that
-    process, as one process builds them: the figures do not depend on the pool)."""
-    plan = [(p, v) for p in protocols for v in held_values(table, p, max_folds)]
+    process, as one process builds them: the figures do not depend on the pool);
+    `launch_runs` the journal's {launch: table} (sources.launch_tables), for "launches"."""
+    plan = [(p, v) for p in protocols
+            for v in (launch_folds(launch_runs or {}, max_folds) if p == "launches"
+                      else held_values(table, p, max_folds))]
     parts = {p: [] for p in protocols}
-    tasks = [(table, value, protocol, configs) for protocol, value in plan]
+    tasks = [(table, value, protocol, configs, None,
+              launch_runs if protocol == "launches" else None) for protocol, value in plan]
     scored = (map(_fold_task, tasks) if workers is None
               else workers.imap(_fold_task, tasks, chunksize=1))
     for done, ((protocol, value), got) in enumerate(zip(plan, scored), 1):

@@ -82,6 +82,8 @@ def impute(times, axes, skip=()):
     for axis in (1, 0) if n_axes >= 2 else (0,):
         stage = _along(log_t, kn, positions[axis], axis)
         estimate = np.where(np.isnan(estimate), stage, estimate)
+        if not np.isnan(estimate).any():    # every line held a measurement: nothing for stage 2
+            break
     est = np.where(kn, raw, np.exp(estimate))
     for k in np.flatnonzero(np.isnan(est).reshape(-1, len(todo)).any(axis=0)):
         from scipy import ndimage   # imported here: SciPy costs every command ~1 s to load
