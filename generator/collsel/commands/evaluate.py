@@ -11,10 +11,9 @@ import sys
 from collsel.core.evaluate import build_config, held_out, model_selection
 from collsel.core.io.files import write_file
 from collsel.errors import InputError, printable
-from collsel.commands.options import (add_interpolate_option,
-                                      add_table_options, add_tree_options, build_options,
-                                      load_launches, map_settings, read_tables,
-                                      select_collective)
+from collsel.commands.options import (add_interpolate_option, add_table_options,
+                                      add_tree_options, build_options, load_launches,
+                                      map_settings, read_tables, select_collective)
 from collsel.commands import add_command
 
 DEFAULT_CANDIDATES = ("--recommend", "", "--max-depth 2 --leaf penalty",
