@@ -57,7 +57,7 @@ def costs(path):
     recording = replay_source.load(path)
     # (a budget any recorded table's coarsest grid fits; the cost does not depend on it)
     full = _plan(path, "adaptive", "100h").replayed.full_cost_s
-    starts = replay_source.START_S * sum(recording.launches_of(p) for p in recording.comm_sizes)
+    starts = replay_source.START_S * recording.recorded_starts()
     return full, 100 * starts / full
 
 

@@ -23,6 +23,13 @@ What a launch costs: START_S, plus per (size, method) point (warm-up + repetitio
 replayed time. Repetitions: the recorded launch's `n` (journal), else the table's n / launches,
 else the benchmark's own rule with its CI target unknown: as many as the per-method time cap
 allows, between --min-reps and --max-reps.
+
+What recording the full table cost (the measure of --budget N%): the same charge for every point
+it holds, and START_S for every launch that recorded it. With a journal, that is the journal's
+launches: a paired sweep measures every method in one launch. Without one, it is a launch per
+method and recorded launch at each P: such tables come from benchmarks that force one algorithm
+for a whole run (OSU with `--mca coll_tuned_<coll>_algorithm N`, as every table of the corpus
+was recorded: ../shared/corpus/README.md), so a method at P was a launch of its own.
 """
 import functools
 import math
@@ -181,15 +188,26 @@ class Recording:
         self.table_launches = recorded
 
     def launches_of(self, p):
-        """How many launches of P measured the recorded table (its full measuring cost)."""
+        """How many recorded launches of P a point of the table stands for (the journal's
+        launches of P; without a journal, the table's `launches` column, each method's own)."""
         if self.has_journal:
             return len(self.launch_ids.get(p, ()))
         return self.table_launches.get(p, 1)
 
+    def recorded_starts(self):
+        """How many launches recorded the whole table (module docstring): the journal's, else
+        one per method and recorded launch at each P."""
+        if self.has_journal:
+            return sum(len(ids) for ids in self.launch_ids.values())
+        methods_at = {}
+        for p, _, method in self.points:
+            methods_at.setdefault(p, set()).add(method)
+        return sum(self.launches_of(p) * len(methods_at.get(p, ())) for p in self.comm_sizes)
+
     def full_cost(self, time_cap, min_reps, max_reps, warmup):
         """Simulated seconds of measuring the whole recorded table, as replay charges them:
-        every recorded launch of every P (START_S each) and every point of it."""
-        seconds = START_S * sum(self.launches_of(p) for p in self.comm_sizes)
+        every launch that recorded it (START_S each) and every point of it."""
+        seconds = START_S * self.recorded_starts()
         times, recorded, weight = self._flat
         reps = _repetitions(recorded, times, time_cap, min_reps, max_reps)
         return seconds + float((weight * (warmup + reps) * times * 1e-6).sum())
@@ -209,9 +227,9 @@ class Recording:
     def mean_point_seconds(self, time_cap, min_reps, max_reps, warmup):
         """The average simulated seconds of one (size, method) point of one launch: the time
         of a point in the sweep's estimate (sweep/estimate.py) for a replayed grid."""
-        launches = sum(self.launches_of(p) for p in self.comm_sizes)
         points = sum(self.launches_of(q) for (q, _, _) in self.points)
-        spent = self.full_cost(time_cap, min_reps, max_reps, warmup) - START_S * launches
+        spent = (self.full_cost(time_cap, min_reps, max_reps, warmup)
+                 - START_S * self.recorded_starts())
         return spent / max(points, 1)
 
 
