@@ -11,10 +11,10 @@ Figures are capped mean penalties (%) on the fold kinds the nested figure covers
 chosen, so its cross-validated figure is honest as it is. A Trieste fixture
 (trieste_tanjaderin_*.csv) is mapped to the canonical columns first. Then the two constructed
 cases, made from the Trieste bcast fixture: a sparse table (at every other communicator size,
-every method with an even id >= 2 deleted) and one injected 1,000x outlier (the best method's time at the middle cell),
-each recommended by this checkout and, with --before DIR (a checkout of the code before the
-recommendation work), by that one: leaves and the out-of-sample means stats.json records (the
-tree rebuilt on each fold).
+every method with an even id >= 2 deleted) and one injected 1,000x outlier (the best method's
+time at the middle cell), each recommended by this checkout and, with --before DIR (a checkout
+of the code before the recommendation work), by that one: leaves and the out-of-sample means
+stats.json records (the tree rebuilt on each fold).
 """
 import argparse
 import csv
