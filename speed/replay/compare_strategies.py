@@ -57,7 +57,7 @@ def costs(path):
     recording = replay_source.load(path)
     # (a budget any recorded table's coarsest grid fits; the cost does not depend on it)
     full = _plan(path, "adaptive", "100h").replayed.full_cost_s
-    starts = replay_source.START_S * recording.recorded_starts()
+    starts = replay_source.START_S * recording.recorded_starts
     return full, 100 * starts / full
 
 

@@ -100,28 +100,22 @@ CASES = read_manifest()
 _SESSION = {}
 
 
-def _session_dir():
-    if "dir" not in _SESSION:
-        import atexit
-        import tempfile
-        _SESSION["dir"] = Path(tempfile.mkdtemp(prefix="collsel-hostile-"))
-        atexit.register(shutil.rmtree, _SESSION["dir"], ignore_errors=True)
-    return _SESSION["dir"]
-
-
 def base_tree(kind="2d"):
-    """A valid tree.json built by collsel from tests/hostile/tables/good*.csv (once a run)."""
+    """A valid tree.json built by collsel from tests/hostile/tables/good*.csv (once a run; kept
+    in memory, its build directory removed at once)."""
     key = f"tree-{kind}"
     if key not in _SESSION:
-        table = HOSTILE / "tables" / ("good.csv" if kind == "2d" else "good-ppn.csv")
-        out = _session_dir() / key
-        argv = ["build", str(table), "--collective", "bcast", "--out", str(out)]
-        if kind == "3d":
-            argv += ["--z", "ppn"]
         import contextlib
-        with contextlib.redirect_stdout(io.StringIO()):
-            assert cli.main(argv) == 0
-        _SESSION[key] = json.loads((out / "tree.json").read_text())
+        import tempfile
+        table = HOSTILE / "tables" / ("good.csv" if kind == "2d" else "good-ppn.csv")
+        with tempfile.TemporaryDirectory(prefix="collsel-hostile-") as scratch:
+            out = Path(scratch) / key
+            argv = ["build", str(table), "--collective", "bcast", "--out", str(out)]
+            if kind == "3d":
+                argv += ["--z", "ppn"]
+            with contextlib.redirect_stdout(io.StringIO()):
+                assert cli.main(argv) == 0
+            _SESSION[key] = json.loads((out / "tree.json").read_text())
     return json.loads(json.dumps(_SESSION[key]))
 
 

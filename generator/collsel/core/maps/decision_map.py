@@ -339,8 +339,10 @@ def from_times(collective, axes, methods, times, base, family="openmpi", toleran
     filled_times = np.where(np.isfinite(times), times, np.inf)
     best = np.argmin(filled_times, axis=-1)   # first minimum: lowest method index wins ties
     best_time = np.where(measured, np.min(filled_times, axis=-1), np.nan)
-    guessed = np.zeros_like(measured) if guess is None else ~measured & (guess >= 0)
-    best = best if guess is None else np.where(guessed, guess, best)
+    guessed = np.zeros_like(measured)
+    if guess is not None:
+        guessed = ~measured & (guess >= 0)
+        best = np.where(guessed, guess, best)
     if (~measured & ~guessed).any() and measured.any():
         from scipy import ndimage   # imported here: SciPy costs every command ~1 s to load
         nearest = ndimage.distance_transform_edt(~measured, return_distances=False,

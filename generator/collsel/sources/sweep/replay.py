@@ -194,6 +194,7 @@ class Recording:
             return len(self.launch_ids.get(p, ()))
         return self.table_launches.get(p, 1)
 
+    @functools.cached_property
     def recorded_starts(self):
         """How many launches recorded the whole table (module docstring): the journal's, else
         one per method and recorded launch at each P."""
@@ -207,7 +208,7 @@ class Recording:
     def full_cost(self, time_cap, min_reps, max_reps, warmup):
         """Simulated seconds of measuring the whole recorded table, as replay charges them:
         every launch that recorded it (START_S each) and every point of it."""
-        seconds = START_S * self.recorded_starts()
+        seconds = START_S * self.recorded_starts
         times, recorded, weight = self._flat
         reps = _repetitions(recorded, times, time_cap, min_reps, max_reps)
         return seconds + float((weight * (warmup + reps) * times * 1e-6).sum())
@@ -229,7 +230,7 @@ class Recording:
         of a point in the sweep's estimate (sweep/estimate.py) for a replayed grid."""
         points = sum(self.launches_of(q) for (q, _, _) in self.points)
         spent = (self.full_cost(time_cap, min_reps, max_reps, warmup)
-                 - START_S * self.recorded_starts())
+                 - START_S * self.recorded_starts)
         return spent / max(points, 1)
 
 

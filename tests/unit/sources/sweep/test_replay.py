@@ -205,16 +205,16 @@ def test_a_table_without_journal_was_recorded_a_launch_per_method(tmp_path, plai
     run of a benchmark forcing one algorithm); with one, the journal's launches, each measuring
     every method. What the points cost is the same either way."""
     recording = replay.load(str(plain))
-    assert recording.recorded_starts() == 3 * 4           # 3 P x (3 methods + the default)
+    assert recording.recorded_starts == 3 * 4           # 3 P x (3 methods + the default)
     # a method missing at P = 8: one start fewer there
     rows = [r for r in plain.read_text().splitlines()[1:] if not r.startswith("bcast,8,")
             or r.split(",")[3] != "3"]
     ragged = replay.load(str(_table(tmp_path / "ragged.csv", rows)))
-    assert ragged.recorded_starts() == 3 * 4 - 1
+    assert ragged.recorded_starts == 3 * 4 - 1
     options = dict(time_cap=0.001, min_reps=2, max_reps=50, warmup=2)
-    points_s = recording.full_cost(**options) - replay.START_S * recording.recorded_starts()
+    points_s = recording.full_cost(**options) - replay.START_S * recording.recorded_starts
     assert points_s > 0
     assert recording.mean_point_seconds(**options) == pytest.approx(points_s / (3 * 3 * 4))
     paired = replay.load(str(PAIRED))
-    assert paired.recorded_starts() == len(journal.read_launches(
+    assert paired.recorded_starts == len(journal.read_launches(
         journal.journal_path(str(PAIRED))))
