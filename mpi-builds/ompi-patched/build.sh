@@ -34,12 +34,19 @@ if [ ! -f "$dir/.unpacked" ]; then
   touch "$dir/.unpacked"
 fi
 
+# Components no test or program here loads (MPI-IO, UCX and verbs transports, monitoring,
+# fault-tolerance and topology plug-ins) are not built: 735 compiles instead of 901, the build
+# 179 s instead of 236 s here (2026-12-01).
+unused=btl-openib,common-verbs,common-ucx,pml-ucx,osc-ucx,pml-cm,pml-v,vprotocol,pml-monitoring
+unused+=,coll-monitoring,osc-monitoring,common-monitoring,io,fcoll,fbtl,fs,sharedfp,common-ompio
+unused+=,topo-treematch
 if [ ! -f "$dir/.configured" ]; then
   rm -rf "$dir/obj"; mkdir -p "$dir/obj"
   log "configure (log: $dir/obj/configure.out)"
   (cd "$dir/obj" && nice -n 19 "$dir/src/configure" --prefix="$dir/install" \
      --disable-mpi-fortran --disable-oshmem --disable-mpi-java --disable-mpi-cxx \
      --disable-io-romio --with-hwloc=external --with-libevent=external \
+     --disable-dependency-tracking --enable-mca-no-build="$unused" \
      --with-pmix="/usr/lib/$(gcc -print-multiarch)/pmix2" --disable-silent-rules \
      CFLAGS="-O2 -DCOLLSEL_TRACE" > configure.out 2>&1) \
     || { tail -30 "$dir/obj/configure.out"; exit 1; }
