@@ -213,8 +213,8 @@ class Paired(engine.Protocol):
         cfg = self.cfg
         used, seconds = refine.spent(self.launch_lines, cfg.launches)
         cells = len(self.plan.cells())
+        undecided = refine.undecided(self.plan)
         while True:
-            undecided = refine.undecided(self.plan)
             count = sum(len(v) for v in undecided.values())
             sweep.progress.message(f"collsel sweep: refine: {cells - count}/{cells} cells "
                                    f"decided, {count} undecided; spent {used} launches, "
@@ -232,6 +232,9 @@ class Paired(engine.Protocol):
             seconds += self.clock() - began
             if sweep.failures:
                 break
+            # a launch of `shape` changes that shape's cells only: judge them again
+            undecided.pop(shape, None)
+            undecided.update(refine.undecided(self.plan, [shape]))
         sweep.table.append_meta(f"run.{sweep.run_no}.refine",
                                 f"{cells - count}/{cells} cells decided, {count} undecided "
                                 f"after {used} refinement launches ({seconds:.0f} s)")

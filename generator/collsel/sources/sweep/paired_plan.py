@@ -113,9 +113,10 @@ class PairedPlan:
                             | self.unusable.get((shape, m, x), set()))
                    for x in self.cfg.methods)
 
-    def cells(self):
-        return [(shape, m) for shape in self.groups for m in self.cfg.msg_sizes
-                if self.complete(shape, m)]
+    def cells(self, shapes=None):
+        """[(shape, m)] of the complete cells (of `shapes` only, when given)."""
+        return [(shape, m) for shape in (self.groups if shapes is None else shapes)
+                for m in self.cfg.msg_sizes if self.complete(shape, m)]
 
     def arrays(self, shape, m):
         """(launches, medians, cis): (L,) launch numbers and (L, methods) arrays, NaN where a

@@ -50,12 +50,12 @@ def left(budget, used_launches, used_seconds):
     return (amount - used_launches if kind == "launches" else amount - used_seconds) > 0
 
 
-def undecided(plan):
+def undecided(plan, shapes=None):
     """{P: [sizes]} of the complete cells not yet decided (--strategy adaptive: whose race is
-    not over, sweep/racing.py)."""
+    not over, sweep/racing.py); `shapes`: of those shapes only."""
     decided = racing.settled if plan.cfg.strategy == "adaptive" else PairedPlan.decided
     out = {}
-    for p, m in plan.cells():
+    for p, m in plan.cells(shapes):
         if not decided(plan, p, m):
             out.setdefault(p, []).append(m)
     return out
