@@ -345,7 +345,9 @@ def _nested(study, folds, scored, trivial, se_rule, exact, preferred):
     """Per kind, the NestedFigures of the rule applied inside each outer fold's training set
     (_inner_keys; `exact`, the exact tree's index, where no inner fold is left) and its pick
     scored on the outer held-out cells (`scored`: unscorable cells left out of the figures, as
-    `collsel evaluate` does), with the pick of each outer fold."""
+    `collsel evaluate` does), with the pick of each outer fold; None for a kind where no pick
+    could be scored at any of its cells (e.g. P = 2, 8, 16: the P = 8 fold's pick, made on the
+    m folds of P = 2 and 16, runs there a method measured at P = 2 only)."""
     out = {}
     for k in folds:
         picks, shown = [], []
@@ -362,6 +364,9 @@ def _nested(study, folds, scored, trivial, se_rule, exact, preferred):
             picks.append(c)
             shown.append(scored[k][i][c])
         figures = _figures([np.concatenate(shown)])
+        if not np.isfinite(figures["mean"]):
+            out[k] = None
+            continue
         out[k] = NestedFigures(float(figures["capped"]), float(figures["mean"]),
                                float(figures["max"]), int(figures["cells"]),
                                tuple(study.candidates[c].label() for c in picks),

@@ -154,3 +154,21 @@ def test_launch_folds_are_capped_like_p_and_m():
     assert len(keys) == fold_maps.MAX_FOLDS
     # three launches: every one is a fold, as before
     assert len(_grid().folds("launches")) == 3
+
+
+def test_a_kind_no_pick_of_which_can_be_scored_has_no_nested_figure(tmp_path):
+    """A live coarse-refine tune's alltoall table (P = 2, 8, 16; 3 launches): the P = 8 fold's
+    pick, made on the m folds of P = 2 and 16 alone, runs a method measured at P = 2 only, so
+    none of that fold's cells can be scored. Leave-one-P-out then has no nested figure (it was
+    NaN, and writing stats.json failed: the tune stopped with a traceback); the combined one
+    averages the other kinds."""
+    import json
+    from collsel.pipeline import building
+    from tests.helpers import REPO
+    table = REPO / "tests" / "data" / "unscorable-nested" / "alltoall.csv"
+    building.build_recommended(str(table), collective="alltoall", out=str(tmp_path))
+    nested = json.loads((tmp_path / "stats.json").read_text())["recommendation"]["nested"]
+    assert nested["leave_one_P_out"] is None
+    assert nested["combined"]["kinds"] == ["launches", "leave_one_m_out"]
+    assert nested["combined"]["mean"] == pytest.approx(
+        (nested["launches"]["mean"] + nested["leave_one_m_out"]["mean"]) / 2)
