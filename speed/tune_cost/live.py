@@ -1,19 +1,22 @@
 """`make tune-cost-live` (issue 40, item 3): does a tune at a tenth of a full sweep's time
-recommend what the full sweep does, judged on a fresh sweep made afterwards?
+recommend what the full sweep does, judged on a fresh sweep made afterwards? (`make
+tune-cost-budgets`: the same at 5, 10 and 20 %, on that run's sweeps.)
 
 On this machine, one after the other, each step on the idle machine (the sweeps' own lock and
 idle watch; the load is recorded before each step):
   1. reference: a full paired sweep (every method at every cell, 5 launches) of each collective
      on tune's default grid (`collsel tune --dry-run`'s P and m), its wall time measured;
-  2. tune: `collsel tune --budget B` with B a tenth (--share) of the reference sweeps' summed
-     wall time, once per strategy (coarse-refine, adaptive);
+  2. tune: `collsel tune --budget B` with B each share (--shares, default a tenth) of the
+     reference sweeps' summed wall time, once per strategy (coarse-refine, adaptive);
   3. fresh: the same full sweeps again (another seed);
   4. score: on the fresh tables, `collsel compare --tree` of each tune's deployed tree and of the
      tree `collsel build --recommend` makes from the reference table (what tune would deploy
-     with unlimited time), beside Open MPI's default and the reference's exact tree; and the
-     noise floor, the reference's exact map on the fresh table (`collsel compare REF FRESH`).
+     with unlimited time), beside Open MPI's default and the reference's exact tree; each
+     tune's tree on the reference tables too (another full sweep it did not see).
 Tables, tune summaries and RESULTS.txt go to --out; a step whose output is there is skipped (so
-an interrupted run continues). Nothing is asserted: the figures are what was measured.
+an interrupted run continues). --tables DIR takes the reference and fresh sweeps of an earlier
+run (its DIR/reference, DIR/fresh) instead of measuring them. Nothing is asserted: the figures
+are what was measured.
 """
 import argparse
 import glob
@@ -32,6 +35,7 @@ COLLSEL = os.path.join(os.path.dirname(sys.executable), "collsel")
 COMM_SIZES = "2,3,4,6,8,12,16"
 MSG_SIZES = ",".join(str(1 << k) for k in range(23))     # tune's default: 1 B .. 4 MiB
 STRATEGIES = ("coarse-refine", "adaptive")
+ISSUE_SHARE = 0.10      # its tunes keep the folder names tune-<strategy>; others add -<N>pct
 IDLE_LOAD = 0.5
 _waited = False
 
@@ -59,12 +63,15 @@ def wait_idle(say, limit_s=900):
     return load
 
 
-def run(argv, log):
-    """Run argv, its output to `log`; its wall seconds. A failure stops the script."""
+def run(argv, log, refusable=False):
+    """Run argv, its output to `log`; its wall seconds. A failure stops the script, but for a
+    refusal (exit 2: bad input, e.g. a budget too small) when `refusable`: None."""
     print(f"tune-cost-live: {shlex.join(['collsel', *argv[1:]])}", file=sys.stderr, flush=True)
     start = time.monotonic()
     with open(log, "w") as f:
         done = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT)
+    if refusable and done.returncode == 2:
+        return None
     if done.returncode != 0:
         sys.exit(f"tune-cost-live: {argv[1]} exited {done.returncode}; see {log}")
     return time.monotonic() - start
@@ -98,23 +105,35 @@ def _metadata(table):
     return csvfile.read(table, "a sweep table").metadata if os.path.exists(table) else {}
 
 
-def tune(out, collectives, budget_s, strategy, say):
-    """Step 2: one tune within budget_s of measuring; returns its wall seconds."""
-    folder = os.path.join(out, f"tune-{strategy}")
+def tune_name(strategy, share):
+    """The folder of a tune under --out (its log and wall file are named after it)."""
+    return f"tune-{strategy}" + ("" if share == ISSUE_SHARE else f"-{100 * share:g}pct")
+
+
+def tune(out, collectives, budget_s, strategy, share, say):
+    """Step 2: one tune within budget_s of measuring; returns its wall seconds (None: the
+    budget was refused, too small for the strategy's coarsest grids)."""
+    name = tune_name(strategy, share)
+    folder = os.path.join(out, name)
     done = os.path.join(folder, "summary.txt")
     if not os.path.exists(done):
         shutil.rmtree(folder, ignore_errors=True)
         load = wait_idle(say)
         wall = run([COLLSEL, "tune", "--out", folder, "--collectives", ",".join(collectives),
-                       "--budget", f"{budget_s:.0f}s", "--strategy", strategy],
-                      os.path.join(out, f"tune-{strategy}.log"))
-        with open(os.path.join(out, f"tune-{strategy}.wall"), "w") as f:
+                    "--budget", f"{budget_s:.0f}s", "--strategy", strategy],
+                   os.path.join(out, f"{name}.log"), refusable=True)
+        if wall is None:
+            with open(os.path.join(out, f"{name}.log")) as f:
+                say(f"tune --strategy {strategy} --budget {budget_s:.0f}s: refused: "
+                    f"{f.read().strip()}")
+            return None
+        with open(os.path.join(out, f"{name}.wall"), "w") as f:
             f.write(f"{wall:.1f} {load:.2f}\n")
         for c in collectives:           # the report and the C sources are not kept
             shutil.rmtree(os.path.join(folder, c, "report"), ignore_errors=True)
-            for name in glob.glob(os.path.join(folder, c, "tree", "*.[ch]")):
-                os.remove(name)
-    with open(os.path.join(out, f"tune-{strategy}.wall")) as f:
+            for source in glob.glob(os.path.join(folder, c, "tree", "*.[ch]")):
+                os.remove(source)
+    with open(os.path.join(out, f"{name}.wall")) as f:
         wall, load = (float(v) for v in f.read().split())
     say(f"tune --strategy {strategy} --budget {budget_s:.0f}s: {wall:.0f} s wall (measuring, "
         f"then trees, rules and reports; load before {load:.2f})")
@@ -135,13 +154,13 @@ def figures(selection):
             f"({selection['cells']} cells)")
 
 
-def score(out, collectives, say):
-    """Step 4: every tree on the fresh tables."""
+def score(out, tables, collectives, shares, say):
+    """Step 4: every tree on the fresh tables, each tune's on the reference tables too."""
     work = os.path.join(out, "trees")
     shutil.rmtree(work, ignore_errors=True)
     say("on the fresh sweep: penalty against its fastest forced method, mean / median / max")
     for c in collectives:
-        reference, fresh = (os.path.join(out, k, f"{c}.csv") for k in ("reference", "fresh"))
+        reference, fresh = (os.path.join(tables, k, f"{c}.csv") for k in ("reference", "fresh"))
         built = {}
         for name, flags in (("reference, build --recommend", ["--recommend"]),
                             ("reference, exact tree", [])):
@@ -149,15 +168,20 @@ def score(out, collectives, say):
             subprocess.run([COLLSEL, "build", reference, "--collective", c, *flags, "--out",
                             tree_dir], capture_output=True, text=True, check=True)
             built[name] = os.path.join(tree_dir, "tree.json")
-        for strategy in STRATEGIES:
-            built[f"tune {strategy} (10 %)"] = os.path.join(out, f"tune-{strategy}", c, "tree",
-                                                            "tree.json")
+        tunes = {f"tune {strategy} ({100 * share:g} %)": os.path.join(
+            out, tune_name(strategy, share), c, "tree", "tree.json")
+            for share in shares for strategy in STRATEGIES}
         say(f"  {c}:")
         default = None
-        for name, tree in built.items():
+        for name, tree in {**built, **tunes}.items():
+            if not os.path.exists(tree):
+                say(f"    {name:<30} no tree (the tune was refused)")
+                continue
             doc = scored(tree, fresh, c)
             default = default or doc.get("default")
-            say(f"    {name:<30} {figures(doc['tree'])}")
+            again = (f"; on the reference: {figures(scored(tree, reference, c)['tree'])}"
+                     if name in tunes else "")
+            say(f"    {name:<30} {figures(doc['tree'])}{again}")
         if default:
             say(f"    {'Open MPI default':<30} {figures(default)}")
     shutil.rmtree(work, ignore_errors=True)
@@ -168,10 +192,15 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=os.path.join(ROOT, "bench-data", "tune-cost", "live"))
     parser.add_argument("--collectives", default="bcast,allreduce,alltoall")
-    parser.add_argument("--share", type=float, default=0.10,
-                        help="the tunes' budget as a share of the reference sweeps' wall time")
+    parser.add_argument("--shares", default=str(ISSUE_SHARE),
+                        help="the tunes' budgets as shares of the reference sweeps' wall time "
+                             "(a comma list)")
+    parser.add_argument("--tables", metavar="DIR",
+                        help="the reference and fresh sweeps of an earlier run (default --out)")
     args = parser.parse_args(argv)
     out = os.path.abspath(args.out)
+    tables = os.path.abspath(args.tables or out)
+    shares = [float(x) for x in args.shares.split(",")]
     os.makedirs(out, exist_ok=True)
     collectives = args.collectives.split(",")
     lines = [f"tune-cost-live: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, "
@@ -183,14 +212,16 @@ def main(argv=None):
         lines.append(line)
         print(line, file=sys.stderr, flush=True)
 
-    walls = sweeps("reference", out, collectives, 1, say)
+    walls = sweeps("reference", tables, collectives, 1, say)
     total = sum(walls.values())
-    budget = args.share * total
-    say(f"reference: {total:.0f} s of sweeps; tune budget {args.share:.0%} of it: {budget:.0f} s")
-    for strategy in STRATEGIES:
-        tune(out, collectives, budget, strategy, say)
-    sweeps("fresh", out, collectives, 2, say)
-    score(out, collectives, say)
+    for share in shares:
+        budget = share * total
+        say(f"reference: {total:.0f} s of sweeps; tune budget {100 * share:g} % of it: "
+            f"{budget:.0f} s")
+        for strategy in STRATEGIES:
+            tune(out, collectives, budget, strategy, share, say)
+    sweeps("fresh", tables, collectives, 2, say)
+    score(out, tables, collectives, shares, say)
     with open(os.path.join(out, "RESULTS.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -68,7 +68,8 @@ def every_collective_plan(budget_s, comm_sizes=(2, 3, 4, 6, 8, 12, 16), shape_co
     collectives = sweep.collectives("openmpi")
     methods = {c: len(sweep_plan.plan_methods(c)) for c in collectives}
     return plan.plan(collectives, methods, comm_sizes, shape_count or len(comm_sizes),
-                     sizes.default_msg_sizes(), budget_s, 3, "local", 0.03, f"{budget_s}s")
+                     sizes.default_msg_sizes(), budget_s, plan.coarse_launches("coarse-refine"),
+                     "local", 0.03, f"{budget_s}s")
 
 
 def test_30_minutes_tune_every_collective_on_one_thinned_grid():
@@ -195,7 +196,7 @@ def test_allgatherv_is_left_out_of_placed_tunes_with_the_reason(tmp_path):
                                            "sweep's benchmark, "
                                            "collsel_bench, measures"),
     (["--out=/proc/t"], "/proc"),
-    (["--launches", "2"], "--launches"),
+    (["--launches", "0"], "--launches 0 out of range [1, 100]"),
     (["--mpirun", "/nonexistent/mpirun"], "/nonexistent/mpirun"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, extra, message):

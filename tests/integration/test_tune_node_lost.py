@@ -26,7 +26,7 @@ LOST = "n3"
 TUNE_TIMEOUT_S = 240
 TUNE = ["--collectives", "bcast,reduce", "--nodes", "2,3", "--ppn", "1", "--msg-sizes", "1K,64K",
         "--budget", "40s", "--time-cap", "0.002", "--timeout", "20", "--progress-interval",
-        "1000"]
+        "1000", "--strategy", "coarse-refine"]     # 3 coarse launches of each P, all lost at P=3
 GONE = f"node {LOST} of the emulated cluster is gone (no network namespace collsel-{LOST})"
 FAILED = re.compile(r"^collsel sweep: launch failed, going on: P=3 \(3 nodes x 1\) "
                     r"launch=(\d+) msg_size=1024\.\.65536 \(2 sizes\) \(all methods\): "

@@ -13,21 +13,25 @@ from collsel.sources.measure import launchers, mpi_home
 from collsel.sources.sweep import racing, replay
 from collsel.commands import add_command
 
-COARSE, SHARE = tune_plan.COARSE_LAUNCHES, f"{tune_plan.COARSE_SHARE:.0%}"
+COARSE, SEED = tune_plan.COARSE_LAUNCHES, racing.SEED_LAUNCHES
+STRATEGY = tune_plan.DEFAULT_STRATEGY
+SHARE = f"{tune_plan.COARSE_SHARE:.0%}"
 TUNE_HELP = f"""\
 Tune the collectives of this machine (or cluster allocation) in one go, within --budget:
 
-  1. a coarse paired sweep of every collective (all methods, {COARSE} launches), all on one grid:
-     message sizes thinned first (2, 4, 8, ... times apart, {tune_plan.MIN_SIZES} at least), then
-     P (2, 4, ... times apart; the smallest, the largest and one interior P at least) until
-     the sweep's own estimate of all of them fits {SHARE} of the budget, so each collective
-     costs what its methods cost; barrier has no message size (m = 0); Open MPI's allgatherv
-     is measured per method (MPI_T cannot force it per communicator) and not refined; Intel MPI
-     by size (every preset of a P in one launch, one launch per P unless --launches), not
-     refined, its trees without defer;
-  2. refinement (`collsel sweep --refine`): more launches where cells are still undecided,
-     until they are decided or the collective's part of what the budget has left is spent
-     (the budget less the wall time so far, shared by undecided cells x methods);
+  1. a coarse paired sweep of every collective (all methods; {SEED} launch per P under the
+     default --strategy {STRATEGY}, {COARSE} under coarse-refine), all on one grid: message
+     sizes thinned first (2, 4, 8, ... times apart, {tune_plan.MIN_SIZES} at least), then P (2,
+     4, ... times apart; the smallest, the largest and one interior P at least) until the
+     sweep's own estimate of all of them fits {SHARE} of the budget, so each collective costs
+     what its methods cost; barrier has no message size (m = 0); Open MPI's allgatherv is
+     measured per method (MPI_T cannot force it per communicator; {COARSE} launches) and not
+     refined; Intel MPI by size (every preset of a P in one launch, one launch per P unless
+     --launches), not refined, its trees without defer;
+  2. refinement (`collsel sweep --refine`): more launches where cells are still undecided
+     (adaptive: of the methods still in the race there, racing), until they are decided or
+     the collective's part of what the budget has left is spent (the budget less the wall
+     time so far, shared by undecided cells x methods);
   3. densifying: what the refinement left goes to new P where the decisions change, in
      rounds: between each two measured neighbouring P whose fastest methods differ at some size,
      the P of the full list (--comm-sizes, the defaults, or the replayed table's) nearest their
@@ -113,7 +117,9 @@ def register(subparsers):
                         f"{planning.DEFAULT_BUDGET}; --replay: {planning.REPLAY_BUDGET}%)")
     p.add_argument("--mpi", choices=mpi_home.MPI_NAMES, help="the MPI (default openmpi)")
     p.add_argument("--launches", metavar="N", help="launches of the coarse grid per P "
-                   f"(default {tune_plan.COARSE_LAUNCHES}; refinement adds more)")
+                   f"(default {SEED} under adaptive, {COARSE} under coarse-refine; Open MPI's "
+                   f"allgatherv {COARSE}, Intel MPI {tune_plan.BY_SIZE_LAUNCHES}; refinement "
+                   "adds more)")
     p.add_argument("--launcher", choices=launchers.LAUNCHERS,
                    help="local mpirun (default), mpirun --hostfile (default with --hostfile "
                         "or --cluster), or srun in an allocation")
@@ -123,9 +129,9 @@ def register(subparsers):
     p.add_argument("--strategy", choices=racing.STRATEGIES,
                    help="how the budget is measured: coarse-refine (every method at every cell "
                         f"of the coarse grid, {COARSE} launches, then again where undecided) or "
-                        f"adaptive ({racing.SEED_LAUNCHES} launch of a denser grid, then only "
-                        "the methods still in the race where cells are open: racing) "
-                        f"(default {racing.DEFAULT})")
+                        f"adaptive ({SEED} launch of a denser grid, then only the methods "
+                        "still in the race where cells are open: racing) "
+                        f"(default {STRATEGY})")
     p.add_argument("--replay", metavar="TABLE",
                    help="measure nothing: replay TABLE, a recorded table (above)")
     p.add_argument("--score", metavar="FLAGS",

@@ -12,13 +12,18 @@ is the same for both). Each step thins one axis further, every given value kept 
     fewer than MIN_COMM_SIZES = 3, so an interior P remains for build's leave-one-P-out (it
     never holds out the end P: that would be extrapolation). The launches' start-up is per P, so
     thinning P saves more than its share of points. --nodes/--ppn shapes are kept as given.
-  e.g. the defaults at 30m (14 collectives, local launcher): P 2,4,8,16 of 2,3,4,6,8,12,16 and
-  12 of the 44 sizes, about 12 min of coarse sweeps and 18 min for refinement.
-barrier has no message size: its one m is 0. The coarse launches stay COARSE_LAUNCHES = 3
-(commands/sweep: paired, 3 at least): with 2, the paired tie test's Student-t interval of the
+  e.g. the defaults at 30m (14 collectives, local launcher): under adaptive (1 launch per P),
+  all 7 P and 23 of the 44 sizes; under coarse-refine (3), P 2,4,8,16 and 12 of the sizes;
+  about 13 min of coarse sweeps and 17 min for refinement.
+barrier has no message size: its one m is 0. The coarse launches per P (`coarse_launches`)
+depend on the strategy and the mode. tune's default strategy, adaptive (sweep/racing.py), races
+from SEED_LAUNCHES = 1 launch of a paired grid: the grid for the same budget share is denser, and
+its refinement relaunches only the methods still in the race. coarse-refine keeps COARSE_LAUNCHES
+= 3 (commands/sweep: paired, 3 at least): with 2, the paired tie test's Student-t interval of the
 log-ratios has one degree of freedom (t = 12.7), so nearly every method stays tied with the best
-and refinement would relaunch almost every cell; and the across-launch out-of-sample penalty
-would build on a single launch.
+and refinement would relaunch almost every cell. The per-method mode is never refined, so it
+keeps COARSE_LAUNCHES under either strategy (its across-launch penalty needs launches of its own);
+Intel MPI's by-size mode BY_SIZE_LAUNCHES.
 
 How a collective is measured: paired (the sweep's default), but for PER_METHOD: Open MPI 4.1 and
 5.0 expose coll_tuned_allgatherv_algorithm read-only through MPI_T, so the benchmark cannot force
@@ -49,9 +54,13 @@ from typing import Any, Optional
 from collsel.core.mpi.method_text import count_text
 from collsel.errors import InputError
 from collsel.sources.measure import benchmark_program as bench
-from collsel.sources.sweep import by_size, estimate, plan as sweep_plan
+from collsel.sources.sweep import by_size, estimate, plan as sweep_plan, racing
 
 COARSE_SHARE = 0.6
+# tune's default strategy: adaptive reached the full table's tree (0.5 points) on 26 of the 28
+# corpus target tables at a median 29.1 % of the full cost, coarse-refine on 17 at 61.9 %
+# (docs/measurements.md, "Every budget under this charge").
+DEFAULT_STRATEGY = "adaptive"
 COARSE_LAUNCHES = 3
 BY_SIZE_LAUNCHES = 1    # Intel MPI (by-size): not refined, so no tie test to feed
 MIN_SIZES = 4           # a coarser m axis than this has too little to decide on
@@ -195,6 +204,22 @@ mode_of = sweep_plan.mode_of
 refused = sweep_plan.refused
 
 
+def coarse_launches(strategy: str, given: int | None = None) -> dict[str, int]:
+    """{mode: coarse launches per P} (module docstring): `given` (--launches) for every mode
+    where given."""
+    if given is not None:
+        return dict.fromkeys(("paired", "per-method", "by-size"), given)
+    paired = racing.SEED_LAUNCHES if strategy == "adaptive" else COARSE_LAUNCHES
+    return {"paired": paired, "per-method": COARSE_LAUNCHES, "by-size": BY_SIZE_LAUNCHES}
+
+
+def least_launches(strategy: str, family: str) -> int:
+    """The fewest --launches a tune takes: adaptive races from one; coarse-refine's tie test
+    needs COARSE_LAUNCHES; Intel MPI is by size (not refined)."""
+    return (racing.SEED_LAUNCHES if strategy == "adaptive" else BY_SIZE_LAUNCHES
+            if family == "intel" else COARSE_LAUNCHES)
+
+
 def coarse_estimate(shapes, sizes, methods, launches, launcher_name, time_cap,
                     mode="paired") -> float:
     """The estimated wall time of a coarse sweep: paired, one launch per shape and launch
@@ -215,7 +240,8 @@ def coarse_estimate(shapes, sizes, methods, launches, launcher_name, time_cap,
 
 def grids_at(step, collectives, methods_of, comm_sizes, shape_count, msg_sizes, launches,
              launcher_name, time_cap, family, algorithms_of) -> list[Grid]:
-    """[Grid] of every collective at LADDER[step] (refine_s 0: `plan` shares it)."""
+    """[Grid] of every collective at LADDER[step] (refine_s 0: `plan` shares it); `launches`:
+    {mode: coarse launches per P} (`coarse_launches`)."""
     p_octaves, m_octaves = LADDER[step]
     ps = _thinned_at_least(comm_sizes, p_octaves, MIN_COMM_SIZES) if comm_sizes else ()
     ms = _thinned_at_least(msg_sizes, m_octaves, MIN_SIZES)
@@ -224,9 +250,9 @@ def grids_at(step, collectives, methods_of, comm_sizes, shape_count, msg_sizes, 
         sizes = (0,) if c in bench.capabilities().sizeless else ms
         count = len(ps) if ps else shape_count
         mode = mode_of(c, family)
-        seconds = coarse_estimate(count, sizes, methods_of[c], launches, launcher_name,
+        seconds = coarse_estimate(count, sizes, methods_of[c], launches[mode], launcher_name,
                                   time_cap, mode)
-        grids.append(Grid(c, ps, sizes, methods_of[c], count, launches, mode,
+        grids.append(Grid(c, ps, sizes, methods_of[c], count, launches[mode], mode,
                           round(seconds, 1), 0.0, algorithms_of.get(c, ""), comm_sizes))
     return grids
 
@@ -247,6 +273,7 @@ def plan(collectives, methods_of, comm_sizes, shape_count, msg_sizes, budget_s, 
     cost among the paired ones; one line naming what the budget needs when even the coarsest
     step does not fit.
     `comm_sizes`: the ascending P values, or () with --nodes/--ppn (`shape_count` shapes);
+    `launches`: {mode: coarse launches per P} (`coarse_launches`);
     `algorithms_of`: {collective: the sweep's --algorithms} where not all are measured."""
     allowed = COARSE_SHARE * budget_s
     seen, grids = set(), None
@@ -269,7 +296,8 @@ def plan(collectives, methods_of, comm_sizes, shape_count, msg_sizes, budget_s, 
     raise BudgetTooSmall(need,
         f"--budget {budget_text}: too small for {count_text(len(collectives), 'collective')}: "
         f"their coarsest grids ({worst.shapes} communicator sizes x {len(worst.msg_sizes)} sizes x "
-        f"{launches} launches) take about {estimate.duration(sum(g.coarse_s for g in grids))} "
+        f"{worst.launches} launches) take about "
+        f"{estimate.duration(sum(g.coarse_s for g in grids))} "
         f"(the most: {worst.collective}, {worst.methods} methods {worst.mode}, "
         f"{estimate.duration(worst.coarse_s)}), {COARSE_SHARE:.0%} of "
         f"{estimate.duration(need)}; give --budget {_minutes(need)} or more, fewer "

@@ -17,7 +17,7 @@ from collsel.errors import InputError
 from collsel.pipeline.sweeping import check_collective, collectives as measurable
 from collsel.pipeline.tune import layout, plan as tune_plan, profile_region
 from collsel.sources.measure import benchmark_program as bench, launchers, mpi_home
-from collsel.sources.sweep import (estimate, launch_stats, plan as sweep_plan, racing, replay,
+from collsel.sources.sweep import (estimate, launch_stats, plan as sweep_plan, replay,
                                    shapes)
 
 DEFAULT_BUDGET = "30m"
@@ -135,12 +135,10 @@ def plan(request: TuneRequest, score_config: Callable[[str], Any]) -> tune_plan.
     if region:          # the profile's own P and m (it refuses --comm-sizes, --msg-sizes)
         comm_sizes, msg_sizes = profile_region.all_axes(region, collectives)
         count = len(comm_sizes)
-    strategy = args.strategy or racing.DEFAULT
-    # adaptive races from one launch; coarse-refine's tie test needs 3 (pipeline/tune/plan.py)
-    fewest = (racing.SEED_LAUNCHES if strategy == "adaptive" else tune_plan.BY_SIZE_LAUNCHES
-              if family == "intel" else tune_plan.COARSE_LAUNCHES)
-    launches = (fewest if args.launches is None else values.integer(
-        args.launches, "--launches", fewest, launch_stats.LAUNCHES[1]))
+    strategy = args.strategy or tune_plan.DEFAULT_STRATEGY
+    launches = tune_plan.coarse_launches(strategy, None if args.launches is None else (
+        values.integer(args.launches, "--launches", tune_plan.least_launches(strategy, family),
+                       launch_stats.LAUNCHES[1])))
     time_cap = values.number(args.time_cap or 0.03, "--time-cap", *bench.TIME_CAP_S)
     methods, chosen = {}, {}
     # the sweeps offer the running MPICH's names (5.0 has more than 4.0): plan with the same

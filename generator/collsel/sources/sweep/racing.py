@@ -1,10 +1,11 @@
 """The adaptive measuring strategy of a paired sweep (`--strategy adaptive`): racing, as F-Race
 and successive halving do, on a grid measured once first.
 
-coarse-refine (the default strategy) measures every method of every cell in each of its
---launches planned launches, then --refine relaunches every method where a cell is undecided.
-adaptive plans one launch per P (tune: --launches 1, so its grid for the same budget share is
-about three times denser), which gives a complete cell, hence a tree, after the first round;
+coarse-refine (`collsel sweep`'s default strategy) measures every method of every cell in each of
+its --launches planned launches, then --refine relaunches every method where a cell is undecided.
+adaptive (`collsel tune`'s default, pipeline/tune/plan.py) plans one launch per P (tune: one
+coarse launch of each paired grid, so its grid for the same budget share is about three times
+denser), which gives a complete cell, hence a tree, after the first round;
 then its refinement launches only the methods still in the race at the cells still open:
 
 - a method is out of the race at a cell (dominated) when it is distinguishably slower than the
@@ -27,7 +28,7 @@ from collsel.core.mpi import algorithms
 from collsel.sources.sweep import ties
 
 STRATEGIES = ("coarse-refine", "adaptive")
-DEFAULT = "coarse-refine"
+DEFAULT = "coarse-refine"    # the sweep's (and an older tune.json's, which records none)
 SEED_LAUNCHES = 1           # adaptive's planned launches per P (collsel tune's default for it)
 # One launch drops a method this many times slower than the best. 1.25: in this machine's
 # paired sweeps (bench-data/paired) the launch-to-launch change of a method's ratio to the best

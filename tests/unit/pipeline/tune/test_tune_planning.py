@@ -44,9 +44,28 @@ def test_every_passed_sweep_option_is_a_request_field_with_its_help():
 
 def test_plan_names_the_bad_flag(tmp_path):
     request = pipeline.TuneRequest(out=str(tmp_path / "t"), collectives="bcast",
-                                   launches="2")
+                                   launches="2", strategy="coarse-refine")
     with pytest.raises(InputError, match=r"--launches 2 out of range \[3, 100\]"):
         planning.plan(request, tune_command.score_config)
+    request = dataclasses.replace(request, launches="0", strategy=None)
+    with pytest.raises(InputError, match=r"--launches 0 out of range \[1, 100\]"):
+        planning.plan(request, tune_command.score_config)
+
+
+@pytest.mark.parametrize("strategy, paired", [(None, 1), ("adaptive", 1),
+                                              ("coarse-refine", 3)])
+def test_each_mode_gets_its_strategys_coarse_launches(tmp_path, strategy, paired):
+    """adaptive (the default) races from one launch of a paired grid; coarse-refine's tie test
+    needs 3; the per-method allgatherv is never refined and keeps 3 under either."""
+    request = pipeline.TuneRequest(out=str(tmp_path / "t"), collectives="bcast,allgatherv",
+                                   strategy=strategy, budget="1h")
+    plan = planning.plan(request, tune_command.score_config)
+    assert plan.strategy == (strategy or "adaptive")
+    assert {g.collective: (g.mode, g.launches) for g in plan.grids} == {
+        "bcast": ("paired", paired), "allgatherv": ("per-method", 3)}
+    given = planning.plan(dataclasses.replace(request, launches="4"),
+                          tune_command.score_config)
+    assert {g.launches for g in given.grids} == {4}
 
 
 def test_a_resumed_request_takes_no_recorded_option(tmp_path):

@@ -145,7 +145,7 @@ def test_tune_records_the_strategy_and_one_seed_launch(tmp_path):
     line = next(x for x in got.stdout.splitlines() if x.startswith("bcast "))
     assert line.split()[5] == str(racing.SEED_LAUNCHES)
     coarse = run_in_process("tune", "--replay", PAIRED, "--out", out, "--budget", "100%",
-                            "--dry-run")
+                            "--strategy", "coarse-refine", "--dry-run")
     assert coarse.returncode == 0, coarse.stderr
     line = next(x for x in coarse.stdout.splitlines() if x.startswith("bcast "))
     assert line.split()[5] == "3"

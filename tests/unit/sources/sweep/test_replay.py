@@ -105,7 +105,7 @@ def test_tune_replay_is_deterministic_and_spends_its_percent(tmp_path):
     assert first == again
     drawn = [(r / "bcast" / "curve.svg").read_bytes() for r in runs]
     assert drawn[0] == drawn[1]
-    assert b"<!-- bcast, strategy coarse-refine: leave-one-P-out -->" in drawn[0]
+    assert b"<!-- bcast, strategy adaptive: leave-one-P-out -->" in drawn[0]
     assert ((runs[0] / "bcast" / "table.csv.launches").read_text()
             == (runs[1] / "bcast" / "table.csv.launches").read_text())
     # another seed replays other recorded launches
