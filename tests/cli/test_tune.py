@@ -271,6 +271,10 @@ def tune_args(out, bench, *extra):
 # The fake's fastest method changes with the size: trees with several leaves, every cell
 # decided by the coarse launches (so no refinement, whose budget is wall time).
 CROSS = {"FAKE_BENCH_CROSS": "1"}
+# Three coarse launches under the default strategy (adaptive plans one): the kill below lands
+# in a third launch, and across-launch folds keep the crossing trees (on 2 P x 4 m, the
+# m folds alone choose one method everywhere).
+THREE = ("--launches", "3")
 
 
 def run_tune(args, env=None):
@@ -291,7 +295,7 @@ def deployed(out):
 def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
     bench = write_fake_bench(tmp_path / "fake_bench.sh")
     ref = tmp_path / "ref"
-    r = run_tune(tune_args(ref, bench), CROSS)
+    r = run_tune(tune_args(ref, bench, *THREE), CROSS)
     assert r.returncode == 0, r.stderr
     want = deployed(ref)
     collectives = json.loads((ref / layout.PLAN).read_text())["collectives"]
@@ -324,7 +328,8 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
     # CPU for a few seconds kills after the collective's sweep has ended).
     out, gate = tmp_path / "killed", tmp_path / "gate"
     gate.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "collsel.cli", *tune_args(out, bench)],
+    proc = subprocess.Popen([sys.executable, "-m", "collsel.cli",
+                             *tune_args(out, bench, *THREE)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True,
                             env={**os.environ, **CROSS,
