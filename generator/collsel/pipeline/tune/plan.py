@@ -58,8 +58,9 @@ from collsel.sources.sweep import by_size, estimate, plan as sweep_plan, racing
 
 COARSE_SHARE = 0.6
 # tune's default strategy: adaptive reached the full table's tree (0.5 points) on 26 of the 28
-# corpus target tables at a median 29.1 % of the full cost, coarse-refine on 17 at 61.9 %
-# (docs/measurements.md, "Every budget under this charge").
+# corpus target tables at a median 29.1 % of the full cost, coarse-refine on 17 at 61.9 %; live
+# here its trees were as good or better at 5, 10 and 20 % of a full sweep (docs/measurements.md,
+# "Every budget under this charge" and "Live at 5, 10 and 20 %").
 DEFAULT_STRATEGY = "adaptive"
 COARSE_LAUNCHES = 3
 BY_SIZE_LAUNCHES = 1    # Intel MPI (by-size): not refined, so no tie test to feed
