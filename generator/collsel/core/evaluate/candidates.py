@@ -319,11 +319,23 @@ def _map_itself(variant, members) -> bool:
 def maps_for(grid_, removal, candidates) -> dict:
     """The training maps a removal needs, by (defer, interp): with "defer", without it when a
     candidate asks, and interpolated when a candidate asks."""
+    return with_interpolated(measured_maps(grid_, removal, candidates), candidates)
+
+
+def measured_maps(grid_, removal, candidates) -> dict:
+    """maps_for's maps but the interpolated one: every map it holds is a function of these
+    (core.evaluate.model_selection keys its shared trees by them, and interpolates on a miss
+    only, most of a training set's time)."""
     maps = {PLAIN: grid_.training(removal, True)}
     if any(not c.defer for c in candidates):
         maps[(False, False)] = grid_.training(removal, False)
+    return maps
+
+
+def with_interpolated(maps, candidates) -> dict:
+    """measured_maps' `maps` with the interpolated map when a candidate asks."""
     if any(c.interp for c in candidates):
-        maps[(True, True)] = interpolated_map(maps[PLAIN])
+        maps = {**maps, (True, True): interpolated_map(maps[PLAIN])}
     return maps
 
 

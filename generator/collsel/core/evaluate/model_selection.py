@@ -134,15 +134,18 @@ class Study:
     def trained(self, removal):
         key = frozenset(removal)
         if key not in self._trained:
-            maps = cands.maps_for(self.grid, tuple(sorted(key)), self.candidates)
+            maps = cands.measured_maps(self.grid, tuple(sorted(key)), self.candidates)
             if self._store is None:
-                self._trained[key] = cands.Trained(maps, self.candidates)
+                self._trained[key] = self._new_trained(maps)
             else:
                 content = tuple((d, m.content_key()) for d, m in maps.items())
                 if content not in self._store:
-                    self._store[content] = cands.Trained(maps, self.candidates)
+                    self._store[content] = self._new_trained(maps)
                 self._trained[key] = self._store[content]
         return self._trained[key]
+
+    def _new_trained(self, maps):
+        return cands.Trained(cands.with_interpolated(maps, self.candidates), self.candidates)
 
     def pair(self, train_removal, test_removal, excluding=()):
         """(costs, unscorable) of candidates.Trained.costs: trained without `train_removal`,

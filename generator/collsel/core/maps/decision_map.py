@@ -169,8 +169,12 @@ class DecisionMap:
 
     @property
     def defer_index(self):
-        """Index of "defer to the MPI" (Method(0, 0, 0)) among the methods, None if absent."""
-        return self.methods.index(DEFER) if DEFER in self.methods else None
+        """Index of "defer to the MPI" (Method(0, 0, 0)) among the methods, None if absent
+        (kept in `cache`: scoring asks it thousands of times a recommendation)."""
+        if "defer_index" not in self.cache:
+            self.cache["defer_index"] = (self.methods.index(DEFER) if DEFER in self.methods
+                                         else None)
+        return self.cache["defer_index"]
 
     def method_names(self) -> list:
         return [describe(self.collective, m, self.family) for m in self.methods]

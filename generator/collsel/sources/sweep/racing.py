@@ -39,12 +39,18 @@ DROP_RATIO = 1.25
 def in_race(plan, shape, m):
     """The usable methods of a complete cell still in the race (module docstring), in the
     plan's method order."""
+    methods, racing, _, _ = _race(plan, shape, m)
+    return [x for x, keep in zip(methods, racing) if keep]
+
+
+def _race(plan, shape, m):
+    """(usable methods, (methods,) bool still in the race, medians, cis) of a complete cell:
+    in_race and settled from one reading of its launches (PairedPlan.arrays)."""
     methods = plan.usable(shape, m)
     _, medians, cis = plan.arrays(shape, m)
     if len(methods) < 2:
-        return methods
-    return [x for x, keep in zip(methods, ~_dominated(medians, cis, plan.cell_seed(shape, m)))
-            if keep]
+        return methods, np.ones(len(methods), dtype=bool), medians, cis
+    return methods, ~_dominated(medians, cis, plan.cell_seed(shape, m)), medians, cis
 
 
 def _dominated(medians, cis, seed):
@@ -63,12 +69,11 @@ def _dominated(medians, cis, seed):
 def settled(plan, shape, m):
     """Whether a complete cell's race is over: one candidate left, or the candidates still in
     it decided among themselves (ties.decided) on the launches measuring them all."""
-    racing = in_race(plan, shape, m)
-    columns = [j for j, x in enumerate(plan.usable(shape, m)) if x in racing
-               and x.algorithm != algorithms.BASELINE_ALGORITHM]
+    methods, racing, medians, cis = _race(plan, shape, m)
+    columns = [j for j, x in enumerate(methods)
+               if racing[j] and x.algorithm != algorithms.BASELINE_ALGORITHM]
     if len(columns) < 2:
         return True
-    _, medians, cis = plan.arrays(shape, m)
     medians, cis = medians[:, columns], cis[:, columns]
     shared = ~np.isnan(medians).any(axis=1)
     if shared.sum() < 2:
