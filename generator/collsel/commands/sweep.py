@@ -115,7 +115,9 @@ def register(subparsers):
                        "launches' orders and of the bootstrap (default 1)")
     stats.add_argument("--refine", metavar="BUDGET",
                        help="paired: then launch again where cells are undecided, until "
-                            "decided or BUDGET ('600s' or a launch count) is spent")
+                            "decided or BUDGET ('600s' or a launch count) is spent (in "
+                            "seconds: a launch estimated not to fit what is left is cut to "
+                            "the sizes that fit, or not started)")
     stats.add_argument("--strategy", choices=racing.STRATEGIES, default=racing.DEFAULT,
                        help="paired: what --refine launches: every method where a cell is "
                             "undecided (coarse-refine, the default), or only the methods "

@@ -222,6 +222,14 @@ class Paired(engine.Protocol):
             target = refine.next_target(undecided)
             if target is None or not refine.left(cfg.refine, used, seconds):
                 break
+            if cfg.refine[0] == "seconds":
+                target = refine.fitting(undecided, cfg.refine[1] - seconds, self._prefix_costs)
+                if target is None:
+                    sweep.progress.message(
+                        f"collsel sweep: refine: stopped: no launch at an undecided cell fits "
+                        f"the {cfg.refine[1] - seconds:.0f} s left (estimated on this sweep's "
+                        "launches)")
+                    break
             shape, sizes = target
             began = self.clock()
             methods = (racing.launch_methods(self.plan, shape, sizes)
@@ -238,6 +246,19 @@ class Paired(engine.Protocol):
         sweep.table.append_meta(f"run.{sweep.run_no}.refine",
                                 f"{cells - count}/{cells} cells decided, {count} undecided "
                                 f"after {used} refinement launches ({seconds:.0f} s)")
+
+    def _prefix_costs(self, shape, sizes):
+        """The estimated seconds (estimate.py, on this sweep's launches so far) of a refinement
+        launch of `shape` at sizes[:n], n = 1 .. len(sizes): the methods it would measure there
+        (under adaptive, those still in the race at any of them) at each size."""
+        cfg = self.cfg
+        union, costs = set(), []
+        for n, m in enumerate(sizes, 1):
+            union |= set(racing.in_race(self.plan, shape, m) if cfg.strategy == "adaptive"
+                         else cfg.methods)
+            costs.append(estimate.wall_seconds([(shape.mark, n * len(union))],
+                                               cfg.launcher.name, cfg.time_cap, self.observed))
+        return costs
 
     def closing_meta(self, sweep):
         if not self.watch.warned:
@@ -293,6 +314,7 @@ class Paired(engine.Protocol):
         # as a resumed sweep reads it back: the line's rounded wall time
         self.launch_lines.append(LaunchLine(shape.mark, k, float(f"{wall_s:.1f}"),
                                             unusable_text(marks)))
+        self.observed.append((shape.mark, len(rows), self.launch_lines[-1].wall_s))
         self.append_complete_cells(sweep.table, {shape: set(launch.done)})
 
     def _journal_row(self, shape, k, seed, m, method, fields, scheduled):

@@ -3,8 +3,11 @@
 best's p_best is below --confidence (PairedPlan.decided). Each extra launch goes to the P (the
 shape: nodes x ppn with --nodes/--ppn) with the most undecided cells (the smaller on equal
 counts) and measures only those sizes; it stops when every cell is decided or the budget is
-spent. The budget counts the refinement launches the journal already records (launch numbers
-above --launches, their `wall_s`), so a resumed sweep continues the same budget.
+spent. A budget in seconds starts only a launch estimated (sweep/estimate.py, on the sweep's own
+launches) to fit what it has left, cut to the sizes that fit, or at a P with fewer undecided
+cells when none of the first's does (`fitting`). The budget counts the refinement launches the
+journal already records (launch numbers above --launches, their `wall_s`), so a resumed sweep
+continues the same budget, and starts the same launches.
 """
 import re
 
@@ -117,9 +120,29 @@ def _ints(text):
     return sorted({int(x) for x in text.split(",") if x})
 
 
+def _by_need(undecided_cells):
+    """The P of undecided cells, the most undecided first (the smaller on equal counts)."""
+    return sorted(undecided_cells, key=lambda q: (-len(undecided_cells[q]), q))
+
+
 def next_target(undecided_cells):
     """(P, sizes) to launch next, or None when everything is decided."""
     if not undecided_cells:
         return None
-    p = min(undecided_cells, key=lambda q: (-len(undecided_cells[q]), q))
+    p = _by_need(undecided_cells)[0]
     return p, undecided_cells[p]
+
+
+def fitting(undecided_cells, seconds_left, prefix_costs):
+    """next_target's launch cut to what a seconds budget has left: the P in its order, the
+    first at which a launch at its first undecided size is estimated to fit `seconds_left`,
+    with as many of its sizes (in order) as fit; None when no launch fits. The estimate,
+    `prefix_costs(P, sizes)`: the seconds of a launch at sizes[:n] for each n. Without it the
+    last launch began whatever it cost: live, a bcast refinement given 21 s ran 49 s (one
+    oversubscribed P=16 launch of 34 methods), leaving the collectives after it nothing."""
+    for p in _by_need(undecided_cells):
+        sizes = undecided_cells[p]
+        fit = sum(1 for cost in prefix_costs(p, sizes) if cost <= seconds_left)
+        if fit:
+            return p, sizes[:fit]
+    return None
