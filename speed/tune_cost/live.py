@@ -154,7 +154,7 @@ def figures(selection):
             f"({selection['cells']} cells)")
 
 
-def score(out, tables, collectives, shares, say):
+def score(out, tables, collectives, shares, strategies, say):
     """Step 4: every tree on the fresh tables, each tune's on the reference tables too."""
     work = os.path.join(out, "trees")
     shutil.rmtree(work, ignore_errors=True)
@@ -170,7 +170,7 @@ def score(out, tables, collectives, shares, say):
             built[name] = os.path.join(tree_dir, "tree.json")
         tunes = {f"tune {strategy} ({100 * share:g} %)": os.path.join(
             out, tune_name(strategy, share), c, "tree", "tree.json")
-            for share in shares for strategy in STRATEGIES}
+            for share in shares for strategy in strategies}
         say(f"  {c}:")
         default = None
         for name, tree in {**built, **tunes}.items():
@@ -195,6 +195,8 @@ def main(argv=None):
     parser.add_argument("--shares", default=str(ISSUE_SHARE),
                         help="the tunes' budgets as shares of the reference sweeps' wall time "
                              "(a comma list)")
+    parser.add_argument("--strategies", default=",".join(STRATEGIES),
+                        help="the tunes' --strategy values (a comma list; default both)")
     parser.add_argument("--tables", metavar="DIR",
                         help="the reference and fresh sweeps of an earlier run (default --out)")
     args = parser.parse_args(argv)
@@ -203,6 +205,9 @@ def main(argv=None):
     shares = [float(x) for x in args.shares.split(",")]
     os.makedirs(out, exist_ok=True)
     collectives = args.collectives.split(",")
+    strategies = args.strategies.split(",")
+    if set(strategies) - set(STRATEGIES):
+        parser.error(f"--strategies {args.strategies}: each one of {', '.join(STRATEGIES)}")
     lines = [f"tune-cost-live: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, "
              f"{os.uname().nodename}, {os.cpu_count()} cores",
              f"command: {shlex.join(['speed/tune_cost/live.py', *(argv or sys.argv[1:])])}",
@@ -218,10 +223,10 @@ def main(argv=None):
         budget = share * total
         say(f"reference: {total:.0f} s of sweeps; tune budget {100 * share:g} % of it: "
             f"{budget:.0f} s")
-        for strategy in STRATEGIES:
+        for strategy in strategies:
             tune(out, collectives, budget, strategy, share, say)
     sweeps("fresh", tables, collectives, 2, say)
-    score(out, tables, collectives, shares, say)
+    score(out, tables, collectives, shares, strategies, say)
     with open(os.path.join(out, "RESULTS.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
