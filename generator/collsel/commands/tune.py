@@ -31,7 +31,8 @@ Tune the collectives of this machine (or cluster allocation) in one go, within -
   2. refinement (`collsel sweep --refine`): more launches where cells are still undecided
      (adaptive: of the methods still in the race there, racing), until they are decided or
      the collective's part of what the budget has left is spent (the budget less the wall
-     time so far, shared by undecided cells x methods);
+     time so far, shared by undecided cells x methods; half of it where densifying can add
+     P; a launch estimated not to fit what is left is cut to the sizes that fit);
   3. densifying: what the refinement left goes to new P where the decisions change, in
      rounds: between each two measured neighbouring P whose fastest methods differ at some size,
      the P of the full list (--comm-sizes, the defaults, or the replayed table's) nearest their

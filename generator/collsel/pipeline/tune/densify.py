@@ -157,12 +157,8 @@ def allowance(out: str, plan: tune_plan.TunePlan, grids: Sequence[tune_plan.Grid
     coarse sweep and refinement and the densifying of those before it, shared by weight with
     the paired collectives from it on."""
     grid = grids[index]
-    if grid.mode != "paired":
-        return Allowance(why=f"measured {grid.mode}, not densified")
-    if not grid.comm_sizes or not grid.candidate_comm_sizes:
-        return Allowance(why="P given as --nodes/--ppn shapes or by the profile, not densified")
-    if not set(grid.candidate_comm_sizes) - set(grid.comm_sizes):
-        return Allowance(why="every P measured, nothing to densify")
+    if grid.densify_why_not():
+        return Allowance(why=grid.densify_why_not())
     used = sum(refinement.coarse_seconds(out, g) for g in grids if g.mode != "paired")
     for i, g in enumerate(grids):
         if g.mode == "paired":

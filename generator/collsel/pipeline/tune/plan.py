@@ -104,6 +104,16 @@ class Grid:
     # the P `comm_sizes` was thinned from: where densifying (densify.py) may add P
     candidate_comm_sizes: tuple = ()
 
+    def densify_why_not(self) -> str:
+        """Why densifying (densify.py) cannot add P to this grid, "" when it can."""
+        if self.mode != "paired":
+            return f"measured {self.mode}, not densified"
+        if not self.comm_sizes or not self.candidate_comm_sizes:
+            return "P given as --nodes/--ppn shapes or by the profile, not densified"
+        if not set(self.candidate_comm_sizes) - set(self.comm_sizes):
+            return "every P measured, nothing to densify"
+        return ""
+
     def to_json(self) -> dict:
         out = {**asdict(self), "comm_sizes": list(self.comm_sizes),
                "msg_sizes": list(self.msg_sizes),

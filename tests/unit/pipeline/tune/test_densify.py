@@ -1,14 +1,16 @@
 """Densifying (pipeline/tune/densify.py): after the refinement, new P between measured P whose
-decisions differ, within what the budget has left, and a kill in a round resumed exactly."""
+decisions differ, within what the budget has left (at least the half of its part the
+refinement leaves it), and a kill in a round resumed exactly."""
 import csv
 import json
+import re
 
 import pytest
 
 from collsel.core.maps import table as table_io
-from collsel.pipeline.tune import densify
+from collsel.pipeline.tune import densify, refinement
 from collsel.sources.sweep import replay
-from helpers import run_in_process
+from helpers import REPO, run_in_process
 
 SIZES = (1, 1024, 65536, 1048576)
 
@@ -147,3 +149,26 @@ def test_a_kill_inside_a_round_resumes_to_the_uninterrupted_result(tmp_path, mon
     for name in ("tree/tree.json", "curve.csv", "table.csv.launches"):
         assert ((out / "bcast" / name).read_text().replace(str(out), "")
                 == (ref / "bcast" / name).read_text().replace(str(ref), "")), name
+
+
+LAUNCH = re.compile(r"^# launch\.(\d+)\.(\d+)=.* wall_s=([\d.]+)")
+
+
+def test_the_refinement_leaves_densifying_half_of_its_part(tmp_path):
+    # a recording with noise (its journal's launches): the coarse cells are undecided, and
+    # refining them alone would take all the coarse sweep left (it did before the reserve)
+    out = tmp_path / "o"
+    got = _tune(REPO / "bench-data" / "paired" / "bcast-mpich.csv", out, "--budget", "30%")
+    assert got.returncode == 0, got.stderr
+    plan = json.loads((out / "tune.json").read_text())
+    grid = plan["grids"][0]["comm_sizes"]
+    with open(out / "bcast" / "table.csv.launches") as f:
+        launches = [(int(m[1]), int(m[2]), float(m[3])) for m in map(LAUNCH.match, f) if m]
+    coarse = sum(w for p, k, w in launches if p in grid and k == 1)
+    refined = sum(w for p, k, w in launches if k > 1)
+    added = sum(w for p, k, w in launches if p not in grid and k == 1)
+    left = plan["budget_s"] - coarse
+    # (a launch starts when its estimate fits: it may end a little beyond, a start at most)
+    assert 0 < refined <= (1 - refinement.DENSIFY_RESERVE) * left + replay.START_S, launches
+    assert added > 0 and "bcast: densify round 1: P" in got.stderr
+    assert coarse + refined + added <= plan["budget_s"] + replay.START_S, launches
