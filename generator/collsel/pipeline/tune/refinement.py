@@ -22,9 +22,10 @@ MIN_SECONDS = 1
 # densifying can add P (pipeline/tune/densify.py): the refinement spends on ties, methods within
 # a few % of each other at measured cells, while an unmeasured P between two measured P that
 # decide differently can cost tens of %. Live at 10 % (docs/measurements.md, "The refinement
-# leaves densifying half"), refinement took all that the coarse sweeps left and allreduce's tree
-# on P = 2, 4, 8, 16 was 25 % off at P = 3 on a fresh sweep; the same table with P = 3 scored
-# 2.04 % against 5.55 %. What densifying does not spend is not spent.
+# within its part"), refinement took all that the coarse sweeps left and allreduce's tree on
+# P = 2, 4, 8, 16 was 25 % off at P = 3 on a fresh sweep; the same table with P = 3 scored
+# 2.04 % against 5.55 %; with this reserve that tune's tree scored 2.03 %. What densifying does
+# not spend is not spent.
 DENSIFY_RESERVE = 0.5
 
 
