@@ -157,8 +157,9 @@ def allowance(out: str, plan: tune_plan.TunePlan, grids: Sequence[tune_plan.Grid
     coarse sweep and refinement and the densifying of those before it, shared by weight with
     the paired collectives from it on."""
     grid = grids[index]
-    if grid.densify_why_not():
-        return Allowance(why=grid.densify_why_not())
+    why_not = grid.densify_why_not()
+    if why_not:
+        return Allowance(why=why_not)
     used = sum(refinement.coarse_seconds(out, g) for g in grids if g.mode != "paired")
     for i, g in enumerate(grids):
         if g.mode == "paired":
